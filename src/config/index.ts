@@ -1,0 +1,177 @@
+// Configuration: every default lives in SETTINGS below, once, with its environment name and its
+// documentation. Sources are merged in a fixed order, later wins:
+//   built-in defaults < config/default.json < config/local.json (or $SMSDROP_CONFIG)
+//   < environment variables < command-line flags
+// and the merged result is validated as a whole before anything opens, so a bad value stops
+// start-up with one message naming the setting, the value and what is expected.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+const onOff = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  const s = v.trim().toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(s)) return true;
+  if (['off', 'false', '0', 'no'].includes(s)) return false;
+  return v;
+}, z.boolean({ invalid_type_error: 'expected on or off' }));
+
+const int = (min: number, max: number) =>
+  z.coerce
+    .number({ invalid_type_error: `expected a whole number from ${min} to ${max}` })
+    .int(`expected a whole number from ${min} to ${max}`)
+    .min(min, `expected a whole number from ${min} to ${max}`)
+    .max(max, `expected a whole number from ${min} to ${max}`);
+
+const optionalText = z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().optional());
+
+const timeZone = z.preprocess(
+  (v) => (v === '' || v === null ? undefined : v),
+  z
+    .string()
+    .refine((tz) => {
+      try {
+        new Intl.DateTimeFormat('en-US', { timeZone: tz });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'expected an IANA time zone such as Asia/Shanghai')
+    .optional(),
+);
+
+const baseUrl = z.preprocess(
+  (v) => (v === '' || v === null ? undefined : v),
+  z
+    .string()
+    .refine((u) => {
+      try {
+        const p = new URL(u).protocol;
+        return p === 'https:' || p === 'http:';
+      } catch {
+        return false;
+      }
+    }, 'expected an http(s) URL such as https://app.cloopen.com:8883')
+    .optional(),
+);
+
+/** Every setting: its schema (with its default), its environment variable, and what it means. */
+export const SETTINGS = {
+  baseUrl: { schema: baseUrl, env: 'SMSDROP_BASE_URL', doc: 'Provider base URL, e.g. https://app.cloopen.com:8883. Unset: the built-in simulator is used.' },
+  accountSid: { schema: optionalText, env: 'SMSDROP_ACCOUNT_SID', doc: 'Main account id (ACCOUNT SID).' },
+  authToken: { schema: optionalText, env: 'SMSDROP_AUTH_TOKEN', doc: 'Main account auth token. Never printed or logged.' },
+  appId: { schema: optionalText, env: 'SMSDROP_APP_ID', doc: 'appId used when a CSV has no appId column.' },
+  templateId: { schema: optionalText, env: 'SMSDROP_TEMPLATE_ID', doc: 'templateId used when a CSV has no template column.' },
+  format: { schema: z.enum(['json', 'xml']).default('json'), env: 'SMSDROP_FORMAT', doc: 'Request body and response format: json or xml.' },
+  concurrency: { schema: int(1, 256).default(8), env: 'SMSDROP_CONCURRENCY', doc: 'Requests in flight at most.' },
+  maxPerRequest: { schema: int(1, 200).default(200), env: 'SMSDROP_MAX_PER_REQUEST', doc: 'Numbers per request, 1 to 200.' },
+  reqId: { schema: onOff.default(true), env: 'SMSDROP_REQ_ID', doc: 'on/off: send a stable reqId per batch so a retry after an ambiguous outcome cannot send twice.' },
+  caFile: { schema: optionalText, env: 'SMSDROP_CA_FILE', doc: 'Extra CA certificate (PEM) to trust for HTTPS.' },
+  dataDir: { schema: z.string().min(1).default('./data'), env: 'SMSDROP_DATA_DIR', doc: 'Root of inbox/, processing/, done/, failed/, the journal and logs.' },
+  timezone: { schema: timeZone, env: 'SMSDROP_TIMEZONE', doc: 'IANA zone of the signing timestamp. Unset: the host local zone.' },
+  connectTimeoutMs: { schema: int(100, 600_000).default(5_000), env: 'SMSDROP_CONNECT_TIMEOUT_MS', doc: 'TCP/TLS connect timeout. A request that times out here was never sent.' },
+  responseTimeoutMs: { schema: int(100, 3_600_000).default(30_000), env: 'SMSDROP_RESPONSE_TIMEOUT_MS', doc: 'Time allowed for the answer once the request is written. Past it the batch is in doubt.' },
+  requestsPerSecond: { schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0), env: 'SMSDROP_REQUESTS_PER_SECOND', doc: 'Requests started per second at most; 0 means no limit beyond concurrency.' },
+  maxAttempts: { schema: int(1, 100).default(6), env: 'SMSDROP_MAX_ATTEMPTS', doc: 'Attempts per batch for transient and not-sent outcomes before it is failed.' },
+  retryBaseMs: { schema: int(0, 3_600_000).default(500), env: 'SMSDROP_RETRY_BASE_MS', doc: 'First retry delay; doubles each attempt, with jitter.' },
+  retryMaxMs: { schema: int(0, 3_600_000).default(60_000), env: 'SMSDROP_RETRY_MAX_MS', doc: 'Largest retry delay.' },
+  rateLimitDelayMs: { schema: int(0, 86_400_000).default(300_000), env: 'SMSDROP_RATE_LIMIT_DELAY_MS', doc: 'Delay before resending a batch the provider rate-limited.' },
+  rateLimitMaxDeferrals: { schema: int(0, 100).default(2), env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS', doc: 'Rate-limit deferrals per batch before it is failed with the code.' },
+  allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
+  pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
+  stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long.' },
+  graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },
+  maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
+  logLevel: { schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'), env: 'SMSDROP_LOG_LEVEL', doc: 'Log level: error, warn, info or debug.' },
+  progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
+} as const;
+
+type Settings = typeof SETTINGS;
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+export type ConfigKey = keyof Settings;
+export type ConfigOverrides = Partial<Record<ConfigKey, unknown>>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const configSchema = z
+  .object(Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, s.schema])) as {
+    [K in keyof Settings]: Settings[K]['schema'];
+  })
+  .strict();
+
+/** Values from the environment, by setting name. Only set variables are returned. */
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): ConfigOverrides {
+  const out: ConfigOverrides = {};
+  for (const [key, setting] of Object.entries(SETTINGS)) {
+    const value = env[setting.env];
+    if (value !== undefined) out[key as ConfigKey] = value;
+  }
+  return out;
+}
+
+function readJsonFile(file: string): ConfigOverrides {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read configuration file ${file}: ${(err as Error).message}`);
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
+    return parsed as ConfigOverrides;
+  } catch (err) {
+    throw new ConfigError(`configuration file ${file} is not valid: ${(err as Error).message}`);
+  }
+}
+
+export interface LoadConfigOptions {
+  /** Folder holding default.json and local.json. Default: ./config */
+  configDir?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Command-line flags, already named as settings. undefined values are ignored. */
+  flags?: ConfigOverrides;
+}
+
+/** Merges every source in order and validates the result. Throws ConfigError naming the setting. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const configDir = options.configDir ?? path.resolve('config');
+  const layers: ConfigOverrides[] = [];
+  const defaultFile = path.join(configDir, 'default.json');
+  if (existsSync(defaultFile)) layers.push(readJsonFile(defaultFile));
+  const localFile = env.SMSDROP_CONFIG ? path.resolve(env.SMSDROP_CONFIG) : path.join(configDir, 'local.json');
+  if (env.SMSDROP_CONFIG || existsSync(localFile)) layers.push(readJsonFile(localFile));
+  layers.push(readEnvironment(env));
+  layers.push(Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)));
+  return validateConfig(Object.assign({}, ...layers));
+}
+
+/** Validates a merged object; the error names each bad setting, its value and what is expected. */
+export function validateConfig(merged: ConfigOverrides): Config {
+  const result = configSchema.safeParse(merged);
+  if (result.success) return result.data as Config;
+  const lines = result.error.issues.map((issue) => {
+    const key = String(issue.path[0] ?? '');
+    const setting = SETTINGS[key as ConfigKey];
+    if (issue.code === 'unrecognized_keys') return `unknown setting(s) ${issue.keys.join(', ')}`;
+    const shown = key === 'authToken' ? '(hidden)' : JSON.stringify(merged[key as ConfigKey]);
+    const where = setting ? `${key} (${setting.env})` : key;
+    return `${where} = ${shown}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}
+
+/** Credentials the built-in simulator uses, and that the program uses against it. Not secrets. */
+export const DEMO_CREDENTIALS = {
+  accountSid: '8a216da8demo0000000000000000acc1',
+  authToken: 'demo0token0000000000000000000001',
+  appId: '8a216da8demo0000000000000000app1',
+} as const;
+
+/** True when no real provider is configured: the program then runs against the simulator. */
+export function usesBuiltInSimulator(config: Config): boolean {
+  return !config.baseUrl || !config.accountSid || !config.authToken;
+}
