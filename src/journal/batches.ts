@@ -1,0 +1,237 @@
+// Batches in the journal: planned from a file's rows, then driven through their states by the
+// sender (see states.ts for the state machine). Every change that goes with a request outcome is
+// one transaction: the attempt, the batch and its rows move together or not at all.
+import { randomUUID } from 'node:crypto';
+import { planBatches, type PlanRow } from '../plan/index.js';
+import { type Db, nowIso, sql } from './open.js';
+import { BATCH_STATE, type BatchState, ROW_STATUS } from './states.js';
+
+export interface BatchRecord {
+  id: number;
+  file_id: number;
+  group_id: number;
+  parent_id: number | null;
+  req_id: string;
+  numbers: number;
+  state: BatchState;
+  attempts: number;
+  deferrals: number;
+  maybe_sent: number;
+  first_doubt_at: string | null;
+  next_attempt_at: number;
+  status_code: string | null;
+  status_msg: string | null;
+}
+
+/** What a request for this batch needs. */
+export interface BatchToSend {
+  batch: BatchRecord;
+  appId: string;
+  templateId: string;
+  datas: string[];
+  phones: string[];
+}
+
+/** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
+export function newReqId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+const PLAN_PAGE = 10_000;
+
+/**
+ * Plans every pending row of the file that has no batch yet. Resumable: a run cut off here
+ * plans the rest next time. Returns the number of batches created.
+ */
+export function planFile(db: Db, fileId: number, maxPerRequest: number): number {
+  const insertBatch = sql(
+    db,
+    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'planned', ?, ?)`,
+  );
+  const assignRow = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
+  let created = 0;
+  const writeBatches = db.transaction((batches: { groupId: number; rowIds: number[] }[]) => {
+    const now = nowIso();
+    for (const b of batches) {
+      const batchId = Number(insertBatch.run(fileId, b.groupId, newReqId(), b.rowIds.length, now, now).lastInsertRowid);
+      for (const rowId of b.rowIds) assignRow.run(batchId, rowId);
+    }
+    created += batches.length;
+  });
+  let pending: { groupId: number; rowIds: number[] }[] = [];
+  for (const batch of planBatches(unplannedRows(db, fileId), { maxPerRequest })) {
+    pending.push(batch);
+    if (pending.length >= 200) {
+      writeBatches(pending);
+      pending = [];
+    }
+  }
+  writeBatches(pending);
+  return created;
+}
+
+/** Unplanned rows in (group, id) order, read a page at a time so writes can go on in between. */
+function* unplannedRows(db: Db, fileId: number): Generator<PlanRow> {
+  const page = sql(
+    db,
+    `SELECT id AS rowId, group_id AS groupId, phone FROM rows
+     WHERE file_id = ? AND status = 'pending' AND batch_id IS NULL AND (group_id > ? OR (group_id = ? AND id > ?))
+     ORDER BY group_id, id LIMIT ${PLAN_PAGE}`,
+  );
+  let lastGroup = -1;
+  let lastId = -1;
+  for (;;) {
+    const rows = page.all(fileId, lastGroup, lastGroup, lastId) as PlanRow[];
+    yield* rows;
+    if (rows.length < PLAN_PAGE) return;
+    const last = rows[rows.length - 1]!;
+    lastGroup = last.groupId;
+    lastId = last.rowId;
+  }
+}
+
+/** Batches of the file that are not final yet, oldest first. */
+export function openBatchIds(db: Db, fileId: number): number[] {
+  return sql(db, "SELECT id FROM batches WHERE file_id = ? AND state IN ('planned', 'sending') ORDER BY id").pluck().all(fileId) as number[];
+}
+
+export function getBatch(db: Db, batchId: number): BatchRecord {
+  return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
+}
+
+export function loadBatchToSend(db: Db, batchId: number): BatchToSend {
+  const batch = getBatch(db, batchId);
+  const group = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?').get(batch.group_id) as {
+    app_id: string;
+    template_id: string;
+    datas: string;
+  };
+  const phones = sql(db, 'SELECT phone FROM rows WHERE batch_id = ? ORDER BY id').pluck().all(batchId) as string[];
+  return { batch, appId: group.app_id, templateId: group.template_id, datas: JSON.parse(group.datas) as string[], phones };
+}
+
+/**
+ * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
+ * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
+ */
+export function startAttempt(db: Db, batchId: number, reqId: string | null): number {
+  return db.transaction(() => {
+    const now = nowIso();
+    sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, batchId);
+    return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batchId, reqId, now).lastInsertRowid);
+  })();
+}
+
+/** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */
+export type Transition =
+  | { to: 'accepted'; statusCode: string; smsMessageSid: string | null; dateCreated: string | null; statusMsg?: string }
+  | { to: 'failed' | 'unknown'; statusCode: string | null; statusMsg: string }
+  | {
+      to: 'planned';
+      nextAttemptAt: number;
+      maybeSent: boolean;
+      deferral?: boolean;
+      /** The attempt does not count against the batch (it was not the batch's fault). */
+      refundAttempt?: boolean;
+      statusCode: string | null;
+      statusMsg: string;
+    }
+  | { to: 'split'; statusCode: string; statusMsg: string };
+
+export interface AttemptResult {
+  outcome: string;
+  statusCode: string | null;
+  reason: string;
+}
+
+export function finishAttempt(db: Db, attemptId: number, batchId: number, result: AttemptResult, transition: Transition): void {
+  db.transaction(() => {
+    const now = nowIso();
+    sql(db, 'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?').run(
+      now,
+      result.outcome,
+      result.statusCode,
+      result.reason,
+      attemptId,
+    );
+    applyTransition(db, batchId, transition, now);
+  })();
+}
+
+export function applyTransition(db: Db, batchId: number, t: Transition, now = nowIso()): void {
+  switch (t.to) {
+    case 'accepted':
+      sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
+        t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now, batchId,
+      );
+      settleRows(db, batchId, ROW_STATUS.accepted, t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now);
+      return;
+    case 'failed':
+    case 'unknown':
+      sql(db, 'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?').run(t.to, t.statusCode, t.statusMsg, now, batchId);
+      settleRows(db, batchId, t.to, t.statusCode, t.statusMsg, null, null, now);
+      return;
+    case 'planned':
+      sql(
+        db,
+        `UPDATE batches SET state = 'planned', next_attempt_at = ?, status_code = ?, status_msg = ?, updated_at = ?,
+           maybe_sent = max(maybe_sent, ?), first_doubt_at = CASE WHEN ? AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END,
+           deferrals = deferrals + ?, attempts = attempts - ?
+         WHERE id = ?`,
+      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.maybeSent ? 1 : 0, t.maybeSent ? 1 : 0, now, t.deferral ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
+      return;
+    case 'split':
+      splitBatch(db, batchId, t, now);
+      return;
+  }
+}
+
+function settleRows(db: Db, batchId: number, status: string, code: string | null, msg: string | null, sid: string | null, created: string | null, now: string): void {
+  sql(db, 'UPDATE rows SET status = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE batch_id = ?').run(
+    status, code, msg, sid, created, now, batchId,
+  );
+}
+
+/** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
+function splitBatch(db: Db, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
+  const parent = getBatch(db, batchId);
+  const rowIds = sql(db, 'SELECT id FROM rows WHERE batch_id = ? ORDER BY id').pluck().all(batchId) as number[];
+  const middle = Math.ceil(rowIds.length / 2);
+  for (const half of [rowIds.slice(0, middle), rowIds.slice(middle)]) {
+    if (half.length === 0) continue;
+    const childId = Number(
+      sql(
+        db,
+        `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)`,
+      ).run(parent.file_id, parent.group_id, batchId, newReqId(), half.length, now, now).lastInsertRowid,
+    );
+    const assign = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
+    for (const rowId of half) assign.run(childId, rowId);
+  }
+  sql(db, "UPDATE batches SET state = 'split', status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?").run(t.statusCode, t.statusMsg, now, batchId);
+}
+
+/**
+ * A batch left `sending` by a crash or a forced exit may have been received. With a reqId it is
+ * retried (same reqId); without one it is unknown and never resent automatically.
+ * Returns how many batches were recovered.
+ */
+export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): number {
+  const interrupted = sql(db, "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'").pluck().all(fileId) as number[];
+  if (interrupted.length === 0) return 0;
+  db.transaction(() => {
+    const now = nowIso();
+    for (const batchId of interrupted) {
+      sql(db, "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL").run(now, batchId);
+      const transition: Transition = reqIdOn
+        ? { to: 'planned', nextAttemptAt: 0, maybeSent: true, statusCode: null, statusMsg: 'interrupted mid-request; retried with the same reqId' }
+        : { to: 'unknown', statusCode: null, statusMsg: 'interrupted mid-request: it may have been sent; not resent because reqId is off' };
+      applyTransition(db, batchId, transition, now);
+    }
+  })();
+  return interrupted.length;
+}
+
+export const FINAL_STATES: readonly BatchState[] = [BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown, BATCH_STATE.split];

@@ -1,0 +1,93 @@
+// Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
+// is the same file. A file has one generation unless an operator resends it on purpose.
+import { type Db, nowIso, sql } from './open.js';
+import { FILE_STATUS, type FileStatus } from './states.js';
+
+export interface FileRecord {
+  id: number;
+  sha256: string;
+  generation: number;
+  name: string;
+  path: string | null;
+  size: number;
+  encoding: string;
+  status: FileStatus;
+  error: string | null;
+  header: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export function findLatestFile(db: Db, sha256: string): FileRecord | undefined {
+  return sql(db, 'SELECT * FROM files WHERE sha256 = ? ORDER BY generation DESC LIMIT 1').get(sha256) as FileRecord | undefined;
+}
+
+export function getFile(db: Db, id: number): FileRecord | undefined {
+  return sql(db, 'SELECT * FROM files WHERE id = ?').get(id) as FileRecord | undefined;
+}
+
+export interface NewFile {
+  sha256: string;
+  name: string;
+  path: string;
+  size: number;
+  encoding: string;
+}
+
+/** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
+export function createFile(db: Db, file: NewFile): FileRecord {
+  const previous = findLatestFile(db, file.sha256);
+  const generation = previous ? previous.generation + 1 : 1;
+  const now = nowIso();
+  const info = sql(
+    db,
+    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now);
+  return getFile(db, Number(info.lastInsertRowid))!;
+}
+
+export function setFileStatus(db: Db, id: number, status: FileStatus, error?: string): void {
+  const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
+  sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
+}
+
+export function setFileHeader(db: Db, id: number, header: string[]): void {
+  sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
+}
+
+/** An intake cut short (crash, signal) is thrown away and redone: nothing was planned or sent yet. */
+export function discardIntake(db: Db, fileId: number): void {
+  db.transaction(() => {
+    sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
+    sql(db, 'DELETE FROM groups WHERE file_id = ?').run(fileId);
+  })();
+}
+
+export interface FileCounts {
+  rows: number;
+  invalid: number;
+  duplicates: number;
+  accepted: number;
+  failed: number;
+  unknown: number;
+  pending: number;
+  requests: number;
+}
+
+/** Row counts by final status (they add up to rows), and requests made (attempts). */
+export function countFile(db: Db, fileId: number): FileCounts {
+  const counts: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
+  const byStatus = sql(db, 'SELECT status, count(*) AS n FROM rows WHERE file_id = ? GROUP BY status').all(fileId) as { status: string; n: number }[];
+  for (const { status, n } of byStatus) {
+    counts.rows += n;
+    if (status === 'duplicate') counts.duplicates += n;
+    else if (status in counts) counts[status as keyof FileCounts] += n;
+  }
+  counts.requests = (sql(
+    db,
+    'SELECT count(*) FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
+  ).pluck().get(fileId) as number) ?? 0;
+  return counts;
+}

@@ -1,0 +1,61 @@
+// Opens (and creates or upgrades) the journal: one SQLite file per data directory, in WAL mode so
+// that readers (reports, the sqlite3 shell) never block the single writer, the program.
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { MIGRATIONS } from './migrations.js';
+
+export type Db = Database.Database;
+
+export interface OpenJournalOptions {
+  /** 'normal' survives any crash of the process; 'full' also survives power loss, at a cost per commit. */
+  synchronous?: 'normal' | 'full';
+  readonly?: boolean;
+}
+
+export function journalPath(dataDir: string): string {
+  return path.join(dataDir, 'journal.sqlite');
+}
+
+export function openJournal(file: string, options: OpenJournalOptions = {}): Db {
+  if (!options.readonly) mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  db.pragma('busy_timeout = 5000');
+  if (options.readonly) return db;
+  db.pragma('journal_mode = WAL');
+  db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  db.pragma('temp_store = MEMORY');
+  db.pragma('cache_size = -32000');
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+    })();
+  }
+}
+
+/** Prepared statements, cached per connection: preparing costs more than running. */
+const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
+export function sql(db: Db, text: string): Database.Statement {
+  let cache = statementCache.get(db);
+  if (!cache) statementCache.set(db, (cache = new Map()));
+  let statement = cache.get(text);
+  if (!statement) cache.set(text, (statement = db.prepare(text)));
+  return statement;
+}
+
+export function nowIso(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,51 @@
+// State names of the journal, and the state machine of a batch, written down where they live.
+//
+// A ROW ends in exactly one of: invalid, duplicate, accepted, failed, unknown; until then it is
+// pending. invalid and duplicate are decided at intake; the others follow the row's batch.
+//
+// A BATCH is one request's worth of numbers of one group:
+//
+//   planned ──start attempt──▶ sending ──accepted / 160054──────────▶ accepted   (final)
+//      ▲                          │──batch-rejected, exhausted ───────▶ failed     (final)
+//      │                          │──in doubt, reqId off ─────────────▶ unknown    (final)
+//      │                          │──number-rejected, > 1 number ─────▶ split      (final; two
+//      │                          │                                     new planned halves)
+//      └──retryable / account-fatal / rate-limited (with a delay)───┘
+//
+// `sending` is written (with the attempt) BEFORE the request leaves, and replaced by the outcome
+// right after. A batch found in `sending` at start-up was cut off mid-request: it may have been
+// received. With a reqId it goes back to planned and is retried with the same reqId (the
+// provider answers 160054 if it already took it); without one it becomes unknown and is never
+// resent automatically. `maybe_sent` remembers that some attempt may have reached the provider,
+// so a batch that then runs out of attempts ends unknown, not failed: failed means not sent.
+export const ROW_STATUS = {
+  invalid: 'invalid',
+  duplicate: 'duplicate',
+  pending: 'pending',
+  accepted: 'accepted',
+  failed: 'failed',
+  unknown: 'unknown',
+} as const;
+export type RowStatus = (typeof ROW_STATUS)[keyof typeof ROW_STATUS];
+
+export const BATCH_STATE = {
+  planned: 'planned',
+  sending: 'sending',
+  accepted: 'accepted',
+  failed: 'failed',
+  unknown: 'unknown',
+  split: 'split',
+} as const;
+export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
+
+export const FINAL_BATCH_STATES: ReadonlySet<BatchState> = new Set(['accepted', 'failed', 'unknown', 'split']);
+
+// A FILE: intake (rows being written) -> sending (planned; batches going out) -> done (every row
+// final). refused: the file as a whole could not be read (no phone column, unreadable...).
+export const FILE_STATUS = {
+  intake: 'intake',
+  sending: 'sending',
+  done: 'done',
+  refused: 'refused',
+} as const;
+export type FileStatus = (typeof FILE_STATUS)[keyof typeof FILE_STATUS];

@@ -1,0 +1,144 @@
+// Sending a file's batches: bounded concurrency, optional pacing, every request signed afresh by
+// the client, every attempt journalled before the request and its outcome right after.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { LimitFunction } from 'p-limit';
+import type { Config } from '../config/index.js';
+import {
+  applyTransition,
+  finishAttempt,
+  loadBatchToSend,
+  planFile,
+  recoverInterrupted,
+  startAttempt,
+  type Transition,
+} from '../journal/batches.js';
+import { type Db, sql } from '../journal/open.js';
+import type { ProviderClient } from '../provider/client.js';
+import type { SendOutcome } from '../provider/types.js';
+import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
+import { AccountPause, type RateLimiter } from './rate.js';
+
+export interface SendContext {
+  db: Db;
+  client: ProviderClient;
+  config: Config;
+  /** Shared request concurrency (one p-limit for the whole process). */
+  limit: LimitFunction;
+  rateLimiter: RateLimiter;
+  pause: AccountPause;
+  /** Aborted on shutdown: no new request starts; requests in flight finish and are recorded. */
+  stopSignal?: AbortSignal;
+  /** Called after each batch reaches an outcome, with the rows it settled (0 if retried). */
+  onBatchDone?: (event: { rowsSettled: number; transition: Transition['to'] }) => void;
+  now?: () => number;
+}
+
+export type SendResult = { state: 'finished' } | { state: 'paused'; reason: string } | { state: 'stopped' };
+
+/** Plans what is unplanned, then sends until every batch of the file is final, or sending must stop. */
+export async function sendFile(ctx: SendContext, fileId: number): Promise<SendResult> {
+  recoverInterrupted(ctx.db, fileId, ctx.config.reqId);
+  planFile(ctx.db, fileId, ctx.config.maxPerRequest);
+  const now = ctx.now ?? Date.now;
+  for (;;) {
+    const stop = stopReason(ctx);
+    if (stop) return stop;
+    await sendReadyBatches(ctx, fileId);
+    const stopAfter = stopReason(ctx);
+    if (stopAfter) return stopAfter;
+    const next = sql(ctx.db, "SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = 'planned'").pluck().get(fileId) as number | null;
+    if (next === null) return { state: 'finished' };
+    const wait = next - now();
+    if (wait > 0) await sleepUnlessStopped(wait, ctx.stopSignal);
+  }
+}
+
+function stopReason(ctx: SendContext): SendResult | undefined {
+  if (ctx.stopSignal?.aborted) return { state: 'stopped' };
+  if (ctx.pause.paused) return { state: 'paused', reason: ctx.pause.reason! };
+  return undefined;
+}
+
+const PAGE = 500;
+
+/** One pass over the batches that are due now, keeping the shared limit's queue fed. */
+async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
+  const due = sql(ctx.db, "SELECT id FROM batches WHERE file_id = ? AND state = 'planned' AND next_attempt_at <= ? AND id > ? ORDER BY id LIMIT ?").pluck();
+  const inFlight = new Set<Promise<void>>();
+  const room = ctx.config.concurrency * 2;
+  let afterId = 0;
+  for (;;) {
+    const ids = due.all(fileId, (ctx.now ?? Date.now)(), afterId, PAGE) as number[];
+    if (ids.length === 0) break;
+    for (const id of ids) {
+      if (stopReason(ctx)) break;
+      while (inFlight.size >= room) await Promise.race(inFlight);
+      const task: Promise<void> = ctx.limit(() => sendBatch(ctx, id)).finally(() => inFlight.delete(task));
+      inFlight.add(task);
+      afterId = id;
+    }
+    if (stopReason(ctx)) break;
+  }
+  await Promise.all(inFlight);
+}
+
+/** One attempt for one batch: journal, request, journal. */
+async function sendBatch(ctx: SendContext, batchId: number): Promise<void> {
+  if (stopReason(ctx)) return;
+  const { batch, appId, templateId, datas, phones } = loadBatchToSend(ctx.db, batchId);
+  if (batch.state !== 'planned') return;
+  const now = ctx.now ?? Date.now;
+  if (batch.maybe_sent && ctx.config.reqId && batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), new Date(now()), ctx.config.timezone)) {
+    const statusMsg = `in doubt since ${batch.first_doubt_at}; the provider remembers a reqId for one day only, so resending now could send twice`;
+    applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg });
+    ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
+    return;
+  }
+  await ctx.rateLimiter.take();
+  if (stopReason(ctx)) return;
+  const reqId = ctx.config.reqId ? batch.req_id : null;
+  const attemptId = startAttempt(ctx.db, batchId, reqId);
+  const outcome = await ctx.client.send({ to: phones, appId, templateId, datas, ...(reqId ? { reqId } : {}) });
+  const decision = decideAfterAttempt(
+    outcome,
+    { attempts: batch.attempts + 1, deferrals: batch.deferrals, maybeSent: batch.maybe_sent === 1, numbers: batch.numbers, lastStatusCode: batch.status_code },
+    retrySettings(ctx.config),
+    now(),
+  );
+  finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition);
+  if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
+  const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
+  ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to });
+}
+
+export function retrySettings(config: Config): RetrySettings {
+  return {
+    reqIdOn: config.reqId,
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: config.retryBaseMs,
+    retryMaxMs: config.retryMaxMs,
+    rateLimitDelayMs: config.rateLimitDelayMs,
+    rateLimitMaxDeferrals: config.rateLimitMaxDeferrals,
+  };
+}
+
+function describeOutcome(outcome: SendOutcome): { outcome: string; statusCode: string | null; reason: string } {
+  switch (outcome.kind) {
+    case 'accepted':
+      return { outcome: outcome.kind, statusCode: outcome.statusCode, reason: outcome.smsMessageSid };
+    case 'rejected':
+      return { outcome: `rejected:${outcome.codeClass}`, statusCode: outcome.statusCode, reason: outcome.statusMsg ?? '' };
+    default:
+      return { outcome: outcome.kind, statusCode: null, reason: outcome.reason };
+  }
+}
+
+async function sleepUnlessStopped(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch {
+    // aborted: the caller sees the stop signal
+  }
+}
+
+export { AccountPause };
