@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // smsdrop command line. Each command lives with its stage and registers itself here.
 import { Command } from 'commander';
+import { addSettingFlags, EXIT } from './cli/common.js';
+import { registerSendCommand } from './pipeline/command.js';
+import { redactSecrets } from './log/redact.js';
 
 const program = new Command();
 program
   .name('smsdrop')
   .description('Send template text messages from CSV files, exactly once (Cloopen Template SMS).')
   .showHelpAfterError();
+addSettingFlags(program);
 
 // Usage errors exit 2, like configuration and file-level errors.
 program.exitOverride((err) => {
@@ -14,4 +18,13 @@ program.exitOverride((err) => {
   process.exit(2);
 });
 
-await program.parseAsync(process.argv);
+(await import('./simulator/command.js')).registerSimulateCommand(program);
+registerSendCommand(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  // Anything unexpected: a clear line, never a secret, exit 1.
+  process.stderr.write(`smsdrop: unexpected error: ${redactSecrets((err as Error)?.stack ?? String(err))}\n`);
+  process.exit(EXIT.unexpected);
+}

@@ -53,7 +53,8 @@ export function setFileStatus(db: Db, id: number, status: FileStatus, error?: st
   sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
 }
 
-export function setFileHeader(db: Db, id: number, header: string[]): void {
+/** The header as written, and which columns were kept as extras (not sent). */
+export function setFileHeader(db: Db, id: number, header: { columns: string[]; extras: string[] }): void {
   sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
 }
 

@@ -67,12 +67,13 @@ export function createRowWriter(db: Db, fileId: number): RowWriter {
     const now = nowIso();
     for (const row of rows) {
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
-      if (row.error !== undefined || !row.phone || row.appId === undefined || row.templateId === undefined) {
+      const groupId = row.appId !== undefined && row.templateId !== undefined ? groupIdOf(row.appId, row.templateId, row.datas) : null;
+      if (row.error !== undefined || !row.phone || groupId === null) {
+        // Kept with its group when it has one, so the rejected file can show its values.
         const reason = row.error ?? 'row has no phone number, appId or templateId';
-        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, null, ROW_STATUS.invalid, reason, extras, now);
+        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, groupId, ROW_STATUS.invalid, reason, extras, now);
         continue;
       }
-      const groupId = groupIdOf(row.appId, row.templateId, row.datas);
       const inserted = insertRow.run(fileId, row.line, row.phoneRaw, row.phone, groupId, ROW_STATUS.pending, null, extras, now);
       if (inserted.changes === 0) insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, groupId, groupId, row.phone, extras, now);
     }

@@ -1,0 +1,44 @@
+// Helpers shared by the commands: settings from the global flags, and exits with the documented
+// status codes (2: usage, configuration or file-level error; 1: anything unexpected).
+import type { Command } from 'commander';
+import { type Config, ConfigError, type ConfigOverrides, loadConfig } from '../config/index.js';
+import { redactSecrets } from '../log/redact.js';
+
+export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
+
+/** Global flags that are also settings (`smsdrop --data-dir X send ...`). */
+export function addSettingFlags(program: Command): Command {
+  return program
+    .option('--data-dir <dir>', 'data directory (SMSDROP_DATA_DIR)')
+    .option('--format <format>', 'json or xml (SMSDROP_FORMAT)')
+    .option('--concurrency <n>', 'requests in flight at most (SMSDROP_CONCURRENCY)')
+    .option('--max-per-request <n>', 'numbers per request, 1 to 200 (SMSDROP_MAX_PER_REQUEST)')
+    .option('--req-id <on|off>', 'send a stable reqId per batch (SMSDROP_REQ_ID)')
+    .option('--requests-per-second <n>', 'pace requests; 0 = no limit (SMSDROP_REQUESTS_PER_SECOND)')
+    .option('--log-level <level>', 'error, warn, info or debug (SMSDROP_LOG_LEVEL)');
+}
+
+/** Merged settings for a command; on a bad value prints the reason and exits 2. */
+export function configFor(command: Command): Config {
+  const flags = command.optsWithGlobals() as Record<string, unknown>;
+  const overrides: ConfigOverrides = {
+    dataDir: flags.dataDir,
+    format: flags.format,
+    concurrency: flags.concurrency,
+    maxPerRequest: flags.maxPerRequest,
+    reqId: flags.reqId,
+    requestsPerSecond: flags.requestsPerSecond,
+    logLevel: flags.logLevel,
+  };
+  try {
+    return loadConfig({ flags: overrides });
+  } catch (err) {
+    if (err instanceof ConfigError) exitWith(EXIT.usage, `smsdrop: ${err.message}`);
+    throw err;
+  }
+}
+
+export function exitWith(code: number, message?: string): never {
+  if (message) process.stderr.write(`${redactSecrets(message)}\n`);
+  process.exit(code);
+}

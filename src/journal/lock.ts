@@ -1,0 +1,68 @@
+// One writer per journal: the daemon and `smsdrop send` take an exclusive lock file in the data
+// directory, so two processes can never send the same batches. A lock left by a dead process
+// (crash, SIGKILL) is noticed by its pid and taken over.
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+export class LockedError extends Error {
+  override name = 'LockedError';
+  constructor(readonly lockFile: string, readonly holderPid: number, holder: string) {
+    super(`another smsdrop process (pid ${holderPid}: ${holder}) is using ${path.dirname(lockFile)}; stop it first, or use another data directory`);
+  }
+}
+
+export interface Lock {
+  release(): void;
+}
+
+export function acquireLock(dataDir: string, what: string): Lock {
+  const lockFile = path.join(dataDir, 'smsdrop.lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx');
+      writeSync(fd, JSON.stringify({ pid: process.pid, what, since: new Date().toISOString() }));
+      closeSync(fd);
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          try {
+            if (readHolder(lockFile)?.pid === process.pid) unlinkSync(lockFile);
+          } catch {
+            // already gone
+          }
+        },
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = readHolder(lockFile);
+      if (holder && holder.pid !== process.pid && isAlive(holder.pid)) throw new LockedError(lockFile, holder.pid, holder.what);
+      // A lock with no readable holder is being written by a process starting right now.
+      if (!holder && Date.now() - statSync(lockFile).mtimeMs < 5_000) throw new LockedError(lockFile, 0, 'starting');
+      try {
+        unlinkSync(lockFile); // stale: its process is gone
+      } catch {
+        // someone else removed it first; try again
+      }
+    }
+  }
+  throw new Error(`cannot take the lock ${lockFile}`);
+}
+
+function readHolder(lockFile: string): { pid: number; what: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(lockFile, 'utf8')) as { pid: number; what: string };
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,189 @@
+// `smsdrop send FILE [--dry-run] [--resend] [--json]`: one file through the pipeline, in the
+// foreground, with a summary at the end and an exit status a script can act on.
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import pLimit from 'p-limit';
+import { configFor, EXIT, exitWith } from '../cli/common.js';
+import type { Config } from '../config/index.js';
+import { findLatestFile } from '../journal/files.js';
+import { LockedError } from '../journal/lock.js';
+import { journalPath, openJournal } from '../journal/open.js';
+import { createLogger, logDirOf, type Logger } from '../log/logger.js';
+import { AccountPause, createRateLimiter } from '../send/rate.js';
+import { type FileRunResult, type PipelineContext, processFile } from './index.js';
+import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
+import { openRuntime } from './runtime.js';
+
+/** Typical time of one request, for the dry run's estimate only. */
+const ESTIMATED_REQUEST_MS = 200;
+
+export function registerSendCommand(program: Command): void {
+  program
+    .command('send')
+    .description('read, check and journal FILE, plan the requests and send them; prints a summary')
+    .argument('<file>', 'CSV file')
+    .option('--dry-run', 'do everything up to the network and print the plan; send nothing')
+    .option('--resend', 'send again a file whose bytes were already sent')
+    .option('--json', 'print the summary as one JSON object')
+    .action(async (file: string, opts: { dryRun?: boolean; resend?: boolean; json?: boolean }, command: Command) => {
+      const config = configFor(command);
+      if (!existsSync(file) || !statSync(file).isFile()) exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
+      const log = createLogger({ level: config.logLevel, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
+      const result = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
+      printSummary(result, file, opts, config);
+      process.exit(exitStatus(result));
+    });
+}
+
+async function sendForeground(config: Config, file: string, opts: { resend?: boolean }, log: Logger): Promise<FileRunResult> {
+  let runtime;
+  try {
+    runtime = await openRuntime(config, { role: `smsdrop send ${path.basename(file)}`, log });
+  } catch (err) {
+    if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop: ${err.message}`);
+    throw err;
+  }
+  log.info(`sending to ${runtime.provider.describe}`);
+  const onSignal = (signal: string) => {
+    if (runtime.stop.signal.aborted) {
+      log.warn(`${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`);
+      process.exit(130);
+    }
+    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
+    runtime.stop.abort();
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  const progress = progressBar(runtime.context);
+  try {
+    const result = await processFile(runtime.context, file, { resend: opts.resend ?? false });
+    progress?.stop();
+    if (result.file && result.outcome !== 'already-sent') await writeResults(runtime.db, result, file);
+    if (result.outcome === 'paused') log.error(`sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`);
+    return result;
+  } finally {
+    progress?.stop();
+    await runtime.close();
+  }
+}
+
+/** Progress bar on a terminal only, over the rows still to settle. */
+function progressBar(context: PipelineContext): SingleBar | undefined {
+  if (!process.stdout.isTTY) return undefined;
+  const bar = new SingleBar({ format: 'sending [{bar}] {value}/{total} rows | {eta_formatted} left', hideCursor: true, clearOnComplete: true });
+  let started = false;
+  const previous = context.onBatchDone;
+  context.onBatchDone = (event) => {
+    previous?.(event);
+    if (!started) {
+      const pending = context.db.prepare("SELECT count(*) FROM rows WHERE status = 'pending'").pluck().get() as number;
+      bar.start(pending + event.rowsSettled, 0);
+      started = true;
+    }
+    bar.increment(event.rowsSettled);
+  };
+  return bar;
+}
+
+async function writeResults(db: import('../journal/open.js').Db, result: FileRunResult, file: string): Promise<void> {
+  const outDir = path.dirname(path.resolve(file));
+  const base = path.basename(file).replace(/\.csv$/i, '');
+  await writeResultCsv(db, result.file!.id, outDir, base);
+  await writeRejectedCsv(db, result.file!.id, outDir, base);
+}
+
+/** The plan, made in a throwaway journal: the real one is only read, to say if it was sent. */
+async function dryRun(config: Config, file: string, log: Logger): Promise<FileRunResult> {
+  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
+  const db = openJournal(path.join(tempDir, 'plan.sqlite'));
+  try {
+    const context: PipelineContext = {
+      db,
+      client: { send: async () => ({ kind: 'not-sent', reason: 'dry run' }), close: async () => {} },
+      config,
+      limit: pLimit(1),
+      rateLimiter: createRateLimiter(0),
+      pause: new AccountPause(),
+      defaultAppId: config.appId ?? (config.baseUrl ? undefined : (await import('../config/index.js')).DEMO_CREDENTIALS.appId),
+    };
+    const result = await processFile(context, file, { dryRun: true });
+    if (result.sha256) noteIfAlreadySent(config, result.sha256, log);
+    return result;
+  } finally {
+    db.close();
+    rmSync(tempDir, { recursive: true, force: true });
+  }
+}
+
+function noteIfAlreadySent(config: Config, sha256: string, log: Logger): void {
+  const file = journalPath(config.dataDir);
+  if (!existsSync(file)) return;
+  const db = openJournal(file, { readonly: true });
+  try {
+    const earlier = findLatestFile(db, sha256);
+    if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
+  } finally {
+    db.close();
+  }
+}
+
+const STATUS_OF: Record<FileRunResult['outcome'], string> = {
+  finished: 'done',
+  'already-sent': 'already-sent',
+  paused: 'paused',
+  stopped: 'stopped',
+  refused: 'refused',
+  planned: 'dry-run',
+};
+
+export function exitStatus(result: FileRunResult): number {
+  if (result.outcome === 'refused') return EXIT.usage;
+  if (result.outcome === 'planned') return EXIT.ok;
+  if (result.outcome === 'paused' || result.outcome === 'stopped') return EXIT.incomplete;
+  const c = result.counts;
+  return c.invalid + c.failed + c.unknown + c.pending === 0 ? EXIT.ok : EXIT.incomplete;
+}
+
+function printSummary(result: FileRunResult, file: string, opts: { json?: boolean }, config: Config): void {
+  const name = result.file?.name ?? path.basename(file);
+  const c = result.counts;
+  if (opts.json) {
+    const summary = {
+      name,
+      sha256: result.sha256 ?? null,
+      status: STATUS_OF[result.outcome],
+      rows: c.rows,
+      invalid: c.invalid,
+      duplicates: c.duplicates,
+      accepted: c.accepted,
+      failed: c.failed,
+      unknown: c.unknown,
+      pending: c.pending,
+      requests: result.plan ? result.plan.requests : c.requests,
+      elapsedMs: result.elapsedMs,
+      ...(result.reason ? { reason: result.reason } : {}),
+      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan.requests, config) } } : {}),
+    };
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return;
+  }
+  const lines = [`${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`];
+  if (result.sha256) lines.push(`sha256     ${result.sha256}`);
+  if (result.reason) lines.push(`reason     ${result.reason}`);
+  lines.push(`rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`);
+  if (result.plan) {
+    const p = result.plan;
+    lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${estimateSeconds(p.requests, config)} s at concurrency ${config.concurrency}. Nothing was sent.`);
+  } else {
+    lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+function estimateSeconds(requests: number, config: Config): number {
+  const byConcurrency = (requests * ESTIMATED_REQUEST_MS) / config.concurrency / 1000;
+  const byRate = config.requestsPerSecond > 0 ? requests / config.requestsPerSecond : 0;
+  return Math.ceil(Math.max(byConcurrency, byRate));
+}

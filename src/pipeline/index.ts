@@ -1,0 +1,123 @@
+// One file through the whole pipeline: inspect (hash, encoding) -> intake into the journal ->
+// plan -> send -> final counts. Used by `smsdrop send` and by the daemon for each dropped file.
+// Every step is resumable from the journal, so the same bytes given again continue where the
+// last run stopped, and a finished file is never sent again unless a resend is asked for.
+import path from 'node:path';
+import { countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, setFileHeader, setFileStatus } from '../journal/files.js';
+import { type Db, sql } from '../journal/open.js';
+import { createRowWriter } from '../journal/rows.js';
+import { FILE_STATUS } from '../journal/states.js';
+import { planFile } from '../journal/batches.js';
+import { inspectFile } from '../intake/inspect.js';
+import { FileRefusedError } from '../intake/errors.js';
+import { readRows } from '../intake/index.js';
+import { sendFile, type SendContext } from '../send/index.js';
+
+export interface PipelineContext extends SendContext {
+  /** appId for files without an appId column. */
+  defaultAppId: string | undefined;
+}
+
+export interface ProcessOptions {
+  /** Send again a file whose bytes were already sent (a new generation). */
+  resend?: boolean;
+  /** Stop after planning: nothing is sent. Use with a throwaway journal. */
+  dryRun?: boolean;
+  /** Name to record (default: the file's base name). */
+  name?: string;
+}
+
+export interface PlanSummary {
+  groups: number;
+  requests: number;
+  numbers: number;
+}
+
+export type FileOutcome = 'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned';
+
+export interface FileRunResult {
+  outcome: FileOutcome;
+  file?: FileRecord;
+  sha256?: string;
+  counts: FileCounts;
+  plan?: PlanSummary;
+  /** Why the file was refused, or why sending paused. */
+  reason?: string;
+  elapsedMs: number;
+}
+
+const EMPTY_COUNTS: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
+
+export async function processFile(ctx: PipelineContext, filePath: string, options: ProcessOptions = {}): Promise<FileRunResult> {
+  const started = Date.now();
+  const result = (outcome: FileOutcome, file: FileRecord | undefined, extra: Partial<FileRunResult> = {}): FileRunResult => ({
+    outcome,
+    ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256, counts: countFile(ctx.db, file.id) } : { counts: EMPTY_COUNTS }),
+    elapsedMs: Date.now() - started,
+    ...extra,
+  });
+
+  let inspection;
+  try {
+    inspection = await inspectFile(filePath);
+  } catch (err) {
+    return result('refused', undefined, { reason: refusalMessage(filePath, err) });
+  }
+  let file = findLatestFile(ctx.db, inspection.sha256);
+  if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
+  if (!file || file.status === FILE_STATUS.done) {
+    file = createFile(ctx.db, { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding });
+  }
+  if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
+    const refusal = await intake(ctx, file, filePath, inspection.encoding);
+    if (refusal) return result('refused', file, { reason: refusal });
+  }
+  if (options.dryRun) {
+    planFile(ctx.db, file.id, ctx.config.maxPerRequest);
+    return result('planned', file, { plan: planSummary(ctx.db, file.id) });
+  }
+  const sent = await sendFile(ctx, file.id);
+  if (sent.state === 'finished') {
+    setFileStatus(ctx.db, file.id, FILE_STATUS.done);
+    return result('finished', file);
+  }
+  return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
+}
+
+/** Reads every row into the journal. Returns a refusal message when the file as a whole is refused. */
+async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, encoding: 'utf-8' | 'gb18030'): Promise<string | undefined> {
+  discardIntake(ctx.db, file.id);
+  setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
+  const writer = createRowWriter(ctx.db, file.id);
+  try {
+    const rows = readRows(filePath, {
+      encoding,
+      allowInternational: ctx.config.allowInternational,
+      ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
+      ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
+      onHeader: (map, extraNames) => setFileHeader(ctx.db, file.id, { columns: map.header, extras: extraNames }),
+    });
+    for await (const chunk of rows) writer.write(chunk);
+  } catch (err) {
+    const reason = refusalMessage(filePath, err);
+    discardIntake(ctx.db, file.id);
+    setFileStatus(ctx.db, file.id, FILE_STATUS.refused, reason);
+    return reason;
+  }
+  setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
+  return undefined;
+}
+
+function refusalMessage(filePath: string, err: unknown): string {
+  if (err instanceof FileRefusedError) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  return `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`;
+}
+
+export function planSummary(db: Db, fileId: number): PlanSummary {
+  return sql(
+    db,
+    `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
+     FROM batches WHERE file_id = ? AND state IN ('planned', 'sending')`,
+  ).get(fileId) as PlanSummary;
+}

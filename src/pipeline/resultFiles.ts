@@ -1,0 +1,93 @@
+// The files people read after a run: NAME.result.csv (one line per input row, with its final
+// status) and NAME.rejected.csv (the rows that were invalid, with the reason, in columns the
+// intake accepts, so they can be fixed and dropped back). Both are Excel-safe (see csvio).
+import path from 'node:path';
+import { createCsvWriter } from '../csvio/index.js';
+import type { Db } from '../journal/open.js';
+
+export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
+
+interface ResultRow {
+  line: number;
+  phone_raw: string;
+  phone: string | null;
+  status: string;
+  status_code: string | null;
+  message: string | null;
+  sms_message_sid: string | null;
+  date_created: string | null;
+}
+
+/** Writes NAME.result.csv into outDir; returns its path. */
+export async function writeResultCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string> {
+  const file = path.join(outDir, `${baseName}.result.csv`);
+  const writer = createCsvWriter(file, RESULT_HEADER);
+  const rows = db
+    .prepare(
+      `SELECT r.line, r.phone_raw, r.phone, r.status, r.status_code,
+              CASE WHEN r.status = 'invalid' THEN r.error
+                   WHEN r.status = 'duplicate' THEN 'duplicate of line ' || (SELECT o.line FROM rows o WHERE o.id = r.duplicate_of)
+                   ELSE r.status_msg END AS message,
+              r.sms_message_sid, r.date_created
+       FROM rows r WHERE r.file_id = ? ORDER BY r.id`,
+    )
+    .iterate(fileId) as IterableIterator<ResultRow>;
+  for (const r of rows) {
+    writer.write([String(r.line), r.phone_raw, r.phone ?? '', r.status, r.status_code ?? '', r.message ?? '', r.sms_message_sid ?? '', r.date_created ?? '']);
+  }
+  await writer.close();
+  return file;
+}
+
+interface RejectedRow {
+  line: number;
+  error: string;
+  phone_raw: string;
+  app_id: string | null;
+  template_id: string | null;
+  datas: string | null;
+  extras: string | null;
+}
+
+/** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
+export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
+  const count = db.prepare("SELECT count(*) FROM rows WHERE file_id = ? AND status = 'invalid'").pluck().get(fileId) as number;
+  if (count === 0) return undefined;
+  const query = `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras
+                 FROM rows r LEFT JOIN groups g ON g.id = r.group_id
+                 WHERE r.file_id = ? AND r.status = 'invalid' ORDER BY r.id`;
+  const maxData = maxDataCount(db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>);
+  const extraNames = extraColumnNames(db, fileId);
+  const header = ['line', 'reason', 'phone', 'appId', 'templateId', ...Array.from({ length: maxData }, (_, i) => `data${i + 1}`), ...extraNames];
+  const file = path.join(outDir, `${baseName}.rejected.csv`);
+  const writer = createCsvWriter(file, header);
+  for (const r of db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>) {
+    const datas = r.datas ? (JSON.parse(r.datas) as string[]) : [];
+    const extras = r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {};
+    writer.write([
+      String(r.line),
+      r.error,
+      r.phone_raw,
+      r.app_id ?? '',
+      r.template_id ?? '',
+      ...Array.from({ length: maxData }, (_, i) => datas[i] ?? ''),
+      ...extraNames.map((n) => extras[n] ?? ''),
+    ]);
+  }
+  await writer.close();
+  return file;
+}
+
+function maxDataCount(rows: IterableIterator<RejectedRow>): number {
+  let max = 0;
+  for (const r of rows) if (r.datas) max = Math.max(max, (JSON.parse(r.datas) as string[]).length);
+  return max;
+}
+
+/** Names of the columns the file had besides phone, app, template and values. */
+function extraColumnNames(db: Db, fileId: number): string[] {
+  const header = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
+  if (!header) return [];
+  const parsed = JSON.parse(header) as { extras?: string[] };
+  return parsed.extras ?? [];
+}

@@ -1,0 +1,61 @@
+// What a sending process holds: the journal, the provider connection, one request-concurrency
+// limit and one pacing limiter shared by every file, the account pause switch, and the logger.
+// Released last-in first-out by close(), which may be called twice.
+import pLimit from 'p-limit';
+import type { Config } from '../config/index.js';
+import { acquireLock, type Lock } from '../journal/lock.js';
+import { type Db, journalPath, openJournal } from '../journal/open.js';
+import { connectProvider, type ProviderConnection } from '../provider/connect.js';
+import { AccountPause, createRateLimiter } from '../send/rate.js';
+import type { Logger } from '../log/logger.js';
+import type { PipelineContext } from './index.js';
+
+export interface Runtime {
+  db: Db;
+  provider: ProviderConnection;
+  context: PipelineContext;
+  stop: AbortController;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  /** Who holds the data-directory lock (shown to a second process). */
+  role: string;
+  log: Logger;
+}
+
+export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
+  const lock: Lock = acquireLock(config.dataDir, options.role);
+  let db: Db | undefined;
+  try {
+    db = openJournal(journalPath(config.dataDir));
+    const provider = await connectProvider(config);
+    const stop = new AbortController();
+    const context: PipelineContext = {
+      db,
+      client: provider.client,
+      config,
+      limit: pLimit(config.concurrency),
+      rateLimiter: createRateLimiter(config.requestsPerSecond),
+      pause: new AccountPause(),
+      stopSignal: stop.signal,
+      defaultAppId: provider.defaultAppId,
+    };
+    let closing: Promise<void> | undefined;
+    const openDb = db;
+    const close = () =>
+      (closing ??= (async () => {
+        await provider.close().catch(() => {});
+        try {
+          openDb.close();
+        } finally {
+          lock.release();
+        }
+      })());
+    return { db, provider, context, stop, close };
+  } catch (err) {
+    db?.close();
+    lock.release();
+    throw err;
+  }
+}

@@ -1,0 +1,64 @@
+// Chooses where requests go: the configured provider, or, when no credentials are configured,
+// the built-in simulator started in this process on a free loopback port. Nothing leaves the
+// machine in that case, and the caller says so loudly.
+import { type Config, DEMO_CREDENTIALS, usesBuiltInSimulator } from '../config/index.js';
+import { registerSecret } from '../log/redact.js';
+import { startSimulator } from '../simulator/index.js';
+import type { RunningSimulator } from '../simulator/types.js';
+import { createProviderClient, type ProviderClient } from './client.js';
+
+/** Templates of the built-in simulator: id -> number of variables (the bundled sample uses 1). */
+export const BUILT_IN_TEMPLATES: Record<string, number> = { '1': 2, '2': 2, '3': 0 };
+
+export interface ProviderConnection {
+  client: ProviderClient;
+  /** Set when the built-in simulator is in use. */
+  simulator?: RunningSimulator;
+  /** Where requests go, for the start-up line (no secrets). */
+  describe: string;
+  /** appId to use when a CSV has no appId column. */
+  defaultAppId: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function connectProvider(config: Config): Promise<ProviderConnection> {
+  registerSecret(config.authToken);
+  if (!usesBuiltInSimulator(config)) {
+    const client = createProviderClient(clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!));
+    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: config.appId, close: () => client.close() };
+  }
+  const simulator = await startSimulator({
+    host: '127.0.0.1',
+    port: 0,
+    accountSid: DEMO_CREDENTIALS.accountSid,
+    authToken: DEMO_CREDENTIALS.authToken,
+    appIds: [DEMO_CREDENTIALS.appId],
+    templates: BUILT_IN_TEMPLATES,
+  });
+  const client = createProviderClient(clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken));
+  return {
+    client,
+    simulator,
+    describe: `BUILT-IN SIMULATOR at ${simulator.url}: no credentials configured, NOTHING LEAVES THIS MACHINE and no real message is sent`,
+    defaultAppId: config.appId ?? DEMO_CREDENTIALS.appId,
+    close: async () => {
+      await client.close();
+      await simulator.close();
+    },
+  };
+}
+
+function clientOptions(config: Config, baseUrl: string, accountSid: string, authToken: string) {
+  return {
+    baseUrl,
+    accountSid,
+    authToken,
+    format: config.format,
+    maxPerRequest: config.maxPerRequest,
+    connectTimeoutMs: config.connectTimeoutMs,
+    responseTimeoutMs: config.responseTimeoutMs,
+    connections: Math.max(config.concurrency, 1),
+    ...(config.caFile ? { caFile: config.caFile } : {}),
+    ...(config.timezone ? { timezone: config.timezone } : {}),
+  };
+}
