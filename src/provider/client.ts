@@ -1,0 +1,316 @@
+// The Template SMS client: one signed POST per call over a keep-alive undici Pool, and exactly one
+// SendOutcome per call, never a throw. The outcome kind is what the pipeline's exactly-once
+// promise rests on, so the line between "nothing sent" and "maybe sent" is drawn exactly: undici
+// tells the handler (onRequestStart) when it hands the request to a connected socket, just before
+// writing. Any failure before that (refused, DNS, connect timeout, TLS handshake or certificate,
+// abort while queued, closed client) is 'not-sent'; any failure after it (reset, header or body
+// timeout, abort, non-200, malformed body) is 'in-doubt'. Secrets never leave this module in text.
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { Pool, type Dispatcher } from 'undici';
+import { redactSecrets, registerSecret } from '../log/redact.js';
+import { classifyStatusCode } from './codes.js';
+import { decodeResponse, isMalformed } from './decode.js';
+import { acceptHeader, contentType, encodeBody, hasXmlInvalidChar } from './encode.js';
+import { formatTimestamp, signRequest } from './sign.js';
+import type { BodyFormat, SendOutcome, TemplateSmsRequest } from './types.js';
+
+export interface ProviderClientOptions {
+  baseUrl: string;
+  accountSid: string;
+  authToken: string;
+  format: BodyFormat;
+  /** Numbers per request above which the client refuses (160048) without sending. */
+  maxPerRequest: number;
+  connectTimeoutMs: number;
+  /** Allowed for the response headers, and again between body chunks, once the request is written. */
+  responseTimeoutMs: number;
+  /** Extra CA (PEM file) trusted in addition to Node's default roots. */
+  caFile?: string;
+  /** Extra CA (PEM text) trusted in addition to Node's default roots. */
+  caPem?: string;
+  /** IANA zone of the signing timestamp; default the host's local zone. */
+  timezone?: string;
+  /** Keep-alive pool size, default 64. */
+  connections?: number;
+  /** Clock, for tests; called once per send. */
+  now?: () => Date;
+}
+
+export interface ProviderClient {
+  send(req: TemplateSmsRequest, options?: { signal?: AbortSignal }): Promise<SendOutcome>;
+  /** Lets requests in flight finish, then closes the sockets. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** A bad option. Thrown only by createProviderClient, never by send. */
+export class ClientSetupError extends Error {
+  override name = 'ClientSetupError';
+}
+
+/** Largest answer body read; a real answer is a few hundred bytes. */
+const MAX_RESPONSE_BYTES = 1 << 20;
+
+interface Setup {
+  origin: string;
+  pathPrefix: string;
+  ca?: string[];
+  connections: number;
+}
+
+export function createProviderClient(o: ProviderClientOptions): ProviderClient {
+  const setup = checkOptions(o);
+  registerSecret(o.authToken); // from now on every log line masks it
+  const pool = new Pool(setup.origin, {
+    connections: setup.connections,
+    connect: { timeout: o.connectTimeoutMs, rejectUnauthorized: true, ...(setup.ca ? { ca: setup.ca } : {}) },
+    headersTimeout: o.responseTimeoutMs,
+    bodyTimeout: o.responseTimeoutMs,
+  });
+  const now = o.now ?? (() => new Date());
+  let closing: Promise<void> | undefined;
+  return {
+    send: (req, options) => sendSafely(pool, o, setup, now, req, options?.signal),
+    close: () => (closing ??= pool.close().catch(() => undefined)),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+const fail = (message: string): never => {
+  throw new ClientSetupError(message);
+};
+
+const shown = (v: unknown) => `\`${String(v)}\` (${typeof v})`;
+
+function checkOptions(o: ProviderClientOptions): Setup {
+  if (typeof o.accountSid !== 'string' || o.accountSid === '') fail('Expected `accountSid` to be a non-empty string');
+  if (typeof o.authToken !== 'string' || o.authToken === '') fail('Expected `authToken` to be a non-empty string');
+  if (o.format !== 'json' && o.format !== 'xml') fail(`Expected \`format\` to be json or xml, got ${shown(o.format)}`);
+  requirePositive('maxPerRequest', o.maxPerRequest, true);
+  requirePositive('connectTimeoutMs', o.connectTimeoutMs, false);
+  requirePositive('responseTimeoutMs', o.responseTimeoutMs, false);
+  const connections = o.connections ?? 64;
+  requirePositive('connections', connections, true);
+  if (o.timezone !== undefined) checkTimeZone(o.timezone);
+  const url = checkBaseUrl(o.baseUrl);
+  const extra = [...(o.caFile !== undefined ? [readCaFile(o.caFile)] : []), ...(o.caPem !== undefined ? [checkPem(o.caPem, 'caPem')] : [])];
+  return {
+    origin: url.origin,
+    pathPrefix: url.pathname.replace(/\/+$/, ''),
+    connections,
+    // Added to Node's default roots, never instead of them: the real provider keeps working.
+    ...(extra.length > 0 ? { ca: [...rootCertificates, ...extra] } : {}),
+  };
+}
+
+function requirePositive(name: string, v: unknown, whole: boolean): void {
+  const ok = typeof v === 'number' && Number.isFinite(v) && v > 0 && (!whole || Number.isInteger(v));
+  if (!ok) fail(`Expected \`${name}\` to be a positive ${whole ? 'whole' : 'finite'} number, got ${shown(v)}`);
+}
+
+function checkTimeZone(tz: string): void {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    fail(`Expected \`timezone\` to be an IANA time zone such as Asia/Shanghai, got ${shown(tz)}`);
+  }
+}
+
+/** Loopback only: plain HTTP to anything else would carry the signed request in clear text. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function checkBaseUrl(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return fail(`Expected \`baseUrl\` to be an http(s) URL such as https://app.cloopen.com:8883, got ${shown(baseUrl)}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`Expected \`baseUrl\` to use https, got ${url.protocol}`);
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    fail(`Plain http is allowed only to a loopback host; use https for ${url.hostname}`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    fail('Expected `baseUrl` without query, fragment or credentials');
+  }
+  return url;
+}
+
+function readCaFile(file: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (err) {
+    return fail(`cannot read CA file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  return checkPem(pem, `CA file ${file}`);
+}
+
+function checkPem(pem: string, what: string): string {
+  try {
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate');
+    new X509Certificate(pem);
+  } catch {
+    fail(`${what} does not hold a PEM certificate`);
+  }
+  return pem;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local refusals: requests the provider would refuse anyway are answered here with the code the
+// provider would use, so they never cost a request or an ambiguous outcome. The reqId length
+// (160055) and number formats (160042) are left to the provider, which owns those rules.
+
+interface Refusal {
+  statusCode: string;
+  statusMsg: string;
+}
+
+function refuseLocally(req: TemplateSmsRequest, maxPerRequest: number, format: BodyFormat): Refusal | undefined {
+  const r = (statusCode: string, statusMsg: string): Refusal => ({ statusCode, statusMsg });
+  if (!Array.isArray(req.to) || req.to.length === 0) return r('112300', 'no recipient numbers');
+  if (req.to.length > maxPerRequest) return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
+  if (req.to.some((n) => typeof n !== 'string' || n.trim() === '' || n.includes(','))) {
+    return r('160042', 'a recipient number is empty or contains a comma');
+  }
+  if (new Set(req.to).size !== req.to.length) return r('160045', 'duplicate numbers in one request');
+  if (typeof req.appId !== 'string' || req.appId === '') return r('111181', 'appId missing');
+  if (typeof req.templateId !== 'string' || req.templateId === '') return r('112307', 'templateId missing');
+  if (!Array.isArray(req.datas) || req.datas.some((d) => typeof d !== 'string')) {
+    return r('160052', 'template data must be a list of strings');
+  }
+  if (format === 'xml' && [...req.to, req.appId, req.templateId, req.reqId ?? '', ...req.datas].some(hasXmlInvalidChar)) {
+    return r('160031', 'a value holds a character XML cannot carry (control character)');
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sending
+
+async function sendSafely(
+  pool: Pool,
+  o: ProviderClientOptions,
+  setup: Setup,
+  now: () => Date,
+  req: TemplateSmsRequest,
+  signal: AbortSignal | undefined,
+): Promise<SendOutcome> {
+  const secrets = [o.authToken];
+  try {
+    const refusal = refuseLocally(req, o.maxPerRequest, o.format);
+    if (refusal) return { kind: 'rejected', codeClass: 'batch-rejected', local: true, ...refusal };
+    if (signal?.aborted) return { kind: 'not-sent', reason: 'aborted before sending' };
+    const { sig, authorization } = signRequest(o.accountSid, o.authToken, formatTimestamp(now(), o.timezone));
+    secrets.push(sig, authorization);
+    const body = Buffer.from(encodeBody(req, o.format), 'utf8');
+    const result = await exchange(pool, {
+      method: 'POST',
+      path: `${setup.pathPrefix}/2013-12-26/Accounts/${encodeURIComponent(o.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
+      headers: {
+        accept: acceptHeader(o.format),
+        'content-type': contentType(o.format),
+        'content-length': String(body.length),
+        authorization,
+      },
+      body,
+    }, signal);
+    return toOutcome(result, o.format, secrets);
+  } catch (err) {
+    // Unreachable by design; if it happens we cannot know whether anything was written.
+    return { kind: 'in-doubt', reason: scrub(`client error: ${describeError(err)}`, secrets) };
+  }
+}
+
+type Exchange =
+  | { kind: 'answer'; status: number; body: string }
+  | { kind: 'failed'; written: boolean; error: unknown };
+
+class AbortedError extends Error {
+  override name = 'AbortedError';
+}
+
+/** One dispatch, settled once. `written` turns true when undici hands the request to a socket. */
+function exchange(pool: Pool, opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Exchange> {
+  return new Promise((resolve) => {
+    let written = false;
+    let settled = false;
+    let controller: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    let size = 0;
+    const chunks: Buffer[] = [];
+    const finish = (r: Exchange) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      resolve(r);
+    };
+    // Still queued: answer now; onRequestStart drops the request when it reaches a socket.
+    const onAbort = () =>
+      written ? controller?.abort(new AbortedError('aborted after the request was written')) : finish({ kind: 'failed', written, error: new AbortedError('aborted before sending') });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (settled) return c.abort(new AbortedError('aborted before sending'));
+        written = true;
+      },
+      onResponseStart(_c, statusCode) {
+        status = statusCode;
+      },
+      onResponseData(c, chunk) {
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) return c.abort(new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        finish({ kind: 'answer', status, body: Buffer.concat(chunks).toString('utf8') });
+      },
+      onResponseError(_c, error) {
+        finish({ kind: 'failed', written, error });
+      },
+    };
+    try {
+      pool.dispatch(opts, handler);
+    } catch (error) {
+      finish({ kind: 'failed', written, error });
+    }
+  });
+}
+
+function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutcome {
+  if (r.kind === 'failed') {
+    const reason = scrub(describeError(r.error), secrets);
+    return r.written ? { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` } : { kind: 'not-sent', reason };
+  }
+  if (r.status !== 200) return { kind: 'in-doubt', reason: `HTTP ${r.status} answer`, httpStatus: r.status };
+  const decoded = decodeResponse(r.body, format);
+  if (isMalformed(decoded)) return { kind: 'in-doubt', reason: `malformed answer: ${decoded.why}`, httpStatus: 200 };
+  if (decoded.statusCode === '000000') {
+    return { kind: 'accepted', statusCode: '000000', smsMessageSid: decoded.smsMessageSid ?? '', dateCreated: decoded.dateCreated ?? '' };
+  }
+  const outcome: SendOutcome = { kind: 'rejected', statusCode: decoded.statusCode, codeClass: classifyStatusCode(decoded.statusCode) };
+  if (decoded.statusMsg !== undefined) outcome.statusMsg = scrub(decoded.statusMsg, secrets);
+  return outcome;
+}
+
+/** "ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9" and the cause's code when there is one. */
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as NodeJS.ErrnoException).code;
+  const cause = err.cause instanceof Error ? ` (cause: ${describeError(err.cause)})` : '';
+  return `${code ? `${code}: ` : ''}${(err.message || err.name).trim()}${cause}`;
+}
+
+/** Removes the token, this request's sig and Authorization value, and any ?sig= from text. */
+function scrub(text: string, secrets: string[]): string {
+  let out = redactSecrets(text);
+  for (const s of secrets) if (s) out = out.split(s).join('***');
+  return out;
+}

@@ -1,0 +1,102 @@
+// Provider status codes as data: which RejectionClass each code belongs to (the grouping of
+// shared/reference/provider-facts.md) and a plain-language meaning for reports. The classes are
+// our judgement, not the provider's; keep them here, in one table, so a change is one line.
+import type { RejectionClass } from './types.js';
+
+/** Inclusive numeric ranges. A single code in CODE_CLASSES wins over a range that contains it. */
+const RANGES: ReadonlyArray<readonly [from: number, to: number, cls: RejectionClass]> = [
+  [111000, 111099, 'transient'], // platform internal errors
+  [111100, 111110, 'account-fatal'], // URL, auth header, sig and timestamp format
+  [111128, 111143, 'account-fatal'], // account state: not activated, suspended, closed, no balance
+  [111169, 111182, 'account-fatal'], // application: missing, not of this account
+  [160001, 160010, 'transient'], // channel busy
+  [161000, 161099, 'transient'], // 1610xx: internal channel errors
+];
+
+const SINGLE_CODES: Record<RejectionClass, readonly string[]> = {
+  'account-fatal': ['111113', '112303', '112310', '113302', '160053'],
+  clock: ['111106'],
+  transient: ['111111', '160000', '160016'],
+  'rate-limited': ['160038', '160039', '160040', '160041', '112314', '160015', '160022', '160021', '160056'],
+  'number-rejected': [
+    '160042', '112316', '112317', '160034', '160051', '160068', '160072', '160073', '160074', '112319', '160013',
+  ],
+  'batch-rejected': [
+    '112300', '112306', '160044', '112307', '112308', '112311', '112313', '112323', '160032', '160043', '160052',
+    '160031', '160030', '160033', '160049', '160011', '160018', '160037', '160020', '160045', '160048', '160017',
+    '160055', '160057', '112318', '112309', '112304',
+  ],
+  'duplicate-request': ['160054'],
+  ambiguous: ['160050', '160063', '160064'],
+};
+
+const CODE_CLASSES: ReadonlyMap<string, RejectionClass> = new Map(
+  Object.entries(SINGLE_CODES).flatMap(([cls, codes]) => codes.map((code) => [code, cls as RejectionClass] as const)),
+);
+
+/**
+ * The class of a non-success statusCode. Unknown codes are 'batch-rejected': a failure we do not
+ * understand must not be retried automatically, and must not stop the whole account either.
+ */
+export function classifyStatusCode(code: string): RejectionClass {
+  const single = CODE_CLASSES.get(code);
+  if (single) return single;
+  if (!/^\d{6}$/.test(code)) return 'batch-rejected';
+  const n = Number(code);
+  const range = RANGES.find(([from, to]) => n >= from && n <= to);
+  return range ? range[2] : 'batch-rejected';
+}
+
+/** What an operator should do about a batch answered with a code of this class. */
+export const CLASS_ADVICE: Record<RejectionClass, string> = {
+  'account-fatal': 'account or application problem: sending stopped, fix the account settings and resume',
+  clock: 'timestamp expired: check the host clock and time zone',
+  transient: 'provider temporarily failed: retried automatically with the same reqId',
+  'rate-limited': 'a number or template hit a frequency cap: resend later',
+  'number-rejected': 'one or more numbers are unusable: fix or remove them and resend',
+  'batch-rejected': 'the request itself was refused: resending it unchanged cannot help',
+  'duplicate-request': 'the provider had already accepted this reqId: counted as accepted',
+  ambiguous: 'the provider reports a failure but may have sent some messages: resend only with the same reqId',
+};
+
+/** Meanings of the codes an operator meets most often, phrased as "what happened: what to do". */
+export const CODE_MEANINGS: Readonly<Record<string, string>> = {
+  '111106': 'timestamp expired: check the host clock and time zone',
+  '111109': 'signature check failed: check the account SID and auth token',
+  '111113': 'timestamp format wrong: check the host clock',
+  '111111': 'too many concurrent requests: lower the concurrency',
+  '111138': 'account not activated: activate it in the console',
+  '111139': 'account suspended: contact the provider',
+  '111140': 'account closed: contact the provider',
+  '111141': 'no such account: check the account SID',
+  '111142': 'account balance insufficient: top up the account',
+  '111143': 'auth token invalid: check the auth token',
+  '111181': 'no such application: check the appId',
+  '111182': 'application does not belong to this account: check the appId',
+  '112300': 'no recipient numbers',
+  '112303': 'application has no SMS capability: enable SMS for the app',
+  '112307': 'template id missing',
+  '112310': 'application not live: only registered test numbers can receive',
+  '112311': 'template not found: check the templateId',
+  '112313': 'template not approved',
+  '112314': 'daily cap reached for a number: resend tomorrow',
+  '160000': 'provider system error: retried automatically',
+  '160031': 'request body could not be parsed',
+  '160032': 'template not found or not approved: check the templateId',
+  '160034': 'number on a blacklist: remove it',
+  '160038': 'verification codes sent too often to a number: resend in a few minutes',
+  '160042': 'number format wrong: fix the number',
+  '160043': 'application and template do not match: check appId and templateId',
+  '160045': 'duplicate numbers in one request',
+  '160048': 'more than 200 numbers in one request: lower the numbers per request',
+  '160050': 'sending failed, some messages may have gone out: resend only with the same reqId',
+  '160052': 'template variables do not match the template: check the data columns',
+  '160053': 'IP address not whitelisted: add this host to the console whitelist',
+  '160054': 'duplicate reqId: already accepted',
+  '160055': 'reqId longer than 32 characters',
+};
+
+/** One line for a report: "111142: account balance insufficient: top up the account". */
+export function describeStatusCode(code: string): string {
+  return `${code}: ${CODE_MEANINGS[code] ?? CLASS_ADVICE[classifyStatusCode(code)]}`;
+}

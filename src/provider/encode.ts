@@ -1,0 +1,57 @@
+// Request bodies, shaped exactly as shared/spec/template-sms-api.md §2.1 says, in JSON or XML.
+// Values pass through as UTF-8 text (Chinese, emoji); XML escapes the five special characters.
+import type { BodyFormat, TemplateSmsRequest } from './types.js';
+
+export function contentType(format: BodyFormat): string {
+  return format === 'json' ? 'application/json;charset=utf-8' : 'application/xml;charset=utf-8';
+}
+
+export function acceptHeader(format: BodyFormat): string {
+  return format === 'json' ? 'application/json' : 'application/xml';
+}
+
+/** The request body text. `datas` is omitted when empty, `reqId` when absent or empty. */
+export function encodeBody(req: TemplateSmsRequest, format: BodyFormat): string {
+  return format === 'json' ? encodeJson(req) : encodeXml(req);
+}
+
+function encodeJson(req: TemplateSmsRequest): string {
+  const body: Record<string, unknown> = { to: req.to.join(','), appId: req.appId, templateId: req.templateId };
+  if (req.datas.length > 0) body.datas = [...req.datas];
+  if (req.reqId) body.reqId = req.reqId;
+  return JSON.stringify(body);
+}
+
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+
+export function escapeXml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => XML_ESCAPES[c] ?? c);
+}
+
+/**
+ * True when `text` holds a character XML 1.0 cannot carry at all (most C0 controls, lone
+ * surrogates, U+FFFE/U+FFFF). Such a value cannot be sent in an XML body: no escape exists.
+ */
+export function hasXmlInvalidChar(text: string): boolean {
+  return /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(
+    text,
+  );
+}
+
+function element(name: string, value: string): string {
+  return `<${name}>${escapeXml(value)}</${name}>`;
+}
+
+function encodeXml(req: TemplateSmsRequest): string {
+  const parts = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<TemplateSMS>',
+    element('to', req.to.join(',')),
+    element('appId', req.appId),
+    element('templateId', req.templateId),
+  ];
+  if (req.datas.length > 0) parts.push(`<datas>${req.datas.map((d) => element('data', d)).join('')}</datas>`);
+  if (req.reqId) parts.push(element('reqId', req.reqId));
+  parts.push('</TemplateSMS>');
+  return parts.join('');
+}
