@@ -1,0 +1,65 @@
+// Reading and writing the provider's 14-digit timestamps (yyyyMMddHHmmss) in a chosen time zone.
+// The real provider reads the caller's timestamp loosely (a UTC host signing local time passes), so
+// the zone is the simulator's choice: default the host's local zone, like the client's default.
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
+  const key = timeZone ?? '';
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(key, f);
+  }
+  return f;
+}
+
+/** Wall-clock fields of an instant in the zone, as [year, month, day, hour, minute, second]. */
+function wallFields(epochMs: number, timeZone: string | undefined): number[] {
+  const parts = formatterFor(timeZone).formatToParts(new Date(epochMs));
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? NaN);
+  return [get('year'), get('month'), get('day'), get('hour'), get('minute'), get('second')];
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** yyyyMMddHHmmss of the instant, in the zone. */
+export function formatStamp(at: Date, timeZone?: string): string {
+  const [y, mo, d, h, mi, s] = wallFields(at.getTime(), timeZone) as [number, number, number, number, number, number];
+  return `${pad(y, 4)}${pad(mo)}${pad(d)}${pad(h)}${pad(mi)}${pad(s)}`;
+}
+
+/** yyyyMMdd of the instant in the zone: the provider's "natural day" for reqId uniqueness. */
+export function dayOf(at: Date, timeZone?: string): string {
+  return formatStamp(at, timeZone).slice(0, 8);
+}
+
+function offsetAt(epochMs: number, timeZone: string | undefined): number {
+  const [y, mo, d, h, mi, s] = wallFields(epochMs, timeZone) as [number, number, number, number, number, number];
+  return Date.UTC(y, mo - 1, d, h, mi, s) - Math.floor(epochMs / 1000) * 1000;
+}
+
+/** The instant a yyyyMMddHHmmss wall time names in the zone, or undefined when it is no real time. */
+export function parseStamp(stamp: string, timeZone?: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(stamp);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
+  const back = new Date(asUtc);
+  // Date.UTC rolls 20240230 over to March: a round trip that changes a field means no such date.
+  if (y < 1970 || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+    return undefined;
+  }
+  const first = asUtc - offsetAt(asUtc, timeZone);
+  const second = asUtc - offsetAt(first, timeZone);
+  return second;
+}

@@ -1,0 +1,281 @@
+// The provider simulator: a real HTTP(S) server that plays the Cloopen Template SMS service, strict
+// where the spec is strict, with the provider's status codes, a record of what it accepted, and
+// injectable faults (HTTP 500, business errors, cut connections, stalls) to test a sender against.
+// Entry point: startSimulator. The checks live in auth.ts, wire.ts and rules.ts, in that order.
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { checkAuth, parseSmsUrl, type Account, type SmsTarget } from './auth.js';
+import { dayOf, formatStamp } from './clock.js';
+import { createFaultChooser, validateFaults } from './faults.js';
+import { appendRecord, prepareRecordFile, readRecordFile } from './record.js';
+import { errorReply, successReply, type Reply, type WireFormat } from './reply.js';
+import { judgeSubmission, ReqIdMemory, type Catalogue } from './rules.js';
+import { makeCertificate } from './tls.js';
+import type { AcceptedRecord, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
+import { decodeSubmission, replyFormat, type Submission } from './wire.js';
+
+export type { AcceptedRecord, FaultKind, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
+export { parseFaults } from './faults.js';
+export { readRecordFile } from './record.js';
+
+/** Bodies beyond this are cut short, which the Content-Length check then answers with 160031. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Parses "1:2,2:2,3:0" (templateId:variable count) into { '1': 2, '2': 2, '3': 0 }. */
+export function parseTemplates(spec: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of spec.split(',').map((s) => s.trim())) {
+    const m = /^([^:\s]+):(\d{1,2})$/.exec(item);
+    if (!m) throw new Error(`bad template "${item}": expected ID:VARIABLES, e.g. 1:2 (spec "${spec}")`);
+    if (m[1]! in out) throw new Error(`template ${m[1]} is listed twice (spec "${spec}")`);
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+/** Starts listening; resolves once the URL is known (and, with https, the certificate written). */
+export async function startSimulator(o: SimulatorOptions): Promise<RunningSimulator> {
+  validateOptions(o);
+  const certificate = o.https ? await makeCertificate() : undefined;
+  if (certificate && o.caFile) writeFileSync(o.caFile, certificate.cert, 'utf8');
+  if (o.recordFile) prepareRecordFile(o.recordFile);
+  const server = certificate ? https.createServer({ key: certificate.key, cert: certificate.cert }) : http.createServer();
+  const simulator = new Simulator(o, server);
+  if (certificate) {
+    simulator.caPem = certificate.cert;
+    if (o.caFile) simulator.caFile = o.caFile;
+  }
+  await simulator.listen(o.host ?? '127.0.0.1', o.port ?? 0, certificate ? 'https' : 'http');
+  return simulator;
+}
+
+function validateOptions(o: SimulatorOptions): void {
+  const fail = (what: string, got: unknown): never => {
+    throw new Error(`Expected \`${what}\`, got ${JSON.stringify(got)}`);
+  };
+  if (!o.accountSid) fail('accountSid to be a non-empty string', o.accountSid);
+  if (!o.authToken) fail('authToken to be a non-empty string', '(hidden)');
+  if (!Array.isArray(o.appIds) || o.appIds.length === 0 || !o.appIds.every((a) => a)) fail('appIds to list at least one app id', o.appIds);
+  const counts = Object.values(o.templates ?? {});
+  if (counts.length === 0 || !counts.every((n) => Number.isInteger(n) && n >= 0)) fail('templates to map ids to variable counts >= 0', o.templates);
+  const port = o.port ?? 0;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('port to be a whole number from 0 to 65535', o.port);
+  const [min, max] = o.latencyMs ?? [0, 0];
+  if (!(min >= 0 && max >= min && Number.isFinite(max))) fail('latencyMs to be [min, max] with 0 <= min <= max', o.latencyMs);
+  if (o.timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: o.timezone });
+    } catch {
+      fail('timezone to be an IANA time zone such as Asia/Shanghai', o.timezone);
+    }
+  }
+  validateFaults(o.faults ?? []);
+}
+
+/** What the handler does with a request once it has decided. */
+type Answer = { kind: 'plain'; status: number; text: string } | { kind: 'reply'; reply: Reply } | { kind: 'cut' } | { kind: 'hold' };
+
+class Simulator implements RunningSimulator {
+  url = '';
+  caPem?: string;
+  caFile?: string;
+  records: AcceptedRecord[] = [];
+  requestCount = 0;
+
+  readonly #o: SimulatorOptions;
+  readonly #server: http.Server;
+  readonly #account: Account;
+  readonly #catalogue: Catalogue;
+  readonly #memory = new ReqIdMemory();
+  readonly #chooseFault: (n: number) => FaultRule | undefined;
+  readonly #now: () => Date;
+  readonly #sockets = new Set<Socket>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  /** Sockets with a request being handled: a parse error on them waits for its answer. */
+  readonly #busy = new Set<Socket>();
+  /** Sockets whose next bytes could not parse: closed once the request in progress is answered. */
+  readonly #broken = new WeakSet<Socket>();
+  #closing?: Promise<void>;
+
+  constructor(o: SimulatorOptions, server: http.Server) {
+    this.#o = o;
+    this.#server = server;
+    this.#account = { accountSid: o.accountSid, authToken: o.authToken };
+    this.#catalogue = {
+      appIds: new Set(o.appIds),
+      templates: new Map(Object.entries(o.templates)),
+      blocked: new Set(o.blocked ?? []),
+    };
+    this.#chooseFault = createFaultChooser(o.faults ?? [], o.seed ?? randomBytes(4).readUInt32LE());
+    this.#now = o.now ?? (() => new Date());
+    if (o.recordFile) this.#rememberRecordedReqIds(o.recordFile);
+    server.on('connection', (socket: Socket) => {
+      this.#sockets.add(socket);
+      socket.once('close', () => this.#sockets.delete(socket));
+    });
+    server.on('clientError', (_err: Error, socket: Socket) => this.#onClientError(socket));
+    server.on('request', (req, res) => {
+      this.#handle(req, res).catch(() => res.socket?.destroy());
+    });
+  }
+
+  /** A restarted simulator still refuses today's reqIds, like the real service would. */
+  #rememberRecordedReqIds(file: string): void {
+    for (const r of readRecordFile(file)) {
+      if (r.reqId) this.#memory.remember(r.reqId, dayOf(new Date(r.time), this.#o.timezone));
+    }
+  }
+
+  listen(host: string, port: number, scheme: 'http' | 'https'): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', reject);
+        const { port: bound } = this.#server.address() as AddressInfo;
+        this.url = `${scheme}://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+        resolve();
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= new Promise((resolve) => {
+      for (const t of this.#timers) clearTimeout(t);
+      this.#timers.clear();
+      this.#server.close(() => resolve());
+      // Stalled and keep-alive connections would keep close() waiting forever.
+      this.#server.closeAllConnections();
+      for (const socket of this.#sockets) socket.destroy();
+    });
+    return this.#closing;
+  }
+
+  /**
+   * Bytes beyond a too-short Content-Length (a length counted in characters, not bytes) are read
+   * as a next request that cannot parse. Node would answer a bare 400 at once, before the request
+   * in progress; answering that request first (160031) shows the client the real cause.
+   */
+  #onClientError(socket: Socket): void {
+    if (this.#busy.has(socket)) {
+      this.#broken.add(socket);
+      return;
+    }
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  }
+
+  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const socket = req.socket;
+    this.#busy.add(socket);
+    res.once('close', () => this.#busy.delete(socket));
+    this.requestCount += 1;
+    const fault = this.#chooseFault(this.requestCount);
+    const body = await readBody(req);
+    if (body === undefined || this.#closing) return;
+    const answer = this.#decide(fault, req, body);
+    await this.#sleep(this.#latency());
+    if (this.#closing) return;
+    if (this.#broken.has(socket)) res.setHeader('connection', 'close');
+    send(res, answer);
+  }
+
+  #decide(fault: FaultRule | undefined, req: http.IncomingMessage, body: Buffer): Answer {
+    switch (fault?.kind) {
+      case 'http500':
+        return { kind: 'plain', status: 500, text: 'Internal Server Error (simulated)\n' };
+      case 'cut-before-accept':
+        return { kind: 'cut' };
+      case 'status':
+        return { kind: 'reply', reply: errorReply(fault.statusCode ?? '160000', replyFormat(req.headers)) };
+    }
+    const answer = this.#process(req, body);
+    if (fault?.kind === 'cut-after-accept') return { kind: 'cut' };
+    if (fault?.kind === 'stall') return { kind: 'hold' };
+    return answer;
+  }
+
+  #process(req: http.IncomingMessage, body: Buffer): Answer {
+    const target = parseSmsUrl(req.url ?? '/');
+    if (!target) return { kind: 'plain', status: 404, text: 'Not Found\n' };
+    if (req.method !== 'POST') return { kind: 'plain', status: 405, text: 'Method Not Allowed\n' };
+    return { kind: 'reply', reply: this.#answerSms(req, target, body, replyFormat(req.headers)) };
+  }
+
+  #answerSms(req: http.IncomingMessage, target: SmsTarget, body: Buffer, format: WireFormat): Reply {
+    const now = this.#now();
+    const tz = this.#o.timezone;
+    const authCode = checkAuth({ target, authorization: req.headers.authorization, now, timeZone: tz }, this.#account);
+    if (authCode) return errorReply(authCode, format);
+    const decoded = decodeSubmission(req.headers, body);
+    if (!decoded.ok) return errorReply(decoded.code, format);
+    const today = dayOf(now, tz);
+    const verdict = judgeSubmission(decoded.submission, this.#catalogue, this.#memory, today);
+    if (!verdict.ok) return errorReply(verdict.code, format);
+    const record = this.#accept(decoded.submission, verdict.numbers, now, today);
+    return successReply(record.smsMessageSid, formatStamp(now, tz), format);
+  }
+
+  #accept(s: Submission, to: string[], now: Date, today: string): AcceptedRecord {
+    const record: AcceptedRecord = {
+      time: now.toISOString(),
+      smsMessageSid: randomBytes(16).toString('hex'),
+      appId: s.appId,
+      templateId: s.templateId,
+      datas: s.datas,
+      to,
+    };
+    if (s.reqId) {
+      record.reqId = s.reqId;
+      this.#memory.remember(s.reqId, today);
+    }
+    this.records.push(record);
+    if (this.#o.recordFile) appendRecord(this.#o.recordFile, record);
+    return record;
+  }
+
+  #latency(): number {
+    const [min, max] = this.#o.latencyMs ?? [0, 0];
+    return min + Math.random() * (max - min);
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer);
+        resolve();
+      }, ms);
+      this.#timers.add(timer);
+    });
+  }
+}
+
+/** The whole body, at most MAX_BODY_BYTES of it; undefined when the client went away first. */
+function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', () => resolve(undefined));
+    req.on('close', () => resolve(undefined));
+  });
+}
+
+function send(res: http.ServerResponse, answer: Answer): void {
+  if (answer.kind === 'hold') return;
+  if (answer.kind === 'cut') {
+    res.socket?.destroy();
+    return;
+  }
+  const [status, type, text] =
+    answer.kind === 'plain' ? [answer.status, 'text/plain;charset=utf-8', answer.text] : [200, answer.reply.contentType, answer.reply.body];
+  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -1,0 +1,66 @@
+// The simulator's public vocabulary: options, fault rules and what it remembers of accepted requests.
+// index.ts re-exports all of it; other modules import from here to avoid an import cycle.
+
+export type FaultKind = 'http500' | 'status' | 'cut-after-accept' | 'cut-before-accept' | 'stall';
+
+/** One fault: applies to a request with `probability` (seeded PRNG) or to every `everyNth` request. */
+export interface FaultRule {
+  kind: FaultKind;
+  /** Only for kind 'status': the 6-character statusCode answered instead of processing. */
+  statusCode?: string;
+  probability?: number;
+  everyNth?: number;
+}
+
+export interface SimulatorOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** 0 (default) = any free port. */
+  port?: number;
+  https?: boolean;
+  /** With https: where to write the CA certificate (PEM). */
+  caFile?: string;
+  accountSid: string;
+  authToken: string;
+  appIds: string[];
+  /** templateId -> number of variables. */
+  templates: Record<string, number>;
+  /** Delay before answering, uniform in [min, max] ms. */
+  latencyMs?: [number, number];
+  /** Numbers answered with 160034 (blacklisted). */
+  blocked?: string[];
+  faults?: FaultRule[];
+  /** JSON lines, one per accepted request; appended, and read back at start to remember today's reqIds. */
+  recordFile?: string;
+  /** Seed of the PRNG behind probabilistic faults. Default: random. */
+  seed?: number;
+  /** Clock, for tests. Default: the real clock. */
+  now?: () => Date;
+  /** IANA zone in which timestamps and "today" are read. Default: the host's local zone. */
+  timezone?: string;
+}
+
+export interface AcceptedRecord {
+  /** ISO 8601, UTC. */
+  time: string;
+  smsMessageSid: string;
+  appId: string;
+  templateId: string;
+  datas: string[];
+  to: string[];
+  reqId?: string;
+}
+
+export interface RunningSimulator {
+  /** Base URL, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  url: string;
+  /** With https: the self-signed certificate a client must trust. */
+  caPem?: string;
+  caFile?: string;
+  /** Requests accepted by this run, in order. */
+  records: AcceptedRecord[];
+  /** Requests that reached the handler, whatever became of them. */
+  requestCount: number;
+  /** Stops listening, drops every connection (stalled and keep-alive too); safe to call twice. */
+  close(): Promise<void>;
+}
