@@ -22,10 +22,12 @@ function encodeJson(req: TemplateSmsRequest): string {
   return JSON.stringify(body);
 }
 
-const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+// A raw CR would reach the server as LF (XML parsers normalise line ends), so it goes as &#13;:
+// a value's line breaks arrive exactly as the CSV had them.
+const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' };
 
 export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => XML_ESCAPES[c] ?? c);
+  return text.replace(/[&<>"'\r]/g, (c) => XML_ESCAPES[c] ?? c);
 }
 
 /**

@@ -92,7 +92,10 @@ function fromJson(text: string): Submission | undefined {
 }
 
 // Strings only, and values exactly as sent: template data may begin or end with spaces.
+// htmlEntities makes the parser decode character references (&#13; &#x1F600;) as XML requires;
+// without it they would stay as text.
 const xmlParser = new XMLParser({
+  htmlEntities: true,
   ignoreAttributes: true,
   ignoreDeclaration: true,
   parseTagValue: false,

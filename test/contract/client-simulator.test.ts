@@ -158,6 +158,12 @@ for (const scheme of ['http', 'https'] as const) {
         assert.deepEqual(sim.records.at(-1)?.datas, datas);
       });
 
+      it('line breaks (CRLF, CR, LF), tabs and character-reference look-alikes arrive exactly', async () => {
+        const datas = ['line1\r\nline2\rline3\nend', '\ttab &#13; &amp;'];
+        assert.equal((await send(c, req({ datas }))).kind, 'accepted');
+        assert.deepEqual(sim.records.at(-1)?.datas, datas);
+      });
+
       it('wrong token: 111109, account-fatal', async () => {
         const wrongToken = 'wrong0token00000000000000000000x';
         secretsSeen.add(wrongToken);
