@@ -1,0 +1,150 @@
+// Exactly once under faults, crashes and account problems, judged by the simulator's record.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, it } from 'node:test';
+import { parseFaults } from '../../src/simulator/index.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+
+const ALL_FAULTS = 'http500@/7,status=160000@/5,cut-before@/11,cut-after@/6,stall@/13';
+
+/** n distinct numbers of one group, so a phone names its message. */
+function numbers(n: number, prefix = '137'): string[] {
+  return Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(8, '0')}`);
+}
+function csvOf(phones: string[]): string {
+  return `phone,template,data1,data2\n${phones.map((p) => `${p},1,code,42`).join('\n')}\n`;
+}
+const keyOf = (phone: string) => messageKey(CREDS.appId, '1', ['code', '42'], phone);
+
+/** status by normalised phone, from NAME.result.csv */
+function resultStatuses(file: string): Map<string, string> {
+  const lines = readFileSync(file, 'utf8').replace(/^\uFEFF/, '').trim().split('\r\n').slice(1);
+  return new Map(lines.map((l) => l.split(',')).map((cells) => [cells[2]!, cells[3]!]));
+}
+
+const FAST = { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4', SMSDROP_RESPONSE_TIMEOUT_MS: '300', SMSDROP_MAX_ATTEMPTS: '30' };
+
+describe('faults on the wire', () => {
+  for (const format of ['json', 'xml']) {
+    it(`reqId on (${format}): every row ends accepted, each message delivered exactly once`, async () => {
+      const sim = await startSim({ faults: parseFaults(ALL_FAULTS) });
+      try {
+        const dir = tempDir();
+        const phones = numbers(300);
+        const result = await runCli(['send', writeCsv(dir, 'f.csv', csvOf(phones)), '--json'], envFor(sim, path.join(dir, 'data'), { ...FAST, SMSDROP_FORMAT: format }));
+        assert.equal(result.status, 0, result.stderr);
+        assert.equal(result.json!.accepted, 300);
+        assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
+        assert.ok(Number(result.json!.requests) > 30, 'the faults made it retry');
+      } finally {
+        await sim.close();
+      }
+    });
+  }
+
+  it('reqId off: rows in doubt become unknown and are never resent; accepted rows were delivered once', async () => {
+    const sim = await startSim({ faults: parseFaults(ALL_FAULTS) });
+    try {
+      const dir = tempDir();
+      const phones = numbers(300);
+      const file = writeCsv(dir, 'g.csv', csvOf(phones));
+      const result = await runCli(['send', file, '--json'], envFor(sim, path.join(dir, 'data'), { ...FAST, SMSDROP_REQ_ID: 'off' }));
+      assert.equal(result.status, 3, 'unknown rows make the run incomplete');
+      assert.ok(Number(result.json!.unknown) > 0);
+      const delivered = deliveries(sim);
+      for (const count of delivered.values()) assert.equal(count, 1, 'nothing delivered twice');
+      const statuses = resultStatuses(path.join(dir, 'g.result.csv'));
+      for (const phone of phones) {
+        const status = statuses.get(phone);
+        const times = delivered.get(keyOf(phone)) ?? 0;
+        if (status === 'accepted') assert.equal(times, 1, `${phone} accepted`);
+        else if (status === 'failed') assert.equal(times, 0, `${phone} failed means not sent`);
+        else assert.equal(status, 'unknown', `${phone}: ${status}`);
+      }
+      // A second run does not resend unknown rows.
+      const before = sim.records.length;
+      const again = await runCli(['send', file, '--json'], envFor(sim, path.join(dir, 'data'), { ...FAST, SMSDROP_REQ_ID: 'off' }));
+      assert.equal(again.json!.status, 'already-sent');
+      assert.equal(sim.records.length, before);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('number-rejected: the batch is halved until the blocked numbers are isolated; the others get their message', async () => {
+    const phones = numbers(40);
+    const blocked = [phones[3]!, phones[17]!, phones[18]!];
+    const sim = await startSim({ blocked });
+    try {
+      const dir = tempDir();
+      const file = writeCsv(dir, 'b.csv', csvOf(phones));
+      const result = await runCli(['send', file, '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '20' }));
+      assert.equal(result.status, 3);
+      assert.deepEqual([result.json!.accepted, result.json!.failed], [37, 3]);
+      assert.deepEqual(deliveries(sim), new Map(phones.filter((p) => !blocked.includes(p)).map((p) => [keyOf(p), 1])));
+      const resultCsv = readFileSync(path.join(dir, 'b.result.csv'), 'utf8');
+      for (const p of blocked) assert.match(resultCsv, new RegExp(`,${p},failed,160034,`));
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('account-fatal answers', () => {
+  it('a wrong token stops the run with pending batches and exit 3; the right token then finishes it', async () => {
+    const sim = await startSim();
+    try {
+      const dir = tempDir();
+      const phones = numbers(50);
+      const file = writeCsv(dir, 'a.csv', csvOf(phones));
+      const data = path.join(dir, 'data');
+      const wrong = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000', SMSDROP_MAX_PER_REQUEST: '10' }));
+      assert.equal(wrong.status, 3);
+      assert.equal(wrong.json!.status, 'paused');
+      assert.equal(wrong.json!.pending, 50);
+      assert.match(String(wrong.json!.reason), /111109/);
+      assert.ok(Number(wrong.json!.requests) <= 8, 'it stopped at once rather than burning through the file');
+      assert.equal(sim.records.length, 0);
+      assert.doesNotMatch(wrong.stdout + wrong.stderr, /wrongtoken/);
+      const right = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+      assert.equal(right.status, 0, right.stderr);
+      assert.equal(right.json!.accepted, 50);
+      assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('crashes', () => {
+  it('SIGKILL at random moments, then send again: every number delivered exactly once', { timeout: 120_000 }, async () => {
+    const sim = await startSim({ latencyMs: [2, 15] });
+    try {
+      const dir = tempDir();
+      const phones = numbers(2000);
+      const file = writeCsv(dir, 'k.csv', csvOf(phones));
+      const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '5', SMSDROP_CONCURRENCY: '4' });
+      let kills = 0;
+      for (let round = 0; round < 6; round++) {
+        const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+        const delay = 700 + Math.floor(Math.random() * 1500);
+        const winner = await Promise.race([exited.then(() => 'exited'), sleep(delay).then(() => 'timer')]);
+        if (winner === 'exited') break;
+        child.kill('SIGKILL');
+        await exited;
+        kills++;
+      }
+      const final = await runCli(['send', file, '--json'], env);
+      assert.ok(final.status === 0, final.stderr);
+      assert.ok(kills >= 1, 'the test killed at least one run');
+      assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
+      assert.equal(Number(final.json!.accepted), 2000);
+    } finally {
+      await sim.close();
+    }
+  });
+});

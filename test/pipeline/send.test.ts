@@ -1,0 +1,170 @@
+// `smsdrop send` end to end: the real CLI in a child process against the simulator, checked
+// against what the simulator accepted, not against the program's own word.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import iconv from 'iconv-lite';
+import type { RunningSimulator } from '../../src/simulator/index.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+
+interface Case {
+  name: string;
+  content: string | Buffer;
+  env?: Record<string, string>;
+  /** [templateId, datas, phone] */
+  expected: [string, string[], string][];
+  requests: number;
+  exit: number;
+}
+
+const many = Array.from({ length: 450 }, (_, i) => `139${String(i).padStart(8, '0')}`);
+
+const CASES: Case[] = [
+  {
+    name: 'mixed templates with different variable counts',
+    content: 'phone,templateId,data1,data2\n13800000001,1,A,B\n13800000002,1,A,B\n13800000003,1,A,B\n13800000001,2,X,\n13800000002,2,X,\n13800000003,3,,\n',
+    expected: [
+      ['1', ['A', 'B'], '13800000001'], ['1', ['A', 'B'], '13800000002'], ['1', ['A', 'B'], '13800000003'],
+      ['2', ['X'], '13800000001'], ['2', ['X'], '13800000002'], ['3', [], '13800000003'],
+    ],
+    requests: 3,
+    exit: 0,
+  },
+  {
+    name: 'a group of more than 200 numbers',
+    content: `mobile,template,var1,var2\n${many.map((p) => `${p},1,sale,50%`).join('\n')}\n`,
+    expected: many.map((p) => ['1', ['sale', '50%'], p]),
+    requests: 3,
+    exit: 0,
+  },
+  {
+    name: 'a Chinese GB18030 Excel export',
+    content: iconv.encode('手机号,模板ID,参数1,参数2\r\n13800000001,1,张三,您的验证码是１２３\r\n13800000002,1,李四,欢迎\r\n', 'gb18030'),
+    expected: [['1', ['张三', '您的验证码是１２３'], '13800000001'], ['1', ['李四', '欢迎'], '13800000002']],
+    requests: 2,
+    exit: 0,
+  },
+  {
+    name: 'BOM, CRLF and quoted cells with commas, quotes and line breaks',
+    content: '\uFEFFPhone , Template_Id,DATA-1,data 2\r\n"13800000001",1,"Hello, ""world""","line1\r\nline2"\r\n13800000002,1, padded ,😀 emoji & <xml>\r\n',
+    expected: [['1', ['Hello, "world"', 'line1\r\nline2'], '13800000001'], ['1', [' padded ', '😀 emoji & <xml>'], '13800000002']],
+    requests: 2,
+    exit: 0,
+  },
+  {
+    name: 'messy numbers',
+    content: 'tel,template,data1,data2\n+86 138 0000 0001,1,a,b\n0086-13800000002,1,a,b\n8613800000003,1,a,b\n(138)0000-0004,1,a,b\n１３８００００００５,1,a,b\n13800000006.0,1,a,b\n1.38E+10,1,a,b\n12345,1,a,b\n',
+    expected: ['13800000001', '13800000002', '13800000003', '13800000004', '13800000005', '13800000006'].map((p) => ['1', ['a', 'b'], p]),
+    requests: 1,
+    exit: 3,
+  },
+  {
+    name: 'no template column (SMSDROP_TEMPLATE_ID)',
+    content: 'phone,data1,data2\n13800000001,x,y\n13800000002,x,y\n',
+    env: { SMSDROP_TEMPLATE_ID: '1' },
+    expected: [['1', ['x', 'y'], '13800000001'], ['1', ['x', 'y'], '13800000002']],
+    requests: 1,
+    exit: 0,
+  },
+];
+
+for (const format of ['json', 'xml'] as const) {
+  describe(`send delivers each expected message once, in the fewest requests (${format})`, () => {
+    let sim: RunningSimulator;
+    before(async () => (sim = await startSim()));
+    after(() => sim.close());
+
+    for (const c of CASES) {
+      it(c.name, async () => {
+        const dir = tempDir();
+        const file = writeCsv(dir, 'input.csv', c.content);
+        const before = sim.records.length;
+        const result = await runCli(['send', file, '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_FORMAT: format, ...c.env }));
+        assert.equal(result.status, c.exit, result.stderr);
+        const records = sim.records.slice(before);
+        const got = deliveries({ ...sim, records });
+        const want = new Map(c.expected.map(([t, d, p]) => [messageKey(CREDS.appId, t, d, p), 1]));
+        assert.deepEqual(got, want);
+        assert.equal(records.length, c.requests);
+        const s = result.json!;
+        assert.equal(s.accepted, c.expected.length);
+        assert.equal(s.requests, c.requests);
+        assert.equal(Number(s.invalid) + Number(s.duplicates) + Number(s.accepted) + Number(s.failed) + Number(s.unknown) + Number(s.pending), s.rows);
+      });
+    }
+  });
+}
+
+describe('send on the same bytes again', () => {
+  let sim: RunningSimulator;
+  before(async () => (sim = await startSim()));
+  after(() => sim.close());
+
+  it('reports "already sent" under any name and sends nothing; --resend sends again', async () => {
+    const dir = tempDir();
+    const env = envFor(sim, path.join(dir, 'data'));
+    const content = 'phone,template,data1,data2\n13800000001,1,a,b\n13800000001,1,a,b\n13800000002,1,a,b\n';
+    const first = await runCli(['send', writeCsv(dir, 'one.csv', content), '--json'], env);
+    assert.equal(first.status, 0, first.stderr);
+    assert.deepEqual([first.json!.accepted, first.json!.duplicates], [2, 1]);
+    const sent = sim.records.length;
+    const again = await runCli(['send', writeCsv(dir, 'renamed.csv', content), '--json'], env);
+    assert.equal(again.status, 0);
+    assert.equal(again.json!.status, 'already-sent');
+    assert.equal(again.json!.name, 'one.csv');
+    assert.equal(sim.records.length, sent);
+    const resend = await runCli(['send', path.join(dir, 'renamed.csv'), '--resend', '--json'], env);
+    assert.equal(resend.status, 0);
+    assert.equal(resend.json!.status, 'done');
+    assert.equal(sim.records.length, sent + 1);
+  });
+
+  it('writes NAME.result.csv and NAME.rejected.csv next to the file', async () => {
+    const dir = tempDir();
+    const file = writeCsv(dir, 'list.csv', 'phone,template,data1,data2\n13800000001,1,=cmd,b\n12345,1,a,b\n');
+    const result = await runCli(['send', file], envFor(sim, path.join(dir, 'data')));
+    assert.equal(result.status, 3);
+    const resultCsv = readFileSync(path.join(dir, 'list.result.csv'), 'utf8');
+    assert.match(resultCsv, /^\uFEFFline,phone,normalised_phone,status/);
+    assert.match(resultCsv, /\r\n2,13800000001,13800000001,accepted,000000,/);
+    assert.match(resultCsv, /\r\n3,12345,,invalid,,not a mainland/);
+    const rejected = readFileSync(path.join(dir, 'list.rejected.csv'), 'utf8');
+    assert.match(rejected, /\r\n3,.*12345/);
+  });
+});
+
+describe('send: dry run, bad input and exit status', () => {
+  let sim: RunningSimulator;
+  before(async () => (sim = await startSim()));
+  after(() => sim.close());
+
+  it('--dry-run prints the plan, sends nothing and leaves no pending work', async () => {
+    const dir = tempDir();
+    const file = writeCsv(dir, 'plan.csv', `phone,template,data1,data2\n${many.map((p) => `${p},1,a,b`).join('\n')}\n`);
+    const result = await runCli(['send', file, '--dry-run', '--json'], envFor(sim, path.join(dir, 'data')));
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.json!.status, 'dry-run');
+    assert.deepEqual(result.json!.plan, { groups: 1, requests: 3, numbers: 450, estimatedSeconds: 1 });
+    assert.equal(sim.records.length, 0);
+    assert.equal(existsSync(path.join(dir, 'data', 'journal.sqlite')), false);
+  });
+
+  it('exits 2 naming the problem for a file with no phone column, or no file', async () => {
+    const dir = tempDir();
+    const env = envFor(sim, path.join(dir, 'data'));
+    const noPhone = await runCli(['send', writeCsv(dir, 'nophone.csv', 'name,template\nbob,1\n'), '--json'], env);
+    assert.equal(noPhone.status, 2);
+    assert.match(String(noPhone.json!.reason), /nophone\.csv.*phone column/i);
+    const missing = await runCli(['send', path.join(dir, 'absent.csv')], env);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /absent\.csv: no such file/);
+  });
+
+  it('exits 2 with the setting, value and expectation for a bad configuration value', async () => {
+    const dir = tempDir();
+    const result = await runCli(['send', writeCsv(dir, 'x.csv', 'phone\n13800000001\n')], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '500' }));
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /maxPerRequest \(SMSDROP_MAX_PER_REQUEST\) = "500": expected a whole number from 1 to 200/);
+  });
+});

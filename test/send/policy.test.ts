@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { SendOutcome } from '../../src/provider/types.js';
+import { backoffDelay, type BatchHistory, decideAfterAttempt, type RetrySettings, sameProviderDay } from '../../src/send/policy.js';
+
+const settings: RetrySettings = { reqIdOn: true, maxAttempts: 3, retryBaseMs: 100, retryMaxMs: 1000, rateLimitDelayMs: 60_000, rateLimitMaxDeferrals: 2 };
+const fresh: BatchHistory = { attempts: 1, deferrals: 0, maybeSent: false, numbers: 10, lastStatusCode: null };
+const NOW = 1_000_000;
+const rejected = (statusCode: string, codeClass: Extract<SendOutcome, { kind: 'rejected' }>['codeClass']): SendOutcome => ({ kind: 'rejected', statusCode, codeClass });
+const decide = (outcome: SendOutcome, batch: Partial<BatchHistory> = {}, s: Partial<RetrySettings> = {}) =>
+  decideAfterAttempt(outcome, { ...fresh, ...batch }, { ...settings, ...s }, NOW, () => 0.5);
+
+describe('decideAfterAttempt', () => {
+  it('accepted -> accepted with the message id', () => {
+    const d = decide({ kind: 'accepted', statusCode: '000000', smsMessageSid: 'abc', dateCreated: '20261121100000' });
+    assert.deepEqual(d.transition, { to: 'accepted', statusCode: '000000', smsMessageSid: 'abc', dateCreated: '20261121100000' });
+  });
+
+  it('160054 duplicate reqId counts as accepted', () => {
+    assert.equal(decide(rejected('160054', 'duplicate-request')).transition.to, 'accepted');
+  });
+
+  it('in doubt with reqId on: retried later with the doubt remembered', () => {
+    const t = decide({ kind: 'in-doubt', reason: 'timeout' }).transition;
+    assert.equal(t.to, 'planned');
+    assert.ok(t.to === 'planned' && t.maybeSent && t.nextAttemptAt > NOW);
+  });
+
+  it('in doubt with reqId off: unknown, never resent', () => {
+    assert.equal(decide({ kind: 'in-doubt', reason: 'reset' }, {}, { reqIdOn: false }).transition.to, 'unknown');
+    assert.equal(decide(rejected('160050', 'ambiguous'), {}, { reqIdOn: false }).transition.to, 'unknown');
+  });
+
+  it('out of attempts: failed when nothing may have been sent, unknown when something may have', () => {
+    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3 }).transition.to, 'failed');
+    assert.equal(decide(rejected('160000', 'transient'), { attempts: 3 }).transition.to, 'failed');
+    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3, maybeSent: true }).transition.to, 'unknown');
+    assert.equal(decide({ kind: 'in-doubt', reason: 'timeout' }, { attempts: 3 }).transition.to, 'unknown');
+  });
+
+  it('account-fatal: back to planned, uncharged, and the account pauses', () => {
+    const d = decide(rejected('111109', 'account-fatal'));
+    assert.equal(d.transition.to, 'planned');
+    assert.ok(d.transition.to === 'planned' && d.transition.refundAttempt);
+    assert.match(d.pauseAccount ?? '', /111109/);
+  });
+
+  it('clock: retried at once the first time, pauses the account the second time', () => {
+    const first = decide(rejected('111106', 'clock'));
+    assert.equal(first.transition.to, 'planned');
+    assert.equal(first.pauseAccount, undefined);
+    const second = decide(rejected('111106', 'clock'), { lastStatusCode: '111106' });
+    assert.ok(second.pauseAccount);
+  });
+
+  it('rate-limited: deferred with the long delay, then failed with the code', () => {
+    const t = decide(rejected('160038', 'rate-limited')).transition;
+    assert.ok(t.to === 'planned' && t.deferral && t.nextAttemptAt === NOW + settings.rateLimitDelayMs);
+    const last = decide(rejected('160038', 'rate-limited'), { deferrals: 2 }).transition;
+    assert.deepEqual([last.to, last.to === 'failed' && last.statusCode], ['failed', '160038']);
+  });
+
+  it('number-rejected: split while more than one number, failed for a single number', () => {
+    assert.equal(decide(rejected('160034', 'number-rejected'), { numbers: 2 }).transition.to, 'split');
+    assert.equal(decide(rejected('160034', 'number-rejected'), { numbers: 1 }).transition.to, 'failed');
+  });
+
+  it('batch-rejected: failed at once with the code', () => {
+    const t = decide(rejected('160052', 'batch-rejected')).transition;
+    assert.deepEqual([t.to, t.to === 'failed' && t.statusCode], ['failed', '160052']);
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles per attempt, is capped, and jitters between 50% and 100%', () => {
+    const s = { retryBaseMs: 100, retryMaxMs: 1000 };
+    assert.equal(backoffDelay(1, s, () => 1), 100);
+    assert.equal(backoffDelay(3, s, () => 1), 400);
+    assert.equal(backoffDelay(10, s, () => 1), 1000);
+    assert.equal(backoffDelay(3, s, () => 0), 200);
+  });
+});
+
+describe('sameProviderDay', () => {
+  it('is true within one China day and false across China midnight', () => {
+    // 2026-11-21 15:00Z is 23:00 in Shanghai; 16:30Z is 00:30 the next day there.
+    assert.equal(sameProviderDay(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T15:00:00Z'), 'Asia/Shanghai'), true);
+    assert.equal(sameProviderDay(new Date('2026-11-21T15:00:00Z'), new Date('2026-11-21T16:30:00Z'), 'Asia/Shanghai'), false);
+  });
+});
