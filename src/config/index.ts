@@ -82,6 +82,7 @@ export const SETTINGS = {
   stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long.' },
   graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },
   maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
+  journalSync: { schema: z.enum(['normal', 'full']).default('normal'), env: 'SMSDROP_JOURNAL_SYNC', doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.' },
   logLevel: { schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'), env: 'SMSDROP_LOG_LEVEL', doc: 'Log level: error, warn, info or debug.' },
   progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
 } as const;

@@ -28,7 +28,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const lock: Lock = acquireLock(config.dataDir, options.role);
   let db: Db | undefined;
   try {
-    db = openJournal(journalPath(config.dataDir));
+    db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const provider = await connectProvider(config);
     const stop = new AbortController();
     const context: PipelineContext = {

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, SETTINGS, usesBuiltInSimulator } from '../../src/config/index.js';
+
+function configDir(files: Record<string, unknown>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-config-test-'));
+  for (const [name, value] of Object.entries(files)) writeFileSync(path.join(dir, name), JSON.stringify(value));
+  return dir;
+}
+
+describe('configuration', () => {
+  it('has the documented defaults with nothing configured', () => {
+    const c = loadConfig({ configDir: configDir({}), env: {} });
+    assert.deepEqual(
+      [c.format, c.concurrency, c.maxPerRequest, c.reqId, c.dataDir, c.baseUrl, c.timezone],
+      ['json', 8, 200, true, './data', undefined, undefined],
+    );
+    assert.equal(usesBuiltInSimulator(c), true);
+  });
+
+  it('layers defaults < default.json < local.json < environment < flags', () => {
+    const dir = configDir({ 'default.json': { concurrency: 2, format: 'xml', maxPerRequest: 50 }, 'local.json': { concurrency: 3, maxPerRequest: 60 } });
+    const c = loadConfig({ configDir: dir, env: { SMSDROP_CONCURRENCY: '4', SMSDROP_MAX_PER_REQUEST: '70' }, flags: { maxPerRequest: '80' } });
+    assert.deepEqual([c.format, c.concurrency, c.maxPerRequest], ['xml', 4, 80]);
+  });
+
+  it('SMSDROP_CONFIG names the file used instead of local.json', () => {
+    const dir = configDir({ 'local.json': { concurrency: 3 }, 'other.json': { concurrency: 5 } });
+    assert.equal(loadConfig({ configDir: dir, env: { SMSDROP_CONFIG: path.join(dir, 'other.json') } }).concurrency, 5);
+  });
+
+  it('reads every documented environment variable', () => {
+    const env = {
+      SMSDROP_BASE_URL: 'https://app.cloopen.com:8883',
+      SMSDROP_ACCOUNT_SID: 'sid',
+      SMSDROP_AUTH_TOKEN: 'token',
+      SMSDROP_APP_ID: 'app',
+      SMSDROP_TEMPLATE_ID: '7',
+      SMSDROP_FORMAT: 'xml',
+      SMSDROP_CONCURRENCY: '16',
+      SMSDROP_MAX_PER_REQUEST: '100',
+      SMSDROP_REQ_ID: 'off',
+      SMSDROP_CA_FILE: '/etc/ca.pem',
+      SMSDROP_DATA_DIR: '/srv/sms',
+      SMSDROP_TIMEZONE: 'Asia/Shanghai',
+    };
+    const c = loadConfig({ configDir: configDir({}), env });
+    assert.deepEqual(
+      [c.baseUrl, c.accountSid, c.authToken, c.appId, c.templateId, c.format, c.concurrency, c.maxPerRequest, c.reqId, c.caFile, c.dataDir, c.timezone],
+      ['https://app.cloopen.com:8883', 'sid', 'token', 'app', '7', 'xml', 16, 100, false, '/etc/ca.pem', '/srv/sms', 'Asia/Shanghai'],
+    );
+    assert.equal(usesBuiltInSimulator(c), false);
+  });
+
+  it('names the setting, the value and what is expected, and never shows the token', () => {
+    const dir = configDir({});
+    const attempt = (env: Record<string, string>) => {
+      try {
+        loadConfig({ configDir: dir, env });
+        return '';
+      } catch (err) {
+        assert.ok(err instanceof ConfigError);
+        return err.message;
+      }
+    };
+    assert.match(attempt({ SMSDROP_MAX_PER_REQUEST: '201' }), /maxPerRequest \(SMSDROP_MAX_PER_REQUEST\) = "201": expected a whole number from 1 to 200/);
+    assert.match(attempt({ SMSDROP_FORMAT: 'yaml' }), /format \(SMSDROP_FORMAT\) = "yaml"/);
+    assert.match(attempt({ SMSDROP_REQ_ID: 'maybe' }), /reqId \(SMSDROP_REQ_ID\) = "maybe": expected on or off/);
+    assert.match(attempt({ SMSDROP_TIMEZONE: 'Mars/Olympus' }), /timezone .*IANA/);
+    assert.match(attempt({ SMSDROP_BASE_URL: 'ftp://x' }), /baseUrl .*http\(s\) URL/);
+    assert.equal(attempt({ SMSDROP_AUTH_TOKEN: '' }), '');
+  });
+
+  it('refuses an unknown setting in a file, and a file that is not JSON', () => {
+    assert.throws(() => loadConfig({ configDir: configDir({ 'local.json': { concurency: 3 } }), env: {} }), /unknown setting\(s\) concurency/);
+    const dir = configDir({});
+    writeFileSync(path.join(dir, 'local.json'), '{ not json');
+    assert.throws(() => loadConfig({ configDir: dir, env: {} }), /local\.json is not valid/);
+  });
+
+  it('the README documents every setting and its environment variable', () => {
+    const readme = readFileSync('README.md', 'utf8');
+    for (const [key, setting] of Object.entries(SETTINGS)) {
+      assert.ok(readme.includes(`\`${setting.env}\``), `README lacks ${setting.env}`);
+      assert.ok(readme.includes(`\`${key}\``), `README lacks ${key}`);
+    }
+  });
+});
