@@ -1,0 +1,67 @@
+// Writing CSV for people: RFC 4180 quoting, CRLF line ends, a UTF-8 BOM (so Excel picks UTF-8
+// rather than the system code page) and the formula guard on every cell.
+// The writer is synchronous underneath (buffered writeSync): callers write rows from loops over
+// the journal, and a synchronous write keeps memory flat however far the disk falls behind.
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { guardCell } from './guard.js';
+
+const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+const QUOTE = /"/g;
+const FLUSH_AT = 64 * 1024;
+
+function quoteCell(cell: string): string {
+  const s = guardCell(cell);
+  return NEEDS_QUOTES.test(s) ? '"' + s.replace(QUOTE, '""') + '"' : s;
+}
+
+/** One CSV record: cells guarded and quoted where needed, ending in CRLF. */
+export function csvLine(cells: readonly string[]): string {
+  let line = '';
+  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + quoteCell(cells[i] ?? '');
+  return line + '\r\n';
+}
+
+export interface CsvWriterOptions {
+  /** Start the file with a UTF-8 byte order mark. Default true. */
+  bom?: boolean;
+}
+
+export interface CsvWriter {
+  write(cells: readonly string[]): void;
+  /** Flushes and closes the file. Safe to call twice: returns the same promise. */
+  close(): Promise<void>;
+}
+
+/** Creates (or truncates) file and writes the header line; rows follow with write(). */
+export function createCsvWriter(file: string, header: readonly string[], options: CsvWriterOptions = {}): CsvWriter {
+  const fd = openSync(file, 'w');
+  let pending = (options.bom ?? true ? '\uFEFF' : '') + csvLine(header);
+  let closing: Promise<void> | undefined;
+
+  const flush = (): void => {
+    const bytes = Buffer.from(pending, 'utf8');
+    pending = '';
+    // writeSync may write less than asked (rare on files, possible on pipes): finish the rest.
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done);
+  };
+
+  return {
+    write(cells) {
+      if (closing) throw new Error(`CSV writer for ${file} is closed`);
+      pending += csvLine(cells);
+      if (pending.length >= FLUSH_AT) flush();
+    },
+    close() {
+      // A failure in flush or close rejects (the executor throws); the descriptor is closed either way.
+      closing ??= new Promise<void>((resolve) => {
+        try {
+          flush();
+        } finally {
+          closeSync(fd);
+        }
+        resolve();
+      });
+      return closing;
+    },
+  };
+}

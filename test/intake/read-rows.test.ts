@@ -1,0 +1,257 @@
+// readRows on real files: encodings, CSV quoting, line numbers, values as written, row errors
+// that never stop the other rows, and the file-level refusals.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import iconv from 'iconv-lite';
+import { FileRefusedError, readRows, type ColumnMap } from '../../src/intake/index.js';
+import { allRows, DEFAULTS, FIXTURES, TEMP_DIR, tempFile } from './helpers.js';
+
+/** Rows reduced to what a test looks at. */
+const brief = (rows: Awaited<ReturnType<typeof allRows>>) => rows.map((r) => ({ line: r.line, phone: r.phone, datas: r.datas, error: r.error }));
+
+async function refusal(file: string, options: Parameters<typeof allRows>[1] = {}): Promise<FileRefusedError> {
+  try {
+    await allRows(file, options);
+  } catch (err) {
+    assert.ok(err instanceof FileRefusedError, `expected FileRefusedError, got ${String(err)}`);
+    assert.equal(err.file, file);
+    assert.ok(err.message.startsWith(file), 'the message names the file');
+    return err;
+  }
+  assert.fail('the file was accepted');
+}
+
+describe('readRows: encodings', () => {
+  it('reads Excel "CSV UTF-8": BOM, CRLF, quoted commas, quotes and line breaks, blank lines', async () => {
+    const rows = await allRows(path.join(FIXTURES, 'utf8-bom-crlf.csv'));
+    assert.deepEqual(brief(rows), [
+      { line: 2, phone: '13800138000', datas: ['a, b', 'say "hi"'], error: undefined },
+      { line: 4, phone: '13900139000', datas: ['two\r\nlines', 'x'], error: undefined },
+      { line: 6, phone: '13700137000', datas: ['crlf\r\ninside', ' y '], error: undefined },
+      { line: 10, phone: '13600136000', datas: [], error: undefined },
+      { line: 11, phone: '13500135000', datas: ['v1'], error: undefined },
+    ]);
+    assert.deepEqual(rows.map((r) => r.extras), [{ Note: 'first' }, { Note: 'second' }, { Note: 'third' }, { Note: 'fourth' }, { Note: 'fifth' }]);
+    assert.ok(rows.every((r) => r.templateId === '1' && r.appId === 'app-default'));
+  });
+
+  it('reads a Chinese Excel export in GB18030: header, values, a 4-byte character, skipped ",,,," row', async () => {
+    const rows = await allRows(path.join(FIXTURES, 'gb18030-excel.csv'), { encoding: 'gb18030' });
+    assert.deepEqual(brief(rows), [
+      { line: 2, phone: '13800138000', datas: ['张三', '123456'], error: undefined },
+      { line: 3, phone: undefined, datas: ['李四', '654321'], error: rows[1]?.error },
+      { line: 4, phone: '13700137000', datas: ['王㐀五', '111111'], error: undefined },
+      { line: 6, phone: '15800158000', datas: ['赵六', '222222'], error: undefined },
+    ]);
+    assert.match(rows[1]?.error ?? '', /scientific notation/);
+    assert.equal(rows[1]?.phoneRaw, '1.39001E+10');
+    assert.deepEqual(rows[0]?.extras, { 备注: '北京市, 朝阳区' });
+    assert.deepEqual(rows[3]?.extras, { 备注: '' });
+  });
+
+  it('reads GB18030 made on the fly, across many read chunks', async () => {
+    const lines = ['手机号码,变量1'];
+    for (let i = 0; i < 20000; i++) lines.push(`${13800000000 + i},中文值${i}`);
+    const file = tempFile('gb-many.csv', iconv.encode(lines.join('\r\n'), 'gb18030'));
+    const rows = await allRows(file, { encoding: 'gb18030' });
+    assert.equal(rows.length, 20000);
+    assert.ok(rows.every((r, i) => r.datas[0] === `中文值${i}` && r.line === i + 2 && r.error === undefined));
+  });
+
+  it('reads plain UTF-8 without BOM, LF line ends', async () => {
+    const rows = await allRows(path.join(FIXTURES, 'utf8-plain-lf.csv'));
+    assert.deepEqual(brief(rows), [
+      { line: 2, phone: '13800138000', datas: ['hello'], error: undefined },
+      { line: 3, phone: undefined, datas: ['bad number'], error: 'not a mainland China mobile number (11 digits starting 13 to 19)' },
+      { line: 4, phone: '13900139000', datas: ['world'], error: undefined },
+    ]);
+    assert.ok(rows.every((r) => r.templateId === '7'));
+  });
+});
+
+describe('readRows: line numbers', () => {
+  it('counts lines inside quoted cells (LF, CRLF, CR) and blank lines, header not on line 1', async () => {
+    const text = '\n\r\nphone,data1\n13800138000,"a\nb\r\nc\rd"\n\n   \n13900139000,x\r\n\r\n13700137000,"\n"\n13600136000,y';
+    const rows = await allRows(tempFile('lines.csv', text));
+    assert.deepEqual(
+      rows.map((r) => [r.line, r.phone]),
+      [
+        [4, '13800138000'],
+        [10, '13900139000'],
+        [12, '13700137000'],
+        [14, '13600136000'],
+      ],
+    );
+    assert.equal(rows[0]?.datas[0], 'a\nb\r\nc\rd');
+  });
+
+  it('splits a file that mixes CRLF and LF (hand edits after an Excel export)', async () => {
+    const rows = await allRows(tempFile('mixed.csv', 'phone,data1\r\n13800138000,a\n13900139000,b\r\n13700137000,c\n'));
+    assert.deepEqual(rows.map((r) => [r.line, r.phone, r.datas]), [
+      [2, '13800138000', ['a']],
+      [3, '13900139000', ['b']],
+      [4, '13700137000', ['c']],
+    ]);
+  });
+
+  it('yields chunks of at most 1000 rows, in order, lines continuous', async () => {
+    const lines = ['phone,data1'];
+    for (let i = 0; i < 2500; i++) lines.push(`${13800000000 + i},v${i}`);
+    const sizes: number[] = [];
+    const seen: number[] = [];
+    for await (const chunk of readRows(tempFile('chunks.csv', lines.join('\n')), DEFAULTS)) {
+      sizes.push(chunk.length);
+      seen.push(...chunk.map((r) => r.line));
+    }
+    assert.deepEqual(sizes, [1000, 1000, 500]);
+    assert.deepEqual(seen, Array.from({ length: 2500 }, (_, i) => i + 2));
+  });
+});
+
+describe('readRows: values', () => {
+  it('drops trailing empty values only, and never trims', async () => {
+    const file = tempFile('values.csv', 'phone,data1,data2,data3,data4\n13800138000, a ,,c\t,\n13900139000,,,,\n13700137000,"",x,"",""\n');
+    assert.deepEqual(
+      (await allRows(file)).map((r) => r.datas),
+      [[' a ', '', 'c\t'], [], ['', 'x']],
+    );
+  });
+
+  it('keeps a stray quote inside an unquoted cell as written (hand-made files)', async () => {
+    const rows = await allRows(tempFile('stray.csv', 'phone,data1\n13800138000,5" screen\n13900139000,"a"b\n'));
+    assert.deepEqual(rows.map((r) => r.datas), [['5" screen'], ['"a"b']]);
+  });
+
+  it('treats missing cells of a short row as empty', async () => {
+    const rows = await allRows(tempFile('short.csv', 'phone,data1,data2,note\n13800138000,a\n'));
+    assert.deepEqual(rows.map((r) => [r.datas, r.extras, r.error]), [[['a'], { note: '' }, undefined]]);
+  });
+
+  it('uses the template and app columns, trimmed, and the defaults when a cell is empty', async () => {
+    const file = tempFile('ids.csv', 'phone,模板ID,应用ID\n13800138000, 42 ,appA\n13900139000,,\n');
+    const rows = await allRows(file);
+    assert.deepEqual(rows.map((r) => [r.templateId, r.appId]), [
+      ['42', 'appA'],
+      ['tpl-default', 'app-default'],
+    ]);
+  });
+
+  it('unguards every cell, so a formula-guarded export sends the original text', async () => {
+    const file = tempFile('guarded.csv', "phone,templateId,appId,data1,data2,note\n'+8613800138000,'-1,'=app,'=SUM(A1),''@x,'-note\n");
+    const [row] = await allRows(file);
+    assert.deepEqual(
+      { phoneRaw: row?.phoneRaw, phone: row?.phone, templateId: row?.templateId, appId: row?.appId, datas: row?.datas, extras: row?.extras },
+      { phoneRaw: '+8613800138000', phone: '13800138000', templateId: '-1', appId: '=app', datas: ['=SUM(A1)', "'@x"], extras: { note: '-note' } },
+    );
+  });
+
+  it('names extra columns by their header, made unique and never empty', async () => {
+    let names: string[] = [];
+    let map: ColumnMap | undefined;
+    const file = tempFile('extras.csv', 'line,phone,line,,reason\n7,13800138000,8,z,why\n');
+    const chunks = readRows(file, { ...DEFAULTS, onHeader: (m, n) => ((map = m), (names = n)) });
+    const rows = [];
+    for await (const chunk of chunks) rows.push(...chunk);
+    assert.deepEqual(names, ['line', 'line (2)', 'column 4', 'reason']);
+    assert.deepEqual(map?.extras, [0, 2, 3, 4]);
+    assert.deepEqual(rows[0]?.extras, { line: '7', 'line (2)': '8', 'column 4': 'z', reason: 'why' });
+  });
+});
+
+describe('readRows: row errors never stop the other rows', () => {
+  it('marks bad rows and keeps every good one', async () => {
+    const text = [
+      'phone,templateId,data1',
+      '13800138000,1,ok',
+      ',1,no phone',
+      '1.38E+10,1,scientific',
+      '13900139000,,no template',
+      '13700137000,1,too many,cells',
+      '13600136000,1,padded,,,',
+      '+14155550123,1,international',
+      '13500135000,1,last',
+    ].join('\r\n');
+    const rows = await allRows(tempFile('bad.csv', text), { defaultTemplateId: undefined });
+    assert.deepEqual(
+      rows.map((r) => [r.line, r.phone ?? null, r.error ?? null]),
+      [
+        [2, '13800138000', null],
+        [3, null, 'phone number is empty'],
+        [4, null, rows[2]?.error],
+        [5, '13900139000', 'template id is empty and no default templateId is set'],
+        [6, '13700137000', 'row has 4 cells but the header has 3 (an unquoted comma in a value?)'],
+        [7, '13600136000', null],
+        [8, null, 'international numbers are not enabled (allowInternational)'],
+        [9, '13500135000', null],
+      ],
+    );
+    assert.match(rows[2]?.error ?? '', /scientific notation/);
+  });
+
+  it('joins several problems of one row', async () => {
+    const rows = await allRows(tempFile('two-problems.csv', 'phone,template,app\nabc,,\n'), { defaultTemplateId: undefined, defaultAppId: undefined });
+    assert.equal(rows[0]?.error, 'phone number contains characters other than digits; template id is empty and no default templateId is set; app id is empty and no default appId is set');
+  });
+
+  it('accepts international numbers when enabled', async () => {
+    const rows = await allRows(tempFile('intl.csv', 'phone\n+1 415 555 0123\n'), { allowInternational: true });
+    assert.equal(rows[0]?.phone, '0014155550123');
+  });
+});
+
+describe('readRows: refused files', () => {
+  it('refuses a missing file', async () => {
+    assert.match((await refusal(path.join(TEMP_DIR, 'missing.csv'))).message, /cannot read the file: ENOENT/);
+  });
+  it('refuses a directory', async () => {
+    assert.match((await refusal(TEMP_DIR)).message, /cannot read the file/);
+  });
+  it('refuses an empty file and a file of blank lines', async () => {
+    assert.match((await refusal(tempFile('empty.csv', ''))).message, /empty: a header row is required/);
+    assert.match((await refusal(tempFile('blank.csv', '\r\n\r\n,,,\r\n'))).message, /empty: a header row is required/);
+  });
+  it('refuses a header without a phone column, naming the header line', async () => {
+    const err = await refusal(tempFile('nophone.csv', '\nname,data1\nx,y\n'));
+    assert.match(err.message, /nophone\.csv, line 2: no phone column/);
+    assert.equal(err.line, 2);
+  });
+  it('refuses two phone columns and a gap in the numbering', async () => {
+    assert.match((await refusal(tempFile('twophones.csv', 'phone,mobile\n1,2\n'))).message, /two phone columns/);
+    assert.match((await refusal(tempFile('gap.csv', 'phone,data1,data3\n1,2,3\n'))).message, /value 2 is missing/);
+  });
+  it('refuses a file without template column when there is no default templateId', async () => {
+    const file = tempFile('notemplate.csv', 'phone,data1\n13800138000,x\n');
+    assert.match((await refusal(file, { defaultTemplateId: undefined })).message, /no template column .* no default templateId/);
+    assert.equal((await allRows(file)).length, 1, 'accepted with a default');
+  });
+  it('refuses a file without app column when there is no default appId', async () => {
+    const file = tempFile('noapp.csv', 'phone,data1\n13800138000,x\n');
+    assert.match((await refusal(file, { defaultAppId: '' })).message, /no app column .* no default appId/);
+  });
+  it('refuses a quoted cell that is never closed, with the line where its record starts', async () => {
+    const err = await refusal(tempFile('unclosed.csv', 'phone,data1\n13800138000,ok\n13900139000,"never closed\nmore\n'));
+    assert.match(err.message, /cannot be parsed/);
+    assert.equal(err.line, 3);
+  });
+  it('refuses a workbook and UTF-16 text with what to do instead', async () => {
+    assert.match((await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')))).message, /Excel workbook.*Save As, CSV/);
+    assert.match((await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])))).message, /\.xls/);
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('phone\r\n', 'utf16le')]);
+    assert.match((await refusal(tempFile('utf16.csv', utf16))).message, /UTF-16/);
+  });
+});
+
+describe('the bundled sample (data/samples/contacts.csv)', () => {
+  it('has 20 rows for template 1 with 2 values, one bad row and one duplicate number', async () => {
+    const rows = await allRows(path.resolve(import.meta.dirname, '../../data/samples/contacts.csv'), { defaultTemplateId: undefined });
+    assert.equal(rows.length, 20);
+    const bad = rows.filter((r) => r.error !== undefined);
+    assert.deepEqual(bad.map((r) => r.phoneRaw), ['1.38E+10']);
+    const good = rows.filter((r) => r.error === undefined);
+    assert.ok(good.every((r) => r.templateId === '1' && r.datas.length === 2));
+    const phones = good.map((r) => r.phone);
+    assert.equal(new Set(phones).size, phones.length - 1, 'exactly one number appears twice');
+    assert.ok(rows.some((r) => r.phoneRaw !== r.phone && r.error === undefined), 'some numbers are messy');
+  });
+});
