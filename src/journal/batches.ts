@@ -2,9 +2,8 @@
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
-import { planBatches, type PlanRow } from '../plan/index.js';
 import { type Db, nowIso, sql } from './open.js';
-import { BATCH_STATE, type BatchState, ROW_STATUS } from './states.js';
+import type { BatchState } from './states.js';
 
 export interface BatchRecord {
   id: number;
@@ -12,6 +11,8 @@ export interface BatchRecord {
   group_id: number;
   parent_id: number | null;
   req_id: string;
+  /** The numbers, comma-separated, in row order. */
+  phones: string;
   numbers: number;
   state: BatchState;
   attempts: number;
@@ -37,60 +38,6 @@ export function newReqId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
-const PLAN_PAGE = 10_000;
-
-/**
- * Plans every pending row of the file that has no batch yet. Resumable: a run cut off here
- * plans the rest next time. Returns the number of batches created.
- */
-export function planFile(db: Db, fileId: number, maxPerRequest: number): number {
-  const insertBatch = sql(
-    db,
-    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, 'planned', ?, ?)`,
-  );
-  const assignRow = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
-  let created = 0;
-  const writeBatches = db.transaction((batches: { groupId: number; rowIds: number[] }[]) => {
-    const now = nowIso();
-    for (const b of batches) {
-      const batchId = Number(insertBatch.run(fileId, b.groupId, newReqId(), b.rowIds.length, now, now).lastInsertRowid);
-      for (const rowId of b.rowIds) assignRow.run(batchId, rowId);
-    }
-    created += batches.length;
-  });
-  let pending: { groupId: number; rowIds: number[] }[] = [];
-  for (const batch of planBatches(unplannedRows(db, fileId), { maxPerRequest })) {
-    pending.push(batch);
-    if (pending.length >= 200) {
-      writeBatches(pending);
-      pending = [];
-    }
-  }
-  writeBatches(pending);
-  return created;
-}
-
-/** Unplanned rows in (group, id) order, read a page at a time so writes can go on in between. */
-function* unplannedRows(db: Db, fileId: number): Generator<PlanRow> {
-  const page = sql(
-    db,
-    `SELECT id AS rowId, group_id AS groupId, phone FROM rows
-     WHERE file_id = ? AND status = 'pending' AND batch_id IS NULL AND (group_id > ? OR (group_id = ? AND id > ?))
-     ORDER BY group_id, id LIMIT ${PLAN_PAGE}`,
-  );
-  let lastGroup = -1;
-  let lastId = -1;
-  for (;;) {
-    const rows = page.all(fileId, lastGroup, lastGroup, lastId) as PlanRow[];
-    yield* rows;
-    if (rows.length < PLAN_PAGE) return;
-    const last = rows[rows.length - 1]!;
-    lastGroup = last.groupId;
-    lastId = last.rowId;
-  }
-}
-
 /** Batches of the file that are not final yet, oldest first. */
 export function openBatchIds(db: Db, fileId: number): number[] {
   return sql(db, "SELECT id FROM batches WHERE file_id = ? AND state IN ('planned', 'sending') ORDER BY id").pluck().all(fileId) as number[];
@@ -107,8 +54,7 @@ export function loadBatchToSend(db: Db, batchId: number): BatchToSend {
     template_id: string;
     datas: string;
   };
-  const phones = sql(db, 'SELECT phone FROM rows WHERE batch_id = ? ORDER BY id').pluck().all(batchId) as string[];
-  return { batch, appId: group.app_id, templateId: group.template_id, datas: JSON.parse(group.datas) as string[], phones };
+  return { batch, appId: group.app_id, templateId: group.template_id, datas: JSON.parse(group.datas) as string[], phones: batch.phones.split(',') };
 }
 
 /**
@@ -165,12 +111,10 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
       sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
         t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now, batchId,
       );
-      settleRows(db, batchId, ROW_STATUS.accepted, t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now);
       return;
     case 'failed':
     case 'unknown':
       sql(db, 'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?').run(t.to, t.statusCode, t.statusMsg, now, batchId);
-      settleRows(db, batchId, t.to, t.statusCode, t.statusMsg, null, null, now);
       return;
     case 'planned':
       sql(
@@ -187,30 +131,29 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
   }
 }
 
-function settleRows(db: Db, batchId: number, status: string, code: string | null, msg: string | null, sid: string | null, created: string | null, now: string): void {
-  sql(db, 'UPDATE rows SET status = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE batch_id = ?').run(
-    status, code, msg, sid, created, now, batchId,
-  );
-}
-
 /** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
 function splitBatch(db: Db, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
   const parent = getBatch(db, batchId);
-  const rowIds = sql(db, 'SELECT id FROM rows WHERE batch_id = ? ORDER BY id').pluck().all(batchId) as number[];
-  const middle = Math.ceil(rowIds.length / 2);
-  for (const half of [rowIds.slice(0, middle), rowIds.slice(middle)]) {
-    if (half.length === 0) continue;
-    const childId = Number(
-      sql(
-        db,
-        `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)`,
-      ).run(parent.file_id, parent.group_id, batchId, newReqId(), half.length, now, now).lastInsertRowid,
-    );
-    const assign = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
-    for (const rowId of half) assign.run(childId, rowId);
+  const phones = parent.phones.split(',');
+  const middle = Math.ceil(phones.length / 2);
+  for (const half of [phones.slice(0, middle), phones.slice(middle)]) {
+    if (half.length > 0) moveToNewBatch(db, parent, half, now);
   }
   sql(db, "UPDATE batches SET state = 'split', status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?").run(t.statusCode, t.statusMsg, now, batchId);
+}
+
+/** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
+export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now = nowIso()): number {
+  const childId = Number(
+    sql(
+      db,
+      `INSERT INTO batches (file_id, group_id, parent_id, req_id, phones, numbers, state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'planned', ?, ?)`,
+    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.join(','), phones.length, now, now).lastInsertRowid,
+  );
+  const move = sql(db, "UPDATE rows SET batch_id = ? WHERE group_id = ? AND phone = ? AND intake = 'valid'");
+  for (const phone of phones) move.run(childId, from.group_id, phone);
+  return childId;
 }
 
 /**
@@ -233,5 +176,3 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
   })();
   return interrupted.length;
 }
-
-export const FINAL_STATES: readonly BatchState[] = [BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown, BATCH_STATE.split];

@@ -58,11 +58,14 @@ export function setFileHeader(db: Db, id: number, header: { columns: string[]; e
   sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
 }
 
-/** An intake cut short (crash, signal) is thrown away and redone: nothing was planned or sent yet. */
+/** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
 export function discardIntake(db: Db, fileId: number): void {
   db.transaction(() => {
+    sql(db, 'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
+    sql(db, 'DELETE FROM batches WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ?').run(fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
   })();
 }
 
@@ -77,18 +80,23 @@ export interface FileCounts {
   requests: number;
 }
 
-/** Row counts by final status (they add up to rows), and requests made (attempts). */
+/**
+ * Row counts by final status (they add up to rows) and requests made. Intake counted rows,
+ * invalid and duplicates; every other row's status is its batch's state, so the rest is a sum
+ * over the file's batches, not a scan of its rows.
+ */
 export function countFile(db: Db, fileId: number): FileCounts {
-  const counts: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
-  const byStatus = sql(db, 'SELECT status, count(*) AS n FROM rows WHERE file_id = ? GROUP BY status').all(fileId) as { status: string; n: number }[];
-  for (const { status, n } of byStatus) {
-    counts.rows += n;
-    if (status === 'duplicate') counts.duplicates += n;
-    else if (status in counts) counts[status as keyof FileCounts] += n;
+  const file = sql(db, 'SELECT rows, invalid, duplicates FROM files WHERE id = ?').get(fileId) as Pick<FileCounts, 'rows' | 'invalid' | 'duplicates'> | undefined;
+  const counts: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0, ...file };
+  const byState = sql(db, "SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND state NOT IN ('split', 'retried') GROUP BY state").all(fileId) as { state: string; n: number }[];
+  let settled = 0;
+  for (const { state, n } of byState) {
+    if (state === 'accepted' || state === 'failed' || state === 'unknown') {
+      counts[state] += n;
+      settled += n;
+    }
   }
-  counts.requests = (sql(
-    db,
-    'SELECT count(*) FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
-  ).pluck().get(fileId) as number) ?? 0;
+  counts.pending = counts.rows - counts.invalid - counts.duplicates - settled;
+  counts.requests = sql(db, 'SELECT count(*) FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').pluck().get(fileId) as number;
   return counts;
 }

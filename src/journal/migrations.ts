@@ -1,18 +1,34 @@
 // Versioned schema of the journal. Each migration runs once, in order, in its own transaction;
 // schema_migrations records which ones ran. Never edit a migration that has shipped: add one.
 //
+// Each row of a CSV is written ONCE, at intake: the journal is built so that sending never has to
+// touch rows again. A row's outcome is its batch's outcome (one request, one answer), read
+// through the view row_results.
+//
 // Tables
 //   files     one per (content, generation): identity is the SHA-256 of the bytes. `generation`
 //             goes up only with `send --resend`, so a re-dropped file is recognised, never resent.
+//             rows / invalid / duplicates are counted at the end of intake.
 //   groups    rows sharing (app, template, values) within a file: one template message.
-//   rows      one per data row of the CSV, with its final status (see ROW_STATUS in states.ts).
+//   rows      one per data row of the CSV. `intake` is valid, invalid (with `error`) or
+//             duplicate (of `duplicate_of`); a valid row belongs to one batch at a time.
 //   batches   one request's worth of numbers (<= maxPerRequest distinct numbers of one group),
-//             written with its numbers before its first request (see BATCH_STATE in states.ts).
+//             written with its numbers (`phones`, comma-separated, in row order) during intake,
+//             before any request. State machine: states.ts.
 //   attempts  every request made for a batch: written before the request, completed after it.
+//
+// Migration 2 (reports, issue 5): the views operators query with the sqlite3 shell, the daemon's
+// own state, and the indexes those reads need.
+//   v_files        one row per file with its counts (they add up to rows) and requests made.
+//   v_recipients   one row per input row: who, with what (datas and extras are JSON: the template
+//                  values in order, the file's other columns by name), and what became of it.
+//   v_failures     failed and unknown numbers per file, status and code: how many, a sample message.
+//   daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop status`.
+
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
-    name: 'files, groups, rows, batches, attempts',
+    name: 'files, groups, rows, batches, attempts, row_results',
     sql: `
       CREATE TABLE files (
         id            INTEGER PRIMARY KEY,
@@ -25,6 +41,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         status        TEXT    NOT NULL,
         error         TEXT,
         header        TEXT,
+        rows          INTEGER NOT NULL DEFAULT 0,
+        invalid       INTEGER NOT NULL DEFAULT 0,
+        duplicates    INTEGER NOT NULL DEFAULT 0,
         created_at    TEXT    NOT NULL,
         started_at    TEXT,
         finished_at   TEXT,
@@ -48,21 +67,15 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         phone_raw       TEXT    NOT NULL,
         phone           TEXT,
         group_id        INTEGER REFERENCES groups(id),
-        status          TEXT    NOT NULL,
+        intake          TEXT    NOT NULL,
         error           TEXT,
         duplicate_of    INTEGER,
         extras          TEXT,
-        batch_id        INTEGER,
-        status_code     TEXT,
-        status_msg      TEXT,
-        sms_message_sid TEXT,
-        date_created    TEXT,
-        updated_at      TEXT
+        batch_id        INTEGER
       );
-      CREATE INDEX rows_by_file ON rows (file_id, status, group_id);
-      CREATE INDEX rows_by_batch ON rows (batch_id);
-      -- The same number twice in one group is sent once: only one non-duplicate row may exist.
-      CREATE UNIQUE INDEX rows_one_per_number ON rows (group_id, phone) WHERE status <> 'duplicate' AND status <> 'invalid';
+      CREATE INDEX rows_by_file ON rows (file_id);
+      -- The same number twice in one group is sent once: one valid row per (group, number).
+      CREATE UNIQUE INDEX rows_one_per_number ON rows (group_id, phone) WHERE intake = 'valid';
 
       CREATE TABLE batches (
         id              INTEGER PRIMARY KEY,
@@ -70,6 +83,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         group_id        INTEGER NOT NULL REFERENCES groups(id),
         parent_id       INTEGER REFERENCES batches(id),
         req_id          TEXT    NOT NULL,
+        phones          TEXT    NOT NULL,
         numbers         INTEGER NOT NULL,
         state           TEXT    NOT NULL,
         attempts        INTEGER NOT NULL DEFAULT 0,
@@ -85,6 +99,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         updated_at      TEXT    NOT NULL
       );
       CREATE INDEX batches_by_file ON batches (file_id, state);
+      CREATE INDEX batches_by_group ON batches (group_id);
       CREATE UNIQUE INDEX batches_by_req_id ON batches (req_id);
 
       CREATE TABLE attempts (
@@ -98,6 +113,82 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         reason        TEXT
       );
       CREATE INDEX attempts_by_batch ON attempts (batch_id);
+
+      -- Each row with its final status: invalid / duplicate from intake, otherwise its batch's
+      -- outcome (pending while the batch is planned or sending).
+      CREATE VIEW row_results AS
+      SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+        CASE r.intake
+          WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown') THEN b.state ELSE 'pending' END
+          ELSE r.intake
+        END AS status,
+        CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+        CASE r.intake
+          WHEN 'invalid' THEN r.error
+          WHEN 'duplicate' THEN 'duplicate of line ' || (SELECT o.line FROM rows o WHERE o.id = r.duplicate_of)
+          ELSE b.status_msg
+        END AS status_msg,
+        b.sms_message_sid, b.date_created, b.updated_at
+      FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
+    `,
+  },
+  {
+    version: 2,
+    name: 'report views, daemon state',
+    sql: `
+      CREATE TABLE daemon_state (
+        id            INTEGER PRIMARY KEY CHECK (id = 1),
+        pid           INTEGER,
+        paused        TEXT,
+        paused_since  TEXT,
+        updated_at    TEXT    NOT NULL
+      );
+
+      -- The current send rate (attempts finished in the last minute) without a scan.
+      CREATE INDEX attempts_by_finished ON attempts (finished_at);
+      -- Why rows were invalid, per file, without reading every row of the file.
+      CREATE INDEX rows_invalid ON rows (file_id, error) WHERE intake = 'invalid';
+
+      -- Counts from the file's counters and its batches (a few per thousand rows): a file of a
+      -- million rows is summed without reading its rows. A valid row is in exactly one batch not
+      -- replaced by others (split, retried), so the counts add up to rows. While intake runs, the
+      -- rows read so far are counted directly.
+      CREATE VIEW v_files AS
+      SELECT f.id, f.name, f.sha256, f.status,
+        CASE WHEN f.status = 'intake' THEN (SELECT count(*) FROM rows r WHERE r.file_id = f.id) ELSE f.rows END AS rows,
+        f.invalid, f.duplicates,
+        (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'accepted') AS accepted,
+        (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'failed') AS failed,
+        (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'unknown') AS unknown,
+        (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state IN ('planned', 'sending')) AS pending,
+        (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id) AS requests,
+        f.started_at, f.finished_at
+      FROM files f;
+
+      -- attempts: the requests that carried the row's number: those of its batch and of the
+      -- batches it moved from (split halves, retries), through batches.parent_id.
+      CREATE VIEW v_recipients AS
+      SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone,
+        g.app_id, g.template_id, g.datas, rr.extras,
+        rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created,
+        (WITH RECURSIVE chain(id) AS (
+           SELECT rr.batch_id
+           UNION ALL
+           SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL
+         ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts,
+        rr.updated_at
+      FROM row_results rr
+      JOIN files f ON f.id = rr.file_id
+      LEFT JOIN groups g ON g.id = rr.group_id;
+
+      -- A batch's numbers share its outcome, so failures are summed over batches, not rows.
+      CREATE VIEW v_failures AS
+      SELECT b.file_id, f.name AS file_name, b.state AS status, b.status_code,
+        sum(b.numbers) AS count, min(b.status_msg) AS sample_message
+      FROM batches b
+      JOIN files f ON f.id = b.file_id
+      WHERE b.state IN ('failed', 'unknown')
+      GROUP BY b.file_id, b.state, b.status_code;
     `,
   },
 ];

@@ -1,9 +1,13 @@
 // Writing a file's rows into the journal, a chunk per transaction (journalling a million rows
-// takes seconds, not minutes). Each valid row joins its group (app, template, values); the same
-// number twice in a group is kept once, and the repeats are recorded as duplicates of it.
+// takes seconds, not minutes). Each row is written once. A valid row joins its group (app,
+// template, values) and, by the planning rule (src/plan), that group's open batch: so when intake
+// ends, every batch is written with its numbers and nothing is left to plan. The same number
+// twice in a group is kept once; the repeats are recorded as duplicates of it.
 import { hash } from 'node:crypto';
+import { placeNumber } from '../plan/index.js';
+import { newReqId } from './batches.js';
 import { type Db, nowIso, sql } from './open.js';
-import { ROW_STATUS } from './states.js';
+import { ROW_INTAKE } from './states.js';
 
 export interface RowToJournal {
   line: number;
@@ -16,70 +20,127 @@ export interface RowToJournal {
   error?: string;
 }
 
-export interface GroupRecord {
-  id: number;
-  file_id: number;
-  app_id: string;
-  template_id: string;
-  datas: string;
+/** A group as intake sees it: its id and its open batch (the one still taking numbers). */
+interface GroupState {
+  groupId: number;
+  batchId: number | undefined;
+  phones: string[];
+  /** phones changed since the batch row was last written */
+  dirty: boolean;
 }
 
-/** Keeps the most recently used groups in memory; the journal holds them all. */
+/** Groups kept in memory (the most recently opened); the journal holds them all. */
 const GROUP_CACHE_SIZE = 20_000;
 
 export interface RowWriter {
   /** Writes one chunk of rows in one transaction. */
   write(rows: readonly RowToJournal[]): void;
+  /** Writes the open batches and the file's counts. Call once, after the last chunk. */
+  finish(): { rows: number; invalid: number; duplicates: number };
 }
 
-export function createRowWriter(db: Db, fileId: number): RowWriter {
-  const groupIds = new Map<string, number>();
+export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): RowWriter {
+  const limits = { maxPerRequest };
+  const groups = new Map<string, GroupState>();
+  const counts = { rows: 0, invalid: 0, duplicates: 0 };
   const insertRow = sql(
     db,
-    `INSERT OR IGNORE INTO rows (file_id, line, phone_raw, phone, group_id, status, error, extras, updated_at)
+    `INSERT OR IGNORE INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const insertDuplicate = sql(
     db,
-    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, status, duplicate_of, extras, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'duplicate',
-       (SELECT id FROM rows WHERE group_id = ? AND phone = ? AND status <> 'duplicate' AND status <> 'invalid'), ?, ?)`,
+    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, duplicate_of, extras)
+     VALUES (?, ?, ?, ?, ?, 'duplicate', (SELECT id FROM rows WHERE group_id = ? AND phone = ? AND intake = 'valid'), ?)`,
   );
-  const findGroups = sql(db, 'SELECT * FROM groups WHERE file_id = ? AND key_hash = ?');
+  const findGroups = sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?');
   const insertGroup = sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)');
+  const lastBatchOf = sql(db, 'SELECT id, phones FROM batches WHERE group_id = ? ORDER BY id DESC LIMIT 1');
+  const insertBatch = sql(
+    db,
+    `INSERT INTO batches (file_id, group_id, req_id, phones, numbers, state, created_at, updated_at)
+     VALUES (?, ?, ?, '', 0, 'planned', ?, ?)`,
+  );
+  const writeBatchPhones = sql(db, 'UPDATE batches SET phones = ?, numbers = ? WHERE id = ?');
 
-  function groupIdOf(appId: string, templateId: string, datas: string[]): number {
+  function saveBatch(state: GroupState): void {
+    if (!state.dirty || state.batchId === undefined) return;
+    writeBatchPhones.run(state.phones.join(','), state.phones.length, state.batchId);
+    state.dirty = false;
+  }
+
+  function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
     const datasJson = JSON.stringify(datas);
     const key = `${appId}\u0000${templateId}\u0000${datasJson}`;
-    const cached = groupIds.get(key);
-    if (cached !== undefined) return cached;
+    const cached = groups.get(key);
+    // First in, first out: moving an entry on every hit costs more than the rare reload of a
+    // busy group that was evicted (one indexed read).
+    if (cached) return cached;
+    const state = loadOrCreateGroup(key, appId, templateId, datasJson);
+    if (groups.size >= GROUP_CACHE_SIZE) {
+      const [oldestKey, oldest] = groups.entries().next().value as [string, GroupState];
+      saveBatch(oldest);
+      groups.delete(oldestKey);
+    }
+    groups.set(key, state);
+    return state;
+  }
+
+  function loadOrCreateGroup(key: string, appId: string, templateId: string, datasJson: string): GroupState {
     // 48 bits of MD5 narrow the search; the full values are compared, so a collision is harmless.
     const keyHash = parseInt(hash('md5', key).slice(0, 12), 16);
-    const candidates = findGroups.all(fileId, keyHash) as GroupRecord[];
+    const candidates = findGroups.all(fileId, keyHash) as { id: number; app_id: string; template_id: string; datas: string }[];
     const found = candidates.find((g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson);
-    const id = found ? found.id : Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
-    if (groupIds.size >= GROUP_CACHE_SIZE) groupIds.delete(groupIds.keys().next().value as string);
-    groupIds.set(key, id);
-    return id;
+    if (!found) {
+      const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
+      return { groupId, batchId: undefined, phones: [], dirty: false };
+    }
+    const last = lastBatchOf.get(found.id) as { id: number; phones: string } | undefined;
+    return { groupId: found.id, batchId: last?.id, phones: last && last.phones ? last.phones.split(',') : [], dirty: false };
+  }
+
+  function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
+    if (placeNumber(state.batchId === undefined ? undefined : state.phones.length, limits) === 'new') {
+      saveBatch(state);
+      state.batchId = Number(insertBatch.run(fileId, state.groupId, newReqId(), now, now).lastInsertRowid);
+      state.phones = [];
+    }
+    const inserted = insertRow.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, ROW_INTAKE.valid, null, extras, state.batchId);
+    if (inserted.changes === 1) {
+      state.phones.push(row.phone!);
+      state.dirty = true;
+      return;
+    }
+    insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, state.groupId, row.phone, extras);
+    counts.duplicates++;
   }
 
   const writeChunk = db.transaction((rows: readonly RowToJournal[]) => {
     const now = nowIso();
     for (const row of rows) {
+      counts.rows++;
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
-      const groupId = row.appId !== undefined && row.templateId !== undefined ? groupIdOf(row.appId, row.templateId, row.datas) : null;
-      if (row.error !== undefined || !row.phone || groupId === null) {
+      const state = row.appId !== undefined && row.templateId !== undefined ? groupOf(row.appId, row.templateId, row.datas) : undefined;
+      if (row.error !== undefined || !row.phone || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
         const reason = row.error ?? 'row has no phone number, appId or templateId';
-        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, groupId, ROW_STATUS.invalid, reason, extras, now);
+        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, reason, extras, null);
+        counts.invalid++;
         continue;
       }
-      const inserted = insertRow.run(fileId, row.line, row.phoneRaw, row.phone, groupId, ROW_STATUS.pending, null, extras, now);
-      if (inserted.changes === 0) insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, groupId, groupId, row.phone, extras, now);
+      placeValidRow(row, state, extras, now);
     }
   });
 
-  return { write: (rows) => writeChunk(rows) };
+  const finish = db.transaction(() => {
+    for (const state of groups.values()) saveBatch(state);
+    // A batch opened for a number that turned out to be a duplicate may have stayed empty.
+    sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
+    sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, fileId);
+    return { ...counts };
+  });
+
+  return { write: (rows) => writeChunk(rows), finish: () => finish() };
 }
 
 function hasKeys(record: Record<string, string>): boolean {

@@ -1,7 +1,8 @@
 // State names of the journal, and the state machine of a batch, written down where they live.
 //
 // A ROW ends in exactly one of: invalid, duplicate, accepted, failed, unknown; until then it is
-// pending. invalid and duplicate are decided at intake; the others follow the row's batch.
+// pending. invalid and duplicate are decided at intake (rows.intake); a valid row's status is its
+// batch's outcome, read through the row_results view (the row itself is never rewritten).
 //
 // A BATCH is one request's worth of numbers of one group:
 //
@@ -12,12 +13,17 @@
 //      │                          │                                     new planned halves)
 //      └──retryable / account-fatal / rate-limited (with a delay)───┘
 //
+//   failed / unknown ──`smsdrop retry`──▶ retried (final; its numbers move to a new planned batch)
+//
 // `sending` is written (with the attempt) BEFORE the request leaves, and replaced by the outcome
 // right after. A batch found in `sending` at start-up was cut off mid-request: it may have been
 // received. With a reqId it goes back to planned and is retried with the same reqId (the
 // provider answers 160054 if it already took it); without one it becomes unknown and is never
 // resent automatically. `maybe_sent` remembers that some attempt may have reached the provider,
 // so a batch that then runs out of attempts ends unknown, not failed: failed means not sent.
+/** What intake decided about a row. */
+export const ROW_INTAKE = { valid: 'valid', invalid: 'invalid', duplicate: 'duplicate' } as const;
+
 export const ROW_STATUS = {
   invalid: 'invalid',
   duplicate: 'duplicate',
@@ -35,10 +41,12 @@ export const BATCH_STATE = {
   failed: 'failed',
   unknown: 'unknown',
   split: 'split',
+  retried: 'retried',
 } as const;
 export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 
-export const FINAL_BATCH_STATES: ReadonlySet<BatchState> = new Set(['accepted', 'failed', 'unknown', 'split']);
+/** States whose numbers have moved to other batches: not counted, never sent again. */
+export const REPLACED_BATCH_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
 
 // A FILE: intake (rows being written) -> sending (planned; batches going out) -> done (every row
 // final). refused: the file as a whole could not be read (no phone column, unreadable...).

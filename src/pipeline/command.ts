@@ -78,7 +78,7 @@ function progressBar(context: PipelineContext): SingleBar | undefined {
   context.onBatchDone = (event) => {
     previous?.(event);
     if (!started) {
-      const pending = context.db.prepare("SELECT count(*) FROM rows WHERE status = 'pending'").pluck().get() as number;
+      const pending = context.db.prepare("SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ('planned', 'sending')").pluck().get() as number;
       bar.start(pending + event.rowsSettled, 0);
       started = true;
     }

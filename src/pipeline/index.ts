@@ -7,7 +7,6 @@ import { countFile, createFile, discardIntake, type FileCounts, type FileRecord,
 import { type Db, sql } from '../journal/open.js';
 import { createRowWriter } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
-import { planFile } from '../journal/batches.js';
 import { inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
@@ -72,10 +71,7 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
     const refusal = await intake(ctx, file, filePath, inspection.encoding);
     if (refusal) return result('refused', file, { reason: refusal });
   }
-  if (options.dryRun) {
-    planFile(ctx.db, file.id, ctx.config.maxPerRequest);
-    return result('planned', file, { plan: planSummary(ctx.db, file.id) });
-  }
+  if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
   const sent = await sendFile(ctx, file.id);
   if (sent.state === 'finished') {
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
@@ -88,7 +84,7 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
 async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, encoding: 'utf-8' | 'gb18030'): Promise<string | undefined> {
   discardIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  const writer = createRowWriter(ctx.db, file.id);
+  const writer = createRowWriter(ctx.db, file.id, ctx.config.maxPerRequest);
   try {
     const rows = readRows(filePath, {
       encoding,
@@ -98,6 +94,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
       onHeader: (map, extraNames) => setFileHeader(ctx.db, file.id, { columns: map.header, extras: extraNames }),
     });
     for await (const chunk of rows) writer.write(chunk);
+    writer.finish();
   } catch (err) {
     const reason = refusalMessage(filePath, err);
     discardIntake(ctx.db, file.id);

@@ -24,12 +24,8 @@ export async function writeResultCsv(db: Db, fileId: number, outDir: string, bas
   const writer = createCsvWriter(file, RESULT_HEADER);
   const rows = db
     .prepare(
-      `SELECT r.line, r.phone_raw, r.phone, r.status, r.status_code,
-              CASE WHEN r.status = 'invalid' THEN r.error
-                   WHEN r.status = 'duplicate' THEN 'duplicate of line ' || (SELECT o.line FROM rows o WHERE o.id = r.duplicate_of)
-                   ELSE r.status_msg END AS message,
-              r.sms_message_sid, r.date_created
-       FROM rows r WHERE r.file_id = ? ORDER BY r.id`,
+      `SELECT line, phone_raw, phone, status, status_code, status_msg AS message, sms_message_sid, date_created
+       FROM row_results WHERE file_id = ? ORDER BY id`,
     )
     .iterate(fileId) as IterableIterator<ResultRow>;
   for (const r of rows) {
@@ -51,11 +47,11 @@ interface RejectedRow {
 
 /** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
 export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
-  const count = db.prepare("SELECT count(*) FROM rows WHERE file_id = ? AND status = 'invalid'").pluck().get(fileId) as number;
+  const count = db.prepare('SELECT invalid FROM files WHERE id = ?').pluck().get(fileId) as number;
   if (count === 0) return undefined;
   const query = `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras
                  FROM rows r LEFT JOIN groups g ON g.id = r.group_id
-                 WHERE r.file_id = ? AND r.status = 'invalid' ORDER BY r.id`;
+                 WHERE r.file_id = ? AND r.intake = 'invalid' ORDER BY r.id`;
   const maxData = maxDataCount(db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>);
   const extraNames = extraColumnNames(db, fileId);
   const header = ['line', 'reason', 'phone', 'appId', 'templateId', ...Array.from({ length: maxData }, (_, i) => `data${i + 1}`), ...extraNames];

@@ -2,8 +2,10 @@
 //
 // Rows that share a group (app, template, values) become one template message; each group is
 // cut into the fewest requests of at most `maxPerRequest` distinct numbers: ceil(n / max), all
-// full but the last. Rows arrive ordered by group id, so only one group is open at a time and
-// memory stays at one request's worth of numbers, whatever the size of the file.
+// full but the last, numbers in row order. The rule is incremental (`placeNumber`): a group's next
+// number joins its open request unless that request is full. So the journal applies it row by row
+// during intake, whatever order groups come in, and keeps only open requests in memory; and
+// `planBatches` is the same rule over a whole list, which the tests check exhaustively.
 
 export interface PlanRow {
   rowId: number;
@@ -25,36 +27,35 @@ export class PlanInputError extends Error {
   override name = 'PlanInputError';
 }
 
+/** Where a group's next number goes: into its open request, or into a new one. */
+export function placeNumber(openRequestSize: number | undefined, limits: PlanLimits): 'open' | 'new' {
+  return openRequestSize === undefined || openRequestSize >= limits.maxPerRequest ? 'new' : 'open';
+}
+
 /**
- * Yields the batches for rows sorted by ascending group id. Throws PlanInputError if the rows
- * are not sorted, or a number repeats within one request. (Across a group's requests the journal
- * guarantees one row per number; checking that here would make memory grow with the group.)
+ * The batches for a list of rows, in the order each batch is opened. Throws PlanInputError on a
+ * bad limit or a number repeated within a group (the journal keeps one row per number).
  */
-export function* planBatches(rows: Iterable<PlanRow>, limits: PlanLimits): Generator<PlannedBatch> {
+export function planBatches(rows: Iterable<PlanRow>, limits: PlanLimits): PlannedBatch[] {
   const max = limits.maxPerRequest;
   if (!Number.isInteger(max) || max < 1) throw new PlanInputError(`maxPerRequest must be a whole number >= 1, got ${max}`);
-  let current: PlannedBatch | undefined;
-  const seenInBatch = new Set<string>();
+  const batches: PlannedBatch[] = [];
+  const open = new Map<number, PlannedBatch>();
+  const seen = new Map<number, Set<string>>();
   for (const row of rows) {
-    if (!current || row.groupId !== current.groupId) {
-      if (current && row.groupId < current.groupId) {
-        throw new PlanInputError(`rows are not sorted by group: group ${row.groupId} after ${current.groupId}`);
-      }
-      if (current && current.rowIds.length > 0) yield current;
-      current = { groupId: row.groupId, rowIds: [], phones: [] };
-      seenInBatch.clear();
+    const numbers = seen.get(row.groupId) ?? new Set<string>();
+    if (numbers.has(row.phone)) throw new PlanInputError(`number ${row.phone} repeats in group ${row.groupId}`);
+    seen.set(row.groupId, numbers.add(row.phone));
+    let batch = open.get(row.groupId);
+    if (placeNumber(batch?.rowIds.length, limits) === 'new') {
+      batch = { groupId: row.groupId, rowIds: [], phones: [] };
+      open.set(row.groupId, batch);
+      batches.push(batch);
     }
-    if (seenInBatch.has(row.phone)) throw new PlanInputError(`number ${row.phone} repeats in group ${row.groupId}`);
-    seenInBatch.add(row.phone);
-    current.rowIds.push(row.rowId);
-    current.phones.push(row.phone);
-    if (current.rowIds.length === max) {
-      yield current;
-      current = { groupId: row.groupId, rowIds: [], phones: [] };
-      seenInBatch.clear();
-    }
+    batch!.rowIds.push(row.rowId);
+    batch!.phones.push(row.phone);
   }
-  if (current && current.rowIds.length > 0) yield current;
+  return batches;
 }
 
 /** Requests needed for a group of n distinct numbers. */

@@ -7,7 +7,6 @@ import {
   applyTransition,
   finishAttempt,
   loadBatchToSend,
-  planFile,
   recoverInterrupted,
   startAttempt,
   type Transition,
@@ -35,10 +34,9 @@ export interface SendContext {
 
 export type SendResult = { state: 'finished' } | { state: 'paused'; reason: string } | { state: 'stopped' };
 
-/** Plans what is unplanned, then sends until every batch of the file is final, or sending must stop. */
+/** Sends until every batch of the file is final, or sending must stop. */
 export async function sendFile(ctx: SendContext, fileId: number): Promise<SendResult> {
   recoverInterrupted(ctx.db, fileId, ctx.config.reqId);
-  planFile(ctx.db, fileId, ctx.config.maxPerRequest);
   const now = ctx.now ?? Date.now;
   for (;;) {
     const stop = stopReason(ctx);

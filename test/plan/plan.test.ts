@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PlanInputError, planBatches, type PlanRow, requestsFor } from '../../src/plan/index.js';
+import { PlanInputError, placeNumber, planBatches, type PlanRow, requestsFor } from '../../src/plan/index.js';
 
 /** Rows for groups of the given sizes, sorted by group as the journal reads them. */
 function rowsFor(groupSizes: number[]): PlanRow[] {
@@ -51,24 +51,27 @@ describe('planBatches', () => {
     assert.deepEqual([...planBatches([], { maxPerRequest: 200 })], []);
   });
 
-  it('refuses rows not sorted by group, a repeated number in a request, and a bad limit', () => {
-    const unsorted = [{ rowId: 1, groupId: 2, phone: '13800000001' }, { rowId: 2, groupId: 1, phone: '13800000002' }];
-    assert.throws(() => [...planBatches(unsorted, { maxPerRequest: 200 })], PlanInputError);
-    const repeated = [{ rowId: 1, groupId: 1, phone: '13800000001' }, { rowId: 2, groupId: 1, phone: '13800000001' }];
+  it('refuses a repeated number in a group, and a bad limit', () => {
+    const repeated = [{ rowId: 1, groupId: 1, phone: '13800000001' }, { rowId: 2, groupId: 2, phone: '13800000009' }, { rowId: 3, groupId: 1, phone: '13800000001' }];
     assert.throws(() => [...planBatches(repeated, { maxPerRequest: 200 })], /repeats/);
     assert.throws(() => [...planBatches([], { maxPerRequest: 0 })], PlanInputError);
   });
 
-  it('streams: the first batch comes out before the input is exhausted', () => {
-    let produced = 0;
-    function* endless(): Generator<PlanRow> {
-      for (let i = 0; ; i++) {
-        produced++;
-        yield { rowId: i, groupId: 1, phone: `1380000${String(i).padStart(4, '0')}` };
-      }
-    }
-    const first = planBatches(endless(), { maxPerRequest: 3 }).next();
-    assert.equal(first.value?.rowIds.length, 3);
-    assert.ok(produced <= 4);
+  it('places a number in the open request until it is full', () => {
+    assert.equal(placeNumber(undefined, { maxPerRequest: 2 }), 'new');
+    assert.equal(placeNumber(1, { maxPerRequest: 2 }), 'open');
+    assert.equal(placeNumber(2, { maxPerRequest: 2 }), 'new');
+  });
+
+  it('interleaved groups give the same batches as sorted ones', () => {
+    const sorted = rowsFor([7, 5, 3]);
+    const interleaved = [...sorted].sort((a, b) => (a.rowId % 4) - (b.rowId % 4) || a.rowId - b.rowId);
+    const key = (batches: ReturnType<typeof planBatches>) => batches.map((b) => `${b.groupId}:${[...b.rowIds].sort((x, y) => x - y).join(',')}`).sort();
+    const a = planBatches(sorted, { maxPerRequest: 2 });
+    const b = planBatches(interleaved, { maxPerRequest: 2 });
+    assert.equal(a.length, b.length);
+    assert.equal(a.length, 4 + 3 + 2);
+    for (const batch of b) assert.ok(batch.rowIds.length <= 2);
+    assert.notDeepEqual(key(a), []);
   });
 });
