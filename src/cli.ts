@@ -20,6 +20,11 @@ program.exitOverride((err) => {
 
 (await import('./simulator/command.js')).registerSimulateCommand(program);
 registerSendCommand(program);
+(await import('./report/report.js')).registerReportCommand(program);
+(await import('./report/export.js')).registerExportCommand(program);
+(await import('./report/retry.js')).registerRetryCommand(program);
+(await import('./report/status.js')).registerStatusCommand(program);
+(await import('./daemon/command.js')).registerRunCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,164 @@
+// `smsdrop run`: the daemon. Takes the data directory's lock, resumes the files a previous run left
+// in processing/, then watches inbox/ and sends every CSV dropped there, a few files at a time,
+// until SIGTERM or SIGINT. Shutdown is a drain: no new file or request starts, requests in flight
+// get up to graceMs to finish and be journalled, then the journal is closed and the lock released
+// (last in, first out). A second signal exits at once; what was in flight is then in doubt and
+// resolved from the journal at the next start.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EXIT } from '../cli/common.js';
+import type { Config } from '../config/index.js';
+import { setDaemonState } from '../journal/daemonState.js';
+import { LockedError } from '../journal/lock.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { openRuntime, type Runtime } from '../pipeline/runtime.js';
+import { describeStatusCode } from '../provider/codes.js';
+import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
+import { describeError, type FileLife, handleFile, takeFile } from './lifecycle.js';
+import { createFilePool, type FilePool } from './pool.js';
+import { startProgress } from './progress.js';
+import { watchInbox } from './watch.js';
+
+/** Runs until a signal; resolves with the exit status (0 after a clean drain). */
+export async function runDaemon(config: Config): Promise<number> {
+  const folders = prepareFolders(config.dataDir);
+  const log = createLogger({ level: config.logLevel, logDir: folders.logs });
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, { role: 'smsdrop run (daemon)', log });
+  } catch (err) {
+    if (!(err instanceof LockedError)) throw err;
+    log.error(`smsdrop run: ${err.message}`);
+    await closeLogger(log);
+    return EXIT.usage;
+  }
+  try {
+    return await serve(config, folders, runtime, log);
+  } catch (err) {
+    await runtime.close().catch(() => {}); // release the journal and the lock before the error exits
+    throw err;
+  } finally {
+    await closeLogger(log);
+  }
+}
+
+async function serve(config: Config, folders: Folders, runtime: Runtime, log: Logger): Promise<number> {
+  announce(config, folders, runtime, log);
+  recordPause(runtime, null, log);
+  const stopRequested = onStopSignal(runtime, log);
+  const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log) };
+  const pool = createFilePool(config.maxFilesInProgress, (name) => handleFile(life, name), (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`));
+  const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [...life.active.values()]);
+
+  // Files a previous run left in processing/ go first, then what waits in inbox/.
+  for (const name of filesOldestFirst(folders.processing)) {
+    log.info(`resuming ${name} from processing/`, { event: 'file-resumed', file: name });
+    pool.add(name);
+  }
+  const watcher = await watchInbox(folders.inbox, {
+    stabilityMs: config.stabilityMs,
+    onFile: (file) => {
+      if (runtime.stop.signal.aborted) return; // left in inbox/ for the next start
+      const name = takeFile(life, file);
+      if (name) pool.add(name);
+    },
+    onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
+  });
+  if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
+
+  const signal = await stopRequested;
+  pool.stop();
+  await watcher.close();
+  const drained = await drain(pool, config.graceMs, signal, log);
+  progress.stop();
+  if (!drained) {
+    log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);
+    return EXIT.incomplete;
+  }
+  await runtime.close();
+  log.info('stopped cleanly: journal closed, lock released');
+  return EXIT.ok;
+}
+
+function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
+  log.info(`smsdrop run: pid ${process.pid}, data directory ${folders.root}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`);
+  // Without credentials nothing may look like a real send: say it at warn level, every start.
+  if (runtime.provider.simulator) log.warn(`sending to ${runtime.provider.describe}`);
+  else log.info(`sending to ${runtime.provider.describe}`);
+}
+
+/** First SIGTERM/SIGINT: stop starting requests and resolve. Second: exit at once. */
+function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (runtime.stop.signal.aborted) {
+        log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
+        process.exit(130);
+      }
+      runtime.stop.abort();
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+  });
+}
+
+async function drain(pool: FilePool, graceMs: number, signal: string, log: Logger): Promise<boolean> {
+  log.info(`${signal}: stopping; no new files or requests, waiting up to ${graceMs} ms for ${pool.running} file(s) in progress (${signal} again exits at once)`);
+  const timeout = new AbortController();
+  const idle = pool.onIdle().then(() => true);
+  const expired = sleep(graceMs, false, { signal: timeout.signal }).catch(() => false);
+  const drained = await Promise.race([idle, expired]);
+  timeout.abort();
+  return drained;
+}
+
+/**
+ * After an account-fatal answer every file's sending stops (the shared AccountPause). One cooldown
+ * for all of them: the operator is told once what to fix, and sending is tried again afterwards.
+ */
+function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Promise<void> {
+  let cooling: Promise<void> | undefined;
+  return () =>
+    (cooling ??= (async () => {
+      const reason = runtime.context.pause.reason ?? 'account problem';
+      const code = /^\d{6}/.exec(reason)?.[0];
+      const explained = `${reason}${code ? ` (${describeStatusCode(code)})` : ''}`;
+      recordPause(runtime, explained, log);
+      log.error(
+        `sending paused for the account: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
+        { event: 'account-paused', reason },
+      );
+      await sleep(config.pauseCooldownMs, undefined, { signal: runtime.stop.signal }).catch(() => {});
+      cooling = undefined;
+      if (runtime.stop.signal.aborted) return;
+      runtime.context.pause.resume();
+      recordPause(runtime, null, log);
+      log.info('cooldown over: trying to send again', { event: 'account-resumed' });
+    })());
+}
+
+/** Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause. */
+function recordPause(runtime: Runtime, paused: string | null, log: Logger): void {
+  try {
+    setDaemonState(runtime.db, { paused });
+  } catch (err) {
+    log.warn(`cannot record the pause state in the journal: ${describeError(err)}`);
+  }
+}
+
+/** Ends the logger so its last lines reach the log file before the process exits. */
+async function closeLogger(log: Logger): Promise<void> {
+  // Taken first: an ended logger no longer lists its transports. The rotating file transport
+  // writes its last lines only when its own stream is closed, after the logger has finished.
+  const files = log.transports.filter((t) => 'logStream' in t && typeof (t as { close?: unknown }).close === 'function');
+  const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
+  log.end();
+  await Promise.race([finished, sleep(2_000)]);
+  const flushed = files.map(
+    (t) =>
+      new Promise<void>((resolve) => {
+        t.once('finish', () => resolve());
+        (t as unknown as { close(): void }).close();
+      }),
+  );
+  await Promise.race([Promise.all(flushed), sleep(2_000)]);
+}

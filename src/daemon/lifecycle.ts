@@ -1,0 +1,224 @@
+// The life of one dropped file: inbox/ -> processing/ -> done/ or failed/, with the files people
+// read written next to it. Results are written in a staging folder first and moved in before the
+// CSV itself, so done/ and failed/ only ever hold complete files, and a CSV still in processing/
+// after a crash simply runs again (the journal makes that send nothing twice).
+//
+// What ends where:
+//   finished      done/NAME.csv + NAME.result.csv (+ NAME.rejected.csv when rows were invalid)
+//   already sent  done/NAME.csv + NAME.duplicate.txt ("duplicate of ...") + the original's
+//                 NAME.result.csv (+ NAME.rejected.csv); nothing is sent
+//   refused       failed/NAME.csv + NAME.error.txt; nothing was sent
+//   not .csv      failed/NAME + NAME.error.txt, straight from inbox/
+//   paused        stays in processing/, runs again after the account cooldown
+//   stopped       stays in processing/, resumes at the next start
+//   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { FileRecord } from '../journal/files.js';
+import { inspectFile } from '../intake/inspect.js';
+import type { Logger } from '../log/logger.js';
+import { redactSecrets } from '../log/redact.js';
+import { type FileRunResult, type PipelineContext, processFile } from '../pipeline/index.js';
+import { writeRejectedCsv, writeResultCsv } from '../pipeline/resultFiles.js';
+import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
+import type { JobResult } from './pool.js';
+
+export interface FileLife {
+  folders: Folders;
+  ctx: PipelineContext;
+  log: Logger;
+  /** Files being processed: name in processing/ -> sha256 of its bytes. */
+  active: Map<string, string>;
+  /** sha256 -> settles when the file running those bytes returns. Same bytes never run twice at once. */
+  busy: Map<string, Promise<void>>;
+  /** Settles when the account pause's cooldown is over (one cooldown shared by every file). */
+  cooldown(): Promise<void>;
+}
+
+/** Moves a stable inbox file into processing/; returns its name there, or undefined if it went elsewhere. */
+export function takeFile(life: FileLife, inboxFile: string): string | undefined {
+  const { folders, log } = life;
+  const dropped = path.basename(inboxFile);
+  try {
+    if (!isCsvName(dropped)) {
+      const name = moveUnique(inboxFile, folders.failed, dropped, [folders.processing, folders.done]);
+      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, 'not a .csv file; only .csv files are sent', 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.'));
+      log.warn(`failed ${dropped}: not a .csv file; moved to failed/${name}`, { event: 'file-failed', file: name, dropped });
+      return undefined;
+    }
+    const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
+    log.info(`taken ${dropped}${name === dropped ? '' : ` as ${name}`}`, { event: 'file-taken', file: name, dropped });
+    return name;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') log.warn(`${dropped} disappeared from inbox/ before it could be taken`, { event: 'file-vanished', dropped });
+    else log.error(`cannot take ${dropped}: ${describeError(err)}; it stays in inbox/ until the next start`, { event: 'file-failed', dropped });
+    return undefined;
+  }
+}
+
+/** Runs a file of processing/ through the pipeline and files it. Never throws. */
+export async function handleFile(life: FileLife, name: string): Promise<JobResult> {
+  const file = path.join(life.folders.processing, name);
+  if (!existsSync(file)) {
+    life.log.warn(`${name} disappeared from processing/ before it could be sent`, { event: 'file-vanished', file: name });
+    return undefined;
+  }
+  const sha256 = await inspectFile(file).then(
+    (inspection) => inspection.sha256,
+    () => undefined, // unreadable: processFile refuses it with the reason
+  );
+  const other = sha256 ? life.busy.get(sha256) : undefined;
+  if (other) {
+    life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, { event: 'file-waiting', file: name });
+    return { again: other };
+  }
+  let release = () => {};
+  if (sha256) {
+    life.busy.set(sha256, new Promise<void>((resolve) => (release = resolve)));
+    life.active.set(name, sha256);
+  }
+  try {
+    const result = await processFile(life.ctx, file, { name });
+    return await settle(life, name, result);
+  } catch (err) {
+    await failFile(life, name, describeError(err), SENT_SOME);
+    return undefined;
+  } finally {
+    if (sha256) {
+      life.busy.delete(sha256);
+      life.active.delete(name);
+    }
+    release();
+  }
+}
+
+async function settle(life: FileLife, name: string, result: FileRunResult): Promise<JobResult> {
+  const { log } = life;
+  const file = path.join(life.folders.processing, name);
+  switch (result.outcome) {
+    case 'finished':
+      await finishFile(life, name, result);
+      return undefined;
+    case 'already-sent':
+      // The same path means this very drop finished before a crash kept it from being filed.
+      if (result.file && result.file.path === path.resolve(file) && result.file.name === name) await finishFile(life, name, result);
+      else await fileDuplicate(life, name, result.file!);
+      return undefined;
+    case 'refused':
+      await failFile(life, name, result.reason ?? 'refused', NOTHING_SENT);
+      return undefined;
+    case 'paused':
+      log.warn(`${name}: sending paused (${result.reason}); ${result.counts.pending} rows wait in processing/ for the cooldown`, { event: 'file-paused', file: name, counts: result.counts });
+      return { again: life.cooldown() };
+    case 'stopped':
+      log.info(`${name}: stopped with ${result.counts.pending} rows not sent yet; it resumes at the next start`, { event: 'file-stopped', file: name, counts: result.counts });
+      return undefined;
+    case 'planned':
+      throw new Error('a dry run has no place in the daemon');
+  }
+}
+
+async function finishFile(life: FileLife, name: string, result: FileRunResult): Promise<void> {
+  const { db } = life.ctx;
+  const fileId = result.file!.id;
+  const target = await publish(life, name, life.folders.done, async (dir, stem) => {
+    await writeResultCsv(db, fileId, dir, stem);
+    await writeRejectedCsv(db, fileId, dir, stem);
+  });
+  const c = result.counts;
+  const troubled = c.failed + c.unknown + c.pending > 0;
+  life.log[troubled ? 'warn' : 'info'](
+    `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown}, requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
+    { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
+  );
+}
+
+async function fileDuplicate(life: FileLife, name: string, original: FileRecord): Promise<void> {
+  const { db } = life.ctx;
+  const target = await publish(life, name, life.folders.done, async (dir, stem) => {
+    writeFileSync(path.join(dir, `${stem}.duplicate.txt`), duplicateNote(name, original, stem));
+    await writeResultCsv(db, original.id, dir, stem);
+    await writeRejectedCsv(db, original.id, dir, stem);
+  });
+  life.log.info(`duplicate ${name}: same bytes as ${original.name}, already sent (finished ${original.finished_at ?? '?'}); nothing sent -> done/${target}`, {
+    event: 'file-duplicate',
+    file: target,
+    duplicateOf: original.name,
+    sha256: original.sha256,
+  });
+}
+
+const NOTHING_SENT = 'Nothing in it was sent. Fix the file and drop it into inbox/ again.';
+const SENT_SOME =
+  'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
+
+/** Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never throws. */
+async function failFile(life: FileLife, name: string, reason: string, advice: string): Promise<void> {
+  const { log, folders } = life;
+  const file = path.join(folders.processing, name);
+  const clean = redactSecrets(reason);
+  try {
+    const target = await publish(life, name, folders.failed, async (dir, stem) => {
+      writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
+    });
+    log.error(`failed ${name}: ${clean} -> failed/${target}`, { event: 'file-failed', file: target });
+  } catch (err) {
+    // No room even for a note (full disk?): a rename needs none, so at least take it out of the way.
+    try {
+      const target = moveUnique(file, folders.failed, name, [folders.done]);
+      log.error(`failed ${name}: ${clean}; no ${stemOf(target)}.error.txt (${describeError(err)}) -> failed/${target}`, { event: 'file-failed', file: target });
+    } catch (moveErr) {
+      log.error(`failed ${name}: ${clean}; it stays in processing/ and is tried again at the next start (${describeError(moveErr)})`, { event: 'file-failed', file: name });
+    }
+  }
+}
+
+/**
+ * Writes a file's companions in a staging folder, moves them into `dir`, then moves the CSV; the
+ * name is free in done/ and failed/ so a file and its results always match. Returns the name used.
+ */
+async function publish(life: FileLife, name: string, dir: string, writeCompanions: (stagingDir: string, stem: string) => Promise<void>): Promise<string> {
+  const { folders } = life;
+  const target = freeName(name, [folders.done, folders.failed]);
+  const staging = path.join(folders.processing, `.staging-${target}`);
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging);
+  try {
+    await writeCompanions(staging, stemOf(target));
+    for (const companion of readdirSync(staging)) renameSync(path.join(staging, companion), path.join(dir, companion));
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  const from = path.join(folders.processing, name);
+  try {
+    moveExact(from, path.join(dir, target));
+    return target;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return moveUnique(from, dir, target, [folders.done, folders.failed]); // someone else wrote there meanwhile
+  }
+}
+
+function errorNote(name: string, reason: string, advice: string): string {
+  return [`${name}: not sent`, '', `reason: ${reason}`, `when:   ${new Date().toISOString()}`, '', advice, ''].join('\n');
+}
+
+function duplicateNote(name: string, original: FileRecord, stem: string): string {
+  return [
+    `duplicate of ${original.name}`,
+    '',
+    `${name} has the same bytes (sha256 ${original.sha256}) as ${original.name}, which was sent`,
+    `(finished ${original.finished_at ?? 'earlier'}). Nothing was sent for ${name}.`,
+    `${stem}.result.csv holds the results of ${original.name}.`,
+    '',
+    'To send the same file again on purpose: smsdrop send --resend FILE',
+    '',
+  ].join('\n');
+}
+
+export function describeError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const text = e?.message ?? String(err);
+  return redactSecrets(e?.code && !text.includes(e.code) ? `${e.code} ${text}` : text);
+}

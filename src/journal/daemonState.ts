@@ -1,0 +1,36 @@
+// The daemon's own state in the journal (one row, table daemon_state of migration 2): whether
+// sending is paused and why, so that `smsdrop status`, which only reads the journal, can say so.
+// The daemon writes it; nothing else does.
+import { type Db, nowIso, sql } from './open.js';
+
+export interface DaemonStateUpdate {
+  /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */
+  paused: string | null;
+  /** The daemon's process id. Default: this process. */
+  pid?: number;
+}
+
+export interface DaemonState {
+  pid: number | null;
+  paused: string | null;
+  /** When the current pause began (kept while the reason changes). */
+  paused_since: string | null;
+  updated_at: string;
+}
+
+export function setDaemonState(db: Db, update: DaemonStateUpdate): void {
+  const now = nowIso();
+  sql(
+    db,
+    `INSERT INTO daemon_state (id, pid, paused, paused_since, updated_at) VALUES (1, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET
+       pid = excluded.pid,
+       paused = excluded.paused,
+       paused_since = CASE WHEN excluded.paused IS NULL THEN NULL ELSE coalesce(daemon_state.paused_since, excluded.paused_since) END,
+       updated_at = excluded.updated_at`,
+  ).run(update.pid ?? process.pid, update.paused, update.paused === null ? null : now, now);
+}
+
+export function getDaemonState(db: Db): DaemonState | undefined {
+  return sql(db, 'SELECT pid, paused, paused_since, updated_at FROM daemon_state WHERE id = 1').get() as DaemonState | undefined;
+}
