@@ -1,0 +1,130 @@
+// What the report commands share: the journal opened for reading only (no lock, so reports work
+// while the daemon sends; WAL keeps readers and the writer out of each other's way), a FILE
+// argument resolved to exactly one file, row-status lists, and table and CSV output.
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import Table from 'cli-table3';
+import { createCsvWriter, csvLine } from '../csvio/index.js';
+import { type FileRecord, getFile } from '../journal/files.js';
+import { MIGRATIONS } from '../journal/migrations.js';
+import { type Db, journalPath, openJournal, sql } from '../journal/open.js';
+import { ROW_STATUS, type RowStatus } from '../journal/states.js';
+
+/** A bad argument: the command prints the message and exits 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
+export function openForReading(dataDir: string): Db | undefined {
+  const file = journalPath(dataDir);
+  if (!existsSync(file)) return undefined;
+  const db = openJournal(file, { readonly: true });
+  if (schemaVersion(db) >= MIGRATIONS[MIGRATIONS.length - 1]!.version) return db;
+  // A journal last written by an older version lacks the views: upgrading is one short write
+  // transaction (the writer's busy timeout covers a daemon writing at the same moment).
+  db.close();
+  openJournal(file).close();
+  return openJournal(file, { readonly: true });
+}
+
+function schemaVersion(db: Db): number {
+  try {
+    return (db.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number | null) ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The journal or a usage error naming the data directory. */
+export function requireJournal(dataDir: string): Db {
+  const db = openForReading(dataDir);
+  if (!db) throw new UsageError(`no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`);
+  return db;
+}
+
+const SHA_PREFIX = /^[0-9a-f]{6,64}$/i;
+
+/**
+ * FILE as the operator wrote it: a file id, a name (a path is taken by its base name) or a
+ * sha256 prefix of at least 6 characters. Exactly one file must match.
+ */
+export function resolveFile(db: Db, query: string): FileRecord {
+  const q = query.trim();
+  if (/^\d+$/.test(q)) {
+    const byId = getFile(db, Number(q));
+    if (byId) return byId;
+  }
+  const matches = new Map<number, FileRecord>();
+  for (const f of sql(db, 'SELECT * FROM files WHERE name = ? ORDER BY id').all(path.basename(q)) as FileRecord[]) matches.set(f.id, f);
+  if (SHA_PREFIX.test(q)) {
+    const bySha = sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(q.length, q.toLowerCase()) as FileRecord[];
+    for (const f of bySha) matches.set(f.id, f);
+  }
+  const found = [...matches.values()];
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) throw new UsageError(`no file "${query}" in the journal: give a file id, name or sha256 prefix (\`smsdrop report\` lists them)`);
+  const list = found.map((f) => `id ${f.id} (${f.name}, sha256 ${f.sha256.slice(0, 12)}, ${f.status}, ${f.created_at})`).join('; ');
+  throw new UsageError(`"${query}" matches ${found.length} files: ${list}. Give the id.`);
+}
+
+const STATUS_NAMES: Record<string, RowStatus> = { ...ROW_STATUS, duplicates: ROW_STATUS.duplicate };
+
+/** "failed,unknown" to row statuses; an unknown name is a usage error. */
+export function parseRowStatuses(text: string): RowStatus[] {
+  const names = text.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  if (names.length === 0) throw new UsageError(`--status expects a list such as failed,unknown; got "${text}"`);
+  const statuses = names.map((name) => {
+    const status = STATUS_NAMES[name];
+    if (!status) throw new UsageError(`unknown status "${name}": expected one or more of ${Object.values(ROW_STATUS).join(', ')}`);
+    return status;
+  });
+  return [...new Set(statuses)];
+}
+
+/** A plain table (no colours: the output is often piped or pasted). */
+export function renderTable(head: string[], rows: Array<Array<string | number | null>>): string {
+  const table = new Table({ head, style: { head: [], border: [] } });
+  for (const row of rows) table.push(row.map((cell) => cell ?? ''));
+  return table.toString();
+}
+
+/**
+ * Writes CSV (UTF-8 with BOM, Excel formula guard) to a file, or to standard output when target
+ * is undefined or "-". Returns the rows written.
+ */
+export async function writeCsv(target: string | undefined, header: readonly string[], rows: Iterable<readonly string[]>): Promise<number> {
+  let count = 0;
+  if (target !== undefined && target !== '-') {
+    const writer = createCsvWriter(target, header);
+    try {
+      for (const row of rows) {
+        writer.write(row);
+        count++;
+      }
+    } finally {
+      await writer.close();
+    }
+    return count;
+  }
+  let pending = '\uFEFF' + csvLine(header);
+  for (const row of rows) {
+    pending += csvLine(row);
+    count++;
+    if (pending.length >= 64 * 1024) {
+      if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
+      pending = '';
+    }
+  }
+  if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
+  return count;
+}
+
+/** Seconds as "2 h 5 min", "3 min 20 s" or "12 s". */
+export function formatDuration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
+  if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${s} s`;
+}

@@ -1,0 +1,64 @@
+// `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
+// journal only (never the lock), so it works while the daemon is sending.
+import type { Command } from 'commander';
+import { configFor, EXIT, exitWith } from '../cli/common.js';
+import type { Db } from '../journal/open.js';
+import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
+import { fileListCsv, fileListTable, fileReportCsv, fileReportTable, REPORT_FORMATS, type ReportFormat } from './render.js';
+import { fileReport, listFiles } from './summary.js';
+
+export function registerReportCommand(program: Command): void {
+  program
+    .command('report')
+    .description('one line per file; with FILE (id, name or sha256 prefix): its counts, failures by code with what to do, and timing')
+    .argument('[file]', 'file id, name or sha256 prefix')
+    .option('--format <format>', 'table, json or csv (CSV is UTF-8 with BOM, for Excel)')
+    .action(async (file: string | undefined, _opts: unknown, command: Command) => {
+      const format = takeReportFormat(command);
+      const config = configFor(command);
+      const db = openForReading(config.dataDir);
+      try {
+        await printReport(db, file, format);
+      } catch (err) {
+        if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop report: ${err.message}`);
+        throw err;
+      } finally {
+        db?.close();
+      }
+    });
+}
+
+/**
+ * `--format` is also the program's setting for request bodies (json or xml), and commander hands
+ * every --format on the line to the program. For `report` it can only mean the output format, so
+ * it is taken here and kept out of the settings.
+ */
+function takeReportFormat(command: Command): ReportFormat {
+  const value = (command.opts().format ?? command.parent?.opts().format ?? 'table') as string;
+  command.setOptionValue('format', undefined);
+  command.parent?.setOptionValue('format', undefined);
+  if (!(REPORT_FORMATS as readonly string[]).includes(value)) {
+    exitWith(EXIT.usage, `smsdrop report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`);
+  }
+  return value as ReportFormat;
+}
+
+/** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
+export async function printReport(db: Db | undefined, file: string | undefined, format: ReportFormat): Promise<void> {
+  if (file === undefined) {
+    const files = db ? listFiles(db) : [];
+    if (format === 'json') process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
+    else if (format === 'csv') await writeCsvTable(fileListCsv(files));
+    else process.stdout.write(`${fileListTable(files)}\n`);
+    return;
+  }
+  if (!db) throw new UsageError(`no file "${file}": the journal is empty (nothing has been sent from this data directory)`);
+  const report = fileReport(db, resolveFile(db, file).id);
+  if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  else if (format === 'csv') await writeCsvTable(fileReportCsv(report));
+  else process.stdout.write(`${fileReportTable(report)}\n`);
+}
+
+function writeCsvTable(table: { header: string[]; rows: string[][] }): Promise<number> {
+  return writeCsv(undefined, table.header, table.rows);
+}

@@ -1,0 +1,164 @@
+// `smsdrop retry FILE --failed | --unknown [--yes] [--json]`: an explicit resend of those rows
+// only. Their numbers move to new batches with fresh reqIds (src/journal/retry.ts), which the
+// normal sender sends; the old batches keep their outcome and attempts. It writes the journal and
+// sends, so it takes the data-directory lock: with the daemon running it refuses. A file still
+// in progress (paused, stopped) is finished along the way.
+//
+// Unknown rows may already have arrived, and a fresh reqId cannot stop the provider from sending
+// them again, so resending them is confirmed first (y/N on a terminal; without one, only --yes).
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { configFor, EXIT, exitWith } from '../cli/common.js';
+import type { Config } from '../config/index.js';
+import { countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
+import { LockedError } from '../journal/lock.js';
+import { countRetryable, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
+import { FILE_STATUS } from '../journal/states.js';
+import { createLogger, logDirOf, type Logger } from '../log/logger.js';
+import { openRuntime, type Runtime } from '../pipeline/runtime.js';
+import { type SendContext, type SendResult, sendFile } from '../send/index.js';
+import { requireJournal, resolveFile, UsageError } from './common.js';
+
+export interface RetryResult {
+  retry: PreparedRetry;
+  /** How sending ended; undefined when there was nothing to resend. */
+  sent?: SendResult;
+  /** Where the retried rows stand now. */
+  outcome: RetryOutcome;
+  counts: FileCounts;
+  elapsedMs: number;
+}
+
+/** Resends the file's rows in `statuses`; the file is done again once every batch is final. */
+export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[]): Promise<RetryResult> {
+  const started = Date.now();
+  const retry = prepareRetry(ctx.db, fileId, statuses);
+  let sent: SendResult | undefined;
+  if (retry.rows > 0) {
+    sent = await sendFile(ctx, fileId);
+    if (sent.state === 'finished') setFileStatus(ctx.db, fileId, FILE_STATUS.done);
+  }
+  return {
+    retry,
+    ...(sent ? { sent } : {}),
+    outcome: retryOutcome(ctx.db, fileId, retry),
+    counts: countFile(ctx.db, fileId),
+    elapsedMs: Date.now() - started,
+  };
+}
+
+interface RetryFlags {
+  failed?: boolean;
+  unknown?: boolean;
+  yes?: boolean;
+  json?: boolean;
+}
+
+export function registerRetryCommand(program: Command): void {
+  program
+    .command('retry')
+    .description('resend the failed and/or unknown rows of FILE as new requests (the earlier attempts stay in the journal)')
+    .argument('<file>', 'file id, name or sha256 prefix')
+    .option('--failed', 'resend the rows that failed (they were not sent)')
+    .option('--unknown', 'resend the rows whose outcome is unknown (they may already have arrived: asks first)')
+    .option('--yes', 'resend unknown rows without asking')
+    .option('--json', 'print the summary as one JSON object')
+    .action(async (file: string, flags: RetryFlags, command: Command) => {
+      const config = configFor(command);
+      const statuses: RetryStatus[] = [...(flags.failed ? ['failed' as const] : []), ...(flags.unknown ? ['unknown' as const] : [])];
+      if (statuses.length === 0) exitWith(EXIT.usage, 'smsdrop retry: say which rows to resend: --failed, --unknown or both');
+      const target = findTarget(config, file, statuses);
+      if (target.rows === 0) {
+        process.stdout.write(`${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`);
+        process.exit(EXIT.ok);
+      }
+      if (statuses.includes('unknown')) await confirmUnknown(target.file, target.unknownRows, flags.yes ?? false);
+      const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
+      const code = await runRetry(config, target.file, statuses, flags, log);
+      process.exit(code);
+    });
+}
+
+interface Target {
+  file: FileRecord;
+  rows: number;
+  unknownRows: number;
+}
+
+/** Checks the arguments against the journal (read-only, before the lock): exits 2 when they are wrong. */
+function findTarget(config: Config, query: string, statuses: readonly RetryStatus[]): Target {
+  let db;
+  try {
+    db = requireJournal(config.dataDir);
+    const file = resolveFile(db, query);
+    if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
+      throw new UsageError(`${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}: nothing of it was sent; fix the file and drop it again`);
+    }
+    return { file, rows: countRetryable(db, file.id, statuses), unknownRows: statuses.includes('unknown') ? countRetryable(db, file.id, ['unknown']) : 0 };
+  } catch (err) {
+    if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop retry: ${err.message}`);
+    throw err;
+  } finally {
+    db?.close();
+  }
+}
+
+async function confirmUnknown(file: FileRecord, rows: number, yes: boolean): Promise<void> {
+  if (rows === 0 || yes) return;
+  const warning =
+    `${rows} rows of ${file.name} (id ${file.id}) have an unknown outcome: their request may have reached the provider, ` +
+    'so those messages may already have arrived. Resending uses new requests with new reqIds, which the provider cannot recognise as repeats: ' +
+    'a message that did arrive would arrive twice.';
+  if (!process.stdin.isTTY) exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`${warning}\nResend them anyway? [y/N] `);
+    if (!/^y(es)?$/i.test(answer.trim())) exitWith(EXIT.usage, 'smsdrop retry: not resent');
+  } finally {
+    prompt.close();
+  }
+}
+
+async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags, log: Logger): Promise<number> {
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, { role: `smsdrop retry ${file.name}`, log });
+  } catch (err) {
+    if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop retry: ${err.message} (retry sends, so it cannot run beside the daemon)`);
+    throw err;
+  }
+  log.info(`sending to ${runtime.provider.describe}`);
+  const onSignal = (signal: string) => {
+    if (runtime.stop.signal.aborted) process.exit(130);
+    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
+    runtime.stop.abort();
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  try {
+    const result = await retryRows(runtime.context, file.id, statuses);
+    if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
+    printRetrySummary(file, statuses, result, flags.json ?? false);
+    const o = result.outcome;
+    return result.sent?.state === 'finished' && o.failed + o.unknown + o.pending === 0 ? EXIT.ok : EXIT.incomplete;
+  } finally {
+    await runtime.close();
+  }
+}
+
+function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r: RetryResult, json: boolean): void {
+  const state = r.sent?.state ?? 'nothing to resend';
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
+    return;
+  }
+  const o = r.outcome;
+  const c = r.counts;
+  process.stdout.write(
+    [
+      `${file.name} (id ${file.id}): ${r.retry.rows} ${statuses.join(' and ')} rows resent, ${state}`,
+      `resent rows  accepted ${o.accepted}  failed ${o.failed}  unknown ${o.unknown}  pending ${o.pending}`,
+      `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+    ].join('\n') + '\n',
+  );
+}

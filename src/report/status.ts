@@ -1,0 +1,193 @@
+// `smsdrop status [--json]`: what the sending process is doing now, read from the journal only
+// (never the lock): which process holds the data directory, files in progress with progress and
+// ETA, requests in flight, the send rate over the last minute, and whether sending is paused and
+// why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
+// inferred: the last answer of all was account-fatal, and sending stops on those.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { configFor } from '../cli/common.js';
+import { getDaemonState } from '../journal/daemonState.js';
+import { type Db, sql } from '../journal/open.js';
+import { describeStatusCode } from '../provider/codes.js';
+import { formatDuration, openForReading, renderTable } from './common.js';
+import type { FileLine } from './summary.js';
+
+/** The window of "current" rates. */
+const RATE_WINDOW_MS = 60_000;
+
+export interface FileProgress {
+  id: number;
+  name: string;
+  status: string;
+  rows: number;
+  /** Rows that will be sent: not invalid, not duplicates. */
+  sendable: number;
+  /** Sendable rows with a final outcome. */
+  settled: number;
+  pending: number;
+  /** settled / sendable, 0..1; null while the file is still being read. */
+  progress: number | null;
+  /** Rows settled per second over the last minute. */
+  rows_per_second: number;
+  eta_seconds: number | null;
+  in_flight_requests: number;
+  in_flight_numbers: number;
+}
+
+export interface StatusReport {
+  now: string;
+  data_dir: string;
+  /** The process holding the data directory, if it is alive. */
+  process: { pid: number; what: string; since: string | null } | null;
+  paused: { reason: string; since: string | null; source: 'daemon' | 'last answer' } | null;
+  in_flight: { requests: number; numbers: number };
+  rate: { requests_per_second: number; rows_per_second: number };
+  files: FileProgress[];
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description('what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why')
+    .option('--json', 'print one JSON object')
+    .action((opts: { json?: boolean }, command: Command) => {
+      const config = configFor(command);
+      const db = openForReading(config.dataDir);
+      try {
+        const status = readStatus(db, config.dataDir);
+        process.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : `${renderStatus(status)}\n`);
+      } finally {
+        db?.close();
+      }
+    });
+}
+
+export function readStatus(db: Db | undefined, dataDir: string, now: number = Date.now()): StatusReport {
+  const since = new Date(now - RATE_WINDOW_MS).toISOString();
+  const holder = lockHolder(dataDir);
+  const files = db ? filesInProgress(db, since) : [];
+  const requestsLastMinute = db ? (sql(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').pluck().get(since) as number) : 0;
+  return {
+    now: new Date(now).toISOString(),
+    data_dir: dataDir,
+    process: holder,
+    paused: db ? pauseOf(db, holder, files.length > 0) : null,
+    in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
+    rate: { requests_per_second: round(requestsLastMinute / (RATE_WINDOW_MS / 1000)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
+    files,
+  };
+}
+
+function filesInProgress(db: Db, since: string): FileProgress[] {
+  const lines = sql(db, "SELECT * FROM v_files WHERE status IN ('intake', 'sending') ORDER BY id").all() as FileLine[];
+  return lines.map((f) => {
+    const sendable = f.rows - f.invalid - f.duplicates;
+    const settled = f.accepted + f.failed + f.unknown;
+    const settledLastMinute = sql(
+      db,
+      "SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ('accepted', 'failed', 'unknown') AND updated_at >= ?",
+    ).pluck().get(f.id, since) as number;
+    const inFlight = sql(db, "SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = 'sending'").get(f.id) as {
+      requests: number;
+      numbers: number;
+    };
+    const rowsPerSecond = settledLastMinute / (RATE_WINDOW_MS / 1000);
+    return {
+      id: f.id,
+      name: f.name,
+      status: f.status,
+      rows: f.rows,
+      sendable,
+      settled,
+      pending: f.pending,
+      progress: f.status === 'intake' ? null : sendable > 0 ? round(settled / sendable, 4) : 1,
+      rows_per_second: round(rowsPerSecond),
+      eta_seconds: rowsPerSecond > 0 ? Math.ceil(f.pending / rowsPerSecond) : null,
+      in_flight_requests: inFlight.requests,
+      in_flight_numbers: inFlight.numbers,
+    };
+  });
+}
+
+function pauseOf(db: Db, holder: StatusReport['process'], filesLeft: boolean): StatusReport['paused'] {
+  const daemon = getDaemonState(db);
+  if (daemon && holder && daemon.pid === holder.pid) {
+    return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
+  }
+  if (!filesLeft) return null;
+  const last = sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as
+    | { outcome: string | null; status_code: string | null; finished_at: string }
+    | undefined;
+  if (last?.outcome !== 'rejected:account-fatal' || !last.status_code) return null;
+  return { reason: describeStatusCode(last.status_code), since: last.finished_at, source: 'last answer' };
+}
+
+/** Who holds the data-directory lock (src/journal/lock.ts writes it), if that process is alive. */
+function lockHolder(dataDir: string): StatusReport['process'] {
+  let holder: { pid: number; what: string; since?: string };
+  try {
+    holder = JSON.parse(readFileSync(path.join(dataDir, 'smsdrop.lock'), 'utf8')) as typeof holder;
+  } catch {
+    return null;
+  }
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  return { pid: holder.pid, what: holder.what, since: holder.since ?? null };
+}
+
+export function renderStatus(s: StatusReport): string {
+  const out = [`smsdrop status at ${s.now} (data directory ${s.data_dir})`];
+  out.push(s.process ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${s.process.since}` : ''}` : 'process    none: no smsdrop process is using this data directory');
+  out.push(`sending    ${sendingState(s)}`);
+  out.push(`in flight  ${inFlight(s)}`);
+  out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute`);
+  if (s.files.length === 0) {
+    out.push('no file in progress');
+    return out.join('\n');
+  }
+  out.push(
+    'files in progress:',
+    renderTable(
+      ['id', 'name', 'status', 'progress', 'settled', 'to send', 'rows/s', 'ETA'],
+      s.files.map((f) => [
+        f.id,
+        f.name,
+        f.status,
+        f.progress === null ? 'reading' : `${(f.progress * 100).toFixed(1)}%`,
+        `${f.settled}/${f.sendable}`,
+        f.pending,
+        f.rows_per_second,
+        f.eta_seconds === null ? '-' : formatDuration(f.eta_seconds),
+      ]),
+    ),
+  );
+  if (!s.process) out.push('These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.');
+  return out.join('\n');
+}
+
+function inFlight(s: StatusReport): string {
+  const { requests, numbers } = s.in_flight;
+  // Without a running process, a batch still marked sending was cut off mid-request.
+  if (!s.process && requests > 0) return `none; ${requests} requests (${numbers} numbers) were cut off mid-request and are resolved at the next run`;
+  return `${requests} requests (${numbers} numbers)`;
+}
+
+function sendingState(s: StatusReport): string {
+  if (s.paused) return `PAUSED${s.paused.since ? ` since ${s.paused.since}` : ''}: ${s.paused.reason}`;
+  if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
+  if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';
+  return s.files.length > 0 ? 'waiting (retry delays)' : 'idle';
+}
+
+function sum<T>(items: readonly T[], of: (item: T) => number): number {
+  return items.reduce((total, item) => total + of(item), 0);
+}
+
+function round(n: number, places = 2): number {
+  const f = 10 ** places;
+  return Math.round(n * f) / f;
+}

@@ -1,0 +1,107 @@
+// What `smsdrop report` says, as data: one line per file from v_files, or for one file its counts,
+// its failures by status code with the code's class and what to do about it, the commonest
+// reasons rows were invalid, and its timing. Read-only; every query is an index range.
+import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
+import type { Db } from '../journal/open.js';
+import { sql } from '../journal/open.js';
+
+/** Columns of v_files, in order: also the keys of the JSON report. */
+export const FILE_COLUMNS = [
+  'id', 'name', 'sha256', 'status', 'rows', 'invalid', 'duplicates', 'accepted', 'failed', 'unknown', 'pending', 'requests', 'started_at', 'finished_at',
+] as const;
+
+export interface FileLine {
+  id: number;
+  name: string;
+  sha256: string;
+  status: string;
+  rows: number;
+  invalid: number;
+  duplicates: number;
+  accepted: number;
+  failed: number;
+  unknown: number;
+  pending: number;
+  requests: number;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export interface FailureLine {
+  status: 'failed' | 'unknown';
+  /** null: no status code (the provider was not reached, or gave no answer). */
+  status_code: string | null;
+  /** The code's class (provider/codes.ts), or "no answer" / "not sent" without a code. */
+  class: string;
+  count: number;
+  what_to_do: string;
+  sample_message: string | null;
+}
+
+export interface Timing {
+  requests: number;
+  first_send: string | null;
+  last_send: string | null;
+  /** Requests over the time from first to last send; null with fewer than two moments to measure. */
+  requests_per_second: number | null;
+}
+
+export interface FileReport extends FileLine {
+  failures: FailureLine[];
+  invalid_reasons: Array<{ reason: string; count: number }>;
+  timing: Timing;
+}
+
+export function listFiles(db: Db): FileLine[] {
+  return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
+}
+
+export function fileReport(db: Db, fileId: number): FileReport {
+  const line = sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
+  return { ...line, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
+}
+
+function failuresOf(db: Db, fileId: number): FailureLine[] {
+  const lines = sql(db, 'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code').all(fileId) as Omit<
+    FailureLine,
+    'class' | 'what_to_do'
+  >[];
+  return lines.map((l) => ({ ...l, ...adviceFor(l.status, l.status_code, fileId) }));
+}
+
+/**
+ * The class of a failure and a plain-language "what to do": the code's meaning (codes.ts), then
+ * how to resend. Unknown rows may already have arrived, so their advice is to check first.
+ */
+export function adviceFor(status: 'failed' | 'unknown', code: string | null, fileId: number): { class: string; what_to_do: string } {
+  const cls = code === null ? undefined : classifyStatusCode(code);
+  const meaning = code === null || cls === undefined ? undefined : (CODE_MEANINGS[code] ?? CLASS_ADVICE[cls]);
+  if (status === 'unknown') {
+    const what = meaning ? `${code}: ${meaning}` : 'no answer came';
+    return { class: cls ?? 'no answer', what_to_do: `may have been sent (${what}); check with the provider before: smsdrop retry ${fileId} --unknown` };
+  }
+  if (cls === undefined) return { class: 'not sent', what_to_do: `nothing was sent (the provider was not reached, or kept failing). Resend: smsdrop retry ${fileId} --failed` };
+  const fixRows = `fix them (smsdrop export ${fileId} --status failed, then drop the fixed file into the inbox)`;
+  const followUp: Partial<Record<string, string>> = {
+    'number-rejected': `Remove or ${fixRows}, or once the block is lifted: smsdrop retry ${fileId} --failed`,
+    'batch-rejected': `Resending unchanged cannot help: ${fixRows}, or once fixed at the provider: smsdrop retry ${fileId} --failed`,
+  };
+  return { class: cls, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
+}
+
+function invalidReasons(db: Db, fileId: number): Array<{ reason: string; count: number }> {
+  return sql(
+    db,
+    "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT 10",
+  ).all(fileId) as Array<{ reason: string; count: number }>;
+}
+
+function timingOf(db: Db, fileId: number): Timing {
+  const t = sql(
+    db,
+    `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
+     FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = ?`,
+  ).get(fileId) as Omit<Timing, 'requests_per_second'>;
+  const seconds = t.first_send && t.last_send ? (Date.parse(t.last_send) - Date.parse(t.first_send)) / 1000 : 0;
+  return { ...t, requests_per_second: seconds > 0 ? Math.round((t.requests / seconds) * 100) / 100 : null };
+}

@@ -1,0 +1,126 @@
+// `smsdrop retry`: an explicit resend of the failed (or unknown) rows only, as new requests, with
+// the earlier outcome kept; refused beside a running sender; unknown rows only when confirmed.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { acquireLock } from '../../src/journal/lock.js';
+import { openForReading } from '../../src/report/common.js';
+import { retryRows } from '../../src/report/retry.js';
+import { acceptedNumbers, cleanUp, runCli, sendCsv, sender, simulator, tempDir, writeCsvFile } from './helpers.js';
+
+after(cleanUp);
+
+const BLOCKED = ['13800000003', '13800000007'];
+const LINES = ['phone,templateId,data1,data2', ...Array.from({ length: 10 }, (_, i) => `1380000000${i},1,code,${i % 2}`), '999,1,code,0'];
+
+function countsOf(dataDir: string): Record<string, unknown> {
+  const db = openForReading(dataDir)!;
+  try {
+    return db.prepare('SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1').get() as Record<string, unknown>;
+  } finally {
+    db.close();
+  }
+}
+
+describe('retry --failed', () => {
+  it('after the block is lifted, resends exactly the failed rows, once, and keeps their earlier outcome', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    const blocking = await simulator({ blocked: BLOCKED });
+    await sendCsv(dataDir, blocking, writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4 });
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 8, failed: 2, unknown: 0, pending: 0 });
+
+    const open = await simulator();
+    const s = await sender(dataDir, open, { maxPerRequest: 4 });
+    const result = await retryRows(s.ctx, 1, ['failed']);
+    assert.equal(result.retry.rows, 2);
+    assert.equal(result.sent?.state, 'finished');
+    assert.deepEqual(result.outcome, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    assert.deepEqual(acceptedNumbers(open).sort(), BLOCKED, 'only the failed rows were sent, each once');
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 10, failed: 0, unknown: 0, pending: 0 });
+
+    const history = s.db.prepare("SELECT phones, status_code FROM batches WHERE state = 'retried' ORDER BY phones").all();
+    assert.deepEqual(history, BLOCKED.map((phones) => ({ phones, status_code: '160034' })), 'the old batches keep their outcome');
+    const rejected = s.db.prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'").pluck().get() as number;
+    assert.equal(rejected, blocking.requestCount - blocking.records.length, 'the earlier refused attempts are still in the journal');
+    const attempts = s.db.prepare('SELECT attempts FROM v_recipients WHERE phone = ?').pluck().get(BLOCKED[0]);
+    assert.equal(attempts, 4, 'three earlier requests and the retry');
+
+    const again = await retryRows(s.ctx, 1, ['failed']);
+    assert.equal(again.retry.rows, 0);
+    assert.equal(acceptedNumbers(open).length, 2, 'a second retry sends nothing');
+  });
+
+  it('CLI: resends the failed rows and exits 0 when all were accepted', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    await sendCsv(dataDir, await simulator({ blocked: BLOCKED }), writeCsvFile(dir, 'c.csv', LINES));
+    const open = await simulator();
+    const run = await runCli(['retry', 'c.csv', '--failed', '--json'], { dataDir, sim: open });
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as { state: string; retried: Record<string, number>; file: Record<string, number> };
+    assert.equal(summary.state, 'finished');
+    assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    assert.equal(summary.file.accepted, 10);
+    assert.deepEqual(acceptedNumbers(open).sort(), BLOCKED);
+    assert.ok(!run.stderr.includes('rep0rt5ecret'), 'the auth token is never printed');
+  });
+
+  it('CLI: refuses with exit 2 while another smsdrop process holds the data directory', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    await sendCsv(dataDir, await simulator({ blocked: BLOCKED }), writeCsvFile(dir, 'c.csv', LINES));
+    const open = await simulator();
+    const lock = acquireLock(dataDir, 'smsdrop daemon (test)');
+    try {
+      const run = await runCli(['retry', '1', '--failed'], { dataDir, sim: open });
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, /another smsdrop process .*smsdrop daemon \(test\).*retry sends/);
+    } finally {
+      lock.release();
+    }
+    assert.equal(open.requestCount, 0);
+    assert.equal(countsOf(dataDir).failed, 2);
+  });
+
+  it('CLI: bad arguments exit 2', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    await sendCsv(dataDir, await simulator(), writeCsvFile(dir, 'c.csv', LINES));
+    const [noFlag, noFile] = await Promise.all([runCli(['retry', '1'], { dataDir }), runCli(['retry', '42', '--failed'], { dataDir })]);
+    assert.equal(noFlag.code, 2);
+    assert.match(noFlag.stderr, /--failed, --unknown or both/);
+    assert.equal(noFile.code, 2);
+    assert.match(noFile.stderr, /no file "42"/);
+  });
+});
+
+describe('retry --unknown', () => {
+  /** reqId off and every answer cut after the provider accepted: all rows unknown, all delivered. */
+  async function unknownRun() {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    const cutting = await simulator({ faults: [{ kind: 'cut-after-accept', everyNth: 1 }] });
+    await sendCsv(dataDir, cutting, writeCsvFile(dir, 'u.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,b']), { reqId: false });
+    assert.equal(countsOf(dataDir).unknown, 2);
+    assert.equal(acceptedNumbers(cutting).length, 2, 'the provider did take them');
+    return { dataDir, open: await simulator() };
+  }
+
+  it('without a terminal and without --yes: refused with exit 2, nothing sent', async () => {
+    const { dataDir, open } = await unknownRun();
+    const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: open, env: { SMSDROP_REQ_ID: 'off' } });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /may already have arrived.*add --yes/s);
+    assert.equal(open.requestCount, 0);
+    assert.equal(countsOf(dataDir).unknown, 2);
+  });
+
+  it('with --yes: resent as new requests (which is why it asks)', async () => {
+    const { dataDir, open } = await unknownRun();
+    const run = await runCli(['retry', '1', '--unknown', '--yes'], { dataDir, sim: open, env: { SMSDROP_REQ_ID: 'off' } });
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(acceptedNumbers(open).sort(), ['13800000001', '13800000002']);
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 2, invalid: 0, duplicates: 0, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+  });
+});
