@@ -47,14 +47,22 @@ export function getBatch(db: Db, batchId: number): BatchRecord {
   return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
 }
 
-export function loadBatchToSend(db: Db, batchId: number): BatchToSend {
-  const batch = getBatch(db, batchId);
-  const group = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?').get(batch.group_id) as {
-    app_id: string;
-    template_id: string;
-    datas: string;
-  };
-  return { batch, appId: group.app_id, templateId: group.template_id, datas: JSON.parse(group.datas) as string[], phones: batch.phones.split(',') };
+/** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
+export function dueBatches(db: Db, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
+  const rows = sql(
+    db,
+    `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas
+     FROM batches b JOIN groups g ON g.id = b.group_id
+     WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ? AND b.id > ?
+     ORDER BY b.id LIMIT ?`,
+  ).all(fileId, now, afterId, limit) as (BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string })[];
+  return rows.map(({ g_app_id, g_template_id, g_datas, ...batch }) => ({
+    batch,
+    appId: g_app_id,
+    templateId: g_template_id,
+    datas: JSON.parse(g_datas) as string[],
+    phones: batch.phones.split(','),
+  }));
 }
 
 /**

@@ -32,8 +32,22 @@ function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
   return f;
 }
 
+// The same second formats the same way: at hundreds of requests a second, format each second once.
+let lastSecond = NaN;
+let lastZone: string | undefined;
+let lastText = '';
+
 /** yyyyMMddHHmmss of `date` in the IANA zone `timeZone` (default: the host's local zone). */
 export function formatTimestamp(date: Date, timeZone?: string): string {
+  const second = Math.floor(date.getTime() / 1000);
+  if (second === lastSecond && timeZone === lastZone) return lastText;
+  lastText = formatUncached(date, timeZone);
+  lastSecond = second;
+  lastZone = timeZone;
+  return lastText;
+}
+
+function formatUncached(date: Date, timeZone?: string): string {
   const parts: Record<string, string> = {};
   for (const p of formatterFor(timeZone).formatToParts(date)) parts[p.type] = p.value;
   const two = (v: string | undefined) => (v ?? '').padStart(2, '0');

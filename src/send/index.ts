@@ -5,13 +5,15 @@ import type { LimitFunction } from 'p-limit';
 import type { Config } from '../config/index.js';
 import {
   applyTransition,
+  type BatchToSend,
+  dueBatches,
   finishAttempt,
-  loadBatchToSend,
   recoverInterrupted,
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
 import { type Db, sql } from '../journal/open.js';
+import { writeQueueFor } from '../journal/writeQueue.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
@@ -61,19 +63,19 @@ const PAGE = 500;
 
 /** One pass over the batches that are due now, keeping the shared limit's queue fed. */
 async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
-  const due = sql(ctx.db, "SELECT id FROM batches WHERE file_id = ? AND state = 'planned' AND next_attempt_at <= ? AND id > ? ORDER BY id LIMIT ?").pluck();
   const inFlight = new Set<Promise<void>>();
   const room = ctx.config.concurrency * 2;
   let afterId = 0;
   for (;;) {
-    const ids = due.all(fileId, (ctx.now ?? Date.now)(), afterId, PAGE) as number[];
-    if (ids.length === 0) break;
-    for (const id of ids) {
+    // Only this loop sends these batches, so a page read now is still true when its turn comes.
+    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE);
+    if (page.length === 0) break;
+    for (const toSend of page) {
       if (stopReason(ctx)) break;
       while (inFlight.size >= room) await Promise.race(inFlight);
-      const task: Promise<void> = ctx.limit(() => sendBatch(ctx, id)).finally(() => inFlight.delete(task));
+      const task: Promise<void> = ctx.limit(() => sendBatch(ctx, toSend)).finally(() => inFlight.delete(task));
       inFlight.add(task);
-      afterId = id;
+      afterId = toSend.batch.id;
     }
     if (stopReason(ctx)) break;
   }
@@ -81,21 +83,22 @@ async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void>
 }
 
 /** One attempt for one batch: journal, request, journal. */
-async function sendBatch(ctx: SendContext, batchId: number): Promise<void> {
+async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
   if (stopReason(ctx)) return;
-  const { batch, appId, templateId, datas, phones } = loadBatchToSend(ctx.db, batchId);
-  if (batch.state !== 'planned') return;
+  const { batch, appId, templateId, datas, phones } = toSend;
+  const batchId = batch.id;
+  const journal = writeQueueFor(ctx.db);
   const now = ctx.now ?? Date.now;
   if (batch.maybe_sent && ctx.config.reqId && batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), new Date(now()), ctx.config.timezone)) {
     const statusMsg = `in doubt since ${batch.first_doubt_at}; the provider remembers a reqId for one day only, so resending now could send twice`;
-    applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg });
+    await journal.run(() => applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }));
     ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
     return;
   }
   await ctx.rateLimiter.take();
   if (stopReason(ctx)) return;
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = startAttempt(ctx.db, batchId, reqId);
+  const attemptId = await journal.run(() => startAttempt(ctx.db, batchId, reqId));
   const outcome = await ctx.client.send({ to: phones, appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   const decision = decideAfterAttempt(
     outcome,
@@ -103,7 +106,7 @@ async function sendBatch(ctx: SendContext, batchId: number): Promise<void> {
     retrySettings(ctx.config),
     now(),
   );
-  finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition);
+  await journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to });

@@ -1,0 +1,52 @@
+// Journal writes of concurrent requests, coalesced: every write asked for during one turn of the
+// event loop runs in one transaction, and each caller's promise settles once that transaction has
+// committed. With 16 requests in flight this is one commit where there would be 16, and the rule
+// that an attempt is on disk before its request leaves still holds: the request waits for it.
+import type { Db } from './open.js';
+
+export interface WriteQueue {
+  /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
+  run<T>(write: () => T): Promise<T>;
+}
+
+interface Job {
+  write: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+const queues = new WeakMap<Db, WriteQueue>();
+
+/** The one queue of a connection (files in progress together share it). */
+export function writeQueueFor(db: Db): WriteQueue {
+  let queue = queues.get(db);
+  if (!queue) queues.set(db, (queue = createWriteQueue(db)));
+  return queue;
+}
+
+function createWriteQueue(db: Db): WriteQueue {
+  let jobs: Job[] = [];
+  const flush = (): void => {
+    const batch = jobs;
+    jobs = [];
+    const results: unknown[] = [];
+    try {
+      db.transaction(() => {
+        for (const job of batch) results.push(job.write());
+      })();
+    } catch (err) {
+      // Rolled back as a whole: no caller may act as if its write were on disk.
+      for (const job of batch) job.reject(err);
+      return;
+    }
+    batch.forEach((job, i) => job.resolve(results[i]));
+  };
+  return {
+    run<T>(write: () => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        if (jobs.length === 0) setImmediate(flush);
+        jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      });
+    },
+  };
+}
