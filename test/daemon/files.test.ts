@@ -14,6 +14,7 @@ import {
   listDir,
   numbersOf,
   type Proc,
+  readJsonLines,
   resultRows,
   type Simulator,
   startDaemon,
@@ -122,7 +123,7 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     const logDir = path.join(data, 'logs');
     const logFile = listDir(logDir).find((n) => /^smsdrop-.*\.log$/.test(n));
     assert.ok(logFile, 'a JSON log file');
-    const lines = fs.readFileSync(path.join(logDir, logFile), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { event?: string; message: string; file?: string });
+    const lines = readJsonLines<{ event?: string; message: string; file?: string }>(path.join(logDir, logFile));
     const events = (event: string) => lines.filter((l) => l.event === event).map((l) => l.file);
     assert.ok(events('file-taken').includes('slow.csv'));
     assert.ok(events('file-finished').includes('whole.csv'));

@@ -158,3 +158,10 @@ export function resultRows(file: string): Record<string, string>[] {
 export function listDir(dir: string): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort() : [];
 }
+
+/** The complete lines of a JSON-lines log, parsed. A line still being written (or none) is left out. */
+export function readJsonLines<T>(file: string): T[] {
+  const lines = fs.readFileSync(file, 'utf8').split('\n');
+  lines.pop(); // after the last newline: empty, or a line not finished yet
+  return lines.filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
+}

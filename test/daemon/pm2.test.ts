@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { assertEachOnce, cleanEnv, contactsCsv, CREDENTIALS, listDir, numbersOf, REPO, resultRows, type Simulator, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import { assertEachOnce, cleanEnv, contactsCsv, CREDENTIALS, listDir, numbersOf, readJsonLines, REPO, resultRows, type Simulator, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 
 const run = promisify(execFile);
 const PM2 = path.join(REPO, 'node_modules', '.bin', 'pm2');
@@ -28,7 +28,7 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
   const logLines = () => {
     const file = listDir(path.join(data, 'logs')).find((n) => /^smsdrop-.*\.log$/.test(n));
     if (!file) return [];
-    return fs.readFileSync(path.join(data, 'logs', file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { message: string });
+    return readJsonLines<{ message: string }>(path.join(data, 'logs', file));
   };
   const showLogs = () => logLines().map((l) => l.message).join('\n');
 
