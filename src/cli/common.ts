@@ -10,7 +10,7 @@ export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
 export function addSettingFlags(program: Command): Command {
   return program
     .option('--data-dir <dir>', 'data directory (SMSDROP_DATA_DIR)')
-    .option('--format <format>', 'json or xml (SMSDROP_FORMAT)')
+    .option('--body-format <format>', 'request and response format, json or xml (SMSDROP_FORMAT)')
     .option('--concurrency <n>', 'requests in flight at most (SMSDROP_CONCURRENCY)')
     .option('--max-per-request <n>', 'numbers per request, 1 to 200 (SMSDROP_MAX_PER_REQUEST)')
     .option('--req-id <on|off>', 'send a stable reqId per batch (SMSDROP_REQ_ID)')
@@ -23,7 +23,7 @@ export function configFor(command: Command): Config {
   const flags = command.optsWithGlobals() as Record<string, unknown>;
   const overrides: ConfigOverrides = {
     dataDir: flags.dataDir,
-    format: flags.format,
+    format: flags.bodyFormat,
     concurrency: flags.concurrency,
     maxPerRequest: flags.maxPerRequest,
     reqId: flags.reqId,

@@ -28,15 +28,8 @@ export function registerReportCommand(program: Command): void {
     });
 }
 
-/**
- * `--format` is also the program's setting for request bodies (json or xml), and commander hands
- * every --format on the line to the program. For `report` it can only mean the output format, so
- * it is taken here and kept out of the settings.
- */
 function takeReportFormat(command: Command): ReportFormat {
-  const value = (command.opts().format ?? command.parent?.opts().format ?? 'table') as string;
-  command.setOptionValue('format', undefined);
-  command.parent?.setOptionValue('format', undefined);
+  const value = (command.opts().format ?? 'table') as string;
   if (!(REPORT_FORMATS as readonly string[]).includes(value)) {
     exitWith(EXIT.usage, `smsdrop report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`);
   }
