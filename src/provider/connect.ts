@@ -34,6 +34,7 @@ export async function connectProvider(config: Config): Promise<ProviderConnectio
     authToken: DEMO_CREDENTIALS.authToken,
     appIds: [DEMO_CREDENTIALS.appId],
     templates: BUILT_IN_TEMPLATES,
+    keepRecords: false,
   });
   const client = createProviderClient(clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken));
   return {

@@ -231,7 +231,7 @@ class Simulator implements RunningSimulator {
       record.reqId = s.reqId;
       this.#memory.remember(s.reqId, today);
     }
-    this.records.push(record);
+    if (this.#o.keepRecords !== false) this.records.push(record);
     if (this.#o.recordFile) appendRecord(this.#o.recordFile, record);
     return record;
   }

@@ -32,6 +32,8 @@ export interface SimulatorOptions {
   faults?: FaultRule[];
   /** JSON lines, one per accepted request; appended, and read back at start to remember today's reqIds. */
   recordFile?: string;
+  /** Keep accepted requests in `records` (default true). Off for a long-running built-in simulator, whose memory must not grow. */
+  keepRecords?: boolean;
   /** Seed of the PRNG behind probabilistic faults. Default: random. */
   seed?: number;
   /** Clock, for tests. Default: the real clock. */
