@@ -80,23 +80,7 @@ export interface FileCounts {
   requests: number;
 }
 
-/**
- * Row counts by final status (they add up to rows) and requests made. Intake counted rows,
- * invalid and duplicates; every other row's status is its batch's state, so the rest is a sum
- * over the file's batches, not a scan of its rows.
- */
+/** Row counts by final status (they add up to rows) and requests made: the file's line of v_files. */
 export function countFile(db: Db, fileId: number): FileCounts {
-  const file = sql(db, 'SELECT rows, invalid, duplicates FROM files WHERE id = ?').get(fileId) as Pick<FileCounts, 'rows' | 'invalid' | 'duplicates'> | undefined;
-  const counts: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0, ...file };
-  const byState = sql(db, "SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND state NOT IN ('split', 'retried') GROUP BY state").all(fileId) as { state: string; n: number }[];
-  let settled = 0;
-  for (const { state, n } of byState) {
-    if (state === 'accepted' || state === 'failed' || state === 'unknown') {
-      counts[state] += n;
-      settled += n;
-    }
-  }
-  counts.pending = counts.rows - counts.invalid - counts.duplicates - settled;
-  counts.requests = sql(db, 'SELECT count(*) FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').pluck().get(fileId) as number;
-  return counts;
+  return sql(db, 'SELECT rows, invalid, duplicates, accepted, failed, unknown, pending, requests FROM v_files WHERE id = ?').get(fileId) as FileCounts;
 }

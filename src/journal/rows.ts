@@ -4,21 +4,14 @@
 // ends, every batch is written with its numbers and nothing is left to plan. The same number
 // twice in a group is kept once; the repeats are recorded as duplicates of it.
 import { hash } from 'node:crypto';
+import type { IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { newReqId } from './batches.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 
-export interface RowToJournal {
-  line: number;
-  phoneRaw: string;
-  phone?: string;
-  appId?: string;
-  templateId?: string;
-  datas: string[];
-  extras: Record<string, string>;
-  error?: string;
-}
+/** A row as intake made it (see IntakeRow for the meaning of each field). */
+export type RowToJournal = IntakeRow;
 
 /** A group as intake sees it: its id and its open batch (the one still taking numbers). */
 interface GroupState {

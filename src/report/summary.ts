@@ -1,6 +1,7 @@
 // What `smsdrop report` says, as data: one line per file from v_files, or for one file its counts,
 // its failures by status code with the code's class and what to do about it, the commonest
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
+import type { FileCounts } from '../journal/files.js';
 import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
 import type { Db } from '../journal/open.js';
 import { sql } from '../journal/open.js';
@@ -10,19 +11,12 @@ export const FILE_COLUMNS = [
   'id', 'name', 'sha256', 'status', 'rows', 'invalid', 'duplicates', 'accepted', 'failed', 'unknown', 'pending', 'requests', 'started_at', 'finished_at',
 ] as const;
 
-export interface FileLine {
+/** A line of v_files. */
+export interface FileLine extends FileCounts {
   id: number;
   name: string;
   sha256: string;
   status: string;
-  rows: number;
-  invalid: number;
-  duplicates: number;
-  accepted: number;
-  failed: number;
-  unknown: number;
-  pending: number;
-  requests: number;
   started_at: string | null;
   finished_at: string | null;
 }
