@@ -68,13 +68,13 @@ export function dueBatches(db: Db, fileId: number, now: number, afterId: number,
 /**
  * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
  * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
+ * Two statements that must commit together: call it inside a transaction (the sender's write
+ * queue), and send only once that has committed.
  */
 export function startAttempt(db: Db, batchId: number, reqId: string | null): number {
-  return db.transaction(() => {
-    const now = nowIso();
-    sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, batchId);
-    return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batchId, reqId, now).lastInsertRowid);
-  })();
+  const now = nowIso();
+  sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, batchId);
+  return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batchId, reqId, now).lastInsertRowid);
 }
 
 /** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */
@@ -99,18 +99,17 @@ export interface AttemptResult {
   reason: string;
 }
 
+/** The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt. */
 export function finishAttempt(db: Db, attemptId: number, batchId: number, result: AttemptResult, transition: Transition): void {
-  db.transaction(() => {
-    const now = nowIso();
-    sql(db, 'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?').run(
-      now,
-      result.outcome,
-      result.statusCode,
-      result.reason,
-      attemptId,
-    );
-    applyTransition(db, batchId, transition, now);
-  })();
+  const now = nowIso();
+  sql(db, 'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?').run(
+    now,
+    result.outcome,
+    result.statusCode,
+    result.reason,
+    attemptId,
+  );
+  applyTransition(db, batchId, transition, now);
 }
 
 export function applyTransition(db: Db, batchId: number, t: Transition, now = nowIso()): void {

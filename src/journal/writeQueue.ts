@@ -26,14 +26,15 @@ export function writeQueueFor(db: Db): WriteQueue {
 
 function createWriteQueue(db: Db): WriteQueue {
   let jobs: Job[] = [];
+  const runAll = db.transaction((batch: Job[], results: unknown[]) => {
+    for (const job of batch) results.push(job.write());
+  });
   const flush = (): void => {
     const batch = jobs;
     jobs = [];
     const results: unknown[] = [];
     try {
-      db.transaction(() => {
-        for (const job of batch) results.push(job.write());
-      })();
+      runAll(batch, results);
     } catch (err) {
       // Rolled back as a whole: no caller may act as if its write were on disk.
       for (const job of batch) job.reject(err);
