@@ -77,6 +77,7 @@ export const SETTINGS = {
   retryMaxMs: { schema: int(0, 3_600_000).default(60_000), env: 'SMSDROP_RETRY_MAX_MS', doc: 'Largest retry delay.' },
   rateLimitDelayMs: { schema: int(0, 86_400_000).default(300_000), env: 'SMSDROP_RATE_LIMIT_DELAY_MS', doc: 'Delay before resending a batch the provider rate-limited.' },
   rateLimitMaxDeferrals: { schema: int(0, 100).default(2), env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS', doc: 'Rate-limit deferrals per batch before it is failed with the code.' },
+  pauseAfterFailures: { schema: int(0, 100_000).default(20), env: 'SMSDROP_PAUSE_AFTER_FAILURES', doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.' },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
   pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
   stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long.' },
@@ -153,7 +154,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 /** Validates a merged object; the error names each bad setting, its value and what is expected. */
 export function validateConfig(merged: ConfigOverrides): Config {
   const result = configSchema.safeParse(merged);
-  if (result.success) return result.data as Config;
+  if (result.success) {
+    checkCredentialsComplete(result.data as Config);
+    return result.data as Config;
+  }
   const lines = result.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? '');
     const setting = SETTINGS[key as ConfigKey];
@@ -163,6 +167,21 @@ export function validateConfig(merged: ConfigOverrides): Config {
     return `${where} = ${shown}: ${issue.message}`;
   });
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}
+
+/**
+ * All three provider settings, or none (the built-in simulator). Some but not all is a mistake,
+ * such as a token missing from the environment pm2 was started with: it must not quietly turn
+ * into a demo run that reports real rows as accepted.
+ */
+function checkCredentialsComplete(config: Config): void {
+  const keys = ['baseUrl', 'accountSid', 'authToken'] as const;
+  const missing = keys.filter((k) => !config[k]);
+  if (missing.length === 0 || missing.length === keys.length) return;
+  const names = (list: readonly ConfigKey[]) => list.map((k) => `${k} (${SETTINGS[k].env})`).join(', ');
+  throw new ConfigError(
+    `invalid configuration:\n  incomplete provider credentials: ${names(missing)} not set while ${names(keys.filter((k) => config[k]))} ${keys.length - missing.length === 1 ? 'is' : 'are'}; set all three, or none to use the built-in simulator`,
+  );
 }
 
 /** Credentials the built-in simulator uses, and that the program uses against it. Not secrets. */

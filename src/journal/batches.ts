@@ -71,9 +71,11 @@ export function dueBatches(db: Db, fileId: number, now: number, afterId: number,
  * Two statements that must commit together: call it inside a transaction (the sender's write
  * queue), and send only once that has committed.
  */
-export function startAttempt(db: Db, batchId: number, reqId: string | null): number {
+export function startAttempt(db: Db, batchId: number, reqId: string | null): number | undefined {
   const now = nowIso();
-  sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?").run(now, batchId);
+  // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
+  const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'planned'").run(now, batchId);
+  if (claimed.changes !== 1) return undefined;
   return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batchId, reqId, now).lastInsertRowid);
 }
 
@@ -84,7 +86,8 @@ export type Transition =
   | {
       to: 'planned';
       nextAttemptAt: number;
-      maybeSent: boolean;
+      /** What may have reached the provider (DOUBT in send/policy.ts): 0 none, 1 all, 2 part. */
+      doubt: 0 | 1 | 2;
       deferral?: boolean;
       /** The attempt does not count against the batch (it was not the batch's fault). */
       refundAttempt?: boolean;
@@ -109,10 +112,14 @@ export function finishAttempt(db: Db, attemptId: number, batchId: number, result
     result.reason,
     attemptId,
   );
-  applyTransition(db, batchId, transition, now);
+  // Doubt starts when the request left, not when we gave up waiting: that is the day the
+  // provider's reqId memory counts from.
+  const startedAt = sql(db, 'SELECT started_at FROM attempts WHERE id = ?').pluck().get(attemptId) as string;
+  applyTransition(db, batchId, transition, now, startedAt);
 }
 
-export function applyTransition(db: Db, batchId: number, t: Transition, now = nowIso()): void {
+/** `doubtSince`: when the request that may have been received left (default: now). */
+export function applyTransition(db: Db, batchId: number, t: Transition, now = nowIso(), doubtSince = now): void {
   switch (t.to) {
     case 'accepted':
       sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
@@ -127,10 +134,10 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
       sql(
         db,
         `UPDATE batches SET state = 'planned', next_attempt_at = ?, status_code = ?, status_msg = ?, updated_at = ?,
-           maybe_sent = max(maybe_sent, ?), first_doubt_at = CASE WHEN ? AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END,
+           maybe_sent = max(maybe_sent, ?), first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END,
            deferrals = deferrals + ?, attempts = attempts - ?
          WHERE id = ?`,
-      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.maybeSent ? 1 : 0, t.maybeSent ? 1 : 0, now, t.deferral ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
+      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.doubt, t.doubt, doubtSince, t.deferral ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
       return;
     case 'split':
       splitBatch(db, batchId, t, now);
@@ -174,11 +181,12 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
   db.transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
+      const leftAt = (sql(db, 'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL').pluck().get(batchId) as string | null) ?? now;
       sql(db, "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL").run(now, batchId);
       const transition: Transition = reqIdOn
-        ? { to: 'planned', nextAttemptAt: 0, maybeSent: true, statusCode: null, statusMsg: 'interrupted mid-request; retried with the same reqId' }
+        ? { to: 'planned', nextAttemptAt: 0, doubt: 1, statusCode: null, statusMsg: 'interrupted mid-request; retried with the same reqId' }
         : { to: 'unknown', statusCode: null, statusMsg: 'interrupted mid-request: it may have been sent; not resent because reqId is off' };
-      applyTransition(db, batchId, transition, now);
+      applyTransition(db, batchId, transition, now, leftAt);
     }
   })();
   return interrupted.length;

@@ -1,7 +1,8 @@
 // One writer per journal: the daemon and `smsdrop send` take an exclusive lock file in the data
 // directory, so two processes can never send the same batches. A lock left by a dead process
-// (crash, SIGKILL) is noticed by its pid and taken over.
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+// (crash, SIGKILL) is noticed by its pid and taken over. Pids are only meaningful on one machine
+// (one pid namespace): do not share a data directory between hosts or containers.
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export class LockedError extends Error {
@@ -36,18 +37,45 @@ export function acquireLock(dataDir: string, what: string): Lock {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const seen = statOrUndefined(lockFile);
       const holder = readHolder(lockFile);
       if (holder && holder.pid !== process.pid && isAlive(holder.pid)) throw new LockedError(lockFile, holder.pid, holder.what);
       // A lock with no readable holder is being written by a process starting right now.
-      if (!holder && Date.now() - statSync(lockFile).mtimeMs < 5_000) throw new LockedError(lockFile, 0, 'starting');
-      try {
-        unlinkSync(lockFile); // stale: its process is gone
-      } catch {
-        // someone else removed it first; try again
-      }
+      if (!holder && seen && Date.now() - seen.mtimeMs < 5_000) throw new LockedError(lockFile, 0, 'starting');
+      if (seen) removeStaleLock(lockFile, seen.ino);
     }
   }
   throw new Error(`cannot take the lock ${lockFile}`);
+}
+
+/**
+ * Takes a dead process's lock away, atomically: it is renamed aside first, and if what was
+ * renamed is not the file judged stale (another process replaced it in between), it is put back.
+ */
+function removeStaleLock(lockFile: string, staleIno: number): void {
+  const aside = `${lockFile}.stale-${process.pid}-${Date.now()}`;
+  try {
+    renameSync(lockFile, aside);
+  } catch {
+    return; // someone else removed it first; try again
+  }
+  if (statSync(aside).ino !== staleIno) {
+    try {
+      linkSync(aside, lockFile); // a live lock: restore it (fails if yet another one appeared)
+    } finally {
+      unlinkSync(aside);
+    }
+    return;
+  }
+  unlinkSync(aside);
+}
+
+function statOrUndefined(file: string): { ino: number; mtimeMs: number } | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 function readHolder(lockFile: string): { pid: number; what: string } | undefined {

@@ -27,8 +27,12 @@ export function countRetryable(db: Db, fileId: number, statuses: readonly RetryS
   );
 }
 
-/** Moves the numbers of the file's batches in `statuses` to new planned batches; the file goes back to sending. */
-export function prepareRetry(db: Db, fileId: number, statuses: readonly RetryStatus[]): PreparedRetry {
+/**
+ * Moves the numbers of the file's batches in `statuses` to new planned batches of at most
+ * `maxPerRequest` numbers (the limit may have been lowered since: a batch the provider refused
+ * as too big must not be sent again whole); the file goes back to sending.
+ */
+export function prepareRetry(db: Db, fileId: number, statuses: readonly RetryStatus[], maxPerRequest: number): PreparedRetry {
   return db.transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
@@ -36,8 +40,11 @@ export function prepareRetry(db: Db, fileId: number, statuses: readonly RetrySta
     for (const state of statuses) {
       const batches = sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
       for (const batch of batches) {
-        const newId = moveToNewBatch(db, batch, batch.phones.split(','), now);
-        firstBatchId ??= newId;
+        const phones = batch.phones.split(',');
+        for (let from = 0; from < phones.length; from += maxPerRequest) {
+          const newId = moveToNewBatch(db, batch, phones.slice(from, from + maxPerRequest), now);
+          firstBatchId ??= newId;
+        }
         sql(db, "UPDATE batches SET state = 'retried', updated_at = ? WHERE id = ?").run(now, batch.id);
         rows += batch.numbers;
       }

@@ -2,12 +2,13 @@
 // plan -> send -> final counts. Used by `smsdrop send` and by the daemon for each dropped file.
 // Every step is resumable from the journal, so the same bytes given again continue where the
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { createRowWriter } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
-import { inspectFile } from '../intake/inspect.js';
+import { type FileInspection, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
 import { sendFile, type SendContext } from '../send/index.js';
@@ -68,7 +69,7 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
     file = createFile(ctx.db, { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding });
   }
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
-    const refusal = await intake(ctx, file, filePath, inspection.encoding);
+    const refusal = await intake(ctx, file, filePath, inspection);
     if (refusal) return result('refused', file, { reason: refusal });
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
@@ -81,7 +82,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
 }
 
 /** Reads every row into the journal. Returns a refusal message when the file as a whole is refused. */
-async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, encoding: 'utf-8' | 'gb18030'): Promise<string | undefined> {
+async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection): Promise<string | undefined> {
+  const { encoding } = inspection;
   discardIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
   const writer = createRowWriter(ctx.db, file.id, ctx.config.maxPerRequest);
@@ -95,6 +97,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     });
     for await (const chunk of rows) writer.write(chunk);
     writer.finish();
+    assertUnchanged(filePath, inspection);
   } catch (err) {
     const reason = refusalMessage(filePath, err);
     discardIntake(ctx.db, file.id);
@@ -103,6 +106,14 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   }
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   return undefined;
+}
+
+/** A file still being written after it was taken would lose the rows added late: refuse it whole. */
+function assertUnchanged(filePath: string, inspection: FileInspection): void {
+  const size = statSync(filePath).size;
+  if (size !== inspection.size) {
+    throw new FileRefusedError(filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}); nothing was sent: drop it again once it is complete`);
+  }
 }
 
 function refusalMessage(filePath: string, err: unknown): string {

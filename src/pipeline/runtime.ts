@@ -37,7 +37,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       config,
       limit: pLimit(config.concurrency),
       rateLimiter: createRateLimiter(config.requestsPerSecond),
-      pause: new AccountPause(),
+      pause: new AccountPause(config.pauseAfterFailures),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
     };

@@ -32,7 +32,7 @@ export interface RetryResult {
 /** Resends the file's rows in `statuses`; the file is done again once every batch is final. */
 export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[]): Promise<RetryResult> {
   const started = Date.now();
-  const retry = prepareRetry(ctx.db, fileId, statuses);
+  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest);
   let sent: SendResult | undefined;
   if (retry.rows > 0) {
     sent = await sendFile(ctx, fileId);

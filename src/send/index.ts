@@ -16,7 +16,7 @@ import { type Db, sql } from '../journal/open.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
-import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
+import { decideAfterAttempt, type Doubt, type RetrySettings, sameProviderDay } from './policy.js';
 import { AccountPause, type RateLimiter } from './rate.js';
 
 export interface SendContext {
@@ -66,20 +66,28 @@ async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void>
   const inFlight = new Set<Promise<void>>();
   const room = ctx.config.concurrency * 2;
   let afterId = 0;
+  let failure: { error: unknown } | undefined;
+  const stopping = () => failure !== undefined || stopReason(ctx) !== undefined;
   for (;;) {
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
     const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE);
     if (page.length === 0) break;
     for (const toSend of page) {
-      if (stopReason(ctx)) break;
+      if (stopping()) break;
       while (inFlight.size >= room) await Promise.race(inFlight);
-      const task: Promise<void> = ctx.limit(() => sendBatch(ctx, toSend)).finally(() => inFlight.delete(task));
+      if (stopping()) break;
+      const task: Promise<void> = ctx
+        .limit(() => (failure ? undefined : sendBatch(ctx, toSend)))
+        .catch((error: unknown) => void (failure ??= { error }))
+        .finally(() => inFlight.delete(task));
       inFlight.add(task);
       afterId = toSend.batch.id;
     }
-    if (stopReason(ctx)) break;
+    if (stopping()) break;
   }
+  // Never leave requests running behind a failure: the caller may hand the file to someone else.
   await Promise.all(inFlight);
+  if (failure) throw failure.error;
 }
 
 /** One attempt for one batch: journal, request, journal. */
@@ -99,17 +107,25 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
   if (stopReason(ctx)) return;
   const reqId = ctx.config.reqId ? batch.req_id : null;
   const attemptId = await journal.run(() => startAttempt(ctx.db, batchId, reqId));
+  if (attemptId === undefined) return;
   const outcome = await ctx.client.send({ to: phones, appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   const decision = decideAfterAttempt(
     outcome,
-    { attempts: batch.attempts + 1, deferrals: batch.deferrals, maybeSent: batch.maybe_sent === 1, numbers: batch.numbers, lastStatusCode: batch.status_code },
+    { attempts: batch.attempts + 1, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
     retrySettings(ctx.config),
     now(),
   );
   await journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
+  noteProviderHealth(ctx.pause, outcome);
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to });
+}
+
+function noteProviderHealth(pause: AccountPause, outcome: SendOutcome): void {
+  if (outcome.kind === 'not-sent' || outcome.kind === 'in-doubt') pause.noteTrouble(outcome.reason);
+  else if (outcome.kind === 'rejected' && outcome.codeClass === 'transient') pause.noteTrouble(`status ${outcome.statusCode}`);
+  else pause.noteAnswer();
 }
 
 export function retrySettings(config: Config): RetrySettings {

@@ -12,11 +12,19 @@ export interface RetrySettings {
   rateLimitMaxDeferrals: number;
 }
 
+/**
+ * What may already have reached the provider for a batch (batches.maybe_sent):
+ * none: every earlier answer said "not sent"; all: some request may have been accepted whole
+ * (no answer came); part: the provider said it failed but may have sent some (ambiguous code).
+ */
+export const DOUBT = { none: 0, all: 1, part: 2 } as const;
+export type Doubt = (typeof DOUBT)[keyof typeof DOUBT];
+
 /** The batch as it stands after the attempt was counted. */
 export interface BatchHistory {
   attempts: number;
   deferrals: number;
-  maybeSent: boolean;
+  doubt: Doubt;
   numbers: number;
   /** Status code recorded by the previous attempt, if any. */
   lastStatusCode: string | null;
@@ -30,6 +38,8 @@ export interface Decision {
 
 const TIMESTAMP_EXPIRED = '111106';
 const DUPLICATE_REQUEST = '160054';
+/** "More than N numbers": the provider's limit is lower than ours (older docs say 100). */
+const TOO_MANY_NUMBERS = new Set(['160048', '160017']);
 
 export function decideAfterAttempt(
   outcome: SendOutcome,
@@ -38,60 +48,73 @@ export function decideAfterAttempt(
   now: number,
   random: () => number = Math.random,
 ): Decision {
-  const retry = (reason: string, code: string | null, maybeSent: boolean): Decision => {
-    const everMaybeSent = batch.maybeSent || maybeSent;
+  const mayHaveBeenSent = batch.doubt !== DOUBT.none;
+  /** failed means "not sent": when an earlier attempt may have got through, say unknown instead. */
+  const notSent = (code: string | null, statusMsg: string): Decision =>
+    mayHaveBeenSent
+      ? { transition: { to: 'unknown', statusCode: code, statusMsg: `${statusMsg}; an earlier attempt may have been sent, so it is not resent` } }
+      : { transition: { to: 'failed', statusCode: code, statusMsg } };
+  const retry = (reason: string, code: string | null, doubt: Doubt): Decision => {
     if (batch.attempts >= settings.maxAttempts) {
       const why = `gave up after ${batch.attempts} attempts: ${reason}`;
-      // failed means "not sent"; if any attempt may have reached the provider, we cannot say that.
-      return { transition: { to: everMaybeSent ? 'unknown' : 'failed', statusCode: code, statusMsg: why } };
+      return doubt !== DOUBT.none ? { transition: { to: 'unknown', statusCode: code, statusMsg: why } } : notSent(code, why);
     }
     const delay = backoffDelay(batch.attempts, settings, random);
-    return { transition: { to: 'planned', nextAttemptAt: now + delay, maybeSent, statusCode: code, statusMsg: reason } };
+    return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt, statusCode: code, statusMsg: reason } };
   };
+  const unknownWithoutReqId = (code: string | null, why: string): Decision => ({
+    transition: { to: 'unknown', statusCode: code, statusMsg: `${why}; not resent because reqId is off` },
+  });
 
   switch (outcome.kind) {
     case 'accepted':
       return { transition: { to: 'accepted', statusCode: outcome.statusCode, smsMessageSid: outcome.smsMessageSid, dateCreated: outcome.dateCreated } };
     case 'not-sent':
-      return retry(`not sent: ${outcome.reason}`, null, false);
+      return retry(`not sent: ${outcome.reason}`, null, DOUBT.none);
     case 'in-doubt':
-      if (!settings.reqIdOn) {
-        return { transition: { to: 'unknown', statusCode: null, statusMsg: `may have been sent (${outcome.reason}); not resent because reqId is off` } };
-      }
-      return retry(`in doubt: ${outcome.reason}`, null, true);
+      if (!settings.reqIdOn) return unknownWithoutReqId(null, `may have been sent (${outcome.reason})`);
+      return retry(`in doubt: ${outcome.reason}`, null, DOUBT.all);
   }
 
   const code = outcome.statusCode;
   const message = `${code}${outcome.statusMsg ? ` ${outcome.statusMsg}` : ''}`;
   switch (outcome.codeClass) {
     case 'duplicate-request':
-      // The provider already accepted this reqId: an earlier attempt got through.
+      // The provider already took this reqId: an earlier attempt got through. After an ambiguous
+      // answer ("failed, some may have been sent") that proves nothing about each number.
+      if (batch.doubt === DOUBT.part) return { transition: { to: 'unknown', statusCode: code, statusMsg: `${message}: an earlier attempt was answered "may have sent some"; which numbers got it is unknown` } };
       return { transition: { to: 'accepted', statusCode: DUPLICATE_REQUEST, smsMessageSid: null, dateCreated: null, statusMsg: 'accepted by an earlier attempt (160054 duplicate reqId)' } };
     case 'account-fatal':
       return pauseWithoutBlame(code, message);
     case 'clock':
       if (batch.lastStatusCode === TIMESTAMP_EXPIRED) return pauseWithoutBlame(code, `${message}: timestamp refused twice; check the host clock and SMSDROP_TIMEZONE`);
-      return { transition: { to: 'planned', nextAttemptAt: now, maybeSent: false, refundAttempt: true, statusCode: code, statusMsg: message } };
+      return { transition: { to: 'planned', nextAttemptAt: now, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: message } };
     case 'transient':
-      return retry(message, code, false);
+      return retry(message, code, DOUBT.none);
     case 'ambiguous':
-      if (!settings.reqIdOn) return { transition: { to: 'unknown', statusCode: code, statusMsg: `${message}: the provider may have sent some; not resent because reqId is off` } };
-      return retry(message, code, true);
+      if (!settings.reqIdOn) return unknownWithoutReqId(code, `${message}: the provider may have sent some`);
+      return retry(message, code, DOUBT.part);
     case 'rate-limited':
-      if (batch.deferrals >= settings.rateLimitMaxDeferrals) return { transition: { to: 'failed', statusCode: code, statusMsg: `${message} (still rate-limited after ${batch.deferrals} deferrals)` } };
-      return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, maybeSent: false, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
+      if (batch.deferrals >= settings.rateLimitMaxDeferrals) return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
+      return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
     case 'number-rejected':
-      if (batch.numbers > 1) return { transition: { to: 'split', statusCode: code, statusMsg: `${message}: split to isolate the rejected number(s)` } };
-      return { transition: { to: 'failed', statusCode: code, statusMsg: message } };
+      return splitOrSettle(code, `${message}: split to isolate the rejected number(s)`, message);
     case 'batch-rejected':
-      return { transition: { to: 'failed', statusCode: code, statusMsg: message } };
+      if (TOO_MANY_NUMBERS.has(code)) return splitOrSettle(code, `${message}: split in halves to fit the provider's limit`, message);
+      return notSent(code, message);
+  }
+
+  /** Halves get fresh reqIds, so a batch that may already have been sent is never split. */
+  function splitOrSettle(code: string, splitMsg: string, message: string): Decision {
+    if (batch.numbers > 1 && !mayHaveBeenSent) return { transition: { to: 'split', statusCode: code, statusMsg: splitMsg } };
+    return notSent(code, message);
   }
 }
 
 /** Not the batch's fault: it goes back to planned, uncharged, and sending stops for the account. */
 function pauseWithoutBlame(code: string, message: string): Decision {
   return {
-    transition: { to: 'planned', nextAttemptAt: 0, maybeSent: false, refundAttempt: true, statusCode: code, statusMsg: message },
+    transition: { to: 'planned', nextAttemptAt: 0, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: message },
     pauseAccount: message,
   };
 }

@@ -90,3 +90,14 @@ describe('configuration', () => {
     }
   });
 });
+
+describe('provider credentials', () => {
+  it('all three or none: a missing token is an error, not a quiet switch to the simulator', () => {
+    const dir = configDir({});
+    assert.throws(
+      () => loadConfig({ configDir: dir, env: { SMSDROP_BASE_URL: 'https://app.cloopen.com:8883', SMSDROP_ACCOUNT_SID: 'sid' } }),
+      /incomplete provider credentials: authToken \(SMSDROP_AUTH_TOKEN\) not set/,
+    );
+    assert.equal(usesBuiltInSimulator(loadConfig({ configDir: dir, env: {} })), true);
+  });
+});

@@ -119,6 +119,33 @@ describe('account-fatal answers', () => {
   });
 });
 
+describe('an outage', () => {
+  it('pauses the run after 20 requests in a row with no answer, keeping every row pending; the next run finishes', async () => {
+    const down = await startSim({ faults: parseFaults('http500@/1') });
+    const phones = numbers(100);
+    const dir = tempDir();
+    const file = writeCsv(dir, 'o.csv', csvOf(phones));
+    const data = path.join(dir, 'data');
+    try {
+      const first = await runCli(['send', file, '--json'], envFor(down, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4' }));
+      assert.equal(first.status, 3);
+      assert.equal(first.json!.status, 'paused');
+      assert.match(String(first.json!.reason), /failed 2\d requests in a row/);
+      assert.deepEqual([first.json!.pending, first.json!.failed, first.json!.unknown], [100, 0, 0]);
+    } finally {
+      await down.close();
+    }
+    const up = await startSim();
+    try {
+      const second = await runCli(['send', file, '--json'], envFor(up, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+      assert.equal(second.status, 0, second.stderr);
+      assert.deepEqual(deliveries(up), new Map(phones.map((p) => [keyOf(p), 1])));
+    } finally {
+      await up.close();
+    }
+  });
+});
+
 describe('crashes', () => {
   it('SIGKILL at random moments, then send again: every number delivered exactly once', { timeout: 120_000 }, async () => {
     const sim = await startSim({ latencyMs: [2, 15] });

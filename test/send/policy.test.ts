@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SendOutcome } from '../../src/provider/types.js';
-import { backoffDelay, type BatchHistory, decideAfterAttempt, type RetrySettings, sameProviderDay } from '../../src/send/policy.js';
+import { backoffDelay, type BatchHistory, decideAfterAttempt, DOUBT, type RetrySettings, sameProviderDay } from '../../src/send/policy.js';
 
 const settings: RetrySettings = { reqIdOn: true, maxAttempts: 3, retryBaseMs: 100, retryMaxMs: 1000, rateLimitDelayMs: 60_000, rateLimitMaxDeferrals: 2 };
-const fresh: BatchHistory = { attempts: 1, deferrals: 0, maybeSent: false, numbers: 10, lastStatusCode: null };
+const fresh: BatchHistory = { attempts: 1, deferrals: 0, doubt: DOUBT.none, numbers: 10, lastStatusCode: null };
 const NOW = 1_000_000;
 const rejected = (statusCode: string, codeClass: Extract<SendOutcome, { kind: 'rejected' }>['codeClass']): SendOutcome => ({ kind: 'rejected', statusCode, codeClass });
 const decide = (outcome: SendOutcome, batch: Partial<BatchHistory> = {}, s: Partial<RetrySettings> = {}) =>
@@ -23,7 +23,7 @@ describe('decideAfterAttempt', () => {
   it('in doubt with reqId on: retried later with the doubt remembered', () => {
     const t = decide({ kind: 'in-doubt', reason: 'timeout' }).transition;
     assert.equal(t.to, 'planned');
-    assert.ok(t.to === 'planned' && t.maybeSent && t.nextAttemptAt > NOW);
+    assert.ok(t.to === 'planned' && t.doubt === DOUBT.all && t.nextAttemptAt > NOW);
   });
 
   it('in doubt with reqId off: unknown, never resent', () => {
@@ -34,7 +34,7 @@ describe('decideAfterAttempt', () => {
   it('out of attempts: failed when nothing may have been sent, unknown when something may have', () => {
     assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3 }).transition.to, 'failed');
     assert.equal(decide(rejected('160000', 'transient'), { attempts: 3 }).transition.to, 'failed');
-    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3, maybeSent: true }).transition.to, 'unknown');
+    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3, doubt: DOUBT.all }).transition.to, 'unknown');
     assert.equal(decide({ kind: 'in-doubt', reason: 'timeout' }, { attempts: 3 }).transition.to, 'unknown');
   });
 
@@ -68,6 +68,31 @@ describe('decideAfterAttempt', () => {
   it('batch-rejected: failed at once with the code', () => {
     const t = decide(rejected('160052', 'batch-rejected')).transition;
     assert.deepEqual([t.to, t.to === 'failed' && t.statusCode], ['failed', '160052']);
+  });
+});
+
+describe('decideAfterAttempt after an attempt that may have been sent', () => {
+  const doubted = { doubt: DOUBT.all } as const;
+  it('never calls it failed: rate-limited to the end, batch-rejected -> unknown', () => {
+    assert.equal(decide(rejected('160056', 'rate-limited'), { ...doubted, deferrals: 2 }).transition.to, 'unknown');
+    assert.equal(decide(rejected('160052', 'batch-rejected'), doubted).transition.to, 'unknown');
+  });
+
+  it('never splits it (halves get fresh reqIds): unknown instead', () => {
+    assert.equal(decide(rejected('160034', 'number-rejected'), { ...doubted, numbers: 10 }).transition.to, 'unknown');
+  });
+
+  it('160054 after an ambiguous answer ("may have sent some") is unknown, not accepted', () => {
+    assert.equal(decide(rejected('160054', 'duplicate-request'), { doubt: DOUBT.part }).transition.to, 'unknown');
+    assert.equal(decide(rejected('160054', 'duplicate-request'), doubted).transition.to, 'accepted');
+  });
+});
+
+describe('decideAfterAttempt: too many numbers for the provider', () => {
+  it('160048 splits the batch in halves (the provider may allow fewer than configured)', () => {
+    assert.equal(decide(rejected('160048', 'batch-rejected'), { numbers: 200 }).transition.to, 'split');
+    assert.equal(decide({ kind: 'rejected', statusCode: '160048', codeClass: 'batch-rejected', local: true }, { numbers: 200 }).transition.to, 'split');
+    assert.equal(decide(rejected('160048', 'batch-rejected'), { numbers: 1 }).transition.to, 'failed');
   });
 });
 

@@ -1,0 +1,88 @@
+// What a restart does with a batch that was mid-request when the process died.
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import pLimit from 'p-limit';
+import { loadConfig } from '../../src/config/index.js';
+import { getBatch, startAttempt } from '../../src/journal/batches.js';
+import { countFile, createFile } from '../../src/journal/files.js';
+import { type Db, openJournal } from '../../src/journal/open.js';
+import { createRowWriter } from '../../src/journal/rows.js';
+import type { ProviderClient } from '../../src/provider/client.js';
+import type { TemplateSmsRequest } from '../../src/provider/types.js';
+import { sendFile } from '../../src/send/index.js';
+import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
+
+function journalWithOneBatch(): { db: Db; fileId: number; batchId: number } {
+  const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-recovery-')), 'journal.sqlite'));
+  const file = createFile(db, { sha256: 'abc', name: 'x.csv', path: '/x.csv', size: 1, encoding: 'utf-8' });
+  const writer = createRowWriter(db, file.id, 200);
+  writer.write([{ line: 2, phoneRaw: '13800000001', phone: '13800000001', appId: 'app', templateId: '1', datas: ['a'], extras: {} }]);
+  writer.finish();
+  db.prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
+  const batchId = db.prepare('SELECT id FROM batches WHERE file_id = ?').pluck().get(file.id) as number;
+  return { db, fileId: file.id, batchId };
+}
+
+function countingClient(): ProviderClient & { sent: TemplateSmsRequest[] } {
+  const sent: TemplateSmsRequest[] = [];
+  return {
+    sent,
+    send: async (req) => {
+      sent.push(req);
+      return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20260101000000' };
+    },
+    close: async () => {},
+  };
+}
+
+function contextFor(db: Db, client: ProviderClient, now: number) {
+  const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' } });
+  return { db, client, config, limit: pLimit(2), rateLimiter: createRateLimiter(0), pause: new AccountPause(), now: () => now };
+}
+
+describe('recovery of a batch cut off mid-request', () => {
+  it('same China day as the request left: resent with the same reqId', async () => {
+    const { db, fileId, batchId } = journalWithOneBatch();
+    const reqId = getBatch(db, batchId).req_id;
+    startAttempt(db, batchId, reqId);
+    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
+    const client = countingClient();
+    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')), fileId);
+    assert.equal(result.state, 'finished');
+    assert.deepEqual(client.sent.map((r) => r.reqId), [reqId]);
+    assert.equal(getBatch(db, batchId).first_doubt_at, '2026-01-01T10:00:00.000Z');
+  });
+
+  it('the request left before China midnight, the restart is after it: unknown, never resent', async () => {
+    const { db, fileId, batchId } = journalWithOneBatch();
+    startAttempt(db, batchId, getBatch(db, batchId).req_id);
+    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
+    const client = countingClient();
+    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')), fileId); // 00:20 next day
+    assert.equal(result.state, 'finished');
+    assert.equal(client.sent.length, 0, 'the provider no longer remembers the reqId: a resend could send twice');
+    assert.equal(getBatch(db, batchId).state, 'unknown');
+    assert.equal(getBatch(db, batchId).first_doubt_at, '2026-01-01T15:50:00.000Z');
+    assert.equal(countFile(db, fileId).unknown, 1);
+  });
+
+  it('reqId off: unknown at once, never resent', async () => {
+    const { db, fileId, batchId } = journalWithOneBatch();
+    startAttempt(db, batchId, null);
+    const client = countingClient();
+    const ctx = contextFor(db, client, Date.now());
+    ctx.config.reqId = false;
+    await sendFile(ctx, fileId);
+    assert.equal(client.sent.length, 0);
+    assert.equal(getBatch(db, batchId).state, 'unknown');
+  });
+
+  it('a batch already claimed by another run is not sent again', async () => {
+    const { db, batchId } = journalWithOneBatch();
+    assert.ok(startAttempt(db, batchId, 'r1') !== undefined);
+    assert.equal(startAttempt(db, batchId, 'r1'), undefined);
+  });
+});
