@@ -22,6 +22,8 @@ export interface RuntimeOptions {
   /** Who holds the data-directory lock (shown to a second process). */
   role: string;
   log: Logger;
+  /** See ConnectOptions. */
+  keepSimulatorRecords?: boolean;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
@@ -29,7 +31,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   let db: Db | undefined;
   try {
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-    const provider = await connectProvider(config);
+    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
     const stop = new AbortController();
     const context: PipelineContext = {
       db,

@@ -21,7 +21,12 @@ export interface ProviderConnection {
   close(): Promise<void>;
 }
 
-export async function connectProvider(config: Config): Promise<ProviderConnection> {
+export interface ConnectOptions {
+  /** Keep the built-in simulator's accepted requests in memory (tests); off, its memory stays flat. */
+  keepSimulatorRecords?: boolean;
+}
+
+export async function connectProvider(config: Config, options: ConnectOptions = {}): Promise<ProviderConnection> {
   registerSecret(config.authToken);
   if (!usesBuiltInSimulator(config)) {
     const client = createProviderClient(clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!));
@@ -34,7 +39,7 @@ export async function connectProvider(config: Config): Promise<ProviderConnectio
     authToken: DEMO_CREDENTIALS.authToken,
     appIds: [DEMO_CREDENTIALS.appId],
     templates: BUILT_IN_TEMPLATES,
-    keepRecords: false,
+    keepRecords: options.keepSimulatorRecords ?? false,
   });
   const client = createProviderClient(clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken));
   return {

@@ -26,7 +26,7 @@ async function setUp(name: string) {
   dirs.push(dir);
   const folders = prepareFolders(path.join(dir, 'data'));
   const config = loadConfig({ env: { SMSDROP_DATA_DIR: folders.root }, configDir: dir });
-  const runtime = await openRuntime(config, { role: 'test', log: silentLogger() });
+  const runtime = await openRuntime(config, { role: 'test', log: silentLogger(), keepSimulatorRecords: true });
   runtimes.push(runtime);
   const life: FileLife = { folders, ctx: runtime.context, log: silentLogger(), active: new Map(), busy: new Map(), cooldown: async () => {} };
   return { folders, runtime, life };
