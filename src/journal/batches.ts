@@ -11,8 +11,6 @@ export interface BatchRecord {
   group_id: number;
   parent_id: number | null;
   req_id: string;
-  /** The numbers, comma-separated, in row order. */
-  phones: string;
   numbers: number;
   state: BatchState;
   attempts: number;
@@ -30,7 +28,14 @@ export interface BatchToSend {
   appId: string;
   templateId: string;
   datas: string[];
-  phones: string[];
+  /** The numbers, comma-separated, in row order. */
+  phones: string;
+}
+
+/** A batch's numbers, in row order. */
+export function batchPhones(db: Db, batchId: number): string[] {
+  const phones = sql(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').pluck().get(batchId) as string | undefined;
+  return phones ? phones.split(',') : [];
 }
 
 /** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
@@ -51,17 +56,17 @@ export function getBatch(db: Db, batchId: number): BatchRecord {
 export function dueBatches(db: Db, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
   const rows = sql(
     db,
-    `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas
-     FROM batches b JOIN groups g ON g.id = b.group_id
+    `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
+     FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
      WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ? AND b.id > ?
      ORDER BY b.id LIMIT ?`,
-  ).all(fileId, now, afterId, limit) as (BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string })[];
-  return rows.map(({ g_app_id, g_template_id, g_datas, ...batch }) => ({
+  ).all(fileId, now, afterId, limit) as (BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string; g_phones: string })[];
+  return rows.map(({ g_app_id, g_template_id, g_datas, g_phones, ...batch }) => ({
     batch,
     appId: g_app_id,
     templateId: g_template_id,
     datas: JSON.parse(g_datas) as string[],
-    phones: batch.phones.split(','),
+    phones: g_phones,
   }));
 }
 
@@ -148,7 +153,7 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
 /** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
 function splitBatch(db: Db, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
   const parent = getBatch(db, batchId);
-  const phones = parent.phones.split(',');
+  const phones = batchPhones(db, batchId);
   const middle = Math.ceil(phones.length / 2);
   for (const half of [phones.slice(0, middle), phones.slice(middle)]) {
     if (half.length > 0) moveToNewBatch(db, parent, half, now);
@@ -161,10 +166,11 @@ export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now 
   const childId = Number(
     sql(
       db,
-      `INSERT INTO batches (file_id, group_id, parent_id, req_id, phones, numbers, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'planned', ?, ?)`,
-    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.join(','), phones.length, now, now).lastInsertRowid,
+      `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)`,
+    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.length, now, now).lastInsertRowid,
   );
+  sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(childId, phones.join(','));
   const move = sql(db, "UPDATE rows SET batch_id = ? WHERE group_id = ? AND phone = ? AND intake = 'valid'");
   for (const phone of phones) move.run(childId, from.group_id, phone);
   return childId;

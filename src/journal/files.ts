@@ -62,6 +62,7 @@ export function setFileHeader(db: Db, id: number, header: { columns: string[]; e
 export function discardIntake(db: Db, fileId: number): void {
   db.transaction(() => {
     sql(db, 'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
+    sql(db, 'DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
     sql(db, 'DELETE FROM batches WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ?').run(fileId);

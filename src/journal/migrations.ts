@@ -13,8 +13,9 @@
 //   rows      one per data row of the CSV. `intake` is valid, invalid (with `error`) or
 //             duplicate (of `duplicate_of`); a valid row belongs to one batch at a time.
 //   batches   one request's worth of numbers (<= maxPerRequest distinct numbers of one group),
-//             written with its numbers (`phones`, comma-separated, in row order) during intake,
-//             before any request. State machine: states.ts.
+//             written during intake, before any request. State machine: states.ts.
+//   batch_numbers  a batch's numbers (`phones`, comma-separated, in row order), apart from the
+//             batch so that the batches table stays small and quick to read.
 //   attempts  every request made for a batch: written before the request, completed after it.
 //
 // Migration 2 (reports, issue 5): the views operators query with the sqlite3 shell, the daemon's
@@ -83,7 +84,6 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         group_id        INTEGER NOT NULL REFERENCES groups(id),
         parent_id       INTEGER REFERENCES batches(id),
         req_id          TEXT    NOT NULL,
-        phones          TEXT    NOT NULL,
         numbers         INTEGER NOT NULL,
         state           TEXT    NOT NULL,
         attempts        INTEGER NOT NULL DEFAULT 0,
@@ -101,6 +101,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX batches_by_file ON batches (file_id, state);
       CREATE INDEX batches_by_group ON batches (group_id);
       CREATE UNIQUE INDEX batches_by_req_id ON batches (req_id);
+
+      CREATE TABLE batch_numbers (
+        batch_id        INTEGER PRIMARY KEY REFERENCES batches(id),
+        phones          TEXT    NOT NULL
+      );
 
       CREATE TABLE attempts (
         id            INTEGER PRIMARY KEY,

@@ -3,7 +3,7 @@
 // becomes `retried`, keeping its outcome and attempts: the history of who was tried when, and
 // with what answer, stays whole. All in one transaction, so a crash leaves either every chosen
 // batch retried or none. The normal sender then sends the new batches.
-import { type BatchRecord, moveToNewBatch } from './batches.js';
+import { type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
 import { setFileStatus } from './files.js';
 import { type Db, nowIso, sql } from './open.js';
 import { BATCH_STATE, FILE_STATUS } from './states.js';
@@ -40,7 +40,7 @@ export function prepareRetry(db: Db, fileId: number, statuses: readonly RetrySta
     for (const state of statuses) {
       const batches = sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
       for (const batch of batches) {
-        const phones = batch.phones.split(',');
+        const phones = batchPhones(db, batch.id);
         for (let from = 0; from < phones.length; from += maxPerRequest) {
           const newId = moveToNewBatch(db, batch, phones.slice(from, from + maxPerRequest), now);
           firstBatchId ??= newId;

@@ -48,17 +48,22 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
   );
   const findGroups = sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?');
   const insertGroup = sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)');
-  const lastBatchOf = sql(db, 'SELECT id, phones FROM batches WHERE group_id = ? ORDER BY id DESC LIMIT 1');
+  const lastBatchOf = sql(
+    db,
+    'SELECT b.id, n.phones FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.group_id = ? ORDER BY b.id DESC LIMIT 1',
+  );
   const insertBatch = sql(
     db,
-    `INSERT INTO batches (file_id, group_id, req_id, phones, numbers, state, created_at, updated_at)
-     VALUES (?, ?, ?, '', 0, 'planned', ?, ?)`,
+    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
+     VALUES (?, ?, ?, 0, 'planned', ?, ?)`,
   );
-  const writeBatchPhones = sql(db, 'UPDATE batches SET phones = ?, numbers = ? WHERE id = ?');
+  const writePhones = sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones');
+  const writeCount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
 
   function saveBatch(state: GroupState): void {
     if (!state.dirty || state.batchId === undefined) return;
-    writeBatchPhones.run(state.phones.join(','), state.phones.length, state.batchId);
+    writePhones.run(state.batchId, state.phones.join(','));
+    writeCount.run(state.phones.length, state.batchId);
     state.dirty = false;
   }
 
@@ -88,7 +93,7 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
       return { groupId, batchId: undefined, phones: [], dirty: false };
     }
-    const last = lastBatchOf.get(found.id) as { id: number; phones: string } | undefined;
+    const last = lastBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
     return { groupId: found.id, batchId: last?.id, phones: last && last.phones ? last.phones.split(',') : [], dirty: false };
   }
 

@@ -3,7 +3,6 @@
 // machine in that case, and the caller says so loudly.
 import { type Config, DEMO_CREDENTIALS, usesBuiltInSimulator } from '../config/index.js';
 import { registerSecret } from '../log/redact.js';
-import { startSimulator } from '../simulator/index.js';
 import type { RunningSimulator } from '../simulator/types.js';
 import { createProviderClient, type ProviderClient } from './client.js';
 
@@ -32,6 +31,8 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
     const client = createProviderClient(clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!));
     return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: config.appId, close: () => client.close() };
   }
+  // Loaded only when used: a run against the real provider does not carry the simulator.
+  const { startSimulator } = await import('../simulator/index.js');
   const simulator = await startSimulator({
     host: '127.0.0.1',
     port: 0,

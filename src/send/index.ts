@@ -59,7 +59,8 @@ function stopReason(ctx: SendContext): SendResult | undefined {
   return undefined;
 }
 
-const PAGE = 500;
+/** Batches read at a time: enough to keep the requests flowing, few enough to keep memory flat. */
+const PAGE = 100;
 
 /** One pass over the batches that are due now, keeping the shared limit's queue fed. */
 async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
@@ -108,7 +109,7 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
   const reqId = ctx.config.reqId ? batch.req_id : null;
   const attemptId = await journal.run(() => startAttempt(ctx.db, batchId, reqId));
   if (attemptId === undefined) return;
-  const outcome = await ctx.client.send({ to: phones, appId, templateId, datas, ...(reqId ? { reqId } : {}) });
+  const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   const decision = decideAfterAttempt(
     outcome,
     { attempts: batch.attempts + 1, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DEMO_CREDENTIALS } from '../config/index.js';
-import { parseFaults, parseTemplates, startSimulator, type RunningSimulator, type SimulatorOptions } from './index.js';
+import { parseFaults, parseTemplates } from './faults.js';
+import type { RunningSimulator, SimulatorOptions } from './types.js';
 
 interface SimulateFlags {
   port: string;
@@ -119,6 +120,8 @@ function describe(o: SimulatorOptions, sim: RunningSimulator, env: NodeJS.Proces
 async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): Promise<void> {
   let sim: RunningSimulator;
   try {
+    // Loaded when the command runs, so the other commands do not carry the server.
+    const { startSimulator } = await import('./index.js');
     sim = await startSimulator(options);
   } catch (err) {
     process.stderr.write(`smsdrop simulate: cannot start: ${(err as Error).message}\n`);

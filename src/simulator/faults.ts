@@ -96,3 +96,15 @@ export function createFaultChooser(rules: FaultRule[], seed: number): (requestNu
     return chosen;
   };
 }
+
+/** Parses "1:2,2:2,3:0" (templateId:variable count) into { '1': 2, '2': 2, '3': 0 }. */
+export function parseTemplates(spec: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const item of spec.split(',').map((s) => s.trim())) {
+    const m = /^([^:\s]+):(\d{1,2})$/.exec(item);
+    if (!m) throw new Error(`bad template "${item}": expected ID:VARIABLES, e.g. 1:2 (spec "${spec}")`);
+    if (m[1]! in out) throw new Error(`template ${m[1]} is listed twice (spec "${spec}")`);
+    out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}

@@ -18,23 +18,11 @@ import type { AcceptedRecord, FaultRule, RunningSimulator, SimulatorOptions } fr
 import { decodeSubmission, replyFormat, type Submission } from './wire.js';
 
 export type { AcceptedRecord, FaultKind, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
-export { parseFaults } from './faults.js';
+export { parseFaults, parseTemplates } from './faults.js';
 export { readRecordFile } from './record.js';
 
 /** Bodies beyond this are cut short, which the Content-Length check then answers with 160031. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Parses "1:2,2:2,3:0" (templateId:variable count) into { '1': 2, '2': 2, '3': 0 }. */
-export function parseTemplates(spec: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const item of spec.split(',').map((s) => s.trim())) {
-    const m = /^([^:\s]+):(\d{1,2})$/.exec(item);
-    if (!m) throw new Error(`bad template "${item}": expected ID:VARIABLES, e.g. 1:2 (spec "${spec}")`);
-    if (m[1]! in out) throw new Error(`template ${m[1]} is listed twice (spec "${spec}")`);
-    out[m[1]!] = Number(m[2]);
-  }
-  return out;
-}
 
 /** Starts listening; resolves once the URL is known (and, with https, the certificate written). */
 export async function startSimulator(o: SimulatorOptions): Promise<RunningSimulator> {

@@ -1,7 +1,6 @@
 // A throw-away certificate for the HTTPS simulator: self-signed, valid one day, for 127.0.0.1, ::1
 // and localhost. The same certificate is the CA a client must trust (caPem / --ca-file), so the
 // client can keep full certificate verification on, never switch it off like the official SDKs.
-import selfsigned from 'selfsigned';
 
 export interface Certificate {
   key: string;
@@ -11,7 +10,9 @@ export interface Certificate {
 const HOUR_MS = 60 * 60 * 1000;
 
 /** Generated asynchronously (native RSA key generation, a few hundred ms) so start-up does not block. */
-export function makeCertificate(): Promise<Certificate> {
+export async function makeCertificate(): Promise<Certificate> {
+  // Loaded here, not at start: node-forge behind it is large, and only --https needs it.
+  const { default: selfsigned } = await import('selfsigned');
   const attrs = [{ name: 'commonName', value: 'smsdrop simulator' }];
   const options = {
     keySize: 2048,

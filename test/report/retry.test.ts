@@ -39,7 +39,7 @@ describe('retry --failed', () => {
     assert.deepEqual(acceptedNumbers(open).sort(), BLOCKED, 'only the failed rows were sent, each once');
     assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 10, failed: 0, unknown: 0, pending: 0 });
 
-    const history = s.db.prepare("SELECT phones, status_code FROM batches WHERE state = 'retried' ORDER BY phones").all();
+    const history = s.db.prepare("SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones").all();
     assert.deepEqual(history, BLOCKED.map((phones) => ({ phones, status_code: '160034' })), 'the old batches keep their outcome');
     const rejected = s.db.prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'").pluck().get() as number;
     assert.equal(rejected, blocking.requestCount - blocking.records.length, 'the earlier refused attempts are still in the journal');
