@@ -1,0 +1,158 @@
+// The yardsticks: what the parts smsdrop stands on do alone, on the same file and machine, in the
+// same run. smsdrop cannot beat these; the ratios say how much of their speed it keeps.
+//   parse   csv-parse streaming the file and counting records (defaults plus bom: the part's limit).
+//   insert  better-sqlite3 inserting the parsed rows, 1000 per transaction, into a fresh file with
+//           the journal's pragmas (WAL, synchronous NORMAL) and one column per CSV field; only the
+//           transactions are timed, parsing them again is not.
+//   request undici alone (one keep-alive Pool, `concurrency` connections and requests in flight)
+//           sending pre-built, signed, valid requests to the simulator; building is not timed.
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import Database from 'better-sqlite3';
+import { parse } from 'csv-parse';
+import { Pool } from 'undici';
+import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js';
+import { formatTimestamp, signRequest } from '../src/provider/sign.js';
+import type { TemplateSmsRequest } from '../src/provider/types.js';
+import { type CsvMix, createRandom, LARGE_GROUPS, PERSONALISED_TEMPLATE, phoneAt } from './generate.js';
+
+const READ_SIZE = 256 * 1024;
+const INSERT_BATCH = 1000;
+
+export interface RateResult {
+  count: number;
+  seconds: number;
+  perSec: number;
+}
+
+const rate = (count: number, seconds: number): RateResult => ({ count, seconds, perSec: seconds > 0 ? count / seconds : 0 });
+const elapsed = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+function records(file: string): AsyncIterable<string[]> {
+  return createReadStream(file, { highWaterMark: READ_SIZE }).pipe(parse({ bom: true })) as AsyncIterable<string[]>;
+}
+
+/** csv-parse alone: data rows per second (the header is read but not counted). */
+export async function measureParse(file: string): Promise<RateResult> {
+  const start = process.hrtime.bigint();
+  let count = 0;
+  for await (const _ of records(file)) count++;
+  return rate(count - 1, elapsed(start));
+}
+
+/** better-sqlite3 alone: rows stored per second of transaction time. */
+export async function measureInsert(file: string, dbFile: string): Promise<RateResult> {
+  const db = new Database(dbFile);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.exec(`CREATE TABLE rows (
+      id INTEGER PRIMARY KEY, line INTEGER NOT NULL, phone TEXT NOT NULL,
+      template_id TEXT, data1 TEXT, data2 TEXT, status TEXT NOT NULL)`);
+    const insert = db.prepare('INSERT INTO rows (line, phone, template_id, data1, data2, status) VALUES (?, ?, ?, ?, ?, ?)');
+    const writeBatch = db.transaction((batch: { line: number; cells: string[] }[]) => {
+      for (const { line, cells } of batch) insert.run(line, cells[0] ?? '', cells[1] ?? null, cells[2] ?? null, cells[3] ?? null, 'pending');
+    });
+    let timed = 0n;
+    let count = 0;
+    let line = 0;
+    let batch: { line: number; cells: string[] }[] = [];
+    const flush = () => {
+      const start = process.hrtime.bigint();
+      writeBatch(batch);
+      timed += process.hrtime.bigint() - start;
+      count += batch.length;
+      batch = [];
+    };
+    for await (const cells of records(file)) {
+      if (++line === 1) continue; // header
+      batch.push({ line, cells });
+      if (batch.length === INSERT_BATCH) flush();
+    }
+    if (batch.length > 0) flush();
+    return rate(count, Number(timed) / 1e9);
+  } finally {
+    db.close();
+  }
+}
+
+export interface Credentials {
+  accountSid: string;
+  authToken: string;
+  appId: string;
+}
+
+export interface PrebuiltRequest {
+  path: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * Requests shaped like smsdrop's plan of the file (full 200-number requests of the large groups
+ * and one-number personalised ones, in the same proportion), shuffled, at most `cap` of them.
+ */
+export function buildRequests(mix: CsvMix, creds: Credentials, cap: number): PrebuiltRequest[] {
+  const large = mix.largeGroupRows.map((n) => Math.ceil(n / 200));
+  const wanted = large.reduce((s, n) => s + n, 0) + mix.personalisedRows;
+  const scale = wanted > cap ? cap / wanted : 1;
+  const shapes: TemplateSmsRequest[] = [];
+  let phone = 0;
+  const numbers = (n: number) => Array.from({ length: n }, () => phoneAt(phone++));
+  large.forEach((count, g) => {
+    const group = LARGE_GROUPS[g]!;
+    for (let i = 0; i < Math.round(count * scale); i++) {
+      shapes.push({ to: numbers(200), appId: creds.appId, templateId: group.templateId, datas: group.datas });
+    }
+  });
+  for (let k = 0; k < Math.round(mix.personalisedRows * scale); k++) {
+    shapes.push({ to: numbers(1), appId: creds.appId, templateId: PERSONALISED_TEMPLATE, datas: [`订单${200_000_000 + k}`, '9.90元'] });
+  }
+  shuffle(shapes, createRandom(mix.seed + 1));
+  return shapes.map((req) => prebuild({ ...req, reqId: randomUUID().replaceAll('-', '') }, creds));
+}
+
+function shuffle<T>(items: T[], random: () => number): void {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+}
+
+/** Signed and encoded as smsdrop's client would (JSON), so the bytes on the wire match. */
+function prebuild(req: TemplateSmsRequest, creds: Credentials): PrebuiltRequest {
+  const { sig, authorization } = signRequest(creds.accountSid, creds.authToken, formatTimestamp(new Date()));
+  const body = Buffer.from(encodeBody(req, 'json'), 'utf8');
+  return {
+    path: `/2013-12-26/Accounts/${encodeURIComponent(creds.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
+    headers: { accept: acceptHeader('json'), 'content-type': contentType('json'), 'content-length': String(body.length), authorization },
+    body,
+  };
+}
+
+export interface RequestResult extends RateResult {
+  /** Answers other than HTTP 200 with statusCode 000000 (should be 0). */
+  failures: number;
+}
+
+/** undici alone: `concurrency` workers over one Pool, each sending the next request when its last answers. */
+export async function measureRequests(baseUrl: string, requests: PrebuiltRequest[], concurrency: number): Promise<RequestResult> {
+  const pool = new Pool(baseUrl, { connections: concurrency });
+  let next = 0;
+  let failures = 0;
+  const worker = async () => {
+    while (next < requests.length) {
+      const r = requests[next++]!;
+      const res = await pool.request({ method: 'POST', path: r.path, headers: r.headers, body: r.body });
+      const text = await res.body.text();
+      if (res.statusCode !== 200 || (JSON.parse(text) as { statusCode?: string }).statusCode !== '000000') failures++;
+    }
+  };
+  try {
+    const start = process.hrtime.bigint();
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    return { ...rate(requests.length, elapsed(start)), failures };
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,131 @@
+// What a benchmark run reports: the JSON object (`--json`) and the readable tables. The issue's
+// targets are listed next to the figures they judge, with whether this run met them; a target
+// only applies to the run it names (e.g. the ingest ratio at 1,000,000 rows and latency 0).
+import Table from 'cli-table3';
+import type { Phases } from './phases.js';
+import type { ProfileSummary } from './profile.js';
+
+export interface BenchResult {
+  rows: number;
+  requests: number;
+  e2eSeconds: number;
+  rowsPerSec: number;
+  requestsPerSec: number;
+  baselineParseRowsPerSec: number;
+  baselineInsertRowsPerSec: number;
+  baselineRequestsPerSec: number;
+  /** Our rows/s over the rows/s of parse then insert, one after the other. */
+  ratioToIngestBaseline: number;
+  /** Our requests/s over min(baselineRequestsPerSec, concurrency / latency) (latency > 0), else over baselineRequestsPerSec. */
+  networkEfficiency: number;
+  peakRssMb: number;
+  /** Peak VmRSS (sampled every 50 ms) within each phase of send. */
+  peakRssMbByPhase: Record<string, number>;
+  /** Wall time of `smsdrop report FILE`; null when the command is absent or failed (see reportNote). */
+  reportSeconds: number | null;
+  latencyMs: number;
+  concurrency: number;
+  ingestBaselineRowsPerSec: number;
+  networkLimitRequestsPerSec: number;
+  /** The best ratioToIngestBaseline this file allows: ingest time over (requests at the network limit), capped at 1. */
+  ratioCeiling: number;
+  /** Requests over the sending phase only (first attempt to last), for diagnosis. */
+  sendPhaseRequestsPerSec: number | null;
+  phases: Phases;
+  phasesNote: string;
+  send: {
+    exitCode: number | null;
+    status: string | null;
+    accepted: number;
+    invalid: number;
+    duplicates: number;
+    failed: number;
+    unknown: number;
+    pending: number;
+    /** accepted, invalid and duplicates are exactly what the generator wrote. */
+    matchesExpected: boolean;
+    stderrTail?: string;
+  };
+  baselines: { parseSeconds: number; insertSeconds: number; requestCount: number; requestSeconds: number; requestFailures: number };
+  mix: {
+    description: string;
+    personalisedShare: number;
+    bytes: number;
+    largeGroupRows: number[];
+    personalisedRows: number;
+    invalidRows: number;
+    duplicateRows: number;
+    expectedAccepted: number;
+    expectedRequests: number;
+    seed: number;
+  };
+  reportNote: string;
+  cli: string;
+  /** Extra environment given to the send process. */
+  sendEnv: Record<string, string>;
+  /** built: dist/ was built from this source by this run (false with --no-build or --cli src). */
+  source: { commit: string | null; srcModified: boolean | null; built: boolean };
+  profiled: boolean;
+  profile?: ProfileSummary & { file: string | null };
+  machine: { cpus: number; node: string; loadAvgStart: number[]; loadAvgEnd: number[]; note: string };
+}
+
+interface Target {
+  figure: string;
+  value: number | null;
+  goal: string;
+  met: boolean | null;
+}
+
+/** The issue's targets, judged only where this run is the run they name. */
+export function targetsOf(r: BenchResult): Target[] {
+  const atMillion = r.rows === 1_000_000;
+  return [
+    { figure: 'ratioToIngestBaseline', value: r.ratioToIngestBaseline, goal: '>= 0.6 at 1,000,000 rows, latency 0', met: atMillion && r.latencyMs === 0 ? r.ratioToIngestBaseline >= 0.6 : null },
+    { figure: 'networkEfficiency', value: r.networkEfficiency, goal: '>= 0.9 at latency 50, concurrency 32', met: r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= 0.9 : null },
+    { figure: 'peakRssMb', value: r.peakRssMb, goal: '<= 150 at 1,000,000 rows (4,000,000: <= 1.2x that)', met: atMillion ? r.peakRssMb <= 150 : null },
+    { figure: 'reportSeconds', value: r.reportSeconds, goal: '< 1 on the 1,000,000-row journal', met: atMillion && r.reportSeconds !== null ? r.reportSeconds < 1 : null },
+  ];
+}
+
+// No colours: the tables are pasted into the README and logs.
+const plain = { style: { head: [], border: [] } };
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+const s = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
+
+export function printTable(r: BenchResult): void {
+  const main = new Table({ head: ['figure', 'value'], ...plain });
+  main.push(
+    ['rows (file)', `${n(r.rows)} (${(r.mix.bytes / 1e6).toFixed(1)} MB)`],
+    ['requests', `${n(r.requests)} (expected ${n(r.mix.expectedRequests)})`],
+    ['latency / concurrency', `${r.latencyMs} ms / ${r.concurrency}`],
+    ['end to end', `${r.e2eSeconds.toFixed(2)} s, status ${r.send.status ?? '?'} (exit ${r.send.exitCode}; 3 = some rows invalid)`],
+    ['rows/s (ours)', n(r.rowsPerSec)],
+    ['rows/s csv-parse alone', n(r.baselineParseRowsPerSec)],
+    ['rows/s better-sqlite3 alone', n(r.baselineInsertRowsPerSec)],
+    ['rows/s parse then insert', n(r.ingestBaselineRowsPerSec)],
+    ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeiling.toFixed(3)} for this file: its requests at the network limit)`],
+    ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
+    ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
+    ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],
+    ['network limit', `${r.networkLimitRequestsPerSec.toFixed(1)} requests/s`],
+    ['networkEfficiency', r.networkEfficiency.toFixed(3)],
+    ['peak RSS of send', `${r.peakRssMb.toFixed(1)} MB`],
+    ['smsdrop report', r.reportSeconds === null ? r.reportNote : `${r.reportSeconds.toFixed(3)} s`],
+    ['counts', `accepted ${n(r.send.accepted)}, invalid ${n(r.send.invalid)}, duplicates ${n(r.send.duplicates)}, failed ${r.send.failed}, unknown ${r.send.unknown}, pending ${r.send.pending}${r.send.matchesExpected ? '' : '  MISMATCH with the generator'}`],
+  );
+  const phases = new Table({ head: ['phase of send', 'from s', 'to s', 'seconds', 'peak RSS MB'], ...plain });
+  for (const [name, p] of Object.entries(r.phases)) phases.push([name, s(p?.startS), s(p?.endS), s(p?.seconds), r.peakRssMbByPhase[name]?.toFixed(1) ?? '-']);
+  const targets = new Table({ head: ['target', 'value', 'goal', 'met'], ...plain });
+  for (const t of targetsOf(r)) targets.push([t.figure, t.value === null ? '-' : String(t.value), t.goal, t.met === null ? 'n/a for this run' : t.met ? 'yes' : 'NO']);
+  const lines = [
+    main.toString(),
+    phases.toString(),
+    `phases: ${r.phasesNote}`,
+    targets.toString(),
+    `mix: ${r.mix.description}`,
+    `code: commit ${r.source.commit ?? '?'}${r.source.srcModified ? ' with uncommitted changes in src/' : ''}${r.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}, CLI from ${r.cli}${r.profiled ? ' (profiled: slower)' : ''}${Object.keys(r.sendEnv).length ? `, send env ${Object.entries(r.sendEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`,
+    `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; ${r.machine.note}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}

@@ -1,0 +1,174 @@
+// The programs the benchmark runs as separate processes, as a user would: the simulator, and
+// `smsdrop send` with its peak memory watched from outside (VmHWM in /proc, sampled every 50 ms:
+// the kernel's high-water mark, so a sample missed between two reads loses nothing but the last
+// 50 ms), and `smsdrop report` when that command exists.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Credentials } from './baselines.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const RSS_SAMPLE_MS = 50;
+
+/** Children still running: killed if the benchmark exits early, so no simulator outlives it. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
+function track(child: ChildProcess): ChildProcess {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** How to start the CLI: built (dist/cli.js, realistic) or from source through tsx (no build). */
+export type CliSource = 'dist' | 'src';
+
+export function cliArgs(source: CliSource): string[] {
+  return source === 'dist' ? [path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
+}
+
+/** `npm run build`; false (with tsc's output) when it failed, e.g. on someone's unfinished file. */
+export function build(): { ok: boolean; output: string } {
+  const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8' });
+  return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() };
+}
+
+/** The children's environment: no SMSDROP_* of the developer, an empty config file, these values. */
+export function childEnv(workDir: string, creds: Credentials, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const configFile = path.join(workDir, 'config.json');
+  writeFileSync(configFile, '{}');
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SMSDROP_')) env[k] = v;
+  return {
+    ...env,
+    SMSDROP_CONFIG: configFile,
+    SMSDROP_ACCOUNT_SID: creds.accountSid,
+    SMSDROP_AUTH_TOKEN: creds.authToken,
+    SMSDROP_APP_ID: creds.appId,
+    ...extra,
+  };
+}
+
+export interface SimulatorProcess {
+  url: string;
+  stop(): Promise<void>;
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** `smsdrop simulate` on a free port; resolves once it printed `listening on <url>`. */
+export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv, latencyMs: number, templates: string): Promise<SimulatorProcess> {
+  const args = [...cliArgs(source), 'simulate', '--port', '0', '--latency-ms', String(latencyMs), '--templates', templates, '--seed', '1'];
+  const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /^listening on (\S+)$/m.exec(out);
+      if (m) {
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve({
+          url: m[1]!,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited(child);
+          },
+        });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`simulator exited (${code}) before listening: ${err.trim()}`)));
+  });
+}
+
+/** Peak and current resident memory of a process, in kB, from /proc; undefined once it is gone. */
+function memoryOf(pid: number): { hwmKb: number; rssKb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const hwm = /^VmHWM:\s+(\d+) kB/m.exec(status);
+    const rss = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    if (!hwm || !rss) return undefined;
+    return { hwmKb: Number(hwm[1]), rssKb: Number(rss[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RssSample {
+  /** Seconds after spawn. */
+  t: number;
+  rssKb: number;
+}
+
+export interface SendRun {
+  exitCode: number | null;
+  /** process.hrtime at spawn, in ns: the clock V8's CPU profiles use (CLOCK_MONOTONIC on Linux). */
+  spawnedAtNs: bigint;
+  /** VmRSS every 50 ms, to tell which phase the peak belongs to. */
+  rss: RssSample[];
+  /** Spawn to exit, in wall-clock ms since the epoch (the journal's timestamps use the same clock). */
+  startedAtMs: number;
+  endedAtMs: number;
+  seconds: number;
+  peakRssKb: number;
+  /** The last JSON line `send --json` printed, or undefined. */
+  summary: Record<string, unknown> | undefined;
+  stderrTail: string;
+}
+
+/** `smsdrop send FILE --json`, watched from outside. nodeArgs go before the script (e.g. --cpu-prof). */
+export function runSend(source: CliSource, file: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<SendRun> {
+  const startedAtMs = Date.now();
+  const start = process.hrtime.bigint();
+  const child = track(spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let peakRssKb = 0;
+  const rss: RssSample[] = [];
+  const sample = () => {
+    const m = child.pid === undefined ? undefined : memoryOf(child.pid);
+    if (!m) return;
+    peakRssKb = Math.max(peakRssKb, m.hwmKb, m.rssKb);
+    rss.push({ t: Number(process.hrtime.bigint() - start) / 1e9, rssKb: m.rssKb });
+  };
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => {
+      clearInterval(timer);
+      const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+      resolve({ exitCode: code, spawnedAtNs: start, rss, startedAtMs, endedAtMs: Date.now(), seconds, peakRssKb, summary: lastJson(stdout), stderrTail: stderr.trim() });
+    });
+  });
+}
+
+function lastJson(text: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(text.trim().split('\n').pop() ?? '') as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when this build of the CLI has a `report` command (another issue adds it). */
+export function hasReportCommand(source: CliSource, env: NodeJS.ProcessEnv): boolean {
+  const r = spawnSync(process.execPath, [...cliArgs(source), '--help'], { env, encoding: 'utf8' });
+  return /^\s+report\b/m.test(r.stdout ?? '');
+}
+
+/** Wall time of `smsdrop report NAME --format json` on the journal, or an error text. */
+export function timeReport(source: CliSource, name: string, env: NodeJS.ProcessEnv): { seconds: number; ok: boolean; error?: string } {
+  const start = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, [...cliArgs(source), 'report', name, '--format', 'json'], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  return r.status === 0 ? { seconds, ok: true } : { seconds, ok: false, error: `exit ${r.status}: ${(r.stderr ?? '').trim().slice(0, 300)}` };
+}
