@@ -7,6 +7,7 @@ import { hash } from 'node:crypto';
 import type { IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { newReqId } from './batches.js';
+import { bulkWrite, commitBulk } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 
@@ -26,9 +27,9 @@ interface GroupState {
 const GROUP_CACHE_SIZE = 20_000;
 
 export interface RowWriter {
-  /** Writes one chunk of rows in one transaction. */
+  /** Writes one chunk of rows, in the intake's bulk transaction (see bulk.ts). */
   write(rows: readonly RowToJournal[]): void;
-  /** Writes the open batches and the file's counts. Call once, after the last chunk. */
+  /** Writes the open batches and the file's counts, and commits. Call once, after the last chunk. */
   finish(): { rows: number; invalid: number; duplicates: number };
 }
 
@@ -113,7 +114,7 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
     counts.duplicates++;
   }
 
-  const writeChunk = db.transaction((rows: readonly RowToJournal[]) => {
+  const writeChunk = (rows: readonly RowToJournal[]): void => {
     const now = nowIso();
     for (const row of rows) {
       counts.rows++;
@@ -128,17 +129,25 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
       }
       placeValidRow(row, state, extras, now);
     }
-  });
+  };
 
-  const finish = db.transaction(() => {
+  const finishIntake = (): { rows: number; invalid: number; duplicates: number } => {
     for (const state of groups.values()) saveBatch(state);
     // A batch opened for a number that turned out to be a duplicate may have stayed empty.
     sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
     sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, fileId);
     return { ...counts };
-  });
+  };
 
-  return { write: (rows) => writeChunk(rows), finish: () => finish() };
+  return {
+    write: (rows) => bulkWrite(db, rows.length, () => writeChunk(rows)),
+    finish: () => {
+      let result = { ...counts };
+      bulkWrite(db, 0, () => (result = finishIntake()));
+      commitBulk(db);
+      return result;
+    },
+  };
 }
 
 function hasKeys(record: Record<string, string>): boolean {

@@ -2,6 +2,7 @@
 // event loop runs in one transaction, and each caller's promise settles once that transaction has
 // committed. With 16 requests in flight this is one commit where there would be 16, and the rule
 // that an attempt is on disk before its request leaves still holds: the request waits for it.
+import { commitBulk } from './bulk.js';
 import type { Db } from './open.js';
 
 export interface WriteQueue {
@@ -32,6 +33,14 @@ function createWriteQueue(db: Db): WriteQueue {
   const flush = (): void => {
     const batch = jobs;
     jobs = [];
+    // An intake in progress holds a bulk transaction open: commit it, so these writes are on
+    // disk when their promises settle.
+    try {
+      commitBulk(db);
+    } catch (err) {
+      for (const job of batch) job.reject(err);
+      return;
+    }
     const results: unknown[] = [];
     try {
       runAll(batch, results);

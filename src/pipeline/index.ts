@@ -6,6 +6,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
+import { commitBulk } from '../journal/bulk.js';
 import { createRowWriter } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, inspectFile } from '../intake/inspect.js';
@@ -100,6 +101,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     assertUnchanged(filePath, inspection);
   } catch (err) {
     const reason = refusalMessage(filePath, err);
+    commitBulk(ctx.db);
     discardIntake(ctx.db, file.id);
     setFileStatus(ctx.db, file.id, FILE_STATUS.refused, reason);
     return reason;
