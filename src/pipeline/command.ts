@@ -3,7 +3,8 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { SingleBar } from 'cli-progress';
+import { createRequire } from 'node:module';
+import type { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
@@ -72,7 +73,9 @@ async function sendForeground(config: Config, file: string, opts: { resend?: boo
 /** Progress bar on a terminal only, over the rows still to settle. */
 function progressBar(context: PipelineContext): SingleBar | undefined {
   if (!process.stdout.isTTY) return undefined;
-  const bar = new SingleBar({ format: 'sending [{bar}] {value}/{total} rows | {eta_formatted} left', hideCursor: true, clearOnComplete: true });
+  // Loaded only for a terminal: a run under pm2 or a script does not carry it.
+  const { SingleBar: Bar } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
+  const bar = new Bar({ format: 'sending [{bar}] {value}/{total} rows | {eta_formatted} left', hideCursor: true, clearOnComplete: true });
   let started = false;
   const previous = context.onBatchDone;
   context.onBatchDone = (event) => {

@@ -8,7 +8,13 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Pool, type Dispatcher } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher, Pool as PoolType } from 'undici';
+
+// Only the Pool: undici's index also loads fetch, WebSocket, caches and mocks (about 9 MB of
+// memory this daemon never uses). undici has no "exports" map, so the path is public; it is
+// pinned by package-lock.json and covered by every client test.
+const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
 import { redactSecrets, registerSecret } from '../log/redact.js';
 import { classifyStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
@@ -195,7 +201,7 @@ function refuseLocally(req: TemplateSmsRequest, maxPerRequest: number, format: B
 // Sending
 
 async function sendSafely(
-  pool: Pool,
+  pool: PoolType,
   o: ProviderClientOptions,
   setup: Setup,
   now: () => Date,
@@ -237,7 +243,7 @@ class AbortedError extends Error {
 }
 
 /** One dispatch, settled once. `written` turns true when undici hands the request to a socket. */
-function exchange(pool: Pool, opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Exchange> {
+function exchange(pool: PoolType, opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Exchange> {
   return new Promise((resolve) => {
     let written = false;
     let settled = false;

@@ -2,7 +2,8 @@
 // from the first non-space character (Accept only asks for one). statusCode stays a string:
 // "000000" is success and nothing else is; statusMsg is carried, never interpreted. Anything we
 // cannot read with certainty is "malformed": the caller must then treat the batch as in doubt.
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser } from 'fast-xml-parser';
 import type { BodyFormat } from './types.js';
 
 export interface DecodedResponse {
@@ -59,16 +60,26 @@ function jsonFields(body: string): Record<string, unknown> | MalformedResponse {
   return { ...parsed, success: parsed.templateSMS };
 }
 
-const xmlParser = new XMLParser({
-  parseTagValue: false, // "000000" must stay a string
-  ignoreAttributes: true,
-  ignoreDeclaration: true,
-  htmlEntities: true, // numeric character references in statusMsg
-});
+// fast-xml-parser is loaded on the first XML answer: a JSON-only run never carries it (10 MB).
+let xml: { parser: XMLParser; validate: (body: string) => true | object } | undefined;
+function xmlTools(): NonNullable<typeof xml> {
+  if (!xml) {
+    const lib = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+    const parser = new lib.XMLParser({
+      parseTagValue: false, // "000000" must stay a string
+      ignoreAttributes: true,
+      ignoreDeclaration: true,
+      htmlEntities: true, // numeric character references in statusMsg
+    });
+    xml = { parser, validate: (body) => lib.XMLValidator.validate(body) };
+  }
+  return xml;
+}
 
 function xmlFields(body: string): Record<string, unknown> | MalformedResponse {
-  if (XMLValidator.validate(body) !== true) return malformed('XML body is not well-formed');
-  const doc: unknown = xmlParser.parse(body);
+  const { parser, validate } = xmlTools();
+  if (validate(body) !== true) return malformed('XML body is not well-formed');
+  const doc: unknown = parser.parse(body);
   if (!isRecord(doc)) return malformed('XML body has no root element');
   const roots = Object.keys(doc);
   if (roots.length !== 1 || roots[0] !== 'Response' || !isRecord(doc.Response)) {

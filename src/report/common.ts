@@ -4,7 +4,8 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { type FileRecord, getFile } from '../journal/files.js';
 import { MIGRATIONS } from '../journal/migrations.js';
@@ -85,6 +86,8 @@ export function parseRowStatuses(text: string): RowStatus[] {
 
 /** A plain table (no colours: the output is often piped or pasted). */
 export function renderTable(head: string[], rows: Array<Array<string | number | null>>): string {
+  // Loaded when a table is drawn: the sending commands never draw one.
+  const Table = createRequire(import.meta.url)('cli-table3') as typeof TableType;
   const table = new Table({ head, style: { head: [], border: [] } });
   for (const row of rows) table.push(row.map((cell) => cell ?? ''));
   return table.toString();
