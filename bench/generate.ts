@@ -14,6 +14,7 @@
 // `--personalised SHARE` changes the share of personalised rows (the large groups take the rest),
 // to see how the figures depend on the number of requests per row.
 // The header is Chinese (手机号,模板ID,参数1,参数2), like the bundled sample; no extra columns.
+import { seededRandom } from '../src/simulator/faults.js';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 
@@ -55,17 +56,8 @@ export interface CsvMix {
   expectedRequests: number;
 }
 
-/** Small, fast, seedable PRNG (mulberry32): the same seed gives the same file. */
-export function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Small, fast, seedable PRNG (the simulator's mulberry32): the same seed gives the same file. */
+export const createRandom = seededRandom;
 
 /**
  * The k-th distinct mainland mobile number: 1[3-9] then 9 digits from a bijection of k mod 1e9

@@ -1,6 +1,7 @@
 // What a benchmark run reports: the JSON object (`--json`) and the readable tables. The issue's
 // targets are listed next to the figures they judge, with whether this run met them; a target
 // only applies to the run it names (e.g. the ingest ratio at 1,000,000 rows and latency 0).
+import type { CsvMix } from './generate.js';
 import Table from 'cli-table3';
 import type { Phases } from './phases.js';
 import type { ProfileSummary } from './profile.js';
@@ -47,18 +48,7 @@ export interface BenchResult {
     stderrTail?: string;
   };
   baselines: { parseSeconds: number; insertSeconds: number; requestCount: number; requestSeconds: number; requestFailures: number };
-  mix: {
-    description: string;
-    personalisedShare: number;
-    bytes: number;
-    largeGroupRows: number[];
-    personalisedRows: number;
-    invalidRows: number;
-    duplicateRows: number;
-    expectedAccepted: number;
-    expectedRequests: number;
-    seed: number;
-  };
+  mix: Omit<CsvMix, 'rows'> & { description: string };
   reportNote: string;
   cli: string;
   /** Extra environment given to the send process. */

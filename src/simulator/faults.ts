@@ -70,7 +70,7 @@ export function validateFaults(rules: FaultRule[]): void {
 }
 
 /** mulberry32: tiny, fast, good enough to spread faults; reproducible from a 32-bit seed. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
