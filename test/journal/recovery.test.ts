@@ -86,3 +86,32 @@ describe('recovery of a batch cut off mid-request', () => {
     assert.equal(startAttempt(db, batchId, 'r1'), undefined);
   });
 });
+
+describe('a send loop that fails', () => {
+  it('starts nothing more and waits for the requests in flight before it gives the file up', async () => {
+    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-fail-')), 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'def', name: 'y.csv', path: '/y.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, 1);
+    writer.write(Array.from({ length: 20 }, (_, i) => ({ line: i + 2, phoneRaw: `1380000${String(i).padStart(4, '0')}`, phone: `1380000${String(i).padStart(4, '0')}`, appId: 'app', templateId: '1', datas: [], extras: {} })));
+    writer.finish();
+    let started = 0;
+    let settled = 0;
+    const client: ProviderClient = {
+      send: async () => {
+        const n = ++started;
+        if (n === 3) throw new Error('journal or client broke');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        settled++;
+        return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20260101000000' };
+      },
+      close: async () => {},
+    };
+    const ctx = contextFor(db, client, Date.now());
+    await assert.rejects(sendFile(ctx, file.id), /broke/);
+    const startedAtFailure = started;
+    assert.equal(settled, started - 1, 'every request in flight had finished before sendFile gave up');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(started, startedAtFailure, 'no request started after the failure');
+    assert.ok(started < 20);
+  });
+});
