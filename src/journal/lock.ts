@@ -78,12 +78,24 @@ function statOrUndefined(file: string): { ino: number; mtimeMs: number } | undef
   }
 }
 
-function readHolder(lockFile: string): { pid: number; what: string } | undefined {
+interface LockHolder {
+  pid: number;
+  what: string;
+  since?: string;
+}
+
+function readHolder(lockFile: string): LockHolder | undefined {
   try {
-    return JSON.parse(readFileSync(lockFile, 'utf8')) as { pid: number; what: string };
+    return JSON.parse(readFileSync(lockFile, 'utf8')) as LockHolder;
   } catch {
     return undefined;
   }
+}
+
+/** The live process holding the data directory's lock, if any (for `smsdrop status`). */
+export function lockHolder(dataDir: string): LockHolder | undefined {
+  const holder = readHolder(path.join(dataDir, 'smsdrop.lock'));
+  return holder && isAlive(holder.pid) ? holder : undefined;
 }
 
 function isAlive(pid: number): boolean {

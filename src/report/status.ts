@@ -3,8 +3,7 @@
 // ETA, requests in flight, the send rate over the last minute, and whether sending is paused and
 // why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
 // inferred: the last answer of all was account-fatal, and sending stops on those.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
+import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { getDaemonState } from '../journal/daemonState.js';
@@ -65,7 +64,7 @@ export function registerStatusCommand(program: Command): void {
 
 export function readStatus(db: Db | undefined, dataDir: string, now: number = Date.now()): StatusReport {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
-  const holder = lockHolder(dataDir);
+  const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since) : [];
   const requestsLastMinute = db ? (sql(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').pluck().get(since) as number) : 0;
   return {
@@ -123,20 +122,10 @@ function pauseOf(db: Db, holder: StatusReport['process'], filesLeft: boolean): S
   return { reason: describeStatusCode(last.status_code), since: last.finished_at, source: 'last answer' };
 }
 
-/** Who holds the data-directory lock (src/journal/lock.ts writes it), if that process is alive. */
-function lockHolder(dataDir: string): StatusReport['process'] {
-  let holder: { pid: number; what: string; since?: string };
-  try {
-    holder = JSON.parse(readFileSync(path.join(dataDir, 'smsdrop.lock'), 'utf8')) as typeof holder;
-  } catch {
-    return null;
-  }
-  try {
-    process.kill(holder.pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
-  }
-  return { pid: holder.pid, what: holder.what, since: holder.since ?? null };
+/** Who holds the data-directory lock, if that process is alive. */
+function currentHolder(dataDir: string): StatusReport['process'] {
+  const holder = lockHolder(dataDir);
+  return holder ? { pid: holder.pid, what: holder.what, since: holder.since ?? null } : null;
 }
 
 export function renderStatus(s: StatusReport): string {
