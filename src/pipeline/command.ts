@@ -16,7 +16,7 @@ import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { type FileRunResult, type PipelineContext, processFile } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
-import { openRuntime } from './runtime.js';
+import { openRuntime, stopOnSignals } from './runtime.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -48,15 +48,7 @@ async function sendForeground(config: Config, file: string, opts: { resend?: boo
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);
-  const onSignal = (signal: string) => {
-    if (runtime.stop.signal.aborted) {
-      log.warn(`${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`);
-      process.exit(130);
-    }
-    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
-    runtime.stop.abort();
-  };
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  stopOnSignals(runtime, log);
   const progress = progressBar(runtime.context);
   try {
     const result = await processFile(runtime.context, file, { resend: opts.resend ?? false });

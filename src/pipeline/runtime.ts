@@ -61,3 +61,20 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     throw err;
   }
 }
+
+/**
+ * Ctrl-C / SIGTERM for a command in the foreground (send, retry): the first stops new requests
+ * and lets those in flight finish and be recorded; the second exits at once (what was in flight
+ * is then in doubt, and settled from the journal at the next run).
+ */
+export function stopOnSignals(runtime: Runtime, log: Logger): void {
+  const onSignal = (signal: string) => {
+    if (runtime.stop.signal.aborted) {
+      log.warn(`${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`);
+      process.exit(130);
+    }
+    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
+    runtime.stop.abort();
+  };
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+}

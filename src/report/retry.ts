@@ -15,7 +15,7 @@ import { LockedError } from '../journal/lock.js';
 import { countRetryable, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { openRuntime, type Runtime } from '../pipeline/runtime.js';
+import { openRuntime, type Runtime, stopOnSignals } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { requireJournal, resolveFile, UsageError } from './common.js';
 
@@ -128,12 +128,7 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);
-  const onSignal = (signal: string) => {
-    if (runtime.stop.signal.aborted) process.exit(130);
-    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
-    runtime.stop.abort();
-  };
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  stopOnSignals(runtime, log);
   try {
     const result = await retryRows(runtime.context, file.id, statuses);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
