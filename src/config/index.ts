@@ -195,3 +195,8 @@ export const DEMO_CREDENTIALS = {
 export function usesBuiltInSimulator(config: Config): boolean {
   return !config.baseUrl || !config.accountSid || !config.authToken;
 }
+
+/** appId for CSV files without an appId column: the configured one, or the simulator's demo app. */
+export function defaultAppIdFor(config: Config): string | undefined {
+  return config.appId ?? (usesBuiltInSimulator(config) ? DEMO_CREDENTIALS.appId : undefined);
+}

@@ -64,10 +64,8 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     life.log.warn(`${name} disappeared from processing/ before it could be sent`, { event: 'file-vanished', file: name });
     return undefined;
   }
-  const sha256 = await inspectFile(file).then(
-    (inspection) => inspection.sha256,
-    () => undefined, // unreadable: processFile refuses it with the reason
-  );
+  const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it with the reason
+  const sha256 = inspection?.sha256;
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {
     life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, { event: 'file-waiting', file: name });
@@ -79,7 +77,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     life.active.set(name, sha256);
   }
   try {
-    const result = await processFile(life.ctx, file, { name });
+    const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
     return await settle(life, name, result);
   } catch (err) {
     await failFile(life, name, describeError(err), SENT_SOME);

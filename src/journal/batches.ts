@@ -43,11 +43,6 @@ export function newReqId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
-/** Batches of the file that are not final yet, oldest first. */
-export function openBatchIds(db: Db, fileId: number): number[] {
-  return sql(db, "SELECT id FROM batches WHERE file_id = ? AND state IN ('planned', 'sending') ORDER BY id").pluck().all(fileId) as number[];
-}
-
 export function getBatch(db: Db, batchId: number): BatchRecord {
   return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
 }

@@ -45,9 +45,6 @@ export const BATCH_STATE = {
 } as const;
 export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 
-/** States whose numbers have moved to other batches: not counted, never sent again. */
-export const REPLACED_BATCH_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
-
 // A FILE: intake (rows being written) -> sending (planned; batches going out) -> done (every row
 // final). refused: the file as a whole could not be read (no phone column, unreadable...).
 export const FILE_STATUS = {

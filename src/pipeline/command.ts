@@ -8,7 +8,7 @@ import type { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
-import type { Config } from '../config/index.js';
+import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
 import { journalPath, openJournal } from '../journal/open.js';
@@ -101,7 +101,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<FileRu
       limit: pLimit(1),
       rateLimiter: createRateLimiter(0),
       pause: new AccountPause(),
-      defaultAppId: config.appId ?? (config.baseUrl ? undefined : (await import('../config/index.js')).DEMO_CREDENTIALS.appId),
+      defaultAppId: defaultAppIdFor(config),
     };
     const result = await processFile(context, file, { dryRun: true });
     if (result.sha256) noteIfAlreadySent(config, result.sha256, log);

@@ -26,6 +26,8 @@ export interface ProcessOptions {
   dryRun?: boolean;
   /** Name to record (default: the file's base name). */
   name?: string;
+  /** The file's inspection, when the caller already made it (the daemon hashes every drop). */
+  inspection?: FileInspection;
 }
 
 export interface PlanSummary {
@@ -58,9 +60,9 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
     ...extra,
   });
 
-  let inspection;
+  let inspection = options.inspection;
   try {
-    inspection = await inspectFile(filePath);
+    inspection ??= await inspectFile(filePath);
   } catch (err) {
     return result('refused', undefined, { reason: refusalMessage(filePath, err) });
   }

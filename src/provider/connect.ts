@@ -1,7 +1,7 @@
 // Chooses where requests go: the configured provider, or, when no credentials are configured,
 // the built-in simulator started in this process on a free loopback port. Nothing leaves the
 // machine in that case, and the caller says so loudly.
-import { type Config, DEMO_CREDENTIALS, usesBuiltInSimulator } from '../config/index.js';
+import { type Config, DEMO_CREDENTIALS, defaultAppIdFor, usesBuiltInSimulator } from '../config/index.js';
 import { registerSecret } from '../log/redact.js';
 import type { RunningSimulator } from '../simulator/types.js';
 import { createProviderClient, type ProviderClient } from './client.js';
@@ -29,7 +29,7 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
   registerSecret(config.authToken);
   if (!usesBuiltInSimulator(config)) {
     const client = createProviderClient(clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!));
-    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: config.appId, close: () => client.close() };
+    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: defaultAppIdFor(config), close: () => client.close() };
   }
   // Loaded only when used: a run against the real provider does not carry the simulator.
   const { startSimulator } = await import('../simulator/index.js');
@@ -47,7 +47,7 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
     client,
     simulator,
     describe: `BUILT-IN SIMULATOR at ${simulator.url}: no credentials configured, NOTHING LEAVES THIS MACHINE and no real message is sent`,
-    defaultAppId: config.appId ?? DEMO_CREDENTIALS.appId,
+    defaultAppId: defaultAppIdFor(config),
     close: async () => {
       await client.close();
       await simulator.close();

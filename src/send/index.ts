@@ -17,7 +17,7 @@ import { writeQueueFor } from '../journal/writeQueue.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type Doubt, type RetrySettings, sameProviderDay } from './policy.js';
-import { AccountPause, type RateLimiter } from './rate.js';
+import type { AccountPause, RateLimiter } from './rate.js';
 
 export interface SendContext {
   db: Db;
@@ -159,4 +159,3 @@ async function sleepUnlessStopped(ms: number, signal?: AbortSignal): Promise<voi
   }
 }
 
-export { AccountPause };
