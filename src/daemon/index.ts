@@ -42,9 +42,9 @@ export async function runDaemon(config: Config): Promise<number> {
 }
 
 async function serve(config: Config, folders: Folders, runtime: Runtime, log: Logger): Promise<number> {
+  const stopRequested = onStopSignal(runtime, log); // before any line a supervisor or test waits for
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
-  const stopRequested = onStopSignal(runtime, log);
   const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log) };
   const pool = createFilePool(config.maxFilesInProgress, (name) => handleFile(life, name), (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`));
   const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [...life.active.values()]);

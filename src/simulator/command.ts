@@ -127,7 +127,6 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
     process.stderr.write(`smsdrop simulate: cannot start: ${(err as Error).message}\n`);
     process.exit(1);
   }
-  process.stdout.write(`${describe(options, sim, env).join('\n')}\n`);
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     // A second signal does not wait for a close that seems stuck.
@@ -139,6 +138,9 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
       () => process.exit(1),
     );
   };
+  // Handlers first, then the line scripts wait for: a signal sent the moment "listening on"
+  // is read must find them in place, or it kills the process without a clean close.
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  process.stdout.write(`${describe(options, sim, env).join('\n')}\n`);
 }
