@@ -28,6 +28,8 @@ export interface CsvWriterOptions {
 
 export interface CsvWriter {
   write(cells: readonly string[]): void;
+  /** Appends CSV text made elsewhere: whole records, guarded and quoted as csvLine does, each ending in CRLF. */
+  writeText(text: string): void;
   /** Flushes and closes the file. Safe to call twice: returns the same promise. */
   close(): Promise<void>;
 }
@@ -49,6 +51,11 @@ export function createCsvWriter(file: string, header: readonly string[], options
     write(cells) {
       if (closing) throw new Error(`CSV writer for ${file} is closed`);
       pending += csvLine(cells);
+      if (pending.length >= FLUSH_AT) flush();
+    },
+    writeText(text) {
+      if (closing) throw new Error(`CSV writer for ${file} is closed`);
+      pending += text;
       if (pending.length >= FLUSH_AT) flush();
     },
     close() {
