@@ -10,7 +10,15 @@ export interface FileInspection {
   size: number;
   encoding: 'utf-8' | 'gb18030';
   bom: boolean;
+  /**
+   * Whether a double quote occurs anywhere. Without one, csv-parse (with intake's options) cannot
+   * fail partway through the file, so sending may start before the last row is read.
+   * (0x22 is never part of a multi-byte character in UTF-8 or GB18030.)
+   */
+  quoted: boolean;
 }
+
+const QUOTE = 0x22;
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
 
@@ -47,13 +55,15 @@ export async function inspectFile(file: string): Promise<FileInspection> {
   const utf8 = utf8Checker();
   let size = 0;
   let bom = false;
+  let quoted = false;
   for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
     // The first chunk of a file stream holds the first 3 bytes unless the file is shorter.
     if (size === 0) bom = startsWithBom(chunk);
     size += chunk.length;
     hash.update(chunk);
     if (!bom) utf8.push(chunk);
+    if (!quoted) quoted = chunk.includes(QUOTE);
   }
   const encoding = bom || utf8.end() ? 'utf-8' : 'gb18030';
-  return { sha256: hash.digest('hex'), size, encoding, bom };
+  return { sha256: hash.digest('hex'), size, encoding, bom, quoted };
 }

@@ -19,13 +19,19 @@ describe('inspectFile', () => {
   it('reads a UTF-8 BOM as UTF-8 (Excel "CSV UTF-8")', async () => {
     assert.deepEqual(
       { ...(await inspectFile(path.join(FIXTURES, 'utf8-bom-crlf.csv'))), sha256: undefined, size: undefined },
-      { encoding: 'utf-8', bom: true, sha256: undefined, size: undefined },
+      { encoding: 'utf-8', bom: true, quoted: true, sha256: undefined, size: undefined },
     );
   });
 
   it('reads valid UTF-8 without BOM as UTF-8', async () => {
     const file = tempFile('plain.csv', '手机号,参数1\n13800138000,你好\n');
-    assert.deepEqual({ ...(await inspectFile(file)), sha256: '' }, { sha256: '', size: fs.statSync(file).size, encoding: 'utf-8', bom: false });
+    assert.deepEqual({ ...(await inspectFile(file)), sha256: '' }, { sha256: '', size: fs.statSync(file).size, encoding: 'utf-8', bom: false, quoted: false });
+  });
+
+  it('notes a double quote anywhere, even past the first chunks (sending then waits for the last row)', async () => {
+    const ascii = Buffer.alloc(3 * 1024 * 1024, 'a');
+    assert.equal((await inspectFile(tempFile('unquoted.csv', ascii))).quoted, false);
+    assert.equal((await inspectFile(tempFile('quoted-late.csv', Buffer.concat([ascii, Buffer.from('\n"x,y"\n')])))).quoted, true);
   });
 
   it('reads a Chinese Excel export (GB18030) as GB18030', async () => {
