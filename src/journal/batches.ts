@@ -38,6 +38,12 @@ export function batchPhones(db: Db, batchId: number): string[] {
   return phones ? phones.split(',') : [];
 }
 
+/**
+ * next_attempt_at of a batch intake is still filling: never due. Intake releases it (0) when it
+ * is full or when the file has been read to the end.
+ */
+export const HELD = Number.MAX_SAFE_INTEGER;
+
 /** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
 export function newReqId(): string {
   return randomUUID().replaceAll('-', '');

@@ -70,6 +70,35 @@ export function discardIntake(db: Db, fileId: number): void {
   })();
 }
 
+/**
+ * Before a file is read (again): clears what an earlier, unfinished intake wrote, except what a
+ * request may have carried. Since sending starts while a file is read, an intake cut short (a
+ * crash, a file refused late) can leave batches that were sent: those (any batch with an
+ * attempt, and the halves split from one) stay, with their rows; everything else is written
+ * again from the file. Returns the lines of the rows kept, ascending: intake skips them.
+ */
+export function restartIntake(db: Db, fileId: number): Int32Array {
+  const kept = 'SELECT id FROM batches WHERE file_id = ? AND (attempts > 0 OR parent_id IS NOT NULL)';
+  const keptCount = sql(db, `SELECT count(*) FROM (${kept})`).pluck().get(fileId) as number;
+  if (keptCount === 0) {
+    discardIntake(db, fileId);
+    return new Int32Array(0);
+  }
+  db.transaction(() => {
+    sql(db, `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`).run(fileId, fileId);
+    sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND attempts = 0 AND parent_id IS NULL)`).run(fileId);
+    sql(db, 'DELETE FROM batches WHERE file_id = ? AND attempts = 0 AND parent_id IS NULL').run(fileId);
+    sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
+  })();
+  return Int32Array.from(sql(db, 'SELECT line FROM rows WHERE file_id = ? ORDER BY line').pluck().all(fileId) as number[]);
+}
+
+/** Requests made so far for the file's batches. */
+export function attemptsOf(db: Db, fileId: number): number {
+  return sql(db, 'SELECT coalesce(sum(attempts), 0) FROM batches WHERE file_id = ?').pluck().get(fileId) as number;
+}
+
 export interface FileCounts {
   rows: number;
   invalid: number;

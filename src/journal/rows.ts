@@ -3,10 +3,14 @@
 // template, values) and, by the planning rule (src/plan), that group's open batch: so when intake
 // ends, every batch is written with its numbers and nothing is left to plan. The same number
 // twice in a group is kept once; the repeats are recorded as duplicates of it.
+//
+// A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
+// released (due now) once it is full, or when intake ends: so sending may start on full batches
+// while the rest of the file is still being read, and never touches a batch still filling.
 import { hash } from 'node:crypto';
 import type { IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
-import { newReqId } from './batches.js';
+import { HELD, newReqId } from './batches.js';
 import { bulkWrite, commitBulk } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
@@ -26,6 +30,14 @@ interface GroupState {
 /** Groups kept in memory (the most recently opened); the journal holds them all. */
 const GROUP_CACHE_SIZE = 20_000;
 
+export interface RowWriterOptions {
+  maxPerRequest: number;
+  /** Called after a full batch is released (it is due once the bulk transaction commits). */
+  onRelease?: () => void;
+  /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
+  rowsKept?: number;
+}
+
 export interface RowWriter {
   /** Writes one chunk of rows, in the intake's bulk transaction (see bulk.ts). */
   write(rows: readonly RowToJournal[]): void;
@@ -33,10 +45,10 @@ export interface RowWriter {
   finish(): { rows: number; invalid: number; duplicates: number };
 }
 
-export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): RowWriter {
-  const limits = { maxPerRequest };
+export function createRowWriter(db: Db, fileId: number, options: RowWriterOptions): RowWriter {
+  const limits = { maxPerRequest: options.maxPerRequest };
   const groups = new Map<string, GroupState>();
-  const counts = { rows: 0, invalid: 0, duplicates: 0 };
+  const counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0 };
   const insertRow = sql(
     db,
     `INSERT OR IGNORE INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id)
@@ -49,15 +61,18 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
   );
   const findGroups = sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?');
   const insertGroup = sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)');
-  const lastBatchOf = sql(
+  // Only a held batch can take more numbers: a released one may be on its way already.
+  const heldBatchOf = sql(
     db,
-    'SELECT b.id, n.phones FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.group_id = ? ORDER BY b.id DESC LIMIT 1',
+    `SELECT b.id, n.phones FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id
+     WHERE b.group_id = ? AND b.state = 'planned' AND b.next_attempt_at = ${HELD} ORDER BY b.id DESC LIMIT 1`,
   );
   const insertBatch = sql(
     db,
-    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
-     VALUES (?, ?, ?, 0, 'planned', ?, ?)`,
+    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, 0, 'planned', ${HELD}, ?, ?)`,
   );
+  const release = sql(db, 'UPDATE batches SET next_attempt_at = 0 WHERE id = ?');
   const writePhones = sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones');
   const writeCount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
 
@@ -66,6 +81,15 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
     writePhones.run(state.batchId, state.phones.join(','));
     writeCount.run(state.phones.length, state.batchId);
     state.dirty = false;
+  }
+
+  /** A full batch takes no more numbers: write it and let it go. The group opens a new one next time. */
+  function releaseFull(state: GroupState): void {
+    saveBatch(state);
+    release.run(state.batchId);
+    state.batchId = undefined;
+    state.phones = [];
+    options.onRelease?.();
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
@@ -94,8 +118,8 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
       return { groupId, batchId: undefined, phones: [], dirty: false };
     }
-    const last = lastBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
-    return { groupId: found.id, batchId: last?.id, phones: last && last.phones ? last.phones.split(',') : [], dirty: false };
+    const held = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
+    return { groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
   }
 
   function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
@@ -108,6 +132,7 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
     if (inserted.changes === 1) {
       state.phones.push(row.phone!);
       state.dirty = true;
+      if (state.phones.length >= limits.maxPerRequest) releaseFull(state);
       return;
     }
     insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, state.groupId, row.phone, extras);
@@ -135,6 +160,7 @@ export function createRowWriter(db: Db, fileId: number, maxPerRequest: number): 
     for (const state of groups.values()) saveBatch(state);
     // A batch opened for a number that turned out to be a duplicate may have stayed empty.
     sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
+    sql(db, `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`).run(fileId);
     sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, fileId);
     return { ...counts };
   };

@@ -4,7 +4,7 @@
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, setFileHeader, setFileStatus } from '../journal/files.js';
+import { attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk } from '../journal/bulk.js';
 import { createRowWriter } from '../journal/rows.js';
@@ -13,6 +13,8 @@ import { type FileInspection, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
 import { sendFile, type SendContext } from '../send/index.js';
+import { sendWhileReading } from '../send/whileReading.js';
+import type { IntakeRow } from '../intake/row.js';
 
 export interface PipelineContext extends SendContext {
   /** appId for files without an appId column. */
@@ -72,7 +74,7 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
     file = createFile(ctx.db, { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding });
   }
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
-    const refusal = await intake(ctx, file, filePath, inspection);
+    const refusal = await intake(ctx, file, filePath, inspection, options.dryRun === true);
     if (refusal) return result('refused', file, { reason: refusal });
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
@@ -84,32 +86,84 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
 }
 
-/** Reads every row into the journal. Returns a refusal message when the file as a whole is refused. */
-async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection): Promise<string | undefined> {
-  const { encoding } = inspection;
-  discardIntake(ctx.db, file.id);
+/**
+ * Reads every row into the journal. Returns a refusal message when the file as a whole is refused.
+ * Full batches are sent while reading goes on, when that is allowed (see mayOverlap).
+ */
+async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection, dryRun: boolean): Promise<string | undefined> {
+  const keptLines = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  const writer = createRowWriter(ctx.db, file.id, ctx.config.maxPerRequest);
+  const refusal = new AbortController();
+  const sending = mayOverlap(ctx, inspection, dryRun) ? sendWhileReading(withStop(ctx, refusal.signal), file.id) : undefined;
+  const writer = createRowWriter(ctx.db, file.id, { maxPerRequest: ctx.config.maxPerRequest, rowsKept: keptLines.length, ...(sending ? { onRelease: sending.released } : {}) });
   try {
-    const rows = readRows(filePath, {
-      encoding,
-      allowInternational: ctx.config.allowInternational,
-      ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
-      ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
-      onHeader: (map, extraNames) => setFileHeader(ctx.db, file.id, { columns: map.header, extras: extraNames }),
-    });
-    for await (const chunk of rows) writer.write(chunk);
+    const skipKept = keptRowFilter(keptLines);
+    for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) writer.write(skipKept(chunk));
     writer.finish();
     assertUnchanged(filePath, inspection);
   } catch (err) {
-    const reason = refusalMessage(filePath, err);
     commitBulk(ctx.db);
-    discardIntake(ctx.db, file.id);
-    setFileStatus(ctx.db, file.id, FILE_STATUS.refused, reason);
-    return reason;
+    refusal.abort();
+    sending?.end();
+    await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
+    return refuse(ctx.db, file.id, refusalMessage(filePath, err));
   }
+  sending?.end();
+  await sending?.done;
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   return undefined;
+}
+
+/**
+ * Sending may start before the last row is read only when nothing found later can refuse the
+ * file: csv-parse, with intake's options, can fail partway only on a double quote. A quoted file
+ * is read to the end first, so a broken quote near its end still leaves nothing sent.
+ */
+function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: boolean): boolean {
+  return ctx.config.sendDuringIntake && !inspection.quoted && !dryRun;
+}
+
+function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
+  return { ...ctx, stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal };
+}
+
+function readOptions(ctx: PipelineContext, file: FileRecord, inspection: FileInspection): Parameters<typeof readRows>[1] {
+  return {
+    encoding: inspection.encoding,
+    allowInternational: ctx.config.allowInternational,
+    ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
+    ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
+    onHeader: (map, extraNames) => setFileHeader(ctx.db, file.id, { columns: map.header, extras: extraNames }),
+  };
+}
+
+/** Drops the rows an interrupted intake left in the journal (ascending lines, like the chunks). */
+function keptRowFilter(keptLines: Int32Array): (chunk: IntakeRow[]) => IntakeRow[] {
+  let next = 0;
+  return (chunk) => {
+    if (next >= keptLines.length) return chunk;
+    return chunk.filter((row) => {
+      while (next < keptLines.length && keptLines[next]! < row.line) next++;
+      return keptLines[next] !== row.line;
+    });
+  };
+}
+
+/**
+ * The file is refused. When nothing was sent, its rows are dropped, as if never read. When
+ * requests went out while it was read, those stay recorded, and the same bytes given again
+ * continue from there (restartIntake): dropping them would send the same numbers twice.
+ */
+function refuse(db: Db, fileId: number, reason: string): string {
+  const sent = attemptsOf(db, fileId);
+  if (sent === 0) {
+    discardIntake(db, fileId);
+    setFileStatus(db, fileId, FILE_STATUS.refused, reason);
+    return reason;
+  }
+  const told = `${reason}. ${sent} request(s) had already gone out while the file was being read: they are recorded (see the result file), and giving the same file again sends only the rest`;
+  setFileStatus(db, fileId, FILE_STATUS.refused, told);
+  return told;
 }
 
 /** A file still being written after it was taken would lose the rows added late: refuse it whole. */

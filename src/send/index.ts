@@ -63,7 +63,7 @@ function stopReason(ctx: SendContext): SendResult | undefined {
 const PAGE = 100;
 
 /** One pass over the batches that are due now, keeping the shared limit's queue fed. */
-async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
+export async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const room = ctx.config.concurrency * 2;
   let afterId = 0;

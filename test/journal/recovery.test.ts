@@ -18,7 +18,7 @@ import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 function journalWithOneBatch(): { db: Db; fileId: number; batchId: number } {
   const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-recovery-')), 'journal.sqlite'));
   const file = createFile(db, { sha256: 'abc', name: 'x.csv', path: '/x.csv', size: 1, encoding: 'utf-8' });
-  const writer = createRowWriter(db, file.id, 200);
+  const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
   writer.write([{ line: 2, phoneRaw: '13800000001', phone: '13800000001', appId: 'app', templateId: '1', datas: ['a'], extras: {} }]);
   writer.finish();
   db.prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
@@ -91,7 +91,7 @@ describe('a send loop that fails', () => {
   it('starts nothing more and waits for the requests in flight before it gives the file up', async () => {
     const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-fail-')), 'journal.sqlite'));
     const file = createFile(db, { sha256: 'def', name: 'y.csv', path: '/y.csv', size: 1, encoding: 'utf-8' });
-    const writer = createRowWriter(db, file.id, 1);
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 1 });
     writer.write(Array.from({ length: 20 }, (_, i) => ({ line: i + 2, phoneRaw: `1380000${String(i).padStart(4, '0')}`, phone: `1380000${String(i).padStart(4, '0')}`, appId: 'app', templateId: '1', datas: [], extras: {} })));
     writer.finish();
     let started = 0;

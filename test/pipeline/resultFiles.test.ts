@@ -23,7 +23,7 @@ function row(line: number, phoneRaw: string, phone: string | undefined, datas: s
 
 function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): number {
   const file = createFile(db, { sha256: name.padEnd(64, '0'), name, path: `/in/${name}`, size: 1, encoding: 'utf-8' });
-  const writer = createRowWriter(db, file.id, maxPerRequest);
+  const writer = createRowWriter(db, file.id, { maxPerRequest });
   // Two chunks, the second interleaved with another file's rows: the span then holds foreign ids.
   writer.write(rows.slice(0, 4));
   if (name === 'a') journalFile('other', [row(2, '13900000001', '13900000001', ['x'])]);
