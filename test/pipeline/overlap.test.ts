@@ -1,0 +1,133 @@
+// Sending while the file is still being read (sendDuringIntake): when it happens, when it must
+// not, and that a run cut short during reading, or a file refused after requests went out, still
+// ends with every number delivered exactly once. Judged by the simulator's record.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import type { RunningSimulator } from '../../src/simulator/index.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+
+const ROWS = 60_000;
+const VALUES = [
+  ['a', '1'],
+  ['b', '2'],
+  ['c', '3'],
+];
+
+/** ROWS rows over three groups; every 1000th row repeats a number from the file's first rows. */
+function bigCsv(quoted = false): { text: string; expected: Map<string, number>; duplicates: number } {
+  const expected = new Map<string, number>();
+  const lines = ['phone,template,data1,data2'];
+  let duplicates = 0;
+  for (let i = 0; i < ROWS; i++) {
+    const values = VALUES[i % 3]!;
+    const repeat = i > 0 && i % 1000 === 0;
+    const phone = `137${String(repeat ? i % 300 : i).padStart(8, '0')}`;
+    if (repeat && (i % 300) % 3 === i % 3) duplicates++; // the same group: a duplicate row
+    else expected.set(messageKey(CREDS.appId, '1', values, phone), 1);
+    const data1 = quoted && i === ROWS - 1 ? '"a, quoted"' : values[0]!;
+    lines.push(`${phone},1,${data1},${values[1]}`);
+  }
+  if (quoted) expected.delete(messageKey(CREDS.appId, '1', VALUES[(ROWS - 1) % 3]!, `137${String(ROWS - 1).padStart(8, '0')}`));
+  if (quoted) expected.set(messageKey(CREDS.appId, '1', ['a, quoted', VALUES[(ROWS - 1) % 3]![1]!], `137${String(ROWS - 1).padStart(8, '0')}`), 1);
+  return { text: `${lines.join('\n')}\n`, expected, duplicates };
+}
+
+function startSend(file: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited };
+}
+
+/** The file's status in the journal, read while the sender may still be running. */
+function fileStatus(dataDir: string): string | undefined {
+  const db = new Database(path.join(dataDir, 'journal.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT status FROM files ORDER BY id DESC LIMIT 1').pluck().get() as string | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+async function firstRequest(sim: RunningSimulator, exited: Promise<unknown>): Promise<void> {
+  let done = false;
+  void exited.then(() => (done = true));
+  while (sim.records.length === 0) {
+    if (done) throw new Error('the sender exited before any request');
+    await sleep(1);
+  }
+}
+
+describe('sending while reading', () => {
+  let sim: RunningSimulator;
+  before(async () => (sim = await startSim({ latencyMs: [10, 20] })));
+  after(() => sim.close());
+  const settings = { SMSDROP_CONCURRENCY: '4' };
+
+  it('starts on full batches before the last row of an unquoted file is read; off, or quoted, waits for it', { timeout: 120_000 }, async () => {
+    const cases = [
+      { name: 'plain.csv', quoted: false, env: {}, statusAtFirstRequest: 'intake' },
+      { name: 'off.csv', quoted: false, env: { SMSDROP_SEND_DURING_INTAKE: 'off' }, statusAtFirstRequest: 'sending' },
+      { name: 'quoted.csv', quoted: true, env: {}, statusAtFirstRequest: 'sending' },
+    ];
+    for (const c of cases) {
+      sim.records.length = 0;
+      const dir = tempDir();
+      const { text, expected } = bigCsv(c.quoted);
+      const file = writeCsv(dir, c.name, text);
+      const dataDir = path.join(dir, 'data');
+      const run = startSend(file, envFor(sim, dataDir, { ...settings, ...c.env }));
+      await firstRequest(sim, run.exited);
+      assert.equal(fileStatus(dataDir), c.statusAtFirstRequest, c.name);
+      assert.equal(await run.exited, 0, c.name);
+      assert.deepEqual(deliveries(sim), expected, c.name);
+    }
+  });
+
+  it('SIGKILL while reading, then send again: the rows already sent are kept and skipped, every number once', { timeout: 120_000 }, async () => {
+    sim.records.length = 0;
+    const dir = tempDir();
+    const { text, expected, duplicates } = bigCsv();
+    const file = writeCsv(dir, 'killed.csv', text);
+    const dataDir = path.join(dir, 'data');
+    const env = envFor(sim, dataDir, settings);
+    const run = startSend(file, env);
+    while (sim.records.length < 5) await sleep(1);
+    run.child.kill('SIGKILL');
+    await run.exited;
+    assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
+    const final = await runCli(['send', file, '--json'], env);
+    assert.equal(final.status, 0, final.stderr);
+    assert.deepEqual(deliveries(sim), expected);
+    assert.equal(final.json!.rows, ROWS);
+    assert.equal(final.json!.duplicates, duplicates);
+    assert.equal(final.json!.accepted, ROWS - duplicates);
+  });
+
+  it('a file refused after requests went out keeps them; the same bytes again send only the rest', { timeout: 120_000 }, async () => {
+    sim.records.length = 0;
+    const dir = tempDir();
+    const { text, expected } = bigCsv();
+    const file = writeCsv(dir, 'grown.csv', text);
+    const dataDir = path.join(dir, 'data');
+    const env = envFor(sim, dataDir, settings);
+    const run = startSend(file, env);
+    await firstRequest(sim, run.exited);
+    appendFileSync(file, '\n\n'); // the file grows while it is read: refused at the end of reading
+    assert.equal(await run.exited, 2);
+    assert.equal(fileStatus(dataDir), 'refused');
+    const sentBefore = sim.records.length;
+    assert.ok(sentBefore > 0);
+    const result = readFileSync(path.join(dir, 'grown.result.csv'), 'utf8');
+    assert.ok((result.match(/,accepted,/g) ?? []).length >= sentBefore, 'the result file names who got it');
+
+    truncateSync(file, Buffer.byteLength(text)); // the same bytes as first given
+    const final = await runCli(['send', file, '--json'], env);
+    assert.equal(final.status, 0, final.stderr);
+    assert.deepEqual(deliveries(sim), expected);
+  });
+});
