@@ -62,27 +62,42 @@ function stopReason(ctx: SendContext): SendResult | undefined {
 /** Batches read at a time: enough to keep the requests flowing, few enough to keep memory flat. */
 const PAGE = 100;
 
-/** One pass over the batches that are due now, keeping the shared limit's queue fed. */
-export async function sendReadyBatches(ctx: SendContext, fileId: number): Promise<void> {
+/**
+ * One pass over the batches that are due now, keeping the shared limit's queue fed. With
+ * `waitForMore`, a pass that runs out of due batches asks it for more (it resolves true once more
+ * may be due, false when there will be none) instead of ending: sending while a file is read
+ * goes on without draining the requests in flight each time it catches up with the reading.
+ */
+export async function sendReadyBatches(ctx: SendContext, fileId: number, waitForMore?: () => Promise<boolean>): Promise<void> {
   const inFlight = new Set<Promise<void>>();
+  const queued = new Set<number>();
   const room = ctx.config.concurrency * 2;
   let afterId = 0;
   let failure: { error: unknown } | undefined;
   const stopping = () => failure !== undefined || stopReason(ctx) !== undefined;
   for (;;) {
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
-    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE);
-    if (page.length === 0) break;
+    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE).filter((b) => !queued.has(b.batch.id));
+    if (page.length === 0) {
+      if (stopping() || !waitForMore || !(await waitForMore())) break;
+      afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
+      continue;
+    }
     for (const toSend of page) {
       if (stopping()) break;
       while (inFlight.size >= room) await Promise.race(inFlight);
       if (stopping()) break;
+      const id = toSend.batch.id;
+      queued.add(id);
       const task: Promise<void> = ctx
         .limit(() => (failure ? undefined : sendBatch(ctx, toSend)))
         .catch((error: unknown) => void (failure ??= { error }))
-        .finally(() => inFlight.delete(task));
+        .finally(() => {
+          inFlight.delete(task);
+          queued.delete(id);
+        });
       inFlight.add(task);
-      afterId = toSend.batch.id;
+      afterId = id;
     }
     if (stopping()) break;
   }
