@@ -3,6 +3,7 @@
 // Every step is resumable from the journal, so the same bytes given again continue where the
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
@@ -93,22 +94,28 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
 async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection, dryRun: boolean): Promise<string | undefined> {
   const keptLines = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  const refusal = new AbortController();
-  const sending = mayOverlap(ctx, inspection, dryRun) ? sendWhileReading(withStop(ctx, refusal.signal), file.id) : undefined;
+  // Aborted when reading is over, refused or not: the requests started by then are let finish, and
+  // sendFile takes over (the part-full batches released at the end, the retries).
+  const readingOver = new AbortController();
+  const sending = mayOverlap(ctx, inspection, dryRun) ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
   const writer = createRowWriter(ctx.db, file.id, { maxPerRequest: ctx.config.maxPerRequest, rowsKept: keptLines.length, ...(sending ? { onRelease: sending.released } : {}) });
   try {
     const skipKept = keptRowFilter(keptLines);
-    for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) writer.write(skipKept(chunk));
+    for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) {
+      writer.write(skipKept(chunk));
+      // The parser hands over rows without a turn of the event loop until it needs more bytes
+      // (one read of 256 KB: ~8,000 rows): give answers to the requests in flight a turn.
+      if (sending) await nextTurn();
+    }
     writer.finish();
     assertUnchanged(filePath, inspection);
   } catch (err) {
     commitBulk(ctx.db);
-    refusal.abort();
-    sending?.end();
+    readingOver.abort();
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
     return refuse(ctx.db, file.id, refusalMessage(filePath, err));
   }
-  sending?.end();
+  readingOver.abort();
   await sending?.done;
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   return undefined;
