@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import { countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
+import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
 import { countRetryable, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
@@ -92,7 +92,11 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
     db = requireJournal(config.dataDir);
     const file = resolveFile(db, query);
     if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
-      throw new UsageError(`${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}: nothing of it was sent; fix the file and drop it again`);
+      const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
+      const sent = attemptsOf(db, file.id);
+      // Requests may have gone out while it was read: the same bytes continue it; a fixed copy would be a new file.
+      if (sent > 0) throw new UsageError(`${what}, after ${sent} request(s) went out while it was read: give the same file again (send or the inbox) to send the rest`);
+      throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
     return { file, rows: countRetryable(db, file.id, statuses), unknownRows: statuses.includes('unknown') ? countRetryable(db, file.id, ['unknown']) : 0 };
   } catch (err) {

@@ -125,6 +125,10 @@ describe('sending while reading', () => {
     const result = readFileSync(path.join(dir, 'grown.result.csv'), 'utf8');
     assert.ok((result.match(/,accepted,/g) ?? []).length >= sentBefore, 'the result file names who got it');
 
+    const retry = await runCli(['retry', 'grown.csv', '--failed'], env);
+    assert.equal(retry.status, 2);
+    assert.match(retry.stderr, /went out while it was read: give the same file again/);
+
     truncateSync(file, Buffer.byteLength(text)); // the same bytes as first given
     const final = await runCli(['send', file, '--json'], env);
     assert.equal(final.status, 0, final.stderr);
