@@ -7,14 +7,15 @@
 //   finished      done/NAME.csv + NAME.result.csv (+ NAME.rejected.csv when rows were invalid)
 //   already sent  done/NAME.csv + NAME.duplicate.txt ("duplicate of ...") + the original's
 //                 NAME.result.csv (+ NAME.rejected.csv); nothing is sent
-//   refused       failed/NAME.csv + NAME.error.txt; nothing was sent
+//   refused       failed/NAME.csv + NAME.error.txt; nothing was sent, or (refused late, after
+//                 requests went out while it was read) + NAME.result.csv naming who got them
 //   not .csv      failed/NAME + NAME.error.txt, straight from inbox/
 //   paused        stays in processing/, runs again after the account cooldown
 //   stopped       stays in processing/, resumes at the next start
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FileRecord } from '../journal/files.js';
+import { attemptsOf, type FileRecord } from '../journal/files.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -103,9 +104,12 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
       if (result.file && result.file.path === path.resolve(file) && result.file.name === name) await finishFile(life, name, result);
       else await fileDuplicate(life, name, result.file!);
       return undefined;
-    case 'refused':
-      await failFile(life, name, result.reason ?? 'refused', NOTHING_SENT);
+    case 'refused': {
+      // Refused after requests went out while it was read: say so, and who got them.
+      const sentId = result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
+      await failFile(life, name, result.reason ?? 'refused', sentId === undefined ? NOTHING_SENT : SENT_SOME, sentId);
       return undefined;
+    }
     case 'paused':
       log.warn(`${name}: sending paused (${result.reason}); ${result.counts.pending} rows wait in processing/ for the cooldown`, { event: 'file-paused', file: name, counts: result.counts });
       return { again: life.cooldown() };
@@ -152,13 +156,14 @@ const SENT_SOME =
   'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
 
 /** Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never throws. */
-async function failFile(life: FileLife, name: string, reason: string, advice: string): Promise<void> {
+async function failFile(life: FileLife, name: string, reason: string, advice: string, resultsOf?: number): Promise<void> {
   const { log, folders } = life;
   const file = path.join(folders.processing, name);
   const clean = redactSecrets(reason);
   try {
     const target = await publish(life, name, folders.failed, async (dir, stem) => {
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
+      if (resultsOf !== undefined) await writeResultCsv(life.ctx.db, resultsOf, dir, stem);
     });
     log.error(`failed ${name}: ${clean} -> failed/${target}`, { event: 'file-failed', file: target });
   } catch (err) {

@@ -103,9 +103,12 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     const skipKept = keptRowFilter(keptLines);
     for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) {
       writer.write(skipKept(chunk));
+      if (!sending) continue;
+      // Before a batch filled by these rows can go: a file still growing may end in half a row.
+      assertUnchanged(filePath, inspection);
       // The parser hands over rows without a turn of the event loop until it needs more bytes
       // (one read of 256 KB: ~8,000 rows): give answers to the requests in flight a turn.
-      if (sending) await nextTurn();
+      await nextTurn();
     }
     writer.finish();
     assertUnchanged(filePath, inspection);
@@ -113,7 +116,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     commitBulk(ctx.db);
     readingOver.abort();
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
-    return refuse(ctx.db, file.id, refusalMessage(filePath, err));
+    return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
   readingOver.abort();
   await sending?.done;
@@ -161,14 +164,16 @@ function keptRowFilter(keptLines: Int32Array): (chunk: IntakeRow[]) => IntakeRow
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
-function refuse(db: Db, fileId: number, reason: string): string {
+function refuse(db: Db, fileId: number, size: number, reason: string): string {
   const sent = attemptsOf(db, fileId);
   if (sent === 0) {
     discardIntake(db, fileId);
     setFileStatus(db, fileId, FILE_STATUS.refused, reason);
     return reason;
   }
-  const told = `${reason}. ${sent} request(s) had already gone out while the file was being read: they are recorded (see the result file), and giving the same file again sends only the rest`;
+  const told =
+    `${reason}. But ${sent} request(s) had already gone out while the file was being read: the result file names who got them. ` +
+    `Giving smsdrop these same bytes again (the file's first ${size} bytes) sends only the rest; a changed copy would be a new file and would send to them again, so put added or fixed rows in a file of their own`;
   setFileStatus(db, fileId, FILE_STATUS.refused, told);
   return told;
 }
@@ -177,7 +182,7 @@ function refuse(db: Db, fileId: number, reason: string): string {
 function assertUnchanged(filePath: string, inspection: FileInspection): void {
   const size = statSync(filePath).size;
   if (size !== inspection.size) {
-    throw new FileRefusedError(filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}); nothing was sent: drop it again once it is complete`);
+    throw new FileRefusedError(filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`);
   }
 }
 
