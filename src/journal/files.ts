@@ -78,7 +78,9 @@ export function discardIntake(db: Db, fileId: number): void {
  * again from the file. Returns the lines of the rows kept, ascending: intake skips them.
  */
 export function restartIntake(db: Db, fileId: number): Int32Array {
-  const kept = 'SELECT id FROM batches WHERE file_id = ? AND (attempts > 0 OR parent_id IS NOT NULL)';
+  // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
+  // "account problem" is given back in that counter, but its row stays (and the batch with it).
+  const kept = `SELECT id FROM batches b WHERE b.file_id = ? AND (b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
   const keptCount = sql(db, `SELECT count(*) FROM (${kept})`).pluck().get(fileId) as number;
   if (keptCount === 0) {
     discardIntake(db, fileId);
@@ -86,17 +88,17 @@ export function restartIntake(db: Db, fileId: number): Int32Array {
   }
   db.transaction(() => {
     sql(db, `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`).run(fileId, fileId);
-    sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND attempts = 0 AND parent_id IS NULL)`).run(fileId);
-    sql(db, 'DELETE FROM batches WHERE file_id = ? AND attempts = 0 AND parent_id IS NULL').run(fileId);
+    sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND id NOT IN (${kept}))`).run(fileId, fileId);
+    sql(db, `DELETE FROM batches WHERE file_id = ? AND id NOT IN (${kept})`).run(fileId, fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);
     sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
   })();
   return Int32Array.from(sql(db, 'SELECT line FROM rows WHERE file_id = ? ORDER BY line').pluck().all(fileId) as number[]);
 }
 
-/** Requests made so far for the file's batches. */
+/** Requests made so far for the file's batches (every attempt, whatever its answer). */
 export function attemptsOf(db: Db, fileId: number): number {
-  return sql(db, 'SELECT coalesce(sum(attempts), 0) FROM batches WHERE file_id = ?').pluck().get(fileId) as number;
+  return sql(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').pluck().get(fileId) as number;
 }
 
 export interface FileCounts {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { RunningSimulator } from '../../src/simulator/index.js';
+import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
 import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
 
 const ROWS = 60_000;
@@ -106,6 +106,27 @@ describe('sending while reading', () => {
     assert.equal(final.json!.rows, ROWS);
     assert.equal(final.json!.duplicates, duplicates);
     assert.equal(final.json!.accepted, ROWS - duplicates);
+  });
+
+  it('a run killed while reading after rate-limited answers (attempts given back) resumes all the same', { timeout: 120_000 }, async () => {
+    const limited = await startSim({ latencyMs: [10, 20], faults: parseFaults('status=160038@/4') });
+    try {
+      const dir = tempDir();
+      const { text, expected } = bigCsv();
+      const file = writeCsv(dir, 'limited.csv', text);
+      const dataDir = path.join(dir, 'data');
+      const env = envFor(limited, dataDir, { ...settings, SMSDROP_RATE_LIMIT_DELAY_MS: '5', SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '100' });
+      const run = startSend(file, env);
+      while (limited.records.length < 6) await sleep(1);
+      run.child.kill('SIGKILL');
+      await run.exited;
+      assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
+      const final = await runCli(['send', file, '--json'], env);
+      assert.equal(final.status, 0, final.stderr);
+      assert.deepEqual(deliveries(limited), expected);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('a file refused after requests went out keeps them; the same bytes again send only the rest', { timeout: 120_000 }, async () => {
