@@ -65,7 +65,7 @@ function gb18030Decoder(): Transform {
   });
 }
 
-function openRecords(file: string, encoding: IntakeOptions['encoding']): Readable {
+function openRecords(file: string, encoding: IntakeOptions['encoding'], bytes: number | undefined): Readable {
   const parser = parse({
     bom: true,
     relax_column_count: true,
@@ -74,7 +74,7 @@ function openRecords(file: string, encoding: IntakeOptions['encoding']): Readabl
     // Explicit, so a file mixing CRLF and LF (hand edits after an Excel export) still splits.
     record_delimiter: ['\r\n', '\n', '\r'],
   });
-  const source = createReadStream(file, { highWaterMark: READ_SIZE });
+  const source = createReadStream(file, { highWaterMark: READ_SIZE, ...(bytes ? { end: bytes - 1 } : {}) });
   const streams = encoding === 'gb18030' ? [source, gb18030Decoder(), parser] : [source, parser];
   // Errors reach the consumer through the parser's iterator; the callback only keeps them from
   // being unhandled.
@@ -143,7 +143,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   let shape: RowShape | undefined;
   let chunk: IntakeRow[] = [];
   try {
-    for await (const cells of openRecords(file, options.encoding) as AsyncIterable<string[]>) {
+    for await (const cells of openRecords(file, options.encoding, options.bytes) as AsyncIterable<string[]>) {
       const start = line + 1;
       line = start + extraLines(cells);
       if (isBlankRecord(cells)) continue;

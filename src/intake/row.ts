@@ -12,6 +12,8 @@ export interface IntakeOptions {
   allowInternational: boolean;
   /** Called once with the mapped header before any row; extraNames are the keys of IntakeRow.extras. */
   onHeader?: (map: ColumnMap, extraNames: string[]) => void;
+  /** Read only the first `bytes` bytes (the ones inspected), whatever was added since. */
+  bytes?: number;
 }
 
 export interface IntakeRow {

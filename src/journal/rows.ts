@@ -7,6 +7,9 @@
 // A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
 // released (due now) once it is full, or when intake ends: so sending may start on full batches
 // while the rest of the file is still being read, and never touches a batch still filling.
+// A batch filled by one chunk is released when the next chunk is written: its rows are then
+// followed by more of the file, so none of them can be the half-written end of a file still
+// being copied (the caller checks the file's size after each chunk, before sending can run).
 import { hash } from 'node:crypto';
 import type { IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
@@ -32,7 +35,7 @@ const GROUP_CACHE_SIZE = 20_000;
 
 export interface RowWriterOptions {
   maxPerRequest: number;
-  /** Called after a full batch is released (it is due once the bulk transaction commits). */
+  /** Called after full batches were released (they are due once the bulk transaction commits). */
   onRelease?: () => void;
   /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
   rowsKept?: number;
@@ -83,13 +86,21 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     state.dirty = false;
   }
 
-  /** A full batch takes no more numbers: write it and let it go. The group opens a new one next time. */
+  /** Full batches, released when the next chunk is written (or at finish). */
+  let full: number[] = [];
+
+  /** A full batch takes no more numbers: write it. The group opens a new one next time. */
   function releaseFull(state: GroupState): void {
     saveBatch(state);
-    release.run(state.batchId);
+    full.push(state.batchId!);
     state.batchId = undefined;
     state.phones = [];
-    options.onRelease?.();
+  }
+
+  function releaseFullBatches(): void {
+    for (const batchId of full) release.run(batchId);
+    if (full.length > 0) options.onRelease?.();
+    full = [];
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
@@ -140,6 +151,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
 
   const writeChunk = (rows: readonly RowToJournal[]): void => {
+    releaseFullBatches();
     const now = nowIso();
     for (const row of rows) {
       counts.rows++;

@@ -140,6 +140,7 @@ function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
 function readOptions(ctx: PipelineContext, file: FileRecord, inspection: FileInspection): Parameters<typeof readRows>[1] {
   return {
     encoding: inspection.encoding,
+    bytes: inspection.size,
     allowInternational: ctx.config.allowInternational,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),

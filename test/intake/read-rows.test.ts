@@ -95,6 +95,14 @@ describe('readRows: line numbers', () => {
     ]);
   });
 
+  it('reads only the inspected bytes when told their number (what was appended since is not read)', async () => {
+    const head = 'phone,data1\n13800000001,a\n13800000002,b\n';
+    const file = tempFile('bounded.csv', `${head}13800000003,c\n`);
+    const rows: string[] = [];
+    for await (const chunk of readRows(file, { ...DEFAULTS, bytes: Buffer.byteLength(head) })) rows.push(...chunk.map((r) => r.phoneRaw));
+    assert.deepEqual(rows, ['13800000001', '13800000002']);
+  });
+
   it('yields chunks of at most 2500 rows, in order, lines continuous', async () => {
     const lines = ['phone,data1'];
     for (let i = 0; i < 6000; i++) lines.push(`${13800000000 + i},v${i}`);
