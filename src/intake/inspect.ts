@@ -67,3 +67,10 @@ export async function inspectFile(file: string): Promise<FileInspection> {
   const encoding = bom || utf8.end() ? 'utf-8' : 'gb18030';
   return { sha256: hash.digest('hex'), size, encoding, bom, quoted };
 }
+
+/** SHA-256 of the first `bytes` bytes of file (to recognise a file that grew from one seen before). */
+export async function hashPrefix(file: string, bytes: number): Promise<string> {
+  const hash = createHash('sha256');
+  if (bytes > 0) for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024, end: bytes - 1 }) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest('hex');
+}

@@ -48,6 +48,32 @@ export function createFile(db: Db, file: NewFile): FileRecord {
   return getFile(db, Number(info.lastInsertRowid))!;
 }
 
+/**
+ * Files refused after some of their requests went out, shorter than `size` bytes, longest first:
+ * a new file that begins with one of them continues it (see adoptGrownFile).
+ */
+export function refusedWithSends(db: Db, size: number): FileRecord[] {
+  return sql(
+    db,
+    `SELECT f.* FROM files f WHERE f.status = 'refused' AND f.size < ?
+       AND EXISTS (SELECT 1 FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id)
+     ORDER BY f.size DESC`,
+  ).all(size) as FileRecord[];
+}
+
+/** The file `id` now stands for these (longer) bytes: a run over them continues it. */
+export function adoptGrownFile(db: Db, id: number, file: NewFile): FileRecord {
+  sql(db, 'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?').run(
+    file.sha256,
+    file.name,
+    file.path,
+    file.size,
+    FILE_STATUS.intake,
+    id,
+  );
+  return getFile(db, id)!;
+}
+
 export function setFileStatus(db: Db, id: number, status: FileStatus, error?: string): void {
   const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
   sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);

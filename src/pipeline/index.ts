@@ -5,12 +5,12 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk } from '../journal/bulk.js';
 import { createRowWriter } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
-import { type FileInspection, inspectFile } from '../intake/inspect.js';
+import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
 import { sendFile, type SendContext } from '../send/index.js';
@@ -72,7 +72,9 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   if (!file || file.status === FILE_STATUS.done) {
-    file = createFile(ctx.db, { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding });
+    const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
+    const grownFrom = file ? undefined : await grownFromRefused(ctx.db, filePath, inspection);
+    file = grownFrom ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
     const refusal = await intake(ctx, file, filePath, inspection, options.dryRun === true);
@@ -121,6 +123,19 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   readingOver.abort();
   await sending?.done;
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
+  return undefined;
+}
+
+/**
+ * A file refused after some of its requests went out (typically: it was still being copied) whose
+ * bytes this file begins with: the same rows at the same lines, so this file continues it, and
+ * what was sent is not sent again. Without this, dropping the complete file would be a new file.
+ */
+async function grownFromRefused(db: Db, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
+  for (const earlier of refusedWithSends(db, inspection.size)) {
+    if (earlier.encoding !== inspection.encoding) continue; // the same bytes would not read the same
+    if ((await hashPrefix(filePath, earlier.size)) === earlier.sha256) return earlier;
+  }
   return undefined;
 }
 
@@ -174,7 +189,8 @@ function refuse(db: Db, fileId: number, size: number, reason: string): string {
   }
   const told =
     `${reason}. But ${sent} request(s) had already gone out while the file was being read: the result file names who got them. ` +
-    `Giving smsdrop these same bytes again (the file's first ${size} bytes) sends only the rest; a changed copy would be a new file and would send to them again, so put added or fixed rows in a file of their own`;
+    `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
+    'a copy with any of those rows changed would be a new file and would send to them again, so put fixed rows in a file of their own';
   setFileStatus(db, fileId, FILE_STATUS.refused, told);
   return told;
 }

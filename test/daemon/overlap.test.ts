@@ -1,6 +1,6 @@
 // The daemon and sending while reading: a file that changes after requests went out is refused
-// into failed/ with a note that says so and a result file naming who got them; dropping the same
-// bytes back sends only the rest. Every number exactly once, by the simulator's record.
+// into failed/ with a note that says so and a result file naming who got them; dropping the file
+// back, now complete, sends only the rest. Every number exactly once, by the simulator's record.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,12 +32,13 @@ describe('smsdrop run: a file refused after requests went out while it was read'
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('goes to failed/ with a note and a result file; the same bytes dropped back send only the rest', async () => {
+  it('goes to failed/ with a note and a result file; dropped back complete, it sends only the rest', async () => {
     fs.writeFileSync(path.join(data, 'inbox', 'big.csv'), csv);
     const taken = path.join(data, 'processing', 'big.csv');
     // The first request means the file was taken and is being read: make it grow now.
     while (!fs.existsSync(sim.recordFile) || fs.statSync(sim.recordFile).size === 0) await sleep(2);
-    fs.appendFileSync(taken, '\n\n');
+    const added = Array.from({ length: 500 }, (_, i) => String(13_900_000_000 + i));
+    fs.appendFileSync(taken, added.map((n) => `${n},1,late,9\n`).join(''));
     const failed = path.join(data, 'failed');
     await waitUntil(() => fs.existsSync(path.join(failed, 'big.csv')), 30_000, 'big.csv in failed/', () => `${listDir(failed)}\n${daemon.output()}`);
     const sentBefore = sim.records().length;
@@ -46,16 +47,16 @@ describe('smsdrop run: a file refused after requests went out while it was read'
     const note = fs.readFileSync(path.join(failed, 'big.error.txt'), 'utf8');
     assert.match(note, /changed while it was being read/);
     assert.match(note, /request\(s\) had already gone out while the file was being read/);
-    assert.match(note, new RegExp(`the file's first ${Buffer.byteLength(csv)} bytes`));
+    assert.match(note, new RegExp(`begins with the same ${Buffer.byteLength(csv)} bytes continues this one`));
     assert.match(note, /drop the same file into inbox\/ again: only what was not sent yet is sent/);
     const accepted = resultRows(path.join(failed, 'big.result.csv')).filter((r) => r.status === 'accepted');
     assert.equal(accepted.length, sentBefore * 200, 'the result file names everyone who got it');
 
-    fs.rmSync(path.join(failed, 'big.csv'));
-    fs.writeFileSync(path.join(data, 'inbox', 'big.csv'), csv); // the same bytes as first dropped
+    // What an operator does: put the (now complete) file back. It continues the first run.
+    fs.renameSync(path.join(failed, 'big.csv'), path.join(data, 'inbox', 'big.csv'));
     // (done/ names it "big (2).csv": failed/ still holds big.error.txt and big.result.csv)
     const done = path.join(data, 'done');
     await waitUntil(() => listDir(done).some((n) => /^big( \(\d+\))?\.csv$/.test(n)), 60_000, 'big.csv in done/', () => daemon.output());
-    assertEachOnce(sim.records(), numbers);
+    assertEachOnce(sim.records(), [...numbers, ...added]);
   });
 });

@@ -3,7 +3,7 @@
 // ends with every number delivered exactly once. Judged by the simulator's record.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
@@ -129,7 +129,7 @@ describe('sending while reading', () => {
     }
   });
 
-  it('a file refused after requests went out keeps them; the same bytes again send only the rest', { timeout: 120_000 }, async () => {
+  it('a file that grows after requests went out is refused, keeping them; given again once complete, it sends only the rest', { timeout: 120_000 }, async () => {
     sim.records.length = 0;
     const dir = tempDir();
     const { text, expected } = bigCsv();
@@ -138,7 +138,10 @@ describe('sending while reading', () => {
     const env = envFor(sim, dataDir, settings);
     const run = startSend(file, env);
     await firstRequest(sim, run.exited);
-    appendFileSync(file, '\n\n'); // the file grows while it is read: refused at the end of reading
+    // The rest of the file arrives while it is read (a copy that paused): refused as it changed.
+    const added = Array.from({ length: 500 }, (_, i) => `139${String(i).padStart(8, '0')}`);
+    appendFileSync(file, added.map((p) => `${p},1,late,9\n`).join(''));
+    for (const p of added) expected.set(messageKey(CREDS.appId, '1', ['late', '9'], p), 1);
     assert.equal(await run.exited, 2);
     assert.equal(fileStatus(dataDir), 'refused');
     const sentBefore = sim.records.length;
@@ -150,9 +153,10 @@ describe('sending while reading', () => {
     assert.equal(retry.status, 2);
     assert.match(retry.stderr, /went out while it was read: give the same file again/);
 
-    truncateSync(file, Buffer.byteLength(text)); // the same bytes as first given
+    // The complete file: it begins with the bytes first read, so it continues that run.
     const final = await runCli(['send', file, '--json'], env);
     assert.equal(final.status, 0, final.stderr);
     assert.deepEqual(deliveries(sim), expected);
+    assert.equal(final.json!.rows, ROWS + added.length);
   });
 });
