@@ -75,14 +75,16 @@ export function dueBatches(db: Db, fileId: number, now: number, afterId: number,
  * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
  * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
  * Two statements that must commit together: call it inside a transaction (the sender's write
- * queue), and send only once that has committed.
+ * queue), and send only once that has committed. `batch` is the batch as read when it was picked:
+ * it is claimed only if it is still that batch (same random req_id: a row id freed by a rolled
+ * back write and reused by another file's intake is not it) and still planned.
  */
-export function startAttempt(db: Db, batchId: number, reqId: string | null): number | undefined {
+export function startAttempt(db: Db, batch: Pick<BatchRecord, 'id' | 'req_id'>, reqId: string | null): number | undefined {
   const now = nowIso();
   // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
-  const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state = 'planned'").run(now, batchId);
+  const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND req_id = ? AND state = 'planned'").run(now, batch.id, batch.req_id);
   if (claimed.changes !== 1) return undefined;
-  return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batchId, reqId, now).lastInsertRowid);
+  return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batch.id, reqId, now).lastInsertRowid);
 }
 
 /** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */

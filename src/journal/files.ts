@@ -122,6 +122,17 @@ export function restartIntake(db: Db, fileId: number): Int32Array {
   return Int32Array.from(sql(db, 'SELECT line FROM rows WHERE file_id = ? ORDER BY line').pluck().all(fileId) as number[]);
 }
 
+/** The file's row counts from its rows (for a file whose intake stopped before its writer could). */
+export function recountFile(db: Db, fileId: number): void {
+  sql(
+    db,
+    `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = :id),
+       invalid = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'invalid'),
+       duplicates = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'duplicate')
+     WHERE id = :id`,
+  ).run({ id: fileId });
+}
+
 /** Requests made so far for the file's batches (every attempt, whatever its answer). */
 export function attemptsOf(db: Db, fileId: number): number {
   return sql(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').pluck().get(fileId) as number;

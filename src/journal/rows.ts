@@ -46,6 +46,8 @@ export interface RowWriter {
   write(rows: readonly RowToJournal[]): void;
   /** Writes the open batches and the file's counts, and commits. Call once, after the last chunk. */
   finish(): { rows: number; invalid: number; duplicates: number };
+  /** Reading stopped early (the file is refused): writes the open batches' numbers, releasing none. */
+  abandon(): void;
 }
 
 export function createRowWriter(db: Db, fileId: number, options: RowWriterOptions): RowWriter {
@@ -179,6 +181,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   return {
     write: (rows) => bulkWrite(db, rows.length, () => writeChunk(rows)),
+    abandon: () => bulkWrite(db, 0, () => groups.forEach(saveBatch)),
     finish: () => {
       let result = { ...counts };
       bulkWrite(db, 0, () => (result = finishIntake()));

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk } from '../journal/bulk.js';
 import { createRowWriter } from '../journal/rows.js';
@@ -115,8 +115,13 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     writer.finish();
     assertUnchanged(filePath, inspection);
   } catch (err) {
-    commitBulk(ctx.db);
     readingOver.abort();
+    try {
+      writer.abandon(); // so that, if requests went out and the rows stay, the counts add up
+    } catch {
+      // The journal itself failed (a full disk?): the refusal below says what matters.
+    }
+    commitBulk(ctx.db);
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
     return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
@@ -191,6 +196,7 @@ function refuse(db: Db, fileId: number, size: number, reason: string): string {
     `${reason}. But ${sent} request(s) had already gone out while the file was being read: the result file names who got them. ` +
     `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
     'a copy with any of those rows changed would be a new file and would send to them again, so put fixed rows in a file of their own';
+  recountFile(db, fileId); // what was read is kept, so the counts must add up
   setFileStatus(db, fileId, FILE_STATUS.refused, told);
   return told;
 }

@@ -77,7 +77,8 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
   const stopping = () => failure !== undefined || stopReason(ctx) !== undefined;
   for (;;) {
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
-    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE).filter((b) => !queued.has(b.batch.id));
+    // Room for PAGE new ones even when every batch queued so far is due again in this page.
+    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE + queued.size).filter((b) => !queued.has(b.batch.id));
     if (page.length === 0) {
       if (stopping() || !waitForMore || !(await waitForMore())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
@@ -122,7 +123,7 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
   await ctx.rateLimiter.take();
   if (stopReason(ctx)) return;
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = await journal.run(() => startAttempt(ctx.db, batchId, reqId));
+  const attemptId = await journal.run(() => startAttempt(ctx.db, batch, reqId));
   if (attemptId === undefined) return;
   const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   const decision = decideAfterAttempt(

@@ -47,7 +47,7 @@ describe('recovery of a batch cut off mid-request', () => {
   it('same China day as the request left: resent with the same reqId', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     const reqId = getBatch(db, batchId).req_id;
-    startAttempt(db, batchId, reqId);
+    startAttempt(db, getBatch(db, batchId), reqId);
     db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
     const client = countingClient();
     const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')), fileId);
@@ -58,7 +58,7 @@ describe('recovery of a batch cut off mid-request', () => {
 
   it('the request left before China midnight, the restart is after it: unknown, never resent', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
-    startAttempt(db, batchId, getBatch(db, batchId).req_id);
+    startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
     db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
     const client = countingClient();
     const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')), fileId); // 00:20 next day
@@ -71,7 +71,7 @@ describe('recovery of a batch cut off mid-request', () => {
 
   it('reqId off: unknown at once, never resent', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
-    startAttempt(db, batchId, null);
+    startAttempt(db, getBatch(db, batchId), null);
     const client = countingClient();
     const ctx = contextFor(db, client, Date.now());
     ctx.config.reqId = false;
@@ -82,8 +82,14 @@ describe('recovery of a batch cut off mid-request', () => {
 
   it('a batch already claimed by another run is not sent again', async () => {
     const { db, batchId } = journalWithOneBatch();
-    assert.ok(startAttempt(db, batchId, 'r1') !== undefined);
-    assert.equal(startAttempt(db, batchId, 'r1'), undefined);
+    assert.ok(startAttempt(db, getBatch(db, batchId), 'r1') !== undefined);
+    assert.equal(startAttempt(db, getBatch(db, batchId), 'r1'), undefined);
+  });
+
+  it('a batch row that is no longer the batch picked (another req_id) is not claimed', () => {
+    const { db, batchId } = journalWithOneBatch();
+    assert.equal(startAttempt(db, { id: batchId, req_id: 'someone else' }, 'r1'), undefined);
+    assert.equal(getBatch(db, batchId).state, 'planned');
   });
 });
 

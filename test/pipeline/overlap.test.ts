@@ -146,6 +146,10 @@ describe('sending while reading', () => {
     assert.equal(fileStatus(dataDir), 'refused');
     const sentBefore = sim.records.length;
     assert.ok(sentBefore > 0);
+    const refused = await runCli(['report', 'grown.csv', '--format', 'json'], env);
+    const counts = JSON.parse(refused.stdout) as Record<string, number>;
+    assert.ok(counts.rows! > 0 && counts.accepted! >= sentBefore * 200, refused.stdout);
+    assert.equal(counts.invalid! + counts.duplicates! + counts.accepted! + counts.failed! + counts.unknown! + counts.pending!, counts.rows, 'the counts add up');
     const result = readFileSync(path.join(dir, 'grown.result.csv'), 'utf8');
     assert.ok((result.match(/,accepted,/g) ?? []).length >= sentBefore, 'the result file names who got it');
 
