@@ -73,7 +73,7 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   if (!file || file.status === FILE_STATUS.done) {
     const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
-    const grownFrom = file ? undefined : await grownFromRefused(ctx.db, filePath, inspection);
+    const grownFrom = file || options.resend ? undefined : await grownFromRefused(ctx.db, filePath, inspection);
     file = grownFrom ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
