@@ -101,16 +101,22 @@ export function discardIntake(db: Db, fileId: number): void {
  * request may have carried. Since sending starts while a file is read, an intake cut short (a
  * crash, a file refused late) can leave batches that were sent: those (any batch with an
  * attempt, and the halves split from one) stay, with their rows; everything else is written
- * again from the file. Returns the lines of the rows kept, ascending: intake skips them.
+ * again from the file. Returns the rows kept, by line: intake moves each to the end of the table
+ * when it reaches its line, so the file's rows stay in line order (the result file relies on it).
  */
-export function restartIntake(db: Db, fileId: number): Int32Array {
+export interface KeptRows {
+  lines: Int32Array;
+  ids: Float64Array;
+}
+
+export function restartIntake(db: Db, fileId: number): KeptRows {
   // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
   // "account problem" is given back in that counter, but its row stays (and the batch with it).
   const kept = `SELECT id FROM batches b WHERE b.file_id = ? AND (b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
   const keptCount = sql(db, `SELECT count(*) FROM (${kept})`).pluck().get(fileId) as number;
   if (keptCount === 0) {
     discardIntake(db, fileId);
-    return new Int32Array(0);
+    return { lines: new Int32Array(0), ids: new Float64Array(0) };
   }
   db.transaction(() => {
     sql(db, `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`).run(fileId, fileId);
@@ -119,7 +125,8 @@ export function restartIntake(db: Db, fileId: number): Int32Array {
     sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);
     sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
   })();
-  return Int32Array.from(sql(db, 'SELECT line FROM rows WHERE file_id = ? ORDER BY line').pluck().all(fileId) as number[]);
+  const rows = sql(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').raw().all(fileId) as [number, number][];
+  return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
 }
 
 /** The file's row counts from its rows (for a file whose intake stopped before its writer could). */

@@ -18,8 +18,11 @@ import { bulkWrite, commitBulk } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 
-/** A row as intake made it (see IntakeRow for the meaning of each field). */
-export type RowToJournal = IntakeRow;
+/**
+ * A row as intake made it (see IntakeRow for the meaning of each field), or, with keptRowId, a
+ * row an interrupted intake left in the journal, found again at its line (see restartIntake).
+ */
+export type RowToJournal = IntakeRow & { keptRowId?: number };
 
 /** A group as intake sees it: its id and its open batch (the one still taking numbers). */
 interface GroupState {
@@ -78,6 +81,17 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
      VALUES (?, ?, ?, 0, 'planned', ${HELD}, ?, ?)`,
   );
   const release = sql(db, 'UPDATE batches SET next_attempt_at = 0 WHERE id = ?');
+  const KEPT_COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';
+  const readKept = sql(db, `SELECT ${KEPT_COLUMNS} FROM rows WHERE id = ?`).raw();
+  const deleteKept = sql(db, 'DELETE FROM rows WHERE id = ?');
+  const insertKept = sql(db, `INSERT INTO rows (${KEPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+
+  /** A kept row gets a new id here, between the rows read before and after its line. */
+  function moveKeptRow(id: number): void {
+    const values = readKept.get(id) as unknown[];
+    deleteKept.run(id); // first: the copy would break the one-row-per-number index
+    insertKept.run(...values);
+  }
   const writePhones = sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones');
   const writeCount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
 
@@ -156,6 +170,10 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     releaseFullBatches();
     const now = nowIso();
     for (const row of rows) {
+      if (row.keptRowId !== undefined) {
+        moveKeptRow(row.keptRowId); // counted in rowsKept
+        continue;
+      }
       counts.rows++;
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
       const state = row.appId !== undefined && row.templateId !== undefined ? groupOf(row.appId, row.templateId, row.datas) : undefined;

@@ -5,10 +5,10 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk } from '../journal/bulk.js';
-import { createRowWriter } from '../journal/rows.js';
+import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
@@ -94,17 +94,17 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
  * Full batches are sent while reading goes on, when that is allowed (see mayOverlap).
  */
 async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection, dryRun: boolean): Promise<string | undefined> {
-  const keptLines = restartIntake(ctx.db, file.id);
+  const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
   const sending = mayOverlap(ctx, inspection, dryRun) ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
-  const writer = createRowWriter(ctx.db, file.id, { maxPerRequest: ctx.config.maxPerRequest, rowsKept: keptLines.length, ...(sending ? { onRelease: sending.released } : {}) });
+  const writer = createRowWriter(ctx.db, file.id, { maxPerRequest: ctx.config.maxPerRequest, rowsKept: kept.lines.length, ...(sending ? { onRelease: sending.released } : {}) });
   try {
-    const skipKept = keptRowFilter(keptLines);
+    const markKept = keptRowMarker(kept);
     for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) {
-      writer.write(skipKept(chunk));
+      writer.write(markKept(chunk));
       if (!sending) continue;
       // Before a batch filled by these rows can go: a file still growing may end in half a row.
       assertUnchanged(filePath, inspection);
@@ -168,14 +168,14 @@ function readOptions(ctx: PipelineContext, file: FileRecord, inspection: FileIns
   };
 }
 
-/** Drops the rows an interrupted intake left in the journal (ascending lines, like the chunks). */
-function keptRowFilter(keptLines: Int32Array): (chunk: IntakeRow[]) => IntakeRow[] {
+/** Marks the rows an interrupted intake left in the journal (ascending lines, like the chunks). */
+function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
   let next = 0;
   return (chunk) => {
-    if (next >= keptLines.length) return chunk;
-    return chunk.filter((row) => {
-      while (next < keptLines.length && keptLines[next]! < row.line) next++;
-      return keptLines[next] !== row.line;
+    if (next >= kept.lines.length) return chunk;
+    return chunk.map((row) => {
+      while (next < kept.lines.length && kept.lines[next]! < row.line) next++;
+      return kept.lines[next] === row.line ? { ...row, keptRowId: kept.ids[next]! } : row;
     });
   };
 }

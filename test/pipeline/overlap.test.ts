@@ -106,6 +106,10 @@ describe('sending while reading', () => {
     assert.equal(final.json!.rows, ROWS);
     assert.equal(final.json!.duplicates, duplicates);
     assert.equal(final.json!.accepted, ROWS - duplicates);
+    // The rows kept from the killed run were moved to their place: the result file is in line order.
+    const lines = readFileSync(path.join(dir, 'killed.result.csv'), 'utf8').trim().split('\r\n').slice(1).map((l) => Number(l.split(',')[0]));
+    assert.equal(lines.length, ROWS);
+    assert.ok(lines.every((line, i) => i === 0 || line > lines[i - 1]!), 'result lines ascending');
   });
 
   it('a run killed while reading after rate-limited answers (attempts given back) resumes all the same', { timeout: 120_000 }, async () => {
