@@ -53,17 +53,15 @@ export function createCsvWriter(file: string, header: readonly string[], options
     for (let done = written; done < bytes.length; ) done += writeSync(fd, bytes, done);
   };
 
+  const writeText = (text: string): void => {
+    if (closing) throw new Error(`CSV writer for ${file} is closed`);
+    pending += text;
+    if (pending.length >= FLUSH_AT) flush();
+  };
+
   return {
-    write(cells) {
-      if (closing) throw new Error(`CSV writer for ${file} is closed`);
-      pending += csvLine(cells);
-      if (pending.length >= FLUSH_AT) flush();
-    },
-    writeText(text) {
-      if (closing) throw new Error(`CSV writer for ${file} is closed`);
-      pending += text;
-      if (pending.length >= FLUSH_AT) flush();
-    },
+    write: (cells) => writeText(csvLine(cells)),
+    writeText,
     close() {
       // A failure in flush or close rejects (the executor throws); the descriptor is closed either way.
       closing ??= new Promise<void>((resolve) => {

@@ -19,6 +19,7 @@ export interface FileInspection {
 }
 
 const QUOTE = 0x22;
+const READ_SIZE = 256 * 1024;
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
 
@@ -56,7 +57,7 @@ export async function inspectFile(file: string): Promise<FileInspection> {
   let size = 0;
   let bom = false;
   let quoted = false;
-  for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(file, { highWaterMark: READ_SIZE }) as AsyncIterable<Buffer>) {
     // The first chunk of a file stream holds the first 3 bytes unless the file is shorter.
     if (size === 0) bom = startsWithBom(chunk);
     size += chunk.length;
@@ -71,6 +72,6 @@ export async function inspectFile(file: string): Promise<FileInspection> {
 /** SHA-256 of the first `bytes` bytes of file (to recognise a file that grew from one seen before). */
 export async function hashPrefix(file: string, bytes: number): Promise<string> {
   const hash = createHash('sha256');
-  if (bytes > 0) for await (const chunk of createReadStream(file, { highWaterMark: 256 * 1024, end: bytes - 1 }) as AsyncIterable<Buffer>) hash.update(chunk);
+  if (bytes > 0) for await (const chunk of createReadStream(file, { highWaterMark: READ_SIZE, end: bytes - 1 }) as AsyncIterable<Buffer>) hash.update(chunk);
   return hash.digest('hex');
 }

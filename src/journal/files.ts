@@ -53,12 +53,8 @@ export function createFile(db: Db, file: NewFile): FileRecord {
  * a new file that begins with one of them continues it (see adoptGrownFile).
  */
 export function refusedWithSends(db: Db, size: number): FileRecord[] {
-  return sql(
-    db,
-    `SELECT f.* FROM files f WHERE f.status = 'refused' AND f.size < ?
-       AND EXISTS (SELECT 1 FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id)
-     ORDER BY f.size DESC`,
-  ).all(size) as FileRecord[];
+  const refused = sql(db, "SELECT * FROM files WHERE status = 'refused' AND size < ? ORDER BY size DESC").all(size) as FileRecord[];
+  return refused.filter((f) => attemptsOf(db, f.id) > 0);
 }
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */

@@ -188,8 +188,10 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     }
   };
 
+  const saveOpenBatches = (): void => groups.forEach(saveBatch);
+
   const finishIntake = (): { rows: number; invalid: number; duplicates: number } => {
-    for (const state of groups.values()) saveBatch(state);
+    saveOpenBatches();
     // A batch opened for a number that turned out to be a duplicate may have stayed empty.
     sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
     sql(db, `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`).run(fileId);
@@ -199,7 +201,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   return {
     write: (rows) => bulkWrite(db, rows.length, () => writeChunk(rows)),
-    abandon: () => bulkWrite(db, 0, () => groups.forEach(saveBatch)),
+    abandon: () => bulkWrite(db, 0, saveOpenBatches),
     finish: () => {
       let result = { ...counts };
       bulkWrite(db, 0, () => (result = finishIntake()));

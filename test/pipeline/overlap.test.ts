@@ -53,6 +53,26 @@ function fileStatus(dataDir: string): string | undefined {
   }
 }
 
+/**
+ * Starts `send` on a fresh copy of bigCsv(), SIGKILLs it once the simulator took `requests`
+ * requests, checks the kill came while the file was being read, and sends the file again.
+ */
+async function killWhileReadingThenResend(sim: RunningSimulator, name: string, requests: number, extraEnv: Record<string, string>) {
+  const dir = tempDir();
+  const csv = bigCsv();
+  const file = writeCsv(dir, name, csv.text);
+  const dataDir = path.join(dir, 'data');
+  const env = envFor(sim, dataDir, extraEnv);
+  const run = startSend(file, env);
+  while (sim.records.length < requests) await sleep(1);
+  run.child.kill('SIGKILL');
+  await run.exited;
+  assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
+  const final = await runCli(['send', file, '--json'], env);
+  assert.equal(final.status, 0, final.stderr);
+  return { dir, final, ...csv };
+}
+
 async function firstRequest(sim: RunningSimulator, exited: Promise<unknown>): Promise<void> {
   let done = false;
   void exited.then(() => (done = true));
@@ -69,7 +89,7 @@ describe('sending while reading', () => {
   const settings = { SMSDROP_CONCURRENCY: '4' };
 
   it('starts on full batches before the last row of an unquoted file is read; off, or quoted, waits for it', { timeout: 120_000 }, async () => {
-    const cases = [
+    const cases: { name: string; quoted: boolean; env: Record<string, string>; statusAtFirstRequest: string }[] = [
       { name: 'plain.csv', quoted: false, env: {}, statusAtFirstRequest: 'intake' },
       { name: 'off.csv', quoted: false, env: { SMSDROP_SEND_DURING_INTAKE: 'off' }, statusAtFirstRequest: 'sending' },
       { name: 'quoted.csv', quoted: true, env: {}, statusAtFirstRequest: 'sending' },
@@ -90,18 +110,7 @@ describe('sending while reading', () => {
 
   it('SIGKILL while reading, then send again: the rows already sent are kept and skipped, every number once', { timeout: 120_000 }, async () => {
     sim.records.length = 0;
-    const dir = tempDir();
-    const { text, expected, duplicates } = bigCsv();
-    const file = writeCsv(dir, 'killed.csv', text);
-    const dataDir = path.join(dir, 'data');
-    const env = envFor(sim, dataDir, settings);
-    const run = startSend(file, env);
-    while (sim.records.length < 5) await sleep(1);
-    run.child.kill('SIGKILL');
-    await run.exited;
-    assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
-    const final = await runCli(['send', file, '--json'], env);
-    assert.equal(final.status, 0, final.stderr);
+    const { dir, final, expected, duplicates } = await killWhileReadingThenResend(sim, 'killed.csv', 5, settings);
     assert.deepEqual(deliveries(sim), expected);
     assert.equal(final.json!.rows, ROWS);
     assert.equal(final.json!.duplicates, duplicates);
@@ -115,18 +124,8 @@ describe('sending while reading', () => {
   it('a run killed while reading after rate-limited answers (attempts given back) resumes all the same', { timeout: 120_000 }, async () => {
     const limited = await startSim({ latencyMs: [10, 20], faults: parseFaults('status=160038@/4') });
     try {
-      const dir = tempDir();
-      const { text, expected } = bigCsv();
-      const file = writeCsv(dir, 'limited.csv', text);
-      const dataDir = path.join(dir, 'data');
-      const env = envFor(limited, dataDir, { ...settings, SMSDROP_RATE_LIMIT_DELAY_MS: '5', SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '100' });
-      const run = startSend(file, env);
-      while (limited.records.length < 6) await sleep(1);
-      run.child.kill('SIGKILL');
-      await run.exited;
-      assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
-      const final = await runCli(['send', file, '--json'], env);
-      assert.equal(final.status, 0, final.stderr);
+      const env = { ...settings, SMSDROP_RATE_LIMIT_DELAY_MS: '5', SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '100' };
+      const { expected } = await killWhileReadingThenResend(limited, 'limited.csv', 6, env);
       assert.deepEqual(deliveries(limited), expected);
     } finally {
       await limited.close();
