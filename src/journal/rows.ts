@@ -7,11 +7,14 @@
 // A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
 // released (due now) once it is full, or when intake ends: so sending may start on full batches
 // while the rest of the file is still being read, and never touches a batch still filling.
-// A batch filled by one chunk is released when the next chunk is written: its rows are then
+// A batch is also released when its group's last row is read, when intake counted the file's
+// groups beforehand (intake/groupCounts.ts): no later row can join it. A batch filled (or whose
+// group ended) in one chunk is released when the next chunk is written: its rows are then
 // followed by more of the file, so none of them can be the half-written end of a file still
 // being copied (the caller checks the file's size after each chunk, before sending can run).
 import { hash } from 'node:crypto';
-import type { IntakeRow } from '../intake/row.js';
+import { GroupCounts } from '../intake/groupCounts.js';
+import { groupKeyOf, type IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId } from './batches.js';
 import { bulkWrite, commitBulk } from './bulk.js';
@@ -26,6 +29,9 @@ export type RowToJournal = IntakeRow & { keptRowId?: number };
 
 /** A group as intake sees it: its id and its open batch (the one still taking numbers). */
 interface GroupState {
+  key: string;
+  /** Its slot in the group counts. */
+  slot: number;
   groupId: number;
   batchId: number | undefined;
   phones: string[];
@@ -42,6 +48,8 @@ export interface RowWriterOptions {
   onRelease?: () => void;
   /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
   rowsKept?: number;
+  /** The file's rows per group, counted beforehand: a group's batch is released after its last row. */
+  groupCounts?: GroupCounts;
 }
 
 export interface RowWriter {
@@ -113,6 +121,13 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     state.phones = [];
   }
 
+  /** The group's last row was read: its batch can take no more numbers, and it is not needed again. */
+  function endGroup(state: GroupState): void {
+    if (state.batchId !== undefined && state.phones.length > 0) releaseFull(state);
+    else saveBatch(state); // an empty batch (opened for a duplicate) stays held; finish deletes it
+    groups.delete(state.key);
+  }
+
   function releaseFullBatches(): void {
     for (const batchId of full) release.run(batchId);
     if (full.length > 0) options.onRelease?.();
@@ -120,13 +135,12 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
-    const datasJson = JSON.stringify(datas);
-    const key = `${appId}\u0000${templateId}\u0000${datasJson}`;
+    const key = groupKeyOf(appId, templateId, datas);
     const cached = groups.get(key);
     // First in, first out: moving an entry on every hit costs more than the rare reload of a
     // busy group that was evicted (one indexed read).
     if (cached) return cached;
-    const state = loadOrCreateGroup(key, appId, templateId, datasJson);
+    const state = loadOrCreateGroup(key, appId, templateId, datas);
     if (groups.size >= GROUP_CACHE_SIZE) {
       const [oldestKey, oldest] = groups.entries().next().value as [string, GroupState];
       saveBatch(oldest);
@@ -136,17 +150,19 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     return state;
   }
 
-  function loadOrCreateGroup(key: string, appId: string, templateId: string, datasJson: string): GroupState {
+  function loadOrCreateGroup(key: string, appId: string, templateId: string, datas: readonly string[]): GroupState {
+    const datasJson = JSON.stringify(datas);
     // 48 bits of MD5 narrow the search; the full values are compared, so a collision is harmless.
     const keyHash = parseInt(hash('md5', key).slice(0, 12), 16);
     const candidates = findGroups.all(fileId, keyHash) as { id: number; app_id: string; template_id: string; datas: string }[];
     const found = candidates.find((g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson);
+    const slot = GroupCounts.slotOf(appId, templateId, datas);
     if (!found) {
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
-      return { groupId, batchId: undefined, phones: [], dirty: false };
+      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false };
     }
     const held = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
-    return { groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
+    return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
   }
 
   function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
@@ -182,9 +198,10 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
         const reason = row.error ?? 'row has no phone number, appId or templateId';
         insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, reason, extras, null);
         counts.invalid++;
-        continue;
+      } else {
+        placeValidRow(row, state, extras, now);
       }
-      placeValidRow(row, state, extras, now);
+      if (state && options.groupCounts?.rowRead(state.slot)) endGroup(state);
     }
   };
 

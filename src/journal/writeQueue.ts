@@ -8,6 +8,8 @@ import type { Db } from './open.js';
 export interface WriteQueue {
   /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
   run<T>(write: () => T): Promise<T>;
+  /** True while writes wait for their transaction (it runs at the next turn of the event loop). */
+  waiting(): boolean;
 }
 
 interface Job {
@@ -58,5 +60,6 @@ function createWriteQueue(db: Db): WriteQueue {
         jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
       });
     },
+    waiting: () => jobs.length > 0,
   };
 }

@@ -8,14 +8,16 @@ import path from 'node:path';
 import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk } from '../journal/bulk.js';
+import { writeQueueFor } from '../journal/writeQueue.js';
 import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
+import { countGroups, type GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext } from '../send/index.js';
 import { sendWhileReading } from '../send/whileReading.js';
-import type { IntakeRow } from '../intake/row.js';
+import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 
 export interface PipelineContext extends SendContext {
   /** appId for files without an appId column. */
@@ -99,18 +101,24 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
-  const sending = mayOverlap(ctx, inspection, dryRun) ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
-  const writer = createRowWriter(ctx.db, file.id, { maxPerRequest: ctx.config.maxPerRequest, rowsKept: kept.lines.length, ...(sending ? { onRelease: sending.released } : {}) });
+  const overlap = mayOverlap(ctx, inspection, dryRun);
+  // So that a group's last batch can go once its last row is read, not after the whole file.
+  const groupCounts = overlap ? await countGroups(filePath, readOptions(ctx, inspection)) : undefined;
+  const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
+  const writer = createRowWriter(ctx.db, file.id, {
+    maxPerRequest: ctx.config.maxPerRequest,
+    rowsKept: kept.lines.length,
+    ...(sending ? { onRelease: sending.released } : {}),
+    ...(groupCounts ? { groupCounts } : {}),
+  });
   try {
     const markKept = keptRowMarker(kept);
-    for await (const chunk of readRows(filePath, readOptions(ctx, file, inspection))) {
+    for await (const chunk of readRows(filePath, { ...readOptions(ctx, inspection), onHeader: headerTaker(ctx.db, file.id, groupCounts) })) {
       writer.write(markKept(chunk));
       if (!sending) continue;
       // Before a batch filled by these rows can go: a file still growing may end in half a row.
       assertUnchanged(filePath, inspection);
-      // The parser hands over rows without a turn of the event loop until it needs more bytes
-      // (one read of 256 KB: ~8,000 rows): give answers to the requests in flight a turn.
-      await nextTurn();
+      await letSendingRun(ctx.db);
     }
     writer.finish();
     assertUnchanged(filePath, inspection);
@@ -129,6 +137,25 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   await sending?.done;
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   return undefined;
+}
+
+/** Turns of the event loop intake gives the requests in flight after each chunk, at most. */
+const TURNS_FOR_SENDING = 4;
+
+/**
+ * The parser hands over rows without a turn of the event loop until it needs more bytes (one read
+ * of 256 KB: ~8,000 rows), so intake gives the requests in flight turns after each chunk. An
+ * answer takes two turns to become the next request (its outcome is journalled at one turn, the
+ * next attempt at the next; see writeQueue.ts): one turn per chunk would hold each request back
+ * by two chunks' worth of intake. So intake waits while journal writes are waiting, a few turns
+ * at most, so that a steady flow of answers cannot stop the reading.
+ */
+async function letSendingRun(db: Db): Promise<void> {
+  const journal = writeQueueFor(db);
+  for (let turn = 0; turn < TURNS_FOR_SENDING; turn++) {
+    await nextTurn();
+    if (!journal.waiting()) return;
+  }
 }
 
 /**
@@ -153,18 +180,29 @@ function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: bo
   return ctx.config.sendDuringIntake && !inspection.quoted && !dryRun;
 }
 
+function sameCells(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((cell, i) => cell === b[i]);
+}
+
 function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
   return { ...ctx, stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal };
 }
 
-function readOptions(ctx: PipelineContext, file: FileRecord, inspection: FileInspection): Parameters<typeof readRows>[1] {
+function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOptions {
   return {
     encoding: inspection.encoding,
     bytes: inspection.size,
     allowInternational: ctx.config.allowInternational,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
-    onHeader: (map, extraNames) => setFileHeader(ctx.db, file.id, { columns: map.header, extras: extraNames }),
+  };
+}
+
+/** Records the file's header. Group counts made under another header than intake read say nothing. */
+function headerTaker(db: Db, fileId: number, groupCounts: GroupCounts | undefined): IntakeOptions['onHeader'] {
+  return (map, extraNames) => {
+    if (groupCounts && !sameCells(map.header, groupCounts.header)) groupCounts.distrust();
+    setFileHeader(db, fileId, { columns: map.header, extras: extraNames });
   };
 }
 

@@ -1,10 +1,11 @@
 // Intake holds a batch while it can take numbers and releases it (due now) once full, one chunk
 // later: so a batch's rows are always followed by more of the file when sending may see it.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { countGroups } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batches.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
@@ -32,5 +33,40 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), [1, 1]);
     assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id), [2, 2]);
+  });
+
+  it('with the file\'s group counts, releases a group\'s part-full batch one chunk after its last row', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
+    const csv = path.join(dir, 'r.csv');
+    const lines = ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,b', '13800000003,1,app,b', '13800000004,1,app,a'];
+    writeFileSync(csv, lines.join('\n'));
+    const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false });
+    assert.ok(groupCounts);
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'c', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    let releases = 0;
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, onRelease: () => releases++, groupCounts });
+    const due = () => db.prepare("SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id").pluck().all(file.id);
+
+    writer.write([row(2, '13800000001', 'a'), row(3, '13800000002', 'b')]);
+    writer.write([row(4, '13800000003', 'b')]);
+    assert.deepEqual(due(), ['held', 'held'], 'b ended in this chunk: released with the next one');
+    writer.write([row(5, '13800000004', 'a')]);
+    assert.deepEqual(due(), ['held', 'due'], 'a takes its last row now, not before');
+    assert.equal(releases, 1);
+    writer.finish();
+    assert.deepEqual(due(), ['due', 'due']);
+    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id), [2, 2]);
+  });
+
+  it('without counts, a part-full batch waits for the end of the file', () => {
+    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-')), 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'n', name: 'n.csv', path: '/n.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    writer.write([row(2, '13800000001', 'a')]);
+    writer.write([row(3, '13800000002', 'b')]);
+    assert.equal(db.prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0').pluck().get(file.id), 0);
+    writer.finish();
+    assert.equal(db.prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0').pluck().get(file.id), 2);
   });
 });
