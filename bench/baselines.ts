@@ -14,6 +14,7 @@ import { Pool } from 'undici';
 import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js';
 import { formatTimestamp, signRequest } from '../src/provider/sign.js';
 import type { TemplateSmsRequest } from '../src/provider/types.js';
+import { cpuSecondsOf } from './processes.js';
 import { type CsvMix, createRandom, LARGE_GROUPS, PERSONALISED_TEMPLATE, phoneAt } from './generate.js';
 
 const READ_SIZE = 256 * 1024;
@@ -133,10 +134,13 @@ function prebuild(req: TemplateSmsRequest, creds: Credentials): PrebuiltRequest 
 export interface RequestResult extends RateResult {
   /** Answers other than HTTP 200 with statusCode 000000 (should be 0). */
   failures: number;
+  /** CPU seconds spent by this process (the client) and by the simulator while the requests ran. */
+  clientCpuSeconds: number;
+  simulatorCpuSeconds: number;
 }
 
 /** undici alone: `concurrency` workers over one Pool, each sending the next request when its last answers. */
-export async function measureRequests(baseUrl: string, requests: PrebuiltRequest[], concurrency: number): Promise<RequestResult> {
+export async function measureRequests(baseUrl: string, requests: PrebuiltRequest[], concurrency: number, simulatorPid: number): Promise<RequestResult> {
   const pool = new Pool(baseUrl, { connections: concurrency });
   let next = 0;
   let failures = 0;
@@ -150,8 +154,12 @@ export async function measureRequests(baseUrl: string, requests: PrebuiltRequest
   };
   try {
     const start = process.hrtime.bigint();
+    const clientStart = process.cpuUsage();
+    const simulatorStart = cpuSecondsOf(simulatorPid) ?? 0;
     await Promise.all(Array.from({ length: concurrency }, worker));
-    return { ...rate(requests.length, elapsed(start)), failures };
+    const client = process.cpuUsage(clientStart);
+    const simulatorCpuSeconds = (cpuSecondsOf(simulatorPid) ?? simulatorStart) - simulatorStart;
+    return { ...rate(requests.length, elapsed(start)), failures, clientCpuSeconds: (client.user + client.system) / 1e6, simulatorCpuSeconds };
   } finally {
     await pool.close();
   }

@@ -13,7 +13,7 @@ import { buildRequests, type Credentials, measureInsert, measureParse, measureRe
 import { type CsvMix, generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.js';
 import { type PhaseReport, readPhases } from './phases.js';
 import { formatSummary, summariseProfile } from './profile.js';
-import { build, childEnv, type CliSource, hasReportCommand, runSend, type SendRun, startSimulatorProcess, timeReport } from './processes.js';
+import { build, childEnv, type CliSource, cpuSecondsOf, hasReportCommand, runSend, type SendRun, startSimulatorProcess, timeReport } from './processes.js';
 import { printTable, targetsOf, type BenchResult } from './output.js';
 
 const CREDS: Credentials = {
@@ -137,21 +137,23 @@ async function measureBaselines(o: BenchOptions, workDir: string, csv: string, m
   note(`baseline: undici alone, ${requests.length} requests at concurrency ${o.concurrency}`);
   const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
   try {
-    return { parse, insert, request: await measureRequests(sim.url, requests, o.concurrency) };
+    return { parse, insert, request: await measureRequests(sim.url, requests, o.concurrency, sim.pid) };
   } finally {
     await sim.stop();
   }
 }
 
-async function measureSend(o: BenchOptions, workDir: string, csv: string): Promise<{ run: SendRun; dataDir: string; env: NodeJS.ProcessEnv; profileDir: string }> {
+async function measureSend(o: BenchOptions, workDir: string, csv: string): Promise<{ run: SendRun; dataDir: string; env: NodeJS.ProcessEnv; profileDir: string; simulatorCpuSeconds: number }> {
   const dataDir = path.join(workDir, 'data');
   const profileDir = path.join(workDir, 'profile');
   const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
   const env = childEnv(workDir, CREDS, { ...o.sendEnv, SMSDROP_BASE_URL: sim.url, SMSDROP_DATA_DIR: dataDir, SMSDROP_CONCURRENCY: String(o.concurrency) });
   note(`smsdrop send, end to end${o.profile ? ' (with --cpu-prof: slower than usual)' : ''}`);
   try {
+    const simulatorStart = cpuSecondsOf(sim.pid) ?? 0;
     const run = await runSend(o.cli, csv, env, o.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
-    return { run, dataDir, env, profileDir };
+    const simulatorCpuSeconds = (cpuSecondsOf(sim.pid) ?? simulatorStart) - simulatorStart;
+    return { run, dataDir, env, profileDir, simulatorCpuSeconds };
   } finally {
     await sim.stop();
   }
@@ -212,7 +214,7 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     const phases = readPhases(journal, send.run.startedAtMs, send.run.endedAtMs);
     const profile = o.profile ? profileSummary(send.profileDir, send.run, phases.phases) : undefined;
     if (profile && !o.json) note(`\n${formatSummary(profile.summary)}`);
-    return resultOf(o, mix, baselines, send.run, phases, report, profile, { loadStart, workDir, source });
+    return resultOf(o, mix, baselines, send.run, phases, report, profile, { loadStart, workDir, source, simulatorCpuSeconds: send.simulatorCpuSeconds });
   } finally {
     if (!o.keep) rmSync(workDir, { recursive: true, force: true });
     else note(`kept ${workDir}`);
@@ -227,7 +229,7 @@ function resultOf(
   phaseReport: PhaseReport,
   report: { seconds: number | null; note: string },
   profile: ReturnType<typeof profileSummary>,
-  ctx: { loadStart: number[]; workDir: string; source: ReturnType<typeof sourceState> },
+  ctx: { loadStart: number[]; workDir: string; source: ReturnType<typeof sourceState>; simulatorCpuSeconds: number },
 ): BenchResult {
   const s = run.summary ?? {};
   const num = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : 0);
@@ -238,6 +240,7 @@ function resultOf(
   const networkLimit = o.latencyMs > 0 ? Math.min(b.request.perSec, o.concurrency / (o.latencyMs / 1000)) : b.request.perSec;
   const { phases } = phaseReport;
   const sendingSeconds = phases.sending?.seconds ?? 0;
+  const ceilings = ratioCeilings(o, b, requests, 1 / ingestRowsPerSec, networkLimit);
   return {
     rows: o.rows,
     requests,
@@ -256,9 +259,16 @@ function resultOf(
     concurrency: o.concurrency,
     ingestBaselineRowsPerSec: Math.round(ingestRowsPerSec),
     networkLimitRequestsPerSec: round(networkLimit, 1),
-    // Even with sending fully overlapped with intake and nothing else costing, the run cannot be
-    // shorter than its requests at the network limit: the best ratio this file allows.
-    ratioCeiling: round(Math.min(1, o.rows / ingestRowsPerSec / Math.max(requests / networkLimit, 1e-9))),
+    ratioCeiling: round(Math.min(1, ceilings.network, ceilings.cpu)),
+    ratioCeilingNetwork: round(ceilings.network),
+    ratioCeilingCpu: round(ceilings.cpu),
+    cpu: {
+      sendSeconds: round(run.cpuSeconds, 2),
+      simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
+      baselineClientMsPerRequest: round((b.request.clientCpuSeconds / b.request.count) * 1000),
+      baselineSimulatorMsPerRequest: round((b.request.simulatorCpuSeconds / b.request.count) * 1000),
+      partsSeconds: round(ceilings.partsCpuSeconds, 2),
+    },
     sendPhaseRequestsPerSec: sendingSeconds > 0 ? round(requests / sendingSeconds, 1) : null,
     phases,
     phasesNote: phaseReport.note,
@@ -306,6 +316,24 @@ function resultOf(
       loadAvgEnd: os.loadavg().map((x) => round(x, 2)),
       note: 'shared machine (other engineers run tests on it): compare ratios within one run, not absolute times',
     },
+  };
+}
+
+/**
+ * The best ratioToIngestBaseline this file allows on this machine, two ways. Network: even with
+ * sending wholly overlapped with intake and nothing else costing, the run takes at least its
+ * requests at the network limit. CPU: the run must do at least what the parts did alone (parse,
+ * insert, and each request's client and simulator work, at the per-request CPU undici alone
+ * needed), and the machine has os.cpus() cores for all of it, the simulator included.
+ */
+function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBaselines>>, requests: number, ingestSecondsPerRow: number, networkLimit: number) {
+  const ingestSeconds = o.rows * ingestSecondsPerRow;
+  const requestCpuSeconds = ((b.request.clientCpuSeconds + b.request.simulatorCpuSeconds) / Math.max(b.request.count, 1)) * requests;
+  const partsCpuSeconds = b.parse.seconds + b.insert.seconds + requestCpuSeconds;
+  return {
+    network: ingestSeconds / Math.max(requests / networkLimit, 1e-9),
+    cpu: ingestSeconds / (partsCpuSeconds / os.cpus().length),
+    partsCpuSeconds,
   };
 }
 

@@ -28,8 +28,14 @@ export interface BenchResult {
   concurrency: number;
   ingestBaselineRowsPerSec: number;
   networkLimitRequestsPerSec: number;
-  /** The best ratioToIngestBaseline this file allows: ingest time over (requests at the network limit), capped at 1. */
+  /** The best ratioToIngestBaseline this run allows: the lower of the two below, capped at 1. */
   ratioCeiling: number;
+  /** Ingest baseline time over the time of this file's requests at the network limit. */
+  ratioCeilingNetwork: number;
+  /** Ingest baseline time over the parts' CPU time (parse, insert, requests' client and simulator CPU) spread over every core. */
+  ratioCeilingCpu: number;
+  /** CPU seconds: of the send process, of the simulator during it, per request of undici alone (client and simulator, ms), and the parts' total for this file. */
+  cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number };
   /** Requests over the sending phase only (first attempt to last), for diagnosis. */
   sendPhaseRequestsPerSec: number | null;
   phases: Phases;
@@ -94,13 +100,15 @@ export function printTable(r: BenchResult): void {
     ['rows/s csv-parse alone', n(r.baselineParseRowsPerSec)],
     ['rows/s better-sqlite3 alone', n(r.baselineInsertRowsPerSec)],
     ['rows/s parse then insert', n(r.ingestBaselineRowsPerSec)],
-    ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeiling.toFixed(3)} for this file: its requests at the network limit)`],
+    ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
     ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
     ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],
     ['network limit', `${r.networkLimitRequestsPerSec.toFixed(1)} requests/s`],
     ['networkEfficiency', r.networkEfficiency.toFixed(3)],
     ['peak RSS of send', `${r.peakRssMb.toFixed(1)} MB`],
+    ['CPU: send / simulator', `${r.cpu.sendSeconds.toFixed(1)} s / ${r.cpu.simulatorDuringSendSeconds.toFixed(1)} s (the parts alone: ${r.cpu.partsSeconds.toFixed(1)} s)`],
+    ['CPU per request, undici alone', `client ${r.cpu.baselineClientMsPerRequest.toFixed(3)} ms, simulator ${r.cpu.baselineSimulatorMsPerRequest.toFixed(3)} ms`],
     ['smsdrop report', r.reportSeconds === null ? r.reportNote : `${r.reportSeconds.toFixed(3)} s`],
     ['counts', `accepted ${n(r.send.accepted)}, invalid ${n(r.send.invalid)}, duplicates ${n(r.send.duplicates)}, failed ${r.send.failed}, unknown ${r.send.unknown}, pending ${r.send.pending}${r.send.matchesExpected ? '' : '  MISMATCH with the generator'}`],
   );

@@ -9,6 +9,8 @@ import type { Credentials } from './baselines.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RSS_SAMPLE_MS = 50;
+/** /proc counts CPU time in clock ticks: 100 per second on Linux (USER_HZ). */
+const CLOCK_TICKS = 100;
 
 /** Children still running: killed if the benchmark exits early, so no simulator outlives it. */
 const live = new Set<ChildProcess>();
@@ -53,6 +55,7 @@ export function childEnv(workDir: string, creds: Credentials, extra: Record<stri
 
 export interface SimulatorProcess {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -77,6 +80,7 @@ export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv,
         child.stdout!.resume();
         resolve({
           url: m[1]!,
+          pid: child.pid!,
           stop: async () => {
             child.kill('SIGTERM');
             await exited(child);
@@ -86,6 +90,17 @@ export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv,
     });
     child.once('exit', (code) => reject(new Error(`simulator exited (${code}) before listening: ${err.trim()}`)));
   });
+}
+
+/** CPU time (user + system) a process has used so far, in seconds, from /proc; undefined once it is gone. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Peak and current resident memory of a process, in kB, from /proc; undefined once it is gone. */
@@ -118,6 +133,8 @@ export interface SendRun {
   endedAtMs: number;
   seconds: number;
   peakRssKb: number;
+  /** CPU seconds of the process, as last sampled (up to 50 ms before it exited). */
+  cpuSeconds: number;
   /** The last JSON line `send --json` printed, or undefined. */
   summary: Record<string, unknown> | undefined;
   stderrTail: string;
@@ -129,10 +146,12 @@ export function runSend(source: CliSource, file: string, env: NodeJS.ProcessEnv,
   const start = process.hrtime.bigint();
   const child = track(spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   let peakRssKb = 0;
+  let cpuSeconds = 0;
   const rss: RssSample[] = [];
   const sample = () => {
     const m = child.pid === undefined ? undefined : memoryOf(child.pid);
     if (!m) return;
+    cpuSeconds = cpuSecondsOf(child.pid!) ?? cpuSeconds;
     peakRssKb = Math.max(peakRssKb, m.hwmKb, m.rssKb);
     rss.push({ t: Number(process.hrtime.bigint() - start) / 1e9, rssKb: m.rssKb });
   };
@@ -146,7 +165,7 @@ export function runSend(source: CliSource, file: string, env: NodeJS.ProcessEnv,
     child.once('close', (code) => {
       clearInterval(timer);
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      resolve({ exitCode: code, spawnedAtNs: start, rss, startedAtMs, endedAtMs: Date.now(), seconds, peakRssKb, summary: lastJson(stdout), stderrTail: stderr.trim() });
+      resolve({ exitCode: code, spawnedAtNs: start, rss, startedAtMs, endedAtMs: Date.now(), seconds, peakRssKb, cpuSeconds, summary: lastJson(stdout), stderrTail: stderr.trim() });
     });
   });
 }

@@ -54,6 +54,11 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
   assert.equal(result.send.duplicates, result.mix.duplicateRows);
   assert.ok(result.mix.invalidRows > 0 && result.mix.duplicateRows > 0, 'the file has invalid and duplicate rows');
   assert.ok(Array.isArray(result.targets), 'targets are listed');
+  const cpu = result.cpu as Record<string, number>;
+  for (const key of ['sendSeconds', 'simulatorDuringSendSeconds', 'baselineClientMsPerRequest', 'baselineSimulatorMsPerRequest', 'partsSeconds']) {
+    assert.ok(cpu[key]! > 0, `cpu.${key} = ${cpu[key]}: read from /proc`);
+  }
+  assert.ok((result.ratioCeilingCpu as number) > 0 && (result.ratioCeiling as number) <= (result.ratioCeilingCpu as number));
 });
 
 test('bench refuses a bad option with exit 2 and says which', async () => {
