@@ -23,18 +23,45 @@ function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
   return f;
 }
 
-/** Wall-clock fields of an instant in the zone, as [year, month, day, hour, minute, second]. */
-function wallFields(epochMs: number, timeZone: string | undefined): number[] {
+/** [year, month, day, hour, minute, second] */
+type WallFields = readonly [number, number, number, number, number, number];
+
+function readWallFields(epochMs: number, timeZone: string | undefined): WallFields {
   const parts = formatterFor(timeZone).formatToParts(new Date(epochMs));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? NaN);
   return [get('year'), get('month'), get('day'), get('hour'), get('minute'), get('second')];
+}
+
+// formatToParts costs more than the rest of a request's checks together, and a request asks for
+// three instants (the signed stamp twice, "now" once) that stay the same for a whole second. The
+// fields depend only on the whole second (the format has no fraction), so they are kept per zone
+// and second; the map is emptied when full, which bounds it without any bookkeeping per hit.
+const MAX_REMEMBERED_SECONDS = 1024;
+const wallFieldsSeen = new Map<string, Map<number, WallFields>>();
+
+/** Wall-clock fields of an instant in the zone. */
+function wallFields(epochMs: number, timeZone: string | undefined): WallFields {
+  const key = timeZone ?? '';
+  let seen = wallFieldsSeen.get(key);
+  if (!seen) {
+    seen = new Map();
+    wallFieldsSeen.set(key, seen);
+  }
+  const second = Math.floor(epochMs / 1000);
+  let fields = seen.get(second);
+  if (!fields) {
+    if (seen.size >= MAX_REMEMBERED_SECONDS) seen.clear();
+    fields = readWallFields(second * 1000, timeZone);
+    seen.set(second, fields);
+  }
+  return fields;
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
 /** yyyyMMddHHmmss of the instant, in the zone. */
 export function formatStamp(at: Date, timeZone?: string): string {
-  const [y, mo, d, h, mi, s] = wallFields(at.getTime(), timeZone) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = wallFields(at.getTime(), timeZone);
   return `${pad(y, 4)}${pad(mo)}${pad(d)}${pad(h)}${pad(mi)}${pad(s)}`;
 }
 
@@ -44,7 +71,7 @@ export function dayOf(at: Date, timeZone?: string): string {
 }
 
 function offsetAt(epochMs: number, timeZone: string | undefined): number {
-  const [y, mo, d, h, mi, s] = wallFields(epochMs, timeZone) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = wallFields(epochMs, timeZone);
   return Date.UTC(y, mo - 1, d, h, mi, s) - Math.floor(epochMs / 1000) * 1000;
 }
 
