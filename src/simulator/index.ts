@@ -87,6 +87,7 @@ class Simulator implements RunningSimulator {
   caPem?: string;
   caFile?: string;
   records: AcceptedRecord[] = [];
+  acceptedCount = 0;
   requestCount = 0;
 
   readonly #o: SimulatorOptions;
@@ -235,6 +236,7 @@ class Simulator implements RunningSimulator {
       record.reqId = s.reqId;
       this.#memory.remember(s.reqId, today);
     }
+    this.acceptedCount += 1;
     if (this.#o.keepRecords !== false) this.records.push(record);
     if (this.#o.recordFile) appendRecord(this.#o.recordFile, record);
     return record;
