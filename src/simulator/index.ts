@@ -181,7 +181,9 @@ class Simulator implements RunningSimulator {
     const body = await readBody(req);
     if (body === undefined || this.#closing) return;
     const answer = this.#decide(fault, req, body);
-    await this.#sleep(this.#latency());
+    const delay = this.#latency();
+    // Without latency the answer goes out in this same turn: no promise to wait for.
+    if (delay > 0) await this.#sleep(delay);
     if (this.#closing) return;
     if (this.#broken.has(socket)) res.setHeader('connection', 'close');
     send(res, answer);
@@ -248,7 +250,6 @@ class Simulator implements RunningSimulator {
   }
 
   #sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
