@@ -4,7 +4,13 @@ import { createHash } from 'node:crypto';
 import { parseStamp } from './clock.js';
 
 const SMS_PATH = /^\/2013-12-26\/Accounts\/([^/]+)\/SMS\/TemplateSMS$/;
+// The URL every client sends, read without the WHATWG parser: letters and digits only, so the parser
+// would neither re-encode nor normalise anything in it, and `sig` would come back exactly as written.
+const PLAIN_SMS_URL = /^\/2013-12-26\/Accounts\/([A-Za-z0-9]+)\/SMS\/TemplateSMS(?:\?sig=([A-Za-z0-9]*))?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const SID_AND_STAMP = /^([^:]+):([^:]+)$/;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface SmsTarget {
   accountSid: string;
@@ -14,6 +20,8 @@ export interface SmsTarget {
 
 /** The account and sig of a Template SMS URL, or undefined when the path is not that operation. */
 export function parseSmsUrl(rawUrl: string): SmsTarget | undefined {
+  const plain = PLAIN_SMS_URL.exec(rawUrl);
+  if (plain) return { accountSid: plain[1]!, sig: plain[2] };
   const url = new URL(rawUrl, 'http://simulator.invalid');
   const m = SMS_PATH.exec(url.pathname);
   if (!m) return undefined;
@@ -32,17 +40,35 @@ export interface AuthInput {
   timeZone: string | undefined;
 }
 
+/**
+ * fn with its results kept for the next calls with the same text. A sender signs once per second, so
+ * nearly every request repeats the Authorization and stamp of the one before. Emptied when full.
+ */
+function remembering<R>(fn: (text: string) => R, limit = 256): (text: string) => R {
+  const seen = new Map<string, R>();
+  return (text) => {
+    if (seen.has(text)) return seen.get(text) as R;
+    if (seen.size >= limit) seen.clear();
+    const result = fn(text);
+    seen.set(text, result);
+    return result;
+  };
+}
+
 /** Strict Base64: the alphabet, correct padding, and a canonical encoding of valid UTF-8. */
-function decodeBase64(text: string): string | undefined {
-  if (text.length === 0 || text.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return undefined;
+const decodeBase64 = remembering((text: string): string | undefined => {
+  if (text.length === 0 || text.length % 4 !== 0 || !BASE64.test(text)) return undefined;
   const bytes = Buffer.from(text, 'base64');
   if (bytes.toString('base64') !== text) return undefined;
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     return undefined;
   }
-}
+});
+
+/** The uppercase MD5 hex digest of sid + token + stamp. */
+const md5Upper = remembering((text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase());
 
 /** The failing status code, or undefined when the request is authentic. */
 export function checkAuth(input: AuthInput, account: Account): string | undefined {
@@ -51,7 +77,7 @@ export function checkAuth(input: AuthInput, account: Account): string | undefine
   if (!authorization) return '111101';
   const decoded = decodeBase64(authorization);
   if (decoded === undefined) return '111102';
-  const shape = /^([^:]+):([^:]+)$/.exec(decoded);
+  const shape = SID_AND_STAMP.exec(decoded);
   if (!shape) return '111103';
   const [, sid = '', stamp = ''] = shape;
   if (sid !== target.accountSid) return '111107';
@@ -59,7 +85,7 @@ export function checkAuth(input: AuthInput, account: Account): string | undefine
   if (signedAt === undefined) return '111113';
   if (Math.abs(input.now.getTime() - signedAt) > DAY_MS) return '111106';
   if (!target.sig) return '111108';
-  const expected = createHash('md5').update(account.accountSid + account.authToken + stamp, 'utf8').digest('hex').toUpperCase();
+  const expected = md5Upper(account.accountSid + account.authToken + stamp);
   // A lowercase digest is refused even when it is otherwise right: the spec forbids it.
   if (target.sig !== expected) return '111109';
   return undefined;

@@ -23,19 +23,52 @@ function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
   return f;
 }
 
-/** Wall-clock fields of an instant in the zone, as [year, month, day, hour, minute, second]. */
-function wallFields(epochMs: number, timeZone: string | undefined): number[] {
+/** [year, month, day, hour, minute, second] */
+type WallFields = readonly [number, number, number, number, number, number];
+
+function readWallFields(epochMs: number, timeZone: string | undefined): WallFields {
   const parts = formatterFor(timeZone).formatToParts(new Date(epochMs));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? NaN);
   return [get('year'), get('month'), get('day'), get('hour'), get('minute'), get('second')];
 }
 
+/**
+ * fn with its results kept per zone and key for the calls that follow: formatToParts costs more
+ * than the rest of a request's checks together, and the instants a request reads (its signed
+ * stamp, "now") stay the same for a whole second of requests. Emptied when full, which bounds it
+ * without bookkeeping on every hit.
+ */
+function rememberedPerZone<K, V>(fn: (key: K, timeZone: string | undefined) => V, limit = 1024): (key: K, timeZone: string | undefined) => V {
+  const zones = new Map<string, Map<K, V>>();
+  return (key, timeZone) => {
+    let seen = zones.get(timeZone ?? '');
+    if (!seen) {
+      seen = new Map();
+      zones.set(timeZone ?? '', seen);
+    }
+    if (seen.has(key)) return seen.get(key) as V;
+    if (seen.size >= limit) seen.clear();
+    const value = fn(key, timeZone);
+    seen.set(key, value);
+    return value;
+  };
+}
+
+/** Wall-clock fields of a whole second since the epoch (the format has no fraction), in the zone. */
+const wallFieldsOf = rememberedPerZone((second: number, timeZone) => readWallFields(second * 1000, timeZone));
+
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+function readStamp(second: number, timeZone: string | undefined): string {
+  const [y, mo, d, h, mi, s] = wallFieldsOf(second, timeZone);
+  return `${pad(y, 4)}${pad(mo)}${pad(d)}${pad(h)}${pad(mi)}${pad(s)}`;
+}
+
+const stampOf = rememberedPerZone(readStamp);
 
 /** yyyyMMddHHmmss of the instant, in the zone. */
 export function formatStamp(at: Date, timeZone?: string): string {
-  const [y, mo, d, h, mi, s] = wallFields(at.getTime(), timeZone) as [number, number, number, number, number, number];
-  return `${pad(y, 4)}${pad(mo)}${pad(d)}${pad(h)}${pad(mi)}${pad(s)}`;
+  return stampOf(Math.floor(at.getTime() / 1000), timeZone);
 }
 
 /** yyyyMMdd of the instant in the zone: the provider's "natural day" for reqId uniqueness. */
@@ -44,13 +77,15 @@ export function dayOf(at: Date, timeZone?: string): string {
 }
 
 function offsetAt(epochMs: number, timeZone: string | undefined): number {
-  const [y, mo, d, h, mi, s] = wallFields(epochMs, timeZone) as [number, number, number, number, number, number];
-  return Date.UTC(y, mo - 1, d, h, mi, s) - Math.floor(epochMs / 1000) * 1000;
+  const second = Math.floor(epochMs / 1000);
+  const [y, mo, d, h, mi, s] = wallFieldsOf(second, timeZone);
+  return Date.UTC(y, mo - 1, d, h, mi, s) - second * 1000;
 }
 
-/** The instant a yyyyMMddHHmmss wall time names in the zone, or undefined when it is no real time. */
-export function parseStamp(stamp: string, timeZone?: string): number | undefined {
-  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(stamp);
+const STAMP = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
+
+function readInstant(stamp: string, timeZone: string | undefined): number | undefined {
+  const m = STAMP.exec(stamp);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
@@ -62,4 +97,11 @@ export function parseStamp(stamp: string, timeZone?: string): number | undefined
   const first = asUtc - offsetAt(asUtc, timeZone);
   const second = asUtc - offsetAt(first, timeZone);
   return second;
+}
+
+const instantOf = rememberedPerZone(readInstant);
+
+/** The instant a yyyyMMddHHmmss wall time names in the zone, or undefined when it is no real time. */
+export function parseStamp(stamp: string, timeZone?: string): number | undefined {
+  return instantOf(stamp, timeZone);
 }

@@ -90,6 +90,9 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.Proc
     templates: wrap('--templates', () => parseTemplates(flags.templates)),
     blocked: list(flags.blocked),
     faults: wrap('--faults', () => parseFaults(flags.faults ?? '')),
+    // Nothing reads them in this process (the record file is the CLI's record), and kept they
+    // would grow with every accepted request for as long as it runs.
+    keepRecords: false,
   };
   if (options.https) options.caFile = flags.caFile;
   if (flags.latencyMs !== undefined) options.latencyMs = parseLatency(flags.latencyMs);
@@ -132,7 +135,7 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
     // A second signal does not wait for a close that seems stuck.
     if (stopping) process.exit(1);
     stopping = true;
-    process.stdout.write(`${signal}: stopping after ${sim.requestCount} requests, ${sim.records.length} accepted\n`);
+    process.stdout.write(`${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted\n`);
     sim.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -24,6 +24,22 @@ export { readRecordFile } from './record.js';
 /** Bodies beyond this are cut short, which the Content-Length check then answers with 160031. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
+/** smsMessageSid: 16 random bytes in hex. */
+const SID_BYTES = 16;
+// One call into the system's RNG per sid cost more than building the reply: draw them 256 at a time.
+const SIDS_PER_DRAW = 256;
+let sidPool = Buffer.alloc(0);
+let sidOffset = 0;
+
+function newMessageSid(): string {
+  if (sidOffset + SID_BYTES > sidPool.length) {
+    sidPool = randomBytes(SID_BYTES * SIDS_PER_DRAW);
+    sidOffset = 0;
+  }
+  sidOffset += SID_BYTES;
+  return sidPool.toString('hex', sidOffset - SID_BYTES, sidOffset);
+}
+
 /** Starts listening; resolves once the URL is known (and, with https, the certificate written). */
 export async function startSimulator(o: SimulatorOptions): Promise<RunningSimulator> {
   validateOptions(o);
@@ -71,6 +87,7 @@ class Simulator implements RunningSimulator {
   caPem?: string;
   caFile?: string;
   records: AcceptedRecord[] = [];
+  acceptedCount = 0;
   requestCount = 0;
 
   readonly #o: SimulatorOptions;
@@ -164,7 +181,9 @@ class Simulator implements RunningSimulator {
     const body = await readBody(req);
     if (body === undefined || this.#closing) return;
     const answer = this.#decide(fault, req, body);
-    await this.#sleep(this.#latency());
+    const delay = this.#latency();
+    // Without latency the answer goes out in this same turn: no promise to wait for.
+    if (delay > 0) await this.#sleep(delay);
     if (this.#closing) return;
     if (this.#broken.has(socket)) res.setHeader('connection', 'close');
     send(res, answer);
@@ -209,7 +228,7 @@ class Simulator implements RunningSimulator {
   #accept(s: Submission, to: string[], now: Date, today: string): AcceptedRecord {
     const record: AcceptedRecord = {
       time: now.toISOString(),
-      smsMessageSid: randomBytes(16).toString('hex'),
+      smsMessageSid: newMessageSid(),
       appId: s.appId,
       templateId: s.templateId,
       datas: s.datas,
@@ -219,6 +238,7 @@ class Simulator implements RunningSimulator {
       record.reqId = s.reqId;
       this.#memory.remember(s.reqId, today);
     }
+    this.acceptedCount += 1;
     if (this.#o.keepRecords !== false) this.records.push(record);
     if (this.#o.recordFile) appendRecord(this.#o.recordFile, record);
     return record;
@@ -230,7 +250,6 @@ class Simulator implements RunningSimulator {
   }
 
   #sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);

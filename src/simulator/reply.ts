@@ -40,8 +40,10 @@ export interface Reply {
   body: string;
 }
 
+const CONTENT_TYPES: Record<WireFormat, string> = { json: 'application/json;charset=utf-8', xml: 'application/xml;charset=utf-8' };
+
 export function contentTypeOf(format: WireFormat): string {
-  return `application/${format};charset=utf-8`;
+  return CONTENT_TYPES[format];
 }
 
 /** A failed request: statusCode plus statusMsg. */
@@ -58,7 +60,8 @@ export function errorReply(statusCode: string, format: WireFormat): Reply {
 export function successReply(smsMessageSid: string, dateCreated: string, format: WireFormat): Reply {
   const body =
     format === 'json'
-      ? JSON.stringify({ statusCode: '000000', templateSMS: { smsMessageSid, dateCreated } })
+      ? // What JSON.stringify would write for these values (hex and digits need no escaping), without the object.
+        `{"statusCode":"000000","templateSMS":{"smsMessageSid":"${smsMessageSid}","dateCreated":"${dateCreated}"}}`
       : `${XML_PROLOG}<Response><statusCode>000000</statusCode><TemplateSMS><smsMessageSid>${smsMessageSid}</smsMessageSid><dateCreated>${dateCreated}</dateCreated></TemplateSMS></Response>`;
   return { contentType: contentTypeOf(format), body };
 }

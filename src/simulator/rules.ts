@@ -5,7 +5,9 @@ import type { Submission } from './wire.js';
 export const MAX_NUMBERS = 200;
 const REQ_ID_MAX = 32;
 // Mainland mobile, or international written 00 + country code + number.
-const VALID_NUMBER = /^(?:1[3-9]\d{9}|00\d{6,15})$/;
+const NUMBER = String.raw`(?:1[3-9]\d{9}|00\d{6,15})`;
+// The whole comma-separated list in one match: for 200 numbers, far cheaper than 200 matches.
+const VALID_LIST = new RegExp(`^(?:${NUMBER},)*${NUMBER}$`);
 
 export interface Catalogue {
   appIds: ReadonlySet<string>;
@@ -27,6 +29,15 @@ export class ReqIdMemory {
   }
 }
 
+function hasDuplicate(items: string[]): boolean {
+  const seen = new Set<string>();
+  for (const item of items) {
+    if (seen.has(item)) return true;
+    seen.add(item);
+  }
+  return false;
+}
+
 export type Judgement = { ok: true; numbers: string[] } | { ok: false; code: string };
 
 /** The first failing status code, or the split recipient list when the request may be accepted. */
@@ -39,10 +50,10 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (s.to === '') return fail('112306');
   const numbers = s.to.split(',');
   if (numbers.length > MAX_NUMBERS) return fail('160048');
-  if (!numbers.every((n) => VALID_NUMBER.test(n))) return fail('160042');
-  if (new Set(numbers).size !== numbers.length) return fail('160045');
+  if (!VALID_LIST.test(s.to)) return fail('160042');
+  if (hasDuplicate(numbers)) return fail('160045');
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
-  if (numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
+  if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
   return { ok: true, numbers };
 }

@@ -59,8 +59,10 @@ export interface RunningSimulator {
   /** With https: the self-signed certificate a client must trust. */
   caPem?: string;
   caFile?: string;
-  /** Requests accepted by this run, in order. */
+  /** Requests accepted by this run, in order ([] with keepRecords false). */
   records: AcceptedRecord[];
+  /** How many requests this run accepted, kept records or not. */
+  acceptedCount: number;
   /** Requests that reached the handler, whatever became of them. */
   requestCount: number;
   /** Stops listening, drops every connection (stalled and keep-alive too); safe to call twice. */

@@ -26,6 +26,10 @@ const XML_PROLOG = /^<\?xml\s+version\s*=\s*(["'])1\.0\1\s+encoding\s*=\s*(["'])
 // Unknown members are refused rather than ignored: a misspelt `reqid` would otherwise silently
 // drop the duplicate protection, and the sender would never find out.
 const MEMBERS = new Set(['to', 'appId', 'templateId', 'datas', 'reqId', 'subAppend']);
+const TYPE_PREFIX = /^\s*application\/(json|xml)/i;
+const DIGITS = /^\d+$/;
+// Stateless between calls (no `stream`), so one decoder serves every request.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** The response format the Accept header asks for, or undefined when it is not allowed. */
 export function acceptedFormat(accept: string | undefined): WireFormat | undefined {
@@ -40,7 +44,7 @@ function bodyFormat(contentType: string | undefined): WireFormat | undefined {
 
 /** The format to answer in: Accept when allowed, else that of Content-Type, else JSON. */
 export function replyFormat(headers: IncomingHttpHeaders): WireFormat {
-  const fromType = /^\s*application\/(json|xml)/i.exec(headers['content-type'] ?? '')?.[1];
+  const fromType = TYPE_PREFIX.exec(headers['content-type'] ?? '')?.[1];
   return acceptedFormat(headers.accept) ?? (fromType?.toLowerCase() as WireFormat | undefined) ?? 'json';
 }
 
@@ -51,11 +55,11 @@ export function decodeSubmission(headers: IncomingHttpHeaders, body: Buffer): De
   const format = bodyFormat(headers['content-type']);
   if (!acceptedFormat(headers.accept) || !format) return bad();
   const declared = headers['content-length'];
-  if (declared === undefined || !/^\d+$/.test(declared) || Number(declared) !== body.length) return bad();
+  if (declared === undefined || !DIGITS.test(declared) || Number(declared) !== body.length) return bad();
   if (body.length === 0) return bad('160030');
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body);
+    text = strictUtf8.decode(body);
   } catch {
     return bad();
   }

@@ -70,6 +70,8 @@ describe('smsdrop simulate', { concurrency: true }, () => {
       // The demo token is public and printed; templates are listed.
       assert.match(run.stdout(), new RegExp(`auth token: ${authToken}`));
       assert.match(run.stdout(), /templates: 1 \(2 variables\), 2 \(2 variables\), 3 \(0 variables\)/);
+      // Counted although the CLI keeps no records in memory.
+      assert.match(run.stdout(), /^SIGTERM: stopping after 1 requests, 1 accepted$/m);
     } finally {
       run.child.kill('SIGKILL');
     }
