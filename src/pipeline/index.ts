@@ -139,8 +139,12 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   return undefined;
 }
 
-/** Turns of the event loop intake gives the requests in flight after each chunk, at most. */
-const TURNS_FOR_SENDING = 4;
+/**
+ * Turns of the event loop intake gives the requests in flight after each chunk, at most: the
+ * turn their answers arrive in, and the two it takes to make them the next requests (below).
+ * Each turn with writes commits the intake's transaction, so more turns would cost CPU.
+ */
+const TURNS_FOR_SENDING = 3;
 
 /**
  * The parser hands over rows without a turn of the event loop until it needs more bytes (one read
