@@ -148,7 +148,7 @@ const TURNS_FOR_SENDING = 3;
 
 /**
  * The parser hands over rows without a turn of the event loop until it needs more bytes (one read
- * of 256 KB: ~8,000 rows), so intake gives the requests in flight turns after each chunk. An
+ * of 64 KB: ~2,000 rows), so intake gives the requests in flight turns after each chunk. An
  * answer takes two turns to become the next request (its outcome is journalled at one turn, the
  * next attempt at the next; see writeQueue.ts): one turn per chunk would hold each request back
  * by two chunks' worth of intake. So intake waits while journal writes are waiting, a few turns
