@@ -74,7 +74,7 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), null);
     const client = countingClient();
     const ctx = contextFor(db, client, Date.now());
-    ctx.config.reqId = false;
+    ctx.config = { ...ctx.config, reqId: false };
     await sendFile(ctx, fileId);
     assert.equal(client.sent.length, 0);
     assert.equal(getBatch(db, batchId).state, 'unknown');

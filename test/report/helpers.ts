@@ -57,7 +57,7 @@ export async function sender(dataDir: string, sim: RunningSimulator, flags: Reco
   const config = configFor(dataDir, sim, flags);
   const db = openJournal(journalPath(dataDir));
   const provider = await connectProvider(config);
-  cleanups.push(() => db.close());
+  cleanups.push(() => void db.close());
   cleanups.push(() => provider.close());
   const ctx: PipelineContext = {
     db,
