@@ -272,6 +272,7 @@ function resultOf(
     sendPhaseRequestsPerSec: sendingSeconds > 0 ? round(requests / sendingSeconds, 1) : null,
     phases,
     phasesNote: phaseReport.note,
+    requestTimes: phaseReport.requests,
     send: {
       exitCode: run.exitCode,
       status: typeof s.status === 'string' ? s.status : null,

@@ -3,7 +3,7 @@
 // only applies to the run it names (e.g. the ingest ratio at 1,000,000 rows and latency 0).
 import type { CsvMix } from './generate.js';
 import Table from 'cli-table3';
-import type { Phases } from './phases.js';
+import type { PhaseReport, Phases } from './phases.js';
 import type { ProfileSummary } from './profile.js';
 
 export interface BenchResult {
@@ -40,6 +40,8 @@ export interface BenchResult {
   sendPhaseRequestsPerSec: number | null;
   phases: Phases;
   phasesNote: string;
+  /** Requests started during intake and after it: count and mean ms from start to recorded answer. */
+  requestTimes: PhaseReport['requests'];
   send: {
     exitCode: number | null;
     status: string | null;
@@ -89,6 +91,10 @@ const plain = { style: { head: [], border: [] } };
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const s = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
 
+function requestTimesText(t: PhaseReport['requests']['duringIntake']): string {
+  return t.meanMs === null ? `${n(t.count)}` : `${n(t.count)} at ${t.meanMs.toFixed(1)} ms`;
+}
+
 export function printTable(r: BenchResult): void {
   const main = new Table({ head: ['figure', 'value'], ...plain });
   main.push(
@@ -105,6 +111,7 @@ export function printTable(r: BenchResult): void {
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
     ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],
     ['network limit', `${r.networkLimitRequestsPerSec.toFixed(1)} requests/s`],
+    ['request, start to recorded answer', `${requestTimesText(r.requestTimes.duringIntake)} started during intake, ${requestTimesText(r.requestTimes.afterIntake)} after`],
     ['networkEfficiency', r.networkEfficiency.toFixed(3)],
     ['peak RSS of send', `${r.peakRssMb.toFixed(1)} MB`],
     ['CPU: send / simulator', `${r.cpu.sendSeconds.toFixed(1)} s / ${r.cpu.simulatorDuringSendSeconds.toFixed(1)} s (the parts alone: ${r.cpu.partsSeconds.toFixed(1)} s)`],

@@ -27,6 +27,17 @@ export interface PhaseReport {
   phases: Phases;
   /** How intake's end was found, or why a phase is missing. */
   note: string;
+  /**
+   * Requests started while intake ran and after it: how many, and their mean time from the
+   * attempt's start to its recorded answer (ms). The gap between the two is what intake's chunks
+   * cost the requests that share its thread.
+   */
+  requests: { duringIntake: RequestTimes; afterIntake: RequestTimes };
+}
+
+export interface RequestTimes {
+  count: number;
+  meanMs: number | null;
 }
 
 interface JournalTimes {
@@ -60,6 +71,24 @@ function readTimes(journalFile: string): JournalTimes {
   }
 }
 
+/** Attempts started before / from `intakeEnd` (ISO time), with their mean duration. */
+function requestTimes(journalFile: string, intakeEnd: string | null): PhaseReport['requests'] {
+  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
+  try {
+    const times = db.prepare(
+      `SELECT count(*) AS count, avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS meanMs
+       FROM attempts WHERE finished_at IS NOT NULL AND (started_at < ?) = ?`,
+    );
+    const of = (during: boolean): RequestTimes => {
+      const r = times.get(intakeEnd ?? '', during ? 1 : 0) as { count: number; meanMs: number | null };
+      return { count: r.count, meanMs: r.meanMs === null ? null : Math.round(r.meanMs * 10) / 10 };
+    };
+    return { duringIntake: of(true), afterIntake: of(false) };
+  } finally {
+    db.close();
+  }
+}
+
 /** Phases of one send run; a phase whose marks are missing (nothing journalled) is left out. */
 export function readPhases(journalFile: string, startedAtMs: number, endedAtMs: number): PhaseReport {
   const t = readTimes(journalFile);
@@ -84,5 +113,6 @@ export function readPhases(journalFile: string, startedAtMs: number, endedAtMs: 
   const note = t.separatePlanning
     ? 'intake ends at the last invalid/duplicate row written; planning follows it'
     : 'batches are planned during intake: intake ends at the last batch opened, planning is inside it';
-  return { phases, note };
+  const intakeEnd = t.separatePlanning ? (t.intakeEnd ?? t.firstBatch) : t.lastBatch;
+  return { phases, note, requests: requestTimes(journalFile, intakeEnd) };
 }

@@ -59,6 +59,8 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
     assert.ok(cpu[key]! > 0, `cpu.${key} = ${cpu[key]}: read from /proc`);
   }
   assert.ok((result.ratioCeilingCpu as number) > 0 && (result.ratioCeiling as number) <= (result.ratioCeilingCpu as number));
+  const times = result.requestTimes as Record<'duringIntake' | 'afterIntake', { count: number; meanMs: number | null }>;
+  assert.equal(times.duringIntake.count + times.afterIntake.count, result.requests, 'every request is on one side of the end of intake');
 });
 
 test('bench refuses a bad option with exit 2 and says which', async () => {
