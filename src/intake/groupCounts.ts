@@ -8,8 +8,8 @@
 //
 // Memory stays flat: rows are counted per slot of a fixed table (a hash of the group's key), not
 // per group. Groups that share a slot are counted together, which can only make a group look
-// unfinished for longer (it then goes at the end of the file, as without counts), never finished
-// too early. The counts are exact only if both passes see the same rows: so this reads only files
+// unfinished for longer (it then goes after the last row of any group in its slot, at the latest
+// at the end of the file, as without counts), never finished too early. The counts are exact only if both passes see the same rows: so this reads only files
 // without a double quote, whose records are exactly their lines split at commas (what csv-parse
 // makes of them with intake's options; intake sends during reading only such files anyway), and
 // intake checks that it read the same header.
