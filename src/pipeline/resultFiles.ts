@@ -142,8 +142,10 @@ interface RejectedRow {
 export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
   const count = db.prepare('SELECT invalid FROM files WHERE id = ?').pluck().get(fileId) as number;
   if (count === 0) return undefined;
+  // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
+  // invalid rows and a sort of those few is ten times quicker (0.34 -> 0.03 s for 1M rows).
   const query = `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras
-                 FROM rows r LEFT JOIN groups g ON g.id = r.group_id
+                 FROM rows r INDEXED BY rows_invalid LEFT JOIN groups g ON g.id = r.group_id
                  WHERE r.file_id = ? AND r.intake = 'invalid' ORDER BY r.id`;
   const maxData = maxDataCount(db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>);
   const extraNames = extraColumnNames(db, fileId);
