@@ -8,8 +8,10 @@
 //
 // Memory stays flat: rows are counted per slot of a fixed table (a hash of the group's key), not
 // per group. Groups that share a slot are counted together, which can only make a group look
-// unfinished for longer (it then goes after the last row of any group in its slot, at the latest
-// at the end of the file, as without counts), never finished too early. The counts are exact only if both passes see the same rows: so this reads only files
+// unfinished for longer (only the group whose row empties the slot is known to have ended; the
+// others go at the end of the file, as without counts), never finished too early. Should the
+// counts still prove wrong (a row of a slot already at zero: the file was rewritten in place?),
+// they are no longer trusted, and the journal never adds a row to a batch already closed. The counts are exact only if both passes see the same rows: so this reads only files
 // without a double quote, whose records are exactly their lines split at commas (what csv-parse
 // makes of them with intake's options; intake sends during reading only such files anyway), and
 // intake checks that it read the same header.
@@ -61,7 +63,11 @@ export class GroupCounts {
   /** Counts one row of the group in `slot` as read; true when no row of it is left in the file. */
   rowRead(slot: number): boolean {
     const left = this.#left[slot]!;
-    if (left > 0) this.#left[slot] = left - 1;
+    if (left === 0) {
+      this.#trusted = false; // a row the count did not see: the file is not what was counted
+      return false;
+    }
+    this.#left[slot] = left - 1;
     return this.#trusted && left === 1;
   }
 }
@@ -90,16 +96,19 @@ export async function countGroups(file: string, options: IntakeOptions): Promise
     // Rows without both ids have no group (intake refuses them before grouping).
     if (appId !== undefined && templateId !== undefined) left[GroupCounts.slotOf(appId, templateId, datasOf(cells, shape))]!++;
   };
+  let bytesRead: number;
   try {
-    await forEachRecord(file, options, countRecord);
+    bytesRead = await forEachRecord(file, options, countRecord);
   } catch {
     return undefined;
   }
-  return shape === undefined ? undefined : new GroupCounts(shape.map.header, left);
+  // Fewer bytes than inspected: the file shrank or was rewritten; intake will find out.
+  if (shape === undefined || (options.bytes !== undefined && bytesRead !== options.bytes)) return undefined;
+  return new GroupCounts(shape.map.header, left);
 }
 
-/** Calls `each` with every line of the file's first `options.bytes` bytes, decoded. */
-async function forEachRecord(file: string, options: IntakeOptions, each: (record: string) => void): Promise<void> {
+/** Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the bytes read. */
+async function forEachRecord(file: string, options: IntakeOptions, each: (record: string) => void): Promise<number> {
   const decoder = new TextDecoder(options.encoding);
   const source = createReadStream(file, { highWaterMark: READ_SIZE, ...(options.bytes ? { end: options.bytes - 1 } : {}) });
   let carry = '';
@@ -120,6 +129,11 @@ async function forEachRecord(file: string, options: IntakeOptions, each: (record
     // Splitting at one character is much quicker than at a pattern, and most files have no CR.
     for (const record of lines.indexOf('\r') === -1 ? lines.split('\n') : lines.split(LINE_BREAK)) each(record);
   };
-  for await (const chunk of source as AsyncIterable<Buffer>) lines(decoder.decode(chunk, { stream: true }), false);
+  let bytes = 0;
+  for await (const chunk of source as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    lines(decoder.decode(chunk, { stream: true }), false);
+  }
   lines(decoder.decode(), true);
+  return bytes;
 }

@@ -110,13 +110,17 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     state.dirty = false;
   }
 
-  /** Full batches, released when the next chunk is written (or at finish). */
-  let full: number[] = [];
+  /**
+   * Batches that take no more numbers (full, or their group ended), released when the next chunk
+   * is written (or at finish). Until then they are still held in the journal, so a group loaded
+   * again must not take them up (see loadOrCreateGroup).
+   */
+  const full = new Set<number>();
 
   /** A full batch takes no more numbers: write it. The group opens a new one next time. */
   function releaseFull(state: GroupState): void {
     saveBatch(state);
-    full.push(state.batchId!);
+    full.add(state.batchId!);
     state.batchId = undefined;
     state.phones = [];
   }
@@ -130,8 +134,8 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   function releaseFullBatches(): void {
     for (const batchId of full) release.run(batchId);
-    if (full.length > 0) options.onRelease?.();
-    full = [];
+    if (full.size > 0) options.onRelease?.();
+    full.clear();
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
@@ -161,7 +165,10 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
       return { key, slot, groupId, batchId: undefined, phones: [], dirty: false };
     }
-    const held = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
+    const latest = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
+    // A batch waiting for its release is closed: counted as ended, it may be sent with the numbers
+    // it has, so a row found later (group counts that were wrong) must start a new batch.
+    const held = latest && !full.has(latest.id) ? latest : undefined;
     return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
   }
 
@@ -187,7 +194,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     const now = nowIso();
     for (const row of rows) {
       if (row.keptRowId !== undefined) {
-        moveKeptRow(row.keptRowId); // counted in rowsKept
+        // Counted in rowsKept. Not counted down in the group counts either, so its group's last
+        // batch waits for the end of the file: a resumed file only sends later, never early.
+        moveKeptRow(row.keptRowId);
         continue;
       }
       counts.rows++;

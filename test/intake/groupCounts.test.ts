@@ -76,6 +76,20 @@ describe('group counts', () => {
     assert.equal(counts!.rowRead(GroupCounts.slotOf('app-default', '1', ['a'])), true, 'the row past the inspected bytes is not counted');
   });
 
+  it('stop saying "last row" once a row turns up that they did not count', async () => {
+    const file = tempFile('two.csv', 'phone,templateId,参数1\n13800000001,1,a\n13800000002,1,b\n');
+    const counts = (await countGroups(file, { ...DEFAULTS, bytes: statSync(file).size }))!;
+    const a = GroupCounts.slotOf('app-default', '1', ['a']);
+    assert.equal(counts.rowRead(a), true);
+    assert.equal(counts.rowRead(a), false, 'a second row of a: the file is not what was counted');
+    assert.equal(counts.rowRead(GroupCounts.slotOf('app-default', '1', ['b'])), false, 'and nothing they say is trusted any more');
+  });
+
+  it('are not made when the file is shorter than the bytes inspected', async () => {
+    const file = tempFile('short.csv', 'phone,templateId,参数1\n13800000001,1,a\n');
+    assert.equal(await countGroups(file, { ...DEFAULTS, bytes: statSync(file).size + 10 }), undefined);
+  });
+
   it('say nothing once distrusted, or when the file has no usable header', async () => {
     const file = tempFile('one.csv', 'phone,templateId,参数1\n13800000001,1,a\n');
     const counts = (await countGroups(file, { ...DEFAULTS, bytes: statSync(file).size }))!;

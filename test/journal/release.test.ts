@@ -69,4 +69,37 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.equal(db.prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0').pluck().get(file.id), 2);
   });
+
+  it('never adds a row to a batch waiting for its release, even when the group counts were wrong', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
+    const csv = path.join(dir, 'r.csv');
+    const lines = ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,a', '13800000003,1,app,a'];
+    writeFileSync(csv, lines.join('\n'));
+    // Counts of the first data row only, as if the file had been rewritten after it was counted.
+    const bytes = Buffer.byteLength(`${lines.slice(0, 2).join('\n')}\n`);
+    const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false, bytes });
+    assert.ok(groupCounts);
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'w', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const batches = () =>
+      db
+        .prepare(
+          `SELECT b.next_attempt_at = 0 AS due, n.phones, (SELECT group_concat(r.phone) FROM rows r WHERE r.batch_id = b.id) AS rowPhones
+           FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,
+        )
+        .all(file.id);
+    const row = (line: number, phone: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: ['a'], extras: {} });
+
+    writer.write([row(2, '13800000001'), row(3, '13800000002')]);
+    writer.write([row(4, '13800000003')]);
+    const [released, open] = batches() as { due: number; phones: string | null; rowPhones: string }[];
+    assert.deepEqual(released, { due: 1, phones: '13800000001', rowPhones: '13800000001' }, 'the released batch holds exactly its row');
+    assert.deepEqual([open!.due, open!.rowPhones], [0, '13800000002,13800000003'], 'the rows the count missed are in a new, held batch');
+    writer.finish();
+    assert.deepEqual(batches(), [
+      { due: 1, phones: '13800000001', rowPhones: '13800000001' },
+      { due: 1, phones: '13800000002,13800000003', rowPhones: '13800000002,13800000003' },
+    ]);
+  });
 });
