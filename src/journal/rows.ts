@@ -44,7 +44,7 @@ const GROUP_CACHE_SIZE = 20_000;
 
 export interface RowWriterOptions {
   maxPerRequest: number;
-  /** Called after full batches were released (they are due once the bulk transaction commits). */
+  /** Called after closed batches (full, or their group ended) were released (due once the bulk transaction commits). */
   onRelease?: () => void;
   /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
   rowsKept?: number;
@@ -115,27 +115,27 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
    * is written (or at finish). Until then they are still held in the journal, so a group loaded
    * again must not take them up (see loadOrCreateGroup).
    */
-  const full = new Set<number>();
+  const closed = new Set<number>();
 
-  /** A full batch takes no more numbers: write it. The group opens a new one next time. */
-  function releaseFull(state: GroupState): void {
+  /** The group's batch takes no more numbers (full, or the group ended): write it. The group opens a new one next time. */
+  function closeBatch(state: GroupState): void {
     saveBatch(state);
-    full.add(state.batchId!);
+    closed.add(state.batchId!);
     state.batchId = undefined;
     state.phones = [];
   }
 
   /** The group's last row was read: its batch can take no more numbers, and it is not needed again. */
   function endGroup(state: GroupState): void {
-    if (state.batchId !== undefined && state.phones.length > 0) releaseFull(state);
+    if (state.batchId !== undefined && state.phones.length > 0) closeBatch(state);
     else saveBatch(state); // an empty batch (opened for a duplicate) stays held; finish deletes it
     groups.delete(state.key);
   }
 
-  function releaseFullBatches(): void {
-    for (const batchId of full) release.run(batchId);
-    if (full.size > 0) options.onRelease?.();
-    full.clear();
+  function releaseClosedBatches(): void {
+    for (const batchId of closed) release.run(batchId);
+    if (closed.size > 0) options.onRelease?.();
+    closed.clear();
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {
@@ -168,7 +168,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     const latest = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
     // A batch waiting for its release is closed: counted as ended, it may be sent with the numbers
     // it has, so a row found later (group counts that were wrong) must start a new batch.
-    const held = latest && !full.has(latest.id) ? latest : undefined;
+    const held = latest && !closed.has(latest.id) ? latest : undefined;
     return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
   }
 
@@ -182,7 +182,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     if (inserted.changes === 1) {
       state.phones.push(row.phone!);
       state.dirty = true;
-      if (state.phones.length >= limits.maxPerRequest) releaseFull(state);
+      if (state.phones.length >= limits.maxPerRequest) closeBatch(state);
       return;
     }
     insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, state.groupId, row.phone, extras);
@@ -190,7 +190,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
 
   const writeChunk = (rows: readonly RowToJournal[]): void => {
-    releaseFullBatches();
+    releaseClosedBatches();
     const now = nowIso();
     for (const row of rows) {
       if (row.keptRowId !== undefined) {

@@ -93,7 +93,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
 
 /**
  * Reads every row into the journal. Returns a refusal message when the file as a whole is refused.
- * Full batches are sent while reading goes on, when that is allowed (see mayOverlap).
+ * Batches that take no more numbers (full, or their group's last row read) are sent while reading
+ * goes on, when that is allowed (see mayOverlap).
  */
 async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection, dryRun: boolean): Promise<string | undefined> {
   const kept = restartIntake(ctx.db, file.id);

@@ -2,6 +2,7 @@
 // independently of the client's signing code on purpose: a signing bug must not hide in shared code.
 import { createHash } from 'node:crypto';
 import { parseStamp } from './clock.js';
+import { remembering } from './memo.js';
 
 const SMS_PATH = /^\/2013-12-26\/Accounts\/([^/]+)\/SMS\/TemplateSMS$/;
 // The URL every client sends, read without the WHATWG parser: letters and digits only, so the parser
@@ -40,20 +41,8 @@ export interface AuthInput {
   timeZone: string | undefined;
 }
 
-/**
- * fn with its results kept for the next calls with the same text. A sender signs once per second, so
- * nearly every request repeats the Authorization and stamp of the one before. Emptied when full.
- */
-function remembering<R>(fn: (text: string) => R, limit = 256): (text: string) => R {
-  const seen = new Map<string, R>();
-  return (text) => {
-    if (seen.has(text)) return seen.get(text) as R;
-    if (seen.size >= limit) seen.clear();
-    const result = fn(text);
-    seen.set(text, result);
-    return result;
-  };
-}
+/** Results kept per text: a sender signs once per second, so requests repeat these texts. */
+const TEXTS_REMEMBERED = 256;
 
 /** Strict Base64: the alphabet, correct padding, and a canonical encoding of valid UTF-8. */
 const decodeBase64 = remembering((text: string): string | undefined => {
@@ -65,10 +54,10 @@ const decodeBase64 = remembering((text: string): string | undefined => {
   } catch {
     return undefined;
   }
-});
+}, TEXTS_REMEMBERED);
 
 /** The uppercase MD5 hex digest of sid + token + stamp. */
-const md5Upper = remembering((text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase());
+const md5Upper = remembering((text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase(), TEXTS_REMEMBERED);
 
 /** The failing status code, or undefined when the request is authentic. */
 export function checkAuth(input: AuthInput, account: Account): string | undefined {

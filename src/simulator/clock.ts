@@ -1,6 +1,7 @@
 // Reading and writing the provider's 14-digit timestamps (yyyyMMddHHmmss) in a chosen time zone.
 // The real provider reads the caller's timestamp loosely (a UTC host signing local time passes), so
 // the zone is the simulator's choice: default the host's local zone, like the client's default.
+import { remembering } from './memo.js';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -33,24 +34,19 @@ function readWallFields(epochMs: number, timeZone: string | undefined): WallFiel
 }
 
 /**
- * fn with its results kept per zone and key for the calls that follow: formatToParts costs more
- * than the rest of a request's checks together, and the instants a request reads (its signed
- * stamp, "now") stay the same for a whole second of requests. Emptied when full, which bounds it
- * without bookkeeping on every hit.
+ * fn with its results kept per zone and key (see remembering): formatToParts costs more than the
+ * rest of a request's checks together, and the instants a request reads (its signed stamp,
+ * "now") stay the same for a whole second of requests.
  */
 function rememberedPerZone<K, V>(fn: (key: K, timeZone: string | undefined) => V, limit = 1024): (key: K, timeZone: string | undefined) => V {
-  const zones = new Map<string, Map<K, V>>();
+  const zones = new Map<string, (key: K) => V>();
   return (key, timeZone) => {
-    let seen = zones.get(timeZone ?? '');
-    if (!seen) {
-      seen = new Map();
-      zones.set(timeZone ?? '', seen);
+    let inZone = zones.get(timeZone ?? '');
+    if (!inZone) {
+      inZone = remembering((k: K) => fn(k, timeZone), limit);
+      zones.set(timeZone ?? '', inZone);
     }
-    if (seen.has(key)) return seen.get(key) as V;
-    if (seen.size >= limit) seen.clear();
-    const value = fn(key, timeZone);
-    seen.set(key, value);
-    return value;
+    return inZone(key);
   };
 }
 
