@@ -23,10 +23,12 @@ export { normalisePhone, type PhoneResult } from './phone.js';
 export type { IntakeOptions, IntakeRow } from './row.js';
 
 // A chunk is one journal write between awaits: an answer that arrives meanwhile waits for the
-// chunk's end (2,500 rows: ~25 ms), and the requests' journal writes commit the intake's
-// transaction a few times per chunk. 1,000 rows made no difference to sending at 50 ms latency
-// and cost 6% more CPU at latency 0 (more commits); see the README's benchmark section.
-const CHUNK_ROWS = 2500;
+// chunk's end (1,000 rows: ~10-20 ms), and the requests' journal writes commit the intake's
+// transaction a few times per chunk. With 2,500 rows a chunk took about as long as a request at
+// 50 ms latency, so an answer waited for most of a chunk and then the next request for the next
+// (1M rows, 50 ms, concurrency 32: requests during intake took 119 ms, now 77 ms); latency 0
+// showed no difference in time or CPU. 500 rows: 70 ms, but intake itself took longer.
+const CHUNK_ROWS = 1000;
 // csv-parse turns a whole read into records at once, and they wait in the stream's buffer while
 // the chunks before them are written and requests get their turns: young objects that live
 // through collections and so fill the old generation. 256 KB reads (~8,000 records) grew the

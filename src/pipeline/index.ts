@@ -142,7 +142,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
 
 /**
  * Turns of the event loop intake gives the requests in flight after each chunk, at most: the
- * turn their answers arrive in, and the two it takes to make them the next requests (below).
+ * turn their answers arrive in, and the one that journals them with the next attempts (below).
  * Each turn with writes commits the intake's transaction, so more turns would cost CPU.
  */
 const TURNS_FOR_SENDING = 3;
@@ -150,10 +150,10 @@ const TURNS_FOR_SENDING = 3;
 /**
  * The parser hands over rows without a turn of the event loop until it needs more bytes (one read
  * of 64 KB: ~2,000 rows), so intake gives the requests in flight turns after each chunk. An
- * answer takes two turns to become the next request (its outcome is journalled at one turn, the
- * next attempt at the next; see writeQueue.ts): one turn per chunk would hold each request back
- * by two chunks' worth of intake. So intake waits while journal writes are waiting, a few turns
- * at most, so that a steady flow of answers cannot stop the reading.
+ * answer becomes the next request at the next turn (its outcome and the next attempt are
+ * journalled together, then the request leaves; see writeQueue.ts and sendBatch). So intake
+ * waits while journal writes are waiting, a few turns at most, so that a steady flow of answers
+ * cannot stop the reading.
  */
 async function letSendingRun(db: Db): Promise<void> {
   const journal = writeQueueFor(db);

@@ -92,6 +92,7 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
       queued.add(id);
       const task: Promise<void> = ctx
         .limit(() => (failure ? undefined : sendBatch(ctx, toSend)))
+        .then((sent) => sent?.recorded)
         .catch((error: unknown) => void (failure ??= { error }))
         .finally(() => {
           inFlight.delete(task);
@@ -107,8 +108,13 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
   if (failure) throw failure.error;
 }
 
-/** One attempt for one batch: journal, request, journal. */
-async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
+/**
+ * One attempt for one batch: journal, request, journal. Resolves once the answer is in, with the
+ * promise of its record: the request's slot in the concurrency limit is given back then, so the
+ * next request's attempt joins the same journal transaction as this outcome (a turn of the event
+ * loop sooner). The batch is not sent again before its record settles (sendReadyBatches).
+ */
+async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recorded: Promise<void> } | undefined> {
   if (stopReason(ctx)) return;
   const { batch, appId, templateId, datas, phones } = toSend;
   const batchId = batch.id;
@@ -132,11 +138,11 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<void> {
     retrySettings(ctx.config),
     now(),
   );
-  await journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
+  const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
   noteProviderHealth(ctx.pause, outcome);
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
-  ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to });
+  return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
 }
 
 function noteProviderHealth(pause: AccountPause, outcome: SendOutcome): void {
