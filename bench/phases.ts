@@ -51,68 +51,58 @@ interface JournalTimes {
   lastAttempt: string | null;
 }
 
-function readTimes(journalFile: string): JournalTimes {
-  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
-  try {
-    const one = (text: string) => (db.prepare(text).pluck().get() as string | null) ?? null;
-    const rowColumns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('rows') as string[]);
-    const separatePlanning = rowColumns.includes('updated_at') && rowColumns.includes('status');
-    return {
-      separatePlanning,
-      fileCreated: one('SELECT min(created_at) FROM files'),
-      intakeEnd: separatePlanning ? one("SELECT max(updated_at) FROM rows WHERE status IN ('invalid', 'duplicate')") : null,
-      firstBatch: one('SELECT min(created_at) FROM batches'),
-      lastBatch: one('SELECT max(created_at) FROM batches WHERE parent_id IS NULL'),
-      firstAttempt: one('SELECT min(started_at) FROM attempts'),
-      lastAttempt: one('SELECT max(finished_at) FROM attempts'),
-    };
-  } finally {
-    db.close();
-  }
+function readTimes(db: Database.Database): JournalTimes {
+  const one = (text: string) => (db.prepare(text).pluck().get() as string | null) ?? null;
+  const rowColumns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('rows') as string[]);
+  const separatePlanning = rowColumns.includes('updated_at') && rowColumns.includes('status');
+  return {
+    separatePlanning,
+    fileCreated: one('SELECT min(created_at) FROM files'),
+    intakeEnd: separatePlanning ? one("SELECT max(updated_at) FROM rows WHERE status IN ('invalid', 'duplicate')") : null,
+    firstBatch: one('SELECT min(created_at) FROM batches'),
+    lastBatch: one('SELECT max(created_at) FROM batches WHERE parent_id IS NULL'),
+    firstAttempt: one('SELECT min(started_at) FROM attempts'),
+    lastAttempt: one('SELECT max(finished_at) FROM attempts'),
+  };
 }
 
 /** Attempts started before / from `intakeEnd` (ISO time), with their mean duration. */
-function requestTimes(journalFile: string, intakeEnd: string | null): PhaseReport['requests'] {
-  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
-  try {
-    const times = db.prepare(
-      `SELECT count(*) AS count, avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS meanMs
-       FROM attempts WHERE finished_at IS NOT NULL AND (started_at < ?) = ?`,
-    );
-    const of = (during: boolean): RequestTimes => {
-      const r = times.get(intakeEnd ?? '', during ? 1 : 0) as { count: number; meanMs: number | null };
-      return { count: r.count, meanMs: r.meanMs === null ? null : Math.round(r.meanMs * 10) / 10 };
-    };
-    return { duringIntake: of(true), afterIntake: of(false) };
-  } finally {
-    db.close();
-  }
+function requestTimes(db: Database.Database, intakeEnd: string | null): PhaseReport['requests'] {
+  const times = db.prepare(
+    `SELECT count(*) AS count, avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS meanMs
+     FROM attempts WHERE finished_at IS NOT NULL AND (started_at < ?) = ?`,
+  );
+  const of = (during: boolean): RequestTimes => {
+    const r = times.get(intakeEnd ?? '', during ? 1 : 0) as { count: number; meanMs: number | null };
+    return { count: r.count, meanMs: r.meanMs === null ? null : Math.round(r.meanMs * 10) / 10 };
+  };
+  return { duringIntake: of(true), afterIntake: of(false) };
 }
 
 /** Phases of one send run; a phase whose marks are missing (nothing journalled) is left out. */
 export function readPhases(journalFile: string, startedAtMs: number, endedAtMs: number): PhaseReport {
-  const t = readTimes(journalFile);
-  const at = (iso: string | null) => (iso === null ? undefined : (Date.parse(iso) - startedAtMs) / 1000);
-  const end = (endedAtMs - startedAtMs) / 1000;
-  const phases: Phases = {};
-  const put = (name: PhaseName, startS: number | undefined, endS: number | undefined) => {
-    if (startS === undefined || endS === undefined) return;
-    phases[name] = { startS, endS, seconds: Math.max(0, endS - startS) };
-  };
-  const fileCreated = at(t.fileCreated);
-  put('startup', 0, fileCreated);
-  if (t.separatePlanning) {
-    const intakeEnd = at(t.intakeEnd) ?? at(t.firstBatch);
-    put('intake', fileCreated, intakeEnd);
-    put('planning', intakeEnd, at(t.lastBatch));
-  } else {
-    put('intake', fileCreated, at(t.lastBatch));
+  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
+  try {
+    const t = readTimes(db);
+    const at = (iso: string | null) => (iso === null ? undefined : (Date.parse(iso) - startedAtMs) / 1000);
+    const end = (endedAtMs - startedAtMs) / 1000;
+    const phases: Phases = {};
+    const put = (name: PhaseName, startS: number | undefined, endS: number | undefined) => {
+      if (startS === undefined || endS === undefined) return;
+      phases[name] = { startS, endS, seconds: Math.max(0, endS - startS) };
+    };
+    const fileCreated = at(t.fileCreated);
+    const intakeEnd = t.separatePlanning ? (t.intakeEnd ?? t.firstBatch) : t.lastBatch;
+    put('startup', 0, fileCreated);
+    put('intake', fileCreated, at(intakeEnd));
+    if (t.separatePlanning) put('planning', at(intakeEnd), at(t.lastBatch));
+    put('sending', at(t.firstAttempt), at(t.lastAttempt));
+    put('finish', at(t.lastAttempt), end);
+    const note = t.separatePlanning
+      ? 'intake ends at the last invalid/duplicate row written; planning follows it'
+      : 'batches are planned during intake: intake ends at the last batch opened, planning is inside it';
+    return { phases, note, requests: requestTimes(db, intakeEnd) };
+  } finally {
+    db.close();
   }
-  put('sending', at(t.firstAttempt), at(t.lastAttempt));
-  put('finish', at(t.lastAttempt), end);
-  const note = t.separatePlanning
-    ? 'intake ends at the last invalid/duplicate row written; planning follows it'
-    : 'batches are planned during intake: intake ends at the last batch opened, planning is inside it';
-  const intakeEnd = t.separatePlanning ? (t.intakeEnd ?? t.firstBatch) : t.lastBatch;
-  return { phases, note, requests: requestTimes(journalFile, intakeEnd) };
 }

@@ -11,10 +11,11 @@
 // unfinished for longer (only the group whose row empties the slot is known to have ended; the
 // others go at the end of the file, as without counts), never finished too early. Should the
 // counts still prove wrong (a row of a slot already at zero: the file was rewritten in place?),
-// they are no longer trusted, and the journal never adds a row to a batch already closed. The counts are exact only if both passes see the same rows: so this reads only files
-// without a double quote, whose records are exactly their lines split at commas (what csv-parse
-// makes of them with intake's options; intake sends during reading only such files anyway), and
-// intake checks that it read the same header.
+// they are no longer trusted, and the journal never adds a row to a batch already closed.
+// The counts are exact only if both passes see the same rows: so this reads only files without a
+// double quote, whose records are exactly their lines split at commas (what csv-parse makes of
+// them with intake's options; intake sends during reading only such files anyway), and intake
+// checks that it read the same header.
 import { createReadStream } from 'node:fs';
 import { unguardCell } from '../csvio/guard.js';
 import { mapHeader } from './headers.js';
