@@ -15,7 +15,8 @@ import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
 import { countGroups, type GroupCounts } from '../intake/groupCounts.js';
-import { sendFile, type SendContext } from '../send/index.js';
+import { sendFile, type SendContext, type SendResult } from '../send/index.js';
+import { spoolResults } from './resultFiles.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 
@@ -83,12 +84,32 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
     if (refusal) return result('refused', file, { reason: refusal });
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
-  const sent = await sendFile(ctx, file.id);
+  const sent = await sendWithResultsAhead(ctx, file.id);
   if (sent.state === 'finished') {
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
     return result('finished', file);
   }
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
+}
+
+/** How often the result file's next final pages are written while sending. */
+const RESULTS_AHEAD_MS = 50;
+
+/**
+ * sendFile, with the result file written while the answers come in (see spoolResults): a file's
+ * last answer is then followed by its last pages only, not by the whole file.
+ */
+async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
+  const spool = spoolResults(ctx.db, fileId);
+  const ticker = setInterval(spool.advance, RESULTS_AHEAD_MS).unref();
+  let sent: SendResult | undefined;
+  try {
+    sent = await sendFile(ctx, fileId);
+  } finally {
+    clearInterval(ticker);
+    await (sent?.state === 'finished' ? spool.complete() : spool.discard());
+  }
+  return sent;
 }
 
 /**

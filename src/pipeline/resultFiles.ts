@@ -1,71 +1,227 @@
 // The files people read after a run: NAME.result.csv (one line per input row, with its final
 // status) and NAME.rejected.csv (the rows that were invalid, with the reason, in columns the
 // intake accepts, so they can be fixed and dropped back). Both are Excel-safe (see csvio).
+import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
 import type { Db } from '../journal/open.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
 
-/** Writes NAME.result.csv into outDir; returns its path. */
+/**
+ * Writes NAME.result.csv into outDir; returns its path. When the run that just finished the file
+ * wrote its lines ahead (see spoolResults), that file is moved into place instead.
+ */
 export async function writeResultCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string> {
   const file = path.join(outDir, `${baseName}.result.csv`);
+  const spooled = takeSpooled(db, fileId);
+  if (spooled !== undefined && moveInto(spooled, file)) return file;
   const writer = createCsvWriter(file, RESULT_HEADER);
+  const pages = resultPages(db, fileId, writer);
   try {
-    writeResultLines(db, fileId, writer);
+    pages.writeRest();
   } finally {
+    pages.close();
     await writer.close();
   }
   return file;
 }
 
+/**
+ * A result file written while its rows are still being sent: each advance() writes the next
+ * pages whose rows are all final, so that when the last answer is in only the last pages are
+ * left (a million rows take ~2 s to write, which came after the last request). The lines are
+ * those writeResultCsv would write at the end: a page goes out only once none of its lines can
+ * change.
+ */
+export interface ResultSpool {
+  /** Writes a few more pages, if their rows are final (a few ms at most): call it now and then while sending. */
+  advance(): void;
+  /** Sending finished: writes the rest, and keeps the file for the next writeResultCsv of this file. */
+  complete(): Promise<void>;
+  /** Sending did not finish (paused, stopped, failed): the file is dropped. */
+  discard(): Promise<void>;
+}
+
+/** Pages per advance(): ~1.5 ms each, so an answer waits a few ms at most behind one. */
+const PAGES_PER_ADVANCE = 4;
+
+/** Completed spools of this process, by journal and file, with what their batches looked like then. */
+const completed = new Map<string, { file: string; batches: string }>();
+
+const spoolKey = (db: Db, fileId: number): string => `${db.name}#${fileId}`;
+
+/** What a file's batches look like: any outcome recorded, split or retried after this changes it. */
+function batchesStamp(db: Db, fileId: number): string {
+  return JSON.stringify(db.prepare('SELECT count(*), max(id), max(updated_at) FROM batches WHERE file_id = ?').raw(true).get(fileId));
+}
+
+/** Starts writing the result file of `fileId` ahead, into spool/ next to the journal. */
+export function spoolResults(db: Db, fileId: number): ResultSpool {
+  const key = spoolKey(db, fileId);
+  completed.delete(key);
+  const dir = path.join(path.dirname(db.name), 'spool');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `result-${fileId}.csv.part`);
+  const writer = createCsvWriter(file, RESULT_HEADER);
+  const pages = resultPages(db, fileId, writer);
+  let open = true;
+  const close = async (): Promise<void> => {
+    if (!open) return;
+    open = false;
+    try {
+      pages.close();
+    } finally {
+      await writer.close();
+    }
+  };
+  const discard = async (): Promise<void> => {
+    await close().catch(() => {});
+    rmSync(file, { force: true });
+  };
+  return {
+    advance: () => {
+      if (open) pages.writeFinal(PAGES_PER_ADVANCE);
+    },
+    complete: async () => {
+      if (!open) return;
+      try {
+        pages.writeRest();
+        await close();
+        completed.set(key, { file, batches: batchesStamp(db, fileId) });
+      } catch {
+        // A full disk, say: writeResultCsv writes the file again and reports what goes wrong then.
+        await discard();
+      }
+    },
+    discard,
+  };
+}
+
+/** The completed spool of the file, if its batches have not changed since (else it is dropped). */
+function takeSpooled(db: Db, fileId: number): string | undefined {
+  const key = spoolKey(db, fileId);
+  const spool = completed.get(key);
+  if (!spool) return undefined;
+  completed.delete(key);
+  if (spool.batches === batchesStamp(db, fileId)) return spool.file;
+  rmSync(spool.file, { force: true });
+  return undefined;
+}
+
+/** Moves a spooled file into place (copies it across file systems); false if that failed. */
+function moveInto(from: string, to: string): boolean {
+  try {
+    try {
+      renameSync(from, to);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EXDEV') throw err;
+      copyFileSync(from, to);
+    }
+    return true;
+  } catch {
+    return false; // written again from the journal, where a real problem shows itself
+  } finally {
+    rmSync(from, { force: true });
+  }
+}
+
 // 1,000 lines make a string of about 100 KB: below V8's large-object size, so each page is
 // young garbage, collected at once (5,000 a page raised the peak RSS of a 1M-row run by 20 MB).
 const PAGE_ROWS = 1000;
+/** Batch states that no longer change in a run: their rows' result lines are final. */
+const FINAL_STATES = new Set(['accepted', 'failed', 'unknown']);
+
+interface ResultPages {
+  /** Writes the next pages whose rows are all final, up to `max`; false once every page is written. */
+  writeFinal(max: number): boolean;
+  /** Writes every page not written yet, final or not (pending rows say pending). */
+  writeRest(): void;
+  close(): void;
+}
+
+let tailTables = 0;
 
 /**
- * The result lines, in row order. A million rows turned into a million JS arrays of strings
- * cost seconds (better-sqlite3 makes a JS value per column), so SQLite writes the lines itself,
- * a page of rows per query, wherever that is exactly what csvLine would write: a valid row whose
- * phone cells are plain digits (nothing to quote or guard) followed by its batch's "tail" (the
- * status cells, made once per batch by csvLine). Every other row comes back as a marker, \x01
- * and its id, and is written by csvLine. No marker can be mistaken: digits and tails without
- * \x01 are all a safe line holds.
+ * The result lines, in row order, a page of rows at a time. A million rows turned into a million
+ * JS arrays of strings cost seconds (better-sqlite3 makes a JS value per column), so SQLite writes
+ * the lines itself wherever that is exactly what csvLine would write: a valid row whose phone
+ * cells are plain digits (nothing to quote or guard) followed by its batch's "tail" (the status
+ * cells, made once per batch by csvLine, kept in a temporary table). Every other row comes back as
+ * a marker, \x01 and its id, and is written by csvLine. No marker can be mistaken: digits and
+ * tails without \x01 are all a safe line holds.
+ *
+ * Pages go in order, so a page can be written early (writeFinal) only when every row of it is
+ * final: invalid, duplicate, or in a batch with a final outcome. Such a row's line cannot change
+ * any more in this run (a batch splits, moving its rows, only from `sending`).
  */
-function writeResultLines(db: Db, fileId: number, writer: CsvWriter): void {
-  const tails = `result_tails_${fileId}`;
+function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
+  const tails = `result_tails_${fileId}_${++tailTables}`;
   db.exec(`CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`);
-  try {
-    fillTails(db, fileId, tails);
-    const page = db.prepare(resultPageSql(tails)).pluck();
-    const oddRow = oddRowWriter(db);
-    // A file's rows are written together, so its span of row ids holds few others (filtered out).
-    const span = db.prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?').get(fileId) as { lo: number | null; hi: number | null };
-    if (span.lo === null || span.hi === null) return;
-    for (let lo = span.lo; lo <= span.hi; lo += PAGE_ROWS) {
-      const text = page.get(lo, Math.min(lo + PAGE_ROWS - 1, span.hi), fileId) as string | null;
-      if (text !== null) writer.writeText(`${replaceMarkers(text, oddRow)}\r\n`);
-    }
-  } finally {
-    db.exec(`DROP TABLE temp.${tails}`);
-  }
+  const page = db.prepare(resultPageSql(tails)).pluck();
+  const untailed = db
+    .prepare(`SELECT DISTINCT batch_id FROM rows WHERE id BETWEEN ? AND ? AND +file_id = ? AND batch_id IS NOT NULL AND batch_id NOT IN (SELECT batch_id FROM temp.${tails})`)
+    .pluck();
+  const batchById = db.prepare('SELECT id, state, status_code, status_msg, sms_message_sid, date_created FROM batches WHERE id = ?').raw(true);
+  const insertTail = db.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`);
+  const oddRow = oddRowWriter(db);
+  // A file's rows are written together, so its span of row ids holds few others (filtered out).
+  // Its rows are all in before sending starts; a split only moves rows between batches.
+  const span = db.prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?').get(fileId) as { lo: number | null; hi: number | null };
+  let next = span.lo ?? 1;
+  const last = span.hi ?? 0;
+
+  const writePage = (): void => {
+    const text = page.get(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as string | null;
+    if (text !== null) writer.writeText(`${replaceMarkers(text, oddRow)}\r\n`);
+    next += PAGE_ROWS;
+  };
+  /** Makes the tails of the next page's batches; false (and none made) if one has no final outcome yet. */
+  const tailNextPage = (finalOnly: boolean): boolean => {
+    const batches = (untailed.all(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
+    if (finalOnly && batches.some(([, state]) => !FINAL_STATES.has(state))) return false;
+    for (const batch of batches) addTail(insertTail, batch);
+    return true;
+  };
+  return {
+    writeFinal(max) {
+      for (let n = 0; n < max && next <= last && tailNextPage(true); n++) writePage();
+      return next <= last;
+    },
+    writeRest() {
+      const whole = next === span.lo;
+      if (whole) fillTails(db, fileId, insertTail); // one pass over the batches, not one query per page
+      while (next <= last) {
+        if (!whole) tailNextPage(false);
+        writePage();
+      }
+    },
+    close() {
+      db.exec(`DROP TABLE temp.${tails}`);
+    },
+  };
 }
 
 const MARKER = '\x01';
 
-/** Per batch of the file, its status cells as csvLine writes them (no CRLF). */
-function fillTails(db: Db, fileId: number, table: string): void {
-  const insert = db.prepare(`INSERT INTO temp.${table} (batch_id, tail) VALUES (?, ?)`);
+type BatchTail = [id: number, state: string, code: string | null, msg: string | null, sid: string | null, created: string | null];
+
+/** A batch's status cells as csvLine writes them (no CRLF); none when they hold the marker (its rows go through csvLine). */
+function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchTail): void {
+  const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(0, -2);
+  if (!tail.includes(MARKER)) insert.run(id, tail);
+}
+
+/** The tails of every batch of the file, in pages of batches (faster than page by page of rows). */
+function fillTails(db: Db, fileId: number, insert: Statement): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
   const page = db.prepare('SELECT id, state, status_code, status_msg, sms_message_sid, date_created FROM batches WHERE file_id = ? AND id > ? ORDER BY id LIMIT ?').raw(true);
-  const writePage = db.transaction((batches: [number, string, ...(string | null)[]][]) => {
-    for (const [id, state, code, msg, sid, created] of batches) {
-      const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(0, -2);
-      if (!tail.includes(MARKER)) insert.run(id, tail); // else its rows go through csvLine one by one
-    }
+  const writePage = db.transaction((batches: BatchTail[]) => {
+    for (const batch of batches) addTail(insert, batch);
   });
   for (let after = 0; ; ) {
-    const batches = page.all(fileId, after, PAGE_ROWS) as [number, string, ...(string | null)[]][];
+    const batches = page.all(fileId, after, PAGE_ROWS) as BatchTail[];
     if (batches.length === 0) return;
     writePage(batches);
     after = batches[batches.length - 1]![0];

@@ -3,14 +3,14 @@
 // path: invalid, duplicate, cells to quote or guard, a status message with a comma, a line break
 // or the marker character, rows of another file inside the span, a batch not settled yet.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
 import { createFile } from '../../src/journal/files.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
-import { RESULT_HEADER, resultPageSql, writeResultCsv } from '../../src/pipeline/resultFiles.js';
+import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/pipeline/resultFiles.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir();
@@ -86,6 +86,64 @@ describe('NAME.result.csv', () => {
     const fileId = journalFile('many', rows, 200);
     const out = await writeResultCsv(db, fileId, dir, 'many');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+  });
+
+  describe('written ahead while sending (spoolResults)', () => {
+    const manyRows = (n: number) => Array.from({ length: n }, (_, i) => row(i + 2, String(13_100_000_000 + i), String(13_100_000_000 + i), ['ahead']));
+    const batchIds = (fileId: number) => db.prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
+    const settle = (ids: number[], msg: string) => {
+      const update = db.prepare("UPDATE batches SET state = 'accepted', status_code = '000000', status_msg = ?, updated_at = ? WHERE id = ?");
+      for (const id of ids) update.run(msg, new Date().toISOString(), id);
+    };
+    const spoolFile = (fileId: number) => path.join(dir, 'spool', `result-${fileId}.csv.part`);
+
+    it('writes a page only once all its rows are final, and ends as the file written at the end would', async () => {
+      // 2,500 rows of one group, 200 a request: pages of 1,000 rows hold batches 1-5, 6-10, 11-13.
+      const fileId = journalFile('ahead', manyRows(2500), 200);
+      const ids = batchIds(fileId);
+      assert.equal(ids.length, 13);
+      settle(ids.slice(0, 9), 'early'); // the 10th (rows 1,801-2,000) is still out: page 2 must wait
+      const spool = spoolResults(db, fileId);
+      spool.advance();
+      // A probe, not a real transition: what the outcomes say now shows which pages went out before.
+      db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId);
+      settle(ids.slice(9), 'late');
+      await spool.complete();
+      const out = await writeResultCsv(db, fileId, dir, 'ahead');
+      assert.equal(existsSync(spoolFile(fileId)), false, 'the spooled file was moved into place');
+      const [bomAndHeader, ...lines] = readFileSync(out, 'utf8').split('\r\n');
+      const expected = rowByRow(db, fileId).split('\r\n');
+      assert.equal(bomAndHeader, expected[0]);
+      assert.equal(lines.length, expected.length - 1);
+      lines.forEach((line, i) => {
+        const want = i < 1000 ? expected[i + 1]!.replace(',late,', ',early,') : expected[i + 1];
+        assert.equal(line, want, `line ${i + 1} of the result`);
+      });
+    });
+
+    it('is written afresh when the outcomes changed after the spool was completed', async () => {
+      const fileId = journalFile('changed', manyRows(1200), 200);
+      settle(batchIds(fileId), 'first');
+      const spool = spoolResults(db, fileId);
+      spool.advance();
+      await spool.complete();
+      settle(batchIds(fileId).slice(0, 1), 'second'); // `smsdrop retry`, say, in between
+      const out = await writeResultCsv(db, fileId, dir, 'changed');
+      assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+      assert.match(readFileSync(out, 'utf8'), /,second,/);
+      assert.equal(existsSync(spoolFile(fileId)), false);
+    });
+
+    it('leaves nothing behind when sending did not finish', async () => {
+      const fileId = journalFile('stopped', manyRows(1500), 200);
+      settle(batchIds(fileId).slice(0, 5), 'done');
+      const spool = spoolResults(db, fileId);
+      spool.advance();
+      await spool.discard();
+      assert.equal(existsSync(spoolFile(fileId)), false);
+      const out = await writeResultCsv(db, fileId, dir, 'stopped'); // written from the journal, pending rows and all
+      assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+    });
   });
 
   it('reads rows in id order: rows scanned by rowid range, the status tails looked up', () => {
