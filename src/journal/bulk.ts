@@ -3,8 +3,8 @@
 // instead of every chunk saves about a third of intake's time.
 //
 // The transaction stays open across the intake's awaits. Anything that must be on disk before a
-// request leaves goes through the write queue (writeQueue.ts), which commits an open bulk
-// transaction first; other writes in the meantime simply join it.
+// request leaves goes through the write queue (writeQueue.ts), whose writes join the open bulk
+// transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import type { Db } from './open.js';
 
 const ROWS_PER_COMMIT = 50_000;

@@ -2,6 +2,8 @@
 // event loop runs in one transaction, and each caller's promise settles once that transaction has
 // committed. With 16 requests in flight this is one commit where there would be 16, and the rule
 // that an attempt is on disk before its request leaves still holds: the request waits for it.
+// While an intake holds its bulk transaction open (bulk.ts), the turn's writes join it and the one
+// commit carries both (test/journal/writeQueue.test.ts).
 import { commitBulk } from './bulk.js';
 import type { Db } from './open.js';
 
@@ -35,19 +37,20 @@ function createWriteQueue(db: Db): WriteQueue {
   const flush = (): void => {
     const batch = jobs;
     jobs = [];
-    // An intake in progress holds a bulk transaction open: commit it, so these writes are on
-    // disk when their promises settle.
+    const results: unknown[] = [];
     try {
-      commitBulk(db);
+      // Inside an intake's open bulk transaction this is a savepoint, and the commit below carries
+      // both: one commit per turn, not two (the intake's, then these writes').
+      runAll(batch, results);
     } catch (err) {
+      // Rolled back as a whole (to its savepoint): no caller may act as if its write were on disk.
       for (const job of batch) job.reject(err);
       return;
     }
-    const results: unknown[] = [];
     try {
-      runAll(batch, results);
+      commitBulk(db);
     } catch (err) {
-      // Rolled back as a whole: no caller may act as if its write were on disk.
+      // The commit failed (a full disk): SQLite rolled back the bulk transaction, these writes too.
       for (const job of batch) job.reject(err);
       return;
     }

@@ -1,0 +1,82 @@
+// The write queue's promise: a write is on disk (seen by another connection) when its promise
+// settles, also while an intake holds a bulk transaction open, and a turn whose write fails
+// settles none of its writes as done.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
+import { openJournal } from '../../src/journal/open.js';
+import { writeQueueFor } from '../../src/journal/writeQueue.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-write-queue-'));
+const file = path.join(dir, 'journal.sqlite');
+const db = openJournal(file);
+db.exec('CREATE TABLE scratch (what TEXT NOT NULL)');
+const reader = new Database(file, { readonly: true });
+after(() => {
+  reader.close();
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const insert = (what: string) => () => db.prepare('INSERT INTO scratch (what) VALUES (?)').run(what).changes;
+const seen = () => reader.prepare('SELECT what FROM scratch ORDER BY rowid').pluck().all() as string[];
+const clear = () => {
+  commitBulk(db);
+  db.exec('DELETE FROM scratch');
+};
+
+describe('the journal write queue', () => {
+  it('settles a write once it is committed, with the rows an intake wrote before it', async () => {
+    clear();
+    bulkWrite(db, 1, insert('row 1'));
+    const attempt = writeQueueFor(db).run(insert('attempt'));
+    assert.deepEqual(seen(), [], 'nothing is committed before the turn ends');
+    assert.equal(await attempt, 1);
+    assert.deepEqual(seen(), ['row 1', 'attempt']);
+    assert.equal(db.inTransaction, false);
+    // The intake goes on in a new bulk transaction.
+    bulkWrite(db, 1, insert('row 2'));
+    commitBulk(db);
+    assert.deepEqual(seen(), ['row 1', 'attempt', 'row 2']);
+  });
+
+  it('commits the intake rows and the writes of a turn once, not once each', async () => {
+    clear();
+    db.pragma('wal_checkpoint(TRUNCATE)'); // an empty WAL: each commit now adds the pages it wrote
+    bulkWrite(db, 1, insert('row'));
+    await writeQueueFor(db).run(insert('attempt'));
+    // Both rows are on the table's one page: one commit writes it once, two would write it twice.
+    const [{ log }] = db.pragma('wal_checkpoint(PASSIVE)') as [{ log: number }];
+    assert.equal(log, 1);
+  });
+
+  it('runs the writes asked for in one turn together, in order', async () => {
+    clear();
+    const queue = writeQueueFor(db);
+    const writes = [queue.run(insert('a')), queue.run(insert('b')), queue.run(insert('c'))];
+    assert.equal(queue.waiting(), true);
+    await Promise.all(writes);
+    assert.equal(queue.waiting(), false);
+    assert.deepEqual(seen(), ['a', 'b', 'c']);
+  });
+
+  it('settles no write of a turn as done when one of them fails, and keeps the intake rows', async () => {
+    clear();
+    bulkWrite(db, 1, insert('row 1'));
+    const queue = writeQueueFor(db);
+    const good = queue.run(insert('outcome'));
+    const bad = queue.run(() => {
+      throw new Error('disk trouble');
+    });
+    await assert.rejects(good, /disk trouble/);
+    await assert.rejects(bad, /disk trouble/);
+    commitBulk(db);
+    assert.deepEqual(seen(), ['row 1'], 'the failed turn is rolled back, the intake row is kept');
+    assert.equal(await queue.run(insert('next turn')), 1);
+    assert.deepEqual(seen(), ['row 1', 'next turn']);
+  });
+});
