@@ -92,8 +92,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
 }
 
-/** How often the result file's next final pages are written while sending. */
-const RESULTS_AHEAD_MS = 50;
+/** How often the result file's next final pages are written while sending (~2 ms of work at most each time). */
+const RESULTS_AHEAD_MS = 10;
 
 /**
  * sendFile, with the result file written while the answers come in (see spoolResults): a file's

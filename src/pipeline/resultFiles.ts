@@ -44,8 +44,11 @@ export interface ResultSpool {
   discard(): Promise<void>;
 }
 
-/** Pages per advance(): ~1.5 ms each, so an answer waits a few ms at most behind one. */
-const PAGES_PER_ADVANCE = 4;
+/**
+ * Time one advance() may take: pages (~1.5 ms each) are written until it is spent. An answer that
+ * arrives meanwhile waits for it, so it is kept short and advance() is called often instead.
+ */
+const ADVANCE_MS = 2;
 
 /** Completed spools of this process, by journal and file, with what their batches looked like then. */
 const completed = new Map<string, { file: string; batches: string }>();
@@ -82,7 +85,7 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
   };
   return {
     advance: () => {
-      if (open) pages.writeFinal(PAGES_PER_ADVANCE);
+      if (open) pages.writeFinal(performance.now() + ADVANCE_MS);
     },
     complete: async () => {
       if (!open) return;
@@ -132,10 +135,11 @@ function moveInto(from: string, to: string): boolean {
 const PAGE_ROWS = 1000;
 /** Batch states that no longer change in a run: their rows' result lines are final. */
 const FINAL_STATES = new Set(['accepted', 'failed', 'unknown']);
+const UNSETTLED_STATES = new Set(['planned', 'sending']);
 
 interface ResultPages {
-  /** Writes the next pages whose rows are all final, up to `max`; false once every page is written. */
-  writeFinal(max: number): boolean;
+  /** Writes the next pages whose rows are all final until `deadline` (a performance.now() time) passes. */
+  writeFinal(deadline: number): void;
   /** Writes every page not written yet, final or not (pending rows say pending). */
   writeRest(): void;
   close(): void;
@@ -165,6 +169,7 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
     .pluck();
   const batchById = db.prepare('SELECT id, state, status_code, status_msg, sms_message_sid, date_created FROM batches WHERE id = ?').raw(true);
   const insertTail = db.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`);
+  const batchState = db.prepare('SELECT state FROM batches WHERE id = ?').pluck();
   const oddRow = oddRowWriter(db);
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
   // Its rows are all in before sending starts; a split only moves rows between batches.
@@ -177,17 +182,26 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
     if (text !== null) writer.writeText(`${replaceMarkers(text, oddRow)}\r\n`);
     next += PAGE_ROWS;
   };
+  /** A batch of the next page that had no final outcome at the last look. */
+  let waitingFor: number | undefined;
+  // Still planned or being sent. Once split, its rows are in other batches: the page is looked at again.
+  const stillWaiting = (): boolean => waitingFor !== undefined && UNSETTLED_STATES.has(batchState.get(waitingFor) as string);
   /** Makes the tails of the next page's batches; false (and none made) if one has no final outcome yet. */
   const tailNextPage = (finalOnly: boolean): boolean => {
     const batches = (untailed.all(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
-    if (finalOnly && batches.some(([, state]) => !FINAL_STATES.has(state))) return false;
+    waitingFor = finalOnly ? batches.find(([, state]) => !FINAL_STATES.has(state))?.[0] : undefined;
+    if (waitingFor !== undefined) return false;
     for (const batch of batches) addTail(insertTail, batch);
     return true;
   };
   return {
-    writeFinal(max) {
-      for (let n = 0; n < max && next <= last && tailNextPage(true); n++) writePage();
-      return next <= last;
+    writeFinal(deadline) {
+      // Looking again at the batch the next page waits for costs far less than at the page.
+      if (stillWaiting()) return;
+      while (next <= last && tailNextPage(true)) {
+        writePage();
+        if (performance.now() >= deadline) return;
+      }
     },
     writeRest() {
       const whole = next === span.lo;

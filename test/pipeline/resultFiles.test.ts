@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
+import { applyTransition, batchPhones, getBatch } from '../../src/journal/batches.js';
 import { createFile } from '../../src/journal/files.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
@@ -119,6 +120,27 @@ describe('NAME.result.csv', () => {
         const want = i < 1000 ? expected[i + 1]!.replace(',late,', ',early,') : expected[i + 1];
         assert.equal(line, want, `line ${i + 1} of the result`);
       });
+    });
+
+    it('goes on past a page whose waiting batch was split (its rows moved to new batches)', async () => {
+      const fileId = journalFile('split', manyRows(2000), 200);
+      const ids = batchIds(fileId);
+      settle(ids.slice(0, 9), 'early');
+      const spool = spoolResults(db, fileId);
+      spool.advance(); // page 1 goes; page 2 waits for the 10th batch
+      // The 10th is answered "a number rejected": split in two halves, which are then accepted.
+      applyTransition(db, ids[9]!, { to: 'split', statusCode: '160042', statusMsg: 'one number rejected' });
+      assert.equal(getBatch(db, ids[9]!).state, 'split');
+      const halves = batchIds(fileId).slice(10);
+      assert.equal(halves.length, 2);
+      assert.equal(batchPhones(db, halves[0]!).length + batchPhones(db, halves[1]!).length, 200);
+      settle(halves, 'early');
+      spool.advance(); // page 2 goes now
+      db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId); // the probe, as above
+      await spool.complete();
+      const lines = readFileSync(await writeResultCsv(db, fileId, dir, 'split'), 'utf8').split('\r\n').slice(1, -1);
+      assert.equal(lines.length, 2000);
+      assert.equal(lines.filter((line) => line.includes(',early,')).length, 2000, 'both pages were written ahead');
     });
 
     it('is written afresh when the outcomes changed after the spool was completed', async () => {
