@@ -16,7 +16,8 @@
 // double quote, whose records are exactly their lines split at commas (what csv-parse makes of
 // them with intake's options; intake sends during reading only such files anyway), and intake
 // checks that it read the same header.
-import { createReadStream } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { unguardCell } from '../csvio/guard.js';
 import { mapHeader } from './headers.js';
 import { idsOf, datasOf, type IntakeOptions, type RowShape } from './row.js';
@@ -24,8 +25,12 @@ import { idsOf, datasOf, type IntakeOptions, type RowShape } from './row.js';
 /** Slots of the table: 4 MB, few enough shared slots up to millions of groups. */
 const SLOTS = 1 << 20;
 // Small reads: each decoded read is split into thousands of strings, and bigger reads made the
-// heap (so the process's peak memory) grow by tens of MB for no gain in speed.
+// heap (so the process's peak memory) grow by tens of MB for no gain in speed. They are
+// synchronous, into one buffer: through a read stream, each of the ~2,000 reads of a 32 MB file
+// waited for the thread pool, and the count of a million rows took 1.1 s, of which 0.6 s idle.
 const READ_SIZE = 16 * 1024;
+/** Reads between turns of the event loop (1 MB, ~30 ms): requests of other files in progress get answered. */
+const READS_PER_TURN = 64;
 const LINE_BREAK = /\r\n|\n|\r/;
 /** A record with nothing but whitespace and commas: a blank line (see isBlankRecord). */
 const NOT_BLANK_RECORD = /[^\s,]/;
@@ -111,7 +116,6 @@ export async function countGroups(file: string, options: IntakeOptions): Promise
 /** Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the bytes read. */
 async function forEachRecord(file: string, options: IntakeOptions, each: (record: string) => void): Promise<number> {
   const decoder = new TextDecoder(options.encoding);
-  const source = createReadStream(file, { highWaterMark: READ_SIZE, ...(options.bytes ? { end: options.bytes - 1 } : {}) });
   let carry = '';
   let first = true;
   const lines = (text: string, final: boolean): void => {
@@ -130,10 +134,20 @@ async function forEachRecord(file: string, options: IntakeOptions, each: (record
     // Splitting at one character is much quicker than at a pattern, and most files have no CR.
     for (const record of lines.indexOf('\r') === -1 ? lines.split('\n') : lines.split(LINE_BREAK)) each(record);
   };
+  const limit = options.bytes ?? Number.POSITIVE_INFINITY;
+  const buffer = Buffer.allocUnsafe(READ_SIZE);
+  const fd = openSync(file, 'r');
   let bytes = 0;
-  for await (const chunk of source as AsyncIterable<Buffer>) {
-    bytes += chunk.length;
-    lines(decoder.decode(chunk, { stream: true }), false);
+  try {
+    for (let reads = 1; ; reads++) {
+      const read = readSync(fd, buffer, 0, Math.min(READ_SIZE, limit - bytes), bytes);
+      if (read === 0) break;
+      bytes += read;
+      lines(decoder.decode(buffer.subarray(0, read), { stream: true }), false);
+      if (reads % READS_PER_TURN === 0) await nextTurn();
+    }
+  } finally {
+    closeSync(fd);
   }
   lines(decoder.decode(), true);
   return bytes;

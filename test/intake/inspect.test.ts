@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { inspectFile } from '../../src/intake/index.js';
+import { utf8Checker, wholeCharacters } from '../../src/intake/inspect.js';
 import { FIXTURES, tempFile } from './helpers.js';
 
 describe('inspectFile', () => {
@@ -64,5 +65,44 @@ describe('inspectFile', () => {
 
   it('rejects an unreadable file with the file system error', async () => {
     await assert.rejects(inspectFile(path.join(FIXTURES, 'no-such-file.csv')), /ENOENT/);
+  });
+});
+
+describe('the streaming UTF-8 check', () => {
+  it('finds where the last whole character ends', () => {
+    const zhang = Buffer.from('张'); // 3 bytes
+    const emoji = Buffer.from('😀'); // 4 bytes
+    assert.equal(wholeCharacters(Buffer.from('abc')), 3);
+    assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), zhang])), 4);
+    assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), zhang.subarray(0, 2)])), 1);
+    assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), emoji.subarray(0, 3)])), 1);
+    assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), emoji.subarray(0, 1)])), 1);
+    assert.equal(wholeCharacters(Buffer.from([0x80, 0x80])), 2); // no first byte at all: left to isUtf8
+  });
+
+  it('says what a fatal TextDecoder says, however the bytes are cut into reads', () => {
+    // Random mixes of ASCII, 2-, 3- and 4-byte characters and stray bytes, cut at random places.
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const pieces = [Buffer.from('a,1'), Buffer.from('é'), Buffer.from('张'), Buffer.from('😀'), Buffer.from([0xff]), Buffer.from([0x80]), Buffer.from([0xe5, 0xbc]), Buffer.from([0xed, 0xa0, 0x80])];
+    for (let round = 0; round < 3000; round++) {
+      const bytes = Buffer.concat(Array.from({ length: 1 + random(8) }, () => pieces[random(round % 3 === 0 ? pieces.length : 4)]!));
+      let expected = true;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      } catch {
+        expected = false;
+      }
+      const checker = utf8Checker();
+      for (let at = 0; at < bytes.length; ) {
+        const next = Math.min(bytes.length, at + 1 + random(5));
+        checker.push(bytes.subarray(at, next));
+        at = next;
+      }
+      assert.equal(checker.end(), expected, `bytes ${bytes.toString('hex')}`);
+    }
   });
 });
