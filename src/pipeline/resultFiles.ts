@@ -182,21 +182,25 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
     if (text !== null) writer.writeText(`${replaceMarkers(text, oddRow)}\r\n`);
     next += PAGE_ROWS;
   };
-  /** A batch of the next page that had no final outcome at the last look. */
-  let waitingFor: number | undefined;
-  // Still planned or being sent. Once split, its rows are in other batches: the page is looked at again.
-  const stillWaiting = (): boolean => waitingFor !== undefined && UNSETTLED_STATES.has(batchState.get(waitingFor) as string);
-  /** Makes the tails of the next page's batches; false (and none made) if one has no final outcome yet. */
+  /** The batches of the next page that had no final outcome at the last look. */
+  let waitingFor: number[] = [];
+  // Those still planned or being sent. Once split, a batch's rows are in other batches, which the
+  // next look at the page finds.
+  const stillWaiting = (): boolean => {
+    waitingFor = waitingFor.filter((id) => UNSETTLED_STATES.has(batchState.get(id) as string));
+    return waitingFor.length > 0;
+  };
+  /** Makes the tails of the next page's batches; false (and none made) if some have no final outcome yet. */
   const tailNextPage = (finalOnly: boolean): boolean => {
     const batches = (untailed.all(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
-    waitingFor = finalOnly ? batches.find(([, state]) => !FINAL_STATES.has(state))?.[0] : undefined;
-    if (waitingFor !== undefined) return false;
+    waitingFor = finalOnly ? batches.filter(([, state]) => !FINAL_STATES.has(state)).map(([id]) => id) : [];
+    if (waitingFor.length > 0) return false;
     for (const batch of batches) addTail(insertTail, batch);
     return true;
   };
   return {
     writeFinal(deadline) {
-      // Looking again at the batch the next page waits for costs far less than at the page.
+      // Looking again at the batches the next page waits for costs far less than at the page.
       if (stillWaiting()) return;
       while (next <= last && tailNextPage(true)) {
         writePage();
