@@ -10,6 +10,18 @@ import type { Db } from './open.js';
 const ROWS_PER_COMMIT = 50_000;
 
 const pending = new WeakMap<Db, number>();
+/** Bulk transactions of a connection that SQLite rolled back (see bulkLosses). */
+const losses = new WeakMap<Db, number>();
+
+/**
+ * How many open bulk transactions of this connection were rolled back as a whole (a full disk or
+ * an I/O error during a write that joined it, or during its commit). A row writer compares it with
+ * the count when it started: rows it wrote may be gone, so its intake must stop, not go on as if
+ * they were in the journal.
+ */
+export function bulkLosses(db: Db): number {
+  return losses.get(db) ?? 0;
+}
 
 /** Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed. */
 export function bulkWrite(db: Db, rows: number, write: () => void): void {
@@ -17,10 +29,25 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
     db.exec('BEGIN');
     pending.set(db, 0);
   }
-  write();
+  try {
+    write();
+  } catch (err) {
+    noteIfRolledBack(db);
+    throw err;
+  }
   const written = pending.get(db)! + rows;
   if (written >= ROWS_PER_COMMIT) commitBulk(db);
   else pending.set(db, written);
+}
+
+/**
+ * After a write that threw: a full disk or an I/O error makes SQLite roll back the whole
+ * transaction, not only the failed statement or savepoint. The bulk transaction is then gone.
+ */
+export function noteIfRolledBack(db: Db): void {
+  if (!pending.has(db) || db.inTransaction) return;
+  pending.delete(db);
+  losses.set(db, bulkLosses(db) + 1);
 }
 
 /**
@@ -30,6 +57,15 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
 export function commitBulk(db: Db): void {
   if (!pending.has(db)) return;
   pending.delete(db);
-  // A disk-full or I/O error makes SQLite roll the transaction back by itself.
-  if (db.inTransaction) db.exec('COMMIT');
+  if (!db.inTransaction) return;
+  try {
+    db.exec('COMMIT');
+  } catch (err) {
+    // A disk-full or I/O error makes SQLite roll the transaction back by itself. Should it be
+    // left open (busy), roll it back: writes joining it later would be savepoints of a transaction
+    // nobody commits, and their callers would take them for committed.
+    if (db.inTransaction) db.exec('ROLLBACK');
+    losses.set(db, bulkLosses(db) + 1);
+    throw err;
+  }
 }

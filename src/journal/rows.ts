@@ -17,7 +17,7 @@ import { GroupCounts } from '../intake/groupCounts.js';
 import { groupKeyOf, type IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId } from './batches.js';
-import { bulkWrite, commitBulk } from './bulk.js';
+import { bulkLosses, bulkWrite, commitBulk } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 
@@ -226,10 +226,23 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     return { ...counts };
   };
 
+  // Rows written in a bulk transaction that was then rolled back are not in the journal.
+  const lossesAtStart = bulkLosses(db);
+  const assertNothingLost = (): void => {
+    if (bulkLosses(db) !== lossesAtStart) throw new Error('the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
+  };
   return {
-    write: (rows) => bulkWrite(db, rows.length, () => writeChunk(rows)),
-    abandon: () => bulkWrite(db, 0, saveOpenBatches),
+    write: (rows) => {
+      assertNothingLost();
+      bulkWrite(db, rows.length, () => writeChunk(rows));
+    },
+    // After a loss the open batches may be gone with the rows: writing their numbers would leave
+    // numbers without a batch, which a later batch given the same id would take up.
+    abandon: () => {
+      if (bulkLosses(db) === lossesAtStart) bulkWrite(db, 0, saveOpenBatches);
+    },
     finish: () => {
+      assertNothingLost();
       let result = { ...counts };
       bulkWrite(db, 0, () => (result = finishIntake()));
       commitBulk(db);

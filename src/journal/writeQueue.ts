@@ -4,7 +4,7 @@
 // that an attempt is on disk before its request leaves still holds: the request waits for it.
 // While an intake holds its bulk transaction open (bulk.ts), the turn's writes join it and the one
 // commit carries both (test/journal/writeQueue.test.ts).
-import { commitBulk } from './bulk.js';
+import { commitBulk, noteIfRolledBack } from './bulk.js';
 import type { Db } from './open.js';
 
 export interface WriteQueue {
@@ -37,6 +37,9 @@ function createWriteQueue(db: Db): WriteQueue {
   const flush = (): void => {
     const batch = jobs;
     jobs = [];
+    const fail = (err: unknown): void => {
+      for (const job of batch) job.reject(err);
+    };
     const results: unknown[] = [];
     try {
       // Inside an intake's open bulk transaction this is a savepoint, and the commit below carries
@@ -44,16 +47,18 @@ function createWriteQueue(db: Db): WriteQueue {
       runAll(batch, results);
     } catch (err) {
       // Rolled back as a whole (to its savepoint): no caller may act as if its write were on disk.
-      for (const job of batch) job.reject(err);
-      return;
+      // A full disk may have rolled back the intake's transaction too: its writer must know.
+      noteIfRolledBack(db);
+      return fail(err);
     }
     try {
       commitBulk(db);
     } catch (err) {
-      // The commit failed (a full disk): SQLite rolled back the bulk transaction, these writes too.
-      for (const job of batch) job.reject(err);
-      return;
+      return fail(err); // SQLite rolled back the bulk transaction, these writes too
     }
+    // Nothing else keeps a transaction open across turns: were one open, these writes would be
+    // only part of it, not on disk.
+    if (db.inTransaction) return fail(new Error('journal writes were not committed: a transaction is still open'));
     batch.forEach((job, i) => job.resolve(results[i]));
   };
   return {

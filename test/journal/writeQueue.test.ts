@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
+import { bulkLosses, bulkWrite, commitBulk } from '../../src/journal/bulk.js';
+import { createFile } from '../../src/journal/files.js';
+import { createRowWriter } from '../../src/journal/rows.js';
 import { openJournal } from '../../src/journal/open.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
 
@@ -78,5 +80,59 @@ describe('the journal write queue', () => {
     assert.deepEqual(seen(), ['row 1'], 'the failed turn is rolled back, the intake row is kept');
     assert.equal(await queue.run(insert('next turn')), 1);
     assert.deepEqual(seen(), ['row 1', 'next turn']);
+  });
+
+  it('tells the intake when a failed write rolled back its whole transaction (a full disk)', async () => {
+    clear();
+    const before = bulkLosses(db);
+    bulkWrite(db, 1, insert('row'));
+    const doomed = writeQueueFor(db).run(() => {
+      db.exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
+      throw new Error('database or disk is full');
+    });
+    await assert.rejects(doomed, /disk is full/);
+    assert.equal(bulkLosses(db), before + 1);
+    assert.equal(db.inTransaction, false);
+    assert.deepEqual(seen(), []);
+    assert.equal(await writeQueueFor(db).run(insert('next turn')), 1);
+    assert.deepEqual(seen(), ['next turn']);
+  });
+
+  it('never leaves a transaction open after a commit that failed, so later writes are committed', async () => {
+    clear();
+    // A deferred foreign key makes COMMIT fail and leave the transaction open (as SQLITE_BUSY would).
+    db.exec('CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    db.pragma('foreign_keys = ON');
+    try {
+      const before = bulkLosses(db);
+      bulkWrite(db, 1, () => db.prepare('INSERT INTO child (pid) VALUES (999)').run());
+      await assert.rejects(writeQueueFor(db).run(insert('attempt')), /FOREIGN KEY/);
+      assert.equal(db.inTransaction, false);
+      assert.equal(bulkLosses(db), before + 1);
+      assert.equal(await writeQueueFor(db).run(insert('next turn')), 1);
+      assert.deepEqual(seen(), ['next turn'], 'committed, not a savepoint of a transaction left open');
+    } finally {
+      db.pragma('foreign_keys = OFF');
+    }
+  });
+
+  it('stops a row writer whose rows were rolled back', async () => {
+    clear();
+    const file = createFile(db, { sha256: 'f'.repeat(64), name: 'lost.csv', path: '/in/lost.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const row = (line: number) => ({ line, phoneRaw: `1380000000${line}`, phone: `1380000000${line}`, appId: 'app', templateId: '1', datas: [], extras: {} });
+    writer.write([row(2), row(3)]);
+    await assert.rejects(
+      writeQueueFor(db).run(() => {
+        db.exec('ROLLBACK');
+        throw new Error('disk I/O error');
+      }),
+    );
+    assert.throws(() => writer.write([row(4)]), /rolled back rows of this file/);
+    assert.throws(() => writer.finish(), /rolled back rows of this file/);
+    const numbersBefore = db.prepare('SELECT count(*) FROM batch_numbers').pluck().get();
+    writer.abandon(); // writes nothing: its open batch went with the rows
+    commitBulk(db);
+    assert.equal(db.prepare('SELECT count(*) FROM batch_numbers').pluck().get(), numbersBefore);
   });
 });
