@@ -16,7 +16,7 @@ import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
 import { countGroups, type GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
-import { spoolResults } from './resultFiles.js';
+import { type ResultSpool, spoolResults } from './resultFiles.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 
@@ -100,7 +100,12 @@ const RESULTS_AHEAD_MS = 10;
  * last answer is then followed by its last pages only, not by the whole file.
  */
 async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
-  const spool = spoolResults(ctx.db, fileId);
+  let spool: ResultSpool;
+  try {
+    spool = spoolResults(ctx.db, fileId);
+  } catch {
+    return sendFile(ctx, fileId); // no room for it, say: the result file is written at the end
+  }
   const ticker = setInterval(spool.advance, RESULTS_AHEAD_MS).unref();
   let sent: SendResult | undefined;
   try {

@@ -1,7 +1,7 @@
 // The files people read after a run: NAME.result.csv (one line per input row, with its final
 // status) and NAME.rejected.csv (the rows that were invalid, with the reason, in columns the
 // intake accepts, so they can be fixed and dropped back). Both are Excel-safe (see csvio).
-import { copyFileSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
@@ -52,23 +52,54 @@ const ADVANCE_MS = 2;
 
 /** Completed spools of this process, by journal and file, with what their batches looked like then. */
 const completed = new Map<string, { file: string; batches: string }>();
+/** Spool files this process is writing or keeps: any other in spool/ is left from an earlier process. */
+const ours = new Set<string>();
 
 const spoolKey = (db: Db, fileId: number): string => `${db.name}#${fileId}`;
 
-/** What a file's batches look like: any outcome recorded, split or retried after this changes it. */
+/**
+ * What a file's batches look like: a batch added (split, retried), an outcome recorded or a state
+ * changed after this changes it. (Within this process nothing writes to a finished file's batches
+ * before its result file is written; the stamp is a guard, not a lock.)
+ */
 function batchesStamp(db: Db, fileId: number): string {
-  return JSON.stringify(db.prepare('SELECT count(*), max(id), max(updated_at) FROM batches WHERE file_id = ?').raw(true).get(fileId));
+  const stamp = db.prepare('SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?').raw(true).get(fileId);
+  return JSON.stringify(stamp);
 }
 
-/** Starts writing the result file of `fileId` ahead, into spool/ next to the journal. */
+/** Removes spool files a crash or a failed filing left behind (they are written again when needed). */
+function removeLeftovers(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name);
+    if (name.endsWith('.csv.part') && !ours.has(file)) rmSync(file, { force: true });
+  }
+}
+
+/**
+ * Starts writing the result file of `fileId` ahead, into spool/ next to the journal. Any error
+ * (in starting it or in writing a page) drops the spool: writeResultCsv then writes the file from
+ * the journal, as without one, and reports what goes wrong then.
+ */
 export function spoolResults(db: Db, fileId: number): ResultSpool {
   const key = spoolKey(db, fileId);
+  const dropped = completed.get(key);
+  if (dropped) ours.delete(dropped.file);
   completed.delete(key);
   const dir = path.join(path.dirname(db.name), 'spool');
   mkdirSync(dir, { recursive: true });
+  removeLeftovers(dir);
   const file = path.join(dir, `result-${fileId}.csv.part`);
+  ours.add(file);
   const writer = createCsvWriter(file, RESULT_HEADER);
-  const pages = resultPages(db, fileId, writer);
+  let pages: ResultPages;
+  try {
+    pages = resultPages(db, fileId, writer);
+  } catch (err) {
+    void writer.close().catch(() => {});
+    rmSync(file, { force: true });
+    ours.delete(file);
+    throw err;
+  }
   let open = true;
   const close = async (): Promise<void> => {
     if (!open) return;
@@ -82,19 +113,25 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
   const discard = async (): Promise<void> => {
     await close().catch(() => {});
     rmSync(file, { force: true });
+    ours.delete(file);
   };
   return {
     advance: () => {
-      if (open) pages.writeFinal(performance.now() + ADVANCE_MS);
+      if (!open) return;
+      try {
+        pages.writeFinal(performance.now() + ADVANCE_MS);
+      } catch {
+        void discard(); // a full disk, say (it runs from a timer: nothing may escape)
+      }
     },
     complete: async () => {
       if (!open) return;
       try {
         pages.writeRest();
+        const batches = batchesStamp(db, fileId); // as they were when the last page was written
         await close();
-        completed.set(key, { file, batches: batchesStamp(db, fileId) });
+        completed.set(key, { file, batches });
       } catch {
-        // A full disk, say: writeResultCsv writes the file again and reports what goes wrong then.
         await discard();
       }
     },
@@ -108,6 +145,7 @@ function takeSpooled(db: Db, fileId: number): string | undefined {
   const spool = completed.get(key);
   if (!spool) return undefined;
   completed.delete(key);
+  ours.delete(spool.file);
   if (spool.batches === batchesStamp(db, fileId)) return spool.file;
   rmSync(spool.file, { force: true });
   return undefined;

@@ -52,6 +52,13 @@ describe('inspectFile', () => {
     assert.equal((await inspectFile(file)).encoding, 'utf-8');
   });
 
+  it('keeps the bytes of a character cut by a read when the next read fills the same buffer', async () => {
+    // Reads of 256 KB go into one buffer: the cut first byte of 张 must be copied, not kept as a
+    // view of the buffer, where the second read puts an "a".
+    const file = tempFile('reused.csv', Buffer.concat([Buffer.alloc(256 * 1024 - 1, 'a'), Buffer.from('张'), Buffer.alloc(256 * 1024 + 10, 'a')]));
+    assert.equal((await inspectFile(file)).encoding, 'utf-8');
+  });
+
   it('rejects UTF-8 cut off in the middle of a character at the end of the file', async () => {
     const file = tempFile('cut.csv', Buffer.concat([Buffer.from('abc'), Buffer.from('张').subarray(0, 2)]));
     assert.equal((await inspectFile(file)).encoding, 'gb18030');

@@ -3,7 +3,7 @@
 // path: invalid, duplicate, cells to quote or guard, a status message with a comma, a line break
 // or the marker character, rows of another file inside the span, a batch not settled yet.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
@@ -149,11 +149,23 @@ describe('NAME.result.csv', () => {
       const spool = spoolResults(db, fileId);
       spool.advance();
       await spool.complete();
-      settle(batchIds(fileId).slice(0, 1), 'second'); // `smsdrop retry`, say, in between
+      // An outcome recorded in between (a later millisecond: a real one would be).
+      db.prepare("UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?").run(batchIds(fileId)[0]);
       const out = await writeResultCsv(db, fileId, dir, 'changed');
       assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
       assert.match(readFileSync(out, 'utf8'), /,second,/);
       assert.equal(existsSync(spoolFile(fileId)), false);
+    });
+
+    it('removes spool files an earlier process left (a crash mid-send)', async () => {
+      const leftover = path.join(dir, 'spool', 'result-99999.csv.part');
+      mkdirSync(path.dirname(leftover), { recursive: true });
+      writeFileSync(leftover, 'half a result file');
+      const fileId = journalFile('leftover', manyRows(10), 200);
+      const spool = spoolResults(db, fileId);
+      assert.equal(existsSync(leftover), false);
+      assert.equal(existsSync(spoolFile(fileId)), true);
+      await spool.discard();
     });
 
     it('leaves nothing behind when sending did not finish', async () => {
