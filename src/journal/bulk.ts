@@ -23,6 +23,14 @@ export function bulkLosses(db: Db): number {
   return losses.get(db) ?? 0;
 }
 
+/** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
+export class RowsLostError extends Error {
+  constructor() {
+    super('the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
+    this.name = 'RowsLostError';
+  }
+}
+
 /** Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed. */
 export function bulkWrite(db: Db, rows: number, write: () => void): void {
   if (!pending.has(db)) {

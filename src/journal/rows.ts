@@ -17,7 +17,7 @@ import { GroupCounts } from '../intake/groupCounts.js';
 import { groupKeyOf, type IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId } from './batches.js';
-import { bulkLosses, bulkWrite, commitBulk } from './bulk.js';
+import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 
@@ -229,7 +229,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   // Rows written in a bulk transaction that was then rolled back are not in the journal.
   const lossesAtStart = bulkLosses(db);
   const assertNothingLost = (): void => {
-    if (bulkLosses(db) !== lossesAtStart) throw new Error('the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
+    if (bulkLosses(db) !== lossesAtStart) throw new RowsLostError();
   };
   return {
     write: (rows) => {

@@ -7,7 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
-import { commitBulk } from '../journal/bulk.js';
+import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
@@ -281,7 +281,9 @@ function assertUnchanged(filePath: string, inspection: FileInspection): void {
 function refusalMessage(filePath: string, err: unknown): string {
   if (err instanceof FileRefusedError) return err.message;
   const e = err as NodeJS.ErrnoException;
-  return `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`;
+  // The journal's own failures (a full disk under it) are not the file's fault: say which it was.
+  const journal = err instanceof RowsLostError || e.name === 'SqliteError';
+  return `${filePath}: ${journal ? 'the journal could not record it' : 'cannot read the file'}: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`;
 }
 
 export function planSummary(db: Db, fileId: number): PlanSummary {
