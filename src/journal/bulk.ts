@@ -53,7 +53,10 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
  * transaction, not only the failed statement or savepoint. The bulk transaction is then gone.
  */
 export function noteIfRolledBack(db: Db): void {
-  if (!pending.has(db) || db.inTransaction) return;
+  if (pending.has(db) && !db.inTransaction) noteLoss(db);
+}
+
+function noteLoss(db: Db): void {
   pending.delete(db);
   losses.set(db, bulkLosses(db) + 1);
 }
@@ -73,7 +76,7 @@ export function commitBulk(db: Db): void {
     // left open (busy), roll it back: writes joining it later would be savepoints of a transaction
     // nobody commits, and their callers would take them for committed.
     if (db.inTransaction) db.exec('ROLLBACK');
-    losses.set(db, bulkLosses(db) + 1);
+    noteLoss(db);
     throw err;
   }
 }

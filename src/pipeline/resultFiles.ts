@@ -205,7 +205,7 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
   const untailed = db
     .prepare(`SELECT DISTINCT batch_id FROM rows WHERE id BETWEEN ? AND ? AND +file_id = ? AND batch_id IS NOT NULL AND batch_id NOT IN (SELECT batch_id FROM temp.${tails})`)
     .pluck();
-  const batchById = db.prepare('SELECT id, state, status_code, status_msg, sms_message_sid, date_created FROM batches WHERE id = ?').raw(true);
+  const batchById = db.prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE id = ?`).raw(true);
   const insertTail = db.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`);
   const batchState = db.prepare('SELECT state FROM batches WHERE id = ?').pluck();
   const oddRow = oddRowWriter(db);
@@ -215,8 +215,9 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
   let next = span.lo ?? 1;
   const last = span.hi ?? 0;
 
+  const pageEnd = (): number => Math.min(next + PAGE_ROWS - 1, last);
   const writePage = (): void => {
-    const text = page.get(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as string | null;
+    const text = page.get(next, pageEnd(), fileId) as string | null;
     if (text !== null) writer.writeText(`${replaceMarkers(text, oddRow)}\r\n`);
     next += PAGE_ROWS;
   };
@@ -230,7 +231,7 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
   };
   /** Makes the tails of the next page's batches; false (and none made) if some have no final outcome yet. */
   const tailNextPage = (finalOnly: boolean): boolean => {
-    const batches = (untailed.all(next, Math.min(next + PAGE_ROWS - 1, last), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
+    const batches = (untailed.all(next, pageEnd(), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
     waitingFor = finalOnly ? batches.filter(([, state]) => !FINAL_STATES.has(state)).map(([id]) => id) : [];
     if (waitingFor.length > 0) return false;
     for (const batch of batches) addTail(insertTail, batch);
@@ -261,7 +262,9 @@ function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
 
 const MARKER = '\x01';
 
+/** A batch as its tail is made from: TAIL_COLUMNS, in this order. */
 type BatchTail = [id: number, state: string, code: string | null, msg: string | null, sid: string | null, created: string | null];
+const TAIL_COLUMNS = 'id, state, status_code, status_msg, sms_message_sid, date_created';
 
 /** A batch's status cells as csvLine writes them (no CRLF); none when they hold the marker (its rows go through csvLine). */
 function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchTail): void {
@@ -272,7 +275,7 @@ function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchT
 /** The tails of every batch of the file, in pages of batches (faster than page by page of rows). */
 function fillTails(db: Db, fileId: number, insert: Statement): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
-  const page = db.prepare('SELECT id, state, status_code, status_msg, sms_message_sid, date_created FROM batches WHERE file_id = ? AND id > ? ORDER BY id LIMIT ?').raw(true);
+  const page = db.prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? ORDER BY id LIMIT ?`).raw(true);
   const writePage = db.transaction((batches: BatchTail[]) => {
     for (const batch of batches) addTail(insert, batch);
   });
