@@ -4,12 +4,18 @@
 //   insert  better-sqlite3 inserting the parsed rows, 1000 per transaction, into a fresh file with
 //           the journal's pragmas (WAL, synchronous NORMAL) and one column per CSV field; only the
 //           transactions are timed, parsing them again is not.
+//   journal better-sqlite3 storing the same rows in smsdrop's own rows table (a fresh journal:
+//           its schema, indexes and pragmas), in the intake's 50,000-row transactions, each row as
+//           a valid number of its group (app, template, values). Not a yardstick of the issue: a
+//           floor. What any intake keeping this journal pays for the rows alone, above all for the
+//           unique (group, number) index that sends a number once per group, inserted at random.
 //   request undici alone (one keep-alive Pool, `concurrency` connections and requests in flight)
 //           sending pre-built, signed, valid requests to the simulator; building is not timed.
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse';
+import { openJournal } from '../src/journal/open.js';
 import { Pool } from 'undici';
 import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js';
 import { formatTimestamp, signRequest } from '../src/provider/sign.js';
@@ -41,6 +47,33 @@ export async function measureParse(file: string): Promise<RateResult> {
   return rate(count - 1, elapsed(start));
 }
 
+interface ParsedRow {
+  line: number;
+  cells: string[];
+}
+
+/** Hands the file's data rows to `write` in batches of `size`: rows per second of `write`'s time (parsing is not timed). */
+async function timedBatches(file: string, size: number, write: (batch: ParsedRow[]) => void): Promise<RateResult> {
+  let timed = 0n;
+  let count = 0;
+  let line = 0;
+  let batch: ParsedRow[] = [];
+  const flush = () => {
+    const start = process.hrtime.bigint();
+    write(batch);
+    timed += process.hrtime.bigint() - start;
+    count += batch.length;
+    batch = [];
+  };
+  for await (const cells of records(file)) {
+    if (++line === 1) continue; // header
+    batch.push({ line, cells });
+    if (batch.length === size) flush();
+  }
+  if (batch.length > 0) flush();
+  return rate(count, Number(timed) / 1e9);
+}
+
 /** better-sqlite3 alone: rows stored per second of transaction time. */
 export async function measureInsert(file: string, dbFile: string): Promise<RateResult> {
   const db = new Database(dbFile);
@@ -51,27 +84,48 @@ export async function measureInsert(file: string, dbFile: string): Promise<RateR
       id INTEGER PRIMARY KEY, line INTEGER NOT NULL, phone TEXT NOT NULL,
       template_id TEXT, data1 TEXT, data2 TEXT, status TEXT NOT NULL)`);
     const insert = db.prepare('INSERT INTO rows (line, phone, template_id, data1, data2, status) VALUES (?, ?, ?, ?, ?, ?)');
-    const writeBatch = db.transaction((batch: { line: number; cells: string[] }[]) => {
+    const writeBatch = db.transaction((batch: ParsedRow[]) => {
       for (const { line, cells } of batch) insert.run(line, cells[0] ?? '', cells[1] ?? null, cells[2] ?? null, cells[3] ?? null, 'pending');
     });
-    let timed = 0n;
-    let count = 0;
-    let line = 0;
-    let batch: { line: number; cells: string[] }[] = [];
-    const flush = () => {
-      const start = process.hrtime.bigint();
-      writeBatch(batch);
-      timed += process.hrtime.bigint() - start;
-      count += batch.length;
-      batch = [];
+    return await timedBatches(file, INSERT_BATCH, writeBatch);
+  } finally {
+    db.close();
+  }
+}
+
+/** Rows per transaction when intake journals a file (src/journal/bulk.ts). */
+const JOURNAL_ROWS_PER_COMMIT = 50_000;
+
+/**
+ * better-sqlite3 storing the rows in smsdrop's rows table: rows stored per second of transaction
+ * time. Only what every intake must write is written: the row, its number (spaces taken out) and
+ * its group (made when first seen). No checks, no batches.
+ */
+export async function measureJournalInsert(file: string, dbFile: string): Promise<RateResult> {
+  const db = openJournal(dbFile);
+  try {
+    const now = new Date().toISOString();
+    const fileId = Number(
+      db.prepare("INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('bench', 'bench.csv', 0, 'utf-8', 'intake', ?)").run(now).lastInsertRowid,
+    );
+    const insertGroup = db.prepare('INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, 0, ?, ?, ?)');
+    const insertRow = db.prepare(
+      "INSERT OR IGNORE INTO rows (file_id, line, phone_raw, phone, group_id, intake) VALUES (?, ?, ?, ?, ?, 'valid')",
+    );
+    const groups = new Map<string, number>();
+    const groupOf = (cells: string[]): number => {
+      const key = `${cells[1]}\u0000${cells[2]}\u0000${cells[3]}`;
+      let id = groups.get(key);
+      if (id === undefined) groups.set(key, (id = Number(insertGroup.run(fileId, 'bench', cells[1] ?? '', JSON.stringify(cells.slice(2))).lastInsertRowid)));
+      return id;
     };
-    for await (const cells of records(file)) {
-      if (++line === 1) continue; // header
-      batch.push({ line, cells });
-      if (batch.length === INSERT_BATCH) flush();
-    }
-    if (batch.length > 0) flush();
-    return rate(count, Number(timed) / 1e9);
+    const writeBatch = db.transaction((batch: ParsedRow[]) => {
+      for (const { line, cells } of batch) {
+        const raw = cells[0] ?? '';
+        insertRow.run(fileId, line, raw, raw.replaceAll(' ', ''), groupOf(cells));
+      }
+    });
+    return await timedBatches(file, JOURNAL_ROWS_PER_COMMIT, writeBatch);
   } finally {
     db.close();
   }

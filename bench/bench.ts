@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildRequests, type Credentials, measureInsert, measureParse, measureRequests, type RateResult } from './baselines.js';
+import { buildRequests, type Credentials, measureInsert, measureJournalInsert, measureParse, measureRequests, type RateResult } from './baselines.js';
 import { type CsvMix, generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.js';
 import { type PhaseReport, readPhases } from './phases.js';
 import { formatSummary, summariseProfile } from './profile.js';
@@ -121,23 +121,27 @@ async function fastest(n: number, measure: (i: number) => Promise<RateResult>): 
   return best!;
 }
 
+/** Runs `measure` on a database file that is removed afterwards, with its WAL. */
+async function inFreshDb(dbFile: string, measure: (dbFile: string) => Promise<RateResult>): Promise<RateResult> {
+  try {
+    return await measure(dbFile);
+  } finally {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
+  }
+}
+
 async function measureBaselines(o: BenchOptions, workDir: string, csv: string, mix: CsvMix) {
   note(`baseline: csv-parse alone, best of ${o.repeat}`);
   const parse = await fastest(o.repeat, () => measureParse(csv));
   note(`baseline: better-sqlite3 alone, best of ${o.repeat}`);
-  const insert = await fastest(o.repeat, async (i) => {
-    const dbFile = path.join(workDir, `baseline-${i}.sqlite`);
-    try {
-      return await measureInsert(csv, dbFile);
-    } finally {
-      for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
-    }
-  });
+  const insert = await fastest(o.repeat, (i) => inFreshDb(path.join(workDir, `baseline-${i}.sqlite`), (db) => measureInsert(csv, db)));
+  note(`floor: better-sqlite3 storing the rows in smsdrop's journal schema, best of ${o.repeat}`);
+  const journalInsert = await fastest(o.repeat, (i) => inFreshDb(path.join(workDir, `journal-floor-${i}.sqlite`), (db) => measureJournalInsert(csv, db)));
   const requests = buildRequests(mix, CREDS, o.requestCap);
   note(`baseline: undici alone, ${requests.length} requests at concurrency ${o.concurrency}`);
   const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
   try {
-    return { parse, insert, request: await measureRequests(sim.url, requests, o.concurrency, sim.pid) };
+    return { parse, insert, journalInsert, request: await measureRequests(sim.url, requests, o.concurrency, sim.pid) };
   } finally {
     await sim.stop();
   }
@@ -262,6 +266,9 @@ function resultOf(
     ratioCeiling: round(Math.min(1, ceilings.network, ceilings.cpu)),
     ratioCeilingNetwork: round(ceilings.network),
     ratioCeilingCpu: round(ceilings.cpu),
+    baselineJournalInsertRowsPerSec: Math.round(b.journalInsert.perSec),
+    ratioCeilingJournalOneThread: round(ceilings.journalOneThread),
+    ratioCeilingJournalCpu: round(ceilings.journalCpu),
     cpu: {
       sendSeconds: round(run.cpuSeconds, 2),
       simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
@@ -288,6 +295,7 @@ function resultOf(
     baselines: {
       parseSeconds: round(b.parse.seconds),
       insertSeconds: round(b.insert.seconds),
+      journalInsertSeconds: round(b.journalInsert.seconds),
       requestCount: b.request.count,
       requestSeconds: round(b.request.seconds),
       requestFailures: b.request.failures,
@@ -331,10 +339,14 @@ function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBase
   const ingestSeconds = o.rows * ingestSecondsPerRow;
   const requestCpuSeconds = ((b.request.clientCpuSeconds + b.request.simulatorCpuSeconds) / Math.max(b.request.count, 1)) * requests;
   const partsCpuSeconds = b.parse.seconds + b.insert.seconds + requestCpuSeconds;
+  // The same, with the rows stored as smsdrop's journal must store them (the journal floor).
+  const journalPartsCpuSeconds = b.parse.seconds + b.journalInsert.seconds + requestCpuSeconds;
   return {
     network: ingestSeconds / Math.max(requests / networkLimit, 1e-9),
     cpu: ingestSeconds / (partsCpuSeconds / os.cpus().length),
     partsCpuSeconds,
+    journalOneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds),
+    journalCpu: ingestSeconds / (journalPartsCpuSeconds / os.cpus().length),
   };
 }
 

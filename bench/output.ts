@@ -34,6 +34,15 @@ export interface BenchResult {
   ratioCeilingNetwork: number;
   /** Ingest baseline time over the parts' CPU time (parse, insert, requests' client and simulator CPU) spread over every core. */
   ratioCeilingCpu: number;
+  /**
+   * The journal floor: rows/s of better-sqlite3 storing the rows in smsdrop's own rows table
+   * (schema, indexes, the intake's transactions), which any intake keeping this journal pays.
+   */
+  baselineJournalInsertRowsPerSec: number;
+  /** Ingest baseline time over parse then journal floor, on one thread: an intake doing nothing else. */
+  ratioCeilingJournalOneThread: number;
+  /** As ratioCeilingCpu, with the journal floor in place of the plain insert. */
+  ratioCeilingJournalCpu: number;
   /** CPU seconds: of the send process, of the simulator during it, per request of undici alone (client and simulator, ms), and the parts' total for this file. */
   cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number };
   /** Requests over the sending phase only (first attempt to last), for diagnosis. */
@@ -55,7 +64,7 @@ export interface BenchResult {
     matchesExpected: boolean;
     stderrTail?: string;
   };
-  baselines: { parseSeconds: number; insertSeconds: number; requestCount: number; requestSeconds: number; requestFailures: number };
+  baselines: { parseSeconds: number; insertSeconds: number; journalInsertSeconds: number; requestCount: number; requestSeconds: number; requestFailures: number };
   mix: Omit<CsvMix, 'rows'> & { description: string };
   reportNote: string;
   cli: string;
@@ -107,6 +116,7 @@ export function printTable(r: BenchResult): void {
     ['rows/s better-sqlite3 alone', n(r.baselineInsertRowsPerSec)],
     ['rows/s parse then insert', n(r.ingestBaselineRowsPerSec)],
     ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
+    ['rows/s into the journal schema (floor)', `${n(r.baselineJournalInsertRowsPerSec)} (ratio at best ${r.ratioCeilingJournalOneThread.toFixed(3)} parsing then storing on one thread, ${r.ratioCeilingJournalCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
     ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
     ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],

@@ -2,8 +2,12 @@
 // that smsdrop sent exactly what the generated file asks for. No timing is asserted.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { measureJournalInsert } from '../../bench/baselines.js';
+import { openJournal } from '../../src/journal/open.js';
 
 const BENCH = path.resolve('bench/bench.ts');
 
@@ -26,6 +30,7 @@ const REQUIRED_KEYS = [
   'rowsPerSec',
   'baselineParseRowsPerSec',
   'baselineInsertRowsPerSec',
+  'baselineJournalInsertRowsPerSec',
   'baselineRequestsPerSec',
   'ratioToIngestBaseline',
   'networkEfficiency',
@@ -59,6 +64,11 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
     assert.ok(cpu[key]! > 0, `cpu.${key} = ${cpu[key]}: read from /proc`);
   }
   assert.ok((result.ratioCeilingCpu as number) > 0 && (result.ratioCeiling as number) <= (result.ratioCeilingCpu as number));
+  // The journal floor: parse then store in the journal schema, one thread. From the rounded rates.
+  const perRow = (key: string) => 1 / (result[key] as number);
+  const oneThread = (perRow('baselineParseRowsPerSec') + perRow('baselineInsertRowsPerSec')) / (perRow('baselineParseRowsPerSec') + perRow('baselineJournalInsertRowsPerSec'));
+  assert.ok(Math.abs((result.ratioCeilingJournalOneThread as number) - oneThread) < 0.01 * oneThread + 0.001, `ratioCeilingJournalOneThread = ${String(result.ratioCeilingJournalOneThread)}, rates give ${oneThread}`);
+  assert.ok((result.ratioCeilingJournalCpu as number) > 0);
   const times = result.requestTimes as Record<'duringIntake' | 'afterIntake', { count: number; meanMs: number | null }>;
   assert.equal(times.duringIntake.count + times.afterIntake.count, result.requests, 'every request is on one side of the end of intake');
 });
@@ -67,4 +77,23 @@ test('bench refuses a bad option with exit 2 and says which', async () => {
   const r = await runBench(['--rows', 'many']);
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--rows/);
+});
+
+test('the journal floor stores each row in the journal schema, a number once per group (the unique index at work)', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-bench-floor-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const csv = path.join(dir, 'rows.csv');
+  // Line 4 repeats line 2's number in its group (spaces aside); line 5 has it in another group.
+  writeFileSync(csv, '手机号,模板ID,参数1,参数2\n13800000001,1,a,b\n13800000002,1,a,b\n138 0000 0001,1,a,b\n13800000001,2,c,d\n');
+  const dbFile = path.join(dir, 'floor.sqlite');
+  const result = await measureJournalInsert(csv, dbFile);
+  assert.equal(result.count, 4, 'every data row is handed to the store');
+  const db = openJournal(dbFile, { readonly: true });
+  try {
+    const rows = db.prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line').all() as { line: number; phone: string; g: number }[];
+    assert.deepEqual(rows.map((r) => [r.line, r.phone]), [[2, '13800000001'], [3, '13800000002'], [5, '13800000001']]);
+    assert.equal(new Set(rows.map((r) => r.g)).size, 2, 'one group per (template, values)');
+  } finally {
+    db.close();
+  }
 });
