@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -65,6 +66,36 @@ function handlerFor(script: Script, requests: Captured[]): http.RequestListener 
     });
   };
 }
+
+/**
+ * A port on 127.0.0.1 where a TCP connect hangs: a listener (in python3: Node accepts every
+ * connection itself) with an accept queue of one, which never accepts and holds one connection
+ * already, so Linux drops the SYNs that follow, as a firewall or a dead route would.
+ */
+async function startFullListener(): Promise<number> {
+  const listener = spawn('python3', ['-c', LISTEN_NEVER_ACCEPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+  cleanups.push(async () => {
+    listener.kill();
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+  });
+  const filler = net.connect(port, '127.0.0.1');
+  cleanups.push(async () => {
+    filler.destroy();
+  });
+  await new Promise<void>((resolve, reject) => filler.once('connect', resolve).once('error', reject));
+  return port;
+}
+const LISTEN_NEVER_ACCEPT = [
+  'import socket, sys',
+  's = socket.socket()',
+  "s.bind(('127.0.0.1', 0))",
+  's.listen(0)',
+  'print(s.getsockname()[1], flush=True)',
+  'sys.stdin.read()',
+].join('\n');
 
 function startServer(script: Script): Promise<TestServer> {
   const requests: Captured[] = [];
@@ -194,6 +225,16 @@ describe('transport failures', () => {
     const outcome = await client(url).send(REQ);
     assert.equal(outcome.kind, 'not-sent');
     assert.match(outcome.kind === 'not-sent' ? outcome.reason : '', /ECONNREFUSED/);
+  });
+
+  it('a connect that times out is not-sent (nothing can have reached the provider), and names the timeout', async () => {
+    const port = await startFullListener();
+    const t0 = Date.now();
+    const outcome = await client(`http://127.0.0.1:${port}`, { connectTimeoutMs: 300 }).send(REQ);
+    assert.equal(outcome.kind, 'not-sent', JSON.stringify(outcome));
+    assert.match(outcome.kind === 'not-sent' ? outcome.reason : '', /connect timeout|ConnectTimeout|UND_ERR_CONNECT_TIMEOUT/i);
+    assert.ok(Date.now() - t0 < 4_000, 'it gave up at the connect timeout, not at the response timeout');
+    assertNoSecrets(outcome);
   });
 
   it('a server that destroys the socket after reading the body leaves the batch in doubt', async () => {
