@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
+import { journalPath, openJournal } from '../../src/journal/open.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
 
@@ -173,6 +174,41 @@ describe('crashes', () => {
       assert.ok(kills >= 1, 'the test killed at least one run');
       assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
       assert.equal(Number(final.json!.accepted), 2000);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('the journal fails under a run', () => {
+  it('a row the journal cannot store refuses the file and says it was the journal; once it recovers, the same file finishes, each number delivered once', async () => {
+    const sim = await startSim();
+    try {
+      const dir = tempDir();
+      const phones = numbers(3000);
+      const file = writeCsv(dir, 'j.csv', csvOf(phones));
+      const data = path.join(dir, 'data');
+      // The journal, made beforehand, fails to store line 2,500 as a full disk would fail a write:
+      // two chunks of rows are in by then, and some of their batches may be sent already.
+      const db = openJournal(journalPath(data));
+      db.exec("CREATE TRIGGER fail_line BEFORE INSERT ON rows WHEN NEW.line = 2500 BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END");
+      db.close();
+      const env = envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' });
+      const first = await runCli(['send', file, '--json'], env);
+      assert.notEqual(first.status, 0);
+      assert.equal(first.json!.status, 'refused', first.stdout);
+      assert.match(String(first.json!.reason), /j\.csv: the journal could not record it: .*database or disk is full \(simulated\)/);
+      // Requests of the first chunks usually went out before the failure (8 of them in one run);
+      // the timing decides, so this test does not count on it.
+      for (const count of deliveries(sim).values()) assert.equal(count, 1);
+
+      const recovered = openJournal(journalPath(data));
+      recovered.exec('DROP TRIGGER fail_line');
+      recovered.close();
+      const second = await runCli(['send', file, '--json'], env);
+      assert.equal(second.status, 0, second.stderr);
+      assert.equal(second.json!.accepted, 3000);
+      assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
     } finally {
       await sim.close();
     }
