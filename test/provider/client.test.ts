@@ -88,6 +88,18 @@ async function startFullListener(): Promise<number> {
   await new Promise<void>((resolve, reject) => filler.once('connect', resolve).once('error', reject));
   return port;
 }
+/** Whether a TCP connect to 127.0.0.1:port completes within ms. */
+async function connects(port: number, ms: number): Promise<boolean> {
+  const probe = net.connect(port, '127.0.0.1');
+  try {
+    return await new Promise<boolean>((resolve) => {
+      probe.once('connect', () => resolve(true)).once('error', () => resolve(false));
+      setTimeout(() => resolve(false), ms);
+    });
+  } finally {
+    probe.destroy();
+  }
+}
 const LISTEN_NEVER_ACCEPT = [
   'import socket, sys',
   's = socket.socket()',
@@ -227,8 +239,9 @@ describe('transport failures', () => {
     assert.match(outcome.kind === 'not-sent' ? outcome.reason : '', /ECONNREFUSED/);
   });
 
-  it('a connect that times out is not-sent (nothing can have reached the provider), and names the timeout', async () => {
+  it('a connect that times out is not-sent (nothing can have reached the provider), and names the timeout', async (t) => {
     const port = await startFullListener();
+    if (await connects(port, 500)) return t.skip('this kernel completed a connect beyond the listener\'s accept queue: no hanging connect to test with');
     const t0 = Date.now();
     const outcome = await client(`http://127.0.0.1:${port}`, { connectTimeoutMs: 300 }).send(REQ);
     assert.equal(outcome.kind, 'not-sent', JSON.stringify(outcome));
