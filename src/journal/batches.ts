@@ -200,3 +200,24 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
   })();
   return interrupted.length;
 }
+
+/** What a batch's attempts say of whether, and since when, it may have reached the provider. */
+export interface AttemptHistory {
+  /** Every attempt carried the batch's reqId (one without it was a request the provider could not recognise again). */
+  everyAttemptCarriedReqId: boolean;
+  /** An answer said "failed, but may have sent some" (the ambiguous class). */
+  partial: boolean;
+  /** When the first attempt that may have reached the provider started (null: none may have). */
+  firstDoubtAt: string | null;
+}
+
+export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptHistory {
+  const row = sql(
+    db,
+    `SELECT coalesce(sum(req_id IS NULL OR req_id <> ?), 0) AS withoutReqId,
+       coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
+       min(CASE WHEN outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous') THEN started_at END) AS firstDoubtAt
+     FROM attempts WHERE batch_id = ?`,
+  ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
+  return { everyAttemptCarriedReqId: row.withoutReqId === 0, partial: row.ambiguous > 0, firstDoubtAt: row.firstDoubtAt };
+}

@@ -1,9 +1,12 @@
 // `smsdrop retry`: the journal side of an explicit resend. Every failed (or unknown) batch of the
 // file hands its numbers to a new planned batch with a fresh reqId (its rows follow them) and
 // becomes `retried`, keeping its outcome and attempts: the history of who was tried when, and
-// with what answer, stays whole. All in one transaction, so a crash leaves either every chosen
-// batch retried or none. The normal sender then sends the new batches.
-import { type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
+// with what answer, stays whole. The exception is an unknown batch the provider would still
+// recognise by its reqId (the caller's keepsOwnReqId, see send/policy.ts mayResendWithOwnReqId):
+// it is planned again as it is, so a repeat is refused (160054) rather than sent twice; its
+// attempts stay in the attempts table. All in one transaction, so a crash leaves either every
+// chosen batch retried or none. The normal sender then sends the planned batches.
+import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
 import { setFileStatus } from './files.js';
 import { type Db, nowIso, sql } from './open.js';
 import { BATCH_STATE, FILE_STATUS } from './states.js';
@@ -17,6 +20,47 @@ export interface PreparedRetry {
   /** The first new batch: later batches of the file are the others and their split halves (and,
    * for a file still in progress, halves of its other batches split meanwhile). */
   firstBatchId: number | null;
+  /** Unknown batches planned again as they are, under their own reqId. */
+  ownReqIdBatchIds: number[];
+}
+
+/**
+ * Whether an unknown batch may be sent again under its own reqId (send/policy.ts
+ * mayResendWithOwnReqId), given what its attempts say (attemptHistory).
+ */
+export type KeepsOwnReqId = (history: AttemptHistory) => boolean;
+
+/** How a retry treats unknown batches. */
+export interface UnknownRule {
+  keepsOwnReqId: KeepsOwnReqId;
+  /** Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown. */
+  newReqIds: boolean;
+}
+/** batches.maybe_sent for "may have been sent, all of it" (DOUBT.all in send/policy.ts). */
+const MAY_HAVE_BEEN_SENT_WHOLE = 1;
+const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
+
+/** Numbers of the file's unknown batches a retry would send under their own reqId, and under new ones. */
+export function countUnknownByReqId(db: Db, fileId: number, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): { ownReqId: number; newReqId: number } {
+  const counts = { ownReqId: 0, newReqId: 0 };
+  for (const batch of batchesIn(db, fileId, BATCH_STATE.unknown)) {
+    counts[keepsItsReqId(db, batch, maxPerRequest, keepsOwnReqId) ? 'ownReqId' : 'newReqId'] += batch.numbers;
+  }
+  return counts;
+}
+
+/**
+ * The attempt history of an unknown batch that keeps its reqId on a retry, else undefined. (One
+ * too big for today's limit must be split, and halves get new reqIds.)
+ */
+function keepsItsReqId(db: Db, batch: BatchRecord, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): AttemptHistory | undefined {
+  if (batch.state !== BATCH_STATE.unknown || batch.numbers > maxPerRequest) return undefined;
+  const history = attemptHistory(db, batch.id, batch.req_id);
+  return keepsOwnReqId(history) ? history : undefined;
+}
+
+function batchesIn(db: Db, fileId: number, state: RetryStatus): BatchRecord[] {
+  return sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
 }
 
 /** Numbers of the file whose outcome is one of `statuses`: what a retry would resend. */
@@ -32,14 +76,34 @@ export function countRetryable(db: Db, fileId: number, statuses: readonly RetryS
  * `maxPerRequest` numbers (the limit may have been lowered since: a batch the provider refused
  * as too big must not be sent again whole); the file goes back to sending.
  */
-export function prepareRetry(db: Db, fileId: number, statuses: readonly RetryStatus[], maxPerRequest: number): PreparedRetry {
+export function prepareRetry(
+  db: Db,
+  fileId: number,
+  statuses: readonly RetryStatus[],
+  maxPerRequest: number,
+  unknown: UnknownRule = NEW_REQ_IDS_ONLY,
+): PreparedRetry {
   return db.transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
     let firstBatchId: number | null = null;
+    const ownReqIdBatchIds: number[] = [];
     for (const state of statuses) {
-      const batches = sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
-      for (const batch of batches) {
+      for (const batch of batchesIn(db, fileId, state)) {
+        const history = keepsItsReqId(db, batch, maxPerRequest, unknown.keepsOwnReqId);
+        if (history) {
+          // In doubt since its first attempt that may have arrived: the sender checks the day again
+          // before each request, and an answer that leaves it open ends it unknown, never failed.
+          // A fresh count of attempts: the earlier ones stay in the attempts table (and in v_recipients).
+          sql(
+            db,
+            "UPDATE batches SET state = 'planned', attempts = 0, next_attempt_at = 0, maybe_sent = ?, first_doubt_at = ?, updated_at = ? WHERE id = ?",
+          ).run(MAY_HAVE_BEEN_SENT_WHOLE, history.firstDoubtAt, now, batch.id);
+          ownReqIdBatchIds.push(batch.id);
+          rows += batch.numbers;
+          continue;
+        }
+        if (state === BATCH_STATE.unknown && !unknown.newReqIds) continue;
         const phones = batchPhones(db, batch.id);
         for (let from = 0; from < phones.length; from += maxPerRequest) {
           const newId = moveToNewBatch(db, batch, phones.slice(from, from + maxPerRequest), now);
@@ -50,7 +114,7 @@ export function prepareRetry(db: Db, fileId: number, statuses: readonly RetrySta
       }
     }
     if (rows > 0) setFileStatus(db, fileId, FILE_STATUS.sending);
-    return { rows, firstBatchId };
+    return { rows, firstBatchId, ownReqIdBatchIds };
   })();
 }
 
@@ -65,14 +129,16 @@ export interface RetryOutcome {
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */
 export function retryOutcome(db: Db, fileId: number, retry: PreparedRetry): RetryOutcome {
   const outcome: RetryOutcome = { rows: retry.rows, accepted: 0, failed: 0, unknown: 0, pending: 0 };
+  const add = ({ state, n }: { state: string; n: number }): void => {
+    if (state === 'accepted' || state === 'failed' || state === 'unknown') outcome[state] += n;
+    else outcome.pending += n;
+  };
+  for (const id of retry.ownReqIdBatchIds) add(sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as { state: string; n: number });
   if (retry.firstBatchId === null) return outcome;
   const byState = sql(
     db,
     "SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND id >= ? AND state NOT IN ('split', 'retried') GROUP BY state",
   ).all(fileId, retry.firstBatchId) as { state: string; n: number }[];
-  for (const { state, n } of byState) {
-    if (state === 'accepted' || state === 'failed' || state === 'unknown') outcome[state] += n;
-    else outcome.pending += n;
-  }
+  byState.forEach(add);
   return outcome;
 }

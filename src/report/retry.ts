@@ -1,22 +1,27 @@
 // `smsdrop retry FILE --failed | --unknown [--yes] [--json]`: an explicit resend of those rows
 // only. Their numbers move to new batches with fresh reqIds (src/journal/retry.ts), which the
-// normal sender sends; the old batches keep their outcome and attempts. It writes the journal and
+// normal sender sends; the old batches keep their outcome and attempts. (Unknown batches the
+// provider can still recognise keep their reqId: below.) It writes the journal and
 // sends, so it takes the data-directory lock: with the daemon running it refuses. A file still
 // in progress (paused, stopped) is finished along the way.
 //
-// Unknown rows may already have arrived, and a fresh reqId cannot stop the provider from sending
-// them again, so resending them is confirmed first (y/N on a terminal; without one, only --yes).
+// Unknown rows may already have arrived. Those the provider would still recognise by their reqId
+// (same day, every attempt carried it: send/policy.ts mayResendWithOwnReqId) are sent again under
+// it, and a repeat is refused (160054, counted as accepted). For the others only a fresh reqId is
+// left, which cannot stop the provider from sending them again, so resending those is confirmed
+// first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
-import { countRetryable, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
+import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime, stopOnSignals } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
+import { mayResendWithOwnReqId } from '../send/policy.js';
 import { requireJournal, resolveFile, UsageError } from './common.js';
 
 export interface RetryResult {
@@ -29,10 +34,14 @@ export interface RetryResult {
   elapsedMs: number;
 }
 
-/** Resends the file's rows in `statuses`; the file is done again once every batch is final. */
-export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[]): Promise<RetryResult> {
+/**
+ * Resends the file's rows in `statuses`; the file is done again once every batch is final.
+ * newReqIdsForUnknown: whether unknown rows that cannot keep their reqId may go under new ones.
+ */
+export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[], newReqIdsForUnknown = true): Promise<RetryResult> {
   const started = Date.now();
-  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest);
+  const unknown = { keepsOwnReqId: ownReqIdRule(ctx.config), newReqIds: newReqIdsForUnknown };
+  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest, unknown);
   let sent: SendResult | undefined;
   if (retry.rows > 0) {
     sent = await sendFile(ctx, fileId);
@@ -47,6 +56,12 @@ export async function retryRows(ctx: SendContext, fileId: number, statuses: read
   };
 }
 
+/** Whether an unknown batch keeps its reqId if retried now (see mayResendWithOwnReqId). */
+function ownReqIdRule(config: Config, now = new Date()): KeepsOwnReqId {
+  const settings = { reqIdOn: config.reqId, timezone: config.timezone };
+  return (history) => mayResendWithOwnReqId(history, now, settings);
+}
+
 interface RetryFlags {
   failed?: boolean;
   unknown?: boolean;
@@ -57,10 +72,10 @@ interface RetryFlags {
 export function registerRetryCommand(program: Command): void {
   program
     .command('retry')
-    .description('resend the failed and/or unknown rows of FILE as new requests (the earlier attempts stay in the journal)')
+    .description('resend the failed and/or unknown rows of FILE (the earlier attempts stay in the journal)')
     .argument('<file>', 'file id, name or sha256 prefix')
     .option('--failed', 'resend the rows that failed (they were not sent)')
-    .option('--unknown', 'resend the rows whose outcome is unknown (they may already have arrived: asks first)')
+    .option('--unknown', 'resend the rows whose outcome is unknown: under their own reqId while the provider remembers it (it refuses a repeat), otherwise as new requests, after asking (they may already have arrived)')
     .option('--yes', 'resend unknown rows without asking')
     .option('--json', 'print the summary as one JSON object')
     .action(async (file: string, flags: RetryFlags, command: Command) => {
@@ -72,9 +87,9 @@ export function registerRetryCommand(program: Command): void {
         process.stdout.write(`${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`);
         process.exit(EXIT.ok);
       }
-      if (statuses.includes('unknown')) await confirmUnknown(target.file, target.unknownRows, flags.yes ?? false);
+      const newReqIds = statuses.includes('unknown') ? await confirmUnknown(target.file, target.unknown, flags.yes ?? false) : false;
       const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
-      const code = await runRetry(config, target.file, statuses, flags, log);
+      const code = await runRetry(config, target.file, statuses, { ...flags, newReqIds }, log);
       process.exit(code);
     });
 }
@@ -82,7 +97,8 @@ export function registerRetryCommand(program: Command): void {
 interface Target {
   file: FileRecord;
   rows: number;
-  unknownRows: number;
+  /** Unknown rows that would go under their own reqId, and under new ones. */
+  unknown: { ownReqId: number; newReqId: number };
 }
 
 /** Checks the arguments against the journal (read-only, before the lock): exits 2 when they are wrong. */
@@ -98,7 +114,8 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
       if (sent > 0) throw new UsageError(`${what}, after ${sent} request(s) went out while it was read: give the same file again (send or the inbox) to send the rest`);
       throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
-    return { file, rows: countRetryable(db, file.id, statuses), unknownRows: statuses.includes('unknown') ? countRetryable(db, file.id, ['unknown']) : 0 };
+    const unknown = statuses.includes('unknown') ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config)) : { ownReqId: 0, newReqId: 0 };
+    return { file, rows: countRetryable(db, file.id, statuses), unknown };
   } catch (err) {
     if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop retry: ${err.message}`);
     throw err;
@@ -107,12 +124,14 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
   }
 }
 
-async function confirmUnknown(file: FileRecord, rows: number, yes: boolean): Promise<void> {
-  if (rows === 0 || yes) return;
+/** Whether unknown rows that cannot keep their reqId may go under new ones: asked, or --yes. Exits 2 on no. */
+async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes: boolean): Promise<boolean> {
+  if (unknown.newReqId === 0 || yes) return yes;
+  const safe = unknown.ownReqId > 0 ? ` (${unknown.ownReqId} other unknown rows go again under their own reqId today, which the provider refuses to send twice)` : '';
   const warning =
-    `${rows} rows of ${file.name} (id ${file.id}) have an unknown outcome: their request may have reached the provider, ` +
+    `${unknown.newReqId} rows of ${file.name} (id ${file.id}) have an unknown outcome: their request may have reached the provider, ` +
     'so those messages may already have arrived. Resending uses new requests with new reqIds, which the provider cannot recognise as repeats: ' +
-    'a message that did arrive would arrive twice.';
+    `a message that did arrive would arrive twice${safe}.`;
   if (!process.stdin.isTTY) exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
@@ -121,9 +140,10 @@ async function confirmUnknown(file: FileRecord, rows: number, yes: boolean): Pro
   } finally {
     prompt.close();
   }
+  return true;
 }
 
-async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags, log: Logger): Promise<number> {
+async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
   let runtime: Runtime;
   try {
     runtime = await openRuntime(config, { role: `smsdrop retry ${file.name}`, log });
@@ -134,7 +154,7 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
   log.info(`sending to ${runtime.provider.describe}`);
   stopOnSignals(runtime, log);
   try {
-    const result = await retryRows(runtime.context, file.id, statuses);
+    const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     printRetrySummary(file, statuses, result, flags.json ?? false);
     const o = result.outcome;

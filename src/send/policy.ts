@@ -141,3 +141,25 @@ export function sameProviderDay(firstDoubt: Date, now: Date, signingZone?: strin
   const zones = ['Asia/Shanghai', signingZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone];
   return zones.every((zone) => dayIn(firstDoubt, zone) === dayIn(now, zone));
 }
+
+/**
+ * Whether an explicit retry may send an unknown batch again under its own reqId: every attempt
+ * carried that reqId, none was answered "may have sent some" (after which the provider's 160054
+ * says nothing of each number), and the provider still remembers it (the first attempt that may
+ * have reached it started on the same day as now). The provider then refuses a repeat (160054,
+ * counted as accepted), so the retry cannot send a message twice. Otherwise only a new reqId is
+ * left, which can.
+ */
+export function mayResendWithOwnReqId(
+  history: { everyAttemptCarriedReqId: boolean; partial: boolean; firstDoubtAt: string | null },
+  now: Date,
+  settings: { reqIdOn: boolean; timezone?: string | undefined },
+): boolean {
+  return (
+    settings.reqIdOn &&
+    history.everyAttemptCarriedReqId &&
+    !history.partial &&
+    history.firstDoubtAt !== null &&
+    sameProviderDay(new Date(history.firstDoubtAt), now, settings.timezone)
+  );
+}

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { acquireLock } from '../../src/journal/lock.js';
+import { journalPath, openJournal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
 import { retryRows } from '../../src/report/retry.js';
 import { acceptedNumbers, cleanUp, runCli, sendCsv, sender, simulator, tempDir, writeCsvFile } from './helpers.js';
@@ -113,6 +114,52 @@ describe('retry --unknown', () => {
     assert.equal(run.code, 2);
     assert.match(run.stderr, /may already have arrived.*add --yes/s);
     assert.equal(open.requestCount, 0);
+    assert.equal(countsOf(dataDir).unknown, 2);
+  });
+
+  /**
+   * reqId on, one attempt allowed, every answer cut after the provider accepted: all rows unknown,
+   * all delivered. The provider's memory of reqIds is kept in a record file, as across its restarts.
+   */
+  async function unknownWithReqIdRun() {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    const recordFile = path.join(dir, 'provider-record.jsonl');
+    const cutting = await simulator({ faults: [{ kind: 'cut-after-accept', everyNth: 1 }], recordFile });
+    await sendCsv(dataDir, cutting, writeCsvFile(dir, 'k.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,c']), { maxAttempts: 1 });
+    assert.equal(countsOf(dataDir).unknown, 2);
+    assert.equal(acceptedNumbers(cutting).length, 2, 'the provider did take them');
+    return { dataDir, provider: await simulator({ recordFile }) };
+  }
+
+  it('reqId on, the same day: resent under their own reqId without asking; the provider refuses the repeat, nothing arrives twice', async () => {
+    const { dataDir, provider } = await unknownWithReqIdRun();
+    const run = await runCli(['retry', '1', '--unknown', '--json'], { dataDir, sim: provider });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(provider.requestCount, 2, 'each batch asked once more');
+    assert.deepEqual(acceptedNumbers(provider), [], 'the provider refused both repeats (160054): nothing arrived twice');
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 2, invalid: 0, duplicates: 0, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    const summary = JSON.parse(run.stdout) as { retried: Record<string, number> };
+    assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    const db = openForReading(dataDir)!;
+    try {
+      const reqIds = db.prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id').pluck().all();
+      assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
+      assert.deepEqual(db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(), [2], 'both attempts of each row stay in its history');
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reqId on, but in doubt since yesterday: the provider has forgotten the reqId, so it asks, and without --yes nothing is sent', async () => {
+    const { dataDir, provider } = await unknownWithReqIdRun();
+    const db = openJournal(journalPath(dataDir));
+    db.prepare('UPDATE attempts SET started_at = ?').run(new Date(Date.now() - 2 * 86_400_000).toISOString());
+    db.close();
+    const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: provider });
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /2 rows .*may already have arrived.*add --yes/s);
+    assert.equal(provider.requestCount, 0);
     assert.equal(countsOf(dataDir).unknown, 2);
   });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SendOutcome } from '../../src/provider/types.js';
-import { backoffDelay, type BatchHistory, decideAfterAttempt, DOUBT, type RetrySettings, sameProviderDay } from '../../src/send/policy.js';
+import { backoffDelay, type BatchHistory, decideAfterAttempt, DOUBT, type RetrySettings, mayResendWithOwnReqId, sameProviderDay } from '../../src/send/policy.js';
 
 const settings: RetrySettings = { reqIdOn: true, maxAttempts: 3, retryBaseMs: 100, retryMaxMs: 1000, rateLimitDelayMs: 60_000, rateLimitMaxDeferrals: 2 };
 const fresh: BatchHistory = { attempts: 1, deferrals: 0, doubt: DOUBT.none, numbers: 10, lastStatusCode: null };
@@ -111,5 +111,22 @@ describe('sameProviderDay', () => {
     // 2026-11-21 15:00Z is 23:00 in Shanghai; 16:30Z is 00:30 the next day there.
     assert.equal(sameProviderDay(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T15:00:00Z'), 'Asia/Shanghai'), true);
     assert.equal(sameProviderDay(new Date('2026-11-21T15:00:00Z'), new Date('2026-11-21T16:30:00Z'), 'Asia/Shanghai'), false);
+  });
+});
+
+describe('mayResendWithOwnReqId (smsdrop retry --unknown)', () => {
+  const history = { everyAttemptCarriedReqId: true, partial: false, firstDoubtAt: '2026-11-21T02:00:00Z' };
+  const now = new Date('2026-11-21T09:00:00Z');
+  const on = { reqIdOn: true, timezone: 'Asia/Shanghai' };
+  it('yes: every attempt carried the reqId, none half-sent, and the provider still remembers it today', () => {
+    assert.equal(mayResendWithOwnReqId(history, now, on), true);
+  });
+  it('no: reqId off now, an attempt without it, an answer "may have sent some", no doubt recorded, or a new day', () => {
+    assert.equal(mayResendWithOwnReqId(history, now, { ...on, reqIdOn: false }), false);
+    assert.equal(mayResendWithOwnReqId({ ...history, everyAttemptCarriedReqId: false }, now, on), false);
+    assert.equal(mayResendWithOwnReqId({ ...history, partial: true }, now, on), false);
+    assert.equal(mayResendWithOwnReqId({ ...history, firstDoubtAt: null }, now, on), false);
+    // 2026-11-21T16:30Z is already the 22nd in China.
+    assert.equal(mayResendWithOwnReqId(history, new Date('2026-11-21T16:30:00Z'), on), false);
   });
 });

@@ -1,0 +1,52 @@
+// What a batch's attempts say of whether, and since when, it may have reached the provider: the
+// ground on which `smsdrop retry --unknown` keeps a batch's reqId (see send/policy.ts).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, it } from 'node:test';
+import { attemptHistory } from '../../src/journal/batches.js';
+import { openJournal } from '../../src/journal/open.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-history-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+const db = openJournal(path.join(dir, 'journal.sqlite'));
+after(() => db.close());
+db.exec(`INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES (1, 'x', 'f.csv', 0, 'utf-8', 'done', '2026-11-21T00:00:00Z');
+  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (1, 1, 0, 'app', '1', '[]')`);
+let nextBatch = 1;
+
+/** A batch under reqId 'R' with these attempts: [outcome (null: never finished), req_id, started_at]. */
+function batchWith(attempts: Array<[string | null, string | null, string]>): number {
+  const id = nextBatch++;
+  db.prepare("INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, 'unknown', '', '')").run(id, `R${id}`);
+  for (const [outcome, reqId, startedAt] of attempts) {
+    db.prepare('INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, ?)').run(id, reqId === 'R' ? `R${id}` : reqId, startedAt, outcome);
+  }
+  return id;
+}
+const historyOf = (id: number) => attemptHistory(db, id, `R${id}`);
+
+it('the first attempt that may have arrived dates the doubt; refusals and connects that failed do not', () => {
+  const id = batchWith([
+    ['not-sent', 'R', '2026-11-21T01:00:00Z'],
+    ['rejected:transient', 'R', '2026-11-21T02:00:00Z'],
+    ['in-doubt', 'R', '2026-11-21T03:00:00Z'],
+    ['interrupted', 'R', '2026-11-21T04:00:00Z'],
+  ]);
+  assert.deepEqual(historyOf(id), { everyAttemptCarriedReqId: true, partial: false, firstDoubtAt: '2026-11-21T03:00:00Z' });
+});
+
+it('an attempt never finished (a crash mid-request) may have arrived', () => {
+  assert.equal(historyOf(batchWith([[null, 'R', '2026-11-21T05:00:00Z']])).firstDoubtAt, '2026-11-21T05:00:00Z');
+});
+
+it('"may have sent some" makes it partial; an attempt without the reqId (or with another) is told', () => {
+  assert.equal(historyOf(batchWith([['rejected:ambiguous', 'R', '2026-11-21T06:00:00Z']])).partial, true);
+  assert.equal(historyOf(batchWith([['in-doubt', null, '2026-11-21T07:00:00Z']])).everyAttemptCarriedReqId, false);
+  assert.equal(historyOf(batchWith([['in-doubt', 'other', '2026-11-21T07:00:00Z']])).everyAttemptCarriedReqId, false);
+});
+
+it('no attempt that may have arrived: no doubt', () => {
+  assert.equal(historyOf(batchWith([['not-sent', 'R', '2026-11-21T08:00:00Z']])).firstDoubtAt, null);
+});
