@@ -15,7 +15,7 @@ import { BATCH_STATE, FILE_STATUS } from './states.js';
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
 
 export interface PreparedRetry {
-  /** Numbers (rows) handed to new batches. */
+  /** Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are. */
   rows: number;
   /** The first new batch: later batches of the file are the others and their split halves (and,
    * for a file still in progress, halves of its other batches split meanwhile). */
@@ -74,7 +74,9 @@ export function countRetryable(db: Db, fileId: number, statuses: readonly RetryS
 /**
  * Moves the numbers of the file's batches in `statuses` to new planned batches of at most
  * `maxPerRequest` numbers (the limit may have been lowered since: a batch the provider refused
- * as too big must not be sent again whole); the file goes back to sending.
+ * as too big must not be sent again whole); the file goes back to sending. Unknown batches
+ * follow `unknown`: planned again as they are when they keep their reqId, else moved only if
+ * new reqIds are agreed to.
  */
 export function prepareRetry(
   db: Db,
