@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import Database from 'better-sqlite3';
 import { parse } from 'csv-parse';
+import { ROWS_PER_COMMIT } from '../src/journal/bulk.js';
 import { openJournal } from '../src/journal/open.js';
 import { Pool } from 'undici';
 import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js';
@@ -105,9 +106,6 @@ interface JournalRow {
   newGroup: [templateId: string, datas: string] | undefined;
 }
 
-/** Rows per transaction when intake journals a file (src/journal/bulk.ts). */
-const JOURNAL_ROWS_PER_COMMIT = 50_000;
-
 /**
  * better-sqlite3 storing the rows in smsdrop's rows table: rows stored per second of transaction
  * time. Only what every intake must write is written: the row, its number (spaces taken out) and
@@ -141,7 +139,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
         insertRow.run(fileId, row.line, row.raw, row.phone, row.group);
       }
     });
-    return await timedBatches(file, JOURNAL_ROWS_PER_COMMIT, toRow, writeBatch);
+    return await timedBatches(file, ROWS_PER_COMMIT, toRow, writeBatch);
   } finally {
     db.close();
   }

@@ -7,7 +7,8 @@
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import type { Db } from './open.js';
 
-const ROWS_PER_COMMIT = 50_000;
+/** Rows an intake writes per transaction (the bench's journal floor uses the same). */
+export const ROWS_PER_COMMIT = 50_000;
 
 const pending = new WeakMap<Db, number>();
 /** Bulk transactions of a connection that SQLite rolled back (see bulkLosses). */
