@@ -26,6 +26,10 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
     // Under 100 ms the polling of awaitWriteFinish would not see a pause between writes.
     awaitWriteFinish: { stabilityThreshold: Math.max(options.stabilityMs, 100), pollInterval: Math.min(100, Math.max(options.stabilityMs / 4, 20)) },
     ignored: (file) => path.resolve(file) !== root && isIgnoredName(path.basename(file)),
+    // Otherwise chokidar silently skips a file whose owner may not read it (mode 0o000, say): it
+    // must be reported, so that it goes to failed/ with the reason (EACCES) instead of sitting in
+    // inbox/ unnoticed. A file the daemon cannot read is refused by the pipeline either way.
+    ignorePermissionErrors: true,
   });
   watcher.on('add', (file) => {
     if (path.dirname(path.resolve(file)) === root) options.onFile(path.resolve(file));

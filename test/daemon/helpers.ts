@@ -42,8 +42,9 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): void;
 }
 
-export function startProcess(args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `user`: another user to run it as (root only), e.g. one whom file modes stop. */
+export function startProcess(args: string[], env: NodeJS.ProcessEnv, user?: { uid: number; gid: number }): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
   let text = '';
   child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
@@ -101,11 +102,13 @@ export interface DaemonSettings {
   dataDir: string;
   simulator?: Simulator;
   env?: Record<string, string>;
+  /** Run as this user instead of the one running the tests (see startProcess). */
+  user?: { uid: number; gid: number };
 }
 
 /** `smsdrop run`; resolves once it watches inbox/ (or has exited). */
 export async function startDaemon(settings: DaemonSettings): Promise<Proc> {
-  const proc = startProcess(['run'], daemonEnv(settings));
+  const proc = startProcess(['run'], daemonEnv(settings), settings.user);
   await proc.waitFor(/watching .*inbox/);
   return proc;
 }
