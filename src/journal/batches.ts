@@ -3,7 +3,7 @@
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
 import { type Db, nowIso, sql } from './open.js';
-import type { BatchState } from './states.js';
+import type { BatchState, Doubt } from './states.js';
 
 export interface BatchRecord {
   id: number;
@@ -94,8 +94,8 @@ export type Transition =
   | {
       to: 'planned';
       nextAttemptAt: number;
-      /** What may have reached the provider (DOUBT in send/policy.ts): 0 none, 1 all, 2 part. */
-      doubt: 0 | 1 | 2;
+      /** What may have reached the provider (DOUBT in states.ts). */
+      doubt: Doubt;
       deferral?: boolean;
       /** The attempt does not count against the batch (it was not the batch's fault). */
       refundAttempt?: boolean;

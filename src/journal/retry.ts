@@ -9,7 +9,7 @@
 import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
 import { setFileStatus } from './files.js';
 import { type Db, nowIso, sql } from './open.js';
-import { BATCH_STATE, FILE_STATUS } from './states.js';
+import { BATCH_STATE, DOUBT, FILE_STATUS } from './states.js';
 
 /** The outcomes an operator may resend. */
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
@@ -36,8 +36,6 @@ export interface UnknownRule {
   /** Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown. */
   newReqIds: boolean;
 }
-/** batches.maybe_sent for "may have been sent, all of it" (DOUBT.all in send/policy.ts). */
-const MAY_HAVE_BEEN_SENT_WHOLE = 1;
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
 /** Numbers of the file's unknown batches a retry would send under their own reqId, and under new ones. */
@@ -100,7 +98,7 @@ export function prepareRetry(
           sql(
             db,
             "UPDATE batches SET state = 'planned', attempts = 0, next_attempt_at = 0, maybe_sent = ?, first_doubt_at = ?, updated_at = ? WHERE id = ?",
-          ).run(MAY_HAVE_BEEN_SENT_WHOLE, history.firstDoubtAt, now, batch.id);
+          ).run(DOUBT.all, history.firstDoubtAt, now, batch.id);
           ownReqIdBatchIds.push(batch.id);
           rows += batch.numbers;
           continue;

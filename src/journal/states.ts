@@ -45,6 +45,14 @@ export const BATCH_STATE = {
 } as const;
 export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 
+/**
+ * What may already have reached the provider for a batch (batches.maybe_sent):
+ * none: every earlier answer said "not sent"; all: some request may have been accepted whole
+ * (no answer came); part: the provider said it failed but may have sent some (ambiguous code).
+ */
+export const DOUBT = { none: 0, all: 1, part: 2 } as const;
+export type Doubt = (typeof DOUBT)[keyof typeof DOUBT];
+
 // A FILE: intake (rows being written) -> sending (planned; batches going out) -> done (every row
 // final). refused: the file as a whole could not be read (no phone column, unreadable...).
 export const FILE_STATUS = {

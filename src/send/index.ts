@@ -14,9 +14,10 @@ import {
 } from '../journal/batches.js';
 import { type Db, sql } from '../journal/open.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
+import type { Doubt } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
-import { decideAfterAttempt, type Doubt, type RetrySettings, sameProviderDay } from './policy.js';
+import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
 import type { AccountPause, RateLimiter } from './rate.js';
 
 export interface SendContext {

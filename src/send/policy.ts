@@ -2,6 +2,7 @@
 // and the retry settings. Early returns, one per rule; the reasons are in provider-facts.md.
 import type { SendOutcome } from '../provider/types.js';
 import type { Transition } from '../journal/batches.js';
+import { DOUBT, type Doubt } from '../journal/states.js';
 
 export interface RetrySettings {
   reqIdOn: boolean;
@@ -11,14 +12,6 @@ export interface RetrySettings {
   rateLimitDelayMs: number;
   rateLimitMaxDeferrals: number;
 }
-
-/**
- * What may already have reached the provider for a batch (batches.maybe_sent):
- * none: every earlier answer said "not sent"; all: some request may have been accepted whole
- * (no answer came); part: the provider said it failed but may have sent some (ambiguous code).
- */
-export const DOUBT = { none: 0, all: 1, part: 2 } as const;
-export type Doubt = (typeof DOUBT)[keyof typeof DOUBT];
 
 /** The batch as it stands after the attempt was counted. */
 export interface BatchHistory {

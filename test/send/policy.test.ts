@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { SendOutcome } from '../../src/provider/types.js';
-import { backoffDelay, type BatchHistory, decideAfterAttempt, DOUBT, type RetrySettings, mayResendWithOwnReqId, sameProviderDay } from '../../src/send/policy.js';
+import { backoffDelay, type BatchHistory, decideAfterAttempt, type RetrySettings, mayResendWithOwnReqId, sameProviderDay } from '../../src/send/policy.js';
+import { DOUBT } from '../../src/journal/states.js';
 
 const settings: RetrySettings = { reqIdOn: true, maxAttempts: 3, retryBaseMs: 100, retryMaxMs: 1000, rateLimitDelayMs: 60_000, rateLimitMaxDeferrals: 2 };
 const fresh: BatchHistory = { attempts: 1, deferrals: 0, doubt: DOUBT.none, numbers: 10, lastStatusCode: null };
