@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseWindowHours } from '../send/window.js';
 
 const onOff = z.preprocess((v) => {
   if (typeof v !== 'string') return v;
@@ -25,18 +26,25 @@ const int = (min: number, max: number) =>
 
 const optionalText = z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().optional());
 
-const timeZone = z.preprocess(
+const isTimeZone = (tz: string): boolean => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const timeZone = z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai').optional());
+
+const sendWindow = z.preprocess(
   (v) => (v === '' || v === null ? undefined : v),
   z
     .string()
-    .refine((tz) => {
-      try {
-        new Intl.DateTimeFormat('en-US', { timeZone: tz });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'expected an IANA time zone such as Asia/Shanghai')
+    .superRefine((text, ctx) => {
+      const hours = parseWindowHours(text);
+      if (typeof hours === 'string') ctx.addIssue({ code: z.ZodIssueCode.custom, message: hours });
+    })
     .optional(),
 );
 
@@ -77,6 +85,12 @@ export const SETTINGS = {
   retryMaxMs: { schema: int(0, 3_600_000).default(60_000), env: 'SMSDROP_RETRY_MAX_MS', doc: 'Largest retry delay.' },
   rateLimitDelayMs: { schema: int(0, 86_400_000).default(300_000), env: 'SMSDROP_RATE_LIMIT_DELAY_MS', doc: 'Delay before resending a batch the provider rate-limited.' },
   rateLimitMaxDeferrals: { schema: int(0, 100).default(2), env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS', doc: 'Rate-limit deferrals per batch before it is failed with the code.' },
+  sendWindow: { schema: sendWindow, env: 'SMSDROP_SEND_WINDOW', doc: 'Hours in which requests may start, HH:MM-HH:MM (e.g. 08:00-22:00; 22:00-06:00 spans midnight), in sendWindowZone. Unset: any hour.' },
+  sendWindowZone: {
+    schema: z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai').default('Asia/Shanghai')),
+    env: 'SMSDROP_SEND_WINDOW_ZONE',
+    doc: "IANA zone of the sending window's hours (the recipients' clock).",
+  },
   pauseAfterFailures: { schema: int(0, 100_000).default(20), env: 'SMSDROP_PAUSE_AFTER_FAILURES', doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.' },
   sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },

@@ -81,6 +81,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
   log.info(`smsdrop run: pid ${process.pid}, data directory ${folders.root}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`);
+  if (runtime.context.window) log.info(`requests start only within the sending window ${runtime.context.window.text}`);
   // Without credentials nothing may look like a real send: say it at warn level, every start.
   if (runtime.provider.simulator) log.warn(`sending to ${runtime.provider.describe}`);
   else log.info(`sending to ${runtime.provider.describe}`);

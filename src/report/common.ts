@@ -123,11 +123,3 @@ export async function writeCsv(target: string | undefined, header: readonly stri
   if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
   return count;
 }
-
-/** Seconds as "2 h 5 min", "3 min 20 s" or "12 s". */
-export function formatDuration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.round((s % 3600) / 60)} min`;
-  if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${s} s`;
-}

@@ -9,7 +9,8 @@ import { configFor } from '../cli/common.js';
 import { getDaemonState } from '../journal/daemonState.js';
 import { type Db, sql } from '../journal/open.js';
 import { describeStatusCode } from '../provider/codes.js';
-import { formatDuration, openForReading, renderTable } from './common.js';
+import { formatDuration } from '../log/duration.js';
+import { openForReading, renderTable } from './common.js';
 import type { FileLine } from './summary.js';
 
 /** The window of "current" rates. */

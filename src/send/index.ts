@@ -19,6 +19,7 @@ import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
 import type { AccountPause, RateLimiter } from './rate.js';
+import type { SendWindow } from './window.js';
 
 export interface SendContext {
   db: Db;
@@ -28,6 +29,8 @@ export interface SendContext {
   limit: LimitFunction;
   rateLimiter: RateLimiter;
   pause: AccountPause;
+  /** The hours in which requests may start (config sendWindow); none: any hour. */
+  window?: SendWindow;
   /** Aborted on shutdown: no new request starts; requests in flight finish and are recorded. */
   stopSignal?: AbortSignal;
   /** Called after each batch reaches an outcome, with the rows it settled (0 if retried). */
@@ -117,6 +120,8 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
  */
 async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recorded: Promise<void> } | undefined> {
   if (stopReason(ctx)) return;
+  // Before the doubt check below: a batch that waits overnight for the window is judged then.
+  if (ctx.window && !(await ctx.window.waitOpen(ctx.stopSignal))) return;
   const { batch, appId, templateId, datas, phones } = toSend;
   const batchId = batch.id;
   const journal = writeQueueFor(ctx.db);

@@ -16,8 +16,8 @@ describe('configuration', () => {
   it('has the documented defaults with nothing configured', () => {
     const c = loadConfig({ configDir: configDir({}), env: {} });
     assert.deepEqual(
-      [c.format, c.concurrency, c.maxPerRequest, c.reqId, c.dataDir, c.baseUrl, c.timezone],
-      ['json', 8, 200, true, './data', undefined, undefined],
+      [c.format, c.concurrency, c.maxPerRequest, c.reqId, c.dataDir, c.baseUrl, c.timezone, c.sendWindow, c.sendWindowZone],
+      ['json', 8, 200, true, './data', undefined, undefined, undefined, 'Asia/Shanghai'],
     );
     assert.equal(usesBuiltInSimulator(c), true);
   });
@@ -72,6 +72,10 @@ describe('configuration', () => {
     assert.match(attempt({ SMSDROP_REQ_ID: 'maybe' }), /reqId \(SMSDROP_REQ_ID\) = "maybe": expected on or off/);
     assert.match(attempt({ SMSDROP_TIMEZONE: 'Mars/Olympus' }), /timezone .*IANA/);
     assert.match(attempt({ SMSDROP_BASE_URL: 'ftp://x' }), /baseUrl .*http\(s\) URL/);
+    assert.match(attempt({ SMSDROP_SEND_WINDOW: '8-22' }), /sendWindow \(SMSDROP_SEND_WINDOW\) = "8-22": expected HH:MM-HH:MM on a 24-hour clock/);
+    assert.match(attempt({ SMSDROP_SEND_WINDOW: '08:00-08:00' }), /sendWindow .*shorter than a day/);
+    assert.match(attempt({ SMSDROP_SEND_WINDOW_ZONE: 'Beijing' }), /sendWindowZone .*IANA/);
+    assert.equal(attempt({ SMSDROP_SEND_WINDOW: '22:00-06:00', SMSDROP_SEND_WINDOW_ZONE: 'Europe/Paris' }), '');
     assert.equal(attempt({ SMSDROP_AUTH_TOKEN: '' }), '');
   });
 

@@ -1,0 +1,116 @@
+// The sending window (quiet hours): the hours of the recipients' day in which requests may start,
+// e.g. 08:00-22:00 in Asia/Shanghai, where providers advise against bulk sending at night and may
+// hold late sends until morning. Outside it no request starts; reading files in, the journal and
+// the answers to requests already in flight go on, and every row stays pending until the window
+// opens. Nothing else changes: a request that was due simply starts later.
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const MINUTES_PER_DAY = 24 * 60;
+const WINDOW_TEXT = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/;
+/** How long one wait sleeps before it looks at the clock again (clock changes, DST, a stop). */
+const LOOK_AGAIN_MS = 60_000;
+
+/** Minutes after midnight, local to the window's zone: start inclusive, end exclusive. */
+export interface WindowHours {
+  start: number;
+  end: number;
+}
+
+/**
+ * "HH:MM-HH:MM" (24-hour clock, end 24:00 allowed) -> the hours, or the reason it is not a window.
+ * A window whose end is before its start spans midnight (22:00-06:00).
+ */
+export function parseWindowHours(text: string): WindowHours | string {
+  const m = WINDOW_TEXT.exec(text.trim());
+  if (!m) return 'expected HH:MM-HH:MM on a 24-hour clock, such as 08:00-22:00';
+  const start = Number(m[1]) * 60 + Number(m[2]);
+  const end = Number(m[3]) * 60 + Number(m[4]);
+  if (end > MINUTES_PER_DAY) return 'expected an end no later than 24:00';
+  if (start === end || (start === 0 && end === MINUTES_PER_DAY)) return 'expected a window shorter than a day (leave it unset to send at any hour)';
+  return { start, end };
+}
+
+function hhmm(minutes: number): string {
+  return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
+}
+
+/** Milliseconds after the local midnight of `zone` at `now`. */
+function timeOfDayMs(now: number, zone: string): number {
+  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(now);
+  const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
+  return ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (now % 1000);
+}
+
+/** 0 when `now` is inside the window; otherwise how long until it opens (by the zone's clock at `now`). */
+export function msUntilOpen(hours: WindowHours, zone: string, now: number): number {
+  const day = MINUTES_PER_DAY * 60_000;
+  const t = timeOfDayMs(now, zone);
+  const start = hours.start * 60_000;
+  const end = hours.end * 60_000;
+  const inside = start < end ? t >= start && t < end : t >= start || t < end;
+  return inside ? 0 : (start - t + day) % day;
+}
+
+export interface WindowClosed {
+  /** The window as configured, e.g. "08:00-22:00 Asia/Shanghai". */
+  window: string;
+  /** When it opens, as an ISO time. */
+  opensAt: string;
+  opensInMs: number;
+}
+
+export interface SendWindowEvents {
+  /** Once each time requests start waiting for the window. */
+  onClosed?(closed: WindowClosed): void;
+  /** Once each time it opens again after requests waited. */
+  onOpened?(): void;
+}
+
+/** The gate every request passes before it starts (shared by every file of the process). */
+export class SendWindow {
+  #waiting = 0;
+  #closedSaid = false;
+
+  constructor(
+    readonly hours: WindowHours,
+    readonly zone: string,
+    private readonly events: SendWindowEvents = {},
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** "08:00-22:00 Asia/Shanghai" */
+  get text(): string {
+    return `${hhmm(this.hours.start)}-${hhmm(this.hours.end)} ${this.zone}`;
+  }
+
+  /** "08:00 Asia/Shanghai" */
+  get opening(): string {
+    return `${hhmm(this.hours.start)} ${this.zone}`;
+  }
+
+  /** Resolves true once the window is open, at once if it is; false if `signal` stopped the wait. */
+  async waitOpen(signal?: AbortSignal): Promise<boolean> {
+    const now = this.now();
+    let wait = msUntilOpen(this.hours, this.zone, now);
+    if (wait === 0) return !signal?.aborted;
+    this.#waiting++;
+    try {
+      if (!this.#closedSaid) {
+        this.#closedSaid = true;
+        this.events.onClosed?.({ window: this.text, opensAt: new Date(now + wait).toISOString(), opensInMs: wait });
+      }
+      while (wait > 0) {
+        if (signal?.aborted) return false;
+        await sleep(Math.min(wait, LOOK_AGAIN_MS), undefined, signal ? { signal } : {}).catch(() => {});
+        wait = msUntilOpen(this.hours, this.zone, this.now());
+      }
+      return !signal?.aborted;
+    } finally {
+      // The last waiter to leave an open window says so, once.
+      if (--this.#waiting === 0 && this.#closedSaid && msUntilOpen(this.hours, this.zone, this.now()) === 0) {
+        this.#closedSaid = false;
+        this.events.onOpened?.();
+      }
+    }
+  }
+}

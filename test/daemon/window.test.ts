@@ -1,0 +1,56 @@
+// The sending window, in the real daemon against the simulator (its own process): outside it a
+// dropped file is read in but no request starts, the log says until when, and a stop leaves the
+// file in processing/; started again with the window open, it sends each number once.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { assertEachOnce, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+
+/** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
+function closedWindow(): string {
+  const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Shanghai', hourCycle: 'h23', hour: '2-digit' }).format(Date.now()));
+  const hh = (h: number) => String(h % 24).padStart(2, '0');
+  return `${hh(hour + 2)}:00-${hh(hour + 3)}:00`;
+}
+
+describe('smsdrop run with a sending window', { timeout: 60_000 }, () => {
+  let dir: string;
+  let data: string;
+  let sim: Simulator;
+  let daemon: Proc | undefined;
+
+  before(async () => {
+    dir = tempDir('daemon-window');
+    data = path.join(dir, 'data');
+    sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
+  });
+
+  after(async () => {
+    daemon?.kill('SIGKILL');
+    await daemon?.exited;
+    await sim?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads a file in outside the window but starts no request, and says until when', async () => {
+    const window = closedWindow();
+    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { SMSDROP_SEND_WINDOW: window } });
+    assert.match(daemon.output(), new RegExp(`requests start only within the sending window ${window} Asia/Shanghai`));
+    fs.writeFileSync(path.join(data, 'inbox', 'night.csv'), contactsCsv(5));
+    await daemon.waitFor(/outside the sending window .* no request starts before \d\d:00 Asia\/Shanghai \(.*, in \d+ h \d+ min\)/);
+    await sleep(1000);
+    assert.equal(sim.records().length, 0, 'nothing sent outside the window');
+    daemon.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0, daemon.output());
+    assert.deepEqual(listDir(path.join(data, 'processing')), ['night.csv'], 'the file waits in processing/');
+    assert.deepEqual(listDir(path.join(data, 'done')), []);
+  });
+
+  it('sends it, each number once, when started again with the window open', async () => {
+    daemon = await startDaemon({ dataDir: data, simulator: sim });
+    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'night.result.csv')), 20_000, 'night.csv in done/', () => daemon!.output());
+    assertEachOnce(sim.records(), numbersOf(5));
+  });
+});
