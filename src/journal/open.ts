@@ -27,6 +27,13 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Db 
   db.pragma('temp_store = MEMORY');
   // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
   db.pragma('cache_size = -8000');
+  // A checkpoint once the WAL holds 20,000 pages (80 MB), not SQLite's 1,000. While a file is read
+  // and sent, each request's turn commits the rows read since the last one, and a list in no
+  // particular order puts each row's entry of the (group, number) index on a page of its own: a
+  // commit of 1,000 rows writes ~1,000 pages, so with the default every commit ran a checkpoint
+  // and its two fsyncs. A 1M-row list in random order took 48.9-51.6 s to send with the default,
+  // 38.3-40.1 s with this (README, Benchmark). The WAL file stays at most ~80 MB.
+  db.pragma('wal_autocheckpoint = 20000');
   migrate(db);
   return db;
 }

@@ -1,0 +1,37 @@
+// How the journal is opened: WAL (readers never wait for the writer), and checkpoints only every
+// 20,000 pages. With SQLite's 1,000, a run sending a list in random order ran a checkpoint, with
+// its two fsyncs, after nearly every commit (see open.ts); this test keeps the setting from
+// quietly going back.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { openJournal } from '../../src/journal/open.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-open-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('openJournal', () => {
+  it('uses WAL and leaves 1,000-page commits in the WAL instead of checkpointing after each', () => {
+    const file = path.join(dir, 'journal.sqlite');
+    const db = openJournal(file);
+    try {
+      assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 20000);
+      db.exec('CREATE TABLE scratch (filler BLOB NOT NULL)');
+      const insert = db.prepare('INSERT INTO scratch (filler) VALUES (zeroblob(3000))');
+      // Three commits of ~1,000 pages each: with the default, each would have been checkpointed
+      // back into the database file, so the file would hold them all.
+      const commitPages = db.transaction(() => {
+        for (let i = 0; i < 1000; i++) insert.run();
+      });
+      for (let commit = 0; commit < 3; commit++) commitPages();
+      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      assert.ok(statSync(`${file}-wal`).size > 2500 * pageSize, 'the commits are still in the WAL');
+      assert.ok(statSync(file).size < 100 * pageSize, 'and not yet copied into the database file');
+    } finally {
+      db.close();
+    }
+  });
+});
