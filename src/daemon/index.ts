@@ -24,7 +24,15 @@ export async function runDaemon(config: Config): Promise<number> {
   const log = createLogger({ level: config.logLevel, logDir: folders.logs });
   let runtime: Runtime;
   try {
-    runtime = await openRuntime(config, { role: 'smsdrop run (daemon)', log });
+    runtime = await openRuntime(config, {
+      role: 'smsdrop run (daemon)',
+      log,
+      // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after runtime is set).
+      windowEvents: {
+        onClosed: (closed) => recordPause(runtime, `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`, log),
+        onOpened: () => recordPause(runtime, null, log),
+      },
+    });
   } catch (err) {
     if (!(err instanceof LockedError)) throw err;
     log.error(`smsdrop run: ${err.message}`);

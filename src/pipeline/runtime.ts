@@ -7,7 +7,7 @@ import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
-import { parseWindowHours, SendWindow } from '../send/window.js';
+import { parseWindowHours, SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
@@ -26,6 +26,8 @@ export interface RuntimeOptions {
   log: Logger;
   /** See ConnectOptions. */
   keepSimulatorRecords?: boolean;
+  /** Told, besides the log, when requests start waiting for the sending window and when it opens. */
+  windowEvents?: SendWindowEvents;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
@@ -42,7 +44,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       limit: pLimit(config.concurrency),
       rateLimiter: createRateLimiter(config.requestsPerSecond),
       pause: new AccountPause(config.pauseAfterFailures),
-      ...sendWindowOf(config, options.log),
+      ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
     };
@@ -66,17 +68,22 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 }
 
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
-function sendWindowOf(config: Config, log: Logger): { window: SendWindow } | undefined {
+function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}): { window: SendWindow } | undefined {
   if (config.sendWindow === undefined) return undefined;
   const hours = parseWindowHours(config.sendWindow);
   if (typeof hours === 'string') throw new Error(`sendWindow: ${hours}`); // validated with the settings already
   const window = new SendWindow(hours, config.sendWindowZone, {
-    onClosed: (closed) =>
+    onClosed: (closed) => {
+      also.onClosed?.(closed);
       log.warn(`outside the sending window ${closed.window}: no request starts before ${window.opening} (${closed.opensAt}, in ${formatDuration(closed.opensInMs / 1000)}); files are still read in, their rows wait`, {
         event: 'window-closed',
         opensAt: closed.opensAt,
-      }),
-    onOpened: () => log.info(`sending window ${window.text} open: requests start again`, { event: 'window-open' }),
+      });
+    },
+    onOpened: () => {
+      also.onOpened?.();
+      log.info(`sending window ${window.text} open: requests start again`, { event: 'window-open' });
+    },
   });
   return { window };
 }

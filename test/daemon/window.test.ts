@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { assertEachOnce, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import { assertEachOnce, cleanEnv, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 
 /** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
 function closedWindow(): string {
@@ -42,6 +42,10 @@ describe('smsdrop run with a sending window', { timeout: 60_000 }, () => {
     await daemon.waitFor(/outside the sending window .* no request starts before \d\d:00 Asia\/Shanghai \(.*, in \d+ h \d+ min\)/);
     await sleep(1000);
     assert.equal(sim.records().length, 0, 'nothing sent outside the window');
+    const status = startProcess(['status'], cleanEnv({ SMSDROP_DATA_DIR: data }));
+    assert.equal((await status.exited).code, 0, status.output());
+    assert.match(status.output(), new RegExp(`PAUSED since .*: outside the sending window ${window} Asia/Shanghai; requests start at \\d{4}-`));
+    assert.match(status.output(), /night\.csv/);
     daemon.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0, daemon.output());
     assert.deepEqual(listDir(path.join(data, 'processing')), ['night.csv'], 'the file waits in processing/');
