@@ -24,7 +24,10 @@ const int = (min: number, max: number) =>
     .min(min, `expected a whole number from ${min} to ${max}`)
     .max(max, `expected a whole number from ${min} to ${max}`);
 
-const optionalText = z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().optional());
+/** An empty value (an empty environment variable, null in JSON) is the same as none. */
+const blankAsUnset = (v: unknown): unknown => (v === '' || v === null ? undefined : v);
+
+const optionalText = z.preprocess(blankAsUnset, z.string().optional());
 
 const isTimeZone = (tz: string): boolean => {
   try {
@@ -35,21 +38,25 @@ const isTimeZone = (tz: string): boolean => {
   }
 };
 
-const timeZone = z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai').optional());
+const ianaZone = z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai');
+const timeZone = z.preprocess(blankAsUnset, ianaZone.optional());
 
+/** "HH:MM-HH:MM" as written in the settings, read into the window's hours once, here. */
 const sendWindow = z.preprocess(
-  (v) => (v === '' || v === null ? undefined : v),
+  blankAsUnset,
   z
     .string()
-    .superRefine((text, ctx) => {
+    .transform((text, ctx) => {
       const hours = parseWindowHours(text);
-      if (typeof hours === 'string') ctx.addIssue({ code: z.ZodIssueCode.custom, message: hours });
+      if (typeof hours !== 'string') return hours;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: hours });
+      return z.NEVER;
     })
     .optional(),
 );
 
 const baseUrl = z.preprocess(
-  (v) => (v === '' || v === null ? undefined : v),
+  blankAsUnset,
   z
     .string()
     .refine((u) => {
@@ -86,11 +93,7 @@ export const SETTINGS = {
   rateLimitDelayMs: { schema: int(0, 86_400_000).default(300_000), env: 'SMSDROP_RATE_LIMIT_DELAY_MS', doc: 'Delay before resending a batch the provider rate-limited.' },
   rateLimitMaxDeferrals: { schema: int(0, 100).default(2), env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS', doc: 'Rate-limit deferrals per batch before it is failed with the code.' },
   sendWindow: { schema: sendWindow, env: 'SMSDROP_SEND_WINDOW', doc: 'Hours in which requests may start, HH:MM-HH:MM (e.g. 08:00-22:00; 22:00-06:00 spans midnight), in sendWindowZone. Unset: any hour.' },
-  sendWindowZone: {
-    schema: z.preprocess((v) => (v === '' || v === null ? undefined : v), z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai').default('Asia/Shanghai')),
-    env: 'SMSDROP_SEND_WINDOW_ZONE',
-    doc: "IANA zone of the sending window's hours (the recipients' clock).",
-  },
+  sendWindowZone: { schema: z.preprocess(blankAsUnset, ianaZone.default('Asia/Shanghai')), env: 'SMSDROP_SEND_WINDOW_ZONE', doc: "IANA zone of the sending window's hours (the recipients' clock)." },
   pauseAfterFailures: { schema: int(0, 100_000).default(20), env: 'SMSDROP_PAUSE_AFTER_FAILURES', doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.' },
   sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },

@@ -7,7 +7,7 @@ import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
-import { parseWindowHours, SendWindow, type SendWindowEvents } from '../send/window.js';
+import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
@@ -70,9 +70,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
 function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}): { window: SendWindow } | undefined {
   if (config.sendWindow === undefined) return undefined;
-  const hours = parseWindowHours(config.sendWindow);
-  if (typeof hours === 'string') throw new Error(`sendWindow: ${hours}`); // validated with the settings already
-  const window = new SendWindow(hours, config.sendWindowZone, {
+  const window = new SendWindow(config.sendWindow, config.sendWindowZone, {
     onClosed: (closed) => {
       also.onClosed?.(closed);
       log.warn(`outside the sending window ${closed.window}: no request starts before ${window.opening} (${closed.opensAt}, in ${formatDuration(closed.opensInMs / 1000)}); files are still read in, their rows wait`, {

@@ -1,7 +1,7 @@
 // What to do with a batch after an attempt: a pure function of the outcome, the batch's history
 // and the retry settings. Early returns, one per rule; the reasons are in provider-facts.md.
 import type { SendOutcome } from '../provider/types.js';
-import type { Transition } from '../journal/batches.js';
+import type { AttemptHistory, Transition } from '../journal/batches.js';
 import { DOUBT, type Doubt } from '../journal/states.js';
 
 export interface RetrySettings {
@@ -144,7 +144,7 @@ export function sameProviderDay(firstDoubt: Date, now: Date, signingZone?: strin
  * left, which can.
  */
 export function mayResendWithOwnReqId(
-  history: { everyAttemptCarriedReqId: boolean; partial: boolean; firstDoubtAt: string | null },
+  history: AttemptHistory,
   now: Date,
   settings: { reqIdOn: boolean; timezone?: string | undefined },
 ): boolean {

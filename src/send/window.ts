@@ -34,9 +34,14 @@ function hhmm(minutes: number): string {
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;
 }
 
+const clockFormatters = new Map<string, Intl.DateTimeFormat>();
+
 /** Milliseconds after the local midnight of `zone` at `now`. */
 function timeOfDayMs(now: number, zone: string): number {
-  const parts = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(now);
+  // Building an Intl.DateTimeFormat is costly, and every request looks at the clock: one per zone.
+  let clock = clockFormatters.get(zone);
+  if (!clock) clockFormatters.set(zone, (clock = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' })));
+  const parts = clock.formatToParts(now);
   const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
   return ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (now % 1000);
 }
