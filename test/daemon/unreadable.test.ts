@@ -31,7 +31,10 @@ const isRoot = process.getuid?.() === 0;
 function cannotRunAsNobody(home: string): string | undefined {
   const probe = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], { cwd: REPO, env: cleanEnv({ HOME: home }), encoding: 'utf8', ...NOBODY });
   if (probe.status === 0) return undefined;
-  return `the tests run as root and user 65534 cannot run the CLI from ${REPO}: ${(probe.error?.message ?? probe.stderr).trim().split('\n')[0]}`;
+  const lines = (probe.error?.message ?? probe.stderr).trim().split('\n');
+  // Node's stack print starts with where it failed; the line with the error says why (EACCES, say).
+  const why = lines.find((line) => /Error|EACCES|EPERM/.test(line)) ?? lines[0];
+  return `the tests run as root and user 65534 cannot run the CLI from ${REPO} (a folder it may not read?): ${why?.trim()}`;
 }
 
 describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
