@@ -13,7 +13,9 @@ import { findLatestFile } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
 import { journalPath, openJournal } from '../journal/open.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
+import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
+import { msUntilOpen, SendWindow } from '../send/window.js';
 import { type FileRunResult, type PipelineContext, processFile } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
 import { openRuntime, stopOnSignals } from './runtime.js';
@@ -159,7 +161,7 @@ function printSummary(result: FileRunResult, file: string, opts: { json?: boolea
       requests: result.plan ? result.plan.requests : c.requests,
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
-      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan.requests, config) } } : {}),
+      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan.requests, config), ...windowOf(config) } } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
@@ -171,10 +173,24 @@ function printSummary(result: FileRunResult, file: string, opts: { json?: boolea
   if (result.plan) {
     const p = result.plan;
     lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${estimateSeconds(p.requests, config)} s at concurrency ${config.concurrency}. Nothing was sent.`);
+    const { sendWindow } = windowOf(config);
+    if (sendWindow) lines.push(windowLine(sendWindow));
   } else {
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The sending window, for the plan: requests start only inside it, so the estimate may span days. */
+function windowOf(config: Config): { sendWindow?: { window: string; opensInSeconds: number } } {
+  if (config.sendWindow === undefined) return {};
+  const window = new SendWindow(config.sendWindow, config.sendWindowZone);
+  return { sendWindow: { window: window.text, opensInSeconds: Math.ceil(msUntilOpen(window.hours, window.zone, Date.now()) / 1000) } };
+}
+
+function windowLine({ window, opensInSeconds }: { window: string; opensInSeconds: number }): string {
+  const now = opensInSeconds === 0 ? 'open now' : `closed now, opens in ${formatDuration(opensInSeconds)}`;
+  return `sending window ${window}: ${now}. Requests start only inside it, so sending may take longer than the estimate.`;
 }
 
 function estimateSeconds(requests: number, config: Config): number {

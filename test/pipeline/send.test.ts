@@ -151,6 +151,25 @@ describe('send: dry run, bad input and exit status', () => {
     assert.equal(existsSync(path.join(dir, 'data', 'journal.sqlite')), false);
   });
 
+  it('--dry-run names the sending window and whether it is open now', async () => {
+    const dir = tempDir();
+    const file = writeCsv(dir, 'night.csv', 'phone,template\n13800000001,1\n');
+    const hour = (offset: number) => `${String((new Date().getUTCHours() + offset + 24) % 24).padStart(2, '0')}:00`;
+    const run = (window: string, json: boolean) =>
+      runCli(['send', file, '--dry-run', ...(json ? ['--json'] : [])], envFor(sim, path.join(dir, 'data'), { SMSDROP_SEND_WINDOW: window, SMSDROP_SEND_WINDOW_ZONE: 'UTC' }));
+    // Opens in one to two hours, whatever the minute now (a little less should the hour turn meanwhile).
+    const closed = await run(`${hour(2)}-${hour(3)}`, true);
+    assert.equal(closed.status, 0, closed.stderr);
+    const plan = closed.json!.plan as { sendWindow: { window: string; opensInSeconds: number } };
+    assert.equal(plan.sendWindow.window, `${hour(2)}-${hour(3)} UTC`);
+    assert.ok(plan.sendWindow.opensInSeconds > 3000 && plan.sendWindow.opensInSeconds <= 7200, String(plan.sendWindow.opensInSeconds));
+    const closedText = await run(`${hour(2)}-${hour(3)}`, false);
+    assert.match(closedText.stdout, /sending window \d\d:00-\d\d:00 UTC: closed now, opens in (?:[12] h \d+ min|\d+ min \d+ s)\./);
+    const open = await run(`${hour(-1)}-${hour(2)}`, false);
+    assert.match(open.stdout, /sending window \d\d:00-\d\d:00 UTC: open now\./);
+    assert.equal(sim.records.length, 0);
+  });
+
   it('exits 2 naming the problem for a file with no phone column, or no file', async () => {
     const dir = tempDir();
     const env = envFor(sim, path.join(dir, 'data'));
