@@ -31,6 +31,7 @@ registerSendCommand(program);
 (await import('./report/retry.js')).registerRetryCommand(program);
 (await import('./report/status.js')).registerStatusCommand(program);
 (await import('./daemon/command.js')).registerRunCommand(program);
+(await import('./suppress/command.js')).registerSuppressCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -3,6 +3,7 @@
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
 import { type Db, nowIso, sql } from './open.js';
+import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import type { BatchState, Doubt } from './states.js';
 
 export interface BatchRecord {
@@ -133,10 +134,12 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
       sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
         t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now, batchId,
       );
+      unsuppressIfAccepted(db, batchId);
       return;
     case 'failed':
     case 'unknown':
       sql(db, 'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?').run(t.to, t.statusCode, t.statusMsg, now, batchId);
+      if (t.to === 'failed') suppressIfRefused(db, batchId, t.statusCode);
       return;
     case 'planned':
       sql(

@@ -196,4 +196,20 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       GROUP BY b.file_id, b.state, b.status_code;
     `,
   },
+  {
+    version: 3,
+    name: 'suppressed numbers',
+    sql: `
+      -- Numbers not to send to: the provider answered them as blacklisted or unsubscribed, or
+      -- someone listed them (smsdrop suppress). Intake rejects their rows before grouping, so they
+      -- are not paid for, nor split out of a batch, again. A primary key: a blocklist of millions
+      -- stays one indexed look-up per row.
+      CREATE TABLE suppressed (
+        phone TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        source TEXT NOT NULL,
+        added_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

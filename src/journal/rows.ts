@@ -20,6 +20,7 @@ import { HELD, newReqId } from './batches.js';
 import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from './bulk.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
+import { suppressionCheck } from './suppressed.js';
 
 /**
  * A row as intake made it (see IntakeRow for the meaning of each field), or, with keptRowId, a
@@ -100,6 +101,8 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     deleteKept.run(id); // first: the copy would break the one-row-per-number index
     insertKept.run(...values);
   }
+  // Rows of suppressed numbers are rejected with the reason (none to look up: no cost).
+  const suppressedWhy = suppressionCheck(db);
   const writePhones = sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones');
   const writeCount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
 
@@ -203,10 +206,10 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       counts.rows++;
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
       const state = row.appId !== undefined && row.templateId !== undefined ? groupOf(row.appId, row.templateId, row.datas) : undefined;
-      if (row.error !== undefined || !row.phone || !state) {
+      const error = !row.phone || !state ? (row.error ?? 'row has no phone number, appId or templateId') : (row.error ?? suppressedWhy?.(row.phone));
+      if (error !== undefined || !row.phone || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
-        const reason = row.error ?? 'row has no phone number, appId or templateId';
-        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, reason, extras, null);
+        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error, extras, null);
         counts.invalid++;
       } else {
         placeValidRow(row, state, extras, now);

@@ -96,6 +96,13 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
   '160055': 'reqId longer than 32 characters',
 };
 
+/**
+ * Codes that say a number will never take a message (blacklisted, unsubscribed from marketing):
+ * a number answered with one of them alone is suppressed (journal/suppressed.ts). Not the format
+ * errors: a wrong number is fixed in the file, and intake rejects most of them anyway.
+ */
+export const SUPPRESSING_CODES: ReadonlySet<string> = new Set(['112317', '160034', '160051', '160068', '160072', '160073', '160074']);
+
 /** One line for a report: "111142: account balance insufficient: top up the account". */
 export function describeStatusCode(code: string): string {
   return `${code}: ${CODE_MEANINGS[code] ?? CLASS_ADVICE[classifyStatusCode(code)]}`;

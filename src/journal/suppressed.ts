@@ -1,0 +1,84 @@
+// Suppressed numbers: never sent to again, by any file. A number gets here when the provider
+// answers it, alone in its batch, as blacklisted or unsubscribed (SUPPRESSING_CODES), or when
+// someone lists it (`smsdrop suppress add`). Intake rejects the rows of suppressed numbers before
+// grouping, with the reason, so they show in the rejected file and the reports like any other
+// rejected row.
+import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
+import { type Db, nowIso, sql } from './open.js';
+
+export interface SuppressedNumber {
+  phone: string;
+  reason: string;
+  /** Who suppressed it: "provider" (its answer), or "list" (smsdrop suppress). */
+  source: string;
+  addedAt: string;
+}
+
+/** Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many were new. */
+export function suppressNumbers(db: Db, phones: readonly string[], reason: string, source: string): number {
+  const insert = sql(db, 'INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (phone) DO NOTHING');
+  const now = nowIso();
+  let added = 0;
+  db.transaction(() => {
+    for (const phone of phones) added += insert.run(phone, reason, source, now).changes;
+  })();
+  return added;
+}
+
+/** Removes numbers from the list; returns how many were on it. */
+export function unsuppressNumbers(db: Db, phones: readonly string[]): number {
+  const remove = sql(db, 'DELETE FROM suppressed WHERE phone = ?');
+  let removed = 0;
+  db.transaction(() => {
+    for (const phone of phones) removed += remove.run(phone).changes;
+  })();
+  return removed;
+}
+
+export function listSuppressed(db: Db): SuppressedNumber[] {
+  return sql(db, 'SELECT phone, reason, source, added_at AS addedAt FROM suppressed ORDER BY added_at, phone').all() as SuppressedNumber[];
+}
+
+/**
+ * Why a number is suppressed ("suppressed (provider, 2026-11-22): 160034: number on a
+ * blacklist…"), for intake; undefined when the list is empty, so that intake then pays nothing.
+ */
+export function suppressionCheck(db: Db): ((phone: string) => string | undefined) | undefined {
+  if (sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() === undefined) return undefined;
+  const find = sql(db, 'SELECT reason, source, added_at FROM suppressed WHERE phone = ?');
+  return (phone) => {
+    const found = find.get(phone) as { reason: string; source: string; added_at: string } | undefined;
+    return found ? `suppressed (${found.source}, ${found.added_at.slice(0, 10)}): ${found.reason}` : undefined;
+  };
+}
+
+/**
+ * A batch failed for good: if it held one number and the provider's code says that number will
+ * never take a message, suppress it. Inside the transaction that records the failure.
+ */
+export function suppressIfRefused(db: Db, batchId: number, statusCode: string | null): void {
+  if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
+  const batch = sql(db, 'SELECT b.numbers, n.phones FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.id = ?').get(batchId) as
+    | { numbers: number; phones: string }
+    | undefined;
+  if (!batch || batch.numbers !== 1) return;
+  suppressNumbers(db, [batch.phones], describeStatusCode(statusCode), 'provider');
+}
+
+/**
+ * A batch was accepted: numbers in it that the provider had refused for good are evidently taken
+ * again (an explicit retry after the block was lifted), so they leave the list. Numbers people
+ * listed stay. Intake never plans a suppressed number, so only a batch made from another (a
+ * retry, a split half) can hold one: the batches read from the file cost one indexed read.
+ */
+export function unsuppressIfAccepted(db: Db, batchId: number): void {
+  if (sql(db, 'SELECT parent_id FROM batches WHERE id = ?').pluck().get(batchId) == null) return;
+  if (sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() === undefined) return;
+  const remove = sql(db, "DELETE FROM suppressed WHERE phone = ? AND source = 'provider'");
+  for (const phone of batchPhonesOf(db, batchId)) remove.run(phone);
+}
+
+function batchPhonesOf(db: Db, batchId: number): string[] {
+  const phones = sql(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').pluck().get(batchId) as string | undefined;
+  return phones ? phones.split(',') : [];
+}

@@ -1,0 +1,96 @@
+// `smsdrop suppress add|remove|list`: the numbers never sent to again (journal/suppressed.ts).
+// The provider's own refusals (blacklisted, unsubscribed) are added by the sender; this adds
+// people's own (opt-outs, complaints) and takes numbers off again. It writes only that table, so
+// it works while the daemon runs; files read after the change follow it, files already read do not.
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { configFor, EXIT, exitWith } from '../cli/common.js';
+import type { Config } from '../config/index.js';
+import { normalisePhone } from '../intake/phone.js';
+import { journalPath, openJournal } from '../journal/open.js';
+import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../journal/suppressed.js';
+import { openForReading, renderTable } from '../report/common.js';
+
+const DEFAULT_REASON = 'listed by smsdrop suppress';
+
+export function registerSuppressCommand(program: Command): void {
+  const suppress = program.command('suppress').description('numbers never sent to again: add, remove, list');
+  suppress
+    .command('add')
+    .description('suppress numbers: rows with them are rejected, with the reason, in every file read from now on')
+    .argument('[numbers...]', 'phone numbers, written as in a CSV (spaces, +86, full-width digits are fine)')
+    .option('--file <path>', 'also the numbers in this file, one per line (the first comma-separated cell; a header line is skipped)')
+    .option('--reason <text>', 'why (shown in rejected files and reports)', DEFAULT_REASON)
+    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => {
+      const config = configFor(command);
+      const phones = normalisedOrExit(config, [...numbers, ...(opts.file ? numbersInFile(opts.file) : [])]);
+      const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+      try {
+        const added = suppressNumbers(db, phones, opts.reason, 'list');
+        process.stdout.write(`${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`);
+      } finally {
+        db.close();
+      }
+    });
+  suppress
+    .command('remove')
+    .description('take numbers off the list: files read from now on send to them again')
+    .argument('<numbers...>', 'phone numbers')
+    .action((numbers: string[], _opts: unknown, command: Command) => {
+      const config = configFor(command);
+      const phones = normalisedOrExit(config, numbers);
+      const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+      try {
+        const removed = unsuppressNumbers(db, phones);
+        process.stdout.write(`${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`);
+      } finally {
+        db.close();
+      }
+    });
+  suppress
+    .command('list')
+    .description('the suppressed numbers, with why, who (provider or list) and when')
+    .option('--json', 'print a JSON array')
+    .action((opts: { json?: boolean }, command: Command) => {
+      const db = openForReading(configFor(command).dataDir);
+      try {
+        const list = db ? listSuppressed(db) : [];
+        if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
+        else if (list.length === 0) process.stdout.write('no suppressed numbers\n');
+        else process.stdout.write(`${renderTable(['phone', 'reason', 'source', 'added'], list.map((n) => [n.phone, n.reason, n.source, n.addedAt]))}\n`);
+      } finally {
+        db?.close();
+      }
+    });
+}
+
+/** The numbers as intake would store them; exits 2 naming each one that is not a phone number. */
+function normalisedOrExit(config: Config, numbers: readonly string[]): string[] {
+  if (numbers.length === 0) exitWith(EXIT.usage, 'smsdrop suppress: no numbers given');
+  const phones: string[] = [];
+  const bad: string[] = [];
+  for (const raw of numbers) {
+    const result = normalisePhone(raw, config.allowInternational);
+    if (result.ok) phones.push(result.phone);
+    else bad.push(`"${raw}": ${result.reason}`);
+  }
+  if (bad.length > 0) exitWith(EXIT.usage, `smsdrop suppress: not phone numbers, nothing changed:\n  ${bad.join('\n  ')}`);
+  return [...new Set(phones)];
+}
+
+/** One number per line, the first cell of each; a first line that is no number is a header. */
+function numbersInFile(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    exitWith(EXIT.usage, `smsdrop suppress: ${file}: cannot read the file: ${(err as Error).message}`);
+  }
+  const cells = text
+    .replace(/^\uFEFF/, '')
+    .split(/\r\n|\n|\r/)
+    .map((line) => line.split(',')[0]!.trim().replace(/^"|"$/g, ''))
+    .filter((cell) => cell !== '');
+  if (cells.length > 0 && !/\d/.test(cells[0]!)) cells.shift();
+  return cells;
+}
