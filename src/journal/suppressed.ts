@@ -82,3 +82,11 @@ function batchPhonesOf(db: Db, batchId: number): string[] {
   const phones = sql(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').pluck().get(batchId) as string | undefined;
   return phones ? phones.split(',') : [];
 }
+
+/** Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out too). */
+export function copySuppressed(from: Db, to: Db): void {
+  const insert = sql(to, 'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)');
+  to.transaction(() => {
+    for (const row of from.prepare('SELECT phone, reason, source, added_at FROM suppressed').raw().iterate()) insert.run(...(row as unknown[]));
+  })();
+}

@@ -11,7 +11,9 @@ import { configFor, EXIT, exitWith } from '../cli/common.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
-import { journalPath, openJournal } from '../journal/open.js';
+import { type Db, openJournal } from '../journal/open.js';
+import { copySuppressed } from '../journal/suppressed.js';
+import { openForReading } from '../report/common.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
@@ -96,6 +98,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<FileRu
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
   try {
+    withRealJournal(config, (real) => copySuppressed(real, db));
     const context: PipelineContext = {
       db,
       client: { send: async () => ({ kind: 'not-sent', reason: 'dry run' }), close: async () => {} },
@@ -115,12 +118,18 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<FileRu
 }
 
 function noteIfAlreadySent(config: Config, sha256: string, log: Logger): void {
-  const file = journalPath(config.dataDir);
-  if (!existsSync(file)) return;
-  const db = openJournal(file, { readonly: true });
-  try {
+  withRealJournal(config, (db) => {
     const earlier = findLatestFile(db, sha256);
     if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
+  });
+}
+
+/** Reads the data directory's journal, if there is one (upgraded first, like the reports do). */
+function withRealJournal(config: Config, read: (db: Db) => void): void {
+  const db = openForReading(config.dataDir);
+  if (!db) return;
+  try {
+    read(db);
   } finally {
     db.close();
   }

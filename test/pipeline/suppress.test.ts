@@ -48,6 +48,8 @@ describe('smsdrop suppress', () => {
     assert.match(bad.stderr, /"1\.39E\+10": a spreadsheet turned this number into scientific notation/);
 
     const csv = 'phone,template,data1\n13900000001,2,x\n13900000002,2,x\n13900000003,2,x\n';
+    const planned = await runCli(['send', writeCsv(dir, 'plan.csv', csv), '--dry-run', '--json'], env);
+    assert.deepEqual([planned.json!.invalid, (planned.json!.plan as { numbers: number }).numbers], [2, 1], 'the dry run leaves them out too');
     const before = sentTo('13900000003');
     const sent = await runCli(['send', writeCsv(dir, 'campaign.csv', csv), '--json'], env);
     assert.deepEqual([sent.json!.invalid, sent.json!.accepted], [2, 1]);
