@@ -23,13 +23,19 @@ export function registerSuppressCommand(program: Command): void {
     .option('--reason <text>', 'why (shown in rejected files and reports)', DEFAULT_REASON)
     .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => {
       const config = configFor(command);
-      const phones = normalisedOrExit(config, [...numbers, ...(opts.file ? numbersInFile(opts.file) : [])]);
+      const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
+      if (numbers.length === 0 && !opts.file) exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
+      const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
       const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
       try {
         const added = suppressNumbers(db, phones, opts.reason, 'list');
         process.stdout.write(`${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`);
       } finally {
         db.close();
+      }
+      if (fromFile.skipped.length > 0) {
+        const examples = fromFile.skipped.slice(0, MAX_EXAMPLES).map((s) => `\n  ${opts.file}:${s}`).join('');
+        process.stderr.write(`${fromFile.skipped.length} line(s) of ${opts.file} are not phone numbers and were skipped${fromFile.skipped.length > MAX_EXAMPLES ? ', for example' : ''}:${examples}\n`);
       }
     });
   suppress
@@ -38,7 +44,7 @@ export function registerSuppressCommand(program: Command): void {
     .argument('<numbers...>', 'phone numbers')
     .action((numbers: string[], _opts: unknown, command: Command) => {
       const config = configFor(command);
-      const phones = normalisedOrExit(config, numbers);
+      const phones = [...new Set(normalisedOrExit(config, numbers))];
       const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
       try {
         const removed = unsuppressNumbers(db, phones);
@@ -64,33 +70,45 @@ export function registerSuppressCommand(program: Command): void {
     });
 }
 
+/** Lines of a list file not read as numbers, shown at most. */
+const MAX_EXAMPLES = 5;
+
 /** The numbers as intake would store them; exits 2 naming each one that is not a phone number. */
 function normalisedOrExit(config: Config, numbers: readonly string[]): string[] {
-  if (numbers.length === 0) exitWith(EXIT.usage, 'smsdrop suppress: no numbers given');
-  const phones: string[] = [];
   const bad: string[] = [];
-  for (const raw of numbers) {
+  const phones = numbers.flatMap((raw) => {
     const result = normalisePhone(raw, config.allowInternational);
-    if (result.ok) phones.push(result.phone);
-    else bad.push(`"${raw}": ${result.reason}`);
-  }
+    if (result.ok) return [result.phone];
+    bad.push(`"${raw}": ${result.reason}`);
+    return [];
+  });
   if (bad.length > 0) exitWith(EXIT.usage, `smsdrop suppress: not phone numbers, nothing changed:\n  ${bad.join('\n  ')}`);
-  return [...new Set(phones)];
+  return phones;
 }
 
-/** One number per line, the first cell of each; a first line that is no number is a header. */
-function numbersInFile(file: string): string[] {
+/**
+ * One number per line, the first cell of each (a first line that is no number is a header).
+ * A list exported from elsewhere often holds a few lines that are no number: those are skipped
+ * ("LINE: reason"), and the rest is taken.
+ */
+function readListFile(config: Config, file: string): { phones: string[]; skipped: string[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     exitWith(EXIT.usage, `smsdrop suppress: ${file}: cannot read the file: ${(err as Error).message}`);
   }
-  const cells = text
+  const phones: string[] = [];
+  const skipped: string[] = [];
+  text
     .replace(/^\uFEFF/, '')
     .split(/\r\n|\n|\r/)
-    .map((line) => line.split(',')[0]!.trim().replace(/^"|"$/g, ''))
-    .filter((cell) => cell !== '');
-  if (cells.length > 0 && !/\d/.test(cells[0]!)) cells.shift();
-  return cells;
+    .forEach((line, i) => {
+      const cell = line.split(',')[0]!.trim().replace(/^"|"$/g, '');
+      if (cell === '' || (i === 0 && !/\d/.test(cell))) return;
+      const result = normalisePhone(cell, config.allowInternational);
+      if (result.ok) phones.push(result.phone);
+      else skipped.push(`${i + 1}: "${cell}": ${result.reason}`);
+    });
+  return { phones, skipped };
 }

@@ -39,10 +39,11 @@ describe('smsdrop suppress', () => {
   it('adds numbers as written in a sheet, with a reason; a later file skips them; remove sends to them again', async () => {
     const dir = tempDir();
     const env = envFor(sim, path.join(dir, 'data'));
-    const listFile = writeCsv(dir, 'optouts.csv', 'phone\n+86 139 0000 0002\n');
+    const listFile = writeCsv(dir, 'optouts.csv', 'phone\n+86 139 0000 0002\nn/a\n');
     const added = await runCli(['suppress', 'add', '１３９０００００００１', '--file', listFile, '--reason', 'asked to stop (ticket 42)'], env);
     assert.equal(added.status, 0, added.stderr);
     assert.match(added.stdout, /^2 number\(s\) suppressed/);
+    assert.match(added.stderr, /1 line\(s\) of .*optouts\.csv are not phone numbers and were skipped:\n  .*optouts\.csv:3: "n\/a": /);
     const bad = await runCli(['suppress', 'add', '13900000003', '1.39E+10'], env);
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /"1\.39E\+10": a spreadsheet turned this number into scientific notation/);
