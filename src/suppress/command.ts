@@ -21,53 +21,58 @@ export function registerSuppressCommand(program: Command): void {
     .argument('[numbers...]', 'phone numbers, written as in a CSV (spaces, +86, full-width digits are fine)')
     .option('--file <path>', 'also the numbers in this file, one per line (the first comma-separated cell; a header line is skipped)')
     .option('--reason <text>', 'why (shown in rejected files and reports)', DEFAULT_REASON)
-    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => {
-      const config = configFor(command);
-      const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
-      if (numbers.length === 0 && !opts.file) exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
-      const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
-      const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-      try {
-        const added = suppressNumbers(db, phones, opts.reason, 'list');
-        process.stdout.write(`${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`);
-      } finally {
-        db.close();
-      }
-      if (fromFile.skipped.length > 0) {
-        const examples = fromFile.skipped.slice(0, MAX_EXAMPLES).map((s) => `\n  ${opts.file}:${s}`).join('');
-        process.stderr.write(`${fromFile.skipped.length} line(s) of ${opts.file} are not phone numbers and were skipped${fromFile.skipped.length > MAX_EXAMPLES ? ', for example' : ''}:${examples}\n`);
-      }
-    });
+    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => addNumbers(configFor(command), numbers, opts));
   suppress
     .command('remove')
     .description('take numbers off the list: files read from now on send to them again')
     .argument('<numbers...>', 'phone numbers')
-    .action((numbers: string[], _opts: unknown, command: Command) => {
-      const config = configFor(command);
-      const phones = [...new Set(normalisedOrExit(config, numbers))];
-      const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-      try {
-        const removed = unsuppressNumbers(db, phones);
-        process.stdout.write(`${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`);
-      } finally {
-        db.close();
-      }
-    });
+    .action((numbers: string[], _opts: unknown, command: Command) => removeNumbers(configFor(command), numbers));
   suppress
     .command('list')
     .description('the suppressed numbers, with why, who (provider or list) and when')
     .option('--json', 'print a JSON array')
-    .action((opts: { json?: boolean }, command: Command) => {
-      const db = openForReading(configFor(command).dataDir);
-      try {
-        const list = db ? listSuppressed(db) : [];
-        if (opts.json) process.stdout.write(`${JSON.stringify(list)}\n`);
-        else if (list.length === 0) process.stdout.write('no suppressed numbers\n');
-        else process.stdout.write(`${renderTable(['phone', 'reason', 'source', 'added'], list.map((n) => [n.phone, n.reason, n.source, n.addedAt]))}\n`);
-      } finally {
-        db?.close();
-      }
-    });
+    .action((opts: { json?: boolean }, command: Command) => printList(configFor(command), opts.json === true));
+}
+
+function addNumbers(config: Config, numbers: readonly string[], opts: { file?: string; reason: string }): void {
+  if (numbers.length === 0 && !opts.file) exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
+  const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
+  const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
+  const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+  try {
+    const added = suppressNumbers(db, phones, opts.reason, 'list');
+    process.stdout.write(`${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`);
+  } finally {
+    db.close();
+  }
+  if (opts.file && fromFile.skipped.length > 0) {
+    const examples = fromFile.skipped.slice(0, MAX_EXAMPLES).map((line) => `\n  ${opts.file}:${line}`).join('');
+    const more = fromFile.skipped.length > MAX_EXAMPLES ? ', for example' : '';
+    process.stderr.write(`${fromFile.skipped.length} line(s) of ${opts.file} are not phone numbers and were skipped${more}:${examples}\n`);
+  }
+}
+
+function removeNumbers(config: Config, numbers: readonly string[]): void {
+  const phones = [...new Set(normalisedOrExit(config, numbers))];
+  const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+  try {
+    const removed = unsuppressNumbers(db, phones);
+    process.stdout.write(`${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`);
+  } finally {
+    db.close();
+  }
+}
+
+function printList(config: Config, json: boolean): void {
+  const db = openForReading(config.dataDir);
+  try {
+    const list = db ? listSuppressed(db) : [];
+    if (json) process.stdout.write(`${JSON.stringify(list)}\n`);
+    else if (list.length === 0) process.stdout.write('no suppressed numbers\n');
+    else process.stdout.write(`${renderTable(['phone', 'reason', 'source', 'added'], list.map((n) => [n.phone, n.reason, n.source, n.addedAt]))}\n`);
+  } finally {
+    db?.close();
+  }
 }
 
 /** Lines of a list file not read as numbers, shown at most. */
