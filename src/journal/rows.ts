@@ -206,8 +206,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       counts.rows++;
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
       const state = row.appId !== undefined && row.templateId !== undefined ? groupOf(row.appId, row.templateId, row.datas) : undefined;
-      const error = !row.phone || !state ? (row.error ?? 'row has no phone number, appId or templateId') : (row.error ?? suppressedWhy?.(row.phone));
-      if (error !== undefined || !row.phone || !state) {
+      // Invalid as written, without a number or a group, or a suppressed number (suppressed.ts).
+      const error = row.error ?? (!row.phone || !state ? 'row has no phone number, appId or templateId' : suppressedWhy?.(row.phone));
+      if (error !== undefined || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
         insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error, extras, null);
         counts.invalid++;
