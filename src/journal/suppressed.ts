@@ -4,6 +4,8 @@
 // grouping, with the reason, so they show in the rejected file and the reports like any other
 // rejected row.
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
+// batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call time.
+import { batchPhones } from './batches.js';
 import { type Db, nowIso, sql } from './open.js';
 
 export interface SuppressedNumber {
@@ -44,7 +46,7 @@ export function listSuppressed(db: Db): SuppressedNumber[] {
  * blacklist…"), for intake; undefined when the list is empty, so that intake then pays nothing.
  */
 export function suppressionCheck(db: Db): ((phone: string) => string | undefined) | undefined {
-  if (sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() === undefined) return undefined;
+  if (!anySuppressed(db)) return undefined;
   const find = sql(db, 'SELECT reason, source, added_at FROM suppressed WHERE phone = ?');
   return (phone) => {
     const found = find.get(phone) as { reason: string; source: string; added_at: string } | undefined;
@@ -58,11 +60,8 @@ export function suppressionCheck(db: Db): ((phone: string) => string | undefined
  */
 export function suppressIfRefused(db: Db, batchId: number, statusCode: string | null): void {
   if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
-  const batch = sql(db, 'SELECT b.numbers, n.phones FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.id = ?').get(batchId) as
-    | { numbers: number; phones: string }
-    | undefined;
-  if (!batch || batch.numbers !== 1) return;
-  suppressNumbers(db, [batch.phones], describeStatusCode(statusCode), 'provider');
+  const phones = batchPhones(db, batchId);
+  if (phones.length === 1) suppressNumbers(db, phones, describeStatusCode(statusCode), 'provider');
 }
 
 /**
@@ -73,14 +72,13 @@ export function suppressIfRefused(db: Db, batchId: number, statusCode: string | 
  */
 export function unsuppressIfAccepted(db: Db, batchId: number): void {
   if (sql(db, 'SELECT parent_id FROM batches WHERE id = ?').pluck().get(batchId) == null) return;
-  if (sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() === undefined) return;
+  if (!anySuppressed(db)) return;
   const remove = sql(db, "DELETE FROM suppressed WHERE phone = ? AND source = 'provider'");
-  for (const phone of batchPhonesOf(db, batchId)) remove.run(phone);
+  for (const phone of batchPhones(db, batchId)) remove.run(phone);
 }
 
-function batchPhonesOf(db: Db, batchId: number): string[] {
-  const phones = sql(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').pluck().get(batchId) as string | undefined;
-  return phones ? phones.split(',') : [];
+function anySuppressed(db: Db): boolean {
+  return sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() !== undefined;
 }
 
 /** Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out too). */

@@ -17,7 +17,7 @@ import { openForReading } from '../report/common.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
-import { msUntilOpen, SendWindow } from '../send/window.js';
+import { SendWindow } from '../send/window.js';
 import { type FileRunResult, type PipelineContext, processFile } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
 import { openRuntime, stopOnSignals } from './runtime.js';
@@ -194,7 +194,7 @@ function printSummary(result: FileRunResult, file: string, opts: { json?: boolea
 function windowOf(config: Config): { sendWindow?: { window: string; opensInSeconds: number } } {
   if (config.sendWindow === undefined) return {};
   const window = new SendWindow(config.sendWindow, config.sendWindowZone);
-  return { sendWindow: { window: window.text, opensInSeconds: Math.ceil(msUntilOpen(window.hours, window.zone, Date.now()) / 1000) } };
+  return { sendWindow: { window: window.text, opensInSeconds: Math.ceil(window.opensInMs() / 1000) } };
 }
 
 function windowLine({ window, opensInSeconds }: { window: string; opensInSeconds: number }): string {

@@ -93,10 +93,15 @@ export class SendWindow {
     return `${hhmm(this.hours.start)} ${this.zone}`;
   }
 
+  /** 0 when the window is open at `now`; otherwise how long until it opens. */
+  opensInMs(now: number = this.now()): number {
+    return msUntilOpen(this.hours, this.zone, now);
+  }
+
   /** Resolves true once the window is open, at once if it is; false if `signal` stopped the wait. */
   async waitOpen(signal?: AbortSignal): Promise<boolean> {
     const now = this.now();
-    let wait = msUntilOpen(this.hours, this.zone, now);
+    let wait = this.opensInMs(now);
     if (wait === 0) return !signal?.aborted;
     this.#waiting++;
     try {
@@ -107,12 +112,12 @@ export class SendWindow {
       while (wait > 0) {
         if (signal?.aborted) return false;
         await sleep(Math.min(wait, LOOK_AGAIN_MS), undefined, signal ? { signal } : {}).catch(() => {});
-        wait = msUntilOpen(this.hours, this.zone, this.now());
+        wait = this.opensInMs();
       }
       return !signal?.aborted;
     } finally {
       // The last waiter to leave an open window says so, once.
-      if (--this.#waiting === 0 && this.#closedSaid && msUntilOpen(this.hours, this.zone, this.now()) === 0) {
+      if (--this.#waiting === 0 && this.#closedSaid && this.opensInMs() === 0) {
         this.#closedSaid = false;
         this.events.onOpened?.();
       }
