@@ -1,19 +1,11 @@
 // What a batch's attempts say of whether, and since when, it may have reached the provider: the
 // ground on which `smsdrop retry --unknown` keeps a batch's reqId (see send/policy.ts).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { attemptHistory } from '../../src/journal/batches.js';
-import { openJournal } from '../../src/journal/open.js';
+import { journalWithOneGroup } from './fixture.js';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-history-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-const db = openJournal(path.join(dir, 'journal.sqlite'));
-after(() => db.close());
-db.exec(`INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES (1, 'x', 'f.csv', 0, 'utf-8', 'done', '2026-11-21T00:00:00Z');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (1, 1, 0, 'app', '1', '[]')`);
+const { db } = journalWithOneGroup('smsdrop-history-', { status: 'done', createdAt: '2026-11-21T00:00:00Z' });
 let nextBatch = 1;
 
 /** A batch under reqId 'R' with these attempts: [outcome (null: never finished), req_id, started_at]. */

@@ -1,20 +1,14 @@
 // Which failed batches suppress their number: one number alone, refused with a code that says it
 // will never take a message (blacklisted, unsubscribed); not a wrong format, not a whole batch.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import { applyTransition } from '../../src/journal/batches.js';
 import { openJournal } from '../../src/journal/open.js';
 import { listSuppressed, suppressionCheck, suppressNumbers, unsuppressNumbers } from '../../src/journal/suppressed.js';
+import { journalWithOneGroup } from './fixture.js';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-suppressed-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-const db = openJournal(path.join(dir, 'journal.sqlite'));
-after(() => db.close());
-db.exec(`INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES (1, 'x', 'f.csv', 0, 'utf-8', 'sending', '2026-11-22T00:00:00Z');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (1, 1, 0, 'app', '1', '[]')`);
+const { db, dir } = journalWithOneGroup('smsdrop-suppressed-', { status: 'sending', createdAt: '2026-11-22T00:00:00Z' });
 let nextBatch = 1;
 
 function failBatch(phones: string[], code: string): void {
