@@ -2,6 +2,7 @@
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
+import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import type { BatchState, Doubt } from './states.js';
@@ -85,6 +86,7 @@ export function startAttempt(db: Db, batch: Pick<BatchRecord, 'id' | 'req_id'>, 
   // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
   const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND req_id = ? AND state = 'planned'").run(now, batch.id, batch.req_id);
   if (claimed.changes !== 1) return undefined;
+  noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
   return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batch.id, reqId, now).lastInsertRowid);
 }
 
@@ -177,6 +179,7 @@ export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now 
     ).run(from.file_id, from.group_id, from.id, newReqId(), phones.length, now, now).lastInsertRowid,
   );
   sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(childId, phones.join(','));
+  needsJournalCommit(db); // before it can be sent: an intent of it would name a batch a crash could take back
   const move = sql(db, "UPDATE rows SET batch_id = ? WHERE group_id = ? AND phone = ? AND intake = 'valid'");
   for (const phone of phones) move.run(childId, from.group_id, phone);
   return childId;

@@ -5,12 +5,23 @@
 // The transaction stays open across the intake's awaits. Anything that must be on disk before a
 // request leaves goes through the write queue (writeQueue.ts), whose writes join the open bulk
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
+import { journalCommitted } from './intents.js';
 import type { Db } from './open.js';
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;
 
-const pending = new WeakMap<Db, number>();
+/**
+ * While requests' commits are deferred (intents.ts), intake's batches are released only after a
+ * commit holds them: so the first commits come after 5,000 rows, then 10,000, doubling up to
+ * ROWS_PER_COMMIT, and the first requests start early.
+ */
+const FIRST_ROWS_PER_COMMIT = 5_000;
+
+/** Rows written in the open bulk transaction, and when it began. */
+const pending = new WeakMap<Db, { rows: number; since: number }>();
+/** Commits of each connection's bulk transactions (see bulkCommits), and the size of the next. */
+const commits = new WeakMap<Db, { count: number; nextSize: number }>();
 /** Bulk transactions of a connection that SQLite rolled back (see bulkLosses). */
 const losses = new WeakMap<Db, number>();
 
@@ -36,7 +47,7 @@ export class RowsLostError extends Error {
 export function bulkWrite(db: Db, rows: number, write: () => void): void {
   if (!pending.has(db)) {
     db.exec('BEGIN');
-    pending.set(db, 0);
+    pending.set(db, { rows: 0, since: Date.now() });
   }
   try {
     write();
@@ -44,9 +55,38 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
     noteIfRolledBack(db);
     throw err;
   }
-  const written = pending.get(db)! + rows;
-  if (written >= ROWS_PER_COMMIT) commitBulk(db);
-  else pending.set(db, written);
+  const open = pending.get(db)!;
+  open.rows += rows;
+  if (open.rows >= commitSize(db)) commitBulk(db);
+}
+
+/**
+ * Successful commits of the connection's bulk transactions so far: what a writer wrote before the
+ * count moved is in the journal for good.
+ */
+export function bulkCommits(db: Db): number {
+  return commits.get(db)?.count ?? 0;
+}
+
+/** Milliseconds the open bulk transaction has been open (undefined: none is). */
+export function bulkOpenMs(db: Db): number | undefined {
+  const open = pending.get(db);
+  return open ? Date.now() - open.since : undefined;
+}
+
+/** A new intake starts: its commits start small again (see FIRST_ROWS_PER_COMMIT). */
+export function startBulkRamp(db: Db): void {
+  commits.set(db, { count: bulkCommits(db), nextSize: FIRST_ROWS_PER_COMMIT });
+}
+
+function commitSize(db: Db): number {
+  return commits.get(db)?.nextSize ?? ROWS_PER_COMMIT;
+}
+
+function noteCommit(db: Db): void {
+  const c = commits.get(db) ?? { count: 0, nextSize: ROWS_PER_COMMIT };
+  commits.set(db, { count: c.count + 1, nextSize: Math.min(c.nextSize * 2, ROWS_PER_COMMIT) });
+  journalCommitted(db);
 }
 
 /**
@@ -72,6 +112,7 @@ export function commitBulk(db: Db): void {
   if (!db.inTransaction) return;
   try {
     db.exec('COMMIT');
+    noteCommit(db);
   } catch (err) {
     // A disk-full or I/O error makes SQLite roll the transaction back by itself. Should it be
     // left open (busy), roll it back: writes joining it later would be savepoints of a transaction

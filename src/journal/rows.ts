@@ -17,7 +17,8 @@ import { GroupCounts } from '../intake/groupCounts.js';
 import { groupKeyOf, type IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId } from './batches.js';
-import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from './bulk.js';
+import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
+import { intentsEnabled } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
 import { ROW_INTAKE } from './states.js';
 import { suppressionCheck } from './suppressed.js';
@@ -116,14 +117,18 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   /**
    * Batches that take no more numbers (full, or their group ended), released when the next chunk
    * is written (or at finish). Until then they are still held in the journal, so a group loaded
-   * again must not take them up (see loadOrCreateGroup).
+   * again must not take them up (see loadOrCreateGroup). Each with the count of bulk commits when
+   * it closed: with intents (intents.ts) the journal does not commit before a request leaves, so a
+   * batch is released only once a commit holds it, its numbers and its rows.
    */
-  const closed = new Set<number>();
+  const closed = new Map<number, number>();
+  const releaseOnlyCommitted = intentsEnabled(db);
+  if (releaseOnlyCommitted) startBulkRamp(db);
 
   /** The group's batch takes no more numbers (full, or the group ended): write it. The group opens a new one next time. */
   function closeBatch(state: GroupState): void {
     saveBatch(state);
-    closed.add(state.batchId!);
+    closed.set(state.batchId!, bulkCommits(db));
     state.batchId = undefined;
     state.phones = [];
   }
@@ -136,9 +141,15 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
 
   function releaseClosedBatches(): void {
-    for (const batchId of closed) release.run(batchId);
-    if (closed.size > 0) options.onRelease?.();
-    closed.clear();
+    const commits = bulkCommits(db);
+    let released = 0;
+    for (const [batchId, commitsWhenClosed] of closed) {
+      if (releaseOnlyCommitted && commitsWhenClosed === commits) continue;
+      release.run(batchId);
+      closed.delete(batchId);
+      released++;
+    }
+    if (released > 0) options.onRelease?.();
   }
 
   function groupOf(appId: string, templateId: string, datas: string[]): GroupState {

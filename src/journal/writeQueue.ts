@@ -3,8 +3,10 @@
 // committed. With 16 requests in flight this is one commit where there would be 16, and the rule
 // that an attempt is on disk before its request leaves still holds: the request waits for it.
 // While an intake holds its bulk transaction open (bulk.ts), the turn's writes join it and the one
-// commit carries both (test/journal/writeQueue.test.ts).
-import { commitBulk, noteIfRolledBack } from './bulk.js';
+// commit carries both (test/journal/writeQueue.test.ts); or, with intents enabled (intents.ts),
+// the transaction stays open and only the turn's intents are committed, in their own small file.
+import { bulkOpenMs, commitBulk, noteIfRolledBack } from './bulk.js';
+import { commitIntents, intentsEnabled, journalCommitted, takeMustCommit } from './intents.js';
 import type { Db } from './open.js';
 
 export interface WriteQueue {
@@ -29,6 +31,19 @@ export function writeQueueFor(db: Db): WriteQueue {
   return queue;
 }
 
+/**
+ * How long an intake's transaction may stay open while requests run on intents (intents.ts): a
+ * crash loses at most this much of answers, which then cost a request each (same reqId), not a
+ * message.
+ */
+export const MAX_DEFERRED_MS = 2_000;
+
+/** This turn's writes may stay in the intake's open transaction, their requests made safe by intents. */
+function mayDefer(db: Db): boolean {
+  const openMs = bulkOpenMs(db);
+  return intentsEnabled(db) && db.inTransaction && openMs !== undefined && openMs < MAX_DEFERRED_MS;
+}
+
 function createWriteQueue(db: Db): WriteQueue {
   let jobs: Job[] = [];
   const runAll = db.transaction((batch: Job[], results: unknown[]) => {
@@ -51,6 +66,17 @@ function createWriteQueue(db: Db): WriteQueue {
       noteIfRolledBack(db);
       return fail(err);
     }
+    const mustCommit = takeMustCommit(db);
+    if (!mustCommit && mayDefer(db)) {
+      // The intake's transaction stays open: the requests' intents make them safe (intents.ts).
+      try {
+        commitIntents(db);
+      } catch (err) {
+        return fail(err); // no intent on disk: no request may leave
+      }
+      batch.forEach((job, i) => job.resolve(results[i]));
+      return;
+    }
     try {
       commitBulk(db);
     } catch (err) {
@@ -59,6 +85,7 @@ function createWriteQueue(db: Db): WriteQueue {
     // Nothing else keeps a transaction open across turns: were one open, these writes would be
     // only part of it, not on disk.
     if (db.inTransaction) return fail(new Error('journal writes were not committed: a transaction is still open'));
+    journalCommitted(db);
     batch.forEach((job, i) => job.resolve(results[i]));
   };
   return {

@@ -9,6 +9,7 @@ import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type 
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
+import { replayIntents } from '../journal/intents.js';
 import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
@@ -255,6 +256,10 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
 function refuse(db: Db, fileId: number, size: number, reason: string): string {
+  // A journal that rolled back its open transaction lost attempts that intents still name. (Its
+  // other writes committed first: replay reads the journal as committed.)
+  commitBulk(db);
+  replayIntents(db);
   const sent = attemptsOf(db, fileId);
   if (sent === 0) {
     discardIntake(db, fileId);

@@ -3,6 +3,7 @@
 // Released last-in first-out by close(), which may be called twice.
 import pLimit from 'p-limit';
 import type { Config } from '../config/index.js';
+import { closeIntents, enableIntents, replayIntents } from '../journal/intents.js';
 import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
@@ -35,6 +36,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   let db: Db | undefined;
   try {
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+    takeUpIntents(db, config, options.log);
     const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
     const stop = new AbortController();
     const context: PipelineContext = {
@@ -54,6 +56,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       (closing ??= (async () => {
         await provider.close().catch(() => {});
         try {
+          closeIntents(openDb);
           openDb.close();
         } finally {
           lock.release();
@@ -65,6 +68,18 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     lock.release();
     throw err;
   }
+}
+
+/**
+ * Requests a crash cut off from their journal commit are put back as "may have been received"
+ * (intents.ts), before anything reads the journal; then, with reqId on, requests that start
+ * during an intake are made safe by intents instead of a journal commit each.
+ */
+function takeUpIntents(db: Db, config: Config, log: Logger): void {
+  const { replayed, missing } = replayIntents(db);
+  if (replayed > 0) log.warn(`${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`);
+  if (missing > 0) log.error(`${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`);
+  if (config.reqId) enableIntents(db, config.journalSync);
 }
 
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */

@@ -1,0 +1,175 @@
+// Requests that start while an intake holds its bulk transaction open (bulk.ts), made durable in
+// a small file of their own (journal.intents.sqlite) instead of by committing the journal.
+//
+// Why: a request may leave only once its attempt is on disk. Committing the journal for that
+// commits the intake's rows too, and with numbers in no order each row's entry of the unique
+// (group, number) index lands on a page of its own: a commit every turn of the event loop wrote
+// about one 4 KB page to the WAL per row read (README, Benchmark). Here the journal commits every
+// tens of thousands of rows, and each turn's requests commit only their intents: one row each in
+// this file (batch, reqId, start time), a page or two per turn.
+//
+// Why it is safe:
+// - A batch is sent only once its definition (its numbers, its reqId, its rows) is committed in
+//   the journal: intake releases a batch only after a commit that holds it (rows.ts), and a turn
+//   that creates batches (a split into halves) commits the journal itself (needsJournalCommit).
+// - After a crash, the journal has rolled back to its last commit: the attempts started since then,
+//   and the outcomes recorded since then, are gone from it. replayIntents puts each attempt back
+//   as started with no answer, exactly as a crash in mid-request leaves one, so the next run treats
+//   the batch as "may have been received": retried with the same reqId, which the provider refuses
+//   to send twice on the same day (160054, counted as accepted), and never resent after that day.
+//   A lost answer thus costs a request, never a second message. Only with reqId on: without it a
+//   lost answer would leave the batch unknown, so commits then stay per turn (openRuntime).
+// - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
+//   crash loses at most that much of answers.
+import Database from 'better-sqlite3';
+import type { Db } from './open.js';
+
+interface Intent {
+  batchId: number;
+  /** The batch's own req_id: a batch id reused after a rollback is not the batch that was sent. */
+  batchReqId: string;
+  /** The reqId the request carried (null with reqId off). */
+  reqId: string | null;
+  startedAt: string;
+}
+
+interface IntentLog {
+  side: Db;
+  /** Noted during the current turn, written by commitIntents. */
+  noted: Intent[];
+  /** Intents written to the side file, up to this seq, are in a committed journal transaction too. */
+  coveredSeq: number;
+  lastSeq: number;
+  /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
+  mustCommit: boolean;
+}
+
+const logs = new WeakMap<Db, IntentLog>();
+
+/** The side file of a journal file. */
+export function intentsPath(journalFile: string): string {
+  return `${journalFile.replace(/\.sqlite$/, '')}.intents.sqlite`;
+}
+
+/**
+ * From now on, requests of this connection that start while a bulk transaction is open are made
+ * durable by an intent each (the caller holds the data directory's lock). Call replayIntents first.
+ */
+export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal'): void {
+  if (logs.has(db)) return;
+  const side = new Database(intentsPath(db.name));
+  side.pragma('journal_mode = WAL');
+  side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  side.exec(
+    `CREATE TABLE IF NOT EXISTS intents (
+       seq INTEGER PRIMARY KEY, batch_id INTEGER NOT NULL, batch_req_id TEXT NOT NULL, req_id TEXT, started_at TEXT NOT NULL
+     )`,
+  );
+  const lastSeq = (side.prepare('SELECT coalesce(max(seq), 0) FROM intents').pluck().get() as number) ?? 0;
+  logs.set(db, { side, noted: [], coveredSeq: 0, lastSeq, mustCommit: false });
+}
+
+export function intentsEnabled(db: Db): boolean {
+  return logs.has(db);
+}
+
+export function closeIntents(db: Db): void {
+  const log = logs.get(db);
+  if (!log) return;
+  logs.delete(db);
+  log.side.close();
+}
+
+/** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
+export function noteAttemptStarted(db: Db, intent: Intent): void {
+  logs.get(db)?.noted.push(intent);
+}
+
+/** A write of this turn created batches (split halves): they must be committed before anyone sends them. */
+export function needsJournalCommit(db: Db): void {
+  const log = logs.get(db);
+  if (log) log.mustCommit = true;
+}
+
+/** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */
+export function takeMustCommit(db: Db): boolean {
+  const log = logs.get(db);
+  if (!log?.mustCommit) return false;
+  log.mustCommit = false;
+  return true;
+}
+
+/**
+ * Writes and commits the intents noted this turn in the side file: once this returns, their
+ * requests may leave. Intents already covered by a journal commit are deleted on the way.
+ */
+export function commitIntents(db: Db): void {
+  const log = logs.get(db);
+  if (!log || log.noted.length === 0) return;
+  const noted = log.noted;
+  log.noted = [];
+  const insert = log.side.prepare('INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
+  log.side.transaction(() => {
+    if (log.coveredSeq > 0) log.side.prepare('DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
+    for (const intent of noted) insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
+  })();
+}
+
+/**
+ * The journal committed: every attempt written so far is in it. Intents noted this turn are
+ * forgotten, and those in the side file no longer needed (deleted with the next write).
+ */
+export function journalCommitted(db: Db): void {
+  const log = logs.get(db);
+  if (!log) return;
+  log.noted = [];
+  log.coveredSeq = log.lastSeq;
+}
+
+/**
+ * Puts back in the journal every attempt whose intent is in the side file but which the journal
+ * lost (a crash, or a rolled-back bulk transaction): started, no answer, its batch `sending`,
+ * which recoverInterrupted then handles like any request cut short. Idempotent. Returns how many
+ * attempts were put back, and the intents whose batch is not in the journal (never expected: a
+ * batch is committed before it is sent).
+ */
+export function replayIntents(db: Db): { replayed: number; missing: number } {
+  // Within an open transaction, attempts not yet committed would pass for recorded, and their
+  // intents would be deleted.
+  if (db.inTransaction) throw new Error('replayIntents: commit the journal first');
+  const file = intentsPath(db.name);
+  const log = logs.get(db);
+  let side: Db;
+  try {
+    side = log?.side ?? new Database(file, { fileMustExist: true });
+  } catch {
+    return { replayed: 0, missing: 0 }; // no side file: nothing was ever deferred here
+  }
+  try {
+    const hasTable = side.prepare("SELECT 1 FROM sqlite_master WHERE name = 'intents'").get();
+    const intents = hasTable ? (side.prepare('SELECT batch_id, batch_req_id, req_id, started_at FROM intents ORDER BY seq').all() as { batch_id: number; batch_req_id: string; req_id: string | null; started_at: string }[]) : [];
+    const counts = { replayed: 0, missing: 0 };
+    if (intents.length === 0) return counts;
+    const recorded = db.prepare('SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?');
+    const exists = db.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
+    const insert = db.prepare('INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)');
+    const claim = db.prepare("UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?");
+    db.transaction(() => {
+      for (const i of intents) {
+        if (recorded.get(i.batch_id, i.started_at)) continue;
+        if (!exists.get(i.batch_id, i.batch_req_id)) {
+          counts.missing++;
+          continue;
+        }
+        insert.run(i.batch_id, i.req_id, i.started_at);
+        claim.run(i.started_at, i.batch_id);
+        counts.replayed++;
+      }
+    })();
+    side.exec('DELETE FROM intents');
+    if (log) log.coveredSeq = log.lastSeq;
+    return counts;
+  } finally {
+    if (!log) side.close();
+  }
+}

@@ -1,0 +1,165 @@
+// Requests that start while an intake's transaction is open are made safe by an intent each in a
+// side file, not by a journal commit: the intent is on disk before the request may leave, a crash
+// that takes the attempt back out of the journal gets it put back (as "may have been received"),
+// and a batch is never sent before a journal commit holds it.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, describe, it, mock } from 'node:test';
+import Database from 'better-sqlite3';
+import { applyTransition, type BatchRecord, getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
+import { createFile } from '../../src/journal/files.js';
+import { closeIntents, enableIntents, intentsPath, replayIntents } from '../../src/journal/intents.js';
+import { type Db, openJournal } from '../../src/journal/open.js';
+import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
+import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
+
+const dirs: string[] = [];
+after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+const row = (line: number, phone: string, value = 'a'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+
+/** A journal with intents on, and one file whose one batch of two numbers is committed and due. */
+function journalWithDueBatch(): { file: string; db: Db; fileId: number; batch: BatchRecord } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
+  dirs.push(dir);
+  const file = path.join(dir, 'journal.sqlite');
+  const db = openJournal(file);
+  enableIntents(db);
+  const f = createFile(db, { sha256: 'sent', name: 'sent.csv', path: '/sent.csv', size: 1, encoding: 'utf-8' });
+  const writer = createRowWriter(db, f.id, { maxPerRequest: 200 });
+  writer.write([row(2, '13800000001'), row(3, '13800000002')]);
+  writer.finish();
+  const batchId = db.prepare('SELECT id FROM batches WHERE file_id = ?').pluck().get(f.id) as number;
+  return { file, db, fileId: f.id, batch: getBatch(db, batchId) };
+}
+
+/** Another file's intake holding the journal's bulk transaction open, as while a big file is read. */
+function intakeInProgress(db: Db): void {
+  const other = createFile(db, { sha256: 'reading', name: 'reading.csv', path: '/reading.csv', size: 1, encoding: 'utf-8' });
+  createRowWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
+  assert.equal(db.inTransaction, true);
+}
+
+function read<T>(file: string, query: string): T[] {
+  const reader = new Database(file, { readonly: true });
+  try {
+    return reader.prepare(query).all() as T[];
+  } finally {
+    reader.close();
+  }
+}
+
+/** The process dies: the journal's open transaction is rolled back, the side file stays as written. */
+function crash(db: Db): void {
+  closeIntents(db);
+  db.close();
+}
+
+describe('intents', () => {
+  it('an attempt started during an intake is on disk through its intent before its request may leave, not through a journal commit', async () => {
+    const { file, db, batch } = journalWithDueBatch();
+    intakeInProgress(db);
+    const attemptId = await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    assert.ok(attemptId);
+    assert.equal(db.inTransaction, true, 'the intake transaction stays open');
+    assert.deepEqual(read(file, 'SELECT * FROM attempts'), [], 'the journal did not commit');
+    const intents = read<{ batch_id: number; batch_req_id: string; req_id: string }>(intentsPath(file), 'SELECT batch_id, batch_req_id, req_id FROM intents');
+    assert.deepEqual(intents, [{ batch_id: batch.id, batch_req_id: batch.req_id, req_id: batch.req_id }]);
+    db.close();
+  });
+
+  it('after a crash, the attempt the journal lost is put back as cut off mid-request, and retried with the same reqId', async () => {
+    const { file, db, fileId, batch } = journalWithDueBatch();
+    intakeInProgress(db);
+    await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    crash(db);
+
+    const reopened = openJournal(file);
+    assert.equal(getBatch(reopened, batch.id).state, 'planned', 'the journal alone does not know the request left');
+    assert.deepEqual(replayIntents(reopened), { replayed: 1, missing: 0 });
+    assert.equal(getBatch(reopened, batch.id).state, 'sending');
+    assert.deepEqual(reopened.prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?').all(batch.id), [{ req_id: batch.req_id, finished_at: null }]);
+    assert.deepEqual(read(intentsPath(file), 'SELECT * FROM intents'), [], 'the side file is emptied');
+    assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 }, 'a second replay changes nothing');
+
+    recoverInterrupted(reopened, fileId, true);
+    const recovered = getBatch(reopened, batch.id);
+    assert.equal(recovered.state, 'planned');
+    assert.equal(recovered.maybe_sent, 1);
+    assert.equal(recovered.req_id, batch.req_id, 'the same reqId: the provider refuses to send it twice that day');
+    reopened.close();
+  });
+
+  it('an attempt a journal commit already holds is not replayed', async () => {
+    const { file, db, batch } = journalWithDueBatch();
+    intakeInProgress(db);
+    await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    commitBulk(db);
+    crash(db);
+    const reopened = openJournal(file);
+    assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 });
+    assert.equal(reopened.prepare('SELECT count(*) FROM attempts').pluck().get(), 1);
+    reopened.close();
+  });
+
+  it('a turn that splits a batch commits the journal: its halves are never sent before a commit holds them', async () => {
+    const { file, db, batch } = journalWithDueBatch();
+    await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    intakeInProgress(db);
+    await writeQueueFor(db).run(() => applyTransition(db, batch.id, { to: 'split', statusCode: '160042', statusMsg: 'bad number' }));
+    assert.equal(db.inTransaction, false);
+    assert.deepEqual(read(file, `SELECT numbers, state FROM batches WHERE parent_id = ${batch.id}`), [
+      { numbers: 1, state: 'planned' },
+      { numbers: 1, state: 'planned' },
+    ]);
+    db.close();
+  });
+
+  it(`an intake transaction open for ${MAX_DEFERRED_MS} ms is committed by the next turn of requests`, async () => {
+    const { file, db, batch } = journalWithDueBatch();
+    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    try {
+      intakeInProgress(db);
+      mock.timers.tick(MAX_DEFERRED_MS);
+      await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    } finally {
+      mock.timers.reset();
+    }
+    assert.equal(db.inTransaction, false);
+    assert.equal(read(file, 'SELECT * FROM attempts').length, 1);
+    db.close();
+  });
+
+  it('intake releases a batch only once a journal commit holds it', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
+    dirs.push(dir);
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    enableIntents(db);
+    const f = createFile(db, { sha256: 'r', name: 'r.csv', path: '/r.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, f.id, { maxPerRequest: 2 });
+    const due = () => db.prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id').pluck().all(f.id);
+    writer.write([row(2, '13800000001'), row(3, '13800000002')]);
+    writer.write([row(4, '13800000003')]);
+    assert.deepEqual(due(), [0, 0], 'full, and followed by more of the file, but not committed yet');
+    commitBulk(db);
+    writer.write([row(5, '13800000004')]);
+    assert.deepEqual(due(), [1, 0]);
+    writer.finish();
+    assert.deepEqual(due(), [1, 1]);
+    db.close();
+  });
+
+  it('a journal that never deferred a request has nothing to replay', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
+    dirs.push(dir);
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    assert.deepEqual(replayIntents(db), { replayed: 0, missing: 0 });
+    bulkWrite(db, 0, () => {});
+    assert.throws(() => replayIntents(db), /commit the journal first/);
+    commitBulk(db);
+    db.close();
+  });
+});
