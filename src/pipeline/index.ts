@@ -88,6 +88,9 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   const sent = await sendWithResultsAhead(ctx, file.id);
   if (sent.state === 'finished') {
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
+    // Another file's intake may hold the journal's transaction open (intents.ts): commit, so that
+    // the file is done for good before the caller files it away.
+    commitBulk(ctx.db);
     return result('finished', file);
   }
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});

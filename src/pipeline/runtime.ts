@@ -3,6 +3,7 @@
 // Released last-in first-out by close(), which may be called twice.
 import pLimit from 'p-limit';
 import type { Config } from '../config/index.js';
+import { commitBulk } from '../journal/bulk.js';
 import { closeIntents, enableIntents, replayIntents } from '../journal/intents.js';
 import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
@@ -56,6 +57,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       (closing ??= (async () => {
         await provider.close().catch(() => {});
         try {
+          // What requests recorded on intents alone goes into the journal now, not at the next start.
+          commitBulkQuietly(openDb);
           closeIntents(openDb);
           openDb.close();
         } finally {
@@ -67,6 +70,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db?.close();
     lock.release();
     throw err;
+  }
+}
+
+function commitBulkQuietly(db: Db): void {
+  try {
+    commitBulk(db);
+  } catch {
+    // A full disk: the intents stay, and the next start puts their attempts back.
   }
 }
 
