@@ -23,16 +23,13 @@ export { normalisePhone, type PhoneResult } from './phone.js';
 export type { IntakeOptions, IntakeRow } from './row.js';
 
 // A chunk is one journal write between awaits: an answer that arrives meanwhile waits for the
-// chunk's end (1,000 rows: ~10-20 ms), and the requests' journal writes commit the intake's
-// transaction a few times per chunk. With 2,500 rows a chunk took about as long as a request at
-// 50 ms latency, so an answer waited for most of a chunk and then the next request for the next
-// (1M rows, 50 ms, concurrency 32: requests during intake took 119 ms, then 77 ms with 1,000).
-// With numbers in no order (as in real lists) a row costs about twice as much to journal (its
-// index entry lands on a page of its own), and 500 rows are better (2026-11-22, 1M rows, pairs):
-// at 50 ms, requests during intake 86-89 ms instead of ~100, networkEfficiency 0.711 and 0.738
-// against 0.681 and 0.668; at latency 0, 39.9 s against 41.5 s and the same CPU. 250 rows cost
-// CPU at both (42.6 s and 41.2 s against ~38).
-const CHUNK_ROWS = 500;
+// chunk's end. Bigger chunks once saved commits, when the requests' journal writes committed the
+// intake's transaction every turn (1,000 rows, then 500 with numbers in no order). Since requests
+// commit intents instead (journal/intents.ts), a turn costs little, and small chunks let answers
+// through sooner: 1M rows, 50 ms, concurrency 32 (2026-11-22, one series), requests during intake
+// took ~59 ms with 50 or 100 rows, 68 ms with 250, 73 ms with 500; the run took 46.4 s with 100
+// (twice) against 50.8-51.0 s with 250 or 500, and 30.9 s against 30.8 s at latency 0.
+const CHUNK_ROWS = 100;
 // csv-parse turns a whole read into records at once, and they wait in the stream's buffer while
 // the chunks before them are written and requests get their turns: young objects that live
 // through collections and so fill the old generation. 256 KB reads (~8,000 records) grew the
