@@ -84,7 +84,8 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   }
   await runtime.close();
   log.info('stopped cleanly: journal closed, lock released');
-  return EXIT.ok;
+  // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
+  return signal === 'journal failure' ? EXIT.incomplete : EXIT.ok;
 }
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
@@ -103,10 +104,12 @@ function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
         log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
         process.exit(130);
       }
-      runtime.stop.abort();
       resolve(signal);
+      runtime.stop.abort();
     };
     process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+    // Stopped from within (the journal lost requests' records: intents.ts): the same way out.
+    runtime.stop.signal.addEventListener('abort', () => resolve('journal failure'), { once: true });
   });
 }
 

@@ -20,6 +20,7 @@ import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { type FileRunResult, type PipelineContext, processFile } from '../pipeline/index.js';
+import { JournalLostError } from '../journal/intents.js';
 import { writeRejectedCsv, writeResultCsv } from '../pipeline/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -81,6 +82,11 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
     return await settle(life, name, result);
   } catch (err) {
+    if (err instanceof JournalLostError) {
+      // Not the file's fault: it stays in processing/, and the next start settles and resumes it.
+      life.log.warn(`${name}: stopped by a journal failure; it resumes at the next start`, { event: 'file-stopped', file: name });
+      return undefined;
+    }
     await failFile(life, name, describeError(err), SENT_SOME);
     return undefined;
   } finally {

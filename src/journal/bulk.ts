@@ -5,7 +5,7 @@
 // The transaction stays open across the intake's awaits. Anything that must be on disk before a
 // request leaves goes through the write queue (writeQueue.ts), whose writes join the open bulk
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
-import { journalCommitted } from './intents.js';
+import { intentsLost, journalCommitted } from './intents.js';
 import type { Db } from './open.js';
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
@@ -100,6 +100,7 @@ export function noteIfRolledBack(db: Db): void {
 function noteLoss(db: Db): void {
   pending.delete(db);
   losses.set(db, bulkLosses(db) + 1);
+  intentsLost(db);
 }
 
 /**

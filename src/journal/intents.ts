@@ -42,6 +42,22 @@ interface IntentLog {
   lastSeq: number;
   /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
   mustCommit: boolean;
+  /** SQLite rolled back an open transaction that held attempts (see journalLost). */
+  lost: boolean;
+  onLost: (() => void) | undefined;
+}
+
+/**
+ * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):
+ * what this process believes of them (attempt ids, outcomes, claims) is no longer in the journal.
+ * The write queue refuses every write from then on, so nothing more is sent or recorded by this
+ * process; the intents stay, and the next start puts the lost attempts back.
+ */
+export class JournalLostError extends Error {
+  override name = 'JournalLostError';
+  constructor() {
+    super('the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal\'s disk is well, and those requests are settled from their intents');
+  }
 }
 
 const logs = new WeakMap<Db, IntentLog>();
@@ -55,7 +71,7 @@ export function intentsPath(journalFile: string): string {
  * From now on, requests of this connection that start while a bulk transaction is open are made
  * durable by an intent each (the caller holds the data directory's lock). Call replayIntents first.
  */
-export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal'): void {
+export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal', onLost?: () => void): void {
   if (logs.has(db)) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
@@ -66,7 +82,7 @@ export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal')
      )`,
   );
   const lastSeq = (side.prepare('SELECT coalesce(max(seq), 0) FROM intents').pluck().get() as number) ?? 0;
-  logs.set(db, { side, noted: [], coveredSeq: 0, lastSeq, mustCommit: false });
+  logs.set(db, { side, noted: [], coveredSeq: 0, lastSeq, mustCommit: false, lost: false, onLost });
 }
 
 export function intentsEnabled(db: Db): boolean {
@@ -78,6 +94,26 @@ export function closeIntents(db: Db): void {
   if (!log) return;
   logs.delete(db);
   log.side.close();
+}
+
+/** The open transaction was rolled back (bulk.ts): see JournalLostError. */
+export function intentsLost(db: Db): void {
+  const log = logs.get(db);
+  if (!log || log.lost) return;
+  log.lost = true;
+  log.noted = [];
+  log.onLost?.();
+}
+
+/** Whether this connection lost requests' records (see JournalLostError). */
+export function journalLost(db: Db): boolean {
+  return logs.get(db)?.lost ?? false;
+}
+
+/** The turn's writes failed (rolled back): the attempts they noted never happened. */
+export function forgetNoted(db: Db): void {
+  const log = logs.get(db);
+  if (log) log.noted = [];
 }
 
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
@@ -110,7 +146,7 @@ export function commitIntents(db: Db): void {
   log.noted = [];
   const insert = log.side.prepare('INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
   log.side.transaction(() => {
-    if (log.coveredSeq > 0) log.side.prepare('DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
+    if (log.coveredSeq > 0 && !log.lost) log.side.prepare('DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
     for (const intent of noted) insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
   })();
 }
@@ -121,7 +157,7 @@ export function commitIntents(db: Db): void {
  */
 export function journalCommitted(db: Db): void {
   const log = logs.get(db);
-  if (!log) return;
+  if (!log || log.lost) return; // the intents of what was lost must stay
   log.noted = [];
   log.coveredSeq = log.lastSeq;
 }
@@ -153,7 +189,8 @@ export function replayIntents(db: Db): { replayed: number; missing: number } {
     const recorded = db.prepare('SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?');
     const exists = db.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
     const insert = db.prepare('INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)');
-    const claim = db.prepare("UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ?");
+    // A batch whose outcome the journal has is left alone (an intent of a write that failed).
+    const claim = db.prepare("UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state IN ('planned', 'sending')");
     db.transaction(() => {
       for (const i of intents) {
         if (recorded.get(i.batch_id, i.started_at)) continue;
@@ -161,13 +198,13 @@ export function replayIntents(db: Db): { replayed: number; missing: number } {
           counts.missing++;
           continue;
         }
+        if (claim.run(i.started_at, i.batch_id).changes !== 1) continue;
         insert.run(i.batch_id, i.req_id, i.started_at);
-        claim.run(i.started_at, i.batch_id);
         counts.replayed++;
       }
     })();
     side.exec('DELETE FROM intents');
-    if (log) log.coveredSeq = log.lastSeq;
+    if (log && !log.lost) log.coveredSeq = log.lastSeq;
     return counts;
   } finally {
     if (!log) side.close();

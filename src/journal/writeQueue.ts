@@ -6,7 +6,7 @@
 // commit carries both (test/journal/writeQueue.test.ts); or, with intents enabled (intents.ts),
 // the transaction stays open and only the turn's intents are committed, in their own small file.
 import { bulkOpenMs, commitBulk, noteIfRolledBack } from './bulk.js';
-import { commitIntents, intentsEnabled, journalCommitted, takeMustCommit } from './intents.js';
+import { commitIntents, forgetNoted, intentsEnabled, journalCommitted, JournalLostError, journalLost, takeMustCommit } from './intents.js';
 import type { Db } from './open.js';
 
 export interface WriteQueue {
@@ -53,8 +53,10 @@ function createWriteQueue(db: Db): WriteQueue {
     const batch = jobs;
     jobs = [];
     const fail = (err: unknown): void => {
+      forgetNoted(db);
       for (const job of batch) job.reject(err);
     };
+    if (journalLost(db)) return fail(new JournalLostError());
     const results: unknown[] = [];
     try {
       // Inside an intake's open bulk transaction this is a savepoint, and the commit below carries
@@ -69,18 +71,21 @@ function createWriteQueue(db: Db): WriteQueue {
     const mustCommit = takeMustCommit(db);
     if (!mustCommit && mayDefer(db)) {
       // The intake's transaction stays open: the requests' intents make them safe (intents.ts).
+      let onIntents = true;
       try {
         commitIntents(db);
-      } catch (err) {
-        return fail(err); // no intent on disk: no request may leave
+      } catch {
+        onIntents = false; // the side file failed: commit the journal instead, below
       }
-      batch.forEach((job, i) => job.resolve(results[i]));
-      return;
+      if (onIntents) {
+        batch.forEach((job, i) => job.resolve(results[i]));
+        return;
+      }
     }
     try {
       commitBulk(db);
     } catch (err) {
-      return fail(err); // SQLite rolled back the bulk transaction, these writes too
+      return fail(journalLost(db) ? new JournalLostError() : err); // SQLite rolled back the bulk transaction, these writes too
     }
     // Nothing else keeps a transaction open across turns: were one open, these writes would be
     // only part of it, not on disk.

@@ -4,7 +4,7 @@
 import pLimit from 'p-limit';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
-import { closeIntents, enableIntents, replayIntents } from '../journal/intents.js';
+import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../journal/intents.js';
 import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
@@ -37,9 +37,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   let db: Db | undefined;
   try {
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-    takeUpIntents(db, config, options.log);
-    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
     const stop = new AbortController();
+    takeUpIntents(db, config, options.log, stop);
+    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
     const context: PipelineContext = {
       db,
       client: provider.client,
@@ -86,11 +86,16 @@ function commitBulkQuietly(db: Db): void {
  * (intents.ts), before anything reads the journal; then, with reqId on, requests that start
  * during an intake are made safe by intents instead of a journal commit each.
  */
-function takeUpIntents(db: Db, config: Config, log: Logger): void {
+function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortController): void {
   const { replayed, missing } = replayIntents(db);
   if (replayed > 0) log.warn(`${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`);
   if (missing > 0) log.error(`${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`);
-  if (config.reqId) enableIntents(db, config.journalSync);
+  // A journal that loses requests' records stops this process (JournalLostError); the next start settles them.
+  const onLost = () => {
+    log.error(new JournalLostError().message);
+    stop.abort();
+  };
+  if (config.reqId) enableIntents(db, config.journalSync, onLost);
 }
 
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { applyTransition, type BatchRecord, getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { closeIntents, enableIntents, intentsPath, replayIntents } from '../../src/journal/intents.js';
+import { closeIntents, enableIntents, intentsPath, JournalLostError, replayIntents } from '../../src/journal/intents.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
@@ -22,12 +22,12 @@ after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true }))
 const row = (line: number, phone: string, value = 'a'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
 
 /** A journal with intents on, and one file whose one batch of two numbers is committed and due. */
-function journalWithDueBatch(): { file: string; db: Db; fileId: number; batch: BatchRecord } {
+function journalWithDueBatch(onLost?: () => void): { file: string; db: Db; fileId: number; batch: BatchRecord } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
   dirs.push(dir);
   const file = path.join(dir, 'journal.sqlite');
   const db = openJournal(file);
-  enableIntents(db);
+  enableIntents(db, 'normal', onLost);
   const f = createFile(db, { sha256: 'sent', name: 'sent.csv', path: '/sent.csv', size: 1, encoding: 'utf-8' });
   const writer = createRowWriter(db, f.id, { maxPerRequest: 200 });
   writer.write([row(2, '13800000001'), row(3, '13800000002')]);
@@ -150,6 +150,42 @@ describe('intents', () => {
     writer.finish();
     assert.deepEqual(due(), [1, 1]);
     db.close();
+  });
+
+  it('a rolled-back transaction (a full disk) keeps every intent, stops every later write, and the lost attempts are put back', async () => {
+    let told = 0;
+    const { file, db, batch } = journalWithDueBatch(() => told++);
+    intakeInProgress(db);
+    await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    const doomed = writeQueueFor(db).run(() => {
+      db.exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
+      throw new Error('database or disk is full');
+    });
+    await assert.rejects(doomed, /disk is full/);
+    assert.equal(told, 1, 'the runtime is told, and stops');
+    // Another file's writes that would commit the journal must not count the lost attempt as covered.
+    await assert.rejects(writeQueueFor(db).run(() => 1), JournalLostError);
+    intakeInProgress(db);
+    await assert.rejects(writeQueueFor(db).run(() => 1), JournalLostError);
+    commitBulk(db);
+    assert.equal(read(intentsPath(file), 'SELECT * FROM intents').length, 1, 'the intent of the lost attempt stays');
+    assert.deepEqual(replayIntents(db), { replayed: 1, missing: 0 });
+    assert.equal(getBatch(db, batch.id).state, 'sending');
+    crash(db);
+  });
+
+  it('a turn whose writes failed leaves no intent: its attempts never happened', async () => {
+    const { file, db, batch } = journalWithDueBatch();
+    intakeInProgress(db);
+    const failed = writeQueueFor(db).run(() => {
+      startAttempt(db, batch, batch.req_id);
+      throw new Error('a later write of the turn failed');
+    });
+    await assert.rejects(failed, /later write/);
+    assert.equal(getBatch(db, batch.id).state, 'planned', 'rolled back to its savepoint');
+    await writeQueueFor(db).run(() => 1); // a later turn writes the intents it noted, if any
+    assert.deepEqual(read(intentsPath(file), 'SELECT * FROM intents'), []);
+    crash(db);
   });
 
   it('a journal that never deferred a request has nothing to replay', () => {
