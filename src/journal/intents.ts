@@ -22,7 +22,7 @@
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
 import Database from 'better-sqlite3';
-import type { Db } from './open.js';
+import { type Db, sql } from './open.js';
 
 interface Intent {
   batchId: number;
@@ -144,9 +144,10 @@ export function commitIntents(db: Db): void {
   if (!log || log.noted.length === 0) return;
   const noted = log.noted;
   log.noted = [];
-  const insert = log.side.prepare('INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
+  // Once per turn while requests run: statements prepared once per connection (sql()).
+  const insert = sql(log.side, 'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
   log.side.transaction(() => {
-    if (log.coveredSeq > 0 && !log.lost) log.side.prepare('DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
+    if (log.coveredSeq > 0 && !log.lost) sql(log.side, 'DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
     for (const intent of noted) insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
   })();
 }
