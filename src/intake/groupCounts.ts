@@ -1,26 +1,35 @@
-// How many rows each group (app, template, values) has in a file, counted before intake, so that
-// intake knows when a group's last row has been read. A batch may be sent before the end of the
-// file only when no later row could still join it (fewest requests): a full batch can take no
-// more numbers, and with these counts a group's last, part-full batch can go as soon as the
+// How many rows each group (app, template, values) has in a file, counted while intake reads it,
+// so that intake knows when a group's last row has been read. A batch may be sent before the end
+// of the file only when no later row could still join it (fewest requests): a full batch can take
+// no more numbers, and with these counts a group's last, part-full batch can go as soon as the
 // group's last row is read, instead of after the whole file. A list of a million rows has tens
 // of thousands of one-row groups (personalised rows): without the counts all of their requests
 // wait for the end of the file.
+//
+// The count runs in a thread of its own (countWorker.ts) while intake reads, not before it: full
+// batches need no counts, and counting a million rows first (~1.2 s) held back the first
+// request by as long. Counting on the main thread, between intake's chunks, made its garbage
+// share intake's heap, and the process's peak memory grew by ~25 MB in half the runs. Each slot
+// of the shared table holds the rows counted minus the rows intake has read; until the count is
+// complete nothing is said, so a group whose last row came before that simply waits for the end
+// of the file, as without counts.
 //
 // Memory stays flat: rows are counted per slot of a fixed table (a hash of the group's key), not
 // per group. Groups that share a slot are counted together, which can only make a group look
 // unfinished for longer (only the group whose row empties the slot is known to have ended; the
 // others go at the end of the file, as without counts), never finished too early. Should the
-// counts still prove wrong (a row of a slot already at zero: the file was rewritten in place?),
+// counts still prove wrong (more rows of a slot than counted: the file was rewritten in place?),
 // they are no longer trusted, and the journal never adds a row to a batch already closed.
 // The counts are exact only if both passes see the same rows: so this reads only files without a
 // double quote, whose records are exactly their lines split at commas (what csv-parse makes of
 // them with intake's options; intake sends during reading only such files anyway), and intake
 // checks that it read the same header.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Worker } from 'node:worker_threads';
 import { unguardCell } from '../csvio/guard.js';
 import { mapHeader } from './headers.js';
 import { idsOf, datasOf, type IntakeOptions, type RowShape } from './row.js';
+import { startWorker } from './thread.js';
 
 /** Slots of the table: 4 MB, few enough shared slots up to millions of groups. */
 const SLOTS = 1 << 20;
@@ -29,22 +38,43 @@ const SLOTS = 1 << 20;
 // synchronous, into one buffer: through a read stream, each of the ~2,000 reads of a 32 MB file
 // waited for the thread pool, and the count of a million rows took 1.1 s, of which 0.6 s idle.
 const READ_SIZE = 16 * 1024;
-/** Reads between turns of the event loop (1 MB, ~30 ms): requests of other files in progress get answered. */
-const READS_PER_TURN = 64;
 const LINE_BREAK = /\r\n|\n|\r/;
 /** A record with nothing but whitespace and commas: a blank line (see isBlankRecord). */
 const NOT_BLANK_RECORD = /[^\s,]/;
+/**
+ * The count's thread needs little: its garbage (the lines and cells of 16 KB reads) dies young.
+ * Should it need more, it stops, and the counts say nothing.
+ */
+const COUNT_THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 16 };
+
+/** What the count's thread is given: the file, and the table (over a SharedArrayBuffer) to count into. */
+export interface CountJob {
+  file: string;
+  options: Omit<IntakeOptions, 'onHeader'>;
+  slots: Int32Array;
+}
+
+/** How a count ended: the bytes read and the header counted under; undefined when no counts could be made. */
+export type CountResult = { bytesRead: number; header: string[] } | undefined;
 
 export class GroupCounts {
-  readonly #left: Uint32Array;
-  #trusted = true;
+  /** Per slot: rows counted so far minus rows intake has read (negative while the count is behind). */
+  readonly #left = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
+  #state: 'counting' | 'counted' | 'distrusted' = 'counting';
+  #worker: Worker | undefined;
+  /** The header cells (unguarded) intake read, and the ones counted under. */
+  #headerRead: readonly string[] | undefined;
+  #headerCounted: readonly string[] | undefined;
+  /** Settles when the count is over: complete, given up, or stopped. */
+  readonly done: Promise<void>;
 
-  /** header: the header cells (unguarded) the rows were counted under. */
-  constructor(
-    readonly header: readonly string[],
-    left: Uint32Array,
-  ) {
-    this.#left = left;
+  private constructor(file: string, options: IntakeOptions) {
+    this.done = this.#count(file, options);
+  }
+
+  /** Starts counting the rows of each group in the first `options.bytes` bytes of a file without a double quote. */
+  static start(file: string, options: IntakeOptions): GroupCounts {
+    return new GroupCounts(file, options);
   }
 
   /**
@@ -61,35 +91,62 @@ export class GroupCounts {
     return (h ^ (h >>> 16)) & (SLOTS - 1);
   }
 
-  /** Intake read another header than the one counted under: the counts say nothing. */
-  distrust(): void {
-    this.#trusted = false;
+  /** True once the count is complete and its counts are trusted. */
+  get ready(): boolean {
+    return this.#state === 'counted';
   }
 
-  /** Counts one row of the group in `slot` as read; true when no row of it is left in the file. */
+  /** Intake read its header (unguarded cells): the counts hold only if they were made under the same. */
+  headerRead(header: readonly string[]): void {
+    this.#headerRead = header;
+    if (this.#headerCounted && !sameCells(header, this.#headerCounted)) this.distrust();
+  }
+
+  /** The counts say nothing any more (another header, another file). */
+  distrust(): void {
+    this.#state = 'distrusted';
+  }
+
+  /** Intake is over: a count still running is stopped. */
+  stop(): Promise<void> {
+    void this.#worker?.terminate();
+    return this.done;
+  }
+
+  /** Counts one row of the group in `slot` as read; true when the count says no row of it is left in the file. */
   rowRead(slot: number): boolean {
-    const left = this.#left[slot]!;
-    if (left === 0) {
-      this.#trusted = false; // a row the count did not see: the file is not what was counted
+    const left = Atomics.sub(this.#left, slot, 1); // the count's thread may be adding to it
+    if (this.#state !== 'counted') return false;
+    if (left <= 0) {
+      this.distrust(); // a row the count did not see: the file is not what was counted
       return false;
     }
-    this.#left[slot] = left - 1;
-    return this.#trusted && left === 1;
+    return left === 1;
   }
-}
 
-function fnv(h: number, text: string): number {
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return Math.imul(h, 0x01000193); // the NUL after the piece (h ^ 0 = h)
+  async #count(file: string, options: IntakeOptions): Promise<void> {
+    const { onHeader: _, ...plain } = options;
+    const result = await new Promise<CountResult>((resolve) => {
+      const job: CountJob = { file, options: plain, slots: this.#left };
+      const worker = (this.#worker = startWorker(import.meta.url, 'countWorker', { workerData: job, resourceLimits: COUNT_THREAD_LIMITS }));
+      worker.once('message', resolve);
+      worker.once('error', () => resolve(undefined)); // out of memory, say: no counts
+      worker.once('exit', () => resolve(undefined)); // stopped (after a message, this changes nothing)
+    });
+    this.#worker = undefined;
+    if (result === undefined || this.#state === 'distrusted') return this.distrust();
+    this.#headerCounted = result.header;
+    // Intake read more rows of a slot than the whole file has: not the file that was counted.
+    if (this.#left.some((n) => n < 0) || (this.#headerRead && !sameCells(this.#headerRead, result.header))) return this.distrust();
+    this.#state = 'counted';
+  }
 }
 
 /**
  * Counts the rows of each group in the first `options.bytes` bytes of a file without a double
- * quote. Undefined when the counts cannot be made (no usable header, unreadable file): intake
- * then finds the problem itself, and part-full batches wait for the end of the file.
+ * quote into `slots` (run by the count's thread).
  */
-export async function countGroups(file: string, options: IntakeOptions): Promise<GroupCounts | undefined> {
-  const left = new Uint32Array(SLOTS);
+export function countRows({ file, options, slots }: CountJob): CountResult {
   let shape: Pick<RowShape, 'map' | 'options'> | undefined;
   const countRecord = (record: string): void => {
     if (!NOT_BLANK_RECORD.test(record)) return; // blank: intake skips it too
@@ -100,21 +157,40 @@ export async function countGroups(file: string, options: IntakeOptions): Promise
     }
     const { appId, templateId } = idsOf(cells, shape);
     // Rows without both ids have no group (intake refuses them before grouping).
-    if (appId !== undefined && templateId !== undefined) left[GroupCounts.slotOf(appId, templateId, datasOf(cells, shape))]!++;
+    if (appId !== undefined && templateId !== undefined) Atomics.add(slots, GroupCounts.slotOf(appId, templateId, datasOf(cells, shape)), 1);
   };
   let bytesRead: number;
   try {
-    bytesRead = await forEachRecord(file, options, countRecord);
+    bytesRead = forEachRecord(file, options, countRecord);
   } catch {
-    return undefined;
+    return undefined; // unreadable: intake finds the problem itself
   }
   // Fewer bytes than inspected: the file shrank or was rewritten; intake will find out.
   if (shape === undefined || (options.bytes !== undefined && bytesRead !== options.bytes)) return undefined;
-  return new GroupCounts(shape.map.header, left);
+  return { bytesRead, header: [...shape.map.header] };
+}
+
+function fnv(h: number, text: string): number {
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return Math.imul(h, 0x01000193); // the NUL after the piece (h ^ 0 = h)
+}
+
+function sameCells(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((cell, i) => cell === b[i]);
+}
+
+/**
+ * The complete counts of a file, before any row is read (undefined when they cannot be made: no
+ * usable header, an unreadable file). Intake itself starts the count and reads on (GroupCounts.start).
+ */
+export async function countGroups(file: string, options: IntakeOptions): Promise<GroupCounts | undefined> {
+  const counts = GroupCounts.start(file, options);
+  await counts.done;
+  return counts.ready ? counts : undefined;
 }
 
 /** Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the bytes read. */
-async function forEachRecord(file: string, options: IntakeOptions, each: (record: string) => void): Promise<number> {
+function forEachRecord(file: string, options: Omit<IntakeOptions, 'onHeader'>, each: (record: string) => void): number {
   const decoder = new TextDecoder(options.encoding);
   let carry = '';
   let first = true;
@@ -139,12 +215,11 @@ async function forEachRecord(file: string, options: IntakeOptions, each: (record
   const fd = openSync(file, 'r');
   let bytes = 0;
   try {
-    for (let reads = 1; ; reads++) {
+    for (;;) {
       const read = readSync(fd, buffer, 0, Math.min(READ_SIZE, limit - bytes), bytes);
       if (read === 0) break;
       bytes += read;
       lines(decoder.decode(buffer.subarray(0, read), { stream: true }), false);
-      if (reads % READS_PER_TURN === 0) await nextTurn();
     }
   } finally {
     closeSync(fd);

@@ -15,7 +15,7 @@ import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
-import { countGroups, type GroupCounts } from '../intake/groupCounts.js';
+import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from './resultFiles.js';
 import { sendWhileReading } from '../send/whileReading.js';
@@ -134,7 +134,8 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   const readingOver = new AbortController();
   const overlap = mayOverlap(ctx, inspection, dryRun);
   // So that a group's last batch can go once its last row is read, not after the whole file.
-  const groupCounts = overlap ? await countGroups(filePath, readOptions(ctx, inspection)) : undefined;
+  // Counted while intake reads: full batches can go before the count is done.
+  const groupCounts = overlap ? GroupCounts.start(filePath, readOptions(ctx, inspection)) : undefined;
   const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
   const writer = createRowWriter(ctx.db, file.id, {
     maxPerRequest: ctx.config.maxPerRequest,
@@ -155,6 +156,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     assertUnchanged(filePath, inspection);
   } catch (err) {
     readingOver.abort();
+    await groupCounts?.stop();
     try {
       writer.abandon(); // so that, if requests went out and the rows stay, the counts add up
     } catch {
@@ -165,6 +167,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
   readingOver.abort();
+  await groupCounts?.stop();
   await sending?.done;
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   return undefined;
@@ -215,10 +218,6 @@ function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: bo
   return ctx.config.sendDuringIntake && !inspection.quoted && !dryRun;
 }
 
-function sameCells(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((cell, i) => cell === b[i]);
-}
-
 function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
   return { ...ctx, stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal };
 }
@@ -236,7 +235,7 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
 /** Records the file's header. Group counts made under another header than intake read say nothing. */
 function headerTaker(db: Db, fileId: number, groupCounts: GroupCounts | undefined): IntakeOptions['onHeader'] {
   return (map, extraNames) => {
-    if (groupCounts && !sameCells(map.header, groupCounts.header)) groupCounts.distrust();
+    groupCounts?.headerRead(map.header);
     setFileHeader(db, fileId, { columns: map.header, extras: extraNames });
   };
 }

@@ -99,3 +99,58 @@ describe('group counts', () => {
     assert.equal(await countGroups(noHeader, { ...DEFAULTS, bytes: statSync(noHeader).size }), undefined);
   });
 });
+
+// Intake does not wait for the count (it runs in a thread of its own): rows read before the count
+// is complete are counted down all the same, and nothing is said until it is complete.
+describe('group counts made while intake reads', () => {
+  const slot = (value: string) => GroupCounts.slotOf('app-default', '1', [value]);
+  const csv = (values: string[]) => `phone,templateId,参数1\n${values.map((v, i) => `1380000${String(i).padStart(4, '0')},1,${v}`).join('\n')}\n`;
+
+  it('count down the rows read before they were complete, and say "last row" only after', async () => {
+    const file = tempFile('while.csv', csv(['a', 'a', 'b', 'a', 'c', 'c']));
+    const counts = GroupCounts.start(file, { ...DEFAULTS, bytes: statSync(file).size });
+    // Nothing of the count's thread is taken in before this synchronous code yields.
+    assert.deepEqual([slot('a'), slot('a'), slot('b')].map((s) => counts.rowRead(s)), [false, false, false], 'not complete: nothing said');
+    assert.equal(counts.ready, false);
+    await counts.done;
+    assert.equal(counts.ready, true);
+    assert.equal(counts.rowRead(slot('a')), true, "a's third row is its last: the two read before count");
+    assert.deepEqual([counts.rowRead(slot('c')), counts.rowRead(slot('c'))], [false, true]);
+    // b ended before the count was complete: its batch waits for the end of the file, as without counts.
+  });
+
+  it('are not trusted when intake read more rows of a group than the whole file has', async () => {
+    const file = tempFile('rewritten.csv', csv(['a', 'z', 'z']));
+    const counts = GroupCounts.start(file, { ...DEFAULTS, bytes: statSync(file).size });
+    counts.rowRead(slot('a'));
+    counts.rowRead(slot('a'));
+    counts.rowRead(slot('z'));
+    await counts.done;
+    assert.equal(counts.ready, false);
+    assert.equal(counts.rowRead(slot('z')), false, "z's last row, but the file is not the one counted");
+  });
+
+  it('are not trusted when intake read another header, before or after they were complete', async () => {
+    const file = tempFile('header.csv', csv(['a']));
+    const options = { ...DEFAULTS, bytes: statSync(file).size };
+    const before = GroupCounts.start(file, options);
+    before.headerRead(['phone', 'appId', '参数1']);
+    await before.done;
+    assert.equal(before.ready, false);
+    const after = GroupCounts.start(file, options);
+    await after.done;
+    after.headerRead(['phone', 'appId', '参数1']);
+    assert.equal(after.rowRead(slot('a')), false);
+    const same = GroupCounts.start(file, options);
+    same.headerRead(['phone', 'templateId', '参数1']);
+    await same.done;
+    assert.equal(same.rowRead(slot('a')), true, 'the same header: trusted');
+  });
+
+  it('stop when intake is over before them, and then say nothing', async () => {
+    const file = tempFile('stopped.csv', csv(Array.from({ length: 50_000 }, (_, i) => `v${i % 7}`)));
+    const counts = GroupCounts.start(file, { ...DEFAULTS, bytes: statSync(file).size });
+    await counts.stop();
+    assert.equal(counts.ready, false);
+  });
+});
