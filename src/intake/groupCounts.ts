@@ -11,8 +11,9 @@
 // request by as long. Counting on the main thread, between intake's chunks, made its garbage
 // share intake's heap, and the process's peak memory grew by ~25 MB in half the runs. Each slot
 // of the shared table holds the rows counted minus the rows intake has read; until the count is
-// complete nothing is said, so a group whose last row came before that simply waits for the end
-// of the file, as without counts.
+// complete nothing is said; then intake looks at the groups it holds in memory, and a group whose
+// rows have all been read goes (allRead). One it no longer holds waits for the end of the file,
+// as without counts.
 //
 // Memory stays flat: rows are counted per slot of a fixed table (a hash of the group's key), not
 // per group. Groups that share a slot are counted together, which can only make a group look
@@ -111,6 +112,14 @@ export class GroupCounts {
   stop(): Promise<void> {
     void this.#worker?.terminate();
     return this.done;
+  }
+
+  /**
+   * True when the count is complete and every row of the groups in `slot` has been read: for a
+   * group whose last row came before the count was complete (rowRead said nothing then).
+   */
+  allRead(slot: number): boolean {
+    return this.#state === 'counted' && Atomics.load(this.#left, slot) === 0;
   }
 
   /** Counts one row of the group in `slot` as read; true when the count says no row of it is left in the file. */

@@ -7,8 +7,8 @@
 // A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
 // released (due now) once it is full, or when intake ends: so sending may start on full batches
 // while the rest of the file is still being read, and never touches a batch still filling.
-// A batch is also released when its group's last row is read, when intake counted the file's
-// groups beforehand (intake/groupCounts.ts): no later row can join it. A batch filled (or whose
+// A batch is also released when its group's last row is read, when intake counts the file's
+// groups (intake/groupCounts.ts): no later row can join it. A batch filled (or whose
 // group ended) in one chunk is released when the next chunk is written: its rows are then
 // followed by more of the file, so none of them can be the half-written end of a file still
 // being copied (the caller checks the file's size after each chunk, before sending can run).
@@ -50,7 +50,7 @@ export interface RowWriterOptions {
   onRelease?: () => void;
   /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
   rowsKept?: number;
-  /** The file's rows per group, counted beforehand: a group's batch is released after its last row. */
+  /** The file's rows per group, counted while intake reads: a group's batch is released after its last row. */
   groupCounts?: GroupCounts;
 }
 
@@ -204,8 +204,20 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     counts.duplicates++;
   }
 
+  let countsWereReady = false;
+  /**
+   * The group counts were made while intake read (groupCounts.ts): once they are complete, the
+   * groups in memory whose rows were all read before then have ended too.
+   */
+  function endGroupsAllRead(counts: GroupCounts): void {
+    if (countsWereReady || !counts.ready) return;
+    countsWereReady = true;
+    for (const state of [...groups.values()]) if (counts.allRead(state.slot)) endGroup(state);
+  }
+
   const writeChunk = (rows: readonly RowToJournal[]): void => {
     releaseClosedBatches();
+    if (options.groupCounts) endGroupsAllRead(options.groupCounts);
     const now = nowIso();
     for (const row of rows) {
       if (row.keptRowId !== undefined) {

@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { countGroups } from '../../src/intake/groupCounts.js';
+import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batches.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
@@ -57,6 +57,26 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), ['due', 'due']);
     assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id), [2, 2]);
+  });
+
+  it('with counts completed while intake read, releases the groups it had read in full by then', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
+    const csv = path.join(dir, 'r.csv');
+    writeFileSync(csv, ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,b', '13800000003,1,app,c', '13800000004,1,app,b'].join('\n'));
+    const groupCounts = GroupCounts.start(csv, { encoding: 'utf-8', allowInternational: false });
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'l', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const due = () => db.prepare("SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id").pluck().all(file.id);
+
+    writer.write([row(2, '13800000001', 'a'), row(3, '13800000002', 'b')]); // before the count is complete
+    assert.equal(groupCounts.ready, false);
+    await groupCounts.done;
+    writer.write([row(4, '13800000003', 'c')]);
+    writer.write([row(5, '13800000004', 'b')]);
+    assert.deepEqual(due(), ['due', 'held', 'due'], 'a, read in full before the count was complete, goes with c; b just ended');
+    writer.finish();
+    assert.deepEqual(due(), ['due', 'due', 'due']);
   });
 
   it('without counts, a part-full batch waits for the end of the file', () => {
