@@ -55,8 +55,8 @@ export interface CountJob {
   slots: Int32Array;
 }
 
-/** How a count ended: the bytes read and the header counted under; undefined when no counts could be made. */
-export type CountResult = { bytesRead: number; header: string[] } | undefined;
+/** How a count ended: the header counted under; undefined when no counts could be made. */
+export type CountResult = { header: string[] } | undefined;
 
 export class GroupCounts {
   /** Per slot: rows counted so far minus rows intake has read (negative while the count is behind). */
@@ -100,7 +100,12 @@ export class GroupCounts {
   /** Intake read its header (unguarded cells): the counts hold only if they were made under the same. */
   headerRead(header: readonly string[]): void {
     this.#headerRead = header;
-    if (this.#headerCounted && !sameCells(header, this.#headerCounted)) this.distrust();
+    this.#distrustOtherHeader();
+  }
+
+  /** Once both headers are known: counts made under another header than intake read say nothing. */
+  #distrustOtherHeader(): void {
+    if (this.#headerRead && this.#headerCounted && !sameCells(this.#headerRead, this.#headerCounted)) this.distrust();
   }
 
   /** The counts say nothing any more (another header, another file). */
@@ -137,17 +142,19 @@ export class GroupCounts {
     const { onHeader: _, ...plain } = options;
     const result = await new Promise<CountResult>((resolve) => {
       const job: CountJob = { file, options: plain, slots: this.#left };
+      // A thread that cannot start (no memory for one, say) means no counts, never a failed intake.
       const worker = (this.#worker = startWorker(import.meta.url, 'countWorker', { workerData: job, resourceLimits: COUNT_THREAD_LIMITS }));
       worker.once('message', resolve);
       worker.once('error', () => resolve(undefined)); // out of memory, say: no counts
       worker.once('exit', () => resolve(undefined)); // stopped (after a message, this changes nothing)
-    });
+    }).catch(() => undefined);
     this.#worker = undefined;
-    if (result === undefined || this.#state === 'distrusted') return this.distrust();
+    if (result === undefined) return this.distrust();
     this.#headerCounted = result.header;
+    this.#distrustOtherHeader();
     // Intake read more rows of a slot than the whole file has: not the file that was counted.
-    if (this.#left.some((n) => n < 0) || (this.#headerRead && !sameCells(this.#headerRead, result.header))) return this.distrust();
-    this.#state = 'counted';
+    if (this.#left.some((n) => n < 0)) this.distrust();
+    if (this.#state === 'counting') this.#state = 'counted';
   }
 }
 
@@ -176,7 +183,7 @@ export function countRows({ file, options, slots }: CountJob): CountResult {
   }
   // Fewer bytes than inspected: the file shrank or was rewritten; intake will find out.
   if (shape === undefined || (options.bytes !== undefined && bytesRead !== options.bytes)) return undefined;
-  return { bytesRead, header: [...shape.map.header] };
+  return { header: [...shape.map.header] };
 }
 
 function fnv(h: number, text: string): number {
