@@ -180,8 +180,8 @@ export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now 
   );
   sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(childId, phones.join(','));
   needsJournalCommit(db); // before it can be sent: an intent of it would name a batch a crash could take back
-  const move = sql(db, "UPDATE rows SET batch_id = ? WHERE group_id = ? AND phone = ? AND intake = 'valid'");
-  for (const phone of phones) move.run(childId, from.group_id, phone);
+  const move = sql(db, 'UPDATE rows SET batch_id = ? WHERE batch_id = ? AND phone = ?');
+  for (const phone of phones) move.run(childId, from.id, phone);
   return childId;
 }
 

@@ -212,4 +212,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 4,
+    name: 'no index of rows by number',
+    sql: `
+      -- A list's numbers come in no order, so rows_one_per_number put each row's entry on a page
+      -- of its own and every commit rewrote most of it into the WAL: storing 1M random numbers
+      -- took 10.3 s with it, 4.4 s without. Intake keeps one valid row per (group, number) itself
+      -- (journal/rows.ts, seenNumbers.ts), and what looked rows up by number (a split moving its
+      -- numbers to new batches) goes by batch instead.
+      DROP INDEX IF EXISTS rows_one_per_number;
+      CREATE INDEX IF NOT EXISTS rows_by_batch ON rows (batch_id) WHERE batch_id IS NOT NULL;
+    `,
+  },
 ];

@@ -2,7 +2,10 @@
 // takes seconds, not minutes). Each row is written once. A valid row joins its group (app,
 // template, values) and, by the planning rule (src/plan), that group's open batch: so when intake
 // ends, every batch is written with its numbers and nothing is left to plan. The same number
-// twice in a group is kept once; the repeats are recorded as duplicates of it.
+// twice in a group is kept once; the repeats are recorded as duplicates of it. Which numbers a
+// group already has is asked of a Bloom filter (seenNumbers.ts): a row it cannot vouch for is a
+// "doubt", journalled without a batch and settled exactly from the journal once the file is read
+// (settleDoubts); its group keeps its last batch held until then, so no extra request is made.
 //
 // A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
 // released (due now) once it is full, or when intake ends: so sending may start on full batches
@@ -20,6 +23,7 @@ import { HELD, newReqId } from './batches.js';
 import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
 import { intentsEnabled } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
+import { SeenNumbers } from './seenNumbers.js';
 import { ROW_INTAKE } from './states.js';
 import { suppressionCheck } from './suppressed.js';
 
@@ -52,14 +56,31 @@ export interface RowWriterOptions {
   rowsKept?: number;
   /** The file's rows per group, counted while intake reads: a group's batch is released after its last row. */
   groupCounts?: GroupCounts;
+  /** The file's size: the filter of numbers already placed is sized for it (see SeenNumbers). */
+  fileBytes?: number;
+  /** The filter itself (tests give a tiny one, so that nearly every number is a doubt). */
+  seenNumbers?: SeenNumbers;
 }
+
+/** A valid row whose number the group may have already: journalled without a batch until settleDoubts. */
+interface Doubt {
+  rowId: number;
+  groupId: number;
+  phone: string;
+  appId: string;
+  templateId: string;
+  datas: string[];
+}
+
+/** Used when the caller does not say how large the file is: a file of a million short rows. */
+const DEFAULT_FILE_BYTES = 32_000_000;
 
 export interface RowWriter {
   /** Writes one chunk of rows, in the intake's bulk transaction (see bulk.ts). */
   write(rows: readonly RowToJournal[]): void;
   /** Writes the open batches and the file's counts, and commits. Call once, after the last chunk. */
   finish(): { rows: number; invalid: number; duplicates: number };
-  /** Reading stopped early (the file is refused): writes the open batches' numbers, releasing none. */
+  /** Reading stopped early (the file is refused): settles the doubts and writes the open batches' numbers, releasing none. */
   abandon(): void;
 }
 
@@ -69,14 +90,18 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   const counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0 };
   const insertRow = sql(
     db,
-    `INSERT OR IGNORE INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id)
+    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const insertDuplicate = sql(
-    db,
-    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, duplicate_of, extras)
-     VALUES (?, ?, ?, ?, ?, 'duplicate', (SELECT id FROM rows WHERE group_id = ? AND phone = ? AND intake = 'valid'), ?)`,
-  );
+  const seen = options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES);
+  // Rows an interrupted intake left (restartIntake) are in batches already: a number of theirs
+  // read again, earlier in the file than its kept row, is a repeat of it.
+  for (const [groupId, phone] of sql(db, "SELECT group_id, phone FROM rows WHERE file_id = ? AND intake = 'valid'").raw().iterate(fileId) as Iterable<[number, string]>) {
+    seen.add(groupId, phone);
+  }
+  const doubts: Doubt[] = [];
+  /** Doubts per group id: such a group's last batch stays held until they are settled. */
+  const doubtsPerGroup = new Map<number, number>();
   const findGroups = sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?');
   const insertGroup = sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)');
   // Only a held batch can take more numbers: a released one may be on its way already.
@@ -133,10 +158,13 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     state.phones = [];
   }
 
-  /** The group's last row was read: its batch can take no more numbers, and it is not needed again. */
+  /**
+   * The group's last row was read: its batch can take no more numbers, and it is not needed again.
+   * Unless some of its rows are doubts: one may yet be a new number, which joins that batch.
+   */
   function endGroup(state: GroupState): void {
-    if (state.batchId !== undefined && state.phones.length > 0) closeBatch(state);
-    else saveBatch(state); // an empty batch (opened for a duplicate) stays held; finish deletes it
+    if (state.batchId !== undefined && state.phones.length > 0 && !doubtsPerGroup.has(state.groupId)) closeBatch(state);
+    else saveBatch(state); // still held: finish fills it (doubts) or deletes it (empty)
     groups.delete(state.key);
   }
 
@@ -187,21 +215,78 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
   }
 
-  function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
+  /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
+  function openBatchOf(state: GroupState, now: string): number {
     if (placeNumber(state.batchId === undefined ? undefined : state.phones.length, limits) === 'new') {
       saveBatch(state);
       state.batchId = Number(insertBatch.run(fileId, state.groupId, newReqId(), now, now).lastInsertRowid);
       state.phones = [];
     }
-    const inserted = insertRow.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, ROW_INTAKE.valid, null, extras, state.batchId);
-    if (inserted.changes === 1) {
-      state.phones.push(row.phone!);
-      state.dirty = true;
-      if (state.phones.length >= limits.maxPerRequest) closeBatch(state);
+    return state.batchId!;
+  }
+
+  function addToBatch(state: GroupState, phone: string): void {
+    state.phones.push(phone);
+    state.dirty = true;
+    if (state.phones.length >= limits.maxPerRequest) closeBatch(state);
+  }
+
+  function placeValidRow(row: RowToJournal, state: GroupState, appId: string, templateId: string, extras: string | null, now: string): void {
+    const phone = row.phone!;
+    if (seen.mayHave(state.groupId, phone)) {
+      const rowId = Number(insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null).lastInsertRowid);
+      doubts.push({ rowId, groupId: state.groupId, phone, appId, templateId, datas: row.datas });
+      doubtsPerGroup.set(state.groupId, (doubtsPerGroup.get(state.groupId) ?? 0) + 1);
       return;
     }
-    insertDuplicate.run(fileId, row.line, row.phoneRaw, row.phone, state.groupId, state.groupId, row.phone, extras);
-    counts.duplicates++;
+    seen.add(state.groupId, phone);
+    insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now));
+    addToBatch(state, phone);
+  }
+
+  /**
+   * The file is read: each doubt is a repeat of the row that has its number in its group (one in a
+   * batch, or the first doubt with it), or else the first of its number, placed now. The filter
+   * only ever says "maybe" more often as it fills, so every row after a doubt with the same number
+   * is a doubt too, and the row placed for a number, if any, comes before all of them.
+   */
+  function settleDoubts(now: string): void {
+    if (doubts.length === 0) return;
+    const keys = `doubt_keys_${fileId}_${++doubtTables}`;
+    db.exec(`CREATE TEMP TABLE ${keys} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`);
+    try {
+      const addKey = db.prepare(`INSERT OR IGNORE INTO temp.${keys} (group_id, phone) VALUES (?, ?)`);
+      for (const d of doubts) addKey.run(d.groupId, d.phone);
+      // One pass over the file's rows (no index has them by number); only the matches come back.
+      const placed = db
+        .prepare(
+          `SELECT r.id, r.group_id, r.phone FROM rows r INDEXED BY rows_by_file
+           WHERE r.file_id = ? AND r.intake = 'valid' AND r.batch_id IS NOT NULL
+             AND EXISTS (SELECT 1 FROM temp.${keys} k WHERE k.group_id = r.group_id AND k.phone = r.phone)`,
+        )
+        .raw()
+        .all(fileId) as [number, number, string][];
+      const firstRowOf = new Map(placed.map(([id, groupId, phone]) => [`${groupId}\u0000${phone}`, id]));
+      const markDuplicate = sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ? WHERE id = ?");
+      const setBatch = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
+      for (const d of doubts) {
+        const key = `${d.groupId}\u0000${d.phone}`;
+        const first = firstRowOf.get(key);
+        if (first !== undefined) {
+          markDuplicate.run(first, d.rowId);
+          counts.duplicates++;
+          continue;
+        }
+        firstRowOf.set(key, d.rowId);
+        const state = groupOf(d.appId, d.templateId, d.datas);
+        setBatch.run(openBatchOf(state, now), d.rowId);
+        addToBatch(state, d.phone);
+      }
+    } finally {
+      db.exec(`DROP TABLE temp.${keys}`);
+    }
+    doubts.length = 0;
+    doubtsPerGroup.clear();
   }
 
   let countsWereReady = false;
@@ -236,7 +321,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
         insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error, extras, null);
         counts.invalid++;
       } else {
-        placeValidRow(row, state, extras, now);
+        placeValidRow(row, state, row.appId!, row.templateId!, extras, now);
       }
       if (state && options.groupCounts?.rowRead(state.slot)) endGroup(state);
     }
@@ -245,6 +330,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   const saveOpenBatches = (): void => groups.forEach(saveBatch);
 
   const finishIntake = (): { rows: number; invalid: number; duplicates: number } => {
+    settleDoubts(nowIso());
     saveOpenBatches();
     // A batch opened for a number that turned out to be a duplicate may have stayed empty.
     sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
@@ -265,8 +351,12 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     },
     // After a loss the open batches may be gone with the rows: writing their numbers would leave
     // numbers without a batch, which a later batch given the same id would take up.
+    // The doubts are settled too, so that each row read is counted: a repeat, or in a batch.
     abandon: () => {
-      if (bulkLosses(db) === lossesAtStart) bulkWrite(db, 0, saveOpenBatches);
+      if (bulkLosses(db) === lossesAtStart) bulkWrite(db, 0, () => {
+        settleDoubts(nowIso());
+        saveOpenBatches();
+      });
     },
     finish: () => {
       assertNothingLost();
@@ -277,6 +367,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     },
   };
 }
+
+/** Temporary tables of doubts made so far (each writer's its own name). */
+let doubtTables = 0;
 
 /**
  * A group's key in the writer's cache, made for every row: its parts joined by NUL, about twice as

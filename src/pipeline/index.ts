@@ -140,6 +140,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
   const writer = createRowWriter(ctx.db, file.id, {
     maxPerRequest: ctx.config.maxPerRequest,
     rowsKept: kept.lines.length,
+    fileBytes: inspection.size,
     ...(sending ? { onRelease: sending.released } : {}),
     ...(groupCounts ? { groupCounts } : {}),
   });

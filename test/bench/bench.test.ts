@@ -79,7 +79,7 @@ test('bench refuses a bad option with exit 2 and says which', async () => {
   assert.match(r.stderr, /--rows/);
 });
 
-test('the journal floor stores each row in the journal schema, a number once per group (the unique index at work)', async (t) => {
+test('the journal floor stores each row in the journal schema, a number once per group, in batches', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-bench-floor-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const csv = path.join(dir, 'rows.csv');

@@ -1,0 +1,120 @@
+// One valid row per (group, number) without an index of rows by number: intake asks a Bloom filter
+// (seenNumbers.ts), and the rows it cannot vouch for ("doubts") are settled from the journal when
+// the file is read. Whatever the filter says, the journal must come out the same.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { createFile } from '../../src/journal/files.js';
+import { type Db, openJournal } from '../../src/journal/open.js';
+import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
+import { SeenNumbers } from '../../src/journal/seenNumbers.js';
+import { countGroups } from '../../src/intake/groupCounts.js';
+
+const freshJournal = (): Db => openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
+const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
+const row = (line: number, phone: string, value: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+
+/** Rows in three groups, with repeats near and far (the same number in another group is no repeat). */
+function listWithRepeats(): RowToJournal[] {
+  const rows: RowToJournal[] = [];
+  let line = 1;
+  for (let k = 0; k < 300; k++) rows.push(row(++line, phoneOf(k), k % 3 === 0 ? 'a' : 'b'));
+  for (let k = 0; k < 300; k += 7) rows.push(row(++line, phoneOf(k), k % 3 === 0 ? 'a' : 'b')); // far repeats
+  for (let k = 0; k < 50; k++) rows.push(row(++line, phoneOf(k), 'c')); // same numbers, another group
+  for (let k = 0; k < 50; k += 5) rows.push(row(++line, phoneOf(k), 'c'), row(++line, phoneOf(k), 'c')); // near repeats
+  return rows;
+}
+
+/** What intake made of the rows: each row's fate (by line), and each batch's numbers. */
+function journalled(db: Db, fileId: number) {
+  const rows = db
+    .prepare(
+      `SELECT r.line, r.intake, d.line AS duplicateOfLine, g.datas, n.phones IS NOT NULL AND instr(',' || n.phones || ',', ',' || r.phone || ',') > 0 AS inItsBatch
+       FROM rows r JOIN groups g ON g.id = r.group_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
+       WHERE r.file_id = ? ORDER BY r.line`,
+    )
+    .all(fileId);
+  const batches = db
+    .prepare('SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC')
+    .all(fileId);
+  const numbersSent = db.prepare('SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?').pluck().all(fileId) as string[];
+  return { rows, batches, numbersSent: numbersSent.flatMap((p) => p.split(',')) };
+}
+
+function intake(rows: RowToJournal[], seenNumbers?: SeenNumbers, chunk = 37) {
+  const db = freshJournal();
+  const file = createFile(db, { sha256: 's', name: 's.csv', path: '/s.csv', size: 1, encoding: 'utf-8' });
+  const writer = createRowWriter(db, file.id, { maxPerRequest: 20, ...(seenNumbers ? { seenNumbers } : {}) });
+  for (let i = 0; i < rows.length; i += chunk) writer.write(rows.slice(i, i + chunk));
+  const counts = writer.finish();
+  return { db, fileId: file.id, counts };
+}
+
+describe('SeenNumbers', () => {
+  it('never says "not seen" for a number added to the group, and tells other groups apart', () => {
+    const seen = SeenNumbers.forFile(12 * 50_000);
+    for (let k = 0; k < 50_000; k++) seen.add(1 + (k % 5), phoneOf(k));
+    for (let k = 0; k < 50_000; k++) assert.ok(seen.mayHave(1 + (k % 5), phoneOf(k)), `number ${k}`);
+    let falseAlarms = 0;
+    for (let k = 0; k < 50_000; k++) if (seen.mayHave(6 + (k % 5), phoneOf(k))) falseAlarms++;
+    // Full to its size (a file of nothing but 12-byte numbers): about 2% by design.
+    assert.ok(falseAlarms < 50_000 * 0.04, `${falseAlarms} false alarms in 50,000`);
+  });
+});
+
+describe('one valid row per (group, number) without an index by number', () => {
+  it('journals the same rows, duplicates and batches whether the filter is exact enough or says "maybe" to everything', () => {
+    const rows = listWithRepeats();
+    const usual = intake(rows);
+    const allDoubts = intake(rows, new SeenNumbers(1)); // one bit: every number after the first is a doubt
+    assert.deepEqual(journalled(allDoubts.db, allDoubts.fileId), journalled(usual.db, usual.fileId));
+    assert.deepEqual(allDoubts.counts, usual.counts);
+
+    const { rows: fates, batches, numbersSent } = journalled(usual.db, usual.fileId);
+    const valid = fates.filter((r: any) => r.intake === 'valid');
+    assert.equal(valid.length, 350, '300 numbers in a and b, 50 in c');
+    assert.ok(valid.every((r: any) => r.inItsBatch === 1), 'every valid row is in a batch that holds its number');
+    assert.equal(numbersSent.length, 350, 'each number once per group across all batches');
+    const repeats = fates.filter((r: any) => r.intake === 'duplicate') as { line: number; duplicateOfLine: number }[];
+    assert.equal(repeats.length, 43 + 20);
+    assert.ok(repeats.every((r) => r.duplicateOfLine < r.line && r.duplicateOfLine >= 2), 'a repeat names the first row with its number');
+    assert.equal(usual.counts.duplicates, 63);
+    // The fewest requests: a 100, b 200, c 50 numbers at 20 a request, every batch but the last full.
+    assert.deepEqual(
+      batches.map((b: any) => b.numbers),
+      [...Array(5).fill(20), ...Array(10).fill(20), 20, 20, 10],
+    );
+  });
+
+  it('places a doubt that was a false alarm, once, in its group\'s held batch (no extra request)', () => {
+    // Distinct numbers only: with one bit, all but the first are doubts, and none is a repeat.
+    const rows = Array.from({ length: 45 }, (_, k) => row(k + 2, phoneOf(k), 'a'));
+    const { db, fileId, counts } = intake(rows, new SeenNumbers(1), 10);
+    assert.equal(counts.duplicates, 0);
+    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId), [20, 20, 5]);
+    assert.equal(db.prepare("SELECT count(*) FROM rows WHERE file_id = ? AND intake = 'valid' AND batch_id IS NOT NULL").pluck().get(fileId), 45);
+  });
+
+  it('keeps a group\'s last batch held past its last row while a doubt of that group is unsettled', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-'));
+    const csv = path.join(dir, 'g.csv');
+    const rows = [row(2, phoneOf(1), 'a'), row(3, phoneOf(2), 'b'), row(4, phoneOf(3), 'a'), row(5, phoneOf(1), 'a'), row(6, phoneOf(4), 'b'), row(7, phoneOf(9), 'b')];
+    writeFileSync(csv, ['phone,templateId,appId,参数1', ...rows.map((r) => `${r.phone},1,app,${r.datas[0]}`)].join('\n'));
+    const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false });
+    assert.ok(groupCounts);
+    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'g', name: 'g.csv', path: csv, size: 1, encoding: 'utf-8' });
+    // One bit: the first number is placed, every later one is a doubt.
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts, seenNumbers: new SeenNumbers(1) });
+    const state = () => db.prepare("SELECT g.datas, b.numbers, CASE WHEN b.next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches b JOIN groups g ON g.id = b.group_id ORDER BY b.id").raw().all();
+    writer.write(rows.slice(0, 4)); // a's last row is line 5
+    writer.write(rows.slice(4, 5));
+    writer.write(rows.slice(5));
+    assert.deepEqual(state(), [['["a"]', 1, 'held']], 'a has ended, but with a doubt: its batch waits for it');
+    const counts = writer.finish();
+    assert.deepEqual(state(), [['["a"]', 2, 'due'], ['["b"]', 3, 'due']], 'one request per group, with every new number');
+    assert.equal(counts.duplicates, 1);
+  });
+});
