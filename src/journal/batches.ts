@@ -55,22 +55,48 @@ export function getBatch(db: Db, batchId: number): BatchRecord {
   return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
 }
 
+const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
+  FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
+  WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ?`;
+type DueRow = BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string; g_phones: string };
+
 /** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
 export function dueBatches(db: Db, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
-  const rows = sql(
-    db,
-    `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
-     FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
-     WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ? AND b.id > ?
-     ORDER BY b.id LIMIT ?`,
-  ).all(fileId, now, afterId, limit) as (BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string; g_phones: string })[];
-  return rows.map(({ g_app_id, g_template_id, g_datas, g_phones, ...batch }) => ({
-    batch,
-    appId: g_app_id,
-    templateId: g_template_id,
-    datas: JSON.parse(g_datas) as string[],
-    phones: g_phones,
-  }));
+  const rows = sql(db, `${DUE_BATCHES} AND b.id > ? ORDER BY b.id LIMIT ?`).all(fileId, now, afterId, limit) as DueRow[];
+  return rows.map(toSend);
+}
+
+function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow): BatchToSend {
+  return { batch, appId: g_app_id, templateId: g_template_id, datas: JSON.parse(g_datas) as string[], phones: g_phones };
+}
+
+/** Batches of each connection to send before the others (sendFirst). */
+const firstToSend = new WeakMap<Db, Set<number>>();
+
+/**
+ * These batches go before the other due batches of their file, whatever their ids. Intake names
+ * the few that took rows it settled once the file was read (rows.ts): their rows lie anywhere in
+ * the file, and the result file, written in row order while answers come in, waits for them.
+ */
+export function sendFirst(db: Db, batchIds: Iterable<number>): void {
+  const ids = firstToSend.get(db) ?? new Set<number>();
+  for (const id of batchIds) ids.add(id);
+  if (ids.size > 0) firstToSend.set(db, ids);
+}
+
+/** The batches to send first (sendFirst) that are due now: each is handed out once, then is an ordinary batch. */
+export function dueFirst(db: Db, fileId: number, now: number): BatchToSend[] {
+  const ids = firstToSend.get(db);
+  if (!ids) return [];
+  const due: BatchToSend[] = [];
+  for (const id of ids) {
+    const row = sql(db, `${DUE_BATCHES} AND b.id = ?`).get(fileId, now, id) as DueRow | undefined;
+    if (!row) continue; // another file's, or not due yet
+    ids.delete(id);
+    due.push(toSend(row));
+  }
+  if (ids.size === 0) firstToSend.delete(db);
+  return due;
 }
 
 /**

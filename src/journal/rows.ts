@@ -19,7 +19,7 @@ import { hash } from 'node:crypto';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { groupKeyOf, type IntakeRow } from '../intake/row.js';
 import { placeNumber } from '../plan/index.js';
-import { HELD, newReqId } from './batches.js';
+import { HELD, newReqId, sendFirst } from './batches.js';
 import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
 import { intentsEnabled } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
@@ -43,6 +43,8 @@ interface GroupState {
   phones: string[];
   /** phones changed since the batch row was last written */
   dirty: boolean;
+  /** Made by this intake, no number placed in it yet: its next number cannot be a repeat. */
+  fresh: boolean;
 }
 
 /** Groups kept in memory (the most recently opened); the journal holds them all. */
@@ -206,13 +208,13 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     const slot = GroupCounts.slotOf(appId, templateId, datas);
     if (!found) {
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
-      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false };
+      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false, fresh: true };
     }
     const latest = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
     // A batch waiting for its release is closed: counted as ended, it may be sent with the numbers
     // it has, so a row found later (group counts that were wrong) must start a new batch.
     const held = latest && !closed.has(latest.id) ? latest : undefined;
-    return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false };
+    return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false, fresh: false };
   }
 
   /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
@@ -233,13 +235,15 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   function placeValidRow(row: RowToJournal, state: GroupState, appId: string, templateId: string, extras: string | null, now: string): void {
     const phone = row.phone!;
-    if (seen.mayHave(state.groupId, phone)) {
+    // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
+    if (!state.fresh && seen.mayHave(state.groupId, phone)) {
       const rowId = Number(insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null).lastInsertRowid);
       doubts.push({ rowId, groupId: state.groupId, phone, appId, templateId, datas: row.datas });
       doubtsPerGroup.set(state.groupId, (doubtsPerGroup.get(state.groupId) ?? 0) + 1);
       return;
     }
     seen.add(state.groupId, phone);
+    state.fresh = false;
     insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now));
     addToBatch(state, phone);
   }
@@ -250,8 +254,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
    * only ever says "maybe" more often as it fills, so every row after a doubt with the same number
    * is a doubt too, and the row placed for a number, if any, comes before all of them.
    */
-  function settleDoubts(now: string): void {
-    if (doubts.length === 0) return;
+  function settleDoubts(now: string): Set<number> {
+    const joined = new Set<number>();
+    if (doubts.length === 0) return joined;
     const keys = `doubt_keys_${fileId}_${++doubtTables}`;
     db.exec(`CREATE TEMP TABLE ${keys} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`);
     try {
@@ -279,7 +284,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
         }
         firstRowOf.set(key, d.rowId);
         const state = groupOf(d.appId, d.templateId, d.datas);
-        setBatch.run(openBatchOf(state, now), d.rowId);
+        const batchId = openBatchOf(state, now);
+        setBatch.run(batchId, d.rowId);
+        joined.add(batchId);
         addToBatch(state, d.phone);
       }
     } finally {
@@ -287,6 +294,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     }
     doubts.length = 0;
     doubtsPerGroup.clear();
+    return joined;
   }
 
   let countsWereReady = false;
@@ -330,7 +338,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   const saveOpenBatches = (): void => groups.forEach(saveBatch);
 
   const finishIntake = (): { rows: number; invalid: number; duplicates: number } => {
-    settleDoubts(nowIso());
+    // Their rows lie anywhere in the file, and the result file is written in row order as answers
+    // come in: so these go before the batches released while the file was read (see sendFirst).
+    sendFirst(db, settleDoubts(nowIso()));
     saveOpenBatches();
     // A batch opened for a number that turned out to be a duplicate may have stayed empty.
     sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);

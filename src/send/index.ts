@@ -7,6 +7,7 @@ import {
   applyTransition,
   type BatchToSend,
   dueBatches,
+  dueFirst,
   finishAttempt,
   recoverInterrupted,
   startAttempt,
@@ -81,8 +82,12 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
   const stopping = () => failure !== undefined || stopReason(ctx) !== undefined;
   for (;;) {
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
-    // Room for PAGE new ones even when every batch queued so far is due again in this page.
-    const page = dueBatches(ctx.db, fileId, (ctx.now ?? Date.now)(), afterId, PAGE + queued.size).filter((b) => !queued.has(b.batch.id));
+    // Room for PAGE new ones even when every batch queued so far is due again in this page. The
+    // batches to send first (sendFirst) come ahead of the page and leave its order (afterId) alone.
+    const now = (ctx.now ?? Date.now)();
+    const first = dueFirst(ctx.db, fileId, now).filter((b) => !queued.has(b.batch.id));
+    const firstIds = new Set(first.map((b) => b.batch.id));
+    const page = [...first, ...dueBatches(ctx.db, fileId, now, afterId, PAGE + queued.size).filter((b) => !queued.has(b.batch.id) && !firstIds.has(b.batch.id))];
     if (page.length === 0) {
       if (stopping() || !waitForMore || !(await waitForMore())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
@@ -103,7 +108,7 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
           queued.delete(id);
         });
       inFlight.add(task);
-      afterId = id;
+      if (!firstIds.has(id)) afterId = id;
     }
     if (stopping()) break;
   }

@@ -11,6 +11,11 @@ import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { SeenNumbers } from '../../src/journal/seenNumbers.js';
 import { countGroups } from '../../src/intake/groupCounts.js';
+import pLimit from 'p-limit';
+import { loadConfig } from '../../src/config/index.js';
+import type { ProviderClient } from '../../src/provider/client.js';
+import { sendFile } from '../../src/send/index.js';
+import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 
 const freshJournal = (): Db => openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
 const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
@@ -40,7 +45,7 @@ function journalled(db: Db, fileId: number) {
     .prepare('SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC')
     .all(fileId);
   const numbersSent = db.prepare('SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?').pluck().all(fileId) as string[];
-  return { rows, batches, numbersSent: numbersSent.flatMap((p) => p.split(',')) };
+  return { rows, batches, numbersSent: numbersSent.flatMap((p) => p.split(',')).sort() };
 }
 
 function intake(rows: RowToJournal[], seenNumbers?: SeenNumbers, chunk = 37) {
@@ -68,7 +73,7 @@ describe('one valid row per (group, number) without an index by number', () => {
   it('journals the same rows, duplicates and batches whether the filter is exact enough or says "maybe" to everything', () => {
     const rows = listWithRepeats();
     const usual = intake(rows);
-    const allDoubts = intake(rows, new SeenNumbers(1)); // one bit: every number after the first is a doubt
+    const allDoubts = intake(rows, new SeenNumbers(1)); // one bit: every number but a group's first is a doubt
     assert.deepEqual(journalled(allDoubts.db, allDoubts.fileId), journalled(usual.db, usual.fileId));
     assert.deepEqual(allDoubts.counts, usual.counts);
 
@@ -89,7 +94,7 @@ describe('one valid row per (group, number) without an index by number', () => {
   });
 
   it('places a doubt that was a false alarm, once, in its group\'s held batch (no extra request)', () => {
-    // Distinct numbers only: with one bit, all but the first are doubts, and none is a repeat.
+    // Distinct numbers only: with one bit, all but the group's first are doubts, and none is a repeat.
     const rows = Array.from({ length: 45 }, (_, k) => row(k + 2, phoneOf(k), 'a'));
     const { db, fileId, counts } = intake(rows, new SeenNumbers(1), 10);
     assert.equal(counts.duplicates, 0);
@@ -106,15 +111,53 @@ describe('one valid row per (group, number) without an index by number', () => {
     assert.ok(groupCounts);
     const db = openJournal(path.join(dir, 'journal.sqlite'));
     const file = createFile(db, { sha256: 'g', name: 'g.csv', path: csv, size: 1, encoding: 'utf-8' });
-    // One bit: the first number is placed, every later one is a doubt.
+    // One bit: each group's first number is placed, every later one is a doubt.
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts, seenNumbers: new SeenNumbers(1) });
     const state = () => db.prepare("SELECT g.datas, b.numbers, CASE WHEN b.next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches b JOIN groups g ON g.id = b.group_id ORDER BY b.id").raw().all();
     writer.write(rows.slice(0, 4)); // a's last row is line 5
     writer.write(rows.slice(4, 5));
     writer.write(rows.slice(5));
-    assert.deepEqual(state(), [['["a"]', 1, 'held']], 'a has ended, but with a doubt: its batch waits for it');
+    assert.deepEqual(state(), [['["a"]', 1, 'held'], ['["b"]', 1, 'held']], 'a and b have ended, but with doubts: their batches wait for them');
     const counts = writer.finish();
     assert.deepEqual(state(), [['["a"]', 2, 'due'], ['["b"]', 3, 'due']], 'one request per group, with every new number');
     assert.equal(counts.duplicates, 1);
+  });
+});
+
+describe('rows settled when the file is read are sent first', () => {
+  it('sends the batch that took a false alarm before the batches released while reading, and every number once', async () => {
+    /** The filter raises a false alarm on one number, as a real one does now and then. */
+    class AlarmedBy extends SeenNumbers {
+      constructor(private readonly alarm: string) {
+        super(1 << 16);
+      }
+      override mayHave(groupId: number, phone: string): boolean {
+        return phone === this.alarm || super.mayHave(groupId, phone);
+      }
+    }
+    const numbers = Array.from({ length: 10 }, (_, k) => phoneOf(k));
+    const db = freshJournal();
+    const file = createFile(db, { sha256: 'f', name: 'f.csv', path: '/f.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 3, seenNumbers: new AlarmedBy(numbers[1]!) });
+    writer.write(numbers.map((phone, k) => row(k + 2, phone, 'a')));
+    writer.finish();
+    // Line 3's number is settled last, into a batch of its own (the others are full): the highest id.
+    const batchOfLine3 = db.prepare('SELECT batch_id FROM rows WHERE line = 3').pluck().get() as number;
+    assert.equal(batchOfLine3, db.prepare('SELECT max(id) FROM batches').pluck().get());
+
+    const sent: string[][] = [];
+    const client: ProviderClient = {
+      send: async (request) => {
+        sent.push(request.to);
+        return { kind: 'accepted', statusCode: '000000', smsMessageSid: `sid${sent.length}`, dateCreated: '20260101000000' };
+      },
+      close: async () => {},
+    };
+    const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
+    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(0), pause: new AccountPause() }, file.id);
+    assert.equal(result.state, 'finished');
+    assert.deepEqual(sent[0], [numbers[1]], 'the settled row goes first');
+    assert.deepEqual(sent.flat().sort(), [...numbers].sort(), 'every number once');
+    assert.equal(sent.length, 4, 'ten numbers at three a request');
   });
 });
