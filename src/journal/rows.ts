@@ -74,7 +74,7 @@ interface Doubt {
   datas: string[];
 }
 
-/** Used when the caller does not say how large the file is: a file of a million short rows. */
+/** Used when the caller does not say how large the file is (32 MB: a million rows of the bench's kind). */
 const DEFAULT_FILE_BYTES = 32_000_000;
 
 export interface RowWriter {
@@ -102,8 +102,8 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     seen.add(groupId, phone);
   }
   const doubts: Doubt[] = [];
-  /** Doubts per group id: such a group's last batch stays held until they are settled. */
-  const doubtsPerGroup = new Map<number, number>();
+  /** Groups (ids) with doubts: their last batch stays held until the doubts are settled. */
+  const groupsWithDoubts = new Set<number>();
   const findGroups = sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?');
   const insertGroup = sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)');
   // Only a held batch can take more numbers: a released one may be on its way already.
@@ -165,7 +165,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
    * Unless some of its rows are doubts: one may yet be a new number, which joins that batch.
    */
   function endGroup(state: GroupState): void {
-    if (state.batchId !== undefined && state.phones.length > 0 && !doubtsPerGroup.has(state.groupId)) closeBatch(state);
+    if (state.batchId !== undefined && state.phones.length > 0 && !groupsWithDoubts.has(state.groupId)) closeBatch(state);
     else saveBatch(state); // still held: finish fills it (doubts) or deletes it (empty)
     groups.delete(state.key);
   }
@@ -239,7 +239,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     if (!state.fresh && seen.mayHave(state.groupId, phone)) {
       const rowId = Number(insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null).lastInsertRowid);
       doubts.push({ rowId, groupId: state.groupId, phone, appId, templateId, datas: row.datas });
-      doubtsPerGroup.set(state.groupId, (doubtsPerGroup.get(state.groupId) ?? 0) + 1);
+      groupsWithDoubts.add(state.groupId);
       return;
     }
     seen.add(state.groupId, phone);
@@ -293,7 +293,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       db.exec(`DROP TABLE temp.${keys}`);
     }
     doubts.length = 0;
-    doubtsPerGroup.clear();
+    groupsWithDoubts.clear();
     return joined;
   }
 
