@@ -23,12 +23,10 @@ import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js
 import { formatTimestamp, signRequest } from '../src/provider/sign.js';
 import type { TemplateSmsRequest } from '../src/provider/types.js';
 import { cpuSecondsOf } from './processes.js';
-import { type CsvMix, createRandom, LARGE_GROUPS, PERSONALISED_TEMPLATE, phoneAt } from './generate.js';
+import { type CsvMix, createRandom, LARGE_GROUPS, MAX_PER_REQUEST, PERSONALISED_TEMPLATE, phoneAt } from './generate.js';
 
 const READ_SIZE = 256 * 1024;
 const INSERT_BATCH = 1000;
-/** Numbers per batch in the journal floor: the provider's most per request. */
-const MAX_PER_BATCH = 200;
 
 export interface RateResult {
   count: number;
@@ -144,7 +142,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
       const numberKey = `${group.id}\u0000${phone}`;
       if (placed.has(numberKey)) return { line, raw, phone, group: group.id, batch: 0, newGroup, repeat: true };
       placed.add(numberKey);
-      if (group.inBatch === MAX_PER_BATCH) Object.assign(group, { batch: ++batches, inBatch: 0 });
+      if (group.inBatch === MAX_PER_REQUEST) Object.assign(group, { batch: ++batches, inBatch: 0 });
       group.inBatch++;
       return { line, raw, phone, group: group.id, batch: group.batch, newGroup, repeat: false };
     };

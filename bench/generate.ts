@@ -35,7 +35,8 @@ export const HEADER = '手机号,模板ID,参数1,参数2';
 export const SIMULATOR_TEMPLATES = '1:2,2:2,3:0';
 
 const INVALID_PHONES = ['1380013800', '1.38001E+10', '021-62345678', '138OO138000', '', '+1 415 555 0100'];
-const MAX_PER_REQUEST = 200;
+/** Numbers per request (the provider's most), as smsdrop plans them by default. */
+export const MAX_PER_REQUEST = 200;
 const RECENT = 4096;
 const FLUSH_ROWS = 10_000;
 

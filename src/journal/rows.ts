@@ -166,7 +166,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
    */
   function endGroup(state: GroupState): void {
     if (state.batchId !== undefined && state.phones.length > 0 && !groupsWithDoubts.has(state.groupId)) closeBatch(state);
-    else saveBatch(state); // still held: finish fills it (doubts) or deletes it (empty)
+    else saveBatch(state); // with doubts: still held, for the new numbers among them (no batch: nothing to save)
     groups.delete(state.key);
   }
 
@@ -342,8 +342,6 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     // come in: so these go before the batches released while the file was read (see sendFirst).
     sendFirst(db, settleDoubts(nowIso()));
     saveOpenBatches();
-    // A batch opened for a number that turned out to be a duplicate may have stayed empty.
-    sql(db, 'DELETE FROM batches WHERE file_id = ? AND numbers = 0').run(fileId);
     sql(db, `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`).run(fileId);
     sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, fileId);
     return { ...counts };
