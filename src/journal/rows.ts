@@ -23,6 +23,7 @@ import { HELD, newReqId, sendFirst } from './batches.js';
 import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
 import { intentsEnabled } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
+import { createRowInserter } from './rowInserter.js';
 import { SeenNumbers } from './seenNumbers.js';
 import { ROW_INTAKE } from './states.js';
 import { suppressionCheck } from './suppressed.js';
@@ -66,6 +67,7 @@ export interface RowWriterOptions {
 
 /** A valid row whose number the group may have already: journalled without a batch until settleDoubts. */
 interface Doubt {
+  /** Known once the row is written (rowInserter.ts): before the chunk ends. */
   rowId: number;
   groupId: number;
   phone: string;
@@ -90,11 +92,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   const limits = { maxPerRequest: options.maxPerRequest };
   const groups = new Map<string, GroupState>();
   const counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0 };
-  const insertRow = sql(
-    db,
-    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const rowsOut = createRowInserter(db);
   const seen = options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES);
   // Rows an interrupted intake left (restartIntake) are in batches already: a number of theirs
   // read again, earlier in the file than its kept row, is a repeat of it.
@@ -125,6 +123,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   /** A kept row gets a new id here, between the rows read before and after its line. */
   function moveKeptRow(id: number): void {
+    rowsOut.flush(); // the rows read before it keep lower ids
     const values = readKept.get(id) as unknown[];
     deleteKept.run(id); // first: the copy would break the one-row-per-number index
     insertKept.run(...values);
@@ -237,14 +236,17 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     const phone = row.phone!;
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
     if (!state.fresh && seen.mayHave(state.groupId, phone)) {
-      const rowId = Number(insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null).lastInsertRowid);
-      doubts.push({ rowId, groupId: state.groupId, phone, appId, templateId, datas: row.datas });
+      const doubt: Doubt = { rowId: 0, groupId: state.groupId, phone, appId, templateId, datas: row.datas };
+      rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null], (rowId) => {
+        doubt.rowId = rowId;
+        doubts.push(doubt);
+      });
       groupsWithDoubts.add(state.groupId);
       return;
     }
     seen.add(state.groupId, phone);
     state.fresh = false;
-    insertRow.run(fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now));
+    rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now)]);
     addToBatch(state, phone);
   }
 
@@ -309,6 +311,15 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
 
   const writeChunk = (rows: readonly RowToJournal[]): void => {
+    try {
+      writeRows(rows);
+      rowsOut.flush();
+    } finally {
+      rowsOut.drop(); // after a failure: the rows still queued are not in the journal, nor their doubts
+    }
+  };
+
+  const writeRows = (rows: readonly RowToJournal[]): void => {
     releaseClosedBatches();
     if (options.groupCounts) endGroupsAllRead(options.groupCounts);
     const now = nowIso();
@@ -326,7 +337,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       const error = row.error ?? (!row.phone || !state ? 'row has no phone number, appId or templateId' : suppressedWhy?.(row.phone));
       if (error !== undefined || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
-        insertRow.run(fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error, extras, null);
+        rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null]);
         counts.invalid++;
       } else {
         placeValidRow(row, state, row.appId!, row.templateId!, extras, now);
