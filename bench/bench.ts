@@ -269,6 +269,7 @@ function resultOf(
     baselineJournalInsertRowsPerSec: Math.round(b.journalInsert.perSec),
     ratioCeilingJournalOneThread: round(ceilings.journalOneThread),
     ratioCeilingJournalCpu: round(ceilings.journalCpu),
+    ratioCeilingOneThread: round(ceilings.oneThread),
     cpu: {
       sendSeconds: round(run.cpuSeconds, 2),
       simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
@@ -346,6 +347,9 @@ function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBase
     cpu: ingestSeconds / (partsCpuSeconds / os.cpus().length),
     partsCpuSeconds,
     journalOneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds),
+    // One thread that parses, journals and is the HTTP client of every request, at the CPU each
+    // took undici alone: what any design that does all three on one thread can reach at most.
+    oneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds + (b.request.clientCpuSeconds / Math.max(b.request.count, 1)) * requests),
     journalCpu: ingestSeconds / (journalPartsCpuSeconds / os.cpus().length),
   };
 }

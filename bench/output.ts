@@ -43,6 +43,8 @@ export interface BenchResult {
   ratioCeilingJournalOneThread: number;
   /** As ratioCeilingCpu, with the journal floor in place of the plain insert. */
   ratioCeilingJournalCpu: number;
+  /** As ratioCeilingJournalOneThread, with the client's CPU of every request (as undici alone needed it) on the same thread. */
+  ratioCeilingOneThread: number;
   /** CPU seconds: of the send process, of the simulator during it, per request of undici alone (client and simulator, ms), and the parts' total for this file. */
   cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number };
   /** Requests over the sending phase only (first attempt to last), for diagnosis. */
@@ -117,6 +119,7 @@ export function printTable(r: BenchResult): void {
     ['rows/s parse then insert', n(r.ingestBaselineRowsPerSec)],
     ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
     ['rows/s into the journal schema (floor)', `${n(r.baselineJournalInsertRowsPerSec)} (ratio at best ${r.ratioCeilingJournalOneThread.toFixed(3)} parsing then storing on one thread, ${r.ratioCeilingJournalCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
+    ['one thread parsing, journalling and sending', `ratio at best ${r.ratioCeilingOneThread.toFixed(3)} (the floor and every request's client CPU as undici alone needed it, one after the other)`],
     ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
     ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],

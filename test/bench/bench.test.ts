@@ -69,6 +69,8 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
   const oneThread = (perRow('baselineParseRowsPerSec') + perRow('baselineInsertRowsPerSec')) / (perRow('baselineParseRowsPerSec') + perRow('baselineJournalInsertRowsPerSec'));
   assert.ok(Math.abs((result.ratioCeilingJournalOneThread as number) - oneThread) < 0.01 * oneThread + 0.001, `ratioCeilingJournalOneThread = ${String(result.ratioCeilingJournalOneThread)}, rates give ${oneThread}`);
   assert.ok((result.ratioCeilingJournalCpu as number) > 0);
+  // Adding the requests' client CPU to the same thread can only lower that ceiling.
+  assert.ok((result.ratioCeilingOneThread as number) > 0 && (result.ratioCeilingOneThread as number) <= (result.ratioCeilingJournalOneThread as number));
   const times = result.requestTimes as Record<'duringIntake' | 'afterIntake', { count: number; meanMs: number | null }>;
   assert.equal(times.duringIntake.count + times.afterIntake.count, result.requests, 'every request is on one side of the end of intake');
 });
