@@ -338,7 +338,9 @@ function resultOf(
  */
 function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBaselines>>, requests: number, ingestSecondsPerRow: number, networkLimit: number) {
   const ingestSeconds = o.rows * ingestSecondsPerRow;
-  const requestCpuSeconds = ((b.request.clientCpuSeconds + b.request.simulatorCpuSeconds) / Math.max(b.request.count, 1)) * requests;
+  // CPU seconds this file's requests take at the CPU per request undici alone needed.
+  const forFileRequests = (baselineCpuSeconds: number) => (baselineCpuSeconds / Math.max(b.request.count, 1)) * requests;
+  const requestCpuSeconds = forFileRequests(b.request.clientCpuSeconds + b.request.simulatorCpuSeconds);
   const partsCpuSeconds = b.parse.seconds + b.insert.seconds + requestCpuSeconds;
   // The same, with the rows stored as smsdrop's journal must store them (the journal floor).
   const journalPartsCpuSeconds = b.parse.seconds + b.journalInsert.seconds + requestCpuSeconds;
@@ -349,7 +351,7 @@ function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBase
     journalOneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds),
     // One thread that parses, journals and is the HTTP client of every request, at the CPU each
     // took undici alone: what any design that does all three on one thread can reach at most.
-    oneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds + (b.request.clientCpuSeconds / Math.max(b.request.count, 1)) * requests),
+    oneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds + forFileRequests(b.request.clientCpuSeconds)),
     journalCpu: ingestSeconds / (journalPartsCpuSeconds / os.cpus().length),
   };
 }

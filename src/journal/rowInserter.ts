@@ -42,21 +42,25 @@ export function createRowInserter(db: Db): RowInserter {
   const waiting: Array<{ at: number; onId: (rowId: number) => void }> = [];
   let queued = 0;
 
+  /** Forgets the queued rows and their askers: after a write, or instead of one. */
+  function drop(): void {
+    queued = 0;
+    waiting.length = 0;
+  }
+
   /**
    * A table without AUTOINCREMENT gives each new row the largest rowid + 1, so the rows of one
    * statement get consecutive ids ending at lastInsertRowid.
    */
   function report(lastId: number, count: number): void {
     for (const { at, onId } of waiting) onId(lastId - (count - 1 - at));
-    waiting.length = 0;
   }
 
   function writeAll(): void {
     try {
       report(Number(insertMany.run(values).lastInsertRowid), ROWS_PER_STATEMENT);
     } finally {
-      queued = 0;
-      waiting.length = 0;
+      drop();
     }
   }
 
@@ -66,8 +70,7 @@ export function createRowInserter(db: Db): RowInserter {
       for (let row = 0; row < queued; row++) lastId = Number(insertOne.run(values.slice(row * COLUMN_COUNT, (row + 1) * COLUMN_COUNT)).lastInsertRowid);
       report(lastId, queued);
     } finally {
-      queued = 0;
-      waiting.length = 0;
+      drop();
     }
   }
 
@@ -81,9 +84,6 @@ export function createRowInserter(db: Db): RowInserter {
     flush() {
       if (queued > 0) writeQueued();
     },
-    drop() {
-      queued = 0;
-      waiting.length = 0;
-    },
+    drop,
   };
 }
