@@ -125,7 +125,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   function moveKeptRow(id: number): void {
     rowsOut.flush(); // the rows read before it keep lower ids
     const values = readKept.get(id) as unknown[];
-    deleteKept.run(id); // first: the copy would break the one-row-per-number index
+    deleteKept.run(id); // (first: a unique index of rows by number, dropped by migration 4, once required it)
     insertKept.run(...values);
   }
   // Rows of suppressed numbers are rejected with the reason (none to look up: no cost).
