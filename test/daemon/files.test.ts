@@ -56,8 +56,14 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     fs.writeFileSync(path.join(inbox(), 'whole.csv'), contactsCsv(20, { bad: 2 }));
     // Renamed into place after being written under an ignored name.
     fs.writeFileSync(path.join(inbox(), 'renamed.csv.part'), contactsCsv(10, { from: 100 }));
+    // whole.csv, dropped at the same moment, finishing proves the daemon has looked at the folder
+    // past the stability time; the .part file must still be where it was written, untaken. (Checking
+    // that done/ is empty instead raced with whole.csv on fast machines.)
+    await waitForFiles(done(), ['whole.result.csv']);
     await sleep(400);
-    assert.deepEqual(listDir(done()), [], 'a .part file must not be taken');
+    assert.ok(fs.existsSync(path.join(inbox(), 'renamed.csv.part')), 'a .part file must not be taken');
+    const takenPart = [...listDir(done()), ...listDir(path.join(data, 'processing')), ...listDir(failed())].filter((n) => n.startsWith('renamed'));
+    assert.deepEqual(takenPart, [], 'a .part file must not be taken');
     fs.renameSync(path.join(inbox(), 'renamed.csv.part'), path.join(inbox(), 'renamed.csv'));
     // Written in pieces, each pause shorter than the stability time (300 ms): taken only when complete.
     const slow = contactsCsv(30, { from: 200 }).split('\n');
