@@ -38,7 +38,9 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     dir = tempDir('daemon-files');
     data = path.join(dir, 'data');
     sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
-    daemon = await startDaemon({ dataDir: data, simulator: sim });
+    // A stability time well above the slow writer's pauses (100 ms): a stalled test process must
+    // not make a half-written file look complete (300 ms against 150 ms pauses did, once, under load).
+    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { SMSDROP_STABILITY_MS: '1500' } });
   });
 
   after(async () => {
@@ -65,12 +67,12 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     const takenPart = [...listDir(done()), ...listDir(path.join(data, 'processing')), ...listDir(failed())].filter((n) => n.startsWith('renamed'));
     assert.deepEqual(takenPart, [], 'a .part file must not be taken');
     fs.renameSync(path.join(inbox(), 'renamed.csv.part'), path.join(inbox(), 'renamed.csv'));
-    // Written in pieces, each pause shorter than the stability time (300 ms): taken only when complete.
+    // Written in pieces, each pause far shorter than the stability time (1500 ms): taken only when complete.
     const slow = contactsCsv(30, { from: 200 }).split('\n');
     const fd = fs.openSync(path.join(inbox(), 'slow.csv'), 'w');
     for (let i = 0; i < slow.length; i += 5) {
       fs.writeSync(fd, slow.slice(i, i + 5).join('\n') + (i + 5 < slow.length ? '\n' : ''));
-      await sleep(150);
+      await sleep(100);
     }
     fs.closeSync(fd);
 
@@ -127,16 +129,17 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     const { code } = await daemon.exited;
     assert.equal(code, 0, daemon.output());
     const logDir = path.join(data, 'logs');
-    const logFile = listDir(logDir).find((n) => /^smsdrop-.*\.log$/.test(n));
-    assert.ok(logFile, 'a JSON log file');
-    const lines = readJsonLines<{ event?: string; message: string; file?: string }>(path.join(logDir, logFile));
+    // Every day's file, in order: a run that crosses midnight has its lines in two.
+    const logFiles = listDir(logDir).filter((n) => /^smsdrop-.*\.log$/.test(n)).sort();
+    assert.ok(logFiles.length > 0, 'a JSON log file');
+    const lines = logFiles.flatMap((n) => readJsonLines<{ event?: string; message: string; file?: string }>(path.join(logDir, n)));
     const events = (event: string) => lines.filter((l) => l.event === event).map((l) => l.file);
     assert.ok(events('file-taken').includes('slow.csv'));
     assert.ok(events('file-finished').includes('whole.csv'));
     assert.ok(events('file-duplicate').includes('copy of whole.csv'));
     assert.ok(events('file-failed').includes('no-phone.csv'));
     assert.match(lines.at(-1)!.message, /stopped cleanly/);
-    const everything = daemon.output() + fs.readFileSync(path.join(logDir, logFile), 'utf8');
+    const everything = daemon.output() + logFiles.map((n) => fs.readFileSync(path.join(logDir, n), 'utf8')).join('');
     assert.ok(!everything.includes(CREDENTIALS.SMSDROP_AUTH_TOKEN), 'the auth token never appears');
   });
 });

@@ -26,9 +26,9 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
   const pm2 = (...args: string[]) => run(PM2, args, { cwd: REPO, env, timeout: 60_000 });
   const list = async () => JSON.parse((await pm2('jlist')).stdout) as Pm2Process[];
   const logLines = () => {
-    const file = listDir(path.join(data, 'logs')).find((n) => /^smsdrop-.*\.log$/.test(n));
-    if (!file) return [];
-    return readJsonLines<{ message: string }>(path.join(data, 'logs', file));
+    // Every day's file, in order: a run that crosses midnight has its lines in two.
+    const files = listDir(path.join(data, 'logs')).filter((n) => /^smsdrop-.*\.log$/.test(n)).sort();
+    return files.flatMap((file) => readJsonLines<{ message: string }>(path.join(data, 'logs', file)));
   };
   const showLogs = () => logLines().map((l) => l.message).join('\n');
 

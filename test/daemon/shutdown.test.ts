@@ -117,9 +117,11 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
         const data = path.join(dir, name);
         const proc = await startDaemon({ dataDir: data, simulator: stuck, env: { SMSDROP_GRACE_MS: String(graceMs) } });
         running.push(proc);
+        const before = stuck.records().length;
         fs.writeFileSync(path.join(data, 'inbox', 'stuck.csv'), contactsCsv(3, { from: 30_000 }));
         await proc.waitFor(/taken stuck\.csv/);
-        await sleep(1_000); // the requests are out, and the simulator never answers them
+        // The requests are out (the simulator records a request it stalls), and never answered.
+        await waitUntil(() => stuck.records().length > before, 20_000, 'a stalled request', () => proc.output());
         proc.kill('SIGTERM');
         await proc.waitFor(/SIGTERM: stopping/);
         return proc;

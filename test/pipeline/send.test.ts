@@ -154,7 +154,9 @@ describe('send: dry run, bad input and exit status', () => {
   it('--dry-run names the sending window and whether it is open now', async () => {
     const dir = tempDir();
     const file = writeCsv(dir, 'night.csv', 'phone,template\n13800000001,1\n');
-    const hour = (offset: number) => `${String((new Date().getUTCHours() + offset + 24) % 24).padStart(2, '0')}:00`;
+    // The hour is read once: should it turn during a run, every expected string still agrees.
+    const now = new Date().getUTCHours();
+    const hour = (offset: number) => `${String((now + offset + 24) % 24).padStart(2, '0')}:00`;
     const run = (window: string, json: boolean) =>
       runCli(['send', file, '--dry-run', ...(json ? ['--json'] : [])], envFor(sim, path.join(dir, 'data'), { SMSDROP_SEND_WINDOW: window, SMSDROP_SEND_WINDOW_ZONE: 'UTC' }));
     // Opens in one to two hours, whatever the minute now (a little less should the hour turn meanwhile).
