@@ -1,5 +1,6 @@
 // Exactly once under faults, crashes and account problems, judged by the simulator's record.
 import assert from 'node:assert/strict';
+import { clearOfDayChange } from '../dayChange.js';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -33,6 +34,7 @@ const FAST = { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4', SMSDROP_
 describe('faults on the wire', () => {
   for (const format of ['json', 'xml']) {
     it(`reqId on (${format}): every row ends accepted, each message delivered exactly once`, async () => {
+      await clearOfDayChange(60_000); // doubts become unknown at a day change
       const sim = await startSim({ faults: parseFaults(ALL_FAULTS) });
       try {
         const dir = tempDir();

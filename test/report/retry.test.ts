@@ -1,6 +1,7 @@
 // `smsdrop retry`: an explicit resend of the failed (or unknown) rows only, as new requests, with
 // the earlier outcome kept; refused beside a running sender; unknown rows only when confirmed.
 import assert from 'node:assert/strict';
+import { clearOfDayChange } from '../dayChange.js';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { acquireLock } from '../../src/journal/lock.js';
@@ -133,6 +134,7 @@ describe('retry --unknown', () => {
   }
 
   it('reqId on, the same day: resent under their own reqId without asking; the provider refuses the repeat, nothing arrives twice', async () => {
+    await clearOfDayChange(60_000); // the first attempt and the retry on the same provider day
     const { dataDir, provider } = await unknownWithReqIdRun();
     const run = await runCli(['retry', '1', '--unknown', '--json'], { dataDir, sim: provider });
     assert.equal(run.code, 0, run.stderr);
