@@ -1,21 +1,10 @@
 // Some tests need their whole run inside one provider day: batches in doubt become unknown at a
 // day change, the simulator forgets reqIds at its own, and `retry` asks before resending
-// yesterday's. A day changes at midnight in Shanghai (the provider's) and at midnight of the
-// host's zone. A test that could straddle one waits for it to pass first (at most `withinMs`).
+// yesterday's. The day is the product's own (sameProviderDay: Shanghai's and the host zone's).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sameProviderDay } from '../src/send/policy.js';
 
-const SHANGHAI_OFFSET_MS = 8 * 3_600_000; // no daylight saving time
-
-/** Milliseconds until the next midnight in Shanghai or in the host's zone, whichever comes first. */
-export function msToNextDayChange(now = new Date()): number {
-  const day = 86_400_000;
-  const shanghai = day - ((now.getTime() + SHANGHAI_OFFSET_MS) % day);
-  const localMidnight = new Date(now.getFullYear(), now.getMonth(), now.getDate() + 1).getTime() - now.getTime();
-  return Math.min(shanghai, localMidnight);
-}
-
-/** Waits until no day change is due in the next `withinMs` (sleeping past one that is). */
+/** Waits until the next `withinMs` hold no day change (at most withinMs when one is due). */
 export async function clearOfDayChange(withinMs: number): Promise<void> {
-  const left = msToNextDayChange();
-  if (left < withinMs) await sleep(left + 1_000);
+  while (!sameProviderDay(new Date(), new Date(Date.now() + withinMs))) await sleep(1_000);
 }

@@ -162,6 +162,13 @@ export function listDir(dir: string): string[] {
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort() : [];
 }
 
+/** The daemon's JSON log lines in logDir, every day's file in order (a run crossing midnight has two). */
+export function readLogLines<T>(logDir: string): T[] {
+  return listDir(logDir)
+    .filter((n) => /^smsdrop-.*\.log$/.test(n))
+    .flatMap((n) => readJsonLines<T>(path.join(logDir, n)));
+}
+
 /** The complete lines of a JSON-lines log, parsed. A line still being written (or none) is left out. */
 export function readJsonLines<T>(file: string): T[] {
   const lines = fs.readFileSync(file, 'utf8').split('\n');

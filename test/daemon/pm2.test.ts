@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { assertEachOnce, cleanEnv, contactsCsv, CREDENTIALS, listDir, numbersOf, readJsonLines, REPO, resultRows, type Simulator, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import { assertEachOnce, cleanEnv, contactsCsv, CREDENTIALS, numbersOf, readLogLines, REPO, resultRows, type Simulator, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 
 const run = promisify(execFile);
 const PM2 = path.join(REPO, 'node_modules', '.bin', 'pm2');
@@ -25,11 +25,7 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
   let env: NodeJS.ProcessEnv;
   const pm2 = (...args: string[]) => run(PM2, args, { cwd: REPO, env, timeout: 60_000 });
   const list = async () => JSON.parse((await pm2('jlist')).stdout) as Pm2Process[];
-  const logLines = () => {
-    // Every day's file, in order: a run that crosses midnight has its lines in two.
-    const files = listDir(path.join(data, 'logs')).filter((n) => /^smsdrop-.*\.log$/.test(n)).sort();
-    return files.flatMap((file) => readJsonLines<{ message: string }>(path.join(data, 'logs', file)));
-  };
+  const logLines = () => readLogLines<{ message: string }>(path.join(data, 'logs'));
   const showLogs = () => logLines().map((l) => l.message).join('\n');
 
   before(async () => {

@@ -1,11 +1,11 @@
 // Exactly once under faults, crashes and account problems, judged by the simulator's record.
 import assert from 'node:assert/strict';
-import { clearOfDayChange } from '../dayChange.js';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
+import { clearOfDayChange } from '../dayChange.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';

@@ -1,9 +1,9 @@
 // `smsdrop retry`: an explicit resend of the failed (or unknown) rows only, as new requests, with
 // the earlier outcome kept; refused beside a running sender; unknown rows only when confirmed.
 import assert from 'node:assert/strict';
-import { clearOfDayChange } from '../dayChange.js';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
