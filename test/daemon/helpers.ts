@@ -22,10 +22,26 @@ export const CREDENTIALS = {
   SMSDROP_APP_ID: '8a216da8daemon000000000000app001',
 };
 
-/** The environment without any SMSDROP_* or PM2_* setting of whoever runs the tests. */
+/**
+ * The environment without any SMSDROP_* or PM2_* setting of whoever runs the tests, and with an
+ * empty config file instead of the repository's config/local.json (the processes run in REPO,
+ * where a developer's own local.json would otherwise change what the tests see).
+ */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS'));
-  return { ...env, ...extra };
+  return { ...env, SMSDROP_CONFIG: emptyConfigFile(), ...extra };
+}
+
+let emptyConfig: string | undefined;
+/** `{}` in a folder anyone may read: some tests run the daemon as another user. */
+function emptyConfigFile(): string {
+  if (emptyConfig === undefined) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-config-'));
+    fs.chmodSync(dir, 0o755);
+    emptyConfig = path.join(dir, 'local.json');
+    fs.writeFileSync(emptyConfig, '{}', { mode: 0o644 });
+  }
+  return emptyConfig;
 }
 
 export function tempDir(prefix: string): string {
