@@ -153,6 +153,7 @@ describe('an outage', () => {
 
 describe('crashes', () => {
   it('SIGKILL at random moments, then send again: every number delivered exactly once', { timeout: 120_000 }, async () => {
+    await clearOfDayChange(30_000); // a killed run's doubts are retried only on their own day
     const sim = await startSim({ latencyMs: [2, 15] });
     try {
       const dir = tempDir();

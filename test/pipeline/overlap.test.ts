@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
+import { clearOfDayChange } from '../dayChange.js';
 import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
 
 const ROWS = 60_000;
@@ -58,6 +59,7 @@ function fileStatus(dataDir: string): string | undefined {
  * requests, checks the kill came while the file was being read, and sends the file again.
  */
 async function killWhileReadingThenResend(sim: RunningSimulator, name: string, requests: number, extraEnv: Record<string, string>) {
+  await clearOfDayChange(30_000); // the killed run's doubts are retried only on their own day
   const dir = tempDir();
   const csv = bigCsv();
   const file = writeCsv(dir, name, csv.text);
