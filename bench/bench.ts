@@ -14,7 +14,7 @@ import { type CsvMix, generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.j
 import { type PhaseReport, readPhases } from './phases.js';
 import { formatSummary, summariseProfile } from './profile.js';
 import { build, childEnv, type CliSource, cpuSecondsOf, hasReportCommand, runSend, type SendRun, startSimulatorProcess, timeReport } from './processes.js';
-import { printTable, targetsOf, type BenchResult } from './output.js';
+import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
 
 const CREDS: Credentials = {
   accountSid: 'ACbench0000000000000000000000001',
@@ -245,6 +245,7 @@ function resultOf(
   const { phases } = phaseReport;
   const sendingSeconds = phases.sending?.seconds ?? 0;
   const ceilings = ratioCeilings(o, b, requests, 1 / ingestRowsPerSec, networkLimit);
+  const own = ownCpuLimits(o.rows / ingestRowsPerSec, run.cpuSeconds, ctx.simulatorCpuSeconds);
   return {
     rows: o.rows,
     requests,
@@ -270,12 +271,14 @@ function resultOf(
     ratioCeilingJournalOneThread: round(ceilings.journalOneThread),
     ratioCeilingJournalCpu: round(ceilings.journalCpu),
     ratioCeilingOneThread: round(ceilings.oneThread),
+    ratioCeilingOwnCpu: round(own.ratioCeiling),
     cpu: {
       sendSeconds: round(run.cpuSeconds, 2),
       simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
       baselineClientMsPerRequest: round((b.request.clientCpuSeconds / b.request.count) * 1000),
       baselineSimulatorMsPerRequest: round((b.request.simulatorCpuSeconds / b.request.count) * 1000),
       partsSeconds: round(ceilings.partsCpuSeconds, 2),
+      sendBudgetForTargetSeconds: round(own.sendBudgetSeconds, 2),
     },
     sendPhaseRequestsPerSec: sendingSeconds > 0 ? round(requests / sendingSeconds, 1) : null,
     phases,
@@ -353,6 +356,19 @@ function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBase
     // took undici alone: what any design that does all three on one thread can reach at most.
     oneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds + forFileRequests(b.request.clientCpuSeconds)),
     journalCpu: ingestSeconds / (journalPartsCpuSeconds / os.cpus().length),
+  };
+}
+
+/**
+ * What this run's own CPU allows. Even spread perfectly over every core (the simulator's CPU
+ * included), the run cannot end sooner than its CPU seconds over the cores; and the ratio target
+ * (0.6) leaves the send process at most this much CPU, on the same terms.
+ */
+function ownCpuLimits(ingestSeconds: number, sendCpuSeconds: number, simulatorCpuSeconds: number) {
+  const cores = os.cpus().length;
+  return {
+    ratioCeiling: ingestSeconds / Math.max((sendCpuSeconds + simulatorCpuSeconds) / cores, 1e-9),
+    sendBudgetSeconds: (ingestSeconds / RATIO_TARGET) * cores - simulatorCpuSeconds,
   };
 }
 

@@ -45,8 +45,14 @@ export interface BenchResult {
   ratioCeilingJournalCpu: number;
   /** As ratioCeilingJournalOneThread, with the client's CPU of every request (as undici alone needed it) on the same thread. */
   ratioCeilingOneThread: number;
-  /** CPU seconds: of the send process, of the simulator during it, per request of undici alone (client and simulator, ms), and the parts' total for this file. */
-  cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number };
+  /** Ingest baseline time over this run's own CPU (send and simulator) spread over every core: the most this run's work allows, however well threaded. */
+  ratioCeilingOwnCpu: number;
+  /**
+   * CPU seconds: of the send process, of the simulator during it, per request of undici alone
+   * (client and simulator, ms), the parts' total for this file, and the most the send process may
+   * use for the ratio target to be reachable at all (every core busy, the simulator's CPU as measured).
+   */
+  cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number; sendBudgetForTargetSeconds: number };
   /** Requests over the sending phase only (first attempt to last), for diagnosis. */
   sendPhaseRequestsPerSec: number | null;
   phases: Phases;
@@ -90,12 +96,15 @@ interface Target {
 export function targetsOf(r: BenchResult): Target[] {
   const atMillion = r.rows === 1_000_000;
   return [
-    { figure: 'ratioToIngestBaseline', value: r.ratioToIngestBaseline, goal: '>= 0.6 at 1,000,000 rows, latency 0', met: atMillion && r.latencyMs === 0 ? r.ratioToIngestBaseline >= 0.6 : null },
+    { figure: 'ratioToIngestBaseline', value: r.ratioToIngestBaseline, goal: '>= 0.6 at 1,000,000 rows, latency 0', met: atMillion && r.latencyMs === 0 ? r.ratioToIngestBaseline >= RATIO_TARGET : null },
     { figure: 'networkEfficiency', value: r.networkEfficiency, goal: '>= 0.9 at latency 50, concurrency 32', met: r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= 0.9 : null },
     { figure: 'peakRssMb', value: r.peakRssMb, goal: '<= 150 at 1,000,000 rows (4,000,000: <= 1.2x that)', met: atMillion ? r.peakRssMb <= 150 : null },
     { figure: 'reportSeconds', value: r.reportSeconds, goal: '< 1 on the 1,000,000-row journal', met: atMillion && r.reportSeconds !== null ? r.reportSeconds < 1 : null },
   ];
 }
+
+/** The issue's goal for ratioToIngestBaseline (1M rows, latency 0). */
+export const RATIO_TARGET = 0.6;
 
 // No colours: the tables are pasted into the README and logs.
 const plain = { style: { head: [], border: [] } };
@@ -128,6 +137,7 @@ export function printTable(r: BenchResult): void {
     ['networkEfficiency', r.networkEfficiency.toFixed(3)],
     ['peak RSS of send', `${r.peakRssMb.toFixed(1)} MB`],
     ['CPU: send / simulator', `${r.cpu.sendSeconds.toFixed(1)} s / ${r.cpu.simulatorDuringSendSeconds.toFixed(1)} s (the parts alone: ${r.cpu.partsSeconds.toFixed(1)} s)`],
+    ['what this CPU allows', `ratio at best ${r.ratioCeilingOwnCpu.toFixed(3)} on ${r.machine.cpus} cores, all busy; a ratio of ${RATIO_TARGET} needs send to use at most ${r.cpu.sendBudgetForTargetSeconds.toFixed(1)} s`],
     ['CPU per request, undici alone', `client ${r.cpu.baselineClientMsPerRequest.toFixed(3)} ms, simulator ${r.cpu.baselineSimulatorMsPerRequest.toFixed(3)} ms`],
     ['smsdrop report', r.reportSeconds === null ? r.reportNote : `${r.reportSeconds.toFixed(3)} s`],
     ['counts', `accepted ${n(r.send.accepted)}, invalid ${n(r.send.invalid)}, duplicates ${n(r.send.duplicates)}, failed ${r.send.failed}, unknown ${r.send.unknown}, pending ${r.send.pending}${r.send.matchesExpected ? '' : '  MISMATCH with the generator'}`],

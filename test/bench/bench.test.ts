@@ -71,6 +71,9 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
   assert.ok((result.ratioCeilingJournalCpu as number) > 0);
   // Adding the requests' client CPU to the same thread can only lower that ceiling.
   assert.ok((result.ratioCeilingOneThread as number) > 0 && (result.ratioCeilingOneThread as number) <= (result.ratioCeilingJournalOneThread as number));
+  // This run's own CPU over the cores bounds what it reached (e2e can only be longer than that).
+  assert.ok((result.ratioToIngestBaseline as number) <= (result.ratioCeilingOwnCpu as number) * 1.05 + 0.001, `ratio ${String(result.ratioToIngestBaseline)} above what its CPU allows, ${String(result.ratioCeilingOwnCpu)}`);
+  assert.equal(typeof cpu.sendBudgetForTargetSeconds, 'number');
   const times = result.requestTimes as Record<'duringIntake' | 'afterIntake', { count: number; meanMs: number | null }>;
   assert.equal(times.duringIntake.count + times.afterIntake.count, result.requests, 'every request is on one side of the end of intake');
 });

@@ -242,6 +242,21 @@ describe('readRows: refused files', () => {
     assert.match(err.message, /cannot be parsed/);
     assert.equal(err.line, 3);
   });
+  it('refuses a quote opened mid-file across many reads, after the rows before it, naming its line', async () => {
+    const lines = ['phone,data1'];
+    for (let i = 0; i < 10_000; i++) lines.push(i === 6000 ? `${13800000000 + i},"opened here` : `${13800000000 + i},value ${i} of the file`);
+    const file = tempFile('opened-mid-file.csv', `${lines.join('\r\n')}\r\n`); // ~330 KB: several reads
+    let rowsBefore = 0;
+    try {
+      for await (const chunk of readRows(file, DEFAULTS)) rowsBefore += chunk.length;
+      assert.fail('the file was accepted');
+    } catch (err) {
+      assert.ok(err instanceof FileRefusedError, String(err));
+      assert.match(err.message, /cannot be parsed/);
+      assert.equal(err.line, 6002, 'the line where the record with the open quote starts');
+    }
+    assert.equal(rowsBefore, 6000, 'every row before it was read, in chunks');
+  });
   it('refuses a workbook and UTF-16 text with what to do instead', async () => {
     assert.match((await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')))).message, /Excel workbook.*Save As, CSV/);
     assert.match((await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])))).message, /\.xls/);
