@@ -65,6 +65,7 @@ describe('NAME.result.csv', () => {
       row(10, '13800000007', '13800000007', ['e']),
       row(11, '13800000008', '13800000008', ['e']),
       row(12, '+8613800000009', '13800000009', ['e']), // guarded; a second batch of e
+      row(13, '8613800000010', '13800000010', ['a']), // digits, not the number as normalised: still plain
     ]);
     const batches = db.prepare('SELECT b.id, g.datas FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY b.id').all(fileId) as { id: number; datas: string }[];
     const settle = db.prepare('UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?');
