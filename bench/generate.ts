@@ -65,7 +65,7 @@ export const createRandom = seededRandom;
  * 999,999,999 (scrambleBelow), so numbers never repeat by accident and come in no order at all,
  * as in a list exported by customer or by date. (An earlier version stepped by 48,271: its
  * numbers rose in runs of ~20,000, which spared the journal's (group, number) index the random
- * inserts a real list causes; see the README's Benchmark section.)
+ * inserts a real list causes; see docs/benchmark-history.md.)
  */
 export function phoneAt(k: number): string {
   const second = 3 + (k % 7);

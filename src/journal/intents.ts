@@ -4,7 +4,7 @@
 // Why: a request may leave only once its attempt is on disk. Committing the journal for that
 // commits the intake's rows too, and with numbers in no order each row's entry of the unique
 // (group, number) index lands on a page of its own: a commit every turn of the event loop wrote
-// about one 4 KB page to the WAL per row read (README, Benchmark). Here the journal commits every
+// about one 4 KB page to the WAL per row read (docs/benchmark-history.md). Here the journal commits every
 // tens of thousands of rows, and each turn's requests commit only their intents: one row each in
 // this file (batch, reqId, start time), a page or two per turn.
 //

@@ -32,7 +32,7 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Db 
   // particular order puts each row's entry of the (group, number) index on a page of its own: a
   // commit of 1,000 rows writes ~1,000 pages, so with the default every commit ran a checkpoint
   // and its two fsyncs. A 1M-row list in random order took 48.9-51.6 s to send with the default,
-  // 38.3-40.1 s with this (README, Benchmark). The WAL file stays at most ~80 MB.
+  // 38.3-40.1 s with this (docs/benchmark-history.md). The WAL file stays at most ~80 MB.
   db.pragma('wal_autocheckpoint = 20000');
   migrate(db);
   return db;

@@ -1,7 +1,7 @@
 // Intake's rows go into the journal many to a statement. better-sqlite3 binds and steps each
 // run() call on its own, and for a narrow row that call costs about as much as SQLite storing it:
 // 1M rows in intake's schema took 2.55 s one per statement and 1.45 s fifty per statement
-// (README, Benchmark). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the row
+// (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the row
 // writer flushes the rest at the end of each chunk and before any other write of rows, so ids
 // still follow the file's order.
 import { type Db, sql } from './open.js';
