@@ -49,12 +49,14 @@ export function createFile(db: Db, file: NewFile): FileRecord {
 }
 
 /**
- * Files refused after some of their requests went out, shorter than `size` bytes, longest first:
- * a new file that begins with one of them continues it (see adoptGrownFile).
+ * Files not done, some of whose requests went out (refused, or stopped while being read or sent:
+ * a crash, a pause), shorter than `size` bytes, longest first: a new file that begins with one
+ * of them continues it (see adoptGrownFile). Otherwise a copy still being written when it was
+ * taken, interrupted and then complete, would be a new file and send its first rows again.
  */
-export function refusedWithSends(db: Db, size: number): FileRecord[] {
-  const refused = sql(db, "SELECT * FROM files WHERE status = 'refused' AND size < ? ORDER BY size DESC").all(size) as FileRecord[];
-  return refused.filter((f) => attemptsOf(db, f.id) > 0);
+export function unfinishedWithSends(db: Db, size: number): FileRecord[] {
+  const unfinished = sql(db, "SELECT * FROM files WHERE status <> 'done' AND size < ? ORDER BY size DESC").all(size) as FileRecord[];
+  return unfinished.filter((f) => attemptsOf(db, f.id) > 0);
 }
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */

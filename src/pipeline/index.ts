@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, refusedWithSends, restartIntake, setFileHeader, setFileStatus } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
@@ -77,9 +77,27 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   if (!file || file.status === FILE_STATUS.done) {
     const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
-    const grownFrom = file || options.resend ? undefined : await grownFromRefused(ctx.db, filePath, inspection);
+    const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
     file = grownFrom ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
+  const inProgress = filesInProgress(ctx.db);
+  if (inProgress.has(file.id)) throw new Error(`${filePath}: its journal record (file ${file.id}) is already being processed`);
+  inProgress.add(file.id);
+  try {
+    return await runFile(ctx, file, filePath, inspection, options, result);
+  } finally {
+    inProgress.delete(file.id);
+  }
+}
+
+async function runFile(
+  ctx: PipelineContext,
+  file: FileRecord,
+  filePath: string,
+  inspection: FileInspection,
+  options: ProcessOptions,
+  result: (outcome: FileOutcome, file: FileRecord | undefined, extra?: Partial<FileRunResult>) => FileRunResult,
+): Promise<FileRunResult> {
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
     const refusal = await intake(ctx, file, filePath, inspection, options.dryRun === true);
     if (refusal) return result('refused', file, { reason: refusal });
@@ -202,8 +220,19 @@ async function letSendingRun(db: Db): Promise<void> {
  * bytes this file begins with: the same rows at the same lines, so this file continues it, and
  * what was sent is not sent again. Without this, dropping the complete file would be a new file.
  */
-async function grownFromRefused(db: Db, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
-  for (const earlier of refusedWithSends(db, inspection.size)) {
+/** Journal records of files being processed now, per connection (the daemon runs several at once). */
+const inProgressByDb = new WeakMap<Db, Set<number>>();
+function filesInProgress(db: Db): Set<number> {
+  let ids = inProgressByDb.get(db);
+  if (!ids) inProgressByDb.set(db, (ids = new Set()));
+  return ids;
+}
+
+/** The unfinished file with sends whose bytes this file begins with (longest first), unless it is being processed now. */
+async function grownFromUnfinished(db: Db, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
+  const busy = filesInProgress(db);
+  for (const earlier of unfinishedWithSends(db, inspection.size)) {
+    if (busy.has(earlier.id)) continue; // it is still being read or sent: not for this file to take over
     if (earlier.encoding !== inspection.encoding) continue; // the same bytes would not read the same
     if ((await hashPrefix(filePath, earlier.size)) === earlier.sha256) return earlier;
   }

@@ -1,7 +1,7 @@
 // Exactly once under faults, crashes and account problems, judged by the simulator's record.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
@@ -179,6 +179,34 @@ describe('crashes', () => {
       assert.ok(kills >= 1, 'the test killed at least one run');
       assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
       assert.equal(Number(final.json!.accepted), 2000);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('a file that grows after it was taken (a copy that paused)', () => {
+  it('interrupted mid-send, then grown: the next run continues it, sending only the rows it had not sent', { timeout: 120_000 }, async () => {
+    await clearOfDayChange(30_000); // the killed run's doubts are retried only on their own day
+    const sim = await startSim({ latencyMs: [2, 15] });
+    try {
+      const dir = tempDir();
+      const first = numbers(1000);
+      const file = writeCsv(dir, 'grows.csv', csvOf(first));
+      const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '5', SMSDROP_CONCURRENCY: '4' });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
+      const exit = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      while (sim.records.length < 20) await sleep(2);
+      child.kill('SIGKILL');
+      await exit;
+      assert.ok(sim.records.length < 200, 'killed before the end');
+      const added = numbers(300, '136');
+      appendFileSync(file, added.map((p) => `${p},1,code,42\n`).join(''));
+      const final = await runCli(['send', file, '--json'], env);
+      assert.equal(final.status, 0, final.stderr);
+      assert.deepEqual(deliveries(sim), new Map([...first, ...added].map((p) => [keyOf(p), 1])));
+      assert.equal(final.json!.rows, 1300);
+      assert.equal(final.json!.accepted, 1300);
     } finally {
       await sim.close();
     }
