@@ -105,6 +105,11 @@ async function runFile(
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
   const sent = await sendWithResultsAhead(ctx, file.id);
   if (sent.state === 'finished') {
+    // A copy that paused for longer than the daemon waits may go on after the file was read:
+    // filed as done, the rows it added would never be read. Refused instead, it says so, and
+    // the complete file continues it.
+    const grown = sizeChange(filePath, inspection);
+    if (grown) return result('refused', file, { reason: refuse(ctx.db, file.id, inspection.size, `${filePath}: the file changed after it was read (${grown}): was it still being copied?`, 'before it changed') });
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
     // Another file's intake may hold the journal's transaction open (intents.ts): commit, so that
     // the file is done for good before the caller files it away.
@@ -287,7 +292,7 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
-function refuse(db: Db, fileId: number, size: number, reason: string): string {
+function refuse(db: Db, fileId: number, size: number, reason: string, sentWhen = 'while the file was being read'): string {
   // A journal that rolled back its open transaction lost attempts that intents still name. (Its
   // other writes committed first: replay reads the journal as committed.)
   commitBulk(db);
@@ -299,7 +304,7 @@ function refuse(db: Db, fileId: number, size: number, reason: string): string {
     return reason;
   }
   const told =
-    `${reason}. But ${sent} request(s) had already gone out while the file was being read: the result file names who got them. ` +
+    `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
     `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
     'a copy with any of those rows changed would be a new file and would send to them again, so put fixed rows in a file of their own';
   recountFile(db, fileId); // what was read is kept, so the counts must add up
@@ -309,10 +314,16 @@ function refuse(db: Db, fileId: number, size: number, reason: string): string {
 
 /** A file still being written after it was taken would lose the rows added late: refuse it whole. */
 function assertUnchanged(filePath: string, inspection: FileInspection): void {
-  const size = statSync(filePath).size;
+  const size = statSync(filePath).size; // a file gone while it is read is refused too
   if (size !== inspection.size) {
     throw new FileRefusedError(filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`);
   }
+}
+
+/** How the file's size differs from when it was inspected ("N bytes, now M"); undefined if it does not, or it is gone (nothing more to read from it). */
+function sizeChange(filePath: string, inspection: FileInspection): string | undefined {
+  const size = statSync(filePath, { throwIfNoEntry: false })?.size;
+  return size === undefined || size === inspection.size ? undefined : `${inspection.size} bytes, now ${size}`;
 }
 
 function refusalMessage(filePath: string, err: unknown): string {

@@ -211,6 +211,32 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       await sim.close();
     }
   });
+  it('grown after it was read, while its requests went out: refused, not done; the complete file then sends only the rest', { timeout: 120_000 }, async () => {
+    const sim = await startSim({ latencyMs: [10, 20] });
+    try {
+      const dir = tempDir();
+      const first = numbers(1000);
+      const file = writeCsv(dir, 'late.csv', csvOf(first));
+      // Read to the end before the first request, so the file grows only after it was read.
+      const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '5', SMSDROP_CONCURRENCY: '4', SMSDROP_SEND_DURING_INTAKE: 'off' });
+      const running = runCli(['send', file, '--json'], env);
+      while (sim.records.length < 10) await sleep(2);
+      const added = numbers(300, '136');
+      appendFileSync(file, added.map((p) => `${p},1,code,42\n`).join(''));
+      const refused = await running;
+      assert.equal(refused.status, 2, refused.stdout + refused.stderr);
+      assert.match(refused.stdout + refused.stderr, /changed after it was read .*was it still being copied\?.*had already gone out before it changed/s);
+      assert.deepEqual(deliveries(sim), new Map(first.map((p) => [keyOf(p), 1])), 'the rows read were all sent, once');
+      assert.equal(resultStatuses(path.join(dir, 'late.result.csv')).get(first[0]!), 'accepted', 'the result file says who got it');
+
+      const final = await runCli(['send', file, '--json'], env);
+      assert.equal(final.status, 0, final.stderr);
+      assert.deepEqual(deliveries(sim), new Map([...first, ...added].map((p) => [keyOf(p), 1])));
+      assert.equal(final.json!.rows, 1300);
+    } finally {
+      await sim.close();
+    }
+  });
 });
 
 describe('the journal fails under a run', () => {
