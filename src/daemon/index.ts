@@ -4,6 +4,7 @@
 // get up to graceMs to finish and be journalled, then the journal is closed and the lock released
 // (last in, first out). A second signal exits at once; what was in flight is then in doubt and
 // resolved from the journal at the next start.
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT } from '../cli/common.js';
 import type { Config } from '../config/index.js';
@@ -69,6 +70,8 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
       const name = takeFile(life, file);
       if (name) pool.add(name);
     },
+    onTailWait: (file, ms) =>
+      log.info(`${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`, { event: 'file-tail-wait', dropped: path.basename(file) }),
     onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
   });
   if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);

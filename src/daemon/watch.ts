@@ -2,7 +2,11 @@
 // (chokidar's awaitWriteFinish), so a file still being copied or saved is never taken half-written.
 // Names that editors and browsers use while writing (.part, ~$x...) are ignored until renamed; a
 // rename shows up as a new file. Files already there at start are reported the same way.
+// A file that does not end with a line break may be a copy paused inside its last row: it must
+// stay unchanged TAIL_WAIT_FACTOR times longer before it is reported (settledTail).
+import { openSync, closeSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type FSWatcher, watch } from 'chokidar';
 import { isIgnoredName } from './folders.js';
 
@@ -14,6 +18,8 @@ export interface WatchOptions {
   stabilityMs: number;
   /** A file in inbox/ that has stopped growing (absolute path). */
   onFile(file: string): void;
+  /** A stable file without a line break at its end waits `ms` more before it is reported. */
+  onTailWait?(file: string, ms: number): void;
   onError(err: Error): void;
 }
 
@@ -31,11 +37,65 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
     // inbox/ unnoticed. A file the daemon cannot read is refused by the pipeline either way.
     ignorePermissionErrors: true,
   });
+  let closed = false;
   watcher.on('add', (file) => {
-    if (path.dirname(path.resolve(file)) === root) options.onFile(path.resolve(file));
+    const abs = path.resolve(file);
+    if (path.dirname(abs) !== root) return;
+    void settledTail(abs, options, () => closed).then(() => {
+      if (!closed) options.onFile(abs);
+    });
   });
   watcher.on('error', (err) => options.onError(err instanceof Error ? err : new Error(String(err))));
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
   let closing: Promise<void> | undefined;
-  return { close: () => (closing ??= watcher.close()) };
+  return {
+    close: () => {
+      closed = true;
+      return (closing ??= watcher.close());
+    },
+  };
+}
+
+/**
+ * How many stability periods more a file without a line break at its end must stay unchanged.
+ * Excel and most tools end a CSV file with one; a copy that paused inside a row does not, and
+ * taken then, its last row would be sent cut short (the file would then be refused as it grows:
+ * pipeline/index.ts).
+ */
+export const TAIL_WAIT_FACTOR = 4;
+
+/** Resolves once the file ends with a line break, or has not changed for TAIL_WAIT_FACTOR x stabilityMs (or is gone). */
+async function settledTail(file: string, options: WatchOptions, isClosed: () => boolean): Promise<void> {
+  let last = tailOf(file);
+  if (last === undefined || last.complete) return;
+  const waitMs = Math.max(options.stabilityMs, 100) * TAIL_WAIT_FACTOR;
+  options.onTailWait?.(file, waitMs);
+  let unchangedSince = Date.now();
+  while (!isClosed() && Date.now() - unchangedSince < waitMs) {
+    await sleep(Math.min(250, Math.max(options.stabilityMs / 4, 20)));
+    const now = tailOf(file);
+    if (now === undefined || now.complete) return;
+    if (now.size !== last.size) {
+      last = now;
+      unchangedSince = Date.now();
+    }
+  }
+}
+
+/** The file's size and whether its last byte ends a line (an empty file counts as complete); undefined when it cannot be read. */
+function tailOf(file: string): { size: number; complete: boolean } | undefined {
+  try {
+    const { size } = statSync(file);
+    if (size === 0) return { size, complete: true };
+    const fd = openSync(file, 'r');
+    try {
+      const byte = Buffer.alloc(1);
+      readSync(fd, byte, 0, 1, size - 1);
+      return { size, complete: byte[0] === 0x0a || byte[0] === 0x0d };
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return undefined; // gone, or unreadable: taken at once, and the pipeline says why
+  }
 }

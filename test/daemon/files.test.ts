@@ -91,6 +91,22 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     assert.deepEqual(listDir(inbox()), []);
   });
 
+  it('holds a file paused inside its last row (no line break at its end) until that row is complete', async () => {
+    const content = contactsCsv(10, { from: 400 });
+    const cut = content.length - 6; // the last row ends ",1,code409,5\n": cut after "code"
+    const file = path.join(inbox(), 'paused.csv');
+    fs.writeFileSync(file, content.slice(0, cut));
+    // Past the stability time (1500 ms), short of four more: a copy paused inside its last row.
+    await waitUntil(() => /paused\.csv does not end with a line break/.test(daemon.output()), 10_000, 'the wait for the last row', daemon.output);
+    await sleep(1500);
+    assert.ok(fs.existsSync(file), 'not taken while its last row may be cut short');
+    fs.appendFileSync(file, content.slice(cut));
+    await waitForFiles(done(), ['paused.csv', 'paused.result.csv']);
+    assertEachOnce(sim.records().filter((r) => r.to.some((n) => n.startsWith('138000004'))), numbersOf(10, 400));
+    const last = sim.records().find((r) => r.to.includes('13800000409'));
+    assert.deepEqual(last?.datas, ['code409', '5'], 'the last row sent whole');
+  });
+
   it('sends nothing for the same bytes dropped again under another name, and says whose duplicate it is', async () => {
     const before = sim.records().length;
     fs.copyFileSync(path.join(done(), 'whole.csv'), path.join(inbox(), 'copy of whole.csv'));
