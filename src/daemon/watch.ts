@@ -1,5 +1,6 @@
 // Watching inbox/: a file is reported once its size has stopped changing for `stabilityMs`
-// (chokidar's awaitWriteFinish), so a file still being copied or saved is never taken half-written.
+// (chokidar's awaitWriteFinish), so a file still being copied or saved is not taken half-written
+// unless the copy pauses for longer than that (the pipeline then refuses it as it grows).
 // Names that editors and browsers use while writing (.part, ~$x...) are ignored until renamed; a
 // rename shows up as a new file. Files already there at start are reported the same way.
 // A file that does not end with a line break may be a copy paused inside its last row: it must
