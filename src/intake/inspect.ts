@@ -1,7 +1,10 @@
 // First pass over a dropped file's bytes, streaming in constant memory: its fingerprint (sha256,
 // size, so the journal can recognise a file it has seen) and its text encoding. Chinese Excel
 // saves "CSV" in GB18030 unless told "CSV UTF-8", so: a UTF-8 BOM means UTF-8; bytes that are
-// valid UTF-8 all the way through mean UTF-8; anything else is read as GB18030.
+// valid UTF-8 all the way through mean UTF-8; so do bytes that are UTF-8 but for a few stray
+// bytes (mostlyUtf8: read as GB18030, every Chinese value of such a file would be sent garbled;
+// read as UTF-8, only the cells with a stray byte hold U+FFFD, and those rows are refused);
+// anything else is read as GB18030.
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
@@ -92,8 +95,50 @@ export async function inspectFile(file: string): Promise<FileInspection> {
     if (!bom) utf8.push(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
   }
-  const encoding = bom || utf8.end() ? 'utf-8' : 'gb18030';
+  const encoding = bom || utf8.end() || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
   return { sha256: hash.digest('hex'), size, encoding, bom, quoted };
+}
+
+/**
+ * Valid multi-byte UTF-8 sequences per invalid one above which bytes that are not all UTF-8 are
+ * still read as UTF-8. GB18030 text read as UTF-8 makes about 0.1 (a few pairs of its bytes form
+ * valid sequences by chance); UTF-8 text with a stray byte makes as many as it has characters.
+ */
+const UTF8_PER_STRAY = 4;
+/** GB18030 shows itself within the first few kilobytes: the count stops there. */
+const ENOUGH_INVALID = 1000;
+
+/** A second pass, for a file that is not valid UTF-8: is it UTF-8 with a few stray bytes? */
+async function mostlyUtf8(file: string): Promise<boolean> {
+  const counts = { valid: 0, invalid: 0 };
+  let need = 0; // continuation bytes the current sequence still needs
+  for await (const chunk of readChunks(file)) {
+    need = countSequences(chunk, need, counts);
+    if (counts.invalid >= ENOUGH_INVALID && counts.valid < UTF8_PER_STRAY * counts.invalid) return false;
+  }
+  if (need > 0) counts.invalid++;
+  return counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1);
+}
+
+/** Counts whole multi-byte sequences and invalid bytes (a lenient check: lead and continuation bytes only); returns the continuation bytes still needed. */
+function countSequences(bytes: Buffer, need: number, counts: { valid: number; invalid: number }): number {
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (need > 0) {
+      if ((b & 0xc0) === 0x80) {
+        if (--need === 0) counts.valid++;
+        continue;
+      }
+      counts.invalid++; // cut short: this byte starts afresh
+      need = 0;
+    }
+    if (b < 0x80) continue;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) need = 2;
+    else if (b >= 0xf0 && b <= 0xf4) need = 3;
+    else counts.invalid++;
+  }
+  return need;
 }
 
 /**

@@ -125,6 +125,17 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     const overflow = overflowError(cells, map.header.length);
     if (overflow) errors.push(overflow);
   }
+  if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
   if (errors.length > 0) row.error = errors.join('; ');
   return row;
+}
+
+/** U+FFFD: what the decoder puts for bytes that are not text in the file's encoding. */
+const REPLACEMENT = '\uFFFD';
+const UNDECODABLE = "a value holds bytes that are not text in the file's encoding (shown as \uFFFD): fix the cell, or save the file again as CSV UTF-8";
+
+/** Whether a cell that would be sent holds U+FFFD (a stray byte): such a message would reach the recipient damaged. */
+function holdsUndecodable(datas: readonly string[], templateId: string | undefined, appId: string | undefined): boolean {
+  for (let i = 0; i < datas.length; i++) if (datas[i]!.includes(REPLACEMENT)) return true;
+  return (templateId?.includes(REPLACEMENT) ?? false) || (appId?.includes(REPLACEMENT) ?? false);
 }

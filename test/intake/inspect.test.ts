@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import iconv from 'iconv-lite';
 import { inspectFile } from '../../src/intake/index.js';
 import { utf8Checker, wholeCharacters } from '../../src/intake/inspect.js';
 import { FIXTURES, tempFile } from './helpers.js';
@@ -45,6 +46,15 @@ describe('inspectFile', () => {
     const ascii = Buffer.alloc(3 * 1024 * 1024, 'a');
     const file = tempFile('late.csv', Buffer.concat([ascii, Buffer.from([0xd5, 0xc5])])); // 张 in GB18030
     assert.equal((await inspectFile(file)).encoding, 'gb18030');
+  });
+
+  it('reads UTF-8 text with a few stray bytes as UTF-8, not GB18030 (which would garble every Chinese value)', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => `${13800000000 + i},您好张三,5分钟`).join('\n');
+    const stray = Buffer.concat([Buffer.from(`phone,data1,data2\n${rows}\n1390000000`), Buffer.from([0xe9]), Buffer.from(',caf\n')]); // Latin-1 é
+    assert.equal((await inspectFile(tempFile('stray.csv', stray))).encoding, 'utf-8');
+    // Long GB18030 text also has some valid UTF-8 sequences by chance (about 1 per 10 invalid ones).
+    const gb = iconv.encode(`phone,data1\n${Array.from({ length: 3000 }, (_, i) => `${13800000000 + i},尊敬的客户您的订单已发货请查收验证码`).join('\n')}\n`, 'gb18030');
+    assert.equal((await inspectFile(tempFile('gb-long.csv', gb))).encoding, 'gb18030');
   });
 
   it('accepts a multi-byte character split across read chunks as UTF-8', async () => {

@@ -59,6 +59,21 @@ describe('readRows: encodings', () => {
     assert.ok(rows.every((r, i) => r.datas[0] === `中文值${i}` && r.line === i + 2 && r.error === undefined));
   });
 
+  it('refuses a row whose value holds a stray byte (sent, it would reach the recipient damaged); one in a column not sent is kept', async () => {
+    const file = tempFile('stray-bytes.csv', Buffer.concat([
+      Buffer.from('phone,data1,data2,note\n13800000001,您好张三,5分钟,ok\n13800000002,caf'),
+      Buffer.from([0xe9]), // Latin-1 é in a UTF-8 file
+      Buffer.from(',5分钟,ok\n13800000003,您好李四,5分钟,'),
+      Buffer.from([0xe9]),
+      Buffer.from('\n'),
+    ]));
+    const rows = await allRows(file);
+    assert.deepEqual(rows.map((r) => r.datas), [['您好张三', '5分钟'], ['caf\uFFFD', '5分钟'], ['您好李四', '5分钟']]);
+    assert.equal(rows[0]!.error, undefined);
+    assert.match(rows[1]!.error ?? '', /bytes that are not text in the file's encoding/);
+    assert.equal(rows[2]!.error, undefined, 'the stray byte is in the note column, which is not sent');
+  });
+
   it('reads plain UTF-8 without BOM, LF line ends', async () => {
     const rows = await allRows(path.join(FIXTURES, 'utf8-plain-lf.csv'));
     assert.deepEqual(brief(rows), [
