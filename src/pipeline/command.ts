@@ -37,8 +37,9 @@ export function registerSendCommand(program: Command): void {
       const config = configFor(command);
       if (!existsSync(file) || !statSync(file).isFile()) exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
       const log = createLogger({ level: config.logLevel, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
-      const result = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
+      const result: DryRunResult = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
       printSummary(result, file, opts, config);
+      if (result.invalidRows && !opts.json) printInvalidRows(result.invalidRows, result.counts.invalid);
       process.exit(exitStatus(result));
     });
 }
@@ -93,8 +94,18 @@ async function writeResults(db: import('../journal/open.js').Db, result: FileRun
   await writeRejectedCsv(db, result.file!.id, outDir, base);
 }
 
+/** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */
+const DRY_RUN_INVALID_ROWS = 10;
+
+interface InvalidRow {
+  line: number;
+  reason: string;
+}
+
+type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[] };
+
 /** The plan, made in a throwaway journal: the real one is only read, to say if it was sent. */
-async function dryRun(config: Config, file: string, log: Logger): Promise<FileRunResult> {
+async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
   try {
@@ -110,7 +121,11 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<FileRu
     };
     const result = await processFile(context, file, { dryRun: true });
     if (result.sha256) noteIfAlreadySent(config, result.sha256, log);
-    return result;
+    if (!result.file || result.outcome !== 'planned') return result;
+    const invalidRows = db
+      .prepare("SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?")
+      .all(result.file.id, DRY_RUN_INVALID_ROWS) as InvalidRow[];
+    return { ...result, invalidRows };
   } finally {
     db.close();
     rmSync(tempDir, { recursive: true, force: true });
@@ -152,7 +167,14 @@ export function exitStatus(result: FileRunResult): number {
   return c.invalid + c.failed + c.unknown + c.pending === 0 ? EXIT.ok : EXIT.incomplete;
 }
 
-function printSummary(result: FileRunResult, file: string, opts: { json?: boolean }, config: Config): void {
+/** The first invalid rows of a dry run, with their line numbers and reasons. */
+function printInvalidRows(rows: InvalidRow[], total: number): void {
+  if (rows.length === 0) return;
+  const more = total > rows.length ? ` (the first ${rows.length} of ${total}; a real run writes them all to NAME.rejected.csv)` : '';
+  process.stdout.write(`invalid rows${more}:\n${rows.map((r) => `  line ${r.line}: ${r.reason}`).join('\n')}\n`);
+}
+
+function printSummary(result: DryRunResult, file: string, opts: { json?: boolean }, config: Config): void {
   const name = result.file?.name ?? path.basename(file);
   const c = result.counts;
   if (opts.json) {
@@ -171,6 +193,7 @@ function printSummary(result: FileRunResult, file: string, opts: { json?: boolea
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
       ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan.requests, config), ...windowOf(config) } } : {}),
+      ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;

@@ -151,6 +151,20 @@ describe('send: dry run, bad input and exit status', () => {
     assert.equal(existsSync(path.join(dir, 'data', 'journal.sqlite')), false);
   });
 
+  it('--dry-run lists the first invalid rows with their lines and reasons, before anything is sent', async () => {
+    const dir = tempDir();
+    const bad = Array.from({ length: 12 }, (_, i) => `12-34x${i},1,a,b`);
+    const file = writeCsv(dir, 'check.csv', `phone,template,data1,data2\n13800000001,1,a,b\n${bad.join('\n')}\n1.38E+10,1,a,b\n`);
+    const json = await runCli(['send', file, '--dry-run', '--json'], envFor(sim, path.join(dir, 'data')));
+    assert.equal(json.status, 0, json.stderr);
+    const rows = json.json!.invalidRows as { line: number; reason: string }[];
+    assert.deepEqual(rows.map((r) => r.line), [3, 4, 5, 6, 7, 8, 9, 10, 11, 12], 'the first ten, by line');
+    assert.ok(rows.every((r) => r.reason.length > 0));
+    const text = await runCli(['send', file, '--dry-run'], envFor(sim, path.join(dir, 'data')));
+    assert.match(text.stdout, /invalid rows \(the first 10 of 13; a real run writes them all to NAME\.rejected\.csv\):\n  line 3: /);
+    assert.equal(sim.records.length, 0);
+  });
+
   it('--dry-run names the sending window and whether it is open now', async () => {
     const dir = tempDir();
     const file = writeCsv(dir, 'night.csv', 'phone,template\n13800000001,1\n');
