@@ -1,6 +1,5 @@
 // Exactly once under faults, crashes and account problems, judged by the simulator's record.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,7 +7,7 @@ import { describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { parseFaults } from '../../src/simulator/index.js';
-import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSend, startSim, tempDir, writeCsv } from './helpers.js';
 
 const ALL_FAULTS = 'http500@/7,status=160000@/5,cut-before@/11,cut-after@/6,stall@/13';
 
@@ -164,14 +163,14 @@ describe('crashes', () => {
       // of them: in the middle of sending, however fast or slow this machine is today.
       let kills = 0;
       for (let round = 0; round < 5; round++) {
-        const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
+        const run = startSend(file, env);
         let exited = false;
-        const exit = new Promise<void>((resolve) => child.on('exit', () => resolve(void (exited = true))));
+        void run.exited.then(() => (exited = true));
         const target = sim.records.length + 1 + Math.floor(Math.random() * 60);
         while (!exited && sim.records.length < target) await sleep(2);
         if (exited) break;
-        child.kill('SIGKILL');
-        await exit;
+        run.child.kill('SIGKILL');
+        await run.exited;
         kills++;
       }
       const final = await runCli(['send', file, '--json'], env);
@@ -194,11 +193,10 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       const first = numbers(1000);
       const file = writeCsv(dir, 'grows.csv', csvOf(first));
       const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '5', SMSDROP_CONCURRENCY: '4' });
-      const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
-      const exit = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+      const run = startSend(file, env);
       while (sim.records.length < 20) await sleep(2);
-      child.kill('SIGKILL');
-      await exit;
+      run.child.kill('SIGKILL');
+      await run.exited;
       assert.ok(sim.records.length < 200, 'killed before the end');
       const added = numbers(300, '136');
       appendFileSync(file, added.map((p) => `${p},1,code,42\n`).join(''));

@@ -1,6 +1,6 @@
 // Shared by the pipeline tests: a simulator in this process (so it outlives a killed `send`),
 // the real CLI as a child process, and the ground truth: what the simulator accepted.
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -38,6 +38,13 @@ export function envFor(sim: { url: string }, dataDir: string, extra: Record<stri
     SMSDROP_CONFIG: configFile,
     ...extra,
   };
+}
+
+/** `smsdrop send FILE --json` as a child left running (to be killed, say), with its exit code as a promise. */
+export function startSend(file: string, env: NodeJS.ProcessEnv): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'send', file, '--json'], { env, stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited };
 }
 
 export interface CliResult {

@@ -2,7 +2,6 @@
 // not, and that a run cut short during reading, or a file refused after requests went out, still
 // ends with every number delivered exactly once. Judged by the simulator's record.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
 import { clearOfDayChange } from '../dayChange.js';
-import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSend, startSim, tempDir, writeCsv } from './helpers.js';
 
 const ROWS = 60_000;
 const VALUES = [
@@ -36,12 +35,6 @@ function bigCsv(quoted = false): { text: string; expected: Map<string, number>; 
   if (quoted) expected.delete(messageKey(CREDS.appId, '1', VALUES[(ROWS - 1) % 3]!, `137${String(ROWS - 1).padStart(8, '0')}`));
   if (quoted) expected.set(messageKey(CREDS.appId, '1', ['a, quoted', VALUES[(ROWS - 1) % 3]![1]!], `137${String(ROWS - 1).padStart(8, '0')}`), 1);
   return { text: `${lines.join('\n')}\n`, expected, duplicates };
-}
-
-function startSend(file: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('src/cli.ts'), 'send', file, '--json'], { env, stdio: 'ignore' });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited };
 }
 
 /** The file's status in the journal, read while the sender may still be running. */
