@@ -100,15 +100,20 @@ export async function inspectFile(file: string): Promise<FileInspection> {
 }
 
 /**
- * Valid multi-byte UTF-8 sequences per invalid one above which bytes that are not all UTF-8 are
- * still read as UTF-8. GB18030 text read as UTF-8 makes about 0.1 (a few pairs of its bytes form
- * valid sequences by chance); UTF-8 text with a stray byte makes as many as it has characters.
+ * Valid 3- and 4-byte UTF-8 sequences (where Chinese characters live) per invalid byte above which
+ * bytes that are not all UTF-8 may still be UTF-8. GB18030 text read as UTF-8 makes far fewer: a
+ * few runs of its bytes form such sequences by chance. 2-byte sequences are no evidence: many
+ * common GB2312 characters (女, 士, 证...) are valid 2-byte UTF-8 by themselves.
  */
 const UTF8_PER_STRAY = 4;
 /** GB18030 shows itself within the first few kilobytes: the count stops there. */
 const ENOUGH_INVALID = 1000;
 
-/** A second pass, for a file that is not valid UTF-8: is it UTF-8 with a few stray bytes? */
+/**
+ * A second pass, for a file that is not valid UTF-8: is it UTF-8 with a few stray bytes? Only if
+ * its long UTF-8 sequences far outnumber its invalid bytes, and it is not valid GB18030 either
+ * (UTF-8 text with a stray byte almost never is: its 3-byte characters split GB18030's pairs).
+ */
 async function mostlyUtf8(file: string): Promise<boolean> {
   const counts = { valid: 0, invalid: 0 };
   let need = 0; // continuation bytes the current sequence still needs
@@ -117,16 +122,33 @@ async function mostlyUtf8(file: string): Promise<boolean> {
     if (counts.invalid >= ENOUGH_INVALID && counts.valid < UTF8_PER_STRAY * counts.invalid) return false;
   }
   if (need > 0) counts.invalid++;
-  return counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1);
+  return counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1) && !(await isGb18030(file));
 }
 
-/** Counts whole multi-byte sequences and invalid bytes (a lenient check: lead and continuation bytes only); returns the continuation bytes still needed. */
+/** Whether every byte of the file is valid GB18030 (a fatal decoder, read after read). */
+async function isGb18030(file: string): Promise<boolean> {
+  const decoder = new TextDecoder('gb18030', { fatal: true });
+  try {
+    for await (const chunk of readChunks(file)) decoder.decode(chunk, { stream: true });
+    decoder.decode();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Counts whole 3- and 4-byte sequences and invalid bytes (a lenient check: lead and continuation
+ * bytes only); returns the continuation bytes still needed. A sequence cut by the end of a read is
+ * not counted (a few a file, and only ever towards GB18030).
+ */
 function countSequences(bytes: Buffer, need: number, counts: { valid: number; invalid: number }): number {
+  let long = false; // the sequence under way is of 3 or 4 bytes
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
     if (need > 0) {
       if ((b & 0xc0) === 0x80) {
-        if (--need === 0) counts.valid++;
+        if (--need === 0 && long) counts.valid++;
         continue;
       }
       counts.invalid++; // cut short: this byte starts afresh
@@ -137,6 +159,7 @@ function countSequences(bytes: Buffer, need: number, counts: { valid: number; in
     else if (b >= 0xe0 && b <= 0xef) need = 2;
     else if (b >= 0xf0 && b <= 0xf4) need = 3;
     else counts.invalid++;
+    long = need >= 2;
   }
   return need;
 }

@@ -55,6 +55,9 @@ describe('inspectFile', () => {
     // Long GB18030 text also has some valid UTF-8 sequences by chance (about 1 per 10 invalid ones).
     const gb = iconv.encode(`phone,data1\n${Array.from({ length: 3000 }, (_, i) => `${13800000000 + i},尊敬的客户您的订单已发货请查收验证码`).join('\n')}\n`, 'gb18030');
     assert.equal((await inspectFile(tempFile('gb-long.csv', gb))).encoding, 'gb18030');
+    // Many common GB2312 characters are valid 2-byte UTF-8 by themselves (女士: C5 AE CA BF).
+    const salut = iconv.encode(`phone,data1\n${Array.from({ length: 200 }, (_, i) => `${13800000000 + i},${i % 10 ? '女士' : '先生'}`).join('\n')}\n`, 'gb18030');
+    assert.equal((await inspectFile(tempFile('gb-salut.csv', salut))).encoding, 'gb18030');
   });
 
   it('accepts a multi-byte character split across read chunks as UTF-8', async () => {
