@@ -65,21 +65,23 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
  */
 export const TAIL_WAIT_FACTOR = 4;
 
-/** Resolves once the file ends with a line break, or has not changed for TAIL_WAIT_FACTOR x stabilityMs (or is gone). */
+/**
+ * Resolves once the file has not changed for TAIL_WAIT_FACTOR x stabilityMs, or for stabilityMs
+ * once it ends with a line break (it may have grown again: stable again first), or is gone.
+ */
 async function settledTail(file: string, options: WatchOptions, isClosed: () => boolean): Promise<void> {
   let last = tailOf(file);
   if (last === undefined || last.complete) return;
-  const waitMs = Math.max(options.stabilityMs, 100) * TAIL_WAIT_FACTOR;
+  const stabilityMs = Math.max(options.stabilityMs, 100);
+  const waitMs = stabilityMs * TAIL_WAIT_FACTOR;
   options.onTailWait?.(file, waitMs);
   let unchangedSince = Date.now();
-  while (!isClosed() && Date.now() - unchangedSince < waitMs) {
+  while (!isClosed() && Date.now() - unchangedSince < (last.complete ? stabilityMs : waitMs)) {
     await sleep(Math.min(250, Math.max(options.stabilityMs / 4, 20)));
     const now = tailOf(file);
-    if (now === undefined || now.complete) return;
-    if (now.size !== last.size) {
-      last = now;
-      unchangedSince = Date.now();
-    }
+    if (now === undefined) return;
+    if (now.size !== last.size) unchangedSince = Date.now();
+    last = now;
   }
 }
 

@@ -78,7 +78,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   if (!file || file.status === FILE_STATUS.done) {
     const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
     const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
-    file = grownFrom ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
+    // Asked again after those awaits, with nothing in between: another file may have taken it over.
+    file = grownFrom && stillUnfinished(ctx.db, grownFrom) ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
   const inProgress = filesInProgress(ctx.db);
   if (inProgress.has(file.id)) throw new Error(`${filePath}: its journal record (file ${file.id}) is already being processed`);
@@ -225,6 +226,12 @@ async function letSendingRun(db: Db): Promise<void> {
  * bytes this file begins with: the same rows at the same lines, so this file continues it, and
  * what was sent is not sent again. Without this, dropping the complete file would be a new file.
  */
+/** Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed. */
+function stillUnfinished(db: Db, earlier: FileRecord): boolean {
+  const now = getFile(db, earlier.id);
+  return now !== undefined && now.sha256 === earlier.sha256 && now.status !== FILE_STATUS.done && !filesInProgress(db).has(earlier.id);
+}
+
 /** Journal records of files being processed now, per connection (the daemon runs several at once). */
 const inProgressByDb = new WeakMap<Db, Set<number>>();
 function filesInProgress(db: Db): Set<number> {
@@ -233,11 +240,18 @@ function filesInProgress(db: Db): Set<number> {
   return ids;
 }
 
-/** The unfinished file with sends whose bytes this file begins with (longest first), unless it is being processed now. */
+/**
+ * The unfinished file with sends whose bytes this file begins with (longest first): a refused one,
+ * or one cut short (a crash, a stop, an account pause) at this same path, which grew there. Not
+ * one cut short at another path: that file resumes on its own (a daemon file waiting out an
+ * account pause, say), and taken over, it would then be read as a new file and sent again. Nor
+ * one being processed now.
+ */
 async function grownFromUnfinished(db: Db, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
   const busy = filesInProgress(db);
   for (const earlier of unfinishedWithSends(db, inspection.size)) {
     if (busy.has(earlier.id)) continue; // it is still being read or sent: not for this file to take over
+    if (earlier.status !== FILE_STATUS.refused && earlier.path !== path.resolve(filePath)) continue;
     if (earlier.encoding !== inspection.encoding) continue; // the same bytes would not read the same
     if ((await hashPrefix(filePath, earlier.size)) === earlier.sha256) return earlier;
   }

@@ -235,6 +235,31 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       await sim.close();
     }
   });
+  it('a longer copy under another name does not take over a paused file that is still there: that one resumes as itself', async () => {
+    const sim = await startSim();
+    try {
+      const dir = tempDir();
+      const data = path.join(dir, 'data');
+      const first = numbers(30);
+      const paused = writeCsv(dir, 'a.csv', csvOf(first));
+      const wrong = await runCli(['send', paused, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000', SMSDROP_MAX_PER_REQUEST: '10' }));
+      assert.equal(wrong.json!.status, 'paused', wrong.stderr);
+      const longer = writeCsv(dir, 'b.csv', `${csvOf(first)}${numbers(4, '136').map((p) => `${p},1,code,42\n`).join('')}`);
+      const b = await runCli(['send', longer, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+      assert.equal(b.status, 0, b.stderr);
+      // a.csv's record is still a.csv's: run again, it resumes instead of being read as a new file.
+      const db = openJournal(journalPath(data));
+      try {
+        const names = db.prepare('SELECT name, sha256 FROM files ORDER BY id').all() as { name: string; sha256: string }[];
+        assert.deepEqual(names.map((f) => f.name), ['a.csv', 'b.csv']);
+        assert.equal(names[0]!.sha256, wrong.json!.sha256);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await sim.close();
+    }
+  });
 });
 
 describe('the journal fails under a run', () => {
