@@ -221,11 +221,6 @@ async function letSendingRun(db: Db): Promise<void> {
   }
 }
 
-/**
- * A file refused after some of its requests went out (typically: it was still being copied) whose
- * bytes this file begins with: the same rows at the same lines, so this file continues it, and
- * what was sent is not sent again. Without this, dropping the complete file would be a new file.
- */
 /** Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed. */
 function stillUnfinished(db: Db, earlier: FileRecord): boolean {
   const now = getFile(db, earlier.id);
@@ -241,8 +236,10 @@ function filesInProgress(db: Db): Set<number> {
 }
 
 /**
- * The unfinished file with sends whose bytes this file begins with (longest first): a refused one,
- * or one cut short (a crash, a stop, an account pause) at this same path, which grew there. Not
+ * The unfinished file with sends whose bytes this file begins with (longest first): the same rows
+ * at the same lines, so this file continues it, and what was sent is not sent again (without
+ * this, the complete file would be a new file). A refused one (typically: it was still being
+ * copied), or one cut short (a crash, a stop, an account pause) at this same path, which grew there. Not
  * one cut short at another path: that file resumes on its own (a daemon file waiting out an
  * account pause, say), and taken over, it would then be read as a new file and sent again. Nor
  * one being processed now.
