@@ -25,13 +25,20 @@ export interface WatchOptions {
 }
 
 /** Resolves once the initial scan is done and the watch is live. */
+/** How long a file must stay unchanged, and how often its size is looked at meanwhile. */
+interface Timing {
+  stabilityMs: number;
+  pollMs: number;
+}
+
 export async function watchInbox(inbox: string, options: WatchOptions): Promise<InboxWatcher> {
   const root = path.resolve(inbox);
+  // Under 100 ms the polling of awaitWriteFinish would not see a pause between writes.
+  const timing: Timing = { stabilityMs: Math.max(options.stabilityMs, 100), pollMs: Math.min(100, Math.max(options.stabilityMs / 4, 20)) };
   const watcher: FSWatcher = watch(root, {
     depth: 0,
     ignoreInitial: false,
-    // Under 100 ms the polling of awaitWriteFinish would not see a pause between writes.
-    awaitWriteFinish: { stabilityThreshold: Math.max(options.stabilityMs, 100), pollInterval: Math.min(100, Math.max(options.stabilityMs / 4, 20)) },
+    awaitWriteFinish: { stabilityThreshold: timing.stabilityMs, pollInterval: timing.pollMs },
     ignored: (file) => path.resolve(file) !== root && isIgnoredName(path.basename(file)),
     // Otherwise chokidar silently skips a file whose owner may not read it (mode 0o000, say): it
     // must be reported, so that it goes to failed/ with the reason (EACCES) instead of sitting in
@@ -42,7 +49,7 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
   watcher.on('add', (file) => {
     const abs = path.resolve(file);
     if (path.dirname(abs) !== root) return;
-    void settledTail(abs, options, () => closed).then(() => {
+    void settledTail(abs, timing, options, () => closed).then(() => {
       if (!closed) options.onFile(abs);
     });
   });
@@ -69,15 +76,14 @@ export const TAIL_WAIT_FACTOR = 4;
  * Resolves once the file has not changed for TAIL_WAIT_FACTOR x stabilityMs, or for stabilityMs
  * once it ends with a line break (it may have grown again: stable again first), or is gone.
  */
-async function settledTail(file: string, options: WatchOptions, isClosed: () => boolean): Promise<void> {
+async function settledTail(file: string, { stabilityMs, pollMs }: Timing, options: WatchOptions, isClosed: () => boolean): Promise<void> {
   let last = tailOf(file);
   if (last === undefined || last.complete) return;
-  const stabilityMs = Math.max(options.stabilityMs, 100);
   const waitMs = stabilityMs * TAIL_WAIT_FACTOR;
   options.onTailWait?.(file, waitMs);
   let unchangedSince = Date.now();
   while (!isClosed() && Date.now() - unchangedSince < (last.complete ? stabilityMs : waitMs)) {
-    await sleep(Math.min(250, Math.max(options.stabilityMs / 4, 20)));
+    await sleep(pollMs);
     const now = tailOf(file);
     if (now === undefined) return;
     if (now.size !== last.size) unchangedSince = Date.now();
