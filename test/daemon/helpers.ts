@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { readRecordFile } from '../../src/simulator/record.js';
+import { emptyConfigFile } from '../emptyConfig.js';
 import type { AcceptedRecord } from '../../src/simulator/types.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -30,18 +31,6 @@ export const CREDENTIALS = {
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS'));
   return { ...env, SMSDROP_CONFIG: emptyConfigFile(), ...extra };
-}
-
-let emptyConfig: string | undefined;
-/** `{}` in a folder anyone may read: some tests run the daemon as another user. */
-function emptyConfigFile(): string {
-  if (emptyConfig === undefined) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-config-'));
-    fs.chmodSync(dir, 0o755);
-    emptyConfig = path.join(dir, 'local.json');
-    fs.writeFileSync(emptyConfig, '{}', { mode: 0o644 });
-  }
-  return emptyConfig;
 }
 
 export function tempDir(prefix: string): string {

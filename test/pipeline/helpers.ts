@@ -4,6 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { emptyConfigFile } from '../emptyConfig.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
 
 export const CREDS = { accountSid: 'ACtest00000000000000000000000001', authToken: 'tokentest0000000000000000000001', appId: 'APPtest0000000000000000000000001' };
@@ -20,9 +21,6 @@ export function startSim(options: Partial<SimulatorOptions> = {}): Promise<Runni
 
 /** Environment for a child smsdrop: only what the test sets, never the developer's own SMSDROP_*. */
 export function envFor(sim: { url: string }, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  // An empty config file of its own, so a developer's config/local.json cannot change the test.
-  const configFile = path.join(tempDir('smsdrop-config-'), 'local.json');
-  writeFileSync(configFile, '{}');
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SMSDROP_')) env[k] = v;
   return {
@@ -35,7 +33,7 @@ export function envFor(sim: { url: string }, dataDir: string, extra: Record<stri
     SMSDROP_RETRY_BASE_MS: '5',
     SMSDROP_RETRY_MAX_MS: '50',
     SMSDROP_LOG_LEVEL: 'warn',
-    SMSDROP_CONFIG: configFile,
+    SMSDROP_CONFIG: emptyConfigFile(), // a developer's config/local.json cannot change the test
     ...extra,
   };
 }
