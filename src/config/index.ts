@@ -98,7 +98,7 @@ export const SETTINGS = {
   sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
   pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
-  stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long.' },
+  stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).' },
   graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },
   maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
   journalSync: { schema: z.enum(['normal', 'full']).default('normal'), env: 'SMSDROP_JOURNAL_SYNC', doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.' },
