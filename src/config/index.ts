@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
 
 const onOff = z.preprocess((v) => {
@@ -55,6 +56,20 @@ const sendWindow = z.preprocess(
     .optional(),
 );
 
+/** "N/DURATION" as written in the settings (e.g. 10000/1h), read into the window once, here. */
+const messageWindow = z.preprocess(
+  blankAsUnset,
+  z
+    .string()
+    .transform((text, ctx) => {
+      const window = parseMessageWindow(text);
+      if (typeof window !== 'string') return window;
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: window });
+      return z.NEVER;
+    })
+    .optional(),
+);
+
 const baseUrl = z.preprocess(
   blankAsUnset,
   z
@@ -87,6 +102,8 @@ export const SETTINGS = {
   connectTimeoutMs: { schema: int(100, 600_000).default(5_000), env: 'SMSDROP_CONNECT_TIMEOUT_MS', doc: 'TCP/TLS connect timeout. A request that times out here was never sent.' },
   responseTimeoutMs: { schema: int(100, 3_600_000).default(30_000), env: 'SMSDROP_RESPONSE_TIMEOUT_MS', doc: 'Time allowed for the answer once the request is written. Past it the batch is in doubt.' },
   requestsPerSecond: { schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0), env: 'SMSDROP_REQUESTS_PER_SECOND', doc: 'Requests started per second at most; 0 means no limit beyond concurrency.' },
+  messagesPerSecond: { schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0), env: 'SMSDROP_MESSAGES_PER_SECOND', doc: 'Numbers sent to per second at most (a request of n numbers counts n); 0 means no limit.' },
+  messageWindow: { schema: messageWindow, env: 'SMSDROP_MESSAGE_WINDOW', doc: 'At most N numbers in requests started within any span of the given length, N/DURATION (e.g. 10000/1h, 500/10m; s, m, h or d). Unset: no limit.' },
   maxAttempts: { schema: int(1, 100).default(6), env: 'SMSDROP_MAX_ATTEMPTS', doc: 'Attempts per batch for transient and not-sent outcomes before it is failed.' },
   retryBaseMs: { schema: int(0, 3_600_000).default(500), env: 'SMSDROP_RETRY_BASE_MS', doc: 'First retry delay; doubles each attempt, with jitter.' },
   retryMaxMs: { schema: int(0, 3_600_000).default(60_000), env: 'SMSDROP_RETRY_MAX_MS', doc: 'Largest retry delay.' },
@@ -174,6 +191,7 @@ export function validateConfig(merged: ConfigOverrides): Config {
   const result = configSchema.safeParse(merged);
   if (result.success) {
     checkCredentialsComplete(result.data as Config);
+    checkWindowHoldsARequest(result.data as Config);
     return result.data as Config;
   }
   const lines = result.error.issues.map((issue) => {
@@ -199,6 +217,15 @@ function checkCredentialsComplete(config: Config): void {
   const names = (list: readonly ConfigKey[]) => list.map((k) => `${k} (${SETTINGS[k].env})`).join(', ');
   throw new ConfigError(
     `invalid configuration:\n  incomplete provider credentials: ${names(missing)} not set while ${names(keys.filter((k) => config[k]))} ${keys.length - missing.length === 1 ? 'is' : 'are'}; set all three, or none to use the built-in simulator`,
+  );
+}
+
+/** A window smaller than one full request would hold every full batch back for ever. */
+function checkWindowHoldsARequest(config: Config): void {
+  const window = config.messageWindow;
+  if (!window || window.messages >= config.maxPerRequest) return;
+  throw new ConfigError(
+    `invalid configuration:\n  messageWindow (${SETTINGS.messageWindow.env}) = "${window.text}": allows fewer numbers than one full request of maxPerRequest (${SETTINGS.maxPerRequest.env}) = ${config.maxPerRequest}; raise the window's count or lower maxPerRequest`,
   );
 }
 

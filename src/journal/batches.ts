@@ -243,13 +243,33 @@ export interface AttemptHistory {
   firstDoubtAt: string | null;
 }
 
+/** SQL on an attempt's outcome: it may have reached the provider, without its word on what became of it. */
+const MAY_HAVE_ARRIVED = "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
+
 export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptHistory {
   const row = sql(
     db,
     `SELECT coalesce(sum(req_id IS NULL OR req_id <> ?), 0) AS withoutReqId,
        coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
-       min(CASE WHEN outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous') THEN started_at END) AS firstDoubtAt
+       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
      FROM attempts WHERE batch_id = ?`,
   ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
   return { everyAttemptCarriedReqId: row.withoutReqId === 0, partial: row.ambiguous > 0, firstDoubtAt: row.firstDoubtAt };
+}
+
+/**
+ * Attempts started after `sinceMs` (ms since the epoch) that may have sent their numbers, each with
+ * its batch's count: what a message window (send/rate.ts) has used up before this process began.
+ * Left out: requests the provider cannot have sent (never written, or refused as a whole).
+ */
+export function recentStarts(db: Db, sinceMs: number): { at: number; numbers: number }[] {
+  const rows = sql(
+    db,
+    `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
+     WHERE a.started_at > ?
+       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
+  )
+    .raw()
+    .all(new Date(sinceMs).toISOString()) as [string, number][];
+  return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));
 }

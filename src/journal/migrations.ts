@@ -225,4 +225,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX IF NOT EXISTS rows_by_batch ON rows (batch_id) WHERE batch_id IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'attempts by start',
+    sql: `
+      -- A message window (send/rate.ts) counts the numbers of requests started in its last span
+      -- at start-up, so that a restart does not begin a fresh window: read by start, not a scan.
+      CREATE INDEX IF NOT EXISTS attempts_by_start ON attempts (started_at);
+    `,
+  },
 ];

@@ -115,7 +115,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       client: { send: async () => ({ kind: 'not-sent', reason: 'dry run' }), close: async () => {} },
       config,
       limit: pLimit(1),
-      rateLimiter: createRateLimiter(0),
+      rateLimiter: createRateLimiter(),
       pause: new AccountPause(),
       defaultAppId: defaultAppIdFor(config),
     };
@@ -192,7 +192,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       requests: result.plan ? result.plan.requests : c.requests,
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
-      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan.requests, config), ...windowOf(config) } } : {}),
+      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan, config), ...windowOf(config) } } : {}),
       ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -204,7 +204,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
   lines.push(`rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`);
   if (result.plan) {
     const p = result.plan;
-    lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${estimateSeconds(p.requests, config)} s at concurrency ${config.concurrency}. Nothing was sent.`);
+    lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${formatDuration(estimateSeconds(p, config))} at concurrency ${config.concurrency}${rateNote(config)}. Nothing was sent.`);
     const { sendWindow } = windowOf(config);
     if (sendWindow) lines.push(windowLine(sendWindow));
   } else {
@@ -225,8 +225,22 @@ function windowLine({ window, opensInSeconds }: { window: string; opensInSeconds
   return `sending window ${window}: ${now}. Requests start only inside it, so sending may take longer than the estimate.`;
 }
 
-function estimateSeconds(requests: number, config: Config): number {
-  const byConcurrency = (requests * ESTIMATED_REQUEST_MS) / config.concurrency / 1000;
-  const byRate = config.requestsPerSecond > 0 ? requests / config.requestsPerSecond : 0;
-  return Math.ceil(Math.max(byConcurrency, byRate));
+/** The slowest of: the concurrency, and each rate limit (a message window from empty, as if no request were recent). */
+function estimateSeconds(plan: { requests: number; numbers: number }, config: Config): number {
+  const byConcurrency = (plan.requests * ESTIMATED_REQUEST_MS) / config.concurrency / 1000;
+  const byRequests = config.requestsPerSecond > 0 ? plan.requests / config.requestsPerSecond : 0;
+  const byMessages = config.messagesPerSecond > 0 ? plan.numbers / config.messagesPerSecond : 0;
+  const window = config.messageWindow;
+  const byWindow = window ? ((Math.ceil(plan.numbers / window.messages) - 1) * window.ms) / 1000 : 0;
+  return Math.ceil(Math.max(byConcurrency, byRequests, byMessages, byWindow));
+}
+
+/** The rate limits the estimate kept, said next to it. */
+function rateNote(config: Config): string {
+  const limits = [
+    config.requestsPerSecond > 0 ? `${config.requestsPerSecond} requests/s` : '',
+    config.messagesPerSecond > 0 ? `${config.messagesPerSecond} numbers/s` : '',
+    config.messageWindow ? `message window ${config.messageWindow.text}` : '',
+  ].filter(Boolean);
+  return limits.length > 0 ? `, ${limits.join(', ')}` : '';
 }

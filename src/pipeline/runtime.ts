@@ -8,7 +8,8 @@ import { closeIntents, enableIntents, JournalLostError, replayIntents } from '..
 import { acquireLock, type Lock } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
-import { AccountPause, createRateLimiter } from '../send/rate.js';
+import { recentStarts } from '../journal/batches.js';
+import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
@@ -45,7 +46,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       client: provider.client,
       config,
       limit: pLimit(config.concurrency),
-      rateLimiter: createRateLimiter(config.requestsPerSecond),
+      rateLimiter: rateLimiterOf(config, db, options.log),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
@@ -99,6 +100,27 @@ function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortControlle
 }
 
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
+/**
+ * The pacing limits, one for every file. A message window starts with what the journal's recent
+ * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
+ */
+function rateLimiterOf(config: Config, db: Db, log: Logger): RateLimiter {
+  const window = config.messageWindow;
+  return createRateLimiter({
+    requestsPerSecond: config.requestsPerSecond,
+    messagesPerSecond: config.messagesPerSecond,
+    ...(window && {
+      messageWindow: window,
+      startedBefore: recentStarts(db, Date.now() - window.ms),
+      onWindowFull: ({ resumesAt, waitMs }) =>
+        log.warn(`message window ${window.text} used up: the next request starts at ${resumesAt} (in ${formatDuration(waitMs / 1000)}); rows wait, nothing is lost`, {
+          event: 'message-window-full',
+          resumesAt,
+        }),
+    }),
+  });
+}
+
 function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}): { window: SendWindow } | undefined {
   if (config.sendWindow === undefined) return undefined;
   const window = new SendWindow(config.sendWindow, config.sendWindowZone, {

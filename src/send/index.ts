@@ -137,12 +137,23 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
     ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
     return;
   }
-  await ctx.rateLimiter.take();
-  if (stopReason(ctx)) return;
+  const ticket = await ctx.rateLimiter.take(batch.numbers, ctx.stopSignal);
+  if (!ticket || stopReason(ctx)) {
+    ticket?.giveBack();
+    return;
+  }
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = await journal.run(() => startAttempt(ctx.db, batch, reqId));
-  if (attemptId === undefined) return;
+  const attemptId = await journal.run(() => startAttempt(ctx.db, batch, reqId)).catch((err: unknown) => {
+    ticket.giveBack();
+    throw err;
+  });
+  if (attemptId === undefined) {
+    ticket.giveBack();
+    return;
+  }
+  ticket.started();
   const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
+  if (!mayHaveSent(outcome)) ticket.giveBack();
   const decision = decideAfterAttempt(
     outcome,
     { attempts: batch.attempts + 1, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
@@ -154,6 +165,13 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
+}
+
+/** The provider may have sent the messages (so they use up a message window): see recentStarts. */
+function mayHaveSent(outcome: SendOutcome): boolean {
+  if (outcome.kind === 'not-sent') return false;
+  if (outcome.kind === 'rejected') return outcome.codeClass === 'ambiguous' || outcome.codeClass === 'duplicate-request';
+  return true;
 }
 
 function noteProviderHealth(pause: AccountPause, outcome: SendOutcome): void {

@@ -1,24 +1,187 @@
-// Request pacing shared by every file in progress: at most `perSecond` request starts per second,
-// spaced evenly (no bursts at second boundaries). 0 means no limit.
+// Request pacing, shared by every file in progress. Three limits, each off by default, so that a
+// provider's channel limit or the business's own is kept however many files run:
+//   requestsPerSecond  request starts per second, spaced evenly (no bursts at second boundaries);
+//   messagesPerSecond  numbers per second: a request of n numbers takes n of them, so the next
+//                      request starts n / rate seconds after it;
+//   messageWindow      at most N numbers in requests started within any span of the window's
+//                      length (a sliding window, e.g. 10000/1h). The journal's attempts of the
+//                      window's last span count too, so a restart does not start a fresh window.
+// A request that the provider cannot have sent (never written to the socket, or refused as a
+// whole) gives its numbers back to the window: only what may have gone out uses it up.
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface RateLimiter {
-  /** Resolves when the next request may start. */
-  take(): Promise<void>;
+/** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
+export interface MessageWindow {
+  messages: number;
+  ms: number;
+  text: string;
 }
 
-export function createRateLimiter(perSecond: number): RateLimiter {
-  if (!(perSecond > 0)) return { take: async () => {} };
-  const spacingMs = 1000 / perSecond;
-  let nextSlot = 0;
+const WINDOW_TEXT = /^(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** A window longer than a week is a quota, not a rate: not what this limit is for. */
+const LONGEST_WINDOW_MS = 7 * UNIT_MS.d;
+
+/** "N/DURATION" (s, m, h or d; "500/10m", "10000/h") -> the window, or the reason it is not one. */
+export function parseMessageWindow(text: string): MessageWindow | string {
+  const m = WINDOW_TEXT.exec(text.trim().toLowerCase());
+  if (!m) return 'expected N/DURATION, numbers per span of time, such as 10000/1h or 500/10m (s, m, h or d)';
+  const messages = Number(m[1]);
+  const ms = Math.round(Number(m[2] ?? '1') * UNIT_MS[m[3] as keyof typeof UNIT_MS]);
+  if (!Number.isSafeInteger(messages) || messages < 1) return 'expected at least 1 number per window';
+  if (ms < UNIT_MS.s) return 'expected a window of at least 1 s';
+  if (ms > LONGEST_WINDOW_MS) return 'expected a window of at most 7 days';
+  return { messages, ms, text: `${messages}/${m[2] ?? ''}${m[3]}` };
+}
+
+/** A request's start as the window counts it: `at` in ms since the epoch. */
+export interface WindowStart {
+  at: number;
+  numbers: number;
+}
+
+export interface RateLimits {
+  requestsPerSecond?: number;
+  messagesPerSecond?: number;
+  messageWindow?: MessageWindow;
+  /** Starts already made within the window's last span (the journal's, see recentStarts). */
+  startedBefore?: readonly WindowStart[];
+  /** Told when the window holds requests back, once per hold, so a limit never acts unseen. */
+  onWindowFull?: (e: { window: string; resumesAt: string; waitMs: number }) => void;
+  /** The window's clock (tests): ms since the epoch. */
+  now?: () => number;
+}
+
+/** A request allowed to start. */
+export interface StartTicket {
+  /**
+   * The request leaves now (its attempt is in the journal): the window counts it from here, not
+   * from when it was let through, so that no two starts the journal records are closer than allowed.
+   */
+  started(): void;
+  /** The provider cannot have sent it (never written, or refused as a whole): its numbers do not use up the window. */
+  giveBack(): void;
+}
+
+export interface RateLimiter {
+  /** Resolves when a request of `numbers` numbers may start; undefined when `signal` stopped the wait. */
+  take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined>;
+}
+
+const NOTHING_TO_GIVE_BACK: StartTicket = { started: () => {}, giveBack: () => {} };
+
+export function createRateLimiter(limits: RateLimits = {}): RateLimiter {
+  const window = limits.messageWindow ? new SlidingWindow(limits.messageWindow, limits) : undefined;
+  const byRequest = limits.requestsPerSecond ? pacer(limits.requestsPerSecond) : undefined;
+  const byMessage = limits.messagesPerSecond ? pacer(limits.messagesPerSecond) : undefined;
+  if (!window && !byRequest && !byMessage) return { take: async (_numbers, signal) => (signal?.aborted ? undefined : NOTHING_TO_GIVE_BACK) };
   return {
-    async take() {
-      const now = performance.now();
-      const slot = Math.max(now, nextSlot);
-      nextSlot = slot + spacingMs;
-      if (slot > now) await sleep(slot - now);
+    async take(numbers, signal) {
+      // The window first: after a long hold the per-second pacing starts afresh.
+      const ticket = window ? await window.take(numbers, signal) : NOTHING_TO_GIVE_BACK;
+      if (!ticket) return undefined;
+      if (byRequest && !(await byRequest(1, signal))) return undefined;
+      if (byMessage && !(await byMessage(numbers, signal))) return undefined;
+      return ticket;
     },
   };
+}
+
+/** `perSecond` units per second, spaced evenly: each take reserves the next slot at once. */
+function pacer(perSecond: number): (units: number, signal?: AbortSignal) => Promise<boolean> {
+  let nextSlot = 0;
+  return async (units, signal) => {
+    const now = performance.now();
+    const slot = Math.max(now, nextSlot);
+    nextSlot = slot + (units * 1000) / perSecond;
+    if (slot > now) await sleepUnlessAborted(slot - now, signal);
+    return !signal?.aborted;
+  };
+}
+
+/** How long one wait sleeps before it looks again (a clock change, a number given back). */
+const LOOK_AGAIN_MS = 1_000;
+
+/**
+ * At most `messages` numbers in requests started within any `ms`. Requests are let through one at
+ * a time, in the order they asked: a large request is not overtaken forever by small ones.
+ */
+class SlidingWindow {
+  readonly #limit: MessageWindow;
+  readonly #now: () => number;
+  readonly #onFull: RateLimits['onWindowFull'];
+  /** Starts still inside the window, oldest first (nearly: see started()). */
+  #starts: WindowStart[];
+  /** Numbers of #starts, summed. */
+  #used = 0;
+  #queue: Promise<unknown> = Promise.resolve();
+  #holding = false;
+
+  constructor(limit: MessageWindow, options: RateLimits) {
+    this.#limit = limit;
+    this.#now = options.now ?? Date.now;
+    this.#onFull = options.onWindowFull;
+    this.#starts = [...(options.startedBefore ?? [])].sort((a, b) => a.at - b.at);
+    for (const s of this.#starts) this.#used += s.numbers;
+  }
+
+  take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
+    const turn = this.#queue.then(() => this.#admit(numbers, signal));
+    this.#queue = turn.catch(() => {});
+    return turn;
+  }
+
+  async #admit(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
+    for (;;) {
+      if (signal?.aborted) return undefined;
+      const now = this.#now();
+      const waitMs = this.#waitFor(numbers, now);
+      if (waitMs === 0) {
+        this.#holding = false;
+        const start = { at: now, numbers };
+        this.#starts.push(start);
+        this.#used += numbers;
+        return {
+          // Later starts may then come before it in #starts: it only leaves the window later.
+          started: () => void (start.at = Math.max(start.at, this.#now())),
+          giveBack: () => this.#remove(start),
+        };
+      }
+      if (!this.#holding) {
+        this.#holding = true;
+        this.#onFull?.({ window: this.#limit.text, resumesAt: new Date(now + waitMs).toISOString(), waitMs });
+      }
+      await sleepUnlessAborted(Math.min(waitMs, LOOK_AGAIN_MS), signal);
+    }
+  }
+
+  /** Milliseconds until `numbers` more fit in the window: 0 when they fit now. */
+  #waitFor(numbers: number, now: number): number {
+    const since = now - this.#limit.ms;
+    while (this.#starts.length > 0 && this.#starts[0]!.at <= since) this.#used -= this.#starts.shift()!.numbers;
+    const used = this.#used;
+    // A request larger than the whole window (configuration forbids it) goes alone in a window.
+    const allowed = Math.max(this.#limit.messages, numbers);
+    if (used + numbers <= allowed) return 0;
+    // The oldest starts leave the window first: wait for enough of them.
+    let freed = 0;
+    for (const s of this.#starts) {
+      freed += s.numbers;
+      if (used - freed + numbers <= allowed) return Math.max(1, s.at + this.#limit.ms - now);
+    }
+    return this.#limit.ms;
+  }
+
+  #remove(start: WindowStart): void {
+    const i = this.#starts.indexOf(start);
+    if (i < 0) return; // it has left the window already
+    this.#starts.splice(i, 1);
+    this.#used -= start.numbers;
+  }
+}
+
+async function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
+  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
 }
 
 /**

@@ -77,6 +77,21 @@ describe('configuration', () => {
     assert.match(attempt({ SMSDROP_SEND_WINDOW_ZONE: 'Beijing' }), /sendWindowZone .*IANA/);
     assert.equal(attempt({ SMSDROP_SEND_WINDOW: '22:00-06:00', SMSDROP_SEND_WINDOW_ZONE: 'Europe/Paris' }), '');
     assert.equal(attempt({ SMSDROP_AUTH_TOKEN: '' }), '');
+    assert.match(attempt({ SMSDROP_MESSAGE_WINDOW: '10000 per hour' }), /messageWindow \(SMSDROP_MESSAGE_WINDOW\) = "10000 per hour": expected N\/DURATION/);
+    assert.match(attempt({ SMSDROP_MESSAGES_PER_SECOND: '-1' }), /messagesPerSecond .*expected 0 \(no limit\) or a positive number/);
+    assert.match(
+      attempt({ SMSDROP_MESSAGE_WINDOW: '150/1m' }),
+      /messageWindow \(SMSDROP_MESSAGE_WINDOW\) = "150\/1m": allows fewer numbers than one full request of maxPerRequest \(SMSDROP_MAX_PER_REQUEST\) = 200/,
+    );
+    assert.equal(attempt({ SMSDROP_MESSAGE_WINDOW: '150/1m', SMSDROP_MAX_PER_REQUEST: '100' }), '');
+  });
+
+  it('reads the rate limits: numbers per second and a message window', () => {
+    const c = loadConfig({ configDir: configDir({ 'local.json': { messageWindow: '10000/1h' } }), env: { SMSDROP_MESSAGES_PER_SECOND: '50' } });
+    assert.equal(c.messagesPerSecond, 50);
+    assert.deepEqual(c.messageWindow, { messages: 10000, ms: 3_600_000, text: '10000/1h' });
+    const none = loadConfig({ configDir: configDir({}), env: { SMSDROP_MESSAGE_WINDOW: '' } });
+    assert.deepEqual([none.messagesPerSecond, none.messageWindow], [0, undefined]);
   });
 
   it('refuses an unknown setting in a file, and a file that is not JSON', () => {

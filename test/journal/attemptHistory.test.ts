@@ -2,7 +2,7 @@
 // ground on which `smsdrop retry --unknown` keeps a batch's reqId (see send/policy.ts).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { attemptHistory } from '../../src/journal/batches.js';
+import { attemptHistory, recentStarts } from '../../src/journal/batches.js';
 import { journalWithOneGroup } from './fixture.js';
 
 const { db } = journalWithOneGroup('smsdrop-history-', { status: 'done', createdAt: '2026-11-21T00:00:00Z' });
@@ -41,4 +41,15 @@ it('"may have sent some" makes it partial; an attempt without the reqId (or with
 
 it('no attempt that may have arrived: no doubt', () => {
   assert.equal(historyOf(batchWith([['not-sent', 'R', '2026-11-21T08:00:00Z']])).firstDoubtAt, null);
+});
+
+it('a message window counts the recent attempts that may have sent, with their numbers (recentStarts)', () => {
+  const at = (hh: string) => `2026-11-22T${hh}:00:00.000Z`;
+  const counted = ['accepted', 'rejected:duplicate-request', 'in-doubt', 'interrupted', 'rejected:ambiguous', null];
+  const notCounted = ['not-sent', 'rejected:rate-limited', 'rejected:batch-rejected', 'rejected:transient', 'rejected:number-rejected'];
+  const ids = [...counted, ...notCounted].map((outcome) => batchWith([[outcome, 'R', at('10')]]));
+  db.prepare('UPDATE batches SET numbers = 7 WHERE id IN (' + ids.join(',') + ')').run();
+  batchWith([['accepted', 'R', at('08')]]); // before the window
+  const starts = recentStarts(db, Date.parse(at('09')));
+  assert.deepEqual(starts, counted.map(() => ({ at: Date.parse(at('10')), numbers: 7 })));
 });

@@ -40,7 +40,7 @@ function countingClient(): ProviderClient & { sent: TemplateSmsRequest[] } {
 
 function contextFor(db: Db, client: ProviderClient, now: number) {
   const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' } });
-  return { db, client, config, limit: pLimit(2), rateLimiter: createRateLimiter(0), pause: new AccountPause(), now: () => now };
+  return { db, client, config, limit: pLimit(2), rateLimiter: createRateLimiter(), pause: new AccountPause(), now: () => now };
 }
 
 describe('recovery of a batch cut off mid-request', () => {

@@ -154,7 +154,7 @@ describe('rows settled when the file is read are sent first', () => {
       close: async () => {},
     };
     const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
-    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(0), pause: new AccountPause() }, file.id);
+    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(), pause: new AccountPause() }, file.id);
     assert.equal(result.state, 'finished');
     assert.deepEqual(sent[0], [numbers[1]], 'the settled row goes first');
     assert.deepEqual(sent.flat().sort(), [...numbers].sort(), 'every number once');

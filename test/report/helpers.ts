@@ -64,7 +64,7 @@ export async function sender(dataDir: string, sim: RunningSimulator, flags: Reco
     client: provider.client,
     config,
     limit: pLimit(config.concurrency),
-    rateLimiter: createRateLimiter(0),
+    rateLimiter: createRateLimiter(),
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
   };

@@ -39,7 +39,7 @@ describe('turns of the event loop per request', () => {
     };
     const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
     setImmediate(tick);
-    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(0), pause: new AccountPause() }, file.id);
+    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(), pause: new AccountPause() }, file.id);
     counting = false;
 
     assert.equal(result.state, 'finished');
