@@ -126,6 +126,8 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     if (overflow) errors.push(overflow);
   }
   if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
+  const damaged = scientificValue(row.datas);
+  if (damaged !== undefined) errors.push(scientificError(map, damaged, row.datas[damaged]!));
   if (errors.length > 0) row.error = errors.join('; ');
   return row;
 }
@@ -138,4 +140,28 @@ const UNDECODABLE = "a value holds bytes that are not text in the file's encodin
 function holdsUndecodable(datas: readonly string[], templateId: string | undefined, appId: string | undefined): boolean {
   for (let i = 0; i < datas.length; i++) if (datas[i]!.includes(REPLACEMENT)) return true;
   return (templateId?.includes(REPLACEMENT) ?? false) || (appId?.includes(REPLACEMENT) ?? false);
+}
+
+/**
+ * Excel shows a number of 12 digits or more (an order number, an ID card number…) as 1.23457E+11,
+ * and saves it so: the digits are gone, and the message would carry the mangled text. Only an
+ * exponent of 11 or more is taken for that, which Excel's General format never writes otherwise.
+ */
+const EXCEL_SCIENTIFIC = /^-?\d(?:\.\d+)?E\+(\d+)$/i;
+const SMALLEST_EXCEL_EXPONENT = 11;
+
+/** The first template value a spreadsheet turned into scientific notation, if any (its index). */
+function scientificValue(datas: readonly string[]): number | undefined {
+  for (let i = 0; i < datas.length; i++) {
+    const value = datas[i]!;
+    if (!value.includes('E+') && !value.includes('e+')) continue; // the common path: one scan
+    const m = EXCEL_SCIENTIFIC.exec(value.trim());
+    if (m && Number(m[1]) >= SMALLEST_EXCEL_EXPONENT) return i;
+  }
+  return undefined;
+}
+
+function scientificError(map: ColumnMap, index: number, value: string): string {
+  const column = map.header[map.datas[index]!]?.trim() || `template value ${index + 1}`;
+  return `${column} "${value}": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again`;
 }

@@ -212,6 +212,16 @@ describe('readRows: row errors never stop the other rows', () => {
     assert.match(rows[2]?.error ?? '', /scientific notation/);
   });
 
+  it('refuses a template value Excel turned into scientific notation (its digits are lost), naming the column; short exponents and other text are values', async () => {
+    const file = tempFile('scientific-values.csv', 'phone,参数1,参数2\n13800000001,1.23457E+12,ok\n13800000002,123456789012,ok\n13800000003,3E+5,1e+11\n13800000004,E+12 units,2.5e+10\n');
+    const rows = await allRows(file);
+    assert.deepEqual(rows.map((r) => r.datas), [['1.23457E+12', 'ok'], ['123456789012', 'ok'], ['3E+5', '1e+11'], ['E+12 units', '2.5e+10']]);
+    assert.equal(rows[0]!.error, '参数1 "1.23457E+12": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again');
+    assert.equal(rows[1]!.error, undefined);
+    assert.match(rows[2]!.error ?? '', /^参数2 "1e\+11": a spreadsheet turned a long number/);
+    assert.equal(rows[3]!.error, undefined);
+  });
+
   it('joins several problems of one row', async () => {
     const rows = await allRows(tempFile('two-problems.csv', 'phone,template,app\nabc,,\n'), { defaultTemplateId: undefined, defaultAppId: undefined });
     assert.equal(rows[0]?.error, 'phone number contains characters other than digits; template id is empty and no default templateId is set; app id is empty and no default appId is set');
