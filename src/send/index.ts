@@ -19,7 +19,7 @@ import type { Doubt } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
-import type { AccountPause, RateLimiter } from './rate.js';
+import type { AccountPause, RateLimiter, StartTicket } from './rate.js';
 import type { SendWindow } from './window.js';
 
 export interface SendContext {
@@ -125,21 +125,19 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
  */
 async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recorded: Promise<void> } | undefined> {
   if (stopReason(ctx)) return;
-  // Before the doubt check below: a batch that waits overnight for the window is judged then.
-  if (ctx.window && !(await ctx.window.waitOpen(ctx.stopSignal))) return;
+  // Before the doubt check below: a batch that waits overnight (the sending window, a message
+  // window) is judged when its turn comes, on that day's terms.
+  const ticket = await waitForTurn(ctx, toSend.batch.numbers);
+  if (!ticket) return;
   const { batch, appId, templateId, datas, phones } = toSend;
   const batchId = batch.id;
   const journal = writeQueueFor(ctx.db);
   const now = ctx.now ?? Date.now;
   if (batch.maybe_sent && ctx.config.reqId && batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), new Date(now()), ctx.config.timezone)) {
+    ticket.giveBack();
     const statusMsg = `in doubt since ${batch.first_doubt_at}; the provider remembers a reqId for one day only, so resending now could send twice`;
     await journal.run(() => applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }));
     ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
-    return;
-  }
-  const ticket = await ctx.rateLimiter.take(batch.numbers, ctx.stopSignal);
-  if (!ticket || stopReason(ctx)) {
-    ticket?.giveBack();
     return;
   }
   const reqId = ctx.config.reqId ? batch.req_id : null;
@@ -165,6 +163,25 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
+}
+
+/**
+ * Waits until the sending window is open and the rate limits let a request of `numbers` numbers
+ * start, both at once: a long wait for a message window may end after the sending window closed.
+ * Undefined when sending stops meanwhile.
+ */
+async function waitForTurn(ctx: SendContext, numbers: number): Promise<StartTicket | undefined> {
+  for (;;) {
+    if (ctx.window && !(await ctx.window.waitOpen(ctx.stopSignal))) return undefined;
+    const ticket = await ctx.rateLimiter.take(numbers, ctx.stopSignal);
+    if (!ticket) return undefined;
+    if (stopReason(ctx)) {
+      ticket.giveBack();
+      return undefined;
+    }
+    if (!ctx.window || ctx.window.opensInMs() === 0) return ticket;
+    ticket.giveBack(); // closed while the limits held it: wait for the window again
+  }
 }
 
 /** The provider may have sent the messages (so they use up a message window): see recentStarts. */

@@ -1,8 +1,20 @@
 // The pacing limits (send/rate.ts): the message window on a clock the test moves, the per-second
-// pacing on the real one (only "it waited at least this long" is asserted: never an upper bound).
+// pacing on the real one (only "it waited at least this long" is asserted: never an upper bound),
+// and the message window with the sending window in the sender (send/index.ts).
 import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import { createRateLimiter, type MessageWindow, parseMessageWindow, type StartTicket } from '../../src/send/rate.js';
+import pLimit from 'p-limit';
+import { loadConfig } from '../../src/config/index.js';
+import { countFile, createFile } from '../../src/journal/files.js';
+import { openJournal } from '../../src/journal/open.js';
+import { createRowWriter } from '../../src/journal/rows.js';
+import type { ProviderClient } from '../../src/provider/client.js';
+import { sendFile } from '../../src/send/index.js';
+import { AccountPause, createRateLimiter, type MessageWindow, parseMessageWindow, type StartTicket } from '../../src/send/rate.js';
+import { parseWindowHours, SendWindow, type WindowHours } from '../../src/send/window.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);
@@ -114,5 +126,45 @@ describe('per-second pacing', () => {
   it('no limit: every request starts at once', async () => {
     const limiter = createRateLimiter();
     for (let i = 0; i < 1000; i++) assert.ok(await limiter.take(200));
+  });
+});
+
+describe('a message window and the sending window together', () => {
+  it('a request the message window held until after the sending window closed waits for the sending window too', async () => {
+    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-rate-window-')), 'journal.sqlite'));
+    const file = createFile(db, { sha256: 'w', name: 'w.csv', path: '/w.csv', size: 1, encoding: 'utf-8' });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    writer.write(Array.from({ length: 400 }, (_, i) => ({ line: i + 2, phoneRaw: '', phone: `138${String(i).padStart(8, '0')}`, appId: 'app', templateId: '1', datas: ['v'], extras: {} })));
+    writer.finish();
+    let clock = Date.parse('2026-11-25T21:30:00Z'); // the sending window 08:00-22:00 UTC is open
+    let sent = 0;
+    const client: ProviderClient = {
+      send: async () => {
+        sent++;
+        return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20261125213000' };
+      },
+      close: async () => {},
+    };
+    let held!: () => void;
+    const messageWindowFull = new Promise<void>((resolve) => (held = resolve));
+    let closed!: () => void;
+    const sendingWindowClosed = new Promise<void>((resolve) => (closed = resolve));
+    const window = new SendWindow(parseWindowHours('08:00-22:00') as WindowHours, 'UTC', { onClosed: () => closed() }, () => clock);
+    const rateLimiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => clock, onWindowFull: () => held() });
+    const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
+    const stop = new AbortController();
+    const sending = sendFile({ db, client, config, limit: pLimit(2), rateLimiter, pause: new AccountPause(), window, stopSignal: stop.signal, now: () => clock }, file.id);
+    try {
+      await messageWindowFull; // the second request waits for 22:30
+      while (sent < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the first one goes
+      clock = Date.parse('2026-11-25T22:31:00Z'); // the message window has room again, but it is night
+      await Promise.race([sendingWindowClosed, sending]); // (sending ends first only if the request went)
+      assert.equal(sent, 1, 'nothing starts outside the sending window');
+    } finally {
+      stop.abort();
+    }
+    assert.deepEqual(await sending, { state: 'stopped' });
+    assert.equal(countFile(db, file.id).pending, 200);
+    db.close();
   });
 });
