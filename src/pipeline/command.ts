@@ -231,7 +231,9 @@ function estimateSeconds(plan: { requests: number; numbers: number }, config: Co
   const byRequests = config.requestsPerSecond > 0 ? plan.requests / config.requestsPerSecond : 0;
   const byMessages = config.messagesPerSecond > 0 ? plan.numbers / config.messagesPerSecond : 0;
   const window = config.messageWindow;
-  const byWindow = window ? ((Math.ceil(plan.numbers / window.messages) - 1) * window.ms) / 1000 : 0;
+  // Requests are never cut to fit a window: whole requests of the plan's mean size, per span.
+  const requestsPerSpan = window && plan.requests > 0 ? Math.max(1, Math.floor(window.messages / (plan.numbers / plan.requests))) : 1;
+  const byWindow = window ? ((Math.ceil(plan.requests / requestsPerSpan) - 1) * window.ms) / 1000 : 0;
   return Math.ceil(Math.max(byConcurrency, byRequests, byMessages, byWindow));
 }
 

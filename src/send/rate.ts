@@ -80,9 +80,10 @@ export function createRateLimiter(limits: RateLimits = {}): RateLimiter {
       // The window first: after a long hold the per-second pacing starts afresh.
       const ticket = window ? await window.take(numbers, signal) : NOTHING_TO_GIVE_BACK;
       if (!ticket) return undefined;
-      if (byRequest && !(await byRequest(1, signal))) return undefined;
-      if (byMessage && !(await byMessage(numbers, signal))) return undefined;
-      return ticket;
+      const paced = (!byRequest || (await byRequest(1, signal))) && (!byMessage || (await byMessage(numbers, signal)));
+      if (paced) return ticket;
+      ticket.giveBack(); // stopped while paced: it never left
+      return undefined;
     },
   };
 }
@@ -128,7 +129,7 @@ class SlidingWindow {
   take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
     const turn = this.#queue.then(() => this.#admit(numbers, signal));
     this.#queue = turn.catch(() => {});
-    return turn;
+    return signal ? untilAborted(turn, signal) : turn;
   }
 
   async #admit(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
@@ -178,6 +179,32 @@ class SlidingWindow {
     this.#starts.splice(i, 1);
     this.#used -= start.numbers;
   }
+}
+
+/**
+ * The turn, or undefined as soon as `signal` aborts: a waiter queued behind another's long wait
+ * (another file's) is not kept waiting after its own stop. A ticket the turn gives after that is
+ * given back.
+ */
+function untilAborted(turn: Promise<StartTicket | undefined>, signal: AbortSignal): Promise<StartTicket | undefined> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      resolve(undefined);
+      turn.then((ticket) => ticket?.giveBack(), () => {});
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    turn.then(
+      (ticket) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(ticket);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 async function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {

@@ -149,6 +149,13 @@ describe('send: dry run, bad input and exit status', () => {
     assert.deepEqual(result.json!.plan, { groups: 1, requests: 3, numbers: 450, estimatedSeconds: 1 });
     assert.equal(sim.records.length, 0);
     assert.equal(existsSync(path.join(dir, 'data', 'journal.sqlite')), false);
+    // Whole requests per span of a message window: 299/1h holds one request of 150 (its mean
+    // size), so three requests take two more hours; the numbers alone (450 / 299) would say one.
+    const limited = await runCli(['--message-window', '299/1h', 'send', file, '--dry-run', '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '150' }));
+    assert.equal(limited.status, 0, limited.stderr);
+    assert.equal((limited.json!.plan as { estimatedSeconds: number }).estimatedSeconds, 7200);
+    const text = await runCli(['--message-window', '299/1h', '--messages-per-second', '5', 'send', file, '--dry-run'], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '150' }));
+    assert.match(text.stdout, /plan: 1 groups, 3 requests, 450 numbers; about 2 h 0 min at concurrency 8, 5 numbers\/s, message window 299\/1h\. Nothing was sent\./);
   });
 
   it('--dry-run lists the first invalid rows with their lines and reasons, before anything is sent', async () => {

@@ -106,6 +106,39 @@ describe('message window: at most N numbers in any span', () => {
   });
 });
 
+describe('message window: stops', () => {
+  it('a request stopped while paced per second gives its numbers back to the window', async () => {
+    const held: unknown[] = [];
+    const limiter = createRateLimiter({ messageWindow: windowOf('400/1h'), messagesPerSecond: 100, now: () => 0, onWindowFull: (e) => held.push(e) });
+    assert.ok(await limiter.take(200)); // the next request may start 2 s later
+    const stop = new AbortController();
+    const paced = limiter.take(200, stop.signal); // in the window, waiting for its second
+    assert.equal(await settledSoon(paced), 'waiting');
+    stop.abort();
+    assert.equal(await paced, undefined);
+    const again = new AbortController();
+    const next = limiter.take(200, again.signal); // the window has room for it: only the pacing holds it
+    assert.equal(await settledSoon(next), 'waiting');
+    assert.deepEqual(held, [], 'the window was never full');
+    again.abort();
+    assert.equal(await next, undefined);
+  });
+
+  it('a waiter queued behind another stops at once when its own signal aborts', async () => {
+    const limiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => 0 });
+    assert.ok(await limiter.take(200));
+    const front = new AbortController();
+    const first = limiter.take(200, front.signal); // held for the hour
+    const mine = new AbortController();
+    const second = limiter.take(10, mine.signal); // queued behind it
+    assert.equal(await settledSoon(second), 'waiting');
+    mine.abort();
+    assert.equal(await settledSoon(second), undefined, 'not held behind the other waiter');
+    front.abort();
+    assert.equal(await first, undefined);
+  });
+});
+
 describe('per-second pacing', () => {
   it('messagesPerSecond: a request of n numbers delays the next by n / rate seconds', async () => {
     const limiter = createRateLimiter({ messagesPerSecond: 1000 });
