@@ -85,6 +85,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
     log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);
     return EXIT.incomplete;
   }
+  stoppedCleanly.add(runtime);
   await runtime.close();
   log.info('stopped cleanly: journal closed, lock released');
   // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
@@ -100,9 +101,15 @@ function announce(config: Config, folders: Folders, runtime: Runtime, log: Logge
 }
 
 /** First SIGTERM/SIGINT: stop starting requests and resolve. Second: exit at once. */
+/** Runtimes whose daemon drained every file and is closing: a signal then is not a second stop. */
+const stoppedCleanly = new WeakSet<Runtime>();
+
 function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
+      // The stop is done (nothing in flight, journal closed) and the process is on its way out: a
+      // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes nothing.
+      if (stoppedCleanly.has(runtime)) return;
       if (runtime.stop.signal.aborted) {
         log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
         process.exit(130);

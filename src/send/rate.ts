@@ -148,7 +148,8 @@ class SlidingWindow {
           giveBack: () => this.#remove(start),
         };
       }
-      if (!this.#holding) {
+      // A hold of less than a second (a start a few ms late) is not worth a line in the log.
+      if (!this.#holding && waitMs >= LOOK_AGAIN_MS) {
         this.#holding = true;
         this.#onFull?.({ window: this.#limit.text, resumesAt: new Date(now + waitMs).toISOString(), waitMs });
       }
