@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import { setDaemonState } from '../journal/daemonState.js';
+import { setDaemonState, setDaemonWaiting } from '../journal/daemonState.js';
 import { LockedError } from '../journal/lock.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';
@@ -33,6 +33,7 @@ export async function runDaemon(config: Config): Promise<number> {
         onClosed: (closed) => recordPause(runtime, `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`, log),
         onOpened: () => recordPause(runtime, null, log),
       },
+      onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
     });
   } catch (err) {
     if (!(err instanceof LockedError)) throw err;
@@ -54,6 +55,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   const stopRequested = onStopSignal(runtime, log); // before any line a supervisor or test waits for
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
+  recordWaiting(runtime, null, log);
   const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log) };
   const pool = createFilePool(config.maxFilesInProgress, (name) => handleFile(life, name), (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`));
   const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [...life.active.values()]);
@@ -164,6 +166,15 @@ function recordPause(runtime: Runtime, paused: string | null, log: Logger): void
     setDaemonState(runtime.db, { paused });
   } catch (err) {
     log.warn(`cannot record the pause state in the journal: ${describeError(err)}`);
+  }
+}
+
+/** Keeps daemon_state current so `smsdrop status` can say what requests wait for (a message window). */
+function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): void {
+  try {
+    setDaemonWaiting(runtime.db, waiting);
+  } catch (err) {
+    log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`);
   }
 }
 

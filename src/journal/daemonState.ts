@@ -1,5 +1,6 @@
-// The daemon's own state in the journal (one row, table daemon_state of migration 2): whether
-// sending is paused and why, so that `smsdrop status`, which only reads the journal, can say so.
+// The daemon's own state in the journal (one row, table daemon_state of migrations 2 and 6):
+// whether sending is paused and why, and what requests wait for while it is not (a message
+// window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
 import { type Db, nowIso, sql } from './open.js';
 
@@ -15,6 +16,8 @@ export interface DaemonState {
   paused: string | null;
   /** When the current pause began (kept while the reason changes). */
   paused_since: string | null;
+  /** What requests wait for while sending is not paused (a message window used up); null: nothing. */
+  waiting: string | null;
   updated_at: string;
 }
 
@@ -31,6 +34,16 @@ export function setDaemonState(db: Db, update: DaemonStateUpdate): void {
   ).run(update.pid ?? process.pid, update.paused, update.paused === null ? null : now, now);
 }
 
+/** What requests wait for (null: nothing), kept apart from the pause: each is set and cleared by its own events. */
+export function setDaemonWaiting(db: Db, waiting: string | null, pid: number = process.pid): void {
+  const now = nowIso();
+  sql(
+    db,
+    `INSERT INTO daemon_state (id, pid, waiting, updated_at) VALUES (1, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET pid = excluded.pid, waiting = excluded.waiting, updated_at = excluded.updated_at`,
+  ).run(pid, waiting, now);
+}
+
 export function getDaemonState(db: Db): DaemonState | undefined {
-  return sql(db, 'SELECT pid, paused, paused_since, updated_at FROM daemon_state WHERE id = 1').get() as DaemonState | undefined;
+  return sql(db, 'SELECT pid, paused, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1').get() as DaemonState | undefined;
 }

@@ -234,4 +234,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX IF NOT EXISTS attempts_by_start ON attempts (started_at);
     `,
   },
+  {
+    version: 6,
+    name: 'daemon waiting for a rate limit',
+    sql: `
+      -- Why requests wait while sending is not paused (a message window used up), so that
+      -- \`smsdrop status\` says so; null when nothing holds them.
+      ALTER TABLE daemon_state ADD COLUMN waiting TEXT;
+    `,
+  },
 ];

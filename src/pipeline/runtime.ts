@@ -31,6 +31,8 @@ export interface RuntimeOptions {
   keepSimulatorRecords?: boolean;
   /** Told, besides the log, when requests start waiting for the sending window and when it opens. */
   windowEvents?: SendWindowEvents;
+  /** Told, besides the log, when a message window holds requests (with why) and when it lets them go (null). */
+  onMessageWindow?: (waiting: string | null) => void;
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
@@ -46,7 +48,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       client: provider.client,
       config,
       limit: pLimit(config.concurrency),
-      rateLimiter: rateLimiterOf(config, db, options.log),
+      rateLimiter: rateLimiterOf(config, db, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
@@ -104,7 +106,7 @@ function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortControlle
  * The pacing limits, one for every file. A message window starts with what the journal's recent
  * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
  */
-function rateLimiterOf(config: Config, db: Db, log: Logger): RateLimiter {
+function rateLimiterOf(config: Config, db: Db, log: Logger, also?: (waiting: string | null) => void): RateLimiter {
   const window = config.messageWindow;
   return createRateLimiter({
     requestsPerSecond: config.requestsPerSecond,
@@ -112,11 +114,14 @@ function rateLimiterOf(config: Config, db: Db, log: Logger): RateLimiter {
     ...(window && {
       messageWindow: window,
       startedBefore: recentStarts(db, Date.now() - window.ms),
-      onWindowFull: ({ resumesAt, waitMs }) =>
+      onWindowFull: ({ resumesAt, waitMs }) => {
+        also?.(`message window ${window.text} used up; the next request starts at ${resumesAt}`);
         log.warn(`message window ${window.text} used up: the next request starts at ${resumesAt} (in ${formatDuration(waitMs / 1000)}); rows wait, nothing is lost`, {
           event: 'message-window-full',
           resumesAt,
-        }),
+        });
+      },
+      onWindowRoom: () => also?.(null),
     }),
   });
 }

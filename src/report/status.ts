@@ -41,6 +41,8 @@ export interface StatusReport {
   /** The process holding the data directory, if it is alive. */
   process: { pid: number; what: string; since: string | null } | null;
   paused: { reason: string; since: string | null; source: 'daemon' | 'last answer' } | null;
+  /** What the running daemon's requests wait for while it is not paused (a message window used up). */
+  waiting: string | null;
   in_flight: { requests: number; numbers: number };
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
@@ -73,6 +75,7 @@ export function readStatus(db: Db | undefined, dataDir: string, now: number = Da
     data_dir: dataDir,
     process: holder,
     paused: db ? pauseOf(db, holder, files.length > 0) : null,
+    waiting: db ? waitingOf(db, holder) : null,
     in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
     rate: { requests_per_second: round(requestsLastMinute / (RATE_WINDOW_MS / 1000)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
     files,
@@ -108,6 +111,11 @@ function filesInProgress(db: Db, since: string): FileProgress[] {
       in_flight_numbers: inFlight.numbers,
     };
   });
+}
+
+function waitingOf(db: Db, holder: StatusReport['process']): string | null {
+  const daemon = getDaemonState(db);
+  return daemon && holder && daemon.pid === holder.pid ? daemon.waiting : null;
 }
 
 function pauseOf(db: Db, holder: StatusReport['process'], filesLeft: boolean): StatusReport['paused'] {
@@ -168,6 +176,7 @@ function inFlight(s: StatusReport): string {
 
 function sendingState(s: StatusReport): string {
   if (s.paused) return `PAUSED${s.paused.since ? ` since ${s.paused.since}` : ''}: ${s.paused.reason}`;
+  if (s.waiting) return `WAITING: ${s.waiting}`;
   if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';
   return s.files.length > 0 ? 'waiting (retry delays)' : 'idle';

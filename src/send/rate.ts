@@ -48,6 +48,8 @@ export interface RateLimits {
   startedBefore?: readonly WindowStart[];
   /** Told when the window holds requests back, once per hold, so a limit never acts unseen. */
   onWindowFull?: (e: { window: string; resumesAt: string; waitMs: number }) => void;
+  /** Told when a hold said by onWindowFull ends: a held request starts. */
+  onWindowRoom?: () => void;
   /** The window's clock (tests): ms since the epoch. */
   now?: () => number;
 }
@@ -111,6 +113,7 @@ class SlidingWindow {
   readonly #limit: MessageWindow;
   readonly #now: () => number;
   readonly #onFull: RateLimits['onWindowFull'];
+  readonly #onRoom: RateLimits['onWindowRoom'];
   /** Starts still inside the window, oldest first (nearly: see started()). */
   #starts: WindowStart[];
   /** Numbers of #starts, summed. */
@@ -122,6 +125,7 @@ class SlidingWindow {
     this.#limit = limit;
     this.#now = options.now ?? Date.now;
     this.#onFull = options.onWindowFull;
+    this.#onRoom = options.onWindowRoom;
     this.#starts = [...(options.startedBefore ?? [])].sort((a, b) => a.at - b.at);
     for (const s of this.#starts) this.#used += s.numbers;
   }
@@ -138,6 +142,7 @@ class SlidingWindow {
       const now = this.#now();
       const waitMs = this.#waitFor(numbers, now);
       if (waitMs === 0) {
+        if (this.#holding) this.#onRoom?.();
         this.#holding = false;
         const start = { at: now, numbers };
         this.#starts.push(start);

@@ -58,3 +58,39 @@ describe('smsdrop run with a sending window', { timeout: 60_000 }, () => {
     assertEachOnce(sim.records(), numbersOf(5));
   });
 });
+
+describe('smsdrop run with a message window', { timeout: 60_000 }, () => {
+  let dir: string;
+  let sim: Simulator;
+  let daemon: Proc | undefined;
+
+  before(async () => {
+    dir = tempDir('daemon-message-window');
+    sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
+  });
+
+  after(async () => {
+    daemon?.kill('SIGKILL');
+    await daemon?.exited;
+    await sim?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends what the window allows, holds the rest (status says WAITING, not paused), and a stop leaves it pending', async () => {
+    const data = path.join(dir, 'data');
+    // Personalised rows: one number per request; three fit in the window, two wait for the hour.
+    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { SMSDROP_MESSAGE_WINDOW: '3/1h', SMSDROP_MAX_PER_REQUEST: '2' } });
+    fs.writeFileSync(path.join(data, 'inbox', 'capped.csv'), contactsCsv(5));
+    await daemon.waitFor(/message window 3\/1h used up: the next request starts at \d{4}-.* \(in (?:\d+ h \d+ min|\d+ min \d+ s)\); rows wait, nothing is lost/);
+    await waitUntil(() => sim.records().length === 3, 10_000, 'three requests', () => daemon!.output());
+    await sleep(500);
+    assert.equal(sim.records().length, 3, 'no more than the window allows');
+    const status = startProcess(['status'], cleanEnv({ SMSDROP_DATA_DIR: data }));
+    assert.equal((await status.exited).code, 0, status.output());
+    assert.match(status.output(), /WAITING: message window 3\/1h used up; the next request starts at \d{4}-/);
+    assert.doesNotMatch(status.output(), /PAUSED/);
+    daemon.kill('SIGTERM');
+    assert.equal((await daemon.exited).code, 0, daemon.output());
+    assert.deepEqual(listDir(path.join(data, 'processing')), ['capped.csv'], 'the file waits in processing/');
+  });
+});

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setDaemonState } from '../../src/journal/daemonState.js';
+import { setDaemonState, setDaemonWaiting } from '../../src/journal/daemonState.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { requireJournal, resolveFile, UsageError } from '../../src/report/common.js';
@@ -156,6 +156,16 @@ describe('status', () => {
         assert.equal(s.paused?.since, since, 'still the same pause');
         setDaemonState(writer, { paused: null });
         assert.equal(readStatus(db, dataDir).paused, null);
+        // A message window holding requests is not a pause: said apart, and cleared by its own event.
+        setDaemonWaiting(writer, 'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z');
+        s = readStatus(db, dataDir);
+        assert.deepEqual([s.paused, s.waiting], [null, 'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z']);
+        assert.match(renderStatus(s), /WAITING: message window 10000\/1h used up; the next request starts at 2026-11-25T09:00:00.000Z/);
+        setDaemonState(writer, { paused: '111142: account balance insufficient: top up the account' });
+        assert.match(renderStatus(readStatus(db, dataDir)), /PAUSED since .*111142/, 'a pause says more than a wait');
+        setDaemonState(writer, { paused: null });
+        setDaemonWaiting(writer, null);
+        assert.equal(readStatus(db, dataDir).waiting, null);
       } finally {
         db.close();
       }

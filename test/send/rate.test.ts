@@ -49,7 +49,8 @@ describe('message window: at most N numbers in any span', () => {
   it('holds the request that would pass N until the oldest start leaves the window, and says so once', async () => {
     let now = 1_000_000;
     const held: { resumesAt: string; waitMs: number }[] = [];
-    const limiter = createRateLimiter({ messageWindow: windowOf('500/1h'), now: () => now, onWindowFull: (e) => held.push(e) });
+    let room = 0;
+    const limiter = createRateLimiter({ messageWindow: windowOf('500/1h'), now: () => now, onWindowFull: (e) => held.push(e), onWindowRoom: () => room++ });
     assert.ok(await limiter.take(200));
     now += 60_000;
     assert.ok(await limiter.take(200));
@@ -59,7 +60,9 @@ describe('message window: at most N numbers in any span', () => {
     assert.equal(await settledSoon(fourth), 'waiting');
     assert.deepEqual(held, [{ window: '500/1h', resumesAt: new Date(1_000_000 + 3_600_000).toISOString(), waitMs: 3_600_000 - 60_000 }]);
     now = 1_000_000 + 3_600_000; // the first start is exactly one window old: out of it
+    assert.equal(room, 0);
     assert.ok(await third);
+    assert.equal(room, 1, 'the end of the hold is told (smsdrop status stops saying WAITING)');
     assert.ok(await fourth); // 200 + 200 + 100 = 500 in the window: allowed
     const stop = new AbortController(); // (a waiter left waiting would keep the test process alive)
     const fifth = limiter.take(1, stop.signal);
