@@ -42,33 +42,29 @@ const isTimeZone = (tz: string): boolean => {
 const ianaZone = z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai');
 const timeZone = z.preprocess(blankAsUnset, ianaZone.optional());
 
-/** "HH:MM-HH:MM" as written in the settings, read into the window's hours once, here. */
-const sendWindow = z.preprocess(
-  blankAsUnset,
-  z
-    .string()
-    .transform((text, ctx) => {
-      const hours = parseWindowHours(text);
-      if (typeof hours !== 'string') return hours;
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: hours });
-      return z.NEVER;
-    })
-    .optional(),
-);
+/**
+ * A setting written as text and read once, here, by `parse`: the value, or the reason the text
+ * is not one (then the setting's error).
+ */
+function parsedText<T extends object>(parse: (text: string) => T | string) {
+  return z.preprocess(
+    blankAsUnset,
+    z
+      .string()
+      .transform((text, ctx) => {
+        const value = parse(text);
+        if (typeof value !== 'string') return value;
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: value });
+        return z.NEVER;
+      })
+      .optional(),
+  );
+}
 
-/** "N/DURATION" as written in the settings (e.g. 10000/1h), read into the window once, here. */
-const messageWindow = z.preprocess(
-  blankAsUnset,
-  z
-    .string()
-    .transform((text, ctx) => {
-      const window = parseMessageWindow(text);
-      if (typeof window !== 'string') return window;
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: window });
-      return z.NEVER;
-    })
-    .optional(),
-);
+/** "HH:MM-HH:MM": the sending window's hours. */
+const sendWindow = parsedText(parseWindowHours);
+/** "N/DURATION" (e.g. 10000/1h): the message window. */
+const messageWindow = parsedText(parseMessageWindow);
 
 const baseUrl = z.preprocess(
   blankAsUnset,
