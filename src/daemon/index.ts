@@ -83,6 +83,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   await watcher.close();
   const drained = await drain(pool, config.graceMs, signal, log);
   progress.stop();
+  recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
   if (!drained) {
     log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);
     return EXIT.incomplete;
@@ -102,10 +103,10 @@ function announce(config: Config, folders: Folders, runtime: Runtime, log: Logge
   else log.info(`sending to ${runtime.provider.describe}`);
 }
 
-/** First SIGTERM/SIGINT: stop starting requests and resolve. Second: exit at once. */
 /** Runtimes whose daemon drained every file and is closing: a signal then is not a second stop. */
 const stoppedCleanly = new WeakSet<Runtime>();
 
+/** First SIGTERM/SIGINT: stop starting requests and resolve. Second: exit at once. */
 function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
@@ -113,7 +114,8 @@ function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
       // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes nothing.
       if (stoppedCleanly.has(runtime)) return;
       if (runtime.stop.signal.aborted) {
-        log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
+        // (Once the log has ended, on the way out after a grace period ran over, nothing can be said.)
+        if (!log.writableEnded) log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
         process.exit(130);
       }
       resolve(signal);

@@ -48,7 +48,7 @@ export interface RateLimits {
   startedBefore?: readonly WindowStart[];
   /** Told when the window holds requests back, once per hold, so a limit never acts unseen. */
   onWindowFull?: (e: { window: string; resumesAt: string; waitMs: number }) => void;
-  /** Told when a hold said by onWindowFull ends: a held request starts. */
+  /** Told when a hold said by onWindowFull ends: a held request starts, or the last one held gives up. */
   onWindowRoom?: () => void;
   /** The window's clock (tests): ms since the epoch. */
   now?: () => number;
@@ -119,6 +119,8 @@ class SlidingWindow {
   /** Numbers of #starts, summed. */
   #used = 0;
   #queue: Promise<unknown> = Promise.resolve();
+  /** take() calls not yet settled, queued or at the front. */
+  #waiters = 0;
   #holding = false;
 
   constructor(limit: MessageWindow, options: RateLimits) {
@@ -131,14 +133,23 @@ class SlidingWindow {
   }
 
   take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
-    const turn = this.#queue.then(() => this.#admit(numbers, signal));
+    this.#waiters++;
+    const turn = this.#queue.then(() => this.#admit(numbers, signal)).finally(() => this.#waiters--);
     this.#queue = turn.catch(() => {});
     return signal ? untilAborted(turn, signal) : turn;
   }
 
   async #admit(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
     for (;;) {
-      if (signal?.aborted) return undefined;
+      if (signal?.aborted) {
+        // The last waiter of a hold gave up (a stop, the end of a file's reading): nothing is held
+        // now. Said, so that `smsdrop status` stops showing WAITING; a new hold is said again.
+        if (this.#holding && this.#waiters <= 1) {
+          this.#holding = false;
+          this.#onRoom?.();
+        }
+        return undefined;
+      }
       const now = this.#now();
       const waitMs = this.#waitFor(numbers, now);
       if (waitMs === 0) {

@@ -98,14 +98,23 @@ describe('message window: at most N numbers in any span', () => {
     assert.equal(await next, undefined);
   });
 
-  it('a stop ends the wait: the request does not start', async () => {
-    const limiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => 0 });
+  it('a stop ends the wait: the request does not start, and the hold is over (status stops saying WAITING)', async () => {
+    const told: string[] = [];
+    const limiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => 0, onWindowFull: () => told.push('full'), onWindowRoom: () => told.push('room') });
     assert.ok(await limiter.take(200));
     const stop = new AbortController();
     const waiting = limiter.take(10, stop.signal);
     assert.equal(await settledSoon(waiting), 'waiting');
     stop.abort();
     assert.equal(await waiting, undefined);
+    await settledSoon(new Promise(() => {})); // (the stop also ends the waiter's sleep)
+    assert.deepEqual(told, ['full', 'room']);
+    const again = new AbortController();
+    const next = limiter.take(10, again.signal);
+    assert.equal(await settledSoon(next), 'waiting');
+    assert.deepEqual(told, ['full', 'room', 'full'], 'a new hold is said again');
+    again.abort();
+    await next;
   });
 });
 
