@@ -60,6 +60,8 @@ describe('smsdrop run with a sending window, and with a message window', { timeo
   });
 
   it('sends what the window allows, holds the rest (status says WAITING, not paused), and a stop leaves it pending', async () => {
+    daemon?.kill('SIGTERM'); // the last test's, done with night.csv
+    await daemon?.exited;
     const data = path.join(dir, 'data-message-window');
     const before = sim.records().length;
     // Personalised rows: one number per request; three fit in the window, two wait for the hour.
