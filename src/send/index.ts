@@ -1,6 +1,5 @@
 // Sending a file's batches: bounded concurrency, optional pacing, every request signed afresh by
 // the client, every attempt journalled before the request and its outcome right after.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { LimitFunction } from 'p-limit';
 import type { Config } from '../config/index.js';
 import {
@@ -20,6 +19,7 @@ import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
 import type { AccountPause, RateLimiter, StartTicket } from './rate.js';
+import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
 
 export interface SendContext {
@@ -216,14 +216,6 @@ function describeOutcome(outcome: SendOutcome): { outcome: string; statusCode: s
       return { outcome: `rejected:${outcome.codeClass}`, statusCode: outcome.statusCode, reason: outcome.statusMsg ?? '' };
     default:
       return { outcome: outcome.kind, statusCode: null, reason: outcome.reason };
-  }
-}
-
-async function sleepUnlessStopped(ms: number, signal?: AbortSignal): Promise<void> {
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch {
-    // aborted: the caller sees the stop signal
   }
 }
 

@@ -8,7 +8,7 @@
 //                      window's last span count too, so a restart does not start a fresh window.
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleepUnlessStopped } from './sleep.js';
 
 /** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
 export interface MessageWindow {
@@ -97,7 +97,7 @@ function pacer(perSecond: number): (units: number, signal?: AbortSignal) => Prom
     const now = performance.now();
     const slot = Math.max(now, nextSlot);
     nextSlot = slot + (units * 1000) / perSecond;
-    if (slot > now) await sleepUnlessAborted(slot - now, signal);
+    if (slot > now) await sleepUnlessStopped(slot - now, signal);
     return !signal?.aborted;
   };
 }
@@ -169,7 +169,7 @@ class SlidingWindow {
         this.#holding = true;
         this.#onFull?.({ window: this.#limit.text, resumesAt: new Date(now + waitMs).toISOString(), waitMs });
       }
-      await sleepUnlessAborted(Math.min(waitMs, LOOK_AGAIN_MS), signal);
+      await sleepUnlessStopped(Math.min(waitMs, LOOK_AGAIN_MS), signal);
     }
   }
 
@@ -224,9 +224,6 @@ function untilAborted(turn: Promise<StartTicket | undefined>, signal: AbortSigna
   });
 }
 
-async function sleepUnlessAborted(ms: number, signal?: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => {});
-}
 
 /**
  * Shared "stop sending for the account" switch: set by an account-fatal answer, or by a burst

@@ -3,7 +3,7 @@
 // hold late sends until morning. Outside it no request starts; reading files in, the journal and
 // the answers to requests already in flight go on, and every row stays pending until the window
 // opens. Nothing else changes: a request that was due simply starts later.
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleepUnlessStopped } from './sleep.js';
 
 const MINUTES_PER_DAY = 24 * 60;
 const WINDOW_TEXT = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/;
@@ -111,7 +111,7 @@ export class SendWindow {
       }
       while (wait > 0) {
         if (signal?.aborted) return false;
-        await sleep(Math.min(wait, LOOK_AGAIN_MS), undefined, signal ? { signal } : {}).catch(() => {});
+        await sleepUnlessStopped(Math.min(wait, LOOK_AGAIN_MS), signal);
         wait = this.opensInMs();
       }
       return !signal?.aborted;
