@@ -24,13 +24,13 @@ export interface WatchOptions {
   onError(err: Error): void;
 }
 
-/** Resolves once the initial scan is done and the watch is live. */
 /** How long a file must stay unchanged, and how often its size is looked at meanwhile. */
 interface Timing {
   stabilityMs: number;
   pollMs: number;
 }
 
+/** Resolves once the initial scan is done and the watch is live. */
 export async function watchInbox(inbox: string, options: WatchOptions): Promise<InboxWatcher> {
   const root = path.resolve(inbox);
   // Under 100 ms the polling of awaitWriteFinish would not see a pause between writes.

@@ -101,7 +101,6 @@ function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortControlle
   if (config.reqId) enableIntents(db, config.journalSync, onLost);
 }
 
-/** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
 /**
  * The pacing limits, one for every file. A message window starts with what the journal's recent
  * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
@@ -126,6 +125,7 @@ function rateLimiterOf(config: Config, db: Db, log: Logger, also?: (waiting: str
   });
 }
 
+/** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
 function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}): { window: SendWindow } | undefined {
   if (config.sendWindow === undefined) return undefined;
   const window = new SendWindow(config.sendWindow, config.sendWindowZone, {

@@ -6,7 +6,7 @@
 import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
-import { getDaemonState } from '../journal/daemonState.js';
+import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
 import { type Db, sql } from '../journal/open.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
@@ -70,12 +70,13 @@ export function readStatus(db: Db | undefined, dataDir: string, now: number = Da
   const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since) : [];
   const requestsLastMinute = db ? (sql(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').pluck().get(since) as number) : 0;
+  const daemon = db ? runningDaemonState(db, holder) : undefined;
   return {
     now: new Date(now).toISOString(),
     data_dir: dataDir,
     process: holder,
-    paused: db ? pauseOf(db, holder, files.length > 0) : null,
-    waiting: db ? waitingOf(db, holder) : null,
+    paused: db ? pauseOf(db, daemon, files.length > 0) : null,
+    waiting: daemon?.waiting ?? null,
     in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
     rate: { requests_per_second: round(requestsLastMinute / (RATE_WINDOW_MS / 1000)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
     files,
@@ -113,16 +114,14 @@ function filesInProgress(db: Db, since: string): FileProgress[] {
   });
 }
 
-function waitingOf(db: Db, holder: StatusReport['process']): string | null {
+/** The daemon's own record, if the process holding the data directory is the daemon that wrote it. */
+function runningDaemonState(db: Db, holder: StatusReport['process']): DaemonState | undefined {
   const daemon = getDaemonState(db);
-  return daemon && holder && daemon.pid === holder.pid ? daemon.waiting : null;
+  return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;
 }
 
-function pauseOf(db: Db, holder: StatusReport['process'], filesLeft: boolean): StatusReport['paused'] {
-  const daemon = getDaemonState(db);
-  if (daemon && holder && daemon.pid === holder.pid) {
-    return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
-  }
+function pauseOf(db: Db, daemon: DaemonState | undefined, filesLeft: boolean): StatusReport['paused'] {
+  if (daemon) return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
   if (!filesLeft) return null;
   const last = sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as
     | { outcome: string | null; status_code: string | null; finished_at: string }
