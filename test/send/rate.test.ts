@@ -13,7 +13,7 @@ import { openJournal } from '../../src/journal/open.js';
 import { createRowWriter } from '../../src/journal/rows.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
-import { AccountPause, createRateLimiter, type MessageWindow, parseMessageWindow, type StartTicket } from '../../src/send/rate.js';
+import { AccountPause, createRateLimiter, type MessageWindow, parseMessageWindow, type RateLimiter, type StartTicket } from '../../src/send/rate.js';
 import { parseWindowHours, SendWindow, type WindowHours } from '../../src/send/window.js';
 
 function windowOf(text: string): MessageWindow {
@@ -25,6 +25,22 @@ function windowOf(text: string): MessageWindow {
 /** Resolves to 'waiting' if the promise is still pending after a few turns of the event loop. */
 async function settledSoon<T>(promise: Promise<T>): Promise<T | 'waiting'> {
   return Promise.race([promise, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 50))]);
+}
+
+/**
+ * A take that is still waiting; stop() aborts it and checks that the request did not start (a
+ * waiter left waiting would also keep the test process alive).
+ */
+async function waitingTake(limiter: RateLimiter, numbers: number): Promise<{ stop(): Promise<void> }> {
+  const stop = new AbortController();
+  const take = limiter.take(numbers, stop.signal);
+  assert.equal(await settledSoon(take), 'waiting');
+  return {
+    stop: async () => {
+      stop.abort();
+      assert.equal(await take, undefined);
+    },
+  };
 }
 
 describe('message window: N/DURATION', () => {
@@ -64,12 +80,9 @@ describe('message window: at most N numbers in any span', () => {
     assert.ok(await third);
     assert.equal(room, 1, 'the end of the hold is told (smsdrop status stops saying WAITING)');
     assert.ok(await fourth); // 200 + 200 + 100 = 500 in the window: allowed
-    const stop = new AbortController(); // (a waiter left waiting would keep the test process alive)
-    const fifth = limiter.take(1, stop.signal);
-    assert.equal(await settledSoon(fifth), 'waiting');
+    const fifth = await waitingTake(limiter, 1);
     assert.equal(held.length, 2, 'a new hold is said again');
-    stop.abort();
-    assert.equal(await fifth, undefined);
+    await fifth.stop();
   });
 
   it('a request the provider cannot have sent gives its numbers back', async () => {
@@ -91,30 +104,19 @@ describe('message window: at most N numbers in any span', () => {
       now: () => now,
     });
     assert.ok(await limiter.take(50));
-    const stop = new AbortController();
-    const next = limiter.take(1, stop.signal);
-    assert.equal(await settledSoon(next), 'waiting');
-    stop.abort();
-    assert.equal(await next, undefined);
+    await (await waitingTake(limiter, 1)).stop();
   });
 
   it('a stop ends the wait: the request does not start, and the hold is over (status stops saying WAITING)', async () => {
     const told: string[] = [];
     const limiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => 0, onWindowFull: () => told.push('full'), onWindowRoom: () => told.push('room') });
     assert.ok(await limiter.take(200));
-    const stop = new AbortController();
-    const waiting = limiter.take(10, stop.signal);
-    assert.equal(await settledSoon(waiting), 'waiting');
-    stop.abort();
-    assert.equal(await waiting, undefined);
+    await (await waitingTake(limiter, 10)).stop();
     await settledSoon(new Promise(() => {})); // (the stop also ends the waiter's sleep)
     assert.deepEqual(told, ['full', 'room']);
-    const again = new AbortController();
-    const next = limiter.take(10, again.signal);
-    assert.equal(await settledSoon(next), 'waiting');
+    const next = await waitingTake(limiter, 10);
     assert.deepEqual(told, ['full', 'room', 'full'], 'a new hold is said again');
-    again.abort();
-    await next;
+    await next.stop();
   });
 });
 
@@ -123,17 +125,10 @@ describe('message window: stops', () => {
     const held: unknown[] = [];
     const limiter = createRateLimiter({ messageWindow: windowOf('400/1h'), messagesPerSecond: 100, now: () => 0, onWindowFull: (e) => held.push(e) });
     assert.ok(await limiter.take(200)); // the next request may start 2 s later
-    const stop = new AbortController();
-    const paced = limiter.take(200, stop.signal); // in the window, waiting for its second
-    assert.equal(await settledSoon(paced), 'waiting');
-    stop.abort();
-    assert.equal(await paced, undefined);
-    const again = new AbortController();
-    const next = limiter.take(200, again.signal); // the window has room for it: only the pacing holds it
-    assert.equal(await settledSoon(next), 'waiting');
+    await (await waitingTake(limiter, 200)).stop(); // in the window, waiting for its second
+    const next = await waitingTake(limiter, 200); // the window has room for it: only the pacing holds it
     assert.deepEqual(held, [], 'the window was never full');
-    again.abort();
-    assert.equal(await next, undefined);
+    await next.stop();
   });
 
   it('a waiter queued behind another stops at once when its own signal aborts', async () => {
