@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseRepeatWindow } from '../journal/sentBefore.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
 
@@ -65,6 +66,8 @@ function parsedText<T extends object>(parse: (text: string) => T | string) {
 const sendWindow = parsedText(parseWindowHours);
 /** "N/DURATION" (e.g. 10000/1h): the message window. */
 const messageWindow = parsedText(parseMessageWindow);
+/** "DURATION" (e.g. 24h) or off: how long another file's message to a number counts as sent. */
+const repeatWindow = parsedText(parseRepeatWindow).default('24h');
 
 const baseUrl = z.preprocess(
   blankAsUnset,
@@ -109,6 +112,7 @@ export const SETTINGS = {
   sendWindowZone: { schema: z.preprocess(blankAsUnset, ianaZone.default('Asia/Shanghai')), env: 'SMSDROP_SEND_WINDOW_ZONE', doc: "IANA zone of the sending window's hours (the recipients' clock)." },
   pauseAfterFailures: { schema: int(0, 100_000).default(20), env: 'SMSDROP_PAUSE_AFTER_FAILURES', doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.' },
   sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
+  repeatWindow: { schema: repeatWindow, env: 'SMSDROP_REPEAT_WINDOW', doc: "How long a message another file sent to a number keeps a new file's row with the same message and number from sending it again (Excel's re-save of a sent list, a list dropped again with rows added), e.g. 24h, 7d, 90m, or off. `send --resend` sends anyway." },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
   pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
   stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).' },

@@ -19,7 +19,7 @@ import { attemptsOf, type FileRecord } from '../journal/files.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
-import { type FileRunResult, type PipelineContext, processFile } from '../pipeline/index.js';
+import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from '../pipeline/index.js';
 import { JournalLostError } from '../journal/intents.js';
 import { writeRejectedCsv, writeResultCsv } from '../pipeline/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
@@ -140,6 +140,8 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
     `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown}, requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
     { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
   );
+  const repeats = repeatsNote(c, life.ctx.config.repeatWindow);
+  if (repeats) life.log.warn(`${name}: ${repeats}`, { event: 'file-repeats', file: target, repeats: c.repeats });
 }
 
 async function fileDuplicate(life: FileLife, name: string, original: FileRecord): Promise<void> {

@@ -90,7 +90,7 @@ export function discardIntake(db: Db, fileId: number): void {
     sql(db, 'DELETE FROM batches WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ?').run(fileId);
-    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
   })();
 }
 
@@ -121,7 +121,7 @@ export function restartIntake(db: Db, fileId: number): KeptRows {
     sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND id NOT IN (${kept}))`).run(fileId, fileId);
     sql(db, `DELETE FROM batches WHERE file_id = ? AND id NOT IN (${kept})`).run(fileId, fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);
-    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0 WHERE id = ?').run(fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
   })();
   const rows = sql(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').raw().all(fileId) as [number, number][];
   return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
@@ -133,7 +133,9 @@ export function recountFile(db: Db, fileId: number): void {
     db,
     `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = :id),
        invalid = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'invalid'),
-       duplicates = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'duplicate')
+       duplicates = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'duplicate'),
+       repeats = (SELECT count(*) FROM rows r WHERE r.file_id = :id AND r.intake = 'duplicate'
+                    AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != :id)
      WHERE id = :id`,
   ).run({ id: fileId });
 }
@@ -147,6 +149,8 @@ export interface FileCounts {
   rows: number;
   invalid: number;
   duplicates: number;
+  /** Of the duplicates, the rows whose message another file sends their number (sentBefore.ts). */
+  repeats: number;
   accepted: number;
   failed: number;
   unknown: number;
@@ -156,5 +160,9 @@ export interface FileCounts {
 
 /** Row counts by final status (they add up to rows) and requests made: the file's line of v_files. */
 export function countFile(db: Db, fileId: number): FileCounts {
-  return sql(db, 'SELECT rows, invalid, duplicates, accepted, failed, unknown, pending, requests FROM v_files WHERE id = ?').get(fileId) as FileCounts;
+  return sql(
+    db,
+    `SELECT v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed, v.unknown, v.pending, v.requests
+     FROM v_files v JOIN files f ON f.id = v.id WHERE v.id = ?`,
+  ).get(fileId) as FileCounts;
 }

@@ -26,6 +26,9 @@
 //   v_failures     failed and unknown numbers per file, status and code: how many, a sample message.
 //   daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop status`.
 
+/** How a row repeating another file's row is described (the view below, and the result file). */
+export const SENT_BY_ANOTHER_FILE = 'the same message to this number is sent by another file';
+
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -241,6 +244,34 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       -- Why requests wait while sending is not paused (a message window used up), so that
       -- \`smsdrop status\` says so; null when nothing holds them.
       ALTER TABLE daemon_state ADD COLUMN waiting TEXT;
+    `,
+  },
+  {
+    version: 7,
+    name: 'repeats of other files',
+    sql: `
+      -- A row whose number another file already sent the same message to, within the repeat
+      -- window (sentBefore.ts), is a duplicate of that file's row. files.repeats counts those, out
+      -- of files.duplicates; the view says which file and line.
+      ALTER TABLE files ADD COLUMN repeats INTEGER NOT NULL DEFAULT 0;
+      DROP VIEW row_results;
+      CREATE VIEW row_results AS
+      SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+        CASE r.intake
+          WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown') THEN b.state ELSE 'pending' END
+          ELSE r.intake
+        END AS status,
+        CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+        CASE r.intake
+          WHEN 'invalid' THEN r.error
+          WHEN 'duplicate' THEN (
+            SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
+              ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
+            FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of)
+          ELSE b.status_msg
+        END AS status_msg,
+        b.sms_message_sid, b.date_created, b.updated_at
+      FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
     `,
   },
 ];

@@ -17,10 +17,12 @@ export type RowValues = [
   error: string | null,
   extras: string | null,
   batchId: number | null,
+  /** A repeat's earlier row: in this file (settled doubts are marked later), or another file's (sentBefore.ts). */
+  duplicateOf?: number | null,
 ];
 
-const COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id';
-const COLUMN_COUNT = 9;
+const COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of';
+const COLUMN_COUNT = 10;
 /** Rows per statement: past ~50 the gain flattens (100 rows: the same 1.43 s). */
 export const ROWS_PER_STATEMENT = 50;
 
@@ -78,7 +80,7 @@ export function createRowInserter(db: Db): RowInserter {
     add(row, onId) {
       if (onId) waiting.push({ at: queued, onId });
       const base = queued * COLUMN_COUNT;
-      for (let i = 0; i < COLUMN_COUNT; i++) values[base + i] = row[i];
+      for (let i = 0; i < COLUMN_COUNT; i++) values[base + i] = row[i] ?? null;
       if (++queued === ROWS_PER_STATEMENT) writeAll();
     },
     flush() {

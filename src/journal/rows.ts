@@ -6,6 +6,8 @@
 // group already has is asked of a Bloom filter (seenNumbers.ts): a row it cannot vouch for is a
 // "doubt", journalled without a batch and settled exactly from the journal once the file is read
 // (settleDoubts); its group keeps its last batch held until then, so no extra request is made.
+// A number that another file already sent the group's message to, within the repeat window, is
+// recorded as a duplicate of that file's row and not placed (sentBefore.ts).
 //
 // A batch is held (next_attempt_at = HELD, never due) while it may still take numbers, and
 // released (due now) once it is full, or when intake ends: so sending may start on full batches
@@ -25,6 +27,7 @@ import { intentsEnabled } from './intents.js';
 import { type Db, nowIso, sql } from './open.js';
 import { createRowInserter } from './rowInserter.js';
 import { SeenNumbers } from './seenNumbers.js';
+import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
 import { ROW_INTAKE } from './states.js';
 import { suppressionCheck } from './suppressed.js';
 
@@ -46,6 +49,8 @@ interface GroupState {
   dirty: boolean;
   /** Made by this intake, no number placed in it yet: its next number cannot be a repeat. */
   fresh: boolean;
+  /** Other files' rows of this message (the repeat window's): their numbers are not sent again. */
+  earlier: SentBefore | undefined;
 }
 
 /** Groups kept in memory (the most recently opened); the journal holds them all. */
@@ -63,6 +68,8 @@ export interface RowWriterOptions {
   fileBytes?: number;
   /** The filter itself (tests give a tiny one, so that nearly every number is a doubt). */
   seenNumbers?: SeenNumbers;
+  /** Other files' rows by message (sentBefore.ts); none: every valid row is sent. */
+  sentBefore?: SentBeforeLookup;
 }
 
 /** A valid row whose number the group may have already: journalled without a batch until settleDoubts. */
@@ -83,15 +90,23 @@ export interface RowWriter {
   /** Writes one chunk of rows, in the intake's bulk transaction (see bulk.ts). */
   write(rows: readonly RowToJournal[]): void;
   /** Writes the open batches and the file's counts, and commits. Call once, after the last chunk. */
-  finish(): { rows: number; invalid: number; duplicates: number };
+  finish(): IntakeCounts;
   /** Reading stopped early (the file is refused): settles the doubts and writes the open batches' numbers, releasing none. */
   abandon(): void;
+}
+
+/** A file's rows, invalid rows and duplicates, of which `repeats` repeat another file's rows. */
+export interface IntakeCounts {
+  rows: number;
+  invalid: number;
+  duplicates: number;
+  repeats: number;
 }
 
 export function createRowWriter(db: Db, fileId: number, options: RowWriterOptions): RowWriter {
   const limits = { maxPerRequest: options.maxPerRequest };
   const groups = new Map<string, GroupState>();
-  const counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0 };
+  const counts: IntakeCounts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };
   const rowsOut = createRowInserter(db);
   const seen = options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES);
   // Rows an interrupted intake left (restartIntake) are in batches already: a number of theirs
@@ -205,15 +220,16 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     const candidates = findGroups.all(fileId, keyHash) as { id: number; app_id: string; template_id: string; datas: string }[];
     const found = candidates.find((g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson);
     const slot = GroupCounts.slotOf(appId, templateId, datas);
+    const earlier = options.sentBefore?.(keyHash, appId, templateId, datasJson);
     if (!found) {
       const groupId = Number(insertGroup.run(fileId, keyHash, appId, templateId, datasJson).lastInsertRowid);
-      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false, fresh: true };
+      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false, fresh: true, earlier };
     }
     const latest = heldBatchOf.get(found.id) as { id: number; phones: string | null } | undefined;
     // A batch waiting for its release is closed: counted as ended, it may be sent with the numbers
     // it has, so a row found later (group counts that were wrong) must start a new batch.
     const held = latest && !closed.has(latest.id) ? latest : undefined;
-    return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false, fresh: false };
+    return { key, slot, groupId: found.id, batchId: held?.id, phones: held && held.phones ? held.phones.split(',') : [], dirty: false, fresh: false, earlier };
   }
 
   /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
@@ -234,6 +250,14 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   function placeValidRow(row: RowToJournal, state: GroupState, appId: string, templateId: string, extras: string | null, now: string): void {
     const phone = row.phone!;
+    // Before the filter: a later row with the same number repeats the earlier file's row too.
+    const earlierRow = state.earlier?.rowOf(phone);
+    if (earlierRow !== undefined) {
+      rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.duplicate, null, extras, null, earlierRow]);
+      counts.duplicates++;
+      counts.repeats++;
+      return;
+    }
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
     if (!state.fresh && seen.mayHave(state.groupId, phone)) {
       const doubt: Doubt = { rowId: 0, groupId: state.groupId, phone, appId, templateId, datas: row.datas };
@@ -348,13 +372,13 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
 
   const saveOpenBatches = (): void => groups.forEach(saveBatch);
 
-  const finishIntake = (): { rows: number; invalid: number; duplicates: number } => {
+  const finishIntake = (): IntakeCounts => {
     // Their rows lie anywhere in the file, and the result file is written in row order as answers
     // come in: so these go before the batches released while the file was read (see sendFirst).
     sendFirst(db, settleDoubts(nowIso()));
     saveOpenBatches();
     sql(db, `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`).run(fileId);
-    sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, fileId);
+    sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ?, repeats = ? WHERE id = ?').run(counts.rows, counts.invalid, counts.duplicates, counts.repeats, fileId);
     return { ...counts };
   };
 

@@ -13,12 +13,13 @@ import { findLatestFile } from '../journal/files.js';
 import { LockedError } from '../journal/lock.js';
 import { type Db, openJournal } from '../journal/open.js';
 import { copySuppressed } from '../journal/suppressed.js';
+import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { openForReading } from '../report/common.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
-import { type FileRunResult, type PipelineContext, processFile } from './index.js';
+import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
 import { openRuntime, stopOnSignals } from './runtime.js';
 
@@ -104,12 +105,16 @@ interface InvalidRow {
 
 type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[] };
 
-/** The plan, made in a throwaway journal: the real one is only read, to say if it was sent. */
+/** No file of the real journal is the dry run's own. */
+const NO_FILE = 0;
+
+/** The plan, made in a throwaway journal: the real one is only read, to say if it was sent and what other files sent. */
 async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
+  const real = openForReading(config.dataDir);
   try {
-    withRealJournal(config, (real) => copySuppressed(real, db));
+    if (real) copySuppressed(real, db);
     const context: PipelineContext = {
       db,
       client: { send: async () => ({ kind: 'not-sent', reason: 'dry run' }), close: async () => {} },
@@ -119,7 +124,9 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       pause: new AccountPause(),
       defaultAppId: defaultAppIdFor(config),
     };
-    const result = await processFile(context, file, { dryRun: true });
+    // The rows other files sent are the real journal's (the repeat window): a real run would not send them.
+    const sentBefore = () => (real && config.repeatWindow ? sentBeforeLookup(real, NO_FILE, config.repeatWindow) : undefined);
+    const result = await processFile(context, file, { dryRun: true, sentBefore });
     if (result.sha256) noteIfAlreadySent(config, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
     const invalidRows = db
@@ -128,6 +135,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     return { ...result, invalidRows };
   } finally {
     db.close();
+    real?.close();
     rmSync(tempDir, { recursive: true, force: true });
   }
 }
@@ -185,6 +193,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       rows: c.rows,
       invalid: c.invalid,
       duplicates: c.duplicates,
+      repeats: c.repeats,
       accepted: c.accepted,
       failed: c.failed,
       unknown: c.unknown,
@@ -202,6 +211,8 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason) lines.push(`reason     ${result.reason}`);
   lines.push(`rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`);
+  const repeats = repeatsNote(c, config.repeatWindow);
+  if (repeats) lines.push(`repeats    ${repeats}`);
   if (result.plan) {
     const p = result.plan;
     lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${formatDuration(estimateSeconds(p, config))} at concurrency ${config.concurrency}${rateNote(config)}. Nothing was sent.`);

@@ -15,6 +15,7 @@ import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { readRows } from '../intake/index.js';
+import { type RepeatWindow, type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from './resultFiles.js';
@@ -27,7 +28,10 @@ export interface PipelineContext extends SendContext {
 }
 
 export interface ProcessOptions {
-  /** Send again a file whose bytes were already sent (a new generation). */
+  /**
+   * Send again a file whose bytes were already sent (a new generation), and every row whose
+   * message another file already sent the same number (the repeat window is not asked).
+   */
   resend?: boolean;
   /** Stop after planning: nothing is sent. Use with a throwaway journal. */
   dryRun?: boolean;
@@ -35,6 +39,11 @@ export interface ProcessOptions {
   name?: string;
   /** The file's inspection, when the caller already made it (the daemon hashes every drop). */
   inspection?: FileInspection;
+  /**
+   * Other files' rows, for the repeat window (sentBefore.ts). Default: this journal's. A dry run
+   * plans in a journal of its own and gives the real journal's.
+   */
+  sentBefore?: (fileId: number) => SentBeforeLookup | undefined;
 }
 
 export interface PlanSummary {
@@ -56,7 +65,7 @@ export interface FileRunResult {
   elapsedMs: number;
 }
 
-const EMPTY_COUNTS: FileCounts = { rows: 0, invalid: 0, duplicates: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
+const EMPTY_COUNTS: FileCounts = { rows: 0, invalid: 0, duplicates: 0, repeats: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
 
 export async function processFile(ctx: PipelineContext, filePath: string, options: ProcessOptions = {}): Promise<FileRunResult> {
   const started = Date.now();
@@ -100,7 +109,14 @@ async function runFile(
   result: (outcome: FileOutcome, file: FileRecord | undefined, extra?: Partial<FileRunResult>) => FileRunResult,
 ): Promise<FileRunResult> {
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
-    const refusal = await intake(ctx, file, filePath, inspection, options.dryRun === true);
+    const fileId = file.id;
+    const refusal = await oneIntakeAtATime(ctx.db, async () => {
+      // A stop that came while another file was read: this one is read at the next start.
+      if (ctx.stopSignal?.aborted) return STOPPED;
+      const sentBefore = options.resend ? undefined : (options.sentBefore ?? ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW)))(fileId);
+      return intake(ctx, file, filePath, inspection, { dryRun: options.dryRun === true, sentBefore });
+    });
+    if (refusal === STOPPED) return result('stopped', file);
     if (refusal) return result('refused', file, { reason: refusal });
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
@@ -118,6 +134,23 @@ async function runFile(
     return result('finished', file);
   }
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
+}
+
+const STOPPED = Symbol('stopped');
+const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
+
+/**
+ * Intakes of one journal run one after the other. A file's rows are checked against the rows of
+ * the files read before it (sentBefore.ts): two copies of a list read at once would each miss the
+ * other's. Reading is the main thread's work anyway, so two at once were no quicker; the files
+ * already read go on sending meanwhile.
+ */
+const intakeQueues = new WeakMap<Db, Promise<unknown>>();
+async function oneIntakeAtATime<T>(db: Db, read: () => Promise<T>): Promise<T> {
+  const before = intakeQueues.get(db) ?? Promise.resolve();
+  const mine = before.then(read, read);
+  intakeQueues.set(db, mine.catch(() => undefined));
+  return mine;
 }
 
 /** How often the result file's next final pages are written while sending (~2 ms of work at most each time). */
@@ -150,7 +183,13 @@ async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promi
  * Batches that take no more numbers (full, or their group's last row read) are sent while reading
  * goes on, when that is allowed (see mayOverlap).
  */
-async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, inspection: FileInspection, dryRun: boolean): Promise<string | undefined> {
+async function intake(
+  ctx: PipelineContext,
+  file: FileRecord,
+  filePath: string,
+  inspection: FileInspection,
+  { dryRun, sentBefore }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined },
+): Promise<string | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
@@ -167,6 +206,7 @@ async function intake(ctx: PipelineContext, file: FileRecord, filePath: string, 
     fileBytes: inspection.size,
     ...(sending ? { onRelease: sending.released } : {}),
     ...(groupCounts ? { groupCounts } : {}),
+    ...(sentBefore ? { sentBefore } : {}),
   });
   try {
     const markKept = keptRowMarker(kept);
@@ -317,7 +357,7 @@ function refuse(db: Db, fileId: number, size: number, reason: string, sentWhen =
   const told =
     `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
     `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
-    'a copy with any of those rows changed would be a new file and would send to them again, so put fixed rows in a file of their own';
+    'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent';
   recountFile(db, fileId); // what was read is kept, so the counts must add up
   setFileStatus(db, fileId, FILE_STATUS.refused, told);
   return told;
@@ -343,6 +383,18 @@ function refusalMessage(filePath: string, err: unknown): string {
   // The journal's own failures (a full disk under it) are not the file's fault: say which it was.
   const journal = err instanceof RowsLostError || e.name === 'SqliteError';
   return `${filePath}: ${journal ? 'the journal could not record it' : 'cannot read the file'}: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`;
+}
+
+/**
+ * What to tell about a file's rows that other files had sent (the repeat window), or undefined
+ * when there were none: the one event of this kind an operator must not miss.
+ */
+export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined): string | undefined {
+  if (counts.repeats === 0) return undefined;
+  return (
+    `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}, ` +
+    'so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE'
+  );
 }
 
 export function planSummary(db: Db, fileId: number): PlanSummary {

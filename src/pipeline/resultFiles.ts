@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
 import type { Db } from '../journal/open.js';
+import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
 
@@ -324,23 +325,27 @@ function replaceMarkers(text: string, oddRow: (id: number) => string): string {
 function oddRowWriter(db: Db): (id: number) => string {
   const rowById = db
     .prepare(
-      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, r.duplicate_of,
+      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, r.duplicate_of, r.file_id,
               b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
        FROM rows r LEFT JOIN batches b ON b.id = r.batch_id WHERE r.id = ?`,
     )
     .raw(true);
-  const lineOf = db.prepare('SELECT line FROM rows WHERE id = ?').pluck();
+  const earlierRow = db.prepare('SELECT o.line, o.file_id, f.name FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = ?').raw(true);
+  const duplicateMessage = (fileId: number, duplicateOf: number | null): string => {
+    const [line, otherFile, name] = (earlierRow.get(duplicateOf) ?? []) as [number?, number?, string?];
+    return otherFile === fileId ? `duplicate of line ${String(line)}` : `${SENT_BY_ANOTHER_FILE}: line ${String(line)} of ${String(name)} (file ${String(otherFile)})`;
+  };
   return (id) => {
-    const [line, phoneRaw, phone, intake, error, duplicateOf, state, code, msg, sid, created] = rowById.get(id) as ResultTuple;
+    const [line, phoneRaw, phone, intake, error, duplicateOf, fileId, state, code, msg, sid, created] = rowById.get(id) as ResultTuple;
     const cells = [String(line), phoneRaw, phone ?? ''];
     if (intake === 'invalid') cells.push('invalid', '', error ?? '', '', '');
-    else if (intake === 'duplicate') cells.push('duplicate', '', `duplicate of line ${String(lineOf.get(duplicateOf))}`, '', '');
+    else if (intake === 'duplicate') cells.push('duplicate', '', duplicateMessage(fileId, duplicateOf), '', '');
     else cells.push(rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '');
     return csvLine(cells).slice(0, -2);
   };
 }
 
-type ResultTuple = [number, string, string | null, string, string | null, number | null, string | null, string | null, string | null, string | null, string | null];
+type ResultTuple = [number, string, string | null, string, string | null, number | null, number, string | null, string | null, string | null, string | null, string | null];
 
 /** A valid row's status is its batch's outcome; pending until the batch has one (as row_results). */
 function rowStatusOf(batchState: string | null): string {

@@ -58,7 +58,7 @@ export function fileReportCsv(r: FileReport): CsvTable {
   const rows = [
     line('accepted', null, '', r.accepted, 'nothing: the provider accepted these', null),
     line('invalid', null, '', r.invalid, `fix the rows in smsdrop export ${r.id} --status invalid and drop that file into the inbox`, r.invalid_reasons[0]?.reason ?? null),
-    line('duplicate', null, '', r.duplicates, 'nothing: the same number with the same text appears earlier in the file and was sent once', null),
+    line('duplicate', null, '', r.duplicates, 'nothing: the same number with the same text appears earlier in the file, or in another file that sent it (the repeat window), and is sent once', null),
     line('pending', null, '', r.pending, 'not sent yet: the file is still in progress', null),
   ].filter((l) => l[5] !== '0');
   for (const f of r.failures) rows.push(line(f.status, f.status_code, f.class, f.count, f.what_to_do, f.sample_message));

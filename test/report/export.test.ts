@@ -57,8 +57,12 @@ describe('export', () => {
     assert.deepEqual(Object.keys(back[0]!.extras), ['备注', 'line', 'status', 'status_code', 'message']);
     assert.deepEqual(back.map((r) => r.extras.status), TRICKY.map(() => 'accepted'));
 
+    // Dropped back as it is, its rows repeat messages the original sent (the repeat window):
+    // nothing goes. Sent again on purpose (--resend), every row goes with the same text.
     const second = await simulator();
-    assert.equal((await sendCsv(dataDir, second, exported)).outcome, 'finished');
+    const repeated = await sendCsv(dataDir, second, exported);
+    assert.deepEqual([repeated.outcome, repeated.counts.repeats, second.records.length], ['finished', TRICKY.length, 0]);
+    assert.equal((await sendCsv(dataDir, second, exported, {}, { resend: true })).outcome, 'finished');
     const textOf = (records: typeof first.records) => records.flatMap((r) => r.to.map((to) => `${to} ${JSON.stringify(r.datas)}`)).sort();
     assert.deepEqual(textOf(second.records), textOf(first.records), 'the same numbers got the same text');
   });

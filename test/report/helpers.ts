@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import { journalPath, openJournal, type Db } from '../../src/journal/open.js';
-import { type FileRunResult, type PipelineContext, processFile } from '../../src/pipeline/index.js';
+import { type FileRunResult, type PipelineContext, type ProcessOptions, processFile } from '../../src/pipeline/index.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
@@ -72,10 +72,10 @@ export async function sender(dataDir: string, sim: RunningSimulator, flags: Reco
 }
 
 /** Sends one CSV through the whole pipeline; closes the sender's journal and client after. */
-export async function sendCsv(dataDir: string, sim: RunningSimulator, file: string, flags: Record<string, unknown> = {}): Promise<FileRunResult> {
+export async function sendCsv(dataDir: string, sim: RunningSimulator, file: string, flags: Record<string, unknown> = {}, options: ProcessOptions = {}): Promise<FileRunResult> {
   const s = await sender(dataDir, sim, flags);
   try {
-    return await processFile(s.ctx, file);
+    return await processFile(s.ctx, file, options);
   } finally {
     await s.provider.close();
     s.db.close();

@@ -1,0 +1,163 @@
+// Messages other files of the journal already sent to a number, or will send: so that the same
+// rows given again as other bytes do not send the same message to the same number twice. Excel
+// saves an unchanged list with other line endings, quoting or encoding; a list gets rows added and
+// is dropped again; an export is re-imported. Each is a new file (a file is its bytes), and
+// without this each would send its rows again.
+//
+// "The same message" is a group's key: app, template and values. A row of an earlier file counts
+// when its batch may have reached the provider or still will:
+//   - accepted or unknown, by a request started within the repeat window (SMSDROP_REPEAT_WINDOW,
+//     24 h by default: a list meant to be sent again the next day is sent);
+//   - sending (a request in flight, or cut off by a crash: in doubt), whenever it started;
+//   - planned in a file still being sent (status sending): it will go, whenever that file goes on.
+// A failed number was not sent, so a file of failed rows, fixed and dropped again, sends them. A
+// planned batch of a file refused, or cut short during its intake, is not counted: that file's
+// intake throws it away when it is read again, and sends those rows then if nothing else did.
+//
+// Intake asks once per group (loadOrCreateGroup), not per row: the groups of the window are read
+// into a sorted array of key hashes when the writer starts, so a file with no group in common with
+// the window's files pays a binary search per group. The numbers of a group found there are read
+// once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
+import { type Db, sql } from './open.js';
+
+/** The repeat window, as written ("24h", "7d"), or off (0 ms). */
+export interface RepeatWindow {
+  ms: number;
+  text: string;
+}
+
+const DURATION_TEXT = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/;
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+/** Further back, a repeat is a campaign sent again on purpose, and the look-up grows with the window. */
+const LONGEST_WINDOW_MS = 90 * UNIT_MS.d;
+
+/** "24h", "7d", "90m" (s, m, h or d), or "off" / "0": the window, or the reason it is not one. */
+export function parseRepeatWindow(text: string): RepeatWindow | string {
+  const t = text.trim().toLowerCase();
+  if (t === 'off' || t === '0') return { ms: 0, text: 'off' };
+  const m = DURATION_TEXT.exec(t);
+  if (!m) return 'expected a duration such as 24h, 7d or 90m (s, m, h or d), or off';
+  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]);
+  if (ms < UNIT_MS.m) return 'expected at least 1 minute, or off';
+  if (ms > LONGEST_WINDOW_MS) return 'expected at most 90 days';
+  return { ms, text: `${m[1]}${m[2]}` };
+}
+
+/** An earlier file's rows of one message: which row, if any, has a number. */
+export interface SentBefore {
+  /** The id of an earlier row with this number (in another file), or undefined. */
+  rowOf(phone: string): number | undefined;
+}
+
+/** The earlier rows of a group's message, or undefined when no earlier file has it. */
+export type SentBeforeLookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => SentBefore | undefined;
+
+/** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
+const COUNTS = `(b.state = 'sending'
+  OR (b.state = 'planned' AND f.status = 'sending')
+  OR (b.state IN ('accepted', 'unknown') AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= :since)))`;
+
+/**
+ * The look-up for intake of file `fileId` (its own rows never count), or undefined when the window
+ * is off. Reads the journal as it is now: intakes run one at a time (pipeline), so every other
+ * file's rows are in it.
+ */
+export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, now = Date.now()): SentBeforeLookup | undefined {
+  if (window.ms <= 0) return undefined;
+  const since = new Date(now - window.ms).toISOString();
+  const groups = groupsOfWindow(db, fileId, since);
+  if (groups.hashes.length === 0) return undefined;
+  const groupById = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?').raw();
+  return (keyHash, appId, templateId, datasJson) => {
+    const matching: number[] = [];
+    for (let i = firstAtLeast(groups.hashes, keyHash); i < groups.hashes.length && groups.hashes[i] === keyHash; i++) {
+      const id = groups.ids[i]!;
+      const [app, template, datas] = groupById.get(id) as [string, string, string];
+      if (app === appId && template === templateId && datas === datasJson) matching.push(id);
+    }
+    return matching.length > 0 ? numbersOf(db, matching, since) : undefined;
+  };
+}
+
+/** Groups of other files with rows that count, sorted by key hash. */
+function groupsOfWindow(db: Db, fileId: number, since: string): { hashes: Float64Array; ids: Float64Array } {
+  // Two ways in, each by an index: recent attempts (attempts_by_start), and the batches not final
+  // of files not done (few files; batches_by_file). Not a scan of every batch ever made. A superset
+  // of the groups COUNTS finds rows of: numbersOf decides.
+  const rows = sql(
+    db,
+    `SELECT g.key_hash, g.id FROM groups g WHERE g.file_id != :file AND g.id IN (
+       SELECT b.group_id FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
+       WHERE a.started_at >= :since
+       UNION
+       SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
+       WHERE f.status != 'done' AND b.state IN ('planned', 'sending')
+     ) ORDER BY g.key_hash`,
+  )
+    .raw()
+    .iterate({ file: fileId, since }) as Iterable<[number, number]>;
+  const hashes: number[] = [];
+  const ids: number[] = [];
+  for (const [hash, id] of rows) {
+    hashes.push(hash);
+    ids.push(id);
+  }
+  return { hashes: Float64Array.from(hashes), ids: Float64Array.from(ids) };
+}
+
+/** The first index whose value is >= `value` in a sorted array (its length when none is). */
+function firstAtLeast(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The counted rows of these groups, by number. A normalised number (intake/phone.ts) is 11 digits
+ * (mainland) or 00 and at most 15 digits: as a double, exact, the first below 2e10 and the second
+ * (without its 00) put above 2^52, so the two kinds never meet.
+ */
+function numbersOf(db: Db, groupIds: number[], since: string): SentBefore {
+  const rows = sql(
+    db,
+    `SELECT r.phone, r.id FROM batches b JOIN files f ON f.id = b.file_id
+       JOIN rows r INDEXED BY rows_by_batch ON r.batch_id = b.id
+     WHERE b.group_id IN (SELECT value FROM json_each(:groups)) AND r.intake = 'valid' AND ${COUNTS}`,
+  )
+    .raw()
+    .iterate({ groups: JSON.stringify(groupIds), since }) as Iterable<[string, number]>;
+  const keys: number[] = [];
+  const rowIds: number[] = [];
+  for (const [phone, id] of rows) {
+    const key = numberKey(phone);
+    if (key === undefined) continue; // not a number intake writes: no row of this file can have it
+    keys.push(key);
+    rowIds.push(id);
+  }
+  const order = Uint32Array.from(keys, (_, i) => i).sort((a, b) => keys[a]! - keys[b]!);
+  const sortedKeys = Float64Array.from(order, (i) => keys[i]!);
+  const sortedIds = Float64Array.from(order, (i) => rowIds[i]!);
+  return {
+    rowOf(phone) {
+      const key = numberKey(phone);
+      if (key === undefined) return undefined;
+      const at = firstAtLeast(sortedKeys, key);
+      return sortedKeys[at] === key ? sortedIds[at] : undefined;
+    },
+  };
+}
+
+const INTERNATIONAL_BASE = 2 ** 52;
+const MAINLAND = /^1\d{10}$/;
+const INTERNATIONAL = /^00[1-9]\d{5,14}$/;
+
+function numberKey(phone: string): number | undefined {
+  if (MAINLAND.test(phone)) return Number(phone);
+  if (INTERNATIONAL.test(phone)) return INTERNATIONAL_BASE + Number(phone.slice(2));
+  return undefined;
+}
