@@ -117,6 +117,24 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     assert.equal(sim.records().length, before, 'nothing new sent');
   });
 
+  it('sends each message once when a list and its copy saved otherwise are dropped together, and warns of the repeats', async () => {
+    const before = sim.records().length;
+    const list = contactsCsv(40, { from: 600 });
+    fs.writeFileSync(path.join(inbox(), 'list.csv'), list);
+    // What Excel makes of it: CRLF, and the rows after the first ten in another order.
+    const lines = list.trimEnd().split('\n');
+    fs.writeFileSync(path.join(inbox(), 'list (saved).csv'), `${[...lines.slice(0, 11), ...lines.slice(11).reverse()].join('\r\n')}\r\n`);
+    await waitForFiles(done(), ['list.result.csv', 'list (saved).result.csv']);
+    assertEachOnce(sim.records().slice(before), numbersOf(40, 600));
+    const statuses = [...resultRows(path.join(done(), 'list.result.csv')), ...resultRows(path.join(done(), 'list (saved).result.csv'))].map((r) => r.status);
+    assert.deepEqual([statuses.filter((s) => s === 'accepted').length, statuses.filter((s) => s === 'duplicate').length], [40, 40]);
+    // Read one after the other, whichever came first: the other file's rows are all repeats.
+    const warned = readLogLines<{ event?: string; repeats?: number; message: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-repeats');
+    assert.equal(warned.length, 1, daemon.output());
+    assert.equal(warned[0]!.repeats, 40);
+    assert.match(warned[0]!.message, /^list( \(saved\))?\.csv: 40 row\(s\) not sent: another file sent the same message to their number/);
+  });
+
   it('keeps both when the same name is dropped twice', async () => {
     const before = sim.records().length;
     fs.writeFileSync(path.join(inbox(), 'whole.csv'), contactsCsv(3, { from: 300 }));

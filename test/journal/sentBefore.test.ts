@@ -9,7 +9,7 @@ import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { parseRepeatWindow, type RepeatWindow, sentBeforeLookup } from '../../src/journal/sentBefore.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
+import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
 const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId, datas: [value], extras: {} });
@@ -26,7 +26,7 @@ function journal(): Db {
 
 let files = 0;
 /** A file's rows written as intake writes them, each batch of `perBatch` numbers; returns the file's id. */
-function readFile(db: Db, rows: RowToJournal[], options: { window?: RepeatWindow; perBatch?: number; status?: string } = {}): number {
+function readFile(db: Db, rows: RowToJournal[], options: { window?: RepeatWindow; perBatch?: number; status?: FileStatus } = {}): number {
   const file = createFile(db, { sha256: `f${++files}`, name: `f${files}.csv`, path: `/f${files}.csv`, size: 1, encoding: 'utf-8' });
   const sentBefore = sentBeforeLookup(db, file.id, options.window ?? DAY);
   const writer = createRowWriter(db, file.id, { maxPerRequest: options.perBatch ?? 200, ...(sentBefore ? { sentBefore } : {}) });

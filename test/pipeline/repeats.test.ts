@@ -1,0 +1,62 @@
+// A list sent once, then given again as other bytes (what Excel writes when it saves it again,
+// with rows added): the real CLI against the simulator. Only the new rows go; --resend and
+// SMSDROP_REPEAT_WINDOW=off send every row again on purpose.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import iconv from 'iconv-lite';
+import type { RunningSimulator } from '../../src/simulator/index.js';
+import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+
+const SENT = [
+  ['13800000001', '张三', '10:00'],
+  ['13800000002', '李四', '10:00'],
+  ['13800000003', '王五', '11:00'],
+];
+const ADDED = [
+  ['13800000004', '赵六', '11:00'],
+  ['13800000001', '张三', '12:00'], // a number already sent, with another message: sent
+];
+
+/** What a UTF-8 export from a script looks like. */
+const utf8Lf = (rows: string[][]) => `phone,templateId,参数1,参数2\n${rows.map((r) => [r[0], '1', r[1], r[2]].join(',')).join('\n')}\n`;
+/** The same rows as Chinese Excel saves them: GB18030, CRLF, a number written with a space and +86. */
+const excelGb = (rows: string[][]) =>
+  iconv.encode(`phone,templateId,参数1,参数2\r\n${rows.map((r) => [`+86 ${r[0]}`, '1', `"${r[1]}"`, r[2]].join(',')).join('\r\n')}\r\n`, 'gb18030');
+
+describe('a list given again as other bytes', () => {
+  let sim: RunningSimulator;
+  before(async () => (sim = await startSim()));
+  after(() => sim.close());
+
+  const timesSent = (r: string[]) => deliveries(sim).get(messageKey(CREDS.appId, '1', [r[1]!, r[2]!], r[0]!)) ?? 0;
+
+  it('sends only the rows no other file sent; says which file and line sent the others; --resend and off send them again', async () => {
+    const dir = tempDir();
+    const env = envFor(sim, path.join(dir, 'data'));
+    const first = await runCli(['send', writeCsv(dir, 'list.csv', utf8Lf(SENT)), '--json'], env);
+    assert.equal(first.status, 0, first.stderr);
+
+    const resaved = writeCsv(dir, 'list (Excel).csv', excelGb([...SENT, ...ADDED]));
+    const planned = await runCli(['send', resaved, '--dry-run', '--json'], env);
+    assert.deepEqual([planned.json!.duplicates, planned.json!.repeats, (planned.json!.plan as { numbers: number }).numbers], [3, 3, 2], 'the dry run leaves them out too');
+
+    const second = await runCli(['send', resaved], env);
+    assert.equal(second.status, 0, `every row accepted or a duplicate of an accepted row\n${second.stdout}${second.stderr}`);
+    assert.match(second.stdout, /rows 5 {2}invalid 0 {2}duplicates 3 {2}accepted 2 /);
+    assert.match(second.stdout, /^repeats {4}3 row\(s\) not sent: another file sent the same message to their number within the repeat window \(24h\)/m);
+    for (const r of [...SENT, ...ADDED]) assert.equal(timesSent(r), 1, `${r.join(' ')} once`);
+    const result = readFileSync(path.join(dir, 'list (Excel).result.csv'), 'utf8');
+    assert.match(result, /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number is sent by another file: line 3 of list\.csv \(file 1\),,/m);
+    assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,000000,/m);
+
+    const again = await runCli(['send', resaved, '--resend', '--json'], env);
+    assert.deepEqual([again.json!.status, again.json!.accepted, again.json!.repeats], ['done', 5, 0], again.stderr);
+    for (const r of SENT) assert.equal(timesSent(r), 2, `${r.join(' ')} sent again on purpose`);
+
+    const off = await runCli(['send', writeCsv(dir, 'copy.csv', utf8Lf(SENT).replace(/\n/g, '\r\n')), '--json'], { ...env, SMSDROP_REPEAT_WINDOW: 'off' });
+    assert.deepEqual([off.json!.accepted, off.json!.repeats], [3, 0], off.stderr);
+    for (const r of SENT) assert.equal(timesSent(r), 3);
+  });
+});
