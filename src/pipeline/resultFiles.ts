@@ -298,9 +298,17 @@ export function resultPageSql(tails: string): string {
   // cell equal to it is too, and only a raw cell written otherwise (spaces, +86: ~1% of the
   // bench's rows) needs the pattern match (one match of both cells: 1M rows, 590 ms a pass over
   // every page; the comparison first: 375 ms; two matches cost a third more).
-  const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND (r.phone_raw = r.phone OR r.phone_raw NOT GLOB '*[^0-9]*')`;
+  const plainPhones = `(r.phone_raw = r.phone OR r.phone_raw NOT GLOB '*[^0-9]*')`;
+  const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND ${plainPhones}`;
+  // A duplicate's line (a list given again is all duplicates: one look-up each in JS cost 8 s a
+  // million). NULL, so the marker, when the earlier file's name needs quoting or holds the marker.
+  const duplicateLine = `CASE WHEN r.intake = 'duplicate' AND ${plainPhones} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',duplicate,,' || (
+      SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
+        WHEN f.name NOT GLOB '*[,"' || char(1, 10, 13) || ']*'
+        THEN '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
+      FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of) || ',,' END`;
   return `SELECT group_concat(
-            CASE WHEN ${plain} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',' || t.tail ELSE char(1) || r.id END,
+            CASE WHEN ${plain} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',' || t.tail ELSE coalesce(${duplicateLine}, char(1) || r.id) END,
             char(13, 10))
           FROM rows r LEFT JOIN temp.${tails} t ON t.batch_id = r.batch_id
           WHERE r.id BETWEEN ? AND ? AND +r.file_id = ?`;

@@ -8,7 +8,10 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
 import { applyTransition, batchPhones, getBatch } from '../../src/journal/batches.js';
-import { createFile } from '../../src/journal/files.js';
+import { createFile, setFileStatus } from '../../src/journal/files.js';
+import { SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
+import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
+import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/pipeline/resultFiles.js';
@@ -24,7 +27,9 @@ function row(line: number, phoneRaw: string, phone: string | undefined, datas: s
 
 function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): number {
   const file = createFile(db, { sha256: name.padEnd(64, '0'), name, path: `/in/${name}`, size: 1, encoding: 'utf-8' });
-  const writer = createRowWriter(db, file.id, { maxPerRequest });
+  setFileStatus(db, file.id, FILE_STATUS.sending); // its planned rows count for the files after it (repeats)
+  const sentBefore = sentBeforeLookup(db, file.id, { ms: 86_400_000, text: '24h' });
+  const writer = createRowWriter(db, file.id, { maxPerRequest, ...(sentBefore ? { sentBefore } : {}) });
   // Two chunks, the second interleaved with another file's rows: the span then holds foreign ids.
   writer.write(rows.slice(0, 4));
   if (name === 'a') journalFile('other', [row(2, '13900000001', '13900000001', ['x'])]);
@@ -37,15 +42,20 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
 function rowByRow(db: Db, fileId: number): string {
   const rows = db
     .prepare(
-      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
-       FROM rows r LEFT JOIN batches b ON b.id = r.batch_id LEFT JOIN rows d ON d.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id`,
+      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, d.file_id AS dup_file, df.name AS dup_name,
+              b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
+       FROM rows r LEFT JOIN batches b ON b.id = r.batch_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN files df ON df.id = d.file_id
+       WHERE r.file_id = ? ORDER BY r.id`,
     )
     .all(fileId) as Record<string, string | number | null>[];
   const status = (s: unknown) => (s === 'accepted' || s === 'failed' || s === 'unknown' ? s : 'pending');
   const lines = rows.map((r) => {
     const head = [String(r.line), String(r.phone_raw), String(r.phone ?? '')];
     if (r.intake === 'invalid') return csvLine([...head, 'invalid', '', String(r.error), '', '']);
-    if (r.intake === 'duplicate') return csvLine([...head, 'duplicate', '', `duplicate of line ${r.dup_line}`, '', '']);
+    if (r.intake === 'duplicate') {
+      const of = r.dup_file === fileId ? `duplicate of line ${r.dup_line}` : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
+      return csvLine([...head, 'duplicate', '', of, '', '']);
+    }
     return csvLine([...head, status(r.state), String(r.status_code ?? ''), String(r.status_msg ?? ''), String(r.sms_message_sid ?? ''), String(r.date_created ?? '')]);
   });
   return `\uFEFF${csvLine(RESULT_HEADER)}${lines.join('')}`;
@@ -81,6 +91,20 @@ describe('NAME.result.csv', () => {
     }
     const out = await writeResultCsv(db, fileId, dir, 'a');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+  });
+
+  it('is exactly the row-by-row rendering for rows repeating other files, one of them with a name to quote', async () => {
+    journalFile('first.csv', [row(2, '13700000001', '13700000001', ['r'])]);
+    journalFile('second, "final".csv', [row(2, '13700000002', '13700000002', ['r'])]);
+    const fileId = journalFile('again', [
+      row(2, '13700000001', '13700000001', ['r']), // repeats first.csv: written by SQLite
+      row(3, '13700000002', '13700000002', ['r']), // repeats the file whose name needs quotes: csvLine
+      row(4, '+86 13700000001', '13700000001', ['r']), // guarded: csvLine
+      row(5, '13700000003', '13700000003', ['r']),
+    ]);
+    const out = await writeResultCsv(db, fileId, dir, 'again');
+    assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+    assert.match(readFileSync(out, 'utf8'), /^3,13700000002,13700000002,duplicate,,"[^"]+ line 2 of second, ""final"".csv \(file \d+\)",,\r$/m);
   });
 
   it('holds every row when the file spans many pages', async () => {
@@ -181,13 +205,19 @@ describe('NAME.result.csv', () => {
     });
   });
 
-  it('reads rows in id order: rows scanned by rowid range, the status tails looked up', () => {
+  it('reads rows in id order: rows scanned by rowid range, the status tails and a duplicate\'s earlier row looked up', () => {
     db.exec('CREATE TEMP TABLE plan_tails (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)');
     const plan = db.prepare(`EXPLAIN QUERY PLAN ${resultPageSql('plan_tails')}`).all(1, 2, 3) as { detail: string }[];
     db.exec('DROP TABLE temp.plan_tails');
     assert.deepEqual(
       plan.map((p) => p.detail),
-      ['SEARCH r USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)', 'SEARCH t USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN'],
+      [
+        'SEARCH r USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)',
+        'SEARCH t USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN',
+        'CORRELATED SCALAR SUBQUERY 1',
+        'SEARCH o USING INTEGER PRIMARY KEY (rowid=?)',
+        'SEARCH f USING INTEGER PRIMARY KEY (rowid=?)',
+      ],
     );
   });
 });
