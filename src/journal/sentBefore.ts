@@ -9,10 +9,14 @@
 //   - accepted or unknown, by a request started within the repeat window (SMSDROP_REPEAT_WINDOW,
 //     24 h by default: a list meant to be sent again the next day is sent);
 //   - sending (a request in flight, or cut off by a crash: in doubt), whenever it started;
-//   - planned in a file still being sent (status sending): it will go, whenever that file goes on.
-// A failed number was not sent, so a file of failed rows, fixed and dropped again, sends them. A
-// planned batch of a file refused, or cut short during its intake, is not counted: that file's
-// intake throws it away when it is read again, and sends those rows then if nothing else did.
+//   - planned in a file still being sent (status sending): it will go, whenever that file goes on;
+//   - planned with an attempt behind it, or split from one, in any file: the file's intake keeps
+//     such a batch when it is read again (restartIntake), and sends it under its own reqId.
+// The row is then left to that file, and that file's report has its outcome: should it end
+// failed there, `smsdrop retry` of that file sends it. A failed number was not sent, so a file of
+// failed rows, fixed and dropped again, sends them. The other planned batches of a file refused,
+// or cut short during its intake, are not counted: that file's intake throws them away when it is
+// read again, and sends those rows then if nothing else did.
 //
 // Intake asks once per group (loadOrCreateGroup), not per row: the groups of the window are read
 // into a sorted array of key hashes when the writer starts, so a file with no group in common with
@@ -45,6 +49,8 @@ export function parseRepeatWindow(text: string): RepeatWindow | string {
 
 /** An earlier file's rows of one message: which row, if any, has a number. */
 export interface SentBefore {
+  /** How many numbers. */
+  size: number;
   /** The id of an earlier row with this number (in another file), or undefined. */
   rowOf(phone: string): number | undefined;
 }
@@ -54,7 +60,7 @@ export type SentBeforeLookup = (keyHash: number, appId: string, templateId: stri
 
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
 const COUNTS = `(b.state = 'sending'
-  OR (b.state = 'planned' AND f.status = 'sending')
+  OR (b.state = 'planned' AND (f.status = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))
   OR (b.state IN ('accepted', 'unknown') AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= :since)))`;
 
 /**
@@ -68,6 +74,9 @@ export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, n
   const groups = groupsOfWindow(db, fileId, since);
   if (groups.hashes.length === 0) return undefined;
   const groupById = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?').raw();
+  // A group the writer drops from its cache and loads again asks again: the large answers are
+  // kept, so a busy group is not read and sorted anew (the small ones cost a look-up).
+  const large = new Map<string, SentBefore>();
   return (keyHash, appId, templateId, datasJson) => {
     const matching: number[] = [];
     for (let i = firstAtLeast(groups.hashes, keyHash); i < groups.hashes.length && groups.hashes[i] === keyHash; i++) {
@@ -75,7 +84,13 @@ export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, n
       const [app, template, datas] = groupById.get(id) as [string, string, string];
       if (app === appId && template === templateId && datas === datasJson) matching.push(id);
     }
-    return matching.length > 0 ? numbersOf(db, matching, since) : undefined;
+    if (matching.length === 0) return undefined;
+    const key = matching.join(',');
+    const known = large.get(key);
+    if (known) return known;
+    const found = numbersOf(db, matching, since);
+    if (found.size > FEW) large.set(key, found);
+    return found;
   };
 }
 
@@ -148,6 +163,7 @@ function numbersOf(db: Db, groupIds: number[], since: string): SentBefore {
   }
   if (count <= FEW) return fewNumbers(Array.from(keys), Array.from(rowIds));
   return {
+    size: count,
     rowOf(phone) {
       const key = numberKey(phone);
       if (key === undefined) return undefined;
@@ -166,6 +182,7 @@ const FEW = 16;
 
 function fewNumbers(keys: number[], rowIds: number[]): SentBefore {
   return {
+    size: keys.length,
     rowOf(phone) {
       const key = numberKey(phone);
       const at = key === undefined ? -1 : keys.indexOf(key);

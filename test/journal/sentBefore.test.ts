@@ -102,6 +102,15 @@ describe('repeats of other files (sentBefore)', () => {
     settle(db, refused, '13700000001', 'sending', 48);
     const again = readFile(db, [row(2, '13700000001'), row(3, '13700000002')]);
     assert.deepEqual(rowsOf(db, again).map((r) => r.replace(/ of .*/, '')), ['13700000001 duplicate', '13700000002 duplicate'], 'the second from the file before, being sent');
+
+    // A planned batch with an attempt behind it (answered "try again", say), or split from one, is
+    // kept when its file is read again, and sent then under its own reqId: it counts.
+    const kept = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')], { status: FILE_STATUS.intake, perBatch: 1 });
+    const [tried, split] = db.prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id').pluck().all(kept) as number[];
+    db.prepare("INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')").run(tried);
+    db.prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
+    const after = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')]);
+    assert.deepEqual(rowsOf(db, after), [`13700000003 duplicate of ${kept}:2`, `13700000004 duplicate of ${kept}:3`]);
     assert.ok(cutShort);
   });
 
