@@ -109,14 +109,16 @@ async function runFile(
   result: (outcome: FileOutcome, file: FileRecord | undefined, extra?: Partial<FileRunResult>) => FileRunResult,
 ): Promise<FileRunResult> {
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
-    const fileId = file.id;
-    const refusal = await oneIntakeAtATime(ctx.db, async () => {
+    const turnOver = await intakeTurn(ctx.db);
+    let refusal: string | undefined;
+    try {
       // A stop that came while another file was read: this one is read at the next start.
-      if (ctx.stopSignal?.aborted) return STOPPED;
-      const sentBefore = options.resend ? undefined : (options.sentBefore ?? ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW)))(fileId);
-      return intake(ctx, file, filePath, inspection, { dryRun: options.dryRun === true, sentBefore });
-    });
-    if (refusal === STOPPED) return result('stopped', file);
+      if (ctx.stopSignal?.aborted) return result('stopped', file);
+      const sentBefore = options.resend ? undefined : (options.sentBefore ?? ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW)))(file.id);
+      refusal = await intake(ctx, file, filePath, inspection, { dryRun: options.dryRun === true, sentBefore, turnOver });
+    } finally {
+      turnOver();
+    }
     if (refusal) return result('refused', file, { reason: refusal });
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
@@ -136,21 +138,24 @@ async function runFile(
   return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
 }
 
-const STOPPED = Symbol('stopped');
 const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
 
 /**
  * Intakes of one journal run one after the other. A file's rows are checked against the rows of
  * the files read before it (sentBefore.ts): two copies of a list read at once would each miss the
  * other's. Reading is the main thread's work anyway, so two at once were no quicker; the files
- * already read go on sending meanwhile.
+ * already read go on sending meanwhile. Resolves, once the intakes before have ended theirs, to
+ * the function that ends this one's turn (called once its rows are all in the journal; calling
+ * it again does nothing).
  */
-const intakeQueues = new WeakMap<Db, Promise<unknown>>();
-async function oneIntakeAtATime<T>(db: Db, read: () => Promise<T>): Promise<T> {
-  const before = intakeQueues.get(db) ?? Promise.resolve();
-  const mine = before.then(read, read);
-  intakeQueues.set(db, mine.catch(() => undefined));
-  return mine;
+const lastTurns = new WeakMap<Db, Promise<void>>();
+async function intakeTurn(db: Db): Promise<() => void> {
+  const before = lastTurns.get(db) ?? Promise.resolve();
+  let turnOver!: () => void;
+  const mine = new Promise<void>((resolve) => (turnOver = resolve));
+  lastTurns.set(db, before.then(() => mine));
+  await before;
+  return turnOver;
 }
 
 /** How often the result file's next final pages are written while sending (~2 ms of work at most each time). */
@@ -188,7 +193,7 @@ async function intake(
   file: FileRecord,
   filePath: string,
   inspection: FileInspection,
-  { dryRun, sentBefore }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined },
+  { dryRun, sentBefore, turnOver }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined; turnOver: () => void },
 ): Promise<string | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
@@ -228,13 +233,19 @@ async function intake(
       // The journal itself failed (a full disk?): the refusal below says what matters.
     }
     commitBulk(ctx.db);
+    // The next file may be read meanwhile: the requests still in flight can wait long for a slot
+    // (other files' requests hold them through a sending window), and none of them starts now.
+    turnOver();
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
     return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
   readingOver.abort();
   await groupCounts?.stop();
-  await sending?.done;
+  // Every row is in the journal and every batch planned: status sending, so that the next file's
+  // intake counts this one's planned rows (sentBefore.ts), and its turn can start (as above).
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
+  turnOver();
+  await sending?.done;
   return undefined;
 }
 

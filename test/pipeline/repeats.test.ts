@@ -5,8 +5,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import iconv from 'iconv-lite';
+import pLimit from 'p-limit';
+import { processFile } from '../../src/pipeline/index.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
+import { cleanUp, sender, simulator } from '../report/helpers.js';
 import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
 
 const SENT = [
@@ -28,7 +32,10 @@ const excelGb = (rows: string[][]) =>
 describe('a list given again as other bytes', () => {
   let sim: RunningSimulator;
   before(async () => (sim = await startSim()));
-  after(() => sim.close());
+  after(async () => {
+    await sim.close();
+    await cleanUp(); // what the in-process sender opened
+  });
 
   const timesSent = (r: string[]) => deliveries(sim).get(messageKey(CREDS.appId, '1', [r[1]!, r[2]!], r[0]!)) ?? 0;
 
@@ -58,5 +65,29 @@ describe('a list given again as other bytes', () => {
     const off = await runCli(['send', writeCsv(dir, 'copy.csv', utf8Lf(SENT).replace(/\n/g, '\r\n')), '--json'], { ...env, SMSDROP_REPEAT_WINDOW: 'off' });
     assert.deepEqual([off.json!.accepted, off.json!.repeats], [3, 0], off.stderr);
     for (const r of SENT) assert.equal(timesSent(r), 3);
+  });
+
+  it('reads the next file while the requests of the one before wait for a slot (intakes take turns, sending does not)', async () => {
+    const dir = tempDir();
+    const s = await sender(path.join(dir, 'data'), await simulator(), { maxPerRequest: 2 });
+    // The only slot, held as another file's request holds it through a closed sending window.
+    const limit = pLimit(1);
+    let freeSlot!: () => void;
+    void limit(() => new Promise<void>((resolve) => (freeSlot = resolve)));
+    const ctx = { ...s.ctx, limit };
+    const csv = (from: number, rows: number) => `phone,templateId,data1,data2\n${Array.from({ length: rows }, (_, i) => `${13_800_000_000 + from + i},1,a,b`).join('\n')}\n`;
+    // Large enough to be read in several chunks: its full batches are released, and wait for the
+    // slot, while it is read.
+    const first = processFile(ctx, writeCsv(dir, 'first.csv', csv(10_000, 6_000)));
+    const second = processFile(ctx, writeCsv(dir, 'second.csv', csv(20_000, 6)));
+    const statusOf = (name: string) => s.db.prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
+    try {
+      for (let waited = 0; statusOf('second.csv') !== 'sending' && waited < 10_000; waited += 20) await sleep(20);
+      assert.deepEqual([statusOf('first.csv'), statusOf('second.csv')], ['sending', 'sending'], 'both read while no request could start');
+    } finally {
+      freeSlot();
+    }
+    const results = await Promise.all([first, second]);
+    assert.deepEqual(results.map((r) => [r.outcome, r.counts.accepted]), [['finished', 6_000], ['finished', 6]]);
   });
 });
