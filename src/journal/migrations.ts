@@ -26,8 +26,14 @@
 //   v_failures     failed and unknown numbers per file, status and code: how many, a sample message.
 //   daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop status`.
 
-/** How a row repeating another file's row is described (the view below, and the result file). */
-export const SENT_BY_ANOTHER_FILE = 'the same message to this number is sent by another file';
+/**
+ * How a row repeating another file's row is described (the view below, and the result file),
+ * followed by ": line N of NAME (file ID)". That row's outcome is in the other file's report.
+ * No comma: SQLite writes it into the result file unquoted (resultPageSql).
+ */
+export const SENT_BY_ANOTHER_FILE = 'the same message to this number goes with another file (its report has the outcome)';
+/** The same, when that row is gone: its file was read again (a file cut short, then continued by its complete copy). */
+export const SENT_BY_A_FILE_READ_AGAIN = 'the same message to this number goes with another file read again since (its report has the outcome)';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
@@ -264,10 +270,10 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
         CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
         CASE r.intake
           WHEN 'invalid' THEN r.error
-          WHEN 'duplicate' THEN (
+          WHEN 'duplicate' THEN coalesce((
             SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
               ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
-            FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of)
+            FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), '${SENT_BY_A_FILE_READ_AGAIN}')
           ELSE b.status_msg
         END AS status_msg,
         b.sms_message_sid, b.date_created, b.updated_at

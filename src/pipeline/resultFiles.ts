@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
 import type { Db } from '../journal/open.js';
-import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
 
@@ -301,7 +301,8 @@ export function resultPageSql(tails: string): string {
   const plainPhones = `(r.phone_raw = r.phone OR r.phone_raw NOT GLOB '*[^0-9]*')`;
   const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND ${plainPhones}`;
   // A duplicate's line (a list given again is all duplicates: one look-up each in JS cost 8 s a
-  // million). NULL, so the marker, when the earlier file's name needs quoting or holds the marker.
+  // million). NULL, so the marker, when the earlier file's name needs quoting or holds the marker,
+  // or the earlier row is gone. The messages themselves need no quoting (migrations.ts).
   const duplicateLine = `CASE WHEN r.intake = 'duplicate' AND ${plainPhones} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',duplicate,,' || (
       SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
         WHEN f.name NOT GLOB '*[,"' || char(1, 10, 13) || ']*'
@@ -340,8 +341,10 @@ function oddRowWriter(db: Db): (id: number) => string {
     .raw(true);
   const earlierRow = db.prepare('SELECT o.line, o.file_id, f.name FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = ?').raw(true);
   const duplicateMessage = (fileId: number, duplicateOf: number | null): string => {
-    const [line, otherFile, name] = (earlierRow.get(duplicateOf) ?? []) as [number?, number?, string?];
-    return otherFile === fileId ? `duplicate of line ${String(line)}` : `${SENT_BY_ANOTHER_FILE}: line ${String(line)} of ${String(name)} (file ${String(otherFile)})`;
+    const earlier = earlierRow.get(duplicateOf) as [number, number, string] | undefined;
+    if (!earlier) return SENT_BY_A_FILE_READ_AGAIN; // as row_results says (migration 7)
+    const [line, otherFile, name] = earlier;
+    return otherFile === fileId ? `duplicate of line ${line}` : `${SENT_BY_ANOTHER_FILE}: line ${line} of ${name} (file ${otherFile})`;
   };
   return (id) => {
     const [line, phoneRaw, phone, intake, error, duplicateOf, fileId, state, code, msg, sid, created] = rowById.get(id) as ResultTuple;

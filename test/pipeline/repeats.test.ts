@@ -55,7 +55,7 @@ describe('a list given again as other bytes', () => {
     assert.match(second.stdout, /^repeats {4}3 row\(s\) not sent: another file sent the same message to their number within the repeat window \(24h\)/m);
     for (const r of [...SENT, ...ADDED]) assert.equal(timesSent(r), 1, `${r.join(' ')} once`);
     const result = readFileSync(path.join(dir, 'list (Excel).result.csv'), 'utf8');
-    assert.match(result, /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number is sent by another file: line 3 of list\.csv \(file 1\),,/m);
+    assert.match(result, /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number goes with another file \(its report has the outcome\): line 3 of list\.csv \(file 1\),,/m);
     assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,000000,/m);
 
     const again = await runCli(['send', resaved, '--resend', '--json'], env);

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
 import { applyTransition, batchPhones, getBatch } from '../../src/journal/batches.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
@@ -53,7 +53,10 @@ function rowByRow(db: Db, fileId: number): string {
     const head = [String(r.line), String(r.phone_raw), String(r.phone ?? '')];
     if (r.intake === 'invalid') return csvLine([...head, 'invalid', '', String(r.error), '', '']);
     if (r.intake === 'duplicate') {
-      const of = r.dup_file === fileId ? `duplicate of line ${r.dup_line}` : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
+      const of =
+        r.dup_file === null ? SENT_BY_A_FILE_READ_AGAIN
+        : r.dup_file === fileId ? `duplicate of line ${r.dup_line}`
+        : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
       return csvLine([...head, 'duplicate', '', of, '', '']);
     }
     return csvLine([...head, status(r.state), String(r.status_code ?? ''), String(r.status_msg ?? ''), String(r.sms_message_sid ?? ''), String(r.date_created ?? '')]);
@@ -96,14 +99,19 @@ describe('NAME.result.csv', () => {
   it('is exactly the row-by-row rendering for rows repeating other files, one of them with a name to quote', async () => {
     journalFile('first.csv', [row(2, '13700000001', '13700000001', ['r'])]);
     journalFile('second, "final".csv', [row(2, '13700000002', '13700000002', ['r'])]);
+    const readAgain = journalFile('read again.csv', [row(2, '13700000004', '13700000004', ['r'])]);
     const fileId = journalFile('again', [
       row(2, '13700000001', '13700000001', ['r']), // repeats first.csv: written by SQLite
       row(3, '13700000002', '13700000002', ['r']), // repeats the file whose name needs quotes: csvLine
       row(4, '+86 13700000001', '13700000001', ['r']), // guarded: csvLine
       row(5, '13700000003', '13700000003', ['r']),
+      row(6, '13700000004', '13700000004', ['r']), // its earlier row is gone below: csvLine
     ]);
+    // That file was cut short, then read again: its intake rewrote the rows no request had carried.
+    db.prepare('DELETE FROM rows WHERE file_id = ?').run(readAgain);
     const out = await writeResultCsv(db, fileId, dir, 'again');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+    assert.equal(db.prepare('SELECT status_msg FROM row_results WHERE file_id = ? AND line = 6').pluck().get(fileId), SENT_BY_A_FILE_READ_AGAIN);
     assert.match(readFileSync(out, 'utf8'), /^3,13700000002,13700000002,duplicate,,"[^"]+ line 2 of second, ""final"".csv \(file \d+\)",,\r$/m);
   });
 
