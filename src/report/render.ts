@@ -36,6 +36,7 @@ export function fileReportTable(r: FileReport): string {
     `sha256    ${r.sha256}`,
     `rows ${r.rows}  accepted ${r.accepted}  failed ${r.failed}  unknown ${r.unknown}  invalid ${r.invalid}  duplicates ${r.duplicates}  pending ${r.pending}`,
   ];
+  if (r.repeats > 0) out.push(`of the duplicates, ${r.repeats} go with other files that sent their number the same message (smsdrop export ${r.id} --status duplicate names the file and line of each)`);
   if (r.failures.length > 0) {
     out.push('', 'Failures by status code:');
     out.push(renderTable(['status', 'code', 'class', 'rows', 'what to do', 'sample message'], r.failures.map((f) => [f.status, f.status_code ?? '-', f.class, f.count, f.what_to_do, f.sample_message])));

@@ -41,6 +41,8 @@ export interface Timing {
 }
 
 export interface FileReport extends FileLine {
+  /** Of the duplicates, the rows whose message another file sends their number (the repeat window). */
+  repeats: number;
   failures: FailureLine[];
   invalid_reasons: Array<{ reason: string; count: number }>;
   timing: Timing;
@@ -52,7 +54,8 @@ export function listFiles(db: Db): FileLine[] {
 
 export function fileReport(db: Db, fileId: number): FileReport {
   const line = sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
-  return { ...line, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
+  const repeats = sql(db, 'SELECT repeats FROM files WHERE id = ?').pluck().get(fileId) as number;
+  return { ...line, repeats, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
 }
 
 function failuresOf(db: Db, fileId: number): FailureLine[] {

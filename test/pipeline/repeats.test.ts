@@ -57,6 +57,8 @@ describe('a list given again as other bytes', () => {
     const result = readFileSync(path.join(dir, 'list (Excel).result.csv'), 'utf8');
     assert.match(result, /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number goes with another file \(its report has the outcome\): line 3 of list\.csv \(file 1\),,/m);
     assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,000000,/m);
+    const report = await runCli(['report', 'list (Excel).csv'], env);
+    assert.match(report.stdout, /^of the duplicates, 3 go with other files that sent their number the same message \(smsdrop export 2 --status duplicate/m, report.stderr);
 
     const again = await runCli(['send', resaved, '--resend', '--json'], env);
     assert.deepEqual([again.json!.status, again.json!.accepted, again.json!.repeats], ['done', 5, 0], again.stderr);

@@ -95,7 +95,7 @@ describe('report', () => {
     assert.match(one.stdout, /requests 3 {2}first send \d{4}-/);
 
     const oneJson = JSON.parse(oneJsonRun.stdout) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(oneJson), [...FILE_COLUMNS, 'failures', 'invalid_reasons', 'timing']);
+    assert.deepEqual(Object.keys(oneJson), [...FILE_COLUMNS, 'repeats', 'failures', 'invalid_reasons', 'timing']);
   });
 
   it('CLI: bad arguments exit 2 with a clear message', async () => {
