@@ -233,16 +233,19 @@ async function intake(
       // The journal itself failed (a full disk?): the refusal below says what matters.
     }
     commitBulk(ctx.db);
-    // The next file may be read meanwhile: the requests still in flight can wait long for a slot
-    // (other files' requests hold them through a sending window), and none of them starts now.
-    turnOver();
+    // The turn is kept until the requests in flight are settled and the refusal recorded: the next
+    // file would otherwise leave to this one a number whose request then fails, and a refused
+    // file's failed rows cannot be retried (it is given again instead). Refusals are rare; the
+    // wait for a slot this may cost the next file is bounded by the requests already in flight.
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
     return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
   readingOver.abort();
   await groupCounts?.stop();
   // Every row is in the journal and every batch planned: status sending, so that the next file's
-  // intake counts this one's planned rows (sentBefore.ts), and its turn can start (as above).
+  // intake counts this one's planned rows (sentBefore.ts), and its turn can start. The requests in
+  // flight can wait long for a slot (other files' requests hold them through a sending window);
+  // one of them that fails leaves a failed row here, which `smsdrop retry` of this file sends.
   setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
   turnOver();
   await sending?.done;
