@@ -235,8 +235,9 @@ async function intake(
     commitBulk(ctx.db);
     // The turn is kept until the requests in flight are settled and the refusal recorded: the next
     // file would otherwise leave to this one a number whose request then fails, and a refused
-    // file's failed rows cannot be retried (it is given again instead). Refusals are rare; the
-    // wait for a slot this may cost the next file is bounded by the requests already in flight.
+    // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
+    // next file then waits with this one's queued requests for a slot (through another file's
+    // sending window, at worst).
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
     return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
   }
