@@ -151,7 +151,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
     const writeBatch = db.transaction((batch: JournalRow[]) => {
       for (const row of batch) {
         if (row.newGroup) insertGroup.run(row.group, fileId, 'bench', ...row.newGroup);
-        if (!row.repeat) rowsOut.add([fileId, row.line, row.raw, row.phone, row.group, 'valid', null, null, row.batch]);
+        if (!row.repeat) rowsOut.add([fileId, row.line, row.raw, row.phone, row.group, 'valid', null, null, row.batch, null]);
       }
       rowsOut.flush();
     });

@@ -17,8 +17,8 @@ export type RowValues = [
   error: string | null,
   extras: string | null,
   batchId: number | null,
-  /** A repeat's earlier row: in this file (settled doubts are marked later), or another file's (sentBefore.ts). */
-  duplicateOf?: number | null,
+  /** A repeat of another file's row: that row (sentBefore.ts). Repeats within the file are marked when doubts are settled. */
+  duplicateOf: number | null,
 ];
 
 const COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of';
@@ -80,7 +80,7 @@ export function createRowInserter(db: Db): RowInserter {
     add(row, onId) {
       if (onId) waiting.push({ at: queued, onId });
       const base = queued * COLUMN_COUNT;
-      for (let i = 0; i < COLUMN_COUNT; i++) values[base + i] = row[i] ?? null;
+      for (let i = 0; i < COLUMN_COUNT; i++) values[base + i] = row[i];
       if (++queued === ROWS_PER_STATEMENT) writeAll();
     },
     flush() {

@@ -261,7 +261,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
     if (!state.fresh && seen.mayHave(state.groupId, phone)) {
       const doubt: Doubt = { rowId: 0, groupId: state.groupId, phone, appId, templateId, datas: row.datas };
-      rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null], (rowId) => {
+      rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null, null], (rowId) => {
         doubt.rowId = rowId;
         doubts.push(doubt);
       });
@@ -270,7 +270,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     }
     seen.add(state.groupId, phone);
     state.fresh = false;
-    rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now)]);
+    rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now), null]);
     addToBatch(state, phone);
   }
 
@@ -361,7 +361,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       const error = row.error ?? (!row.phone || !state ? 'row has no phone number, appId or templateId' : suppressedWhy?.(row.phone));
       if (error !== undefined || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
-        rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null]);
+        rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null, null]);
         counts.invalid++;
       } else {
         placeValidRow(row, state, row.appId!, row.templateId!, extras, now);

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { createRowInserter, ROWS_PER_STATEMENT, type RowValues } from '../../src/journal/rowInserter.js';
 import { journalWithOneGroup } from './fixture.js';
 
-const valid = (line: number): RowValues => [1, line, `138 0000 ${line}`, `1380000${line}`, 1, 'valid', null, null, null];
+const valid = (line: number): RowValues => [1, line, `138 0000 ${line}`, `1380000${line}`, 1, 'valid', null, null, null, null];
 
 describe('rows written many to a statement', () => {
   it('writes every row once, in order, and tells each asker its own id, in full statements and the rest', () => {
