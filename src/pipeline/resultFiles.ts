@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
 import type { Db } from '../journal/open.js';
-import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
+import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
 
@@ -301,7 +301,8 @@ export function resultPageSql(tails: string): string {
   const plainPhones = `(r.phone_raw = r.phone OR r.phone_raw NOT GLOB '*[^0-9]*')`;
   const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND ${plainPhones}`;
   // A duplicate's line (a list given again is all duplicates: one look-up each in JS cost 8 s a
-  // million). NULL, so the marker, when the earlier file's name needs quoting or holds the marker,
+  // million), its message as row_results words it (migration 7), here without the view's batch
+  // look-up. NULL, so the marker, when the earlier file's name needs quoting or holds the marker,
   // or the earlier row is gone. The messages themselves need no quoting (migrations.ts).
   const duplicateLine = `CASE WHEN r.intake = 'duplicate' AND ${plainPhones} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',duplicate,,' || (
       SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
@@ -333,30 +334,15 @@ function replaceMarkers(text: string, oddRow: (id: number) => string): string {
 /** The result line (without CRLF) of a row SQLite did not write: invalid, duplicate, or with cells to quote or guard. */
 function oddRowWriter(db: Db): (id: number) => string {
   const rowById = db
-    .prepare(
-      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, r.duplicate_of, r.file_id,
-              b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
-       FROM rows r LEFT JOIN batches b ON b.id = r.batch_id WHERE r.id = ?`,
-    )
+    .prepare('SELECT line, phone_raw, phone, status, status_code, status_msg, sms_message_sid, date_created FROM row_results WHERE id = ?')
     .raw(true);
-  const earlierRow = db.prepare('SELECT o.line, o.file_id, f.name FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = ?').raw(true);
-  const duplicateMessage = (fileId: number, duplicateOf: number | null): string => {
-    const earlier = earlierRow.get(duplicateOf) as [number, number, string] | undefined;
-    if (!earlier) return SENT_BY_A_FILE_READ_AGAIN; // as row_results says (migration 7)
-    const [line, otherFile, name] = earlier;
-    return otherFile === fileId ? `duplicate of line ${line}` : `${SENT_BY_ANOTHER_FILE}: line ${line} of ${name} (file ${otherFile})`;
-  };
   return (id) => {
-    const [line, phoneRaw, phone, intake, error, duplicateOf, fileId, state, code, msg, sid, created] = rowById.get(id) as ResultTuple;
-    const cells = [String(line), phoneRaw, phone ?? ''];
-    if (intake === 'invalid') cells.push('invalid', '', error ?? '', '', '');
-    else if (intake === 'duplicate') cells.push('duplicate', '', duplicateMessage(fileId, duplicateOf), '', '');
-    else cells.push(rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '');
-    return csvLine(cells).slice(0, -2);
+    const [line, phoneRaw, phone, status, code, msg, sid, created] = rowById.get(id) as ResultTuple;
+    return csvLine([String(line), phoneRaw, phone ?? '', status, code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(0, -2);
   };
 }
 
-type ResultTuple = [number, string, string | null, string, string | null, number | null, number, string | null, string | null, string | null, string | null, string | null];
+type ResultTuple = [number, string, string | null, string, string | null, string | null, string | null, string | null];
 
 /** A valid row's status is its batch's outcome; pending until the batch has one (as row_results). */
 function rowStatusOf(batchState: string | null): string {
