@@ -127,7 +127,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     // The rows other files sent are the real journal's (the repeat window): a real run would not send them.
     const sentBefore = () => (real && config.repeatWindow ? sentBeforeLookup(real, NO_FILE, config.repeatWindow) : undefined);
     const result = await processFile(context, file, { dryRun: true, sentBefore });
-    if (result.sha256) noteIfAlreadySent(config, result.sha256, log);
+    if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
     const invalidRows = db
       .prepare("SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?")
@@ -140,22 +140,9 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
   }
 }
 
-function noteIfAlreadySent(config: Config, sha256: string, log: Logger): void {
-  withRealJournal(config, (db) => {
-    const earlier = findLatestFile(db, sha256);
-    if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
-  });
-}
-
-/** Reads the data directory's journal, if there is one (upgraded first, like the reports do). */
-function withRealJournal(config: Config, read: (db: Db) => void): void {
-  const db = openForReading(config.dataDir);
-  if (!db) return;
-  try {
-    read(db);
-  } finally {
-    db.close();
-  }
+function noteIfAlreadySent(real: Db, sha256: string, log: Logger): void {
+  const earlier = findLatestFile(real, sha256);
+  if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
 }
 
 const STATUS_OF: Record<FileRunResult['outcome'], string> = {
