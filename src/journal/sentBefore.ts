@@ -22,6 +22,7 @@
 // into a sorted array of key hashes when the writer starts, so a file with no group in common with
 // the window's files pays a binary search per group. The numbers of a group found there are read
 // once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
+import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
 import { type Db, sql } from './open.js';
 
 /** The repeat window, as written ("24h", "7d"), or off (0 ms). */
@@ -31,7 +32,6 @@ export interface RepeatWindow {
 }
 
 const DURATION_TEXT = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/;
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** Further back, a repeat is a campaign sent again on purpose, and the look-up grows with the window. */
 const LONGEST_WINDOW_MS = 90 * UNIT_MS.d;
 
@@ -41,7 +41,7 @@ export function parseRepeatWindow(text: string): RepeatWindow | string {
   if (t === 'off' || t === '0') return { ms: 0, text: 'off' };
   const m = DURATION_TEXT.exec(t);
   if (!m) return 'expected a duration such as 24h, 7d or 90m (s, m, h or d), or off';
-  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS]);
+  const ms = durationMs(m[1]!, m[2] as DurationUnit);
   if (ms < UNIT_MS.m) return 'expected at least 1 minute, or off';
   if (ms > LONGEST_WINDOW_MS) return 'expected at most 90 days';
   return { ms, text: `${m[1]}${m[2]}` };

@@ -1,4 +1,13 @@
-// Durations as people read them, in logs and reports.
+// Durations as people read them, in logs and reports, and as they write them in settings.
+
+/** Milliseconds per unit of a duration written in a setting ("10m", "24h", "10000/1h"). */
+export const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+export type DurationUnit = keyof typeof UNIT_MS;
+
+/** `amount` of `unit` (as written: "1.5", "h") in whole milliseconds. */
+export function durationMs(amount: string, unit: DurationUnit): number {
+  return Math.round(Number(amount) * UNIT_MS[unit]);
+}
 
 /** Seconds as "2 h 5 min", "3 min 20 s" or "12 s". */
 export function formatDuration(seconds: number): string {

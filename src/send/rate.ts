@@ -8,6 +8,7 @@
 //                      window's last span count too, so a restart does not start a fresh window.
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
+import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
 import { sleepUnlessStopped } from './sleep.js';
 
 /** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
@@ -18,7 +19,6 @@ export interface MessageWindow {
 }
 
 const WINDOW_TEXT = /^(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*(s|m|h|d)$/;
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 /** A window longer than a week is a quota, not a rate: not what this limit is for. */
 const LONGEST_WINDOW_MS = 7 * UNIT_MS.d;
 
@@ -27,7 +27,7 @@ export function parseMessageWindow(text: string): MessageWindow | string {
   const m = WINDOW_TEXT.exec(text.trim().toLowerCase());
   if (!m) return 'expected N/DURATION, numbers per span of time, such as 10000/1h or 500/10m (s, m, h or d)';
   const messages = Number(m[1]);
-  const ms = Math.round(Number(m[2] ?? '1') * UNIT_MS[m[3] as keyof typeof UNIT_MS]);
+  const ms = durationMs(m[2] ?? '1', m[3] as DurationUnit);
   if (!Number.isSafeInteger(messages) || messages < 1) return 'expected at least 1 number per window';
   if (ms < UNIT_MS.s) return 'expected a window of at least 1 s';
   if (ms > LONGEST_WINDOW_MS) return 'expected a window of at most 7 days';
