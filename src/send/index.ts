@@ -4,6 +4,8 @@ import type { LimitFunction } from 'p-limit';
 import type { Config } from '../config/index.js';
 import {
   applyTransition,
+  attemptHistory,
+  type BatchRecord,
   type BatchToSend,
   dueBatches,
   dueFirst,
@@ -133,9 +135,10 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   const batchId = batch.id;
   const journal = writeQueueFor(ctx.db);
   const now = ctx.now ?? Date.now;
-  if (batch.maybe_sent && ctx.config.reqId && batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), new Date(now()), ctx.config.timezone)) {
+  const notResent = batch.maybe_sent ? whyNotResent(ctx, batch, new Date(now())) : undefined;
+  if (notResent) {
     ticket.giveBack();
-    const statusMsg = `in doubt since ${batch.first_doubt_at}; the provider remembers a reqId for one day only, so resending now could send twice`;
+    const statusMsg = `in doubt since ${batch.first_doubt_at ?? 'an earlier run'}; ${notResent}`;
     await journal.run(() => applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }));
     ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
     return;
@@ -163,6 +166,23 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
+}
+
+/**
+ * Why a batch that may already have reached the provider must not be sent again now, or undefined
+ * when its reqId makes a resend safe: the provider refuses a reqId it accepted that day (160054).
+ * Asked of the batch's attempts, not only of today's setting: reqId may have been switched off or
+ * on since an earlier run, and a request that went without this reqId cannot be recognised.
+ */
+function whyNotResent(ctx: SendContext, batch: BatchRecord, now: Date): string | undefined {
+  if (!ctx.config.reqId) return 'reqId is off (SMSDROP_REQ_ID), so the provider could not recognise a resend: not resent';
+  if (!attemptHistory(ctx.db, batch.id, batch.req_id).everyAttemptCarriedReqId) {
+    return 'an earlier attempt went without this reqId (reqId was off then), so the provider could not recognise a resend: not resent';
+  }
+  if (batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), now, ctx.config.timezone)) {
+    return 'the provider remembers a reqId for one day only, so resending now could send twice';
+  }
+  return undefined;
 }
 
 /**

@@ -126,13 +126,22 @@ function dayIn(date: Date, timeZone: string): string {
 }
 
 /**
+ * How long before the provider's midnight a resend is no longer trusted to arrive on the same day:
+ * the request still has to be journalled and to travel, and the provider's clock may run ahead of
+ * ours. Inside this margin a batch in doubt becomes unknown instead (a person can still retry it).
+ */
+export const PROVIDER_DAY_MARGIN_MS = 5 * 60_000;
+
+/**
  * The provider remembers a reqId for one natural day. Resending a batch that may already have
- * been accepted is safe only while that day lasts, so the first moment of doubt and now must fall
- * on the same day in China (the provider's zone) and in the zone we sign with.
+ * been accepted is safe only while that day lasts, so the first moment of doubt and now, plus a
+ * margin (PROVIDER_DAY_MARGIN_MS), must fall on the same day in China (the provider's zone) and
+ * in the zone we sign with.
  */
 export function sameProviderDay(firstDoubt: Date, now: Date, signingZone?: string): boolean {
   const zones = ['Asia/Shanghai', signingZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone];
-  return zones.every((zone) => dayIn(firstDoubt, zone) === dayIn(now, zone));
+  const arrival = new Date(now.getTime() + PROVIDER_DAY_MARGIN_MS);
+  return zones.every((zone) => dayIn(firstDoubt, zone) === dayIn(arrival, zone));
 }
 
 /**

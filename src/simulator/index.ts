@@ -17,6 +17,9 @@ import { makeCertificate } from './tls.js';
 import type { AcceptedRecord, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
 import { decodeSubmission, replyFormat, type Submission } from './wire.js';
 
+/** The provider's own zone: its "natural day", which a reqId is unique within, is China's. */
+const PROVIDER_ZONE = 'Asia/Shanghai';
+
 export type { AcceptedRecord, FaultKind, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
 export { parseFaults, parseTemplates } from './faults.js';
 export { readRecordFile } from './record.js';
@@ -130,7 +133,7 @@ class Simulator implements RunningSimulator {
   /** A restarted simulator still refuses today's reqIds, like the real service would. */
   #rememberRecordedReqIds(file: string): void {
     for (const r of readRecordFile(file)) {
-      if (r.reqId) this.#memory.remember(r.reqId, dayOf(new Date(r.time), this.#o.timezone));
+      if (r.reqId) this.#memory.remember(r.reqId, dayOf(new Date(r.time), PROVIDER_ZONE));
     }
   }
 
@@ -218,7 +221,7 @@ class Simulator implements RunningSimulator {
     if (authCode) return errorReply(authCode, format);
     const decoded = decodeSubmission(req.headers, body);
     if (!decoded.ok) return errorReply(decoded.code, format);
-    const today = dayOf(now, tz);
+    const today = dayOf(now, PROVIDER_ZONE); // the reqId's natural day is the provider's, in China, whatever zone the client signs in
     const verdict = judgeSubmission(decoded.submission, this.#catalogue, this.#memory, today);
     if (!verdict.ok) return errorReply(verdict.code, format);
     const record = this.#accept(decoded.submission, verdict.numbers, now, today);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
-import { getBatch, startAttempt } from '../../src/journal/batches.js';
+import { getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
 import { countFile, createFile } from '../../src/journal/files.js';
 import { type Db, openJournal } from '../../src/journal/open.js';
 import { createRowWriter } from '../../src/journal/rows.js';
@@ -78,6 +78,35 @@ describe('recovery of a batch cut off mid-request', () => {
     await sendFile(ctx, fileId);
     assert.equal(client.sent.length, 0);
     assert.equal(getBatch(db, batchId).state, 'unknown');
+  });
+
+  it('in doubt from a run with reqId on, now reqId off: unknown, never resent without its reqId', async () => {
+    const { db, fileId, batchId } = journalWithOneBatch();
+    startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    recoverInterrupted(db, fileId, true); // the restart, still with reqId on: planned, in doubt
+    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    db.prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
+    const client = countingClient();
+    const ctx = contextFor(db, client, now);
+    ctx.config = { ...ctx.config, reqId: false };
+    await sendFile(ctx, fileId);
+    assert.equal(client.sent.length, 0, 'without the reqId the provider cannot refuse a second send');
+    assert.equal(getBatch(db, batchId).state, 'unknown');
+    assert.match(getBatch(db, batchId).status_msg ?? '', /reqId is off/);
+  });
+
+  it('cut off mid-request with reqId off, resumed with reqId on: unknown, never resent under a reqId the provider never saw', async () => {
+    const { db, fileId, batchId } = journalWithOneBatch();
+    startAttempt(db, getBatch(db, batchId), null);
+    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    const client = countingClient();
+    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')), fileId);
+    assert.equal(result.state, 'finished');
+    assert.equal(client.sent.length, 0);
+    assert.equal(getBatch(db, batchId).state, 'unknown');
+    assert.match(getBatch(db, batchId).status_msg ?? '', /went without this reqId/);
+    assert.equal(countFile(db, fileId).unknown, 1);
   });
 
   it('a batch already claimed by another run is not sent again', async () => {

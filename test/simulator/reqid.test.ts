@@ -61,21 +61,22 @@ describe('simulator reqId memory', () => {
     }
   });
 
-  test('the next day (in the simulator zone) the reqId may be used again', async () => {
-    let now = NOON;
+  test('the next day in China the reqId may be used again, whatever zone the client signs in', async () => {
+    // The simulator here reads timestamps in UTC; China's day turns at 16:00 UTC.
+    let now = new Date('2024-05-01T10:00:00Z');
     const sim = await start({ now: () => now });
     try {
-      assert.equal((await call(sim, { payload: { to: '13800000001', reqId: 'daily' } })).code, '000000');
-      now = new Date('2024-05-01T23:59:59Z');
-      assert.equal((await call(sim, { payload: { to: '13800000001', reqId: 'daily' } })).code, '160054');
-      now = new Date('2024-05-02T00:00:01Z');
+      assert.equal((await call(sim, { stamp: stampAt(now), payload: { to: '13800000001', reqId: 'daily' } })).code, '000000');
+      now = new Date('2024-05-01T15:59:59Z');
+      assert.equal((await call(sim, { stamp: stampAt(now), payload: { to: '13800000001', reqId: 'daily' } })).code, '160054');
+      now = new Date('2024-05-01T16:00:01Z'); // still 1 May in UTC, the signing zone: 2 May in China
       assert.equal((await call(sim, { stamp: stampAt(now), payload: { to: '13800000001', reqId: 'daily' } })).code, '000000');
     } finally {
       await sim.close();
     }
   });
 
-  test('the day boundary is read in the simulator zone (Asia/Shanghai turns at 16:00 UTC)', async () => {
+  test('the day boundary is China\'s with a simulator in Asia/Shanghai too (16:00 UTC)', async () => {
     let now = new Date('2024-05-01T15:00:00Z');
     const sim = await start({ now: () => now, timezone: 'Asia/Shanghai' });
     try {
