@@ -14,7 +14,8 @@ import { CsvError, parse } from 'csv-parse';
 import { unguardCell } from '../csvio/guard.js';
 import { FileRefusedError } from './errors.js';
 import { mapHeader } from './headers.js';
-import { buildRow, extraColumnNames, isBlankRecord, type IntakeOptions, type IntakeRow, type RowShape } from './row.js';
+import { openQuoteLine } from './quotes.js';
+import { buildRow, extraColumnNames, flagSwallowedRows, isBlankRecord, type IntakeOptions, type IntakeRow, type RowShape } from './row.js';
 
 export { FileRefusedError } from './errors.js';
 export { inspectFile, type FileInspection } from './inspect.js';
@@ -35,6 +36,10 @@ const CHUNK_ROWS = 100;
 // through collections and so fill the old generation. 256 KB reads (~8,000 records) grew the
 // heap so that a 1M-row file sent at 50 ms latency peaked at ~180 MB; 64 KB reads: ~137 MB.
 const READ_SIZE = 64 * 1024;
+// A record of a contact list is a few hundred characters. A far longer one is not a list (a log,
+// a dump without line breaks), or a stray quote made the rest of the file one value: refused,
+// before it takes the memory of the whole file (a 200 MB line took 2.2 GB).
+const MAX_RECORD_CHARS = 1024 * 1024;
 
 /** File types people drop by mistake, told apart by their first bytes. */
 const WRONG_KINDS: Array<{ magic: number[]; reason: string }> = [
@@ -80,6 +85,7 @@ function openRecords(file: string, encoding: IntakeOptions['encoding'], bytes: n
     bom: true,
     relax_column_count: true,
     relax_quotes: true,
+    max_record_size: MAX_RECORD_CHARS,
     skip_empty_lines: false,
     // Explicit, so a file mixing CRLF and LF (hand edits after an Excel export) still splits.
     record_delimiter: ['\r\n', '\n', '\r'],
@@ -133,8 +139,17 @@ function headerShape(file: string, cells: readonly string[], line: number, optio
   }
 }
 
-function asRefusal(file: string, err: unknown, line: number): unknown {
+async function asRefusal(file: string, err: unknown, line: number, options: IntakeOptions): Promise<unknown> {
   if (err instanceof FileRefusedError) return err;
+  if (err instanceof CsvError && err.code === 'CSV_QUOTE_NOT_CLOSED') {
+    const opened = await openQuoteLine(file, options.encoding, options.bytes).catch(() => undefined);
+    const why = 'a double quote opened here is never closed, so the rest of the file would be one value: close it, or write it twice ("") if it is part of the text';
+    return new FileRefusedError(file, why, opened ?? line);
+  }
+  if (err instanceof CsvError && err.code === 'CSV_MAX_RECORD_SIZE') {
+    const why = `a record that starts here or after is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MB of text: this is not a list of rows (or a double quote left open made the rest of the file one value)`;
+    return new FileRefusedError(file, why, line);
+  }
   if (err instanceof CsvError) return new FileRefusedError(file, `the CSV cannot be parsed: ${err.message}`, line);
   // File system errors (they name a syscall) refuse the file; anything else is a bug or comes
   // from the caller's onHeader, and is passed on unchanged.
@@ -161,14 +176,16 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
         shape = headerShape(file, cells, start, options);
         continue;
       }
-      chunk.push(buildRow(cells, start, shape));
+      const row = buildRow(cells, start, shape);
+      if (line > start) flagSwallowedRows(row, cells, line, shape);
+      chunk.push(row);
       if (chunk.length === CHUNK_ROWS) {
         yield chunk;
         chunk = [];
       }
     }
   } catch (err) {
-    throw asRefusal(file, err, line + 1);
+    throw await asRefusal(file, err, line + 1, options);
   }
   if (shape === undefined) throw new FileRefusedError(file, 'the file is empty: a header row is required');
   if (chunk.length > 0) yield chunk;

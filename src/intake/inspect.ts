@@ -95,8 +95,43 @@ export async function inspectFile(file: string): Promise<FileInspection> {
     if (!bom) utf8.push(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
   }
-  const encoding = bom || utf8.end() || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
+  const encoding = bom ? 'utf-8' : utf8.end() ? ((await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8') : (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
   return { sha256: hash.digest('hex'), size, encoding, bom, quoted };
+}
+
+/**
+ * Whether a file of valid UTF-8 is in fact GB18030 whose every pair of bytes happens to be valid
+ * UTF-8 as well. Common characters are (元 reads as U+052A, 女士 as "Ůʿ"), so a Chinese Excel file
+ * whose only Chinese is a unit in each row (128.00元), or a few names, passes the UTF-8 check, and
+ * every such value would be sent garbled. Chinese in UTF-8 takes 3 bytes a character: a file with
+ * one such sequence is UTF-8. One whose non-ASCII characters are all 2-byte sequences is GB18030
+ * when every second byte is one GB2312 uses (0xA1 and up) and some character, read as UTF-8, is of
+ * no script a list sent from China would hold (not Latin-1, Latin Extended-A, Greek or Cyrillic:
+ * José, Müller, Ω stay UTF-8). Stops at the first 3-byte sequence, so UTF-8 Chinese costs little.
+ */
+async function gbkPassingAsUtf8(file: string): Promise<boolean> {
+  let lead = 0; // the first byte of a 2-byte sequence whose second byte is in the next read
+  let unlikely = false;
+  for await (const chunk of readChunks(file)) {
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (lead !== 0) {
+        if (b < 0xa1) return false; // a GB2312 pair never ends so
+        unlikely ||= !likelyScript(((lead & 0x1f) << 6) | (b & 0x3f));
+        lead = 0;
+      } else if (b >= 0xe0) {
+        return false; // a 3- or 4-byte sequence: UTF-8
+      } else if (b >= 0xc0) {
+        lead = b;
+      }
+    }
+  }
+  return unlikely;
+}
+
+/** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A letters, Greek, Cyrillic. */
+function likelyScript(codePoint: number): boolean {
+  return codePoint < 0x180 || (codePoint >= 0x370 && codePoint < 0x500);
 }
 
 /**

@@ -165,3 +165,25 @@ function scientificError(map: ColumnMap, index: number, value: string): string {
   const column = map.header[map.datas[index]!]?.trim() || `template value ${index + 1}`;
   return `${column} "${value}": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again`;
 }
+
+/** A line inside a value that begins like a row of the list: a phone number, then a comma. */
+const ROW_LIKE_LINE = /(?:\r\n|\n|\r)\s*"?\s*\+?\d[\d ()-]{6,}\s*"?\s*,/;
+
+/**
+ * A record that runs over several lines (`start` to `end`) because a value in it holds line
+ * breaks. That is how a value with line breaks is written; but when a line inside it looks like a
+ * row of the list, a double quote was left open (`"5寸屏,…` … `24" 显示器`) and took the rows after
+ * it into one value: sent, one person would get the others' numbers and none of them their own
+ * message. The row is then invalid, and its error names the lines it took in.
+ */
+export function flagSwallowedRows(row: IntakeRow, cells: readonly string[], end: number, shape: Pick<RowShape, 'map'>): void {
+  for (let i = 0; i < cells.length; i++) {
+    if (!ROW_LIKE_LINE.test(cells[i]!)) continue;
+    const column = shape.map.header[i]?.trim() || `column ${i + 1}`;
+    const why =
+      `the value of ${column} runs from line ${row.line} to line ${end} and holds lines that look like rows of the list: ` +
+      'a double quote was left open; this row and the rows it took in are not sent: fix the quote and give the file again';
+    row.error = row.error ? `${row.error}; ${why}` : why;
+    return;
+  }
+}

@@ -60,6 +60,21 @@ describe('inspectFile', () => {
     assert.equal((await inspectFile(tempFile('gb-salut.csv', salut))).encoding, 'gb18030');
   });
 
+  it('reads GB18030 whose every character is also valid UTF-8 as GB18030 (128.00元 read as UTF-8 is 128.00Ԫ)', async () => {
+    const amounts = iconv.encode('mobile,templateId,data1,data2\r\n13800138000,1,128.00元,2026-11-30\r\n13800138001,1,99.50元,2026-12-01\r\n', 'gb18030');
+    assert.equal((await inspectFile(tempFile('gb-amounts.csv', amounts))).encoding, 'gb18030');
+    const names = iconv.encode('phone,data1\n13800138000,史女士\n', 'gb18030'); // CA B7 C5 AE CA BF: valid UTF-8 too
+    assert.equal((await inspectFile(tempFile('gb-name.csv', names))).encoding, 'gb18030');
+    // The cut pair at a read's end (256 KB) is judged with the next read.
+    const padded = Buffer.concat([Buffer.alloc(256 * 1024 - 1, 'a'), iconv.encode('元\n', 'gb18030')]);
+    assert.equal((await inspectFile(tempFile('gb-cut.csv', padded))).encoding, 'gb18030');
+  });
+
+  it('keeps UTF-8 whose only non-ASCII letters are European (José, Müller, Ωmega, Иван) as UTF-8, and any file with Chinese in UTF-8', async () => {
+    assert.equal((await inspectFile(tempFile('latin.csv', 'phone,data1\n13800138000,José Müller\n13800138001,Ωmega Иван\n'))).encoding, 'utf-8');
+    assert.equal((await inspectFile(tempFile('mixed.csv', 'phone,data1\n13800138000,Ԫ 元\n'))).encoding, 'utf-8');
+  });
+
   it('accepts a multi-byte character split across read chunks as UTF-8', async () => {
     const file = tempFile('split.csv', Buffer.concat([Buffer.alloc(256 * 1024 - 1, 'a'), Buffer.from('张三')]));
     assert.equal((await inspectFile(file)).encoding, 'utf-8');

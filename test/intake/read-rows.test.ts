@@ -146,6 +146,17 @@ describe('readRows: values', () => {
     assert.deepEqual(rows.map((r) => r.datas), [['5" screen'], ['"a"b']]);
   });
 
+  it('flags a row whose value took in the rows after it (a quote left open, closed lines later): those rows are named, the others go', async () => {
+    const text = '手机号,模板ID,参数1,参数2\r\n13800138000,1,"5寸屏,5\r\n13800138001,1,abc,5\r\n13800138002,1,abc,5\r\n13800138003,1,24" 显示器,5\r\n13800138004,1,def,5\r\n';
+    const rows = await allRows(tempFile('swallowed.csv', text));
+    assert.deepEqual(rows.map((r) => r.line), [2, 6]);
+    assert.equal(
+      rows[0]!.error,
+      'the value of 参数1 runs from line 2 to line 5 and holds lines that look like rows of the list: a double quote was left open; this row and the rows it took in are not sent: fix the quote and give the file again',
+    );
+    assert.equal(rows[1]!.error, undefined);
+  });
+
   it('treats missing cells of a short row as empty', async () => {
     const rows = await allRows(tempFile('short.csv', 'phone,data1,data2,note\n13800138000,a\n'));
     assert.deepEqual(rows.map((r) => [r.datas, r.extras, r.error]), [[['a'], { note: '' }, undefined]]);
@@ -264,7 +275,7 @@ describe('readRows: refused files', () => {
   });
   it('refuses a quoted cell that is never closed, with the line where its record starts', async () => {
     const err = await refusal(tempFile('unclosed.csv', 'phone,data1\n13800138000,ok\n13900139000,"never closed\nmore\n'));
-    assert.match(err.message, /cannot be parsed/);
+    assert.match(err.message, /unclosed\.csv, line 3: a double quote opened here is never closed/);
     assert.equal(err.line, 3);
   });
   it('refuses a quote opened mid-file across many reads, after the rows before it, naming its line', async () => {
@@ -277,10 +288,25 @@ describe('readRows: refused files', () => {
       assert.fail('the file was accepted');
     } catch (err) {
       assert.ok(err instanceof FileRefusedError, String(err));
-      assert.match(err.message, /cannot be parsed/);
+      assert.match(err.message, /never closed/);
       assert.equal(err.line, 6002, 'the line where the record with the open quote starts');
     }
     assert.equal(rowsBefore, 6000, 'every row before it was read, in chunks');
+  });
+  it('names the line of a quote left open with short rows after it (csv-parse counted ahead), LF and CRLF, UTF-8 and GB18030', async () => {
+    const lines = ['手机号,模板ID,参数1,参数2'];
+    for (let i = 0; i < 30; i++) lines.push(`${13800138100 + i},1,x${i},5`);
+    lines.push('13800138999,1,"open,5'); // line 32
+    for (let i = 0; i < 20; i++) lines.push(`${13900138100 + i},1,y${i},5`);
+    for (const eol of ['\n', '\r\n']) {
+      assert.equal((await refusal(tempFile(`open-at-32-${eol.length}.csv`, lines.join(eol) + eol))).line, 32);
+      const gb = tempFile(`open-at-32-gb-${eol.length}.csv`, iconv.encode(lines.join(eol) + eol, 'gb18030'));
+      assert.equal((await refusal(gb, { encoding: 'gb18030' })).line, 32);
+    }
+  });
+  it('refuses a record longer than 1 MB (a file without line breaks) instead of holding it in memory', async () => {
+    const err = await refusal(tempFile('one-line.csv', `phone,data1\n13800138000,${'a'.repeat(1_100_000)}\n`));
+    assert.match(err.message, /one-line\.csv, line 2: a record that starts here or after is longer than 1 MB/);
   });
   it('refuses a workbook and UTF-16 text with what to do instead', async () => {
     assert.match((await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')))).message, /Excel workbook.*Save As, CSV/);

@@ -204,6 +204,19 @@ describe('send: dry run, bad input and exit status', () => {
     assert.match(missing.stderr, /absent\.csv: no such file/);
   });
 
+  it('a quote left open: refused at the line of that quote, nothing sent (csv-parse counted the lines ahead)', async () => {
+    const dir = tempDir();
+    const lines = ['手机号,模板ID,参数1,参数2'];
+    for (let i = 1; i <= 30; i++) lines.push(`${13800138000 + i},1,abc${i},5`);
+    lines.push('13900139000,1,"unclosed,5'); // line 32
+    for (let i = 31; i <= 50; i++) lines.push(`${13800138000 + i},1,abc${i},5`);
+    const file = writeCsv(dir, 'quote.csv', `${lines.join('\n')}\n`);
+    const result = await runCli(['send', file, '--json'], envFor(sim, path.join(dir, 'data')));
+    assert.equal(result.status, 2);
+    assert.match(String(result.json!.reason), /quote\.csv, line 32: a double quote opened here is never closed/);
+    assert.equal(sim.records.length, 0);
+  });
+
   it('exits 2 with the setting, value and expectation for a bad configuration value', async () => {
     const dir = tempDir();
     const result = await runCli(['send', writeCsv(dir, 'x.csv', 'phone\n13800000001\n')], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '500' }));

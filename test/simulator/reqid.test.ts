@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { readRecordFile } from '../../src/simulator/index.js';
-import { call, NOON, stampAt, start } from './helpers.js';
+import { call, stampAt, start } from './helpers.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sim-reqid-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
