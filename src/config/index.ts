@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseRepeatWindow } from '../journal/sentBefore.js';
+import { baseUrlProblem } from '../provider/baseUrl.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
 
@@ -30,6 +31,12 @@ const int = (min: number, max: number) =>
 const blankAsUnset = (v: unknown): unknown => (v === '' || v === null ? undefined : v);
 
 const optionalText = z.preprocess(blankAsUnset, z.string().optional());
+/**
+ * An id or a secret: never meant to hold spaces, so the spaces and line ends around it go (a
+ * token pasted with a CR from a Windows file signed every request wrong: 111109, and nothing
+ * said why).
+ */
+const idText = z.preprocess((v) => blankAsUnset(typeof v === 'string' ? v.trim() : v), z.string().optional());
 
 const isTimeZone = (tz: string): boolean => {
   try {
@@ -40,7 +47,14 @@ const isTimeZone = (tz: string): boolean => {
   }
 };
 
-const ianaZone = z.string().refine(isTimeZone, 'expected an IANA time zone such as Asia/Shanghai');
+/**
+ * An IANA zone written Area/City (or UTC). Short names are refused although Intl knows some of
+ * them: CST is America/Chicago to it, not China Standard Time, so a sending window of
+ * 08:00-22:00 CST would send through the Chinese night.
+ */
+const isAreaZone = (tz: string): boolean => (tz.includes('/') || tz === 'UTC') && isTimeZone(tz);
+
+const ianaZone = z.string().refine(isAreaZone, 'expected an IANA time zone written Area/City, such as Asia/Shanghai, or UTC (short names such as CST are ambiguous)');
 const timeZone = z.preprocess(blankAsUnset, ianaZone.optional());
 
 /**
@@ -73,24 +87,20 @@ const baseUrl = z.preprocess(
   blankAsUnset,
   z
     .string()
-    .refine((u) => {
-      try {
-        const p = new URL(u).protocol;
-        return p === 'https:' || p === 'http:';
-      } catch {
-        return false;
-      }
-    }, 'expected an http(s) URL such as https://app.cloopen.com:8883')
+    .superRefine((u, ctx) => {
+      const problem = baseUrlProblem(u);
+      if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+    })
     .optional(),
 );
 
 /** Every setting: its schema (with its default), its environment variable, and what it means. */
 export const SETTINGS = {
   baseUrl: { schema: baseUrl, env: 'SMSDROP_BASE_URL', doc: 'Provider base URL, e.g. https://app.cloopen.com:8883. Unset: the built-in simulator is used.' },
-  accountSid: { schema: optionalText, env: 'SMSDROP_ACCOUNT_SID', doc: 'Main account id (ACCOUNT SID).' },
-  authToken: { schema: optionalText, env: 'SMSDROP_AUTH_TOKEN', doc: 'Main account auth token. Never printed or logged.' },
-  appId: { schema: optionalText, env: 'SMSDROP_APP_ID', doc: 'appId used when a CSV has no appId column.' },
-  templateId: { schema: optionalText, env: 'SMSDROP_TEMPLATE_ID', doc: 'templateId used when a CSV has no template column.' },
+  accountSid: { schema: idText, env: 'SMSDROP_ACCOUNT_SID', doc: 'Main account id (ACCOUNT SID).' },
+  authToken: { schema: idText, env: 'SMSDROP_AUTH_TOKEN', doc: 'Main account auth token. Never printed or logged.' },
+  appId: { schema: idText, env: 'SMSDROP_APP_ID', doc: 'appId used when a CSV has no appId column.' },
+  templateId: { schema: idText, env: 'SMSDROP_TEMPLATE_ID', doc: 'templateId used when a CSV has no template column.' },
   format: { schema: z.enum(['json', 'xml']).default('json'), env: 'SMSDROP_FORMAT', doc: 'Request body and response format: json or xml.' },
   concurrency: { schema: int(1, 256).default(8), env: 'SMSDROP_CONCURRENCY', doc: 'Requests in flight at most.' },
   maxPerRequest: { schema: int(1, 200).default(200), env: 'SMSDROP_MAX_PER_REQUEST', doc: 'Numbers per request, 1 to 200.' },
@@ -155,13 +165,23 @@ function readJsonFile(file: string): ConfigOverrides {
   } catch (err) {
     throw new ConfigError(`cannot read configuration file ${file}: ${(err as Error).message}`);
   }
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(text);
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
-    return parsed as ConfigOverrides;
+    parsed = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError(`configuration file ${file} is not valid: ${(err as Error).message}`);
+    // Not V8's message: it quotes the text around the mistake, which may be the auth token.
+    throw new ConfigError(`configuration file ${file} is not valid JSON${jsonErrorPlace(text, err)}: check the quotes and commas there (values in double quotes)`);
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`configuration file ${file} is not valid: expected a JSON object`);
+  return parsed as ConfigOverrides;
+}
+
+/** " at line L, column C" of the syntax error, from the position V8 names, or nothing. */
+function jsonErrorPlace(text: string, err: unknown): string {
+  const position = /position (\d+)/.exec((err as Error).message)?.[1];
+  if (position === undefined) return '';
+  const before = text.slice(0, Number(position)).split('\n');
+  return ` at line ${before.length}, column ${before.at(-1)!.length + 1}`;
 }
 
 export interface LoadConfigOptions {
@@ -198,11 +218,16 @@ export function validateConfig(merged: ConfigOverrides): Config {
     const key = String(issue.path[0] ?? '');
     const setting = SETTINGS[key as ConfigKey];
     if (issue.code === 'unrecognized_keys') return `unknown setting(s) ${issue.keys.join(', ')}`;
-    const shown = key === 'authToken' ? '(hidden)' : JSON.stringify(merged[key as ConfigKey]);
+    const shown = key === 'authToken' ? '(hidden)' : key === 'baseUrl' ? withoutUserInfo(merged.baseUrl) : JSON.stringify(merged[key as ConfigKey]);
     const where = setting ? `${key} (${setting.env})` : key;
     return `${where} = ${shown}: ${issue.message}`;
   });
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}
+
+/** The base URL as written, but for a user name or password in it (a secret, however misplaced). */
+function withoutUserInfo(value: unknown): string {
+  return JSON.stringify(typeof value === 'string' ? value.replace(/\/\/[^/?#]*@/, '//(hidden)@') : value);
 }
 
 /**

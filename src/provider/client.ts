@@ -16,6 +16,7 @@ import type { Dispatcher, Pool as PoolType } from 'undici';
 // pinned by package-lock.json and covered by every client test.
 const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
 import { redactSecrets, registerSecret } from '../log/redact.js';
+import { baseUrlProblem } from './baseUrl.js';
 import { classifyStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
 import { acceptHeader, contentType, encodeBody, hasXmlInvalidChar } from './encode.js';
@@ -125,27 +126,10 @@ function checkTimeZone(tz: string): void {
   }
 }
 
-/** Loopback only: plain HTTP to anything else would carry the signed request in clear text. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
-
 function checkBaseUrl(baseUrl: string): URL {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    return fail(`Expected \`baseUrl\` to be an http(s) URL such as https://app.cloopen.com:8883, got ${shown(baseUrl)}`);
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') fail(`Expected \`baseUrl\` to use https, got ${url.protocol}`);
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-    fail(`Plain http is allowed only to a loopback host; use https for ${url.hostname}`);
-  }
-  if (url.search || url.hash || url.username || url.password) {
-    fail('Expected `baseUrl` without query, fragment or credentials');
-  }
-  return url;
+  const problem = baseUrlProblem(baseUrl);
+  if (problem) fail(`baseUrl: ${problem}`);
+  return new URL(baseUrl);
 }
 
 function readCaFile(file: string): string {

@@ -84,6 +84,21 @@ describe('configuration', () => {
       /messageWindow \(SMSDROP_MESSAGE_WINDOW\) = "150\/1m": allows fewer numbers than one full request of maxPerRequest \(SMSDROP_MAX_PER_REQUEST\) = 200/,
     );
     assert.equal(attempt({ SMSDROP_MESSAGE_WINDOW: '150/1m', SMSDROP_MAX_PER_REQUEST: '100' }), '');
+    // Intl takes CST for America/Chicago: a window of 08:00-22:00 "CST" would send through the Chinese night.
+    assert.match(attempt({ SMSDROP_SEND_WINDOW_ZONE: 'CST' }), /sendWindowZone \(SMSDROP_SEND_WINDOW_ZONE\) = "CST": expected an IANA time zone written Area\/City/);
+    assert.match(attempt({ SMSDROP_TIMEZONE: 'EST' }), /timezone .*Area\/City/);
+    assert.equal(attempt({ SMSDROP_TIMEZONE: 'UTC', SMSDROP_SEND_WINDOW_ZONE: 'Asia/Shanghai' }), '');
+    // A base URL that could only fail later (plain http off loopback, credentials in it) exits here, without the password.
+    assert.match(attempt({ SMSDROP_BASE_URL: 'http://app.cloopen.com:8883' }), /baseUrl .*plain http is allowed only to a loopback host/);
+    const withPassword = attempt({ SMSDROP_BASE_URL: 'https://ops:hunter2@app.cloopen.com:8883' });
+    assert.match(withPassword, /baseUrl \(SMSDROP_BASE_URL\) = "https:\/\/\(hidden\)@app\.cloopen\.com:8883": expected a URL without query, fragment or credentials/);
+    assert.doesNotMatch(withPassword, /hunter2/);
+  });
+
+  it('trims ids and the token (a CR pasted from a Windows file made every signature wrong)', () => {
+    const env = { SMSDROP_BASE_URL: 'https://app.cloopen.com:8883', SMSDROP_ACCOUNT_SID: ' AC1\r\n', SMSDROP_AUTH_TOKEN: 'tok\r', SMSDROP_APP_ID: 'app1 ' };
+    const c = loadConfig({ configDir: configDir({}), env });
+    assert.deepEqual([c.accountSid, c.authToken, c.appId], ['AC1', 'tok', 'app1']);
   });
 
   it('reads the rate limits: numbers per second and a message window', () => {
@@ -99,6 +114,14 @@ describe('configuration', () => {
     const dir = configDir({});
     writeFileSync(path.join(dir, 'local.json'), '{ not json');
     assert.throws(() => loadConfig({ configDir: dir, env: {} }), /local\.json is not valid/);
+    // V8's message quotes the text around the mistake: here, the token.
+    writeFileSync(path.join(dir, 'local.json'), '{\n  "authToken": S3CRETtoken0000000000000000000001\n}');
+    assert.throws(
+      () => loadConfig({ configDir: dir, env: {} }),
+      (err: Error) => /local\.json is not valid JSON/.test(err.message) && !/S3CRET|token0000/.test(err.message),
+    );
+    writeFileSync(path.join(dir, 'local.json'), '{\n  "authToken": "x",\n}');
+    assert.throws(() => loadConfig({ configDir: dir, env: {} }), /not valid JSON at line 3, column 1/);
   });
 
   it('the README documents every setting and its environment variable', () => {
