@@ -10,6 +10,11 @@ const DIGITS = /^\d+$/;
 const FULL_WIDTH = /[\uFF01-\uFF5E]/g;
 // Spaces (incl. NBSP and the ideographic space, both \s in JS), - ( ): layout only.
 const SEPARATORS = /[\s\-()]/g;
+// Invisible characters pasted from web pages and chat apps (zero-width space, joiners, BOM).
+const ZERO_WIDTH = /[\u200B-\u200D\u2060\uFEFF]/g;
+// How spreadsheets are told "this is text": a leading apostrophe ('13800138000), or a formula
+// that yields the text (="13800138000"), which CSV exports keep as written.
+const TEXT_MARKS = /^'+|^="(.*)"$/;
 const SCIENTIFIC = /^\+?\d+(\.\d+)?[eE][+-]?\d+$/;
 const EXCEL_FLOAT = /^(\+?\d+)\.0+$/;
 
@@ -49,7 +54,7 @@ function withCountryCode(digits: string, allowInternational: boolean): PhoneResu
 /** Normalises one phone cell; the reason of a failure is short English for the report. */
 export function normalisePhone(raw: string, allowInternational: boolean): PhoneResult {
   if (MAINLAND.test(raw)) return { ok: true, phone: raw };
-  let s = raw.replace(FULL_WIDTH, toHalfWidth).replace(SEPARATORS, '');
+  let s = raw.replace(FULL_WIDTH, toHalfWidth).replace(ZERO_WIDTH, '').trim().replace(TEXT_MARKS, '$1').replace(SEPARATORS, '');
   if (s === '') return fail(REASONS.empty);
   if (SCIENTIFIC.test(s)) return fail(REASONS.scientific);
   s = s.replace(EXCEL_FLOAT, '$1');

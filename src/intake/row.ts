@@ -126,6 +126,8 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     if (overflow) errors.push(overflow);
   }
   if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
+  const gap = emptyValueBeforeFilled(row.datas);
+  if (gap !== undefined) errors.push(`${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`);
   const damaged = scientificValue(row.datas);
   if (damaged !== undefined) errors.push(scientificError(map, damaged, row.datas[damaged]!));
   if (errors.length > 0) row.error = errors.join('; ');
@@ -144,11 +146,15 @@ function holdsUndecodable(datas: readonly string[], templateId: string | undefin
 
 /**
  * Excel shows a number of 12 digits or more (an order number, an ID card number…) as 1.23457E+11,
- * and saves it so: the digits are gone, and the message would carry the mangled text. Only an
- * exponent of 11 or more is taken for that, which Excel's General format never writes otherwise.
+ * and saves it so: the digits are gone, and the message would carry the mangled text. So does a
+ * shorter number in a narrow column (a phone number in a value column: 1.38001E+10), always with
+ * a capital E and a two-digit exponent. Taken for that: an exponent of 11 or more, however
+ * written, and Excel's own form (E+NN) from E+05 up; "3E+5" or "2.5e+10" are sent as written.
  */
 const EXCEL_SCIENTIFIC = /^-?\d(?:\.\d+)?E\+(\d+)$/i;
 const SMALLEST_EXCEL_EXPONENT = 11;
+const EXCEL_OWN_FORM = /^-?\d(?:\.\d{1,5})?E\+(\d\d)$/;
+const SMALLEST_NARROW_COLUMN_EXPONENT = 5;
 
 /** The first template value a spreadsheet turned into scientific notation, if any (its index). */
 function scientificValue(datas: readonly string[]): number | undefined {
@@ -157,13 +163,29 @@ function scientificValue(datas: readonly string[]): number | undefined {
     if (!value.includes('E+') && !value.includes('e+')) continue; // the common path: one scan
     const m = EXCEL_SCIENTIFIC.exec(value.trim());
     if (m && Number(m[1]) >= SMALLEST_EXCEL_EXPONENT) return i;
+    const narrow = EXCEL_OWN_FORM.exec(value.trim());
+    if (narrow && Number(narrow[1]) >= SMALLEST_NARROW_COLUMN_EXPONENT) return i;
   }
   return undefined;
 }
 
 function scientificError(map: ColumnMap, index: number, value: string): string {
-  const column = map.header[map.datas[index]!]?.trim() || `template value ${index + 1}`;
-  return `${column} "${value}": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again`;
+  return `${valueName(map, index)} "${value}": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again`;
+}
+
+/** The header of the index-th template value. */
+function valueName(map: ColumnMap, index: number): string {
+  return map.header[map.datas[index]!]?.trim() || `template value ${index + 1}`;
+}
+
+/**
+ * The first empty template value followed by a filled one, if any. Trailing empty values are
+ * dropped (a file may mix templates with fewer variables), but an empty one in the middle is a
+ * cell left blank by mistake: the provider would send the message with nothing in its place.
+ */
+function emptyValueBeforeFilled(datas: readonly string[]): number | undefined {
+  for (let i = 0; i < datas.length - 1; i++) if (!NOT_BLANK.test(datas[i]!)) return i; // the last is never empty (trailing ones were dropped)
+  return undefined;
 }
 
 /** A line inside a value that begins like a row of the list: a phone number, then a comma. */

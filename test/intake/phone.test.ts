@@ -30,6 +30,10 @@ const VALID = [
   ok('+44 20 7946 0958', '00442079460958', true),
   ok('0014155550123', '0014155550123', true),
   ok('+852 6123 4567', '0085261234567', true),
+  ok("'13800138005", '13800138005'), // a spreadsheet's "this is text" apostrophe
+  ok('="13800138006"', '13800138006'), // the formula that keeps a number as text in a CSV
+  ok('138\u200b0013\u200b8007', '13800138007'), // zero-width spaces pasted from a web page
+  ok('\ufeff13800138008', '13800138008'),
 ];
 
 const INVALID = [
@@ -49,6 +53,8 @@ const INVALID = [
   bad('+86101234567', /not a mainland China mobile number/, true),
   bad('13800l38000', /characters other than digits/),
   bad('tel:13800138000', /characters other than digits/),
+  bad('="13800138000', /characters other than digits/), // a formula cut short is not a number
+  bad("'", /^phone number is empty$/),
   bad('+14155550123', /^international numbers are not enabled \(allowInternational\)$/),
   bad('0014155550123', /^international numbers are not enabled \(allowInternational\)$/),
   bad('+1 415', /6 to 15 digits/, true),

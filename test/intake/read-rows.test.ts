@@ -157,6 +157,13 @@ describe('readRows: values', () => {
     assert.equal(rows[1]!.error, undefined);
   });
 
+  it('refuses a row with an empty template value before a filled one (a blank in the message); trailing empty values are dropped', async () => {
+    const rows = await allRows(tempFile('gap-value.csv', '手机号,参数1,参数2,参数3\n13800138013,,5,x\n13800138014, ,5\n13800138015,a,,\n'));
+    assert.equal(rows[0]!.error, '参数1 is empty while a later value is not: the message would go with a blank in it');
+    assert.match(rows[1]!.error ?? '', /^参数1 is empty while a later value is not/);
+    assert.deepEqual([rows[2]!.datas, rows[2]!.error], [['a'], undefined]);
+  });
+
   it('treats missing cells of a short row as empty', async () => {
     const rows = await allRows(tempFile('short.csv', 'phone,data1,data2,note\n13800138000,a\n'));
     assert.deepEqual(rows.map((r) => [r.datas, r.extras, r.error]), [[['a'], { note: '' }, undefined]]);
@@ -224,9 +231,16 @@ describe('readRows: row errors never stop the other rows', () => {
   });
 
   it('refuses a template value Excel turned into scientific notation (its digits are lost), naming the column; short exponents and other text are values', async () => {
-    const file = tempFile('scientific-values.csv', 'phone,参数1,参数2\n13800000001,1.23457E+12,ok\n13800000002,123456789012,ok\n13800000003,3E+5,1e+11\n13800000004,E+12 units,2.5e+10\n');
+    const file = tempFile(
+      'scientific-values.csv',
+      'phone,参数1,参数2\n13800000001,1.23457E+12,ok\n13800000002,123456789012,ok\n13800000003,3E+5,1e+11\n13800000004,E+12 units,2.5e+10\n13800000005,1.38001E+10,ok\n13800000006,1.2E+05,ok\n13800000007,1.2E+04,2.5e+10\n',
+    );
     const rows = await allRows(file);
-    assert.deepEqual(rows.map((r) => r.datas), [['1.23457E+12', 'ok'], ['123456789012', 'ok'], ['3E+5', '1e+11'], ['E+12 units', '2.5e+10']]);
+    assert.deepEqual(rows.map((r) => r.datas).slice(0, 4), [['1.23457E+12', 'ok'], ['123456789012', 'ok'], ['3E+5', '1e+11'], ['E+12 units', '2.5e+10']]);
+    // Excel's own form (capital E, two-digit exponent) from E+05: a number in a narrow column.
+    assert.match(rows[4]!.error ?? '', /^参数1 "1\.38001E\+10": a spreadsheet turned/);
+    assert.match(rows[5]!.error ?? '', /^参数1 "1\.2E\+05"/);
+    assert.equal(rows[6]!.error, undefined);
     assert.equal(rows[0]!.error, '参数1 "1.23457E+12": a spreadsheet turned a long number into scientific notation and its digits are lost; format the column as text and export again');
     assert.equal(rows[1]!.error, undefined);
     assert.match(rows[2]!.error ?? '', /^参数2 "1e\+11": a spreadsheet turned a long number/);
