@@ -88,6 +88,9 @@ export function decideAfterAttempt(
       if (!settings.reqIdOn) return unknownWithoutReqId(code, `${message}: the provider may have sent some`);
       return retry(message, code, DOUBT.part);
     case 'rate-limited':
+      // A cap of one number (a daily cap lasts until tomorrow) must not hold the others back:
+      // halves isolate it, as for a rejected number. Alone, a number is deferred, then failed.
+      if (batch.numbers > 1 && !mayHaveBeenSent) return { transition: { to: 'split', statusCode: code, statusMsg: `${message}: split to isolate the capped number(s)` } };
       if (batch.deferrals >= settings.rateLimitMaxDeferrals) return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
       return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
     case 'number-rejected':

@@ -17,6 +17,7 @@ interface SimulateFlags {
   templates: string;
   latencyMs?: string;
   blocked?: string;
+  capped?: string;
   faults?: string;
   seed?: string;
   record?: string;
@@ -38,6 +39,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--templates <spec>', 'templateId:variable count, comma-separated', '1:2,2:2,3:0')
     .option('--latency-ms <ms>', 'delay before answering: N or MIN-MAX')
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
+    .option('--capped <numbers>', 'comma-separated numbers over their daily cap: a request holding one is answered 160040')
     .option('--faults <spec>', 'KIND[=CODE]@RATE,... e.g. http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01')
     .option('--seed <n>', 'seed of the fault PRNG, to replay a run')
     .option('--record <file>', 'append each accepted request to this file as a JSON line')
@@ -89,6 +91,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.Proc
     appIds: env.SMSDROP_APP_ID ? list(env.SMSDROP_APP_ID) : [DEMO_CREDENTIALS.appId],
     templates: wrap('--templates', () => parseTemplates(flags.templates)),
     blocked: list(flags.blocked),
+    capped: list(flags.capped),
     faults: wrap('--faults', () => parseFaults(flags.faults ?? '')),
     // Nothing reads them in this process (the record file is the CLI's record), and kept they
     // would grow with every accepted request for as long as it runs.
@@ -114,6 +117,7 @@ function describe(o: SimulatorOptions, sim: RunningSimulator, env: NodeJS.Proces
   const templates = Object.entries(o.templates).map(([id, n]) => `${id} (${n} variable${n === 1 ? '' : 's'})`);
   lines.push(`templates: ${templates.join(', ')}`);
   if (o.blocked?.length) lines.push(`blocked numbers: ${o.blocked.length}`);
+  if (o.capped?.length) lines.push(`capped numbers: ${o.capped.length}`);
   if (o.latencyMs) lines.push(`latency: ${o.latencyMs[0]}-${o.latencyMs[1]} ms`);
   if (o.faults?.length) lines.push(`faults: ${o.faults.map((f) => JSON.stringify(f)).join(' ')} (seed ${o.seed})`);
   if (o.recordFile) lines.push(`recording accepted requests to ${o.recordFile}`);

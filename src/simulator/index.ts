@@ -116,6 +116,7 @@ class Simulator implements RunningSimulator {
       appIds: new Set(o.appIds),
       templates: new Map(Object.entries(o.templates)),
       blocked: new Set(o.blocked ?? []),
+      capped: new Set(o.capped ?? []),
     };
     this.#chooseFault = createFaultChooser(o.faults ?? [], o.seed ?? randomBytes(4).readUInt32LE());
     this.#now = o.now ?? (() => new Date());

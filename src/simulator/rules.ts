@@ -14,6 +14,8 @@ export interface Catalogue {
   /** templateId -> variable count. */
   templates: ReadonlyMap<string, number>;
   blocked: ReadonlySet<string>;
+  /** Numbers over their daily cap (160040). */
+  capped: ReadonlySet<string>;
 }
 
 /** reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on. */
@@ -55,5 +57,6 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
   if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
+  if (catalogue.capped.size > 0 && numbers.some((n) => catalogue.capped.has(n))) return fail('160040');
   return { ok: true, numbers };
 }

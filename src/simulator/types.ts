@@ -29,6 +29,8 @@ export interface SimulatorOptions {
   latencyMs?: [number, number];
   /** Numbers answered with 160034 (blacklisted). */
   blocked?: string[];
+  /** Numbers over their daily cap: a request holding one is answered 160040, as a whole. */
+  capped?: string[];
   faults?: FaultRule[];
   /** JSON lines, one per accepted request; appended, and read back at start to remember today's reqIds. */
   recordFile?: string;

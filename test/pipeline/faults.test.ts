@@ -95,6 +95,24 @@ describe('faults on the wire', () => {
       await sim.close();
     }
   });
+
+  it('rate-limited (a number over its daily cap): the batch is halved until the capped number is isolated; the others go now, it is deferred, then failed', async () => {
+    const phones = numbers(40);
+    const capped = phones[25]!;
+    const sim = await startSim({ capped: [capped] });
+    try {
+      const dir = tempDir();
+      const file = writeCsv(dir, 'c.csv', csvOf(phones));
+      const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '20', SMSDROP_RATE_LIMIT_DELAY_MS: '50', SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '1' });
+      const result = await runCli(['send', file, '--json'], env);
+      assert.equal(result.status, 3);
+      assert.deepEqual([result.json!.accepted, result.json!.failed], [39, 1]);
+      assert.deepEqual(deliveries(sim), new Map(phones.filter((p) => p !== capped).map((p) => [keyOf(p), 1])));
+      assert.match(readFileSync(path.join(dir, 'c.result.csv'), 'utf8'), new RegExp(`,${capped},failed,160040,`));
+    } finally {
+      await sim.close();
+    }
+  });
 });
 
 describe('account-fatal answers', () => {

@@ -54,10 +54,16 @@ describe('decideAfterAttempt', () => {
     assert.ok(second.pauseAccount);
   });
 
-  it('rate-limited: deferred with the long delay, then failed with the code', () => {
-    const t = decide(rejected('160038', 'rate-limited')).transition;
+  it('rate-limited: a batch of several numbers is split to isolate the capped one (the others must not wait for tomorrow)', () => {
+    const t = decide(rejected('160040', 'rate-limited'), { numbers: 200 }).transition;
+    assert.deepEqual([t.to, t.statusCode], ['split', '160040']);
+    assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200, doubt: DOUBT.all }).transition.to, 'planned', 'never split once it may have been sent (halves get fresh reqIds)');
+  });
+
+  it('rate-limited: one number is deferred with the long delay, then failed with the code', () => {
+    const t = decide(rejected('160038', 'rate-limited'), { numbers: 1 }).transition;
     assert.ok(t.to === 'planned' && t.deferral && t.nextAttemptAt === NOW + settings.rateLimitDelayMs);
-    const last = decide(rejected('160038', 'rate-limited'), { deferrals: 2 }).transition;
+    const last = decide(rejected('160038', 'rate-limited'), { numbers: 1, deferrals: 2 }).transition;
     assert.deepEqual([last.to, last.to === 'failed' && last.statusCode], ['failed', '160038']);
   });
 
