@@ -18,6 +18,7 @@ interface SimulateFlags {
   latencyMs?: string;
   blocked?: string;
   capped?: string;
+  maxNumbers: string;
   faults?: string;
   seed?: string;
   record?: string;
@@ -39,6 +40,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--templates <spec>', 'templateId:variable count, comma-separated', '1:2,2:2,3:0')
     .option('--latency-ms <ms>', 'delay before answering: N or MIN-MAX')
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
+    .option('--max-numbers <n>', 'numbers per request above which 160048 is answered (older docs say 100)', '200')
     .option('--capped <numbers>', 'comma-separated numbers over their daily cap: a request holding one is answered 160040')
     .option('--faults <spec>', 'KIND[=CODE]@RATE,... e.g. http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01')
     .option('--seed <n>', 'seed of the fault PRNG, to replay a run')
@@ -92,6 +94,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.Proc
     templates: wrap('--templates', () => parseTemplates(flags.templates)),
     blocked: list(flags.blocked),
     capped: list(flags.capped),
+    maxNumbers: Math.max(1, wholeNumber('--max-numbers', flags.maxNumbers, 1000)),
     faults: wrap('--faults', () => parseFaults(flags.faults ?? '')),
     // Nothing reads them in this process (the record file is the CLI's record), and kept they
     // would grow with every accepted request for as long as it runs.

@@ -12,7 +12,7 @@ import { dayOf, formatStamp } from './clock.js';
 import { createFaultChooser, validateFaults } from './faults.js';
 import { appendRecord, prepareRecordFile, readRecordFile } from './record.js';
 import { errorReply, successReply, type Reply, type WireFormat } from './reply.js';
-import { judgeSubmission, ReqIdMemory, type Catalogue } from './rules.js';
+import { judgeSubmission, MAX_NUMBERS, ReqIdMemory, type Catalogue } from './rules.js';
 import { makeCertificate } from './tls.js';
 import type { AcceptedRecord, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
 import { decodeSubmission, replyFormat, type Submission } from './wire.js';
@@ -117,6 +117,7 @@ class Simulator implements RunningSimulator {
       templates: new Map(Object.entries(o.templates)),
       blocked: new Set(o.blocked ?? []),
       capped: new Set(o.capped ?? []),
+      maxNumbers: o.maxNumbers ?? MAX_NUMBERS,
     };
     this.#chooseFault = createFaultChooser(o.faults ?? [], o.seed ?? randomBytes(4).readUInt32LE());
     this.#now = o.now ?? (() => new Date());

@@ -2,6 +2,7 @@
 // numbers, reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
 import type { Submission } from './wire.js';
 
+/** The spec's limit of numbers per request (the simulator's default). */
 export const MAX_NUMBERS = 200;
 const REQ_ID_MAX = 32;
 // Mainland mobile, or international written 00 + country code + number.
@@ -16,6 +17,8 @@ export interface Catalogue {
   blocked: ReadonlySet<string>;
   /** Numbers over their daily cap (160040). */
   capped: ReadonlySet<string>;
+  /** Numbers per request at most (160048 above). */
+  maxNumbers: number;
 }
 
 /** reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on. */
@@ -51,7 +54,7 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (s.datas.length !== variables) return fail('160052');
   if (s.to === '') return fail('112306');
   const numbers = s.to.split(',');
-  if (numbers.length > MAX_NUMBERS) return fail('160048');
+  if (numbers.length > catalogue.maxNumbers) return fail('160048');
   if (!VALID_LIST.test(s.to)) return fail('160042');
   if (hasDuplicate(numbers)) return fail('160045');
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');

@@ -31,6 +31,8 @@ export interface SimulatorOptions {
   blocked?: string[];
   /** Numbers over their daily cap: a request holding one is answered 160040, as a whole. */
   capped?: string[];
+  /** Numbers per request above which 160048 is answered (default 200; older docs and the Java SDK say 100). */
+  maxNumbers?: number;
   faults?: FaultRule[];
   /** JSON lines, one per accepted request; appended, and read back at start to remember today's reqIds. */
   recordFile?: string;

@@ -96,6 +96,21 @@ describe('faults on the wire', () => {
     }
   });
 
+  it('a provider whose limit is 100 numbers (older docs): requests of 200 are refused with 160048 and halved; each number goes once', async () => {
+    const phones = numbers(450);
+    const sim = await startSim({ maxNumbers: 100 });
+    try {
+      const dir = tempDir();
+      const result = await runCli(['send', writeCsv(dir, 'big.csv', csvOf(phones)), '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '200' }));
+      assert.equal(result.status, 0, result.stderr);
+      assert.equal(result.json!.accepted, 450);
+      assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
+      assert.ok(sim.records.every((r) => r.to.length <= 100));
+    } finally {
+      await sim.close();
+    }
+  });
+
   it('rate-limited (a number over its daily cap): the batch is halved until the capped number is isolated; the others go now, it is deferred, then failed', async () => {
     const phones = numbers(40);
     const capped = phones[25]!;
