@@ -69,8 +69,19 @@ function refuseNoPhone(header: string[]): never {
   refuse(
     'no phone column: the first row must be a header with a column named phone, mobile, to, number, tel, ' +
       '手机, 手机号, 手机号码, 电话 or 号码' +
-      (looksLikeData ? ' (the first row looks like data: add a header row)' : ''),
+      (looksLikeData ? ' (the first row looks like data: add a header row)' : '') +
+      otherSeparatorHint(header),
   );
+}
+
+/**
+ * A header read as one cell that holds semicolons or tabs: the file was saved with another
+ * separator (Excel in some locales writes ";", "Unicode text" and copies write tabs).
+ */
+function otherSeparatorHint(header: string[]): string {
+  if (header.length !== 1) return '';
+  const separator = header[0]!.includes('\t') ? 'tabs' : header[0]!.includes(';') ? 'semicolons' : undefined;
+  return separator ? ` (the header is one cell separated by ${separator}: save the file as CSV with commas, "CSV UTF-8" in Excel)` : '';
 }
 
 /** Maps header cells to roles. Throws FileRefusedError (line 1, no file name) when ambiguous. */

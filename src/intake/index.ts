@@ -167,6 +167,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   let line = 0; // last physical line consumed
   let shape: RowShape | undefined;
   let chunk: IntakeRow[] = [];
+  let anyRow = false;
   try {
     for await (const cells of openRecords(file, options.encoding, options.bytes) as AsyncIterable<string[]>) {
       const start = line + 1;
@@ -179,6 +180,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
       const row = buildRow(cells, start, shape);
       if (line > start) flagSwallowedRows(row, cells, line, shape);
       chunk.push(row);
+      anyRow = true;
       if (chunk.length === CHUNK_ROWS) {
         yield chunk;
         chunk = [];
@@ -189,4 +191,5 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   }
   if (shape === undefined) throw new FileRefusedError(file, 'the file is empty: a header row is required');
   if (chunk.length > 0) yield chunk;
+  else if (!anyRow) throw new FileRefusedError(file, 'the file has a header row but no rows under it: nothing to send (was the export cut short?)');
 }

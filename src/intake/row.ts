@@ -115,7 +115,7 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
   const errors: string[] = [];
   const phone = normalisePhone(phoneRaw, options.allowInternational);
   if (phone.ok) row.phone = phone.phone;
-  else errors.push(phone.reason);
+  else errors.push(phoneRaw.trim() === map.header[map.phone]?.trim() ? 'this row repeats the header row (files joined together?)' : phone.reason);
   const { templateId, appId } = idsOf(cells, shape);
   if (templateId !== undefined) row.templateId = templateId;
   else errors.push('template id is empty and no default templateId is set');

@@ -34,6 +34,11 @@ describe('mapHeader: the phone column', () => {
   it('says so when the first row looks like data', () => {
     assert.match(refusal(['13800138000', 'hello']).message, /looks like data/);
   });
+  it('says so when the header is one cell separated by semicolons or tabs', () => {
+    assert.match(refusal(['手机号;模板ID;参数1']).message, /separated by semicolons: save the file as CSV with commas/);
+    assert.match(refusal(['phone\ttemplate']).message, /separated by tabs/);
+    assert.doesNotMatch(refusal(['name', 'a;b']).message, /separated by/);
+  });
   it('refuses two phone columns, naming both', () => {
     const err = refusal(['手机号', 'Mobile', 'data1']);
     assert.match(err.message, /two phone columns/);

@@ -164,6 +164,11 @@ describe('readRows: values', () => {
     assert.deepEqual([rows[2]!.datas, rows[2]!.error], [['a'], undefined]);
   });
 
+  it('names a header row repeated under the first (files joined together)', async () => {
+    const rows = await allRows(tempFile('joined.csv', '手机号,参数1\n13800138000,a\n手机号,参数1\n13800138001,b\n'));
+    assert.deepEqual(rows.map((r) => r.error), [undefined, 'this row repeats the header row (files joined together?)', undefined]);
+  });
+
   it('treats missing cells of a short row as empty', async () => {
     const rows = await allRows(tempFile('short.csv', 'phone,data1,data2,note\n13800138000,a\n'));
     assert.deepEqual(rows.map((r) => [r.datas, r.extras, r.error]), [[['a'], { note: '' }, undefined]]);
@@ -268,6 +273,10 @@ describe('readRows: refused files', () => {
   it('refuses an empty file and a file of blank lines', async () => {
     assert.match((await refusal(tempFile('empty.csv', ''))).message, /empty: a header row is required/);
     assert.match((await refusal(tempFile('blank.csv', '\r\n\r\n,,,\r\n'))).message, /empty: a header row is required/);
+  });
+  it('refuses a file with a header and no rows (an export cut short): nothing to send is news', async () => {
+    assert.match((await refusal(tempFile('header-only.csv', '手机号,参数1\r\n'))).message, /header row but no rows under it/);
+    assert.match((await refusal(tempFile('header-blank.csv', '手机号,参数1\n\n,,\n'))).message, /header row but no rows under it/);
   });
   it('refuses a header without a phone column, naming the header line', async () => {
     const err = await refusal(tempFile('nophone.csv', '\nname,data1\nx,y\n'));
