@@ -14,7 +14,17 @@ export interface ColumnMap {
   header: string[];
   /** Every other column, kept for reports. */
   extras: number[];
+  /**
+   * Columns a rejected file names "beyond the header N": the cells a row had past the header of
+   * the file it came from. A value there is still a row too long, so dropped back unfixed, the
+   * row is refused again instead of sent with its values shifted.
+   */
+  beyond: number[];
 }
+
+/** The header of the N-th cell past the header, in a rejected file (see ColumnMap.beyond). */
+export const beyondHeaderName = (n: number): string => `beyond the header ${n}`;
+const BEYOND_COLUMN = /^beyondtheheader\d+$/;
 
 type Role = 'phone' | 'templateId' | 'appId';
 
@@ -89,11 +99,13 @@ export function mapHeader(header: string[]): ColumnMap {
   const roles: Record<Role, number[]> = { phone: [], templateId: [], appId: [] };
   const byNumber = new Map<number, number[]>();
   const extras: number[] = [];
+  const beyond: number[] = [];
   header.forEach((cell, i) => {
     const name = normaliseHeaderName(cell);
     const role = ROLE_OF.get(name);
     const value = VALUE_COLUMN.exec(name);
     if (role) roles[role].push(i);
+    else if (BEYOND_COLUMN.test(name)) beyond.push(i);
     else if (value) {
       const n = Number(value[2]);
       if (n === 0) refuse(`template value columns are numbered from 1 ("${cell}" is numbered 0)`);
@@ -106,6 +118,7 @@ export function mapHeader(header: string[]): ColumnMap {
     datas: valueColumns(header, byNumber),
     header: [...header],
     extras,
+    beyond,
   };
   const templateId = singleColumn(header, 'templateId', roles.templateId);
   const appId = singleColumn(header, 'appId', roles.appId);

@@ -31,6 +31,8 @@ export interface IntakeRow {
   extras: Record<string, string>;
   /** Why the row is invalid (then it is not sent). */
   error?: string;
+  /** An invalid row's cells as read (unguarded), for the rejected file: what the fields above may not keep. */
+  cells?: string[];
 }
 
 export interface RowShape {
@@ -90,6 +92,13 @@ function overflowError(cells: readonly string[], headerLength: number): string |
   return undefined;
 }
 
+/** A cell in a rejected file's "beyond the header" columns: the row is still too long (see ColumnMap.beyond). */
+function beyondError(cells: readonly string[], map: ColumnMap): string | undefined {
+  const filled = map.beyond.filter((column) => NOT_BLANK.test(cells[column] ?? '')).length;
+  if (filled === 0) return undefined;
+  return `row still has ${filled} cell(s) beyond the header of the file it came from (an unquoted comma in a value?): move each into its column, or quote the value, and empty those cells`;
+}
+
 /** A row's template and app ids (undefined when empty and there is no default). */
 export function idsOf(cells: readonly string[], shape: Pick<RowShape, 'map' | 'options'>): { templateId: string | undefined; appId: string | undefined } {
   const { map, options } = shape;
@@ -125,12 +134,19 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     const overflow = overflowError(cells, map.header.length);
     if (overflow) errors.push(overflow);
   }
+  if (map.beyond.length > 0) {
+    const beyond = beyondError(cells, map);
+    if (beyond) errors.push(beyond);
+  }
   if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
   const gap = emptyValueBeforeFilled(row.datas);
   if (gap !== undefined) errors.push(`${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`);
   const damaged = scientificValue(row.datas);
   if (damaged !== undefined) errors.push(scientificError(map, damaged, row.datas[damaged]!));
-  if (errors.length > 0) row.error = errors.join('; ');
+  if (errors.length > 0) {
+    row.error = errors.join('; ');
+    row.cells = cells.map(unguardCell);
+  }
   return row;
 }
 
@@ -206,6 +222,7 @@ export function flagSwallowedRows(row: IntakeRow, cells: readonly string[], end:
       `the value of ${column} runs from line ${row.line} to line ${end} and holds lines that look like rows of the list: ` +
       'a double quote was left open; this row and the rows it took in are not sent: fix the quote and give the file again';
     row.error = row.error ? `${row.error}; ${why}` : why;
+    row.cells = cells.map(unguardCell);
     return;
   }
 }

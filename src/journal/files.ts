@@ -89,6 +89,7 @@ export function discardIntake(db: Db, fileId: number): void {
     sql(db, 'DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
     sql(db, 'DELETE FROM batches WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
+    sql(db, 'DELETE FROM invalid_cells WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ?').run(fileId);
     sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
   })();
@@ -118,6 +119,7 @@ export function restartIntake(db: Db, fileId: number): KeptRows {
   }
   db.transaction(() => {
     sql(db, `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`).run(fileId, fileId);
+    sql(db, 'DELETE FROM invalid_cells WHERE file_id = ?').run(fileId); // invalid rows have no batch: all gone above
     sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND id NOT IN (${kept}))`).run(fileId, fileId);
     sql(db, `DELETE FROM batches WHERE file_id = ? AND id NOT IN (${kept})`).run(fileId, fileId);
     sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);

@@ -280,4 +280,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
     `,
   },
+  {
+    version: 8,
+    name: 'cells of invalid rows',
+    sql: `
+      -- An invalid row's cells as they were read, so that the rejected file gives back what the
+      -- columns did not keep: the values of a row with no group (no template id), and the cells
+      -- past the header. Invalid rows only: a few of a file's rows.
+      CREATE TABLE invalid_cells (
+        row_id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL,
+        cells TEXT NOT NULL
+      );
+      CREATE INDEX invalid_cells_by_file ON invalid_cells (file_id);
+    `,
+  },
 ];

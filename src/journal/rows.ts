@@ -145,6 +145,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   }
   // Rows of suppressed numbers are rejected with the reason (none to look up: no cost).
   const suppressedWhy = suppressionCheck(db);
+  const insertCells = sql(db, 'INSERT INTO invalid_cells (row_id, file_id, cells) VALUES (?, ?, ?)');
   const writePhones = sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones');
   const writeCount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
 
@@ -361,7 +362,9 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
       const error = row.error ?? (!row.phone || !state ? 'row has no phone number, appId or templateId' : suppressedWhy?.(row.phone));
       if (error !== undefined || !state) {
         // Kept with its group when it has one, so the rejected file can show its values.
-        rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null, null]);
+        const cells = row.cells;
+        const keepCells = cells ? (rowId: number) => insertCells.run(rowId, fileId, JSON.stringify(cells)) : undefined;
+        rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null, null], keepCells);
         counts.invalid++;
       } else {
         placeValidRow(row, state, row.appId!, row.templateId!, extras, now);

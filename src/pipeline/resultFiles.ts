@@ -7,6 +7,7 @@ import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
 import type { Db } from '../journal/open.js';
 import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
+import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
 
@@ -357,6 +358,19 @@ interface RejectedRow {
   template_id: string | null;
   datas: string | null;
   extras: string | null;
+  /** The row's cells as read (invalid_cells), when intake kept them. */
+  cells: string | null;
+}
+
+/** A rejected row's cells, in the rejected file's columns (without line and reason). */
+interface RejectedCells {
+  phone: string;
+  appId: string;
+  templateId: string;
+  datas: string[];
+  extras: Record<string, string>;
+  /** Cells past the header of the file it came from. */
+  beyond: string[];
 }
 
 /** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
@@ -365,35 +379,89 @@ export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, b
   if (count === 0) return undefined;
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
   // invalid rows and a sort of those few is ten times quicker (0.34 -> 0.03 s for 1M rows).
-  const query = `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras
-                 FROM rows r INDEXED BY rows_invalid LEFT JOIN groups g ON g.id = r.group_id
+  const query = `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras, c.cells
+                 FROM rows r INDEXED BY rows_invalid LEFT JOIN groups g ON g.id = r.group_id LEFT JOIN invalid_cells c ON c.row_id = r.id
                  WHERE r.file_id = ? AND r.intake = 'invalid' ORDER BY r.id`;
-  const maxData = maxDataCount(db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>);
+  const cellsOf = rejectedCells(db, fileId);
+  let maxData = 0;
+  let maxBeyond = 0;
+  for (const r of db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>) {
+    const cells = cellsOf(r);
+    maxData = Math.max(maxData, cells.datas.length);
+    maxBeyond = Math.max(maxBeyond, cells.beyond.length);
+  }
   const extraNames = extraColumnNames(db, fileId);
-  const header = ['line', 'reason', 'phone', 'appId', 'templateId', ...Array.from({ length: maxData }, (_, i) => `data${i + 1}`), ...extraNames];
+  const header = [
+    'line',
+    'reason',
+    'phone',
+    'appId',
+    'templateId',
+    ...Array.from({ length: maxData }, (_, i) => `data${i + 1}`),
+    ...extraNames,
+    ...Array.from({ length: maxBeyond }, (_, i) => beyondHeaderName(i + 1)),
+  ];
   const file = path.join(outDir, `${baseName}.rejected.csv`);
   const writer = createCsvWriter(file, header);
   for (const r of db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>) {
-    const datas = r.datas ? (JSON.parse(r.datas) as string[]) : [];
-    const extras = r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {};
+    const cells = cellsOf(r);
     writer.write([
       String(r.line),
       r.error,
-      r.phone_raw,
-      r.app_id ?? '',
-      r.template_id ?? '',
-      ...Array.from({ length: maxData }, (_, i) => datas[i] ?? ''),
-      ...extraNames.map((n) => extras[n] ?? ''),
+      cells.phone,
+      cells.appId,
+      cells.templateId,
+      ...Array.from({ length: maxData }, (_, i) => cells.datas[i] ?? ''),
+      ...extraNames.map((n) => cells.extras[n] ?? ''),
+      ...Array.from({ length: maxBeyond }, (_, i) => cells.beyond[i] ?? ''),
     ]);
   }
   await writer.close();
   return file;
 }
 
-function maxDataCount(rows: IterableIterator<RejectedRow>): number {
-  let max = 0;
-  for (const r of rows) if (r.datas) max = Math.max(max, (JSON.parse(r.datas) as string[]).length);
-  return max;
+/**
+ * A rejected row's cells. From the journal's columns; or, when intake kept the row's cells, from
+ * those, placed by the file's header: a row without a template id has no group to hold its
+ * values, and the cells past the header have no column at all.
+ */
+function rejectedCells(db: Db, fileId: number): (r: RejectedRow) => RejectedCells {
+  const recorded = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
+  const parsed = recorded ? (JSON.parse(recorded) as { columns?: string[]; extras?: string[] }) : undefined;
+  let map: ColumnMap | undefined;
+  try {
+    map = parsed?.columns ? mapHeader(parsed.columns) : undefined;
+  } catch {
+    map = undefined; // a header refused now (never: it was accepted when read): the columns as recorded
+  }
+  const extraNames = parsed?.extras ?? [];
+  return (r) => {
+    const fromColumns: RejectedCells = {
+      phone: r.phone_raw,
+      appId: r.app_id ?? '',
+      templateId: r.template_id ?? '',
+      datas: r.datas ? (JSON.parse(r.datas) as string[]) : [],
+      extras: r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {},
+      beyond: [],
+    };
+    if (!r.cells || !map) return fromColumns;
+    const cells = JSON.parse(r.cells) as string[];
+    const at = (column: number | undefined, fallback: string): string => (column === undefined ? fallback : (cells[column] ?? ''));
+    const datas = map.datas.map((column) => cells[column] ?? '');
+    while (datas.length > 0 && datas[datas.length - 1] === '') datas.pop();
+    // A rejected file dropped back has such columns already: they stay first.
+    const beyond = [...map.beyond.map((column) => cells[column] ?? ''), ...cells.slice(map.header.length)];
+    while (beyond.length > 0 && beyond[beyond.length - 1]!.trim() === '') beyond.pop();
+    return {
+      phone: at(map.phone, r.phone_raw),
+      // An id the row did not have came from the default (SMSDROP_APP_ID…): left empty, it is the default again.
+      appId: at(map.appId, r.app_id ?? ''),
+      templateId: at(map.templateId, r.template_id ?? ''),
+      datas,
+      extras: Object.fromEntries(map.extras.map((column, i) => [extraNames[i] ?? `column ${column + 1}`, cells[column] ?? ''])),
+      beyond,
+    };
+  };
 }
 
 /** Names of the columns the file had besides phone, app, template and values. */

@@ -133,6 +133,27 @@ describe('send on the same bytes again', () => {
     // In line order, although their reasons sort the other way (the index they are read by).
     assert.match(rejected, /\r\n3,not a mainland.*12345.*\r\n4,a spreadsheet turned.*1\.38E\+10/s);
   });
+
+  it('the rejected file keeps every cell (values of a row without a template id, cells past the header); dropped back unfixed it is refused again, fixed it sends', async () => {
+    const dir = tempDir();
+    const env = envFor(sim, path.join(dir, 'data'));
+    const file = writeCsv(dir, 'cells.csv', 'phone,template,data1,data2,note\n13800000011,,a,5,n1\n13800000012,1,b,5,x,extra\n13800000013,1,c,5,n3\n');
+    assert.equal((await runCli(['send', file], env)).status, 3);
+    const rejected = readFileSync(path.join(dir, 'cells.rejected.csv'), 'utf8').replace(/^\uFEFF/, '').split('\r\n');
+    assert.equal(rejected[0], 'line,reason,phone,appId,templateId,data1,data2,note,beyond the header 1');
+    assert.match(rejected[1]!, /^2,template id is empty[^,]*,13800000011,,,a,5,n1,$/);
+    assert.match(rejected[2]!, /^3,row has 6 cells but the header has 5[^,]*,13800000012,APPtest\w*,1,b,5,x,extra$/);
+    // Dropped back unfixed: both refused again (nothing sent with shifted values).
+    const back = writeCsv(dir, 'back.csv', rejected.join('\r\n'));
+    const again = await runCli(['send', back, '--json'], env);
+    assert.deepEqual([again.json!.invalid, again.json!.accepted], [2, 0]);
+    assert.match(readFileSync(path.join(dir, 'back.rejected.csv'), 'utf8'), /row still has 1 cell\(s\) beyond the header/);
+    // Fixed: template id filled in, the note moved into its column and the cell past it emptied.
+    const fixed = [rejected[0], rejected[1]!.replace(',13800000011,,,a', ',13800000011,,1,a'), rejected[2]!.replace(',b,5,x,extra', ',"b,5",x,extra,')].join('\r\n');
+    const sent = await runCli(['send', writeCsv(dir, 'fixed.csv', fixed), '--json'], env);
+    assert.deepEqual([sent.json!.accepted, sent.json!.invalid], [2, 0], JSON.stringify(sent.json));
+    assert.ok(sim.records.some((r) => r.to.includes('13800000012') && r.datas.join('|') === 'b,5|x'));
+  });
 });
 
 describe('send: dry run, bad input and exit status', () => {
