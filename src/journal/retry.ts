@@ -6,9 +6,14 @@
 // it is planned again as it is, so a repeat is refused (160054) rather than sent twice; its
 // attempts stay in the attempts table. All in one transaction, so a crash leaves either every
 // chosen batch retried or none. The normal sender then sends the planned batches.
+//
+// A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
+// list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
+// row, as it would have been had the other file come first.
 import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
-import { setFileStatus } from './files.js';
+import { recountFile, setFileStatus } from './files.js';
 import { type Db, nowIso, sql } from './open.js';
+import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
 import { BATCH_STATE, DOUBT, FILE_STATUS } from './states.js';
 
 /** The outcomes an operator may resend. */
@@ -22,6 +27,8 @@ export interface PreparedRetry {
   firstBatchId: number | null;
   /** Unknown batches planned again as they are, under their own reqId. */
   ownReqIdBatchIds: number[];
+  /** Rows not resent: another file sent the same message to their number (see sentBefore.ts). */
+  repeats: number;
 }
 
 /**
@@ -82,15 +89,23 @@ export function prepareRetry(
   statuses: readonly RetryStatus[],
   maxPerRequest: number,
   unknown: UnknownRule = NEW_REQ_IDS_ONLY,
+  sentBefore?: SentBeforeLookup,
 ): PreparedRetry {
   return db.transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
+    let repeats = 0;
     let firstBatchId: number | null = null;
     const ownReqIdBatchIds: number[] = [];
+    const leaveRepeats = repeatsLeaver(db, sentBefore);
     for (const state of statuses) {
       for (const batch of batchesIn(db, fileId, state)) {
         const history = keepsItsReqId(db, batch, maxPerRequest, unknown.keepsOwnReqId);
+        if (history || state === BATCH_STATE.failed || unknown.newReqIds) repeats += leaveRepeats(batch);
+        if (batch.numbers === 0) {
+          sql(db, "UPDATE batches SET state = 'retried', updated_at = ? WHERE id = ?").run(now, batch.id);
+          continue;
+        }
         if (history) {
           // In doubt since its first attempt that may have arrived: the sender checks the day again
           // before each request, and an answer that leaves it open ends it unknown, never failed.
@@ -113,9 +128,40 @@ export function prepareRetry(
         rows += batch.numbers;
       }
     }
+    if (repeats > 0) recountFile(db, fileId);
     if (rows > 0) setFileStatus(db, fileId, FILE_STATUS.sending);
-    return { rows, firstBatchId, ownReqIdBatchIds };
+    return { rows, firstBatchId, ownReqIdBatchIds, repeats };
   })();
+}
+
+/**
+ * Takes out of a batch about to be resent the numbers another file sent the same message to: each
+ * row becomes a repeat of that file's row. Returns how many; the batch's numbers and count are
+ * rewritten (its reqId, if it keeps it, still names what reached the provider, if anything did).
+ */
+function repeatsLeaver(db: Db, sentBefore: SentBeforeLookup | undefined): (batch: BatchRecord) => number {
+  if (!sentBefore) return () => 0;
+  const groupOf = sql(db, 'SELECT key_hash, app_id, template_id, datas FROM groups WHERE id = ?');
+  const markRepeat = sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ?, batch_id = NULL WHERE batch_id = ? AND phone = ?");
+  const rewrite = sql(db, 'UPDATE batch_numbers SET phones = ? WHERE batch_id = ?');
+  const recount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
+  return (batch) => {
+    const g = groupOf.get(batch.group_id) as { key_hash: number; app_id: string; template_id: string; datas: string };
+    const earlier: SentBefore | undefined = sentBefore(g.key_hash, g.app_id, g.template_id, g.datas);
+    if (!earlier) return 0;
+    const phones = batchPhones(db, batch.id);
+    const kept = phones.filter((phone) => {
+      const row = earlier.rowOf(phone);
+      if (row === undefined) return true;
+      markRepeat.run(row, batch.id, phone);
+      return false;
+    });
+    if (kept.length === phones.length) return 0;
+    rewrite.run(kept.join(','), batch.id);
+    recount.run(kept.length, batch.id);
+    batch.numbers = kept.length;
+    return phones.length - kept.length;
+  };
 }
 
 export interface RetryOutcome {

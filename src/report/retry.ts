@@ -22,6 +22,7 @@ import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime, stopOnSignals } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
+import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { requireJournal, resolveFile, UsageError } from './common.js';
 
 export interface RetryResult {
@@ -41,7 +42,9 @@ export interface RetryResult {
 export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[], newReqIdsForUnknown = true): Promise<RetryResult> {
   const started = Date.now();
   const unknown = { keepsOwnReqId: ownReqIdRule(ctx.config), newReqIds: newReqIdsForUnknown };
-  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest, unknown);
+  // Numbers another file sent the same message to since are not resent (journal/retry.ts).
+  const sentBefore = ctx.config.repeatWindow ? sentBeforeLookup(ctx.db, fileId, ctx.config.repeatWindow) : undefined;
+  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest, unknown, sentBefore);
   let sent: SendResult | undefined;
   if (retry.rows > 0) {
     sent = await sendFile(ctx, fileId);
@@ -167,7 +170,7 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
 function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r: RetryResult, json: boolean): void {
   const state = r.sent?.state ?? 'nothing to resend';
   if (json) {
-    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
+    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
     return;
   }
   const o = r.outcome;
@@ -176,6 +179,7 @@ function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r
     [
       `${file.name} (id ${file.id}): ${r.retry.rows} ${statuses.join(' and ')} rows resent, ${state}`,
       `resent rows  accepted ${o.accepted}  failed ${o.failed}  unknown ${o.unknown}  pending ${o.pending}`,
+      ...(r.retry.repeats > 0 ? [`repeats      ${r.retry.repeats} row(s) not resent: another file sent the same message to their number since (the result file names it)`] : []),
       `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',

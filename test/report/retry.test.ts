@@ -53,6 +53,26 @@ describe('retry --failed', () => {
     assert.equal(acceptedNumbers(open).length, 2, 'a second retry sends nothing');
   });
 
+  it('does not resend a number another file sent the same message to since (the failed rows exported and dropped back first)', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    const capped = ['13800000002', '13800000005']; // over their daily cap: failed, not suppressed
+    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 8, failed: 2, unknown: 0, pending: 0 });
+    const open = await simulator();
+    // The operator sends the failed rows as a file of their own (an export of them, say)...
+    await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]));
+    assert.deepEqual(acceptedNumbers(open).sort(), capped);
+    // ...then also asks for a retry of the first file: nothing is sent twice.
+    const s = await sender(dataDir, open, { maxPerRequest: 4 });
+    const result = await retryRows(s.ctx, 1, ['failed']);
+    assert.deepEqual([result.retry.rows, result.retry.repeats], [0, 2]);
+    assert.deepEqual(acceptedNumbers(open).sort(), capped, 'each number got the message once');
+    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 2, accepted: 8, failed: 0, unknown: 0, pending: 0 });
+    const why = s.db.prepare("SELECT status_msg FROM row_results WHERE file_id = 1 AND phone = '13800000002'").pluck().get() as string;
+    assert.match(why, /goes with another file .*: line 2 of fix\.csv \(file 2\)/);
+  });
+
   it('CLI: resends the failed rows and exits 0 when all were accepted', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
