@@ -128,6 +128,8 @@ export type Transition =
       deferral?: boolean;
       /** The attempt does not count against the batch (it was not the batch's fault). */
       refundAttempt?: boolean;
+      /** None of its attempts count any more (they met an outage: see RetrySettings.providerSilent). */
+      resetAttempts?: boolean;
       statusCode: string | null;
       statusMsg: string;
     }
@@ -174,9 +176,9 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
         db,
         `UPDATE batches SET state = 'planned', next_attempt_at = ?, status_code = ?, status_msg = ?, updated_at = ?,
            maybe_sent = max(maybe_sent, ?), first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END,
-           deferrals = deferrals + ?, attempts = attempts - ?
+           deferrals = deferrals + ?, attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END
          WHERE id = ?`,
-      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.doubt, t.doubt, doubtSince, t.deferral ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
+      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.doubt, t.doubt, doubtSince, t.deferral ? 1 : 0, t.resetAttempts ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
       return;
     case 'split':
       splitBatch(db, batchId, t, now);

@@ -155,14 +155,15 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   ticket.started();
   const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   if (!mayHaveSent(outcome)) ticket.giveBack();
+  noteProviderHealth(ctx.pause, outcome); // first: whether the provider is silent counts this answer too
+  const attempts = batch.attempts + 1;
   const decision = decideAfterAttempt(
     outcome,
-    { attempts: batch.attempts + 1, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
-    retrySettings(ctx.config),
+    { attempts, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
+    { ...retrySettings(ctx.config), providerSilent: ctx.pause.silentFor(attempts) },
     now(),
   );
   const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
-  noteProviderHealth(ctx.pause, outcome);
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };

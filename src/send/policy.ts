@@ -11,6 +11,12 @@ export interface RetrySettings {
   retryMaxMs: number;
   rateLimitDelayMs: number;
   rateLimitMaxDeferrals: number;
+  /**
+   * The provider answered none of the last requests, at least as many as this batch has made
+   * (AccountPause.silentFor): an outage, not this batch's fault. A batch that would give up then
+   * keeps its attempts, and sending pauses instead.
+   */
+  providerSilent?: boolean;
 }
 
 /** The batch as it stands after the attempt was counted. */
@@ -48,12 +54,20 @@ export function decideAfterAttempt(
       ? { transition: { to: 'unknown', statusCode: code, statusMsg: `${statusMsg}; an earlier attempt may have been sent, so it is not resent` } }
       : { transition: { to: 'failed', statusCode: code, statusMsg } };
   const retry = (reason: string, code: string | null, doubt: Doubt): Decision => {
+    if (batch.attempts >= settings.maxAttempts && settings.providerSilent) return waitOutOutage(reason, code, doubt);
     if (batch.attempts >= settings.maxAttempts) {
       const why = `gave up after ${batch.attempts} attempts: ${reason}`;
       return doubt !== DOUBT.none ? { transition: { to: 'unknown', statusCode: code, statusMsg: why } } : notSent(code, why);
     }
     const delay = backoffDelay(batch.attempts, settings, random);
     return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt, statusCode: code, statusMsg: reason } };
+  };
+  const waitOutOutage = (reason: string, code: string | null, doubt: Doubt): Decision => {
+    const silence = `the provider answered none of the last ${batch.attempts} requests (last: ${reason})`;
+    return {
+      transition: { to: 'planned', nextAttemptAt: now, doubt, resetAttempts: true, statusCode: code, statusMsg: `${silence}: an outage, so the batch keeps its attempts` },
+      pauseAccount: `${silence}; check the network and the provider's status`,
+    };
   };
   const unknownWithoutReqId = (code: string | null, why: string): Decision => ({
     transition: { to: 'unknown', statusCode: code, statusMsg: `${why}; not resent because reqId is off` },

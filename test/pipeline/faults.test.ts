@@ -183,6 +183,34 @@ describe('an outage', () => {
   });
 });
 
+describe('an outage shorter than the pause threshold', () => {
+  it('a batch that runs out of attempts while the provider answers nothing pauses the run instead of ending failed or unknown', async () => {
+    const down = await startSim({ faults: parseFaults('http500@/1') });
+    const phones = numbers(30);
+    const dir = tempDir();
+    const file = writeCsv(dir, 'short.csv', csvOf(phones));
+    const data = path.join(dir, 'data');
+    try {
+      // 3 batches of 2 attempts: 6 requests, far fewer than the 20 in a row that pause sending.
+      const first = await runCli(['send', file, '--json'], envFor(down, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_MAX_ATTEMPTS: '2' }));
+      assert.equal(first.status, 3);
+      assert.equal(first.json!.status, 'paused');
+      assert.match(String(first.json!.reason), /the provider answered none of the last 2 requests/);
+      assert.deepEqual([first.json!.pending, first.json!.failed, first.json!.unknown], [30, 0, 0]);
+    } finally {
+      await down.close();
+    }
+    const up = await startSim();
+    try {
+      const second = await runCli(['send', file, '--json'], envFor(up, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_MAX_ATTEMPTS: '2' }));
+      assert.equal(second.status, 0, second.stderr);
+      assert.deepEqual(deliveries(up), new Map(phones.map((p) => [keyOf(p), 1])));
+    } finally {
+      await up.close();
+    }
+  });
+});
+
 describe('crashes', () => {
   it('SIGKILL at random moments, then send again: every number delivered exactly once', { timeout: 120_000 }, async () => {
     await clearOfDayChange(30_000); // a killed run's doubts are retried only on their own day

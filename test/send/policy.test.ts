@@ -54,6 +54,14 @@ describe('decideAfterAttempt', () => {
     assert.ok(second.pauseAccount);
   });
 
+  it('out of attempts while the provider answers nothing (an outage): planned again with its attempts reset, and the account pauses', () => {
+    const d = decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }, { providerSilent: true });
+    assert.ok(d.transition.to === 'planned' && d.transition.resetAttempts && d.transition.doubt === DOUBT.all);
+    assert.match(d.pauseAccount ?? '', /answered none of the last \d+ requests/);
+    assert.equal(decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }).transition.to, 'unknown', 'with answers in between: its own trouble');
+    assert.equal(decide({ kind: 'not-sent', reason: 'ECONNREFUSED' }, { attempts: settings.maxAttempts }).transition.to, 'failed');
+  });
+
   it('rate-limited: a batch of several numbers is split to isolate the capped one (the others must not wait for tomorrow)', () => {
     const t = decide(rejected('160040', 'rate-limited'), { numbers: 200 }).transition;
     assert.deepEqual([t.to, t.statusCode], ['split', '160040']);
