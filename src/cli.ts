@@ -35,6 +35,7 @@ registerSendCommand(program);
 (await import('./report/report.js')).registerReportCommand(program);
 (await import('./report/export.js')).registerExportCommand(program);
 (await import('./report/retry.js')).registerRetryCommand(program);
+(await import('./report/resume.js')).registerResumeCommand(program);
 (await import('./report/status.js')).registerStatusCommand(program);
 (await import('./daemon/command.js')).registerRunCommand(program);
 (await import('./suppress/command.js')).registerSuppressCommand(program);

@@ -140,7 +140,7 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
     `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown}, requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
     { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
   );
-  const repeats = repeatsNote(c, life.ctx.config.repeatWindow);
+  const repeats = repeatsNote(c, life.ctx.config.repeatWindow, result.waiting);
   if (repeats) life.log.warn(`${name}: ${repeats}`, { event: 'file-repeats', file: target, repeats: c.repeats });
 }
 

@@ -142,6 +142,28 @@ export function recountFile(db: Db, fileId: number): void {
   ).run({ id: fileId });
 }
 
+/** Another file that holds, not sent yet, rows this file left to it as repeats. */
+export interface WaitingFile {
+  id: number;
+  name: string;
+  /** This file's repeats of those rows. */
+  rows: number;
+}
+
+/**
+ * The files whose rows this file's repeats point at while those rows are not sent yet (planned,
+ * or in flight): they go only when that file goes on. Empty for a file without repeats.
+ */
+export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
+  return sql(
+    db,
+    `SELECT o.file_id AS id, f.name, count(*) AS rows
+     FROM rows r JOIN rows o ON o.id = r.duplicate_of JOIN batches b ON b.id = o.batch_id JOIN files f ON f.id = o.file_id
+     WHERE r.file_id = ? AND r.intake = 'duplicate' AND o.file_id != r.file_id AND b.state IN ('planned', 'sending')
+     GROUP BY o.file_id ORDER BY o.file_id`,
+  ).all(fileId) as WaitingFile[];
+}
+
 /** Requests made so far for the file's batches (every attempt, whatever its answer). */
 export function attemptsOf(db: Db, fileId: number): number {
   return sql(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').pluck().get(fileId) as number;

@@ -159,7 +159,8 @@ export function exitStatus(result: FileRunResult): number {
   if (result.outcome === 'planned') return EXIT.ok;
   if (result.outcome === 'paused' || result.outcome === 'stopped') return EXIT.incomplete;
   const c = result.counts;
-  return c.invalid + c.failed + c.unknown + c.pending === 0 ? EXIT.ok : EXIT.incomplete;
+  // Repeats left to a file that has not sent them yet are not done either (see repeatsNote).
+  return c.invalid + c.failed + c.unknown + c.pending === 0 && !result.waiting ? EXIT.ok : EXIT.incomplete;
 }
 
 /** The first invalid rows of a dry run, with their line numbers and reasons. */
@@ -181,6 +182,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       invalid: c.invalid,
       duplicates: c.duplicates,
       repeats: c.repeats,
+      ...(result.waiting ? { waitingIn: result.waiting } : {}),
       accepted: c.accepted,
       failed: c.failed,
       unknown: c.unknown,
@@ -198,7 +200,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason) lines.push(`reason     ${result.reason}`);
   lines.push(`rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`);
-  const repeats = repeatsNote(c, config.repeatWindow);
+  const repeats = repeatsNote(c, config.repeatWindow, result.waiting);
   if (repeats) lines.push(`repeats    ${repeats}`);
   if (result.plan) {
     const p = result.plan;

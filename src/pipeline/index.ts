@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
 import { type Db, sql } from '../journal/open.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
@@ -62,6 +62,8 @@ export interface FileRunResult {
   plan?: PlanSummary;
   /** Why the file was refused, or why sending paused. */
   reason?: string;
+  /** Files holding, not sent yet, rows this file left to them as repeats (see waitingRepeats). */
+  waiting?: WaitingFile[];
   elapsedMs: number;
 }
 
@@ -69,12 +71,18 @@ const EMPTY_COUNTS: FileCounts = { rows: 0, invalid: 0, duplicates: 0, repeats: 
 
 export async function processFile(ctx: PipelineContext, filePath: string, options: ProcessOptions = {}): Promise<FileRunResult> {
   const started = Date.now();
-  const result = (outcome: FileOutcome, file: FileRecord | undefined, extra: Partial<FileRunResult> = {}): FileRunResult => ({
-    outcome,
-    ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256, counts: countFile(ctx.db, file.id) } : { counts: EMPTY_COUNTS }),
-    elapsedMs: Date.now() - started,
-    ...extra,
-  });
+  const result = (outcome: FileOutcome, file: FileRecord | undefined, extra: Partial<FileRunResult> = {}): FileRunResult => {
+    const counts = file ? countFile(ctx.db, file.id) : EMPTY_COUNTS;
+    const waiting = file && counts.repeats > 0 ? waitingRepeats(ctx.db, file.id) : [];
+    return {
+      outcome,
+      ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256 } : {}),
+      counts,
+      ...(waiting.length > 0 ? { waiting } : {}),
+      elapsedMs: Date.now() - started,
+      ...extra,
+    };
+  };
 
   let inspection = options.inspection;
   try {
@@ -404,11 +412,13 @@ function refusalMessage(filePath: string, err: unknown): string {
  * What to tell about a file's rows that other files had sent (the repeat window), or undefined
  * when there were none: the one event of this kind an operator must not miss.
  */
-export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined): string | undefined {
+export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined, waiting: readonly WaitingFile[] = []): string | undefined {
   if (counts.repeats === 0) return undefined;
+  const notYet = waiting.reduce((n, w) => n + w.rows, 0);
   return (
-    `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}, ` +
-    'so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE'
+    `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}` +
+    `${notYet > 0 ? ' or will' : ''}, so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE` +
+    (notYet > 0 ? `. ${notYet} of them are not sent yet: they wait in ${waiting.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ')}, and go when that file goes on (give it again, or, its bytes gone or changed, smsdrop resume ID)` : '')
   );
 }
 

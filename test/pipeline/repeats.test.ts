@@ -69,6 +69,32 @@ describe('a list given again as other bytes', () => {
     for (const r of SENT) assert.equal(timesSent(r), 3);
   });
 
+  it('a list paused part-way, then edited in place and sent as a new file: the rows left to the first are named, exit 3; resume sends them without the old bytes', async () => {
+    const dir = tempDir();
+    const data = path.join(dir, 'data');
+    const rows = Array.from({ length: 30 }, (_, i) => [`138000001${String(i).padStart(2, '0')}`, '客户', '10:00']);
+    const file = writeCsv(dir, 'paused.csv', utf8Lf(rows));
+    // A wrong token pauses sending at once: every row stays planned (as a stop part-way leaves them).
+    const first = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000', SMSDROP_MAX_PER_REQUEST: '10' }));
+    assert.deepEqual([first.status, first.json!.status, first.json!.pending], [3, 'paused', 30]);
+    const edited = rows.map((r, i) => (i === 4 ? [r[0]!, '客户', '11:00'] : r));
+    writeCsv(dir, 'paused.csv', utf8Lf(edited)); // the same name, other bytes: a new file
+    const second = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+    assert.equal(second.status, 3, 'not "every row accepted": 29 of them wait in the paused file');
+    assert.deepEqual([second.json!.accepted, second.json!.repeats, second.json!.waitingIn], [1, 29, [{ id: 1, name: 'paused.csv', rows: 29 }]]);
+    const text = await runCli(['send', file], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+    assert.match(text.stdout, /29 of them are not sent yet: they wait in paused\.csv \(id 1\): 29, and go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)/);
+    // The first file's bytes are gone: resume sends its rows from the journal.
+    const resumed = await runCli(['resume', '1', '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+    assert.equal(resumed.status, 0, resumed.stderr);
+    assert.deepEqual([resumed.json!.status, resumed.json!.accepted, resumed.json!.pending], ['done', 30, 0]);
+    for (const r of rows) assert.equal(timesSent(r), 1, `${r.join(' ')} once`);
+    assert.equal(timesSent(edited[4]!), 1, 'the edited row went with the new file; its old text went with the first (resume sends that file as it was)');
+    const again = await runCli(['resume', '1'], envFor(sim, data));
+    assert.equal(again.status, 2);
+    assert.match(again.stderr, /is done: nothing is pending/);
+  });
+
   it('reads the next file while the requests of the one before wait for a slot (intakes take turns, sending does not)', async () => {
     const dir = tempDir();
     const s = await sender(path.join(dir, 'data'), await simulator(), { maxPerRequest: 2 });

@@ -1,0 +1,89 @@
+// `smsdrop resume FILE [--json]`: sends what a file stopped or paused part-way still has pending,
+// from the journal alone. A file read to the end has every row and every batch in the journal, so
+// its bytes are not needed: the way to finish it when they are gone or were changed (a list
+// stopped, then edited in place and given again as a new file, whose rows the repeat window then
+// leaves to this one). Like retry it sends, so it takes the data-directory lock.
+import type { Command } from 'commander';
+import { configFor, EXIT, exitWith } from '../cli/common.js';
+import type { Config } from '../config/index.js';
+import { commitBulk } from '../journal/bulk.js';
+import { countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
+import { LockedError } from '../journal/lock.js';
+import { FILE_STATUS } from '../journal/states.js';
+import { createLogger, logDirOf } from '../log/logger.js';
+import { openRuntime, stopOnSignals } from '../pipeline/runtime.js';
+import { sendFile, type SendResult } from '../send/index.js';
+import { requireJournal, resolveFile, UsageError } from './common.js';
+
+export function registerResumeCommand(program: Command): void {
+  program
+    .command('resume')
+    .description("send the rows a stopped or paused FILE still has pending, from the journal (its bytes are not needed)")
+    .argument('<file>', 'file id, name or sha256 prefix')
+    .option('--json', 'print the summary as one JSON object')
+    .action(async (query: string, flags: { json?: boolean }, command: Command) => {
+      const config = configFor(command);
+      const file = findUnfinished(config, query);
+      const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
+      let runtime;
+      try {
+        runtime = await openRuntime(config, { role: `smsdrop resume ${file.name}`, log });
+      } catch (err) {
+        if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop resume: ${err.message} (the daemon resumes the files in processing/ itself)`);
+        throw err;
+      }
+      log.info(`sending to ${runtime.provider.describe}`);
+      stopOnSignals(runtime, log);
+      const started = Date.now();
+      let sent: SendResult;
+      let counts: FileCounts;
+      try {
+        sent = await sendFile(runtime.context, file.id);
+        if (sent.state === 'finished') {
+          setFileStatus(runtime.db, file.id, FILE_STATUS.done);
+          commitBulk(runtime.db);
+        }
+        counts = countFile(runtime.db, file.id);
+      } finally {
+        await runtime.close();
+      }
+      if (sent.state === 'paused') log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
+      printSummary(file, sent, counts, Date.now() - started, flags.json ?? false);
+      process.exit(sent.state === 'finished' && counts.failed + counts.unknown + counts.pending === 0 ? EXIT.ok : EXIT.incomplete);
+    });
+}
+
+/** The file, when it was read to the end and is not done; otherwise exits 2 saying why not. */
+function findUnfinished(config: Config, query: string): FileRecord {
+  let db;
+  try {
+    db = requireJournal(config.dataDir);
+    const file = resolveFile(db, query);
+    const what = `${file.name} (id ${file.id})`;
+    if (file.status === FILE_STATUS.done) throw new UsageError(`${what} is done: nothing is pending (its failed or unknown rows: smsdrop retry)`);
+    if (file.status !== FILE_STATUS.sending) {
+      throw new UsageError(`${what} was ${file.status === FILE_STATUS.refused ? 'refused' : 'not read to the end'}: its rows are not all in the journal; give the same file again`);
+    }
+    return file;
+  } catch (err) {
+    if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop resume: ${err.message}`);
+    throw err;
+  } finally {
+    db?.close();
+  }
+}
+
+function printSummary(file: FileRecord, sent: SendResult, c: FileCounts, elapsedMs: number, json: boolean): void {
+  const state = sent.state === 'finished' ? 'done' : sent.state;
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...(sent.state === 'paused' ? { reason: sent.reason } : {}) })}\n`);
+    return;
+  }
+  process.stdout.write(
+    [
+      `${file.name} (id ${file.id})  ${state}`,
+      `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+    ].join('\n') + '\n',
+  );
+}
