@@ -13,7 +13,7 @@
 //   paused        stays in processing/, runs again after the account cooldown
 //   stopped       stays in processing/, resumes at the next start
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { attemptsOf, type FileRecord } from '../journal/files.js';
 import { inspectFile } from '../intake/inspect.js';
@@ -142,6 +142,33 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
   );
   const repeats = repeatsNote(c, life.ctx.config.repeatWindow, result.waiting);
   if (repeats) life.log.warn(`${name}: ${repeats}`, { event: 'file-repeats', file: target, repeats: c.repeats });
+  checkLateGrowth(life, target, result.file!.size);
+}
+
+/**
+ * A copy that paused for longer than the stability time may go on writing after the file was
+ * read, sent and filed: it writes on into done/ (the rename moved the file it writes), and the
+ * bytes added then were never read. The file is looked at again a while later (four stability
+ * times: what a file whose end is not a line break waits); grown, it says so loudly, in the log
+ * and next to it. (Only while the daemon runs: after a restart nothing looks again.)
+ */
+function checkLateGrowth(life: FileLife, target: string, size: number): void {
+  const delay = Math.max(life.ctx.config.stabilityMs * 4, 1000);
+  setTimeout(() => {
+    const file = path.join(life.folders.done, target);
+    const now = statSync(file, { throwIfNoEntry: false })?.size;
+    if (now === undefined || now === size) return;
+    const note = path.join(life.folders.done, `${stemOf(target)}.grown.txt`);
+    const what =
+      `${target} grew after it was read and sent (${size} bytes, now ${now}): it was still being copied. ` +
+      `The rows added since were not sent. Drop the complete file into inbox/ again: its rows that went out are repeats (not sent twice within ${life.ctx.config.repeatWindow?.text ?? 'the repeat window'}), and the rest go.`;
+    try {
+      writeFileSync(note, `${what}\n`);
+    } catch {
+      // the log line below says it all
+    }
+    life.log.error(what, { event: 'file-grew-after-done', file: target, size, now });
+  }, delay).unref();
 }
 
 async function fileDuplicate(life: FileLife, name: string, original: FileRecord): Promise<void> {

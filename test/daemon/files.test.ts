@@ -107,6 +107,22 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     assert.deepEqual(last?.datas, ['code409', '5'], 'the last row sent whole');
   });
 
+  it('says so loudly when a file grows after it was sent and filed (a copy that paused too long); the complete file then sends only the rest', async () => {
+    const before = sim.records().length;
+    const whole = contactsCsv(20, { from: 800 });
+    const part = whole.split('\n').slice(0, 11).join('\n') + '\n'; // header and 10 rows
+    fs.writeFileSync(path.join(inbox(), 'late.csv'), part);
+    await waitForFiles(done(), ['late.csv', 'late.result.csv']);
+    fs.appendFileSync(path.join(done(), 'late.csv'), whole.slice(part.length)); // the copy goes on, into done/
+    await waitForFiles(done(), ['late.grown.txt']);
+    assert.match(fs.readFileSync(path.join(done(), 'late.grown.txt'), 'utf8'), /^late\.csv grew after it was read and sent \(\d+ bytes, now \d+\)/);
+    const logged = readLogLines<{ event?: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-grew-after-done');
+    assert.equal(logged.length, 1);
+    fs.writeFileSync(path.join(inbox(), 'late (complete).csv'), whole);
+    await waitForFiles(done(), ['late (complete).result.csv']);
+    assertEachOnce(sim.records().slice(before), numbersOf(20, 800));
+  });
+
   it('sends nothing for the same bytes dropped again under another name, and says whose duplicate it is', async () => {
     const before = sim.records().length;
     fs.copyFileSync(path.join(done(), 'whole.csv'), path.join(inbox(), 'copy of whole.csv'));
