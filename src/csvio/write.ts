@@ -3,27 +3,32 @@
 // The writer is synchronous underneath (buffered writeSync): callers write rows from loops over
 // the journal, and a synchronous write keeps memory flat however far the disk falls behind.
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { guardCell } from './guard.js';
+import { guardCell, guardDigits } from './guard.js';
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 const QUOTE = /"/g;
 const FLUSH_AT = 64 * 1024;
 
-function quoteCell(cell: string): string {
-  const s = guardCell(cell);
+function quoteCell(cell: string, digitsAsText: boolean): string {
+  const s = digitsAsText ? guardDigits(cell) : guardCell(cell);
   return NEEDS_QUOTES.test(s) ? '"' + s.replace(QUOTE, '""') + '"' : s;
 }
 
-/** One CSV record: cells guarded and quoted where needed, ending in CRLF. */
-export function csvLine(cells: readonly string[]): string {
+/**
+ * One CSV record: cells guarded and quoted where needed, ending in CRLF. digitsAsText: digits
+ * Excel would change are written as ="digits" (guardDigits), for files meant to be dropped back.
+ */
+export function csvLine(cells: readonly string[], digitsAsText = false): string {
   let line = '';
-  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + quoteCell(cells[i] ?? '');
+  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + quoteCell(cells[i] ?? '', digitsAsText);
   return line + '\r\n';
 }
 
 export interface CsvWriterOptions {
   /** Start the file with a UTF-8 byte order mark. Default true. */
   bom?: boolean;
+  /** Digits Excel would change written as ="digits" (see csvLine). Default false. */
+  digitsAsText?: boolean;
 }
 
 export interface CsvWriter {
@@ -60,7 +65,7 @@ export function createCsvWriter(file: string, header: readonly string[], options
   };
 
   return {
-    write: (cells) => writeText(csvLine(cells)),
+    write: (cells) => writeText(csvLine(cells, options.digitsAsText ?? false)),
     writeText,
     close() {
       // A failure in flush or close rejects (the executor throws); the descriptor is closed either way.

@@ -148,6 +148,8 @@ export interface WaitingFile {
   name: string;
   /** This file's repeats of those rows. */
   rows: number;
+  /** Being read or sent now, in this process (the daemon's other file): it sends them as it goes on. */
+  inProgress?: boolean;
 }
 
 /**

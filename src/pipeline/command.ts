@@ -160,7 +160,7 @@ export function exitStatus(result: FileRunResult): number {
   if (result.outcome === 'paused' || result.outcome === 'stopped') return EXIT.incomplete;
   const c = result.counts;
   // Repeats left to a file that has not sent them yet are not done either (see repeatsNote).
-  return c.invalid + c.failed + c.unknown + c.pending === 0 && !result.waiting ? EXIT.ok : EXIT.incomplete;
+  return c.invalid + c.failed + c.unknown + c.pending === 0 && !result.waiting?.some((w) => !w.inProgress) ? EXIT.ok : EXIT.incomplete;
 }
 
 /** The first invalid rows of a dry run, with their line numbers and reasons. */

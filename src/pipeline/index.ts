@@ -73,7 +73,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   const started = Date.now();
   const result = (outcome: FileOutcome, file: FileRecord | undefined, extra: Partial<FileRunResult> = {}): FileRunResult => {
     const counts = file ? countFile(ctx.db, file.id) : EMPTY_COUNTS;
-    const waiting = file && counts.repeats > 0 ? waitingRepeats(ctx.db, file.id) : [];
+    const busy = filesInProgress(ctx.db);
+    const waiting = file && counts.repeats > 0 ? waitingRepeats(ctx.db, file.id).map((w) => ({ ...w, inProgress: busy.has(w.id) })) : [];
     return {
       outcome,
       ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256 } : {}),
@@ -415,10 +416,14 @@ function refusalMessage(filePath: string, err: unknown): string {
 export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined, waiting: readonly WaitingFile[] = []): string | undefined {
   if (counts.repeats === 0) return undefined;
   const notYet = waiting.reduce((n, w) => n + w.rows, 0);
+  const sending = waiting.filter((w) => w.inProgress);
+  const idle = waiting.filter((w) => !w.inProgress);
+  const named = (files: readonly WaitingFile[]) => files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
   return (
     `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}` +
     `${notYet > 0 ? ' or will' : ''}, so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE` +
-    (notYet > 0 ? `. ${notYet} of them are not sent yet: they wait in ${waiting.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ')}, and go when that file goes on (give it again, or, its bytes gone or changed, smsdrop resume ID)` : '')
+    (sending.length > 0 ? `. Still being sent with ${named(sending)}` : '') +
+    (idle.length > 0 ? `. Not sent yet, waiting in ${named(idle)}: they go when that file goes on (give it again, or, its bytes gone or changed, smsdrop resume ID)` : '')
   );
 }
 

@@ -97,10 +97,11 @@ export function renderTable(head: string[], rows: Array<Array<string | number | 
  * Writes CSV (UTF-8 with BOM, Excel formula guard) to a file, or to standard output when target
  * is undefined or "-". Returns the rows written.
  */
-export async function writeCsv(target: string | undefined, header: readonly string[], rows: Iterable<readonly string[]>): Promise<number> {
+export async function writeCsv(target: string | undefined, header: readonly string[], rows: Iterable<readonly string[]>, options: { digitsAsText?: boolean } = {}): Promise<number> {
   let count = 0;
+  const digitsAsText = options.digitsAsText ?? false;
   if (target !== undefined && target !== '-') {
-    const writer = createCsvWriter(target, header);
+    const writer = createCsvWriter(target, header, { digitsAsText });
     try {
       for (const row of rows) {
         writer.write(row);
@@ -113,7 +114,7 @@ export async function writeCsv(target: string | undefined, header: readonly stri
   }
   let pending = '\uFEFF' + csvLine(header);
   for (const row of rows) {
-    pending += csvLine(row);
+    pending += csvLine(row, digitsAsText);
     count++;
     if (pending.length >= 64 * 1024) {
       if (!process.stdout.write(pending)) await once(process.stdout, 'drain');

@@ -76,7 +76,7 @@ export async function exportFile(db: Db, file: FileRecord, options: ExportOption
     ...extraNames,
     ...EXPORT_STATUS_COLUMNS,
   ];
-  return writeCsv(options.out, header, cellsOf(selectRows(db, file.id, options.statuses ?? []), dataCount, extraNames));
+  return writeCsv(options.out, header, cellsOf(selectRows(db, file.id, options.statuses ?? []), dataCount, extraNames), { digitsAsText: true });
 }
 
 /** The rows in file order: rows_by_file (file_id) keeps them in row id order, so nothing is sorted. */

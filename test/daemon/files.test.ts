@@ -145,7 +145,7 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     const statuses = [...resultRows(path.join(done(), 'list.result.csv')), ...resultRows(path.join(done(), 'list (saved).result.csv'))].map((r) => r.status);
     assert.deepEqual([statuses.filter((s) => s === 'accepted').length, statuses.filter((s) => s === 'duplicate').length], [40, 40]);
     // Read one after the other, whichever came first: the other file's rows are all repeats.
-    const warned = readLogLines<{ event?: string; repeats?: number; message: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-repeats');
+    const warned = readLogLines<{ event?: string; file?: string; repeats?: number; message: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-repeats' && l.file?.startsWith('list'));
     assert.equal(warned.length, 1, daemon.output());
     assert.equal(warned[0]!.repeats, 40);
     assert.match(warned[0]!.message, /^list( \(saved\))?\.csv: 40 row\(s\) not sent: another file sent the same message to their number/);

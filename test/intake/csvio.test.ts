@@ -107,7 +107,7 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
       const phone = i % 3 === 0 ? `+86${13800000000 + i}` : i % 3 === 1 ? `-${i}` : String(13800000000 + i);
       written.push([phone, `=t${i}`, `@a${i}`, values[i * 3] ?? '', `v${values[i * 3 + 1] ?? ''}`, values[i * 3 + 2] ?? '']);
     }
-    const file = tempFile('roundtrip.csv', '\uFEFF' + csvLine(header) + written.map(csvLine).join(''));
+    const file = tempFile('roundtrip.csv', '\uFEFF' + csvLine(header) + written.map((r) => csvLine(r)).join(''));
     const rows = await allRows(file);
     assert.equal(rows.length, written.length);
     rows.forEach((row, i) => {
@@ -119,6 +119,24 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
       assert.deepEqual(row.extras, { note });
     });
     assert.equal(rows[0]?.phone, '13800000000');
+  });
+
+  it('digits Excel would change (a leading zero, 12 digits or more) are written as ="…" for files dropped back, and read back as they were', async () => {
+    const file = path.join(TEMP_DIR, 'digits.csv');
+    const writer = createCsvWriter(file, ['手机号', '参数1', '参数2'], { digitsAsText: true });
+    const cells = [
+      ['13900000001', '048213', '440301199001011234'],
+      ['0014155550123', '0', '123456789012'],
+      ['13900000002', '="0123"', "'=x"], // text that looks like the guard's form is guarded as a formula, so it too comes back as it was
+    ];
+    for (const c of cells) writer.write(c);
+    await writer.close();
+    const text = fs.readFileSync(file, 'utf8');
+    assert.ok(text.includes('\r\n13900000001,"=""048213""","=""440301199001011234"""\r\n'), text);
+    assert.ok(text.includes('\r\n"=""0014155550123""",0,"=""123456789012"""\r\n'), text);
+    const rows = await allRows(file, { allowInternational: true });
+    assert.deepEqual(rows.map((r) => [r.phoneRaw, ...r.datas]), cells);
+    assert.equal(rows[1]!.phone, '0014155550123');
   });
 
   it('what createCsvWriter writes is read back unchanged', async () => {

@@ -307,7 +307,8 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       assert.equal(wrong.json!.status, 'paused', wrong.stderr);
       const longer = writeCsv(dir, 'b.csv', `${csvOf(first)}${numbers(4, '136').map((p) => `${p},1,code,42\n`).join('')}`);
       const b = await runCli(['send', longer, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
-      assert.equal(b.status, 0, b.stderr);
+      assert.equal(b.status, 3, 'its first 30 rows wait in the paused a.csv');
+      assert.deepEqual(b.json!.waitingIn, [{ id: 1, name: 'a.csv', rows: 30, inProgress: false }]);
       // a.csv's record is still a.csv's: run again, it resumes instead of being read as a new file.
       const db = openJournal(journalPath(data));
       try {

@@ -110,7 +110,7 @@ describe('export', () => {
       runCli(['export', 'nope.csv'], { dataDir }),
     ]);
     assert.equal(toFile.code, 0, toFile.stderr);
-    assert.match(fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'), /^\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message\r\n13800000001,[^,]+,1,'=a,b,2,accepted,000000,\r\n$/);
+    assert.match(fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'), /^\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message\r\n13800000001,[^,]+,1,'=a,b,2,accepted,"=""000000""",\r\n$/);
     assert.equal(toStdout.code, 0, toStdout.stderr);
     assert.equal(toStdout.stdout, fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'));
     assert.equal(badStatus.code, 2);
