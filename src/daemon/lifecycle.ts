@@ -194,7 +194,8 @@ const SENT_SOME =
 async function failFile(life: FileLife, name: string, reason: string, advice: string, resultsOf?: number): Promise<void> {
   const { log, folders } = life;
   const file = path.join(folders.processing, name);
-  const clean = redactSecrets(reason);
+  // The reason names the file where it was read (processing/); the note lies next to it elsewhere.
+  const clean = redactSecrets(reason).split(file).join(name);
   try {
     const target = await publish(life, name, folders.failed, async (dir, stem) => {
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
