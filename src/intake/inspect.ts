@@ -105,19 +105,22 @@ export async function inspectFile(file: string): Promise<FileInspection> {
  * whose only Chinese is a unit in each row (128.00元), or a few names, passes the UTF-8 check, and
  * every such value would be sent garbled. Chinese in UTF-8 takes 3 bytes a character: a file with
  * one such sequence is UTF-8. One whose non-ASCII characters are all 2-byte sequences is GB18030
- * when every second byte is one GB2312 uses (0xA1 and up) and some character, read as UTF-8, is of
- * no script a list sent from China would hold (not Latin-1, Latin Extended-A, Greek or Cyrillic:
- * José, Müller, Ω stay UTF-8). Stops at the first 3-byte sequence, so UTF-8 Chinese costs little.
+ * when every second byte is one GB2312 uses (0xA1 and up) and, read as UTF-8, more of its
+ * characters are of no script a list would hold (IPA, modifier letters, combining marks alone,
+ * Armenian, Syriac…) than of one it may (Latin with accents, Greek, Cyrillic, Hebrew, Arabic:
+ * José, Dương, Иван stay UTF-8). Stops at the first 3-byte sequence, so UTF-8 Chinese costs little.
  */
 async function gbkPassingAsUtf8(file: string): Promise<boolean> {
   let lead = 0; // the first byte of a 2-byte sequence whose second byte is in the next read
-  let unlikely = false;
+  let unlikely = 0;
+  let likely = 0;
   for await (const chunk of readChunks(file)) {
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
       if (lead !== 0) {
         if (b < 0xa1) return false; // a GB2312 pair never ends so
-        unlikely ||= !likelyScript(((lead & 0x1f) << 6) | (b & 0x3f));
+        if (likelyScript(((lead & 0x1f) << 6) | (b & 0x3f))) likely++;
+        else unlikely++;
         lead = 0;
       } else if (b >= 0xe0) {
         return false; // a 3- or 4-byte sequence: UTF-8
@@ -126,12 +129,12 @@ async function gbkPassingAsUtf8(file: string): Promise<boolean> {
       }
     }
   }
-  return unlikely;
+  return unlikely > likely;
 }
 
-/** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A letters, Greek, Cyrillic. */
+/** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek, Cyrillic, Hebrew, Arabic. */
 function likelyScript(codePoint: number): boolean {
-  return codePoint < 0x180 || (codePoint >= 0x370 && codePoint < 0x500);
+  return codePoint < 0x250 || (codePoint >= 0x370 && codePoint < 0x500) || (codePoint >= 0x590 && codePoint < 0x700);
 }
 
 /**

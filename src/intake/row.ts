@@ -204,19 +204,34 @@ function emptyValueBeforeFilled(datas: readonly string[]): number | undefined {
   return undefined;
 }
 
-/** A line inside a value that begins like a row of the list: a phone number, then a comma. */
-const ROW_LIKE_LINE = /(?:\r\n|\n|\r)\s*"?\s*\+?\d[\d ()-]{6,}\s*"?\s*,/;
+const LINE_BREAK = /\r\n|\n|\r/;
+/** A cell that holds a phone number (as people write them), perhaps in quotes. */
+const PHONE_LIKE_CELL = /^\s*"?\s*\+?\d[\d ()-]{6,}\d\s*"?\s*$/;
+
+/**
+ * Whether a value that runs over lines holds rows of the list: a line of it (after its first) with
+ * a phone number where the phone column is. A value that took in the rows after an open quote
+ * starts each of its later lines at the start of a row of the file.
+ */
+function holdsRows(value: string, phoneColumn: number): boolean {
+  const lines = value.split(LINE_BREAK);
+  for (let i = 1; i < lines.length; i++) {
+    const cell = lines[i]!.split(',')[phoneColumn];
+    if (cell !== undefined && PHONE_LIKE_CELL.test(cell)) return true;
+  }
+  return false;
+}
 
 /**
  * A record that runs over several lines (`start` to `end`) because a value in it holds line
- * breaks. That is how a value with line breaks is written; but when a line inside it looks like a
- * row of the list, a double quote was left open (`"5寸屏,…` … `24" 显示器`) and took the rows after
+ * breaks. That is how a value with line breaks is written; but when a line inside it is a row of
+ * the list (holdsRows), a double quote was left open (`"5寸屏,…` … `24" 显示器`) and took the rows after
  * it into one value: sent, one person would get the others' numbers and none of them their own
  * message. The row is then invalid, and its error names the lines it took in.
  */
 export function flagSwallowedRows(row: IntakeRow, cells: readonly string[], end: number, shape: Pick<RowShape, 'map'>): void {
   for (let i = 0; i < cells.length; i++) {
-    if (!ROW_LIKE_LINE.test(cells[i]!)) continue;
+    if (!holdsRows(cells[i]!, shape.map.phone)) continue;
     const column = shape.map.header[i]?.trim() || `column ${i + 1}`;
     const why =
       `the value of ${column} runs from line ${row.line} to line ${end} and holds lines that look like rows of the list: ` +

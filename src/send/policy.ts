@@ -151,14 +151,16 @@ export const PROVIDER_DAY_MARGIN_MS = 5 * 60_000;
 
 /**
  * The provider remembers a reqId for one natural day. Resending a batch that may already have
- * been accepted is safe only while that day lasts, so the first moment of doubt and now, plus a
- * margin (PROVIDER_DAY_MARGIN_MS), must fall on the same day in China (the provider's zone) and
- * in the zone we sign with.
+ * been accepted is safe only while that day lasts, so the first moment of doubt and now must fall
+ * on the same day in China (the provider's zone) and in the zone we sign with, with a margin
+ * (PROVIDER_DAY_MARGIN_MS) on both sides: the provider's clock may run ahead of ours (the resend
+ * arrives after its midnight) or behind (the first request reached it before its midnight).
  */
 export function sameProviderDay(firstDoubt: Date, now: Date, signingZone?: string): boolean {
   const zones = ['Asia/Shanghai', signingZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone];
-  const arrival = new Date(now.getTime() + PROVIDER_DAY_MARGIN_MS);
-  return zones.every((zone) => dayIn(firstDoubt, zone) === dayIn(arrival, zone));
+  const earliest = new Date(firstDoubt.getTime() - PROVIDER_DAY_MARGIN_MS);
+  const latest = new Date(now.getTime() + PROVIDER_DAY_MARGIN_MS);
+  return zones.every((zone) => dayIn(earliest, zone) === dayIn(latest, zone));
 }
 
 /**

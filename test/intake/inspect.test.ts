@@ -73,6 +73,9 @@ describe('inspectFile', () => {
   it('keeps UTF-8 whose only non-ASCII letters are European (José, Müller, Ωmega, Иван) as UTF-8, and any file with Chinese in UTF-8', async () => {
     assert.equal((await inspectFile(tempFile('latin.csv', 'phone,data1\n13800138000,José Müller\n13800138001,Ωmega Иван\n'))).encoding, 'utf-8');
     assert.equal((await inspectFile(tempFile('mixed.csv', 'phone,data1\n13800138000,Ԫ 元\n'))).encoding, 'utf-8');
+    // Vietnamese letters of Latin Extended-B, and one modifier apostrophe among accented names.
+    assert.equal((await inspectFile(tempFile('viet.csv', 'phone,data1\n13800138000,Dương\n13800138001,Phương\n'))).encoding, 'utf-8');
+    assert.equal((await inspectFile(tempFile('okina.csv', 'phone,data1\n13800138000,Hawaiʻi José\n'))).encoding, 'utf-8');
   });
 
   it('accepts a multi-byte character split across read chunks as UTF-8', async () => {

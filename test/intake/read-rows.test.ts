@@ -155,6 +155,14 @@ describe('readRows: values', () => {
       'the value of 参数1 runs from line 2 to line 5 and holds lines that look like rows of the list: a double quote was left open; this row and the rows it took in are not sent: fix the quote and give the file again',
     );
     assert.equal(rows[1]!.error, undefined);
+    // The phone column elsewhere than first: the rows taken in have their number at its place.
+    const named = 'name,phone,templateId,data1,data2\n张三,13800000001,1,"5寸屏,x\n李四,13800000002,1,abc,5\n王五,13800000003,1,abc,5\n赵六,13800000004,1,"24" 显示器,5\n钱七,13800000005,1,def,5\n';
+    const second = await allRows(tempFile('swallowed-named.csv', named));
+    assert.deepEqual(second.map((r) => [r.line, r.error === undefined]), [[2, false], [6, true]]);
+    assert.match(second[0]!.error ?? '', /the value of data1 runs from line 2 to line 5 and holds lines that look like rows/);
+    // A value over lines without a row in it (an address) is a value.
+    const address = await allRows(tempFile('address.csv', 'phone,data1\n13800000001,"Room 5, Building 3,\nRoad 12, 100020"\n'));
+    assert.equal(address[0]!.error, undefined);
   });
 
   it('refuses a row with an empty template value before a filled one (a blank in the message); trailing empty values are dropped', async () => {

@@ -132,6 +132,11 @@ describe('sameProviderDay', () => {
     assert.equal(sameProviderDay(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T15:54:00Z'), 'Asia/Shanghai'), true);
     assert.equal(sameProviderDay(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T15:57:30Z'), 'Asia/Shanghai'), false);
   });
+  it('is false in the first minutes after China midnight: the first request may have reached a provider whose clock runs behind', () => {
+    // 16:00:30Z is 00:00:30 on the 22nd in Shanghai.
+    assert.equal(sameProviderDay(new Date('2026-11-21T16:00:30Z'), new Date('2026-11-21T16:20:00Z'), 'Asia/Shanghai'), false);
+    assert.equal(sameProviderDay(new Date('2026-11-21T16:06:00Z'), new Date('2026-11-21T16:20:00Z'), 'Asia/Shanghai'), true);
+  });
 });
 
 describe('mayResendWithOwnReqId (smsdrop retry --unknown)', () => {
