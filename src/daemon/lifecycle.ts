@@ -155,19 +155,23 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
 function checkLateGrowth(life: FileLife, target: string, size: number): void {
   const delay = Math.max(life.ctx.config.stabilityMs * 4, 1000);
   setTimeout(() => {
+    if (life.ctx.stopSignal?.aborted) return; // the daemon is stopping: its log may be closed already
     const file = path.join(life.folders.done, target);
     const now = statSync(file, { throwIfNoEntry: false })?.size;
     if (now === undefined || now === size) return;
     const note = path.join(life.folders.done, `${stemOf(target)}.grown.txt`);
+    const window = life.ctx.config.repeatWindow;
     const what =
-      `${target} grew after it was read and sent (${size} bytes, now ${now}): it was still being copied. ` +
-      `The rows added since were not sent. Drop the complete file into inbox/ again: its rows that went out are repeats (not sent twice within ${life.ctx.config.repeatWindow?.text ?? 'the repeat window'}), and the rest go.`;
+      `${target} grew after it was read and sent (${size} bytes, now ${now}): it was still being copied. The rows added since were not sent. ` +
+      (window && window.ms > 0
+        ? `Drop the complete file into inbox/ again within ${window.text} of this send: its rows that went out are then repeats, not sent twice, and the rest go.`
+        : 'Drop a file of only the rows added into inbox/ (with the repeat window off, the complete file would send every row again).');
     try {
       writeFileSync(note, `${what}\n`);
+      life.log.error(what, { event: 'file-grew-after-done', file: target, size, now });
     } catch {
-      // the log line below says it all
+      // No room for the note, or the log closed meanwhile: nothing more to do from a timer.
     }
-    life.log.error(what, { event: 'file-grew-after-done', file: target, size, now });
   }, delay).unref();
 }
 

@@ -39,7 +39,7 @@ const READ_SIZE = 64 * 1024;
 // A record of a contact list is a few hundred characters. A far longer one is not a list (a log,
 // a dump without line breaks), or a stray quote made the rest of the file one value: refused,
 // before it takes the memory of the whole file (a 200 MB line took 2.2 GB).
-const MAX_RECORD_CHARS = 1024 * 1024;
+export const MAX_RECORD_CHARS = 1024 * 1024;
 
 /** File types people drop by mistake, told apart by their first bytes. */
 const WRONG_KINDS: Array<{ magic: number[]; reason: string }> = [

@@ -5,7 +5,7 @@
 // bytes (mostlyUtf8: read as GB18030, every Chinese value of such a file would be sent garbled;
 // read as UTF-8, only the cells with a stray byte hold U+FFFD, and those rows are refused);
 // anything else is read as GB18030.
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 
@@ -14,6 +14,8 @@ export interface FileInspection {
   size: number;
   encoding: 'utf-8' | 'gb18030';
   bom: boolean;
+  /** Bytes of the longest line (between line feeds): a line past intake's record limit refuses the file. */
+  longestLine: number;
   /**
    * Whether a double quote occurs anywhere. Without one, csv-parse (with intake's options) cannot
    * fail partway through the file, so sending may start before the last row is read.
@@ -23,6 +25,7 @@ export interface FileInspection {
 }
 
 const QUOTE = 0x22;
+const LF = 0x0a;
 const READ_SIZE = 256 * 1024;
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
@@ -87,16 +90,31 @@ export async function inspectFile(file: string): Promise<FileInspection> {
   let size = 0;
   let bom = false;
   let quoted = false;
+  let ascii = true;
+  let longestLine = 0;
+  let lineSoFar = 0; // bytes of the line under way, from earlier reads
   for await (const chunk of readChunks(file)) {
     // The first read holds the first 3 bytes unless the file is shorter.
     if (size === 0) bom = startsWithBom(chunk);
     size += chunk.length;
     hash.update(chunk);
     if (!bom) utf8.push(chunk);
+    if (ascii) ascii = isAscii(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
+    for (let from = 0; ; ) {
+      const lf = chunk.indexOf(LF, from);
+      if (lf === -1) {
+        lineSoFar += chunk.length - from;
+        break;
+      }
+      longestLine = Math.max(longestLine, lineSoFar + lf - from);
+      lineSoFar = 0;
+      from = lf + 1;
+    }
   }
-  const encoding = bom ? 'utf-8' : utf8.end() ? ((await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8') : (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
-  return { sha256: hash.digest('hex'), size, encoding, bom, quoted };
+  longestLine = Math.max(longestLine, lineSoFar);
+  const encoding = bom || ascii ? 'utf-8' : utf8.end() ? ((await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8') : (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
+  return { sha256: hash.digest('hex'), size, encoding, bom, quoted, longestLine };
 }
 
 /**

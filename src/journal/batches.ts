@@ -235,6 +235,19 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
   return interrupted.length;
 }
 
+/**
+ * Whether no request of any file got an answer from the provider (accepted, or refused with a
+ * code) since the earliest of this batch's last `attempts` attempts started: the provider has
+ * been silent all the while (an outage), rather than this batch's requests failing on their own.
+ * From the journal, so a restart or a pause in between does not hide a long silence.
+ */
+export function providerSilentFor(db: Db, batchId: number, attempts: number): boolean {
+  const since = sql(db, 'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?').pluck().get(batchId, attempts - 1) as string | undefined;
+  if (since === undefined) return false;
+  const answered = sql(db, "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))").pluck().get(since);
+  return answered === 0;
+}
+
 /** What a batch's attempts say of whether, and since when, it may have reached the provider. */
 export interface AttemptHistory {
   /** Every attempt carried the batch's reqId (one without it was a request the provider could not recognise again). */
@@ -251,7 +264,7 @@ const MAY_HAVE_ARRIVED = "outcome IS NULL OR outcome IN ('in-doubt', 'interrupte
 export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptHistory {
   const row = sql(
     db,
-    `SELECT coalesce(sum(req_id IS NULL OR req_id <> ?), 0) AS withoutReqId,
+    `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
        coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
        min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
      FROM attempts WHERE batch_id = ?`,

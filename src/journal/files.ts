@@ -148,6 +148,8 @@ export interface WaitingFile {
   name: string;
   /** This file's repeats of those rows. */
   rows: number;
+  /** Its status: only a file read to the end (sending) can be resumed from the journal. */
+  status: FileStatus;
   /** Being read or sent now, in this process (the daemon's other file): it sends them as it goes on. */
   inProgress?: boolean;
 }
@@ -159,7 +161,7 @@ export interface WaitingFile {
 export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
   return sql(
     db,
-    `SELECT o.file_id AS id, f.name, count(*) AS rows
+    `SELECT o.file_id AS id, f.name, f.status, count(*) AS rows
      FROM rows r JOIN rows o ON o.id = r.duplicate_of JOIN batches b ON b.id = o.batch_id JOIN files f ON f.id = o.file_id
      WHERE r.file_id = ? AND r.intake = 'duplicate' AND o.file_id != r.file_id AND b.state IN ('planned', 'sending')
      GROUP BY o.file_id ORDER BY o.file_id`,

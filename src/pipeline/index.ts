@@ -14,7 +14,7 @@ import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
-import { readRows } from '../intake/index.js';
+import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { type RepeatWindow, type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
@@ -321,11 +321,12 @@ async function grownFromUnfinished(db: Db, filePath: string, inspection: FileIns
 
 /**
  * Sending may start before the last row is read only when nothing found later can refuse the
- * file: csv-parse, with intake's options, can fail partway only on a double quote. A quoted file
- * is read to the end first, so a broken quote near its end still leaves nothing sent.
+ * file: csv-parse, with intake's options, can fail partway only on a double quote, or on a record
+ * past its size limit (a line that long). Such a file is read to the end first, so a broken quote
+ * or a huge line near its end still leaves nothing sent.
  */
 function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: boolean): boolean {
-  return ctx.config.sendDuringIntake && !inspection.quoted && !dryRun;
+  return ctx.config.sendDuringIntake && !inspection.quoted && inspection.longestLine <= MAX_RECORD_CHARS && !dryRun;
 }
 
 function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
@@ -423,8 +424,14 @@ export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined
     `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}` +
     `${notYet > 0 ? ' or will' : ''}, so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE` +
     (sending.length > 0 ? `. Still being sent with ${named(sending)}` : '') +
-    (idle.length > 0 ? `. Not sent yet, waiting in ${named(idle)}: they go when that file goes on (give it again, or, its bytes gone or changed, smsdrop resume ID)` : '')
+    (idle.length > 0 ? `. Not sent yet, waiting in ${named(idle)}: they go when that file goes on (${goesOn(idle)})` : '')
   );
+}
+
+/** How the idle files holding a file's repeats go on: given again; one read to the end, also from the journal. */
+function goesOn(idle: readonly WaitingFile[]): string {
+  const resumable = idle.every((w) => w.status === FILE_STATUS.sending);
+  return resumable ? 'give it again, or, its bytes gone or changed, smsdrop resume ID' : 'give it again: the same bytes continue it';
 }
 
 export function planSummary(db: Db, fileId: number): PlanSummary {

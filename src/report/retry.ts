@@ -161,7 +161,9 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     printRetrySummary(file, statuses, result, flags.json ?? false);
     const o = result.outcome;
-    return result.sent?.state === 'finished' && o.failed + o.unknown + o.pending === 0 ? EXIT.ok : EXIT.incomplete;
+    // Nothing sent (every row asked for was a repeat of another file's): finished as well.
+    const finished = result.sent === undefined || result.sent.state === 'finished';
+    return finished && o.failed + o.unknown + o.pending === 0 ? EXIT.ok : EXIT.incomplete;
   } finally {
     await runtime.close();
   }

@@ -10,6 +10,7 @@ import {
   dueBatches,
   dueFirst,
   finishAttempt,
+  providerSilentFor,
   recoverInterrupted,
   startAttempt,
   type Transition,
@@ -155,14 +156,14 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   ticket.started();
   const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
   if (!mayHaveSent(outcome)) ticket.giveBack();
-  noteProviderHealth(ctx.pause, outcome); // first: whether the provider is silent counts this answer too
   const attempts = batch.attempts + 1;
   const decision = decideAfterAttempt(
     outcome,
     { attempts, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
-    { ...retrySettings(ctx.config), providerSilent: ctx.pause.silentFor(attempts) },
+    { ...retrySettings(ctx.config), providerSilent: outageSuspected(ctx, outcome, batchId, attempts) },
     now(),
   );
+  noteProviderHealth(ctx.pause, outcome);
   const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
@@ -203,6 +204,19 @@ async function waitForTurn(ctx: SendContext, numbers: number): Promise<StartTick
     if (!ctx.window || ctx.window.opensInMs() === 0) return ticket;
     ticket.giveBack(); // closed while the limits held it: wait for the window again
   }
+}
+
+/**
+ * A batch about to run out of attempts on a request that got no answer at all (not sent, or in
+ * doubt: 5xx, a timeout, a reset), while the provider answered no request since its last attempts
+ * began: an outage, not the batch's fault (see RetrySettings.providerSilent). Asked of the
+ * journal only then. Off with SMSDROP_PAUSE_AFTER_FAILURES=0, like the pause itself.
+ */
+function outageSuspected(ctx: SendContext, outcome: SendOutcome, batchId: number, attempts: number): boolean {
+  // One attempt is no silence over time: a batch allowed a single attempt ends as it always did.
+  if (ctx.config.pauseAfterFailures === 0 || attempts < Math.max(2, ctx.config.maxAttempts)) return false;
+  if (outcome.kind !== 'not-sent' && outcome.kind !== 'in-doubt') return false;
+  return providerSilentFor(ctx.db, batchId, attempts);
 }
 
 /** The provider may have sent the messages (so they use up a message window): see recentStarts. */

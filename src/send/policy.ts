@@ -12,9 +12,9 @@ export interface RetrySettings {
   rateLimitDelayMs: number;
   rateLimitMaxDeferrals: number;
   /**
-   * The provider answered none of the last requests, at least as many as this batch has made
-   * (AccountPause.silentFor): an outage, not this batch's fault. A batch that would give up then
-   * keeps its attempts, and sending pauses instead.
+   * The attempt got no answer, and the provider answered no request since this batch's last
+   * attempts began (journal/batches.ts providerSilentFor): an outage, not this batch's fault. A
+   * batch that would give up then keeps its attempts, and sending pauses instead.
    */
   providerSilent?: boolean;
 }
@@ -63,7 +63,7 @@ export function decideAfterAttempt(
     return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt, statusCode: code, statusMsg: reason } };
   };
   const waitOutOutage = (reason: string, code: string | null, doubt: Doubt): Decision => {
-    const silence = `the provider answered none of the last ${batch.attempts} requests (last: ${reason})`;
+    const silence = `the provider answered no request during this batch's last ${batch.attempts} attempts (last: ${reason})`;
     return {
       transition: { to: 'planned', nextAttemptAt: now, doubt, resetAttempts: true, statusCode: code, statusMsg: `${silence}: an outage, so the batch keeps its attempts` },
       pauseAccount: `${silence}; check the network and the provider's status`,
@@ -103,8 +103,13 @@ export function decideAfterAttempt(
       return retry(message, code, DOUBT.part);
     case 'rate-limited':
       // A cap of one number (a daily cap lasts until tomorrow) must not hold the others back:
-      // halves isolate it, as for a rejected number. Alone, a number is deferred, then failed.
-      if (batch.numbers > 1 && !mayHaveBeenSent) return { transition: { to: 'split', statusCode: code, statusMsg: `${message}: split to isolate the capped number(s)` } };
+      // still capped after a deferral (a cap of minutes has passed by then), halves isolate it, as
+      // for a rejected number. Alone, a number is deferred, then failed. (A cap of the template or
+      // the account halves the batch down to single numbers, a deferral per halving: refusals
+      // cost nothing, and each number still ends failed with the code.)
+      if (batch.numbers > 1 && !mayHaveBeenSent && (batch.deferrals >= 1 || batch.deferrals >= settings.rateLimitMaxDeferrals)) {
+        return { transition: { to: 'split', statusCode: code, statusMsg: `${message}: still capped after a deferral; split to isolate the capped number(s)` } };
+      }
       if (batch.deferrals >= settings.rateLimitMaxDeferrals) return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
       return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
     case 'number-rejected':

@@ -246,14 +246,6 @@ export class AccountPause {
     }
   }
 
-  /**
-   * Whether the provider answered none of the last `requests` requests (the one just noted
-   * included): an outage rather than one batch's trouble. Never, when pausing is off.
-   */
-  silentFor(requests: number): boolean {
-    return this.pauseAfterTrouble > 0 && this.#troubleInARow >= requests;
-  }
-
   /** A request got a business answer: the provider is there. */
   noteAnswer(): void {
     this.#troubleInARow = 0;

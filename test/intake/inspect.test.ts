@@ -20,14 +20,20 @@ describe('inspectFile', () => {
 
   it('reads a UTF-8 BOM as UTF-8 (Excel "CSV UTF-8")', async () => {
     assert.deepEqual(
-      { ...(await inspectFile(path.join(FIXTURES, 'utf8-bom-crlf.csv'))), sha256: undefined, size: undefined },
-      { encoding: 'utf-8', bom: true, quoted: true, sha256: undefined, size: undefined },
+      { ...(await inspectFile(path.join(FIXTURES, 'utf8-bom-crlf.csv'))), sha256: undefined, size: undefined, longestLine: undefined },
+      { encoding: 'utf-8', bom: true, quoted: true, sha256: undefined, size: undefined, longestLine: undefined },
     );
   });
 
   it('reads valid UTF-8 without BOM as UTF-8', async () => {
     const file = tempFile('plain.csv', '手机号,参数1\n13800138000,你好\n');
-    assert.deepEqual({ ...(await inspectFile(file)), sha256: '' }, { sha256: '', size: fs.statSync(file).size, encoding: 'utf-8', bom: false, quoted: false });
+    assert.deepEqual({ ...(await inspectFile(file)), sha256: '' }, { sha256: '', size: fs.statSync(file).size, encoding: 'utf-8', bom: false, quoted: false, longestLine: 18 });
+  });
+
+  it('measures the longest line, across reads (a line past the record limit is read whole before anything is sent)', async () => {
+    const long = Buffer.concat([Buffer.from('phone\n'), Buffer.alloc(600 * 1024, 'a'), Buffer.from('\nshort\n')]); // the long line spans 3 reads of 256 KB
+    assert.equal((await inspectFile(tempFile('long-line.csv', long))).longestLine, 600 * 1024);
+    assert.equal((await inspectFile(tempFile('no-break.csv', 'abc'))).longestLine, 3);
   });
 
   it('notes a double quote anywhere, even past the first chunks (sending then waits for the last row)', async () => {

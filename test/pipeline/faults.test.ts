@@ -195,8 +195,14 @@ describe('an outage shorter than the pause threshold', () => {
       const first = await runCli(['send', file, '--json'], envFor(down, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_MAX_ATTEMPTS: '2' }));
       assert.equal(first.status, 3);
       assert.equal(first.json!.status, 'paused');
-      assert.match(String(first.json!.reason), /the provider answered none of the last 2 requests/);
+      assert.match(String(first.json!.reason), /the provider answered no request during this batch's last 2 attempts/);
       assert.deepEqual([first.json!.pending, first.json!.failed, first.json!.unknown], [30, 0, 0]);
+      // Run again, still down, with a pause threshold below the attempts: the silence is read from
+      // the journal, so a restart or a pause in between does not end the batches unknown either.
+      for (let run = 0; run < 2; run++) {
+        const again = await runCli(['send', file, '--json'], envFor(down, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_MAX_ATTEMPTS: '3', SMSDROP_PAUSE_AFTER_FAILURES: '2' }));
+        assert.deepEqual([again.json!.status, again.json!.pending, again.json!.unknown], ['paused', 30, 0]);
+      }
     } finally {
       await down.close();
     }
@@ -308,7 +314,7 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       const longer = writeCsv(dir, 'b.csv', `${csvOf(first)}${numbers(4, '136').map((p) => `${p},1,code,42\n`).join('')}`);
       const b = await runCli(['send', longer, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
       assert.equal(b.status, 3, 'its first 30 rows wait in the paused a.csv');
-      assert.deepEqual(b.json!.waitingIn, [{ id: 1, name: 'a.csv', rows: 30, inProgress: false }]);
+      assert.deepEqual(b.json!.waitingIn, [{ id: 1, name: 'a.csv', status: 'sending', rows: 30, inProgress: false }]);
       // a.csv's record is still a.csv's: run again, it resumes instead of being read as a new file.
       const db = openJournal(journalPath(data));
       try {

@@ -81,7 +81,7 @@ describe('a list given again as other bytes', () => {
     writeCsv(dir, 'paused.csv', utf8Lf(edited)); // the same name, other bytes: a new file
     const second = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
     assert.equal(second.status, 3, 'not "every row accepted": 29 of them wait in the paused file');
-    assert.deepEqual([second.json!.accepted, second.json!.repeats, second.json!.waitingIn], [1, 29, [{ id: 1, name: 'paused.csv', rows: 29, inProgress: false }]]);
+    assert.deepEqual([second.json!.accepted, second.json!.repeats, second.json!.waitingIn], [1, 29, [{ id: 1, name: 'paused.csv', status: 'sending', rows: 29, inProgress: false }]]);
     const text = await runCli(['send', file], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
     assert.match(text.stdout, /Not sent yet, waiting in paused\.csv \(id 1\): 29: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)/);
     // The first file's bytes are gone: resume sends its rows from the journal.

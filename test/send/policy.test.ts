@@ -57,15 +57,17 @@ describe('decideAfterAttempt', () => {
   it('out of attempts while the provider answers nothing (an outage): planned again with its attempts reset, and the account pauses', () => {
     const d = decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }, { providerSilent: true });
     assert.ok(d.transition.to === 'planned' && d.transition.resetAttempts && d.transition.doubt === DOUBT.all);
-    assert.match(d.pauseAccount ?? '', /answered none of the last \d+ requests/);
+    assert.match(d.pauseAccount ?? '', /answered no request during this batch's last \d+ attempts/);
     assert.equal(decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }).transition.to, 'unknown', 'with answers in between: its own trouble');
     assert.equal(decide({ kind: 'not-sent', reason: 'ECONNREFUSED' }, { attempts: settings.maxAttempts }).transition.to, 'failed');
   });
 
-  it('rate-limited: a batch of several numbers is split to isolate the capped one (the others must not wait for tomorrow)', () => {
-    const t = decide(rejected('160040', 'rate-limited'), { numbers: 200 }).transition;
+  it('rate-limited: a batch of several numbers still capped after a deferral is split to isolate the capped one (the others must not wait for tomorrow)', () => {
+    assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200 }).transition.to, 'planned', 'deferred first: a cap of minutes passes');
+    const t = decide(rejected('160040', 'rate-limited'), { numbers: 200, deferrals: 1 }).transition;
     assert.deepEqual([t.to, t.statusCode], ['split', '160040']);
-    assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200, doubt: DOUBT.all }).transition.to, 'planned', 'never split once it may have been sent (halves get fresh reqIds)');
+    assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200 }, { rateLimitMaxDeferrals: 0 }).transition.to, 'split', 'no deferrals allowed: split at once');
+    assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200, deferrals: 1, doubt: DOUBT.all }).transition.to, 'planned', 'never split once it may have been sent (halves get fresh reqIds)');
   });
 
   it('rate-limited: one number is deferred with the long delay, then failed with the code', () => {
