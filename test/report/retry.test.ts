@@ -73,6 +73,19 @@ describe('retry --failed', () => {
     assert.match(why, /goes with another file .*: line 2 of fix\.csv \(file 2\)/);
   });
 
+  it('CLI: when every failed row turned out to be a repeat, nothing is sent and the exit status is 0', async () => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    const capped = ['13800000002', '13800000005'];
+    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
+    const open = await simulator();
+    await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]));
+    const run = await runCli(['retry', '1', '--failed', '--json'], { dataDir, sim: open });
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.equal((JSON.parse(run.stdout) as { repeats: number }).repeats, 2);
+    assert.equal(acceptedNumbers(open).length, 2, 'nothing sent twice');
+  });
+
   it('CLI: resends the failed rows and exits 0 when all were accepted', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
