@@ -167,10 +167,14 @@ function checkLateGrowth(life: FileLife, target: string, size: number): void {
         ? `Drop the complete file into inbox/ again within ${window.text} of this send: its rows that went out are then repeats, not sent twice, and the rest go.`
         : 'Drop a file of only the rows added into inbox/ (with the repeat window off, the complete file would send every row again).');
     try {
-      writeFileSync(note, `${what}\n`);
       life.log.error(what, { event: 'file-grew-after-done', file: target, size, now });
     } catch {
-      // No room for the note, or the log closed meanwhile: nothing more to do from a timer.
+      // the log closed meanwhile: the note below still says it
+    }
+    try {
+      writeFileSync(note, `${what}\n`);
+    } catch {
+      // no room for the note: the log line said it
     }
   }, delay).unref();
 }

@@ -123,22 +123,22 @@ export async function inspectFile(file: string): Promise<FileInspection> {
  * whose only Chinese is a unit in each row (128.00元), or a few names, passes the UTF-8 check, and
  * every such value would be sent garbled. Chinese in UTF-8 takes 3 bytes a character: a file with
  * one such sequence is UTF-8. One whose non-ASCII characters are all 2-byte sequences is GB18030
- * when every second byte is one GB2312 uses (0xA1 and up) and, read as UTF-8, more of its
- * characters are of no script a list would hold (IPA, modifier letters, combining marks alone,
- * Armenian, Syriac…) than of one it may (Latin with accents, Greek, Cyrillic, Hebrew, Arabic:
- * José, Dương, Иван stay UTF-8). Stops at the first 3-byte sequence, so UTF-8 Chinese costs little.
+ * when every second byte is one GB2312 uses (0xA1 and up) and, read as UTF-8, one of its
+ * characters is of no script a list would hold (IPA, modifier letters, combining marks alone,
+ * Armenian, Syriac…: 元 reads as U+052A). Latin with accents, Greek, Cyrillic, Hebrew and Arabic
+ * are such scripts (José, Dương, Иван stay UTF-8), though many GB2312 characters read as them
+ * too (一 as һ): one character of the others decides, however many of these there are. Stops at
+ * the first 3-byte sequence, so UTF-8 Chinese costs little.
  */
 async function gbkPassingAsUtf8(file: string): Promise<boolean> {
   let lead = 0; // the first byte of a 2-byte sequence whose second byte is in the next read
-  let unlikely = 0;
-  let likely = 0;
+  let unlikely = false;
   for await (const chunk of readChunks(file)) {
     for (let i = 0; i < chunk.length; i++) {
       const b = chunk[i]!;
       if (lead !== 0) {
         if (b < 0xa1) return false; // a GB2312 pair never ends so
-        if (likelyScript(((lead & 0x1f) << 6) | (b & 0x3f))) likely++;
-        else unlikely++;
+        unlikely ||= !likelyScript(((lead & 0x1f) << 6) | (b & 0x3f));
         lead = 0;
       } else if (b >= 0xe0) {
         return false; // a 3- or 4-byte sequence: UTF-8
@@ -147,7 +147,7 @@ async function gbkPassingAsUtf8(file: string): Promise<boolean> {
       }
     }
   }
-  return unlikely > likely;
+  return unlikely;
 }
 
 /** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek, Cyrillic, Hebrew, Arabic. */
