@@ -72,15 +72,16 @@ export interface RowWriterOptions {
   sentBefore?: SentBeforeLookup;
 }
 
-/** A valid row whose number the group may have already: journalled without a batch until settleDoubts. */
+/**
+ * A valid row whose number the group may have already: journalled without a batch until
+ * settleDoubts. Its group by id only: most doubts are repeats, and keeping each one's values (the
+ * row's own strings) until the file is read cost ~130 bytes a doubt, 2.6 MB for a 4M-row list.
+ */
 interface Doubt {
   /** Known once the row is written (rowInserter.ts): before the chunk ends. */
   rowId: number;
   groupId: number;
   phone: string;
-  appId: string;
-  templateId: string;
-  datas: string[];
 }
 
 /** Used when the caller does not say how large the file is (32 MB: a million rows of the bench's kind). */
@@ -249,7 +250,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     if (state.phones.length >= limits.maxPerRequest) closeBatch(state);
   }
 
-  function placeValidRow(row: RowToJournal, state: GroupState, appId: string, templateId: string, extras: string | null, now: string): void {
+  function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
     const phone = row.phone!;
     // Before the filter: a later row with the same number repeats the earlier file's row too.
     const earlierRow = state.earlier?.rowOf(phone);
@@ -261,7 +262,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     }
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
     if (!state.fresh && seen.mayHave(state.groupId, phone)) {
-      const doubt: Doubt = { rowId: 0, groupId: state.groupId, phone, appId, templateId, datas: row.datas };
+      const doubt: Doubt = { rowId: 0, groupId: state.groupId, phone };
       rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, null, null], (rowId) => {
         doubt.rowId = rowId;
         doubts.push(doubt);
@@ -300,6 +301,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
         .all(fileId) as [number, number, string][];
       const firstRowOf = new Map(placed.map(([id, groupId, phone]) => [`${groupId}\u0000${phone}`, id]));
       const markDuplicate = sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ? WHERE id = ?");
+      const groupById = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?');
       const setBatch = sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?');
       for (const d of doubts) {
         const key = `${d.groupId}\u0000${d.phone}`;
@@ -310,7 +312,8 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
           continue;
         }
         firstRowOf.set(key, d.rowId);
-        const state = groupOf(d.appId, d.templateId, d.datas);
+        const g = groupById.get(d.groupId) as { app_id: string; template_id: string; datas: string };
+        const state = groupOf(g.app_id, g.template_id, JSON.parse(g.datas) as string[]);
         const batchId = openBatchOf(state, now);
         setBatch.run(batchId, d.rowId);
         joined.add(batchId);
@@ -367,7 +370,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
         rowsOut.add([fileId, row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, ROW_INTAKE.invalid, error ?? null, extras, null, null], keepCells);
         counts.invalid++;
       } else {
-        placeValidRow(row, state, row.appId!, row.templateId!, extras, now);
+        placeValidRow(row, state, extras, now);
       }
       if (state && options.groupCounts?.rowRead(state.slot)) endGroup(state);
     }
