@@ -10,7 +10,6 @@ import pLimit from 'p-limit';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
-import { LockedError } from '../journal/lock.js';
 import { type Db, openJournal } from '../journal/open.js';
 import { copySuppressed } from '../journal/suppressed.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
@@ -21,7 +20,7 @@ import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
 import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
-import { openRuntime, stopOnSignals } from './runtime.js';
+import { openForegroundRuntime } from './runtime.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -46,15 +45,7 @@ export function registerSendCommand(program: Command): void {
 }
 
 async function sendForeground(config: Config, file: string, opts: { resend?: boolean }, log: Logger): Promise<FileRunResult> {
-  let runtime;
-  try {
-    runtime = await openRuntime(config, { role: `smsdrop send ${path.basename(file)}`, log });
-  } catch (err) {
-    if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop: ${err.message}`);
-    throw err;
-  }
-  log.info(`sending to ${runtime.provider.describe}`);
-  stopOnSignals(runtime, log);
+  const runtime = await openForegroundRuntime(config, `smsdrop send ${path.basename(file)}`, log, (locked) => `smsdrop: ${locked}`);
   const progress = progressBar(runtime.context);
   try {
     const result = await processFile(runtime.context, file, { resend: opts.resend ?? false });

@@ -2,10 +2,11 @@
 // limit and one pacing limiter shared by every file, the account pause switch, and the logger.
 // Released last-in first-out by close(), which may be called twice.
 import pLimit from 'p-limit';
+import { EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../journal/intents.js';
-import { acquireLock, type Lock } from '../journal/lock.js';
+import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
 import { type Db, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
@@ -145,7 +146,25 @@ function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}):
 }
 
 /**
- * Ctrl-C / SIGTERM for a command in the foreground (send, retry): the first stops new requests
+ * The runtime of a command that sends in the foreground (send, retry, resume): another process on
+ * the data directory exits 2 with `whenLocked` (what to say after the lock's own message), and the
+ * provider is named and Ctrl-C stops it gracefully once it is open.
+ */
+export async function openForegroundRuntime(config: Config, role: string, log: Logger, whenLocked: (message: string) => string): Promise<Runtime> {
+  let runtime: Runtime;
+  try {
+    runtime = await openRuntime(config, { role, log });
+  } catch (err) {
+    if (err instanceof LockedError) exitWith(EXIT.usage, whenLocked(err.message));
+    throw err;
+  }
+  log.info(`sending to ${runtime.provider.describe}`);
+  stopOnSignals(runtime, log);
+  return runtime;
+}
+
+/**
+ * Ctrl-C / SIGTERM for a command in the foreground (send, retry, resume): the first stops new requests
  * and lets those in flight finish and be recorded; the second exits at once (what was in flight
  * is then in doubt, and settled from the journal at the next run).
  */

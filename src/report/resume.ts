@@ -8,10 +8,9 @@ import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import { countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
-import { LockedError } from '../journal/lock.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
-import { openRuntime, stopOnSignals } from '../pipeline/runtime.js';
+import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { requireJournal, resolveFile, UsageError } from './common.js';
 
@@ -25,15 +24,7 @@ export function registerResumeCommand(program: Command): void {
       const config = configFor(command);
       const file = findUnfinished(config, query);
       const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
-      let runtime;
-      try {
-        runtime = await openRuntime(config, { role: `smsdrop resume ${file.name}`, log });
-      } catch (err) {
-        if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop resume: ${err.message} (the daemon resumes the files in processing/ itself)`);
-        throw err;
-      }
-      log.info(`sending to ${runtime.provider.describe}`);
-      stopOnSignals(runtime, log);
+      const runtime = await openForegroundRuntime(config, `smsdrop resume ${file.name}`, log, (locked) => `smsdrop resume: ${locked} (the daemon resumes the files in processing/ itself)`);
       const started = Date.now();
       let sent: SendResult;
       let counts: FileCounts;

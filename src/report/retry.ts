@@ -15,11 +15,10 @@ import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
-import { LockedError } from '../journal/lock.js';
 import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { openRuntime, type Runtime, stopOnSignals } from '../pipeline/runtime.js';
+import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
@@ -147,15 +146,7 @@ async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes:
 }
 
 async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
-  let runtime: Runtime;
-  try {
-    runtime = await openRuntime(config, { role: `smsdrop retry ${file.name}`, log });
-  } catch (err) {
-    if (err instanceof LockedError) exitWith(EXIT.usage, `smsdrop retry: ${err.message} (retry sends, so it cannot run beside the daemon)`);
-    throw err;
-  }
-  log.info(`sending to ${runtime.provider.describe}`);
-  stopOnSignals(runtime, log);
+  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop retry: ${locked} (retry sends, so it cannot run beside the daemon)`);
   try {
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
