@@ -20,7 +20,7 @@ import { writeQueueFor } from '../journal/writeQueue.js';
 import type { Doubt } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
-import { decideAfterAttempt, type RetrySettings, sameProviderDay } from './policy.js';
+import { decideAfterAttempt, type RetrySettings, whyNotUnderOwnReqId } from './policy.js';
 import type { AccountPause, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
@@ -172,19 +172,12 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
 
 /**
  * Why a batch that may already have reached the provider must not be sent again now, or undefined
- * when its reqId makes a resend safe: the provider refuses a reqId it accepted that day (160054).
- * Asked of the batch's attempts, not only of today's setting: reqId may have been switched off or
- * on since an earlier run, and a request that went without this reqId cannot be recognised.
+ * when its reqId makes a resend safe (whyNotUnderOwnReqId). Asked of the batch's attempts, not
+ * only of today's setting: reqId may have been switched off or on since an earlier run.
  */
 function whyNotResent(ctx: SendContext, batch: BatchRecord, now: Date): string | undefined {
-  if (!ctx.config.reqId) return 'reqId is off (SMSDROP_REQ_ID), so the provider could not recognise a resend: not resent';
-  if (!attemptHistory(ctx.db, batch.id, batch.req_id).everyAttemptCarriedReqId) {
-    return 'an earlier attempt went without this reqId (reqId was off then), so the provider could not recognise a resend: not resent';
-  }
-  if (batch.first_doubt_at && !sameProviderDay(new Date(batch.first_doubt_at), now, ctx.config.timezone)) {
-    return 'the provider remembers a reqId for one day only, so resending now could send twice';
-  }
-  return undefined;
+  const { everyAttemptCarriedReqId } = attemptHistory(ctx.db, batch.id, batch.req_id);
+  return whyNotUnderOwnReqId({ everyAttemptCarriedReqId, firstDoubtAt: batch.first_doubt_at }, now, { reqIdOn: ctx.config.reqId, timezone: ctx.config.timezone });
 }
 
 /**

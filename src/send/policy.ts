@@ -181,11 +181,26 @@ export function mayResendWithOwnReqId(
   now: Date,
   settings: { reqIdOn: boolean; timezone?: string | undefined },
 ): boolean {
-  return (
-    settings.reqIdOn &&
-    history.everyAttemptCarriedReqId &&
-    !history.partial &&
-    history.firstDoubtAt !== null &&
-    sameProviderDay(new Date(history.firstDoubtAt), now, settings.timezone)
-  );
+  return !history.partial && history.firstDoubtAt !== null && whyNotUnderOwnReqId(history, now, settings) === undefined;
+}
+
+/**
+ * Why a batch that may already have reached the provider cannot go again under its own reqId now,
+ * or undefined when it can: reqId is on, every attempt that may have arrived carried it (one that
+ * went without it cannot be recognised), and the provider still remembers it (the first attempt
+ * that may have arrived and now fall on one provider day; no day is checked without that moment).
+ * The sender asks this before it resends a batch in doubt; an explicit retry asks more of it
+ * (mayResendWithOwnReqId).
+ */
+export function whyNotUnderOwnReqId(
+  history: Pick<AttemptHistory, 'everyAttemptCarriedReqId' | 'firstDoubtAt'>,
+  now: Date,
+  settings: { reqIdOn: boolean; timezone?: string | undefined },
+): string | undefined {
+  if (!settings.reqIdOn) return 'reqId is off (SMSDROP_REQ_ID), so the provider could not recognise a resend: not resent';
+  if (!history.everyAttemptCarriedReqId) return 'an earlier attempt went without this reqId (reqId was off then), so the provider could not recognise a resend: not resent';
+  if (history.firstDoubtAt !== null && !sameProviderDay(new Date(history.firstDoubtAt), now, settings.timezone)) {
+    return 'the provider remembers a reqId for one day only, so resending now could send twice';
+  }
+  return undefined;
 }
