@@ -29,7 +29,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { unguardCell } from '../csvio/guard.js';
 import { mapHeader } from './headers.js';
-import { idsOf, datasOf, type IntakeOptions, type RowShape } from './row.js';
+import { idsOf, datasOf, type IntakeOptions, LINE_BREAK, type RowShape } from './row.js';
 import { startWorker } from './thread.js';
 
 /** Slots of the table: 4 MB, few enough shared slots up to millions of groups. */
@@ -39,7 +39,6 @@ const SLOTS = 1 << 20;
 // synchronous, into one buffer: through a read stream, each of the ~2,000 reads of a 32 MB file
 // waited for the thread pool, and the count of a million rows took 1.1 s, of which 0.6 s idle.
 const READ_SIZE = 16 * 1024;
-const LINE_BREAK = /\r\n|\n|\r/;
 /** A record with nothing but whitespace and commas: a blank line (see isBlankRecord). */
 const NOT_BLANK_RECORD = /[^\s,]/;
 /**

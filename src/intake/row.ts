@@ -204,7 +204,8 @@ function emptyValueBeforeFilled(datas: readonly string[]): number | undefined {
   return undefined;
 }
 
-const LINE_BREAK = /\r\n|\n|\r/;
+/** A line break of any kind a CSV file may hold (CRLF, LF, or a lone CR). */
+export const LINE_BREAK = /\r\n|\n|\r/;
 /** A cell that holds a phone number (as people write them), perhaps in quotes. */
 const PHONE_LIKE_CELL = /^\s*"?\s*\+?\d[\d ()-]{6,}\d\s*"?\s*$/;
 
