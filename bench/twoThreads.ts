@@ -1,0 +1,186 @@
+// The two-thread floor: how fast, on this machine and in this run, a program can go from the CSV
+// to every outcome recorded when it journals each row before sending and splits the work over two
+// threads the best known way. Measured, not reckoned: a prototype does the work every such design
+// must do, and nothing more.
+//   intake thread (twoThreadsIntake.ts): csv-parse, the number check, groups, one row per
+//     (group, number), batches of 200, every row, group and batch in smsdrop's journal schema
+//     through smsdrop's row inserter, in intake's growing transactions; closed batches are posted
+//     to the main thread after the commit that holds them;
+//   main thread: counts each group's rows in one pass over the lines (so a group read in full goes
+//     at once, as smsdrop's count thread does), and sends each batch with smsdrop's own client
+//     (signing, encoding, undici, decoding) at the benchmark's concurrency, its attempt committed
+//     before it leaves and its outcome after it answers, a commit per turn of the event loop in a
+//     side file (as smsdrop's intents); at the end, the outcomes are written into the journal.
+// Left out, so the figure is a floor: the encoding check, smsdrop's finer row checks and messages,
+// repeats, the daemon's state, the result file, retries. If this prototype cannot reach a ratio,
+// no design of this shape can on this machine.
+// Run by the benchmark as a process of its own (`node --import tsx bench/twoThreads.ts ARGS`),
+// which prints one JSON object.
+import { spawn } from 'node:child_process';
+import { createReadStream, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pLimit from 'p-limit';
+import { openJournal } from '../src/journal/open.js';
+import { createProviderClient } from '../src/provider/client.js';
+import type { SendOutcome } from '../src/provider/types.js';
+import { startWorker } from '../src/intake/thread.js';
+import type { Credentials } from './baselines.js';
+import type { ClosedBatch, IntakeMessage, IntakeThreadInput } from './twoThreadsIntake.js';
+
+export interface TwoThreadResult {
+  /** From the first read of the file to the last outcome written into the journal. */
+  seconds: number;
+  /** Node's own start and the modules' loading, before that (not in `seconds`). */
+  startupSeconds: number;
+  cpuSeconds: number;
+  simulatorCpuSeconds: number;
+  peakRssMb: number;
+  requests: number;
+  accepted: number;
+  /** Seconds from the first read until intake's last commit, and its share of the main thread's time. */
+  intakeSeconds: number;
+  failures: number;
+}
+
+interface Args {
+  csv: string;
+  journal: string;
+  baseUrl: string;
+  concurrency: number;
+  creds: Credentials;
+}
+
+/** Runs the prototype in a process of its own on a fresh journal (its CPU and memory are its own). */
+export async function measureTwoThreads(a: Args, cpuOfSimulator: () => number): Promise<TwoThreadResult> {
+  const script = path.join(import.meta.dirname, 'twoThreads.ts');
+  const args = ['--import', 'tsx', script, '--csv', a.csv, '--journal', a.journal, '--base-url', a.baseUrl, '--concurrency', String(a.concurrency), '--creds', JSON.stringify(a.creds)];
+  const simulatorStart = cpuOfSimulator();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`two-thread prototype exited with ${code}`);
+  return { ...(JSON.parse(out) as Omit<TwoThreadResult, 'simulatorCpuSeconds'>), simulatorCpuSeconds: cpuOfSimulator() - simulatorStart };
+}
+
+/** Rows per group key (the cells after the phone, as the line holds them): the file has no quotes. */
+async function countGroups(csv: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let tail = '';
+  let header = true;
+  for await (const chunk of createReadStream(csv, { encoding: 'utf8', highWaterMark: 256 * 1024 })) {
+    const lines = (tail + (chunk as string)).split('\n');
+    tail = lines.pop()!;
+    for (const line of lines) {
+      if (header) {
+        header = false;
+        continue;
+      }
+      const key = line.slice(line.indexOf(',') + 1).replace(/\r$/, '');
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+  }
+  if (tail !== '') counts.set(tail.slice(tail.indexOf(',') + 1), (counts.get(tail.slice(tail.indexOf(',') + 1)) ?? 0) + 1);
+  return counts;
+}
+
+/**
+ * Records written once per turn of the event loop, in one transaction: `write` resolves once the
+ * record is committed (an attempt must be on disk before its request leaves).
+ */
+function perTurnWriter(side: Database.Database, sqlText: string) {
+  const statement = side.prepare(sqlText);
+  let queued: unknown[][] = [];
+  let waiters: Array<() => void> = [];
+  const flush = side.transaction((records: unknown[][]) => {
+    for (const r of records) statement.run(r);
+  });
+  return (record: unknown[]): Promise<void> => {
+    if (queued.length === 0) {
+      setImmediate(() => {
+        const [records, done] = [queued, waiters];
+        queued = [];
+        waiters = [];
+        flush(records);
+        for (const resolve of done) resolve();
+      });
+    }
+    queued.push(record);
+    return new Promise((resolve) => waiters.push(resolve));
+  };
+}
+
+async function run(a: Args): Promise<Omit<TwoThreadResult, 'simulatorCpuSeconds' | 'startupSeconds'>> {
+  const started = process.hrtime.bigint();
+  const client = createProviderClient({ baseUrl: a.baseUrl, accountSid: a.creds.accountSid, authToken: a.creds.authToken, format: 'json', maxPerRequest: 200, connectTimeoutMs: 10_000, responseTimeoutMs: 30_000, connections: a.concurrency });
+  mkdirSync(path.dirname(a.journal), { recursive: true });
+  const side = new Database(`${a.journal}.outcomes.sqlite`);
+  side.pragma('journal_mode = WAL');
+  side.pragma('synchronous = NORMAL');
+  side.exec('CREATE TABLE attempts (batch_id INTEGER, req_id TEXT, started_at TEXT); CREATE TABLE outcomes (batch_id INTEGER, state TEXT, status_code TEXT, finished_at TEXT, numbers INTEGER)');
+  const writeAttempt = perTurnWriter(side, 'INSERT INTO attempts VALUES (?, ?, ?)');
+  const writeOutcome = perTurnWriter(side, 'INSERT INTO outcomes VALUES (?, ?, ?, ?, ?)');
+  const limit = pLimit(a.concurrency);
+  const sends: Array<Promise<void>> = [];
+  let failures = 0;
+
+  const send = async (b: ClosedBatch) => {
+    await writeAttempt([b.id, b.reqId, new Date().toISOString()]);
+    const to = b.phones.split(',');
+    const outcome: SendOutcome = await client.send({ to, appId: a.creds.appId, templateId: b.templateId, datas: b.datas, reqId: b.reqId });
+    if (outcome.kind !== 'accepted') failures++;
+    const state = outcome.kind === 'accepted' ? 'accepted' : outcome.kind === 'rejected' ? 'failed' : 'unknown';
+    await writeOutcome([b.id, state, 'statusCode' in outcome ? outcome.statusCode : null, new Date().toISOString(), to.length]);
+  };
+
+  const intake: IntakeThreadInput = { csv: a.csv, journalFile: a.journal, appId: a.creds.appId };
+  const worker = startWorker(import.meta.url, 'twoThreadsIntake', { workerData: intake });
+  let intakeSeconds = 0;
+  const intakeDone = new Promise<void>((resolve, reject) => {
+    worker.on('error', reject);
+    worker.on('message', (m: IntakeMessage) => {
+      if ('batches' in m) for (const b of m.batches) sends.push(limit(() => send(b)));
+      else {
+        intakeSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+        resolve();
+      }
+    });
+  });
+  worker.postMessage(await countGroups(a.csv));
+  await intakeDone;
+  await worker.terminate();
+  await Promise.all(sends);
+  await client.close();
+
+  // The outcomes into the journal, as the sender's records would end (one transaction).
+  const journal = openJournal(a.journal);
+  const outcomes = side.prepare('SELECT batch_id, state, status_code, finished_at, numbers FROM outcomes').raw().all() as Array<[number, string, string | null, string, number]>;
+  const update = journal.prepare('UPDATE batches SET state = ?, status_code = ?, attempts = 1, updated_at = ? WHERE id = ?');
+  journal.transaction(() => {
+    for (const [id, state, code, at] of outcomes) update.run(state, code, at, id);
+  })();
+  journal.close();
+  side.close();
+  const accepted = outcomes.reduce((sum, o) => sum + (o[1] === 'accepted' ? o[4] : 0), 0);
+  const cpu = process.cpuUsage();
+  return {
+    seconds: Number(process.hrtime.bigint() - started) / 1e9,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    requests: sends.length,
+    accepted,
+    intakeSeconds,
+    failures,
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { csv: { type: 'string' }, journal: { type: 'string' }, 'base-url': { type: 'string' }, concurrency: { type: 'string' }, creds: { type: 'string' } } });
+  const startupSeconds = performance.now() / 1000;
+  const result = await run({ csv: values.csv!, journal: values.journal!, baseUrl: values['base-url']!, concurrency: Number(values.concurrency), creds: JSON.parse(values.creds!) as Credentials });
+  process.stdout.write(`${JSON.stringify({ ...result, startupSeconds })}\n`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) await main();

@@ -1,0 +1,145 @@
+// The intake thread of the two-thread floor (twoThreads.ts): a worker that reads the file, checks
+// each number, groups the rows, keeps one row per (group, number), cuts batches of 200 and stores
+// all of it in smsdrop's journal schema with smsdrop's own row inserter, committing 5,000 rows
+// first and doubling up to 50,000, as intake does. After each commit it posts the batches that
+// commit closed to the sending thread. Only what every design that journals before sending must do:
+// none of smsdrop's finer checks, encodings, repeats or crash bookkeeping.
+import { createReadStream } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { parentPort, workerData } from 'node:worker_threads';
+import { parse } from 'csv-parse';
+import { ROWS_PER_COMMIT } from '../src/journal/bulk.js';
+import { openJournal } from '../src/journal/open.js';
+import { createRowInserter } from '../src/journal/rowInserter.js';
+import { MAX_PER_REQUEST } from './generate.js';
+
+export interface IntakeThreadInput {
+  csv: string;
+  journalFile: string;
+  appId: string;
+}
+
+/** A batch closed and committed: what the sending thread needs to send it. */
+export interface ClosedBatch {
+  id: number;
+  reqId: string;
+  templateId: string;
+  datas: string[];
+  phones: string;
+}
+
+export type IntakeMessage = { batches: ClosedBatch[] } | { done: true; rows: number; fileId: number };
+
+interface Group {
+  id: number;
+  templateId: string;
+  datas: string[];
+  /** Rows of this group in the file, once the sending thread's count is in. */
+  total: number | undefined;
+  read: number;
+  seen: Set<number>;
+  open: { id: number; reqId: string; phones: string[] } | undefined;
+}
+
+const MOBILE = /^1[3-9]\d{9}$/;
+const FIRST_COMMIT = 5_000;
+
+const { csv, journalFile, appId } = workerData as IntakeThreadInput;
+const port = parentPort!;
+const db = openJournal(journalFile);
+const now = new Date().toISOString();
+const fileId = Number(
+  db.prepare("INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('two-threads', 'bench.csv', 0, 'utf-8', 'intake', ?)").run(now).lastInsertRowid,
+);
+const rowsOut = createRowInserter(db);
+const insertGroup = db.prepare('INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)');
+const insertBatch = db.prepare("INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)");
+const insertNumbers = db.prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)');
+
+const groups = new Map<string, Group>();
+/** Counts that came before their group's first row. */
+const countsAhead = new Map<string, number>();
+let closed: Array<ClosedBatch & { groupId: number; numbers: number }> = [];
+let batchIds = 0;
+
+port.on('message', (counts: Map<string, number>) => {
+  for (const [key, total] of counts) {
+    const group = groups.get(key);
+    if (!group) countsAhead.set(key, total);
+    else {
+      group.total = total;
+      if (group.read === total) closeBatch(group);
+    }
+  }
+});
+
+/** Template values, without the empty cells a template with fewer values leaves at the end. */
+function valuesOf(cells: string[]): string[] {
+  let end = cells.length;
+  while (end > 2 && cells[end - 1] === '') end--;
+  return cells.slice(2, end);
+}
+
+function groupOf(key: string, cells: string[]): Group {
+  let group = groups.get(key);
+  if (group) return group;
+  group = { id: groups.size + 1, templateId: cells[1] ?? '', datas: valuesOf(cells), total: countsAhead.get(key), read: 0, seen: new Set(), open: undefined };
+  groups.set(key, group);
+  insertGroup.run(group.id, fileId, appId, group.templateId, JSON.stringify(group.datas));
+  return group;
+}
+
+function closeBatch(group: Group): void {
+  const open = group.open;
+  if (!open) return;
+  group.open = undefined;
+  closed.push({ id: open.id, reqId: open.reqId, templateId: group.templateId, datas: group.datas, phones: open.phones.join(','), groupId: group.id, numbers: open.phones.length });
+}
+
+function placeRow(line: number, cells: string[]): void {
+  const raw = cells[0] ?? '';
+  const phone = raw.includes(' ') ? raw.replaceAll(' ', '') : raw;
+  const group = groupOf(cells.length > 1 ? cells.slice(1).join(',') : '', cells);
+  group.read++;
+  if (!MOBILE.test(phone)) rowsOut.add([fileId, line, raw, null, group.id, 'invalid', 'not a mobile number', null, null, null]);
+  else if (group.seen.has(Number(phone))) rowsOut.add([fileId, line, raw, phone, group.id, 'duplicate', null, null, null, null]);
+  else {
+    group.seen.add(Number(phone));
+    group.open ??= { id: ++batchIds, reqId: randomUUID().replaceAll('-', ''), phones: [] };
+    group.open.phones.push(phone);
+    rowsOut.add([fileId, line, raw, phone, group.id, 'valid', null, null, group.open.id, null]);
+    if (group.open.phones.length === MAX_PER_REQUEST) closeBatch(group);
+  }
+  if (group.read === group.total) closeBatch(group);
+}
+
+/** Stores the closed batches, commits, and hands them to the sending thread. */
+function commit(): void {
+  rowsOut.flush();
+  for (const b of closed) {
+    insertBatch.run(b.id, fileId, b.groupId, b.reqId, b.numbers, now, now);
+    insertNumbers.run(b.id, b.phones);
+  }
+  db.exec('COMMIT');
+  if (closed.length > 0) port.postMessage({ batches: closed.map(({ id, reqId, templateId, datas, phones }) => ({ id, reqId, templateId, datas, phones })) } satisfies IntakeMessage);
+  closed = [];
+}
+
+let line = 0;
+let inTransaction = 0;
+let commitSize = FIRST_COMMIT;
+db.exec('BEGIN');
+for await (const cells of createReadStream(csv, { highWaterMark: 256 * 1024 }).pipe(parse({ bom: true })) as AsyncIterable<string[]>) {
+  if (++line === 1) continue; // header
+  placeRow(line, cells);
+  if (++inTransaction === commitSize) {
+    commit();
+    db.exec('BEGIN');
+    inTransaction = 0;
+    commitSize = Math.min(commitSize * 2, ROWS_PER_COMMIT);
+  }
+}
+for (const group of groups.values()) closeBatch(group);
+commit();
+db.close();
+port.postMessage({ done: true, rows: line - 1, fileId } satisfies IntakeMessage);
