@@ -358,6 +358,8 @@ function twoThreadFigures(t: TwoThreadResult, mix: CsvMix) {
     intakeSeconds: round(t.intakeSeconds),
     startupSeconds: round(t.startupSeconds),
     cpuSeconds: round(t.cpuSeconds, 2),
+    intakeThreadCpuSeconds: round(t.intakeThreadCpuSeconds, 2),
+    mainThreadCpuSeconds: round(t.mainThreadCpuSeconds, 2),
     simulatorCpuSeconds: round(t.simulatorCpuSeconds, 2),
     peakRssMb: round(t.peakRssMb, 1),
     requests: t.requests,

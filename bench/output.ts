@@ -58,6 +58,8 @@ export interface BenchResult {
     intakeSeconds: number;
     startupSeconds: number;
     cpuSeconds: number;
+    intakeThreadCpuSeconds: number;
+    mainThreadCpuSeconds: number;
     simulatorCpuSeconds: number;
     peakRssMb: number;
     requests: number;
@@ -136,7 +138,7 @@ function twoThreadRows(r: BenchResult): Array<[string, string]> {
   const check = t.matchesExpected ? '' : '  MISMATCH with the generator';
   return [
     ['two-thread floor (a prototype)', `ratio ${r.ratioTwoThreadFloor.toFixed(3)}: ${t.seconds.toFixed(2)} s, intake thread done at ${t.intakeSeconds.toFixed(2)} s, ${n(t.requests)} requests${check}`],
-    ['two-thread floor: CPU, memory', `${t.cpuSeconds.toFixed(1)} s (simulator ${t.simulatorCpuSeconds.toFixed(1)} s), peak RSS ${t.peakRssMb.toFixed(1)} MB`],
+    ['two-thread floor: CPU, memory', `${t.cpuSeconds.toFixed(1)} s (intake thread ${t.intakeThreadCpuSeconds.toFixed(1)} s, main thread ${t.mainThreadCpuSeconds.toFixed(1)} s; simulator ${t.simulatorCpuSeconds.toFixed(1)} s), peak RSS ${t.peakRssMb.toFixed(1)} MB`],
   ];
 }
 

@@ -92,8 +92,13 @@ export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv,
   });
 }
 
+/** CPU time (user + system) the calling thread has used so far, in seconds (Node 20 has no process.threadCpuUsage). */
+export function threadCpuSeconds(): number {
+  return cpuSecondsOf('thread-self') ?? 0;
+}
+
 /** CPU time (user + system) a process has used so far, in seconds, from /proc; undefined once it is gone. */
-export function cpuSecondsOf(pid: number): number | undefined {
+export function cpuSecondsOf(pid: number | 'thread-self'): number | undefined {
   try {
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
