@@ -365,7 +365,8 @@ function twoThreadFigures(t: TwoThreadResult, mix: CsvMix) {
     requests: t.requests,
     accepted: t.accepted,
     failures: t.failures,
-    matchesExpected: t.accepted === mix.expectedAccepted && t.requests === mix.expectedRequests && t.failures === 0,
+    journalRows: t.journalRows,
+    matchesExpected: t.accepted === mix.expectedAccepted && t.requests === mix.expectedRequests && t.failures === 0 && t.journalRows === mix.rows && t.journalBatchesNotAccepted === 0,
   };
 }
 

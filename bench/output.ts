@@ -66,6 +66,8 @@ export interface BenchResult {
     accepted: number;
     /** Requests not accepted (should be 0). */
     failures: number;
+    /** Rows in its journal once done (should be every data row). */
+    journalRows: number;
     matchesExpected: boolean;
   };
   /**

@@ -44,6 +44,9 @@ export interface TwoThreadResult {
   peakRssMb: number;
   requests: number;
   accepted: number;
+  /** Rows in the journal, and its batches not accepted, counted after the timing: every row stored, every batch settled. */
+  journalRows: number;
+  journalBatchesNotAccepted: number;
   /** Seconds from the first read until intake's last commit, and its share of the main thread's time. */
   intakeSeconds: number;
   failures: number;
@@ -183,15 +186,21 @@ async function run(a: Args): Promise<Omit<TwoThreadResult, 'simulatorCpuSeconds'
   journal.transaction(() => {
     for (const [id, state, code, at] of outcomes) update.run(state, code, at, id);
   })();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpu = process.cpuUsage();
+  const mainThreadCpuSeconds = threadCpuSeconds();
+  const journalRows = journal.prepare('SELECT count(*) FROM rows').pluck().get() as number;
+  const journalBatchesNotAccepted = journal.prepare("SELECT count(*) FROM batches WHERE state <> 'accepted'").pluck().get() as number;
   journal.close();
   side.close();
   const accepted = outcomes.reduce((sum, o) => sum + (o[1] === 'accepted' ? o[4] : 0), 0);
-  const cpu = process.cpuUsage();
   return {
-    seconds: Number(process.hrtime.bigint() - started) / 1e9,
+    seconds,
+    journalRows,
+    journalBatchesNotAccepted,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     intakeThreadCpuSeconds,
-    mainThreadCpuSeconds: threadCpuSeconds(),
+    mainThreadCpuSeconds,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     requests: sends.length,
     accepted,
