@@ -225,9 +225,13 @@ export function validateConfig(merged: ConfigOverrides): Config {
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
 }
 
-/** The base URL as written, but for a user name or password in it (a secret, however misplaced). */
+/**
+ * The base URL as written, but for a user name or password in it (a secret, however misplaced).
+ * Everything after the scheme up to the last @ is hidden, whatever it holds: a password with a #
+ * or ?, or slashes written the wrong way, is no URL a parser would split, and it must not show.
+ */
 function withoutUserInfo(value: unknown): string {
-  return JSON.stringify(typeof value === 'string' ? value.replace(/\/\/[^/?#]*@/, '//(hidden)@') : value);
+  return JSON.stringify(typeof value === 'string' ? value.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?.*@/is, '$1(hidden)@') : value);
 }
 
 /**

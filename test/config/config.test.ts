@@ -93,6 +93,12 @@ describe('configuration', () => {
     const withPassword = attempt({ SMSDROP_BASE_URL: 'https://ops:hunter2@app.cloopen.com:8883' });
     assert.match(withPassword, /baseUrl \(SMSDROP_BASE_URL\) = "https:\/\/\(hidden\)@app\.cloopen\.com:8883": expected a URL without query, fragment or credentials/);
     assert.doesNotMatch(withPassword, /hunter2/);
+    // Passwords no URL parser splits off (a # or ? in them, backslashes): hidden all the same.
+    for (const url of ['https://ops:hun#ter2@app.cloopen.com', 'https://ops:hun?ter2@app.cloopen.com', 'https:\\\\ops:hunter2@app.cloopen.com', 'ops:hunter2@app.cloopen.com']) {
+      const shown = attempt({ SMSDROP_BASE_URL: url });
+      assert.match(shown, /baseUrl \(SMSDROP_BASE_URL\) = ".*\(hidden\)@app\.cloopen\.com"/, url);
+      assert.doesNotMatch(shown, /hunter2|ter2/, url);
+    }
   });
 
   it('trims ids and the token (a CR pasted from a Windows file made every signature wrong)', () => {
