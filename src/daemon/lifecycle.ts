@@ -152,12 +152,24 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
  * times: what a file whose end is not a line break waits); grown, it says so loudly, in the log
  * and next to it. (Only while the daemon runs: after a restart nothing looks again.)
  */
+/**
+ * The file's size, or undefined when it cannot be read (gone, moved, or an error such as EACCES):
+ * this runs in a timer, where a throw would take the whole daemon down.
+ */
+function sizeNow(file: string): number | undefined {
+  try {
+    return statSync(file, { throwIfNoEntry: false })?.size;
+  } catch {
+    return undefined;
+  }
+}
+
 function checkLateGrowth(life: FileLife, target: string, size: number): void {
   const delay = Math.max(life.ctx.config.stabilityMs * 4, 1000);
   setTimeout(() => {
     if (life.ctx.stopSignal?.aborted) return; // the daemon is stopping: its log may be closed already
     const file = path.join(life.folders.done, target);
-    const now = statSync(file, { throwIfNoEntry: false })?.size;
+    const now = sizeNow(file);
     if (now === undefined || now === size) return;
     const note = path.join(life.folders.done, `${stemOf(target)}.grown.txt`);
     const window = life.ctx.config.repeatWindow;
