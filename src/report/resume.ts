@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
-import { countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
+import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
@@ -28,6 +28,7 @@ export function registerResumeCommand(program: Command): void {
       const started = Date.now();
       let sent: SendResult;
       let counts: FileCounts;
+      let waiting: WaitingFile[];
       try {
         sent = await sendFile(runtime.context, file.id);
         if (sent.state === 'finished') {
@@ -35,12 +36,16 @@ export function registerResumeCommand(program: Command): void {
           commitBulk(runtime.db);
         }
         counts = countFile(runtime.db, file.id);
+        // This file's repeats that another file holds and has not sent: while resume holds the
+        // lock, nothing sends them (as for send: not "every row accepted").
+        waiting = counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
       } finally {
         await runtime.close();
       }
       if (sent.state === 'paused') log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
-      printSummary(file, sent, counts, Date.now() - started, flags.json ?? false);
-      process.exit(sent.state === 'finished' && counts.failed + counts.unknown + counts.pending === 0 ? EXIT.ok : EXIT.incomplete);
+      printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
+      const everyRowAccepted = counts.invalid + counts.failed + counts.unknown + counts.pending === 0 && waiting.length === 0;
+      process.exit(sent.state === 'finished' && everyRowAccepted ? EXIT.ok : EXIT.incomplete);
     });
 }
 
@@ -64,16 +69,18 @@ function findUnfinished(config: Config, query: string): FileRecord {
   }
 }
 
-function printSummary(file: FileRecord, sent: SendResult, c: FileCounts, elapsedMs: number, json: boolean): void {
+function printSummary(file: FileRecord, sent: SendResult, c: FileCounts, waiting: WaitingFile[], elapsedMs: number, json: boolean): void {
   const state = sent.state === 'finished' ? 'done' : sent.state;
   if (json) {
-    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...(sent.state === 'paused' ? { reason: sent.reason } : {}) })}\n`);
+    const extra = { ...(waiting.length > 0 ? { waitingIn: waiting } : {}), ...(sent.state === 'paused' ? { reason: sent.reason } : {}) };
+    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`);
     return;
   }
   process.stdout.write(
     [
       `${file.name} (id ${file.id})  ${state}`,
       `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      ...waiting.map((w) => `repeats    ${w.rows} not sent yet, waiting in ${w.name} (id ${w.id}, ${w.status}): they go when that file goes on (${w.status === FILE_STATUS.sending ? `smsdrop resume ${w.id}` : 'give it again'})`),
       `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );

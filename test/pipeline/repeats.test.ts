@@ -95,6 +95,18 @@ describe('a list given again as other bytes', () => {
     assert.match(again.stderr, /is done: nothing is pending/);
   });
 
+  it('resume exits 3 when the file it finishes has invalid rows: not every row was accepted', async () => {
+    const dir = tempDir();
+    const data = path.join(dir, 'data');
+    const rows = [['13800000301', '客户', '10:00'], ['12345', '客户', '10:00'], ['13800000302', '客户', '10:00']];
+    const file = writeCsv(dir, 'with-invalid.csv', utf8Lf(rows));
+    const first = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000' }));
+    assert.deepEqual([first.status, first.json!.status, first.json!.pending, first.json!.invalid], [3, 'paused', 2, 1]);
+    const resumed = await runCli(['resume', '1', '--json'], envFor(sim, data));
+    assert.equal(resumed.status, 3, 'one row was invalid');
+    assert.deepEqual([resumed.json!.status, resumed.json!.accepted, resumed.json!.invalid], ['done', 2, 1]);
+  });
+
   it('reads the next file while the requests of the one before wait for a slot (intakes take turns, sending does not)', async () => {
     const dir = tempDir();
     const s = await sender(path.join(dir, 'data'), await simulator(), { maxPerRequest: 2 });
