@@ -418,14 +418,24 @@ export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined
   if (counts.repeats === 0) return undefined;
   const notYet = waiting.reduce((n, w) => n + w.rows, 0);
   const sending = waiting.filter((w) => w.inProgress);
-  const idle = waiting.filter((w) => !w.inProgress);
-  const named = (files: readonly WaitingFile[]) => files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
+  const idle = waitingNote(waiting);
   return (
     `${counts.repeats} row(s) not sent: another file sent the same message to their number${window ? ` within the repeat window (${window.text})` : ''}` +
     `${notYet > 0 ? ' or will' : ''}, so they count as duplicates (the result file names the file and line of each); to send them all the same: smsdrop send --resend FILE` +
-    (sending.length > 0 ? `. Still being sent with ${named(sending)}` : '') +
-    (idle.length > 0 ? `. Not sent yet, waiting in ${named(idle)}: they go when that file goes on (${goesOn(idle)})` : '')
+    (sending.length > 0 ? `. Still being sent with ${namedFiles(sending)}` : '') +
+    (idle ? `. ${idle}` : '')
   );
+}
+
+const namedFiles = (files: readonly WaitingFile[]) => files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
+
+/**
+ * Repeats left to files that are not being sent now (nothing sends them until those files go on),
+ * named with how they go on; undefined when there are none. Used by send, retry and resume.
+ */
+export function waitingNote(waiting: readonly WaitingFile[]): string | undefined {
+  const idle = waiting.filter((w) => !w.inProgress);
+  return idle.length > 0 ? `Not sent yet, waiting in ${namedFiles(idle)}: they go when that file goes on (${goesOn(idle)})` : undefined;
 }
 
 /** How the idle files holding a file's repeats go on: given again; one read to the end, also from the journal. */

@@ -124,3 +124,8 @@ export async function writeCsv(target: string | undefined, header: readonly stri
   if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
   return count;
 }
+
+/** A summary line that is there only when its text is (spread into the lines). */
+export function optionalLine(label: string, text: string | undefined): string[] {
+  return text === undefined ? [] : [`${label}${text}`];
+}

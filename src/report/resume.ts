@@ -10,9 +10,10 @@ import { commitBulk } from '../journal/bulk.js';
 import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
+import { waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
-import { requireJournal, resolveFile, UsageError } from './common.js';
+import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -80,7 +81,7 @@ function printSummary(file: FileRecord, sent: SendResult, c: FileCounts, waiting
     [
       `${file.name} (id ${file.id})  ${state}`,
       `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
-      ...waiting.map((w) => `repeats    ${w.rows} not sent yet, waiting in ${w.name} (id ${w.id}, ${w.status}): they go when that file goes on (${w.status === FILE_STATUS.sending ? `smsdrop resume ${w.id}` : 'give it again'})`),
+      ...optionalLine('repeats    ', waitingNote(waiting)),
       `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );

@@ -14,15 +14,16 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus } from '../journal/files.js';
+import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
+import { waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
-import { requireJournal, resolveFile, UsageError } from './common.js';
+import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
 
 export interface RetryResult {
   retry: PreparedRetry;
@@ -150,20 +151,24 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
   try {
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
-    printRetrySummary(file, statuses, result, flags.json ?? false);
+    // Repeats whose number another file holds but has not sent: with the lock held here, nothing
+    // sends them now (a file paused, stopped, or cut short), so they are not done.
+    const waiting = result.counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
+    printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
     const o = result.outcome;
     // Nothing sent (every row asked for was a repeat of another file's): finished as well.
     const finished = result.sent === undefined || result.sent.state === 'finished';
-    return finished && o.failed + o.unknown + o.pending === 0 ? EXIT.ok : EXIT.incomplete;
+    return finished && o.failed + o.unknown + o.pending === 0 && waiting.length === 0 ? EXIT.ok : EXIT.incomplete;
   } finally {
     await runtime.close();
   }
 }
 
-function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r: RetryResult, json: boolean): void {
+function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r: RetryResult, waiting: WaitingFile[], json: boolean): void {
   const state = r.sent?.state ?? 'nothing to resend';
   if (json) {
-    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
+    const waitingIn = waiting.length > 0 ? { waitingIn: waiting } : {};
+    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
     return;
   }
   const o = r.outcome;
@@ -172,7 +177,8 @@ function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r
     [
       `${file.name} (id ${file.id}): ${r.retry.rows} ${statuses.join(' and ')} rows resent, ${state}`,
       `resent rows  accepted ${o.accepted}  failed ${o.failed}  unknown ${o.unknown}  pending ${o.pending}`,
-      ...(r.retry.repeats > 0 ? [`repeats      ${r.retry.repeats} row(s) not resent: another file sent the same message to their number since (the result file names it)`] : []),
+      ...(r.retry.repeats > 0 ? [`repeats      ${r.retry.repeats} row(s) not resent: another file sent the same message to their number since, or holds it to send (the result file names it)`] : []),
+      ...optionalLine('waiting      ', waitingNote(waiting)),
       `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',

@@ -86,6 +86,32 @@ describe('retry --failed', () => {
     assert.equal(acceptedNumbers(open).length, 2, 'nothing sent twice');
   });
 
+  it('CLI: failed rows another file holds but has not sent (it paused) are not resent, and retry exits 3 naming that file', async () => {
+    const capped = ['13800000002', '13800000005'];
+    /** File 1 with the capped numbers failed, then the export of them (file 2) paused at once (a wrong token): it holds them, unsent. */
+    const setUp = async () => {
+      const dir = tempDir();
+      const dataDir = path.join(dir, 'data');
+      await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
+      const open = await simulator();
+      const paused = await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]), { authToken: 'wr0ngtoken000000000000000000000' });
+      assert.equal(paused.outcome, 'paused');
+      return { dataDir, open };
+    };
+    const json = await setUp();
+    const run = await runCli(['retry', '1', '--failed', '--json'], { dataDir: json.dataDir, sim: json.open });
+    assert.equal(run.code, 3, `not done: nothing has sent those numbers yet\n${run.stdout}${run.stderr}`);
+    const summary = JSON.parse(run.stdout) as { repeats: number; waitingIn: unknown };
+    assert.equal(summary.repeats, 2);
+    assert.deepEqual(summary.waitingIn, [{ id: 2, name: 'fix.csv', status: 'sending', rows: 2 }]);
+    assert.deepEqual(acceptedNumbers(json.open), [], 'not sent by the retry: the paused file would send them again');
+
+    const text = await setUp();
+    const shown = await runCli(['retry', '1', '--failed'], { dataDir: text.dataDir, sim: text.open });
+    assert.equal(shown.code, 3);
+    assert.match(shown.stdout, /^waiting +Not sent yet, waiting in fix\.csv \(id 2\): 2: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)$/m);
+  });
+
   it('CLI: resends the failed rows and exits 0 when all were accepted', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
