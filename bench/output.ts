@@ -1,6 +1,7 @@
 // What a benchmark run reports: the JSON object (`--json`) and the readable tables. The issue's
 // targets are listed next to the figures they judge, with whether this run met them; a target
 // only applies to the run it names (e.g. the ingest ratio at 1,000,000 rows and latency 0).
+import type { TwoThreadResult } from './twoThreads.js';
 import type { CsvMix } from './generate.js';
 import Table from 'cli-table3';
 import type { PhaseReport, Phases } from './phases.js';
@@ -53,23 +54,8 @@ export interface BenchResult {
    * must do, reached in this run. Absent with --no-two-threads.
    */
   ratioTwoThreadFloor?: number;
-  twoThreadFloor?: {
-    seconds: number;
-    intakeSeconds: number;
-    startupSeconds: number;
-    cpuSeconds: number;
-    intakeThreadCpuSeconds: number;
-    mainThreadCpuSeconds: number;
-    simulatorCpuSeconds: number;
-    peakRssMb: number;
-    requests: number;
-    accepted: number;
-    /** Requests not accepted (should be 0). */
-    failures: number;
-    /** Rows in its journal once done (should be every data row). */
-    journalRows: number;
-    matchesExpected: boolean;
-  };
+  /** The floor's own figures (rounded), and whether it stored every row and sent each number once. */
+  twoThreadFloor?: Omit<TwoThreadResult, 'journalBatchesNotAccepted'> & { matchesExpected: boolean };
   /**
    * CPU seconds: of the send process, of the simulator during it, per request of undici alone
    * (client and simulator, ms), the parts' total for this file, and the most the send process may

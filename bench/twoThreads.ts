@@ -6,7 +6,7 @@
 //     (group, number), batches of 200, every row, group and batch in smsdrop's journal schema
 //     through smsdrop's row inserter, in intake's growing transactions; closed batches are posted
 //     to the main thread after the commit that holds them;
-//   main thread: counts each group's rows in one pass over the lines (so a group read in full goes
+//   main thread: counts each group's rows in one pass over the characters (so a group read in full goes
 //     at once, as smsdrop's count thread does), and sends each batch with smsdrop's own client
 //     (signing, encoding, undici, decoding) at the benchmark's concurrency, its attempt committed
 //     before it leaves and its outcome after it answers, a commit per turn of the event loop in a
@@ -14,8 +14,8 @@
 // Left out, so the figure is a floor: the encoding check, smsdrop's finer row checks and messages,
 // repeats, the daemon's state, the result file, retries. If this prototype cannot reach a ratio,
 // no design of this shape can on this machine.
-// Run by the benchmark as a process of its own (`node --import tsx bench/twoThreads.ts ARGS`),
-// which prints one JSON object.
+// Run by the benchmark as a process of its own (`node --import tsx bench/twoThreads.ts ARGS`, the
+// credentials in TWO_THREADS_CREDENTIALS), which prints one JSON object.
 import { spawn } from 'node:child_process';
 import { createReadStream, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -47,8 +47,9 @@ export interface TwoThreadResult {
   /** Rows in the journal, and its batches not accepted, counted after the timing: every row stored, every batch settled. */
   journalRows: number;
   journalBatchesNotAccepted: number;
-  /** Seconds from the first read until intake's last commit, and its share of the main thread's time. */
+  /** Seconds from the first read until the intake thread's last commit. */
   intakeSeconds: number;
+  /** Requests not accepted (should be 0). */
   failures: number;
 }
 
@@ -63,9 +64,11 @@ interface Args {
 /** Runs the prototype in a process of its own on a fresh journal (its CPU and memory are its own). */
 export async function measureTwoThreads(a: Args, cpuOfSimulator: () => number): Promise<TwoThreadResult> {
   const script = path.join(import.meta.dirname, 'twoThreads.ts');
-  const args = ['--import', 'tsx', script, '--csv', a.csv, '--journal', a.journal, '--base-url', a.baseUrl, '--concurrency', String(a.concurrency), '--creds', JSON.stringify(a.creds)];
+  const args = ['--import', 'tsx', script, '--csv', a.csv, '--journal', a.journal, '--base-url', a.baseUrl, '--concurrency', String(a.concurrency)];
   const simulatorStart = cpuOfSimulator();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  // The credentials go in the environment, not the command line (which any user's `ps` shows).
+  const env = { ...process.env, TWO_THREADS_CREDENTIALS: JSON.stringify(a.creds) };
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -210,9 +213,10 @@ async function run(a: Args): Promise<Omit<TwoThreadResult, 'simulatorCpuSeconds'
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { csv: { type: 'string' }, journal: { type: 'string' }, 'base-url': { type: 'string' }, concurrency: { type: 'string' }, creds: { type: 'string' } } });
+  const { values } = parseArgs({ options: { csv: { type: 'string' }, journal: { type: 'string' }, 'base-url': { type: 'string' }, concurrency: { type: 'string' } } });
   const startupSeconds = performance.now() / 1000;
-  const result = await run({ csv: values.csv!, journal: values.journal!, baseUrl: values['base-url']!, concurrency: Number(values.concurrency), creds: JSON.parse(values.creds!) as Credentials });
+  const creds = JSON.parse(process.env.TWO_THREADS_CREDENTIALS ?? '{}') as Credentials;
+  const result = await run({ csv: values.csv!, journal: values.journal!, baseUrl: values['base-url']!, concurrency: Number(values.concurrency), creds });
   process.stdout.write(`${JSON.stringify({ ...result, startupSeconds })}\n`);
 }
 
