@@ -226,12 +226,14 @@ export function validateConfig(merged: ConfigOverrides): Config {
 }
 
 /**
- * The base URL as written, but for a user name or password in it (a secret, however misplaced).
- * Everything after the scheme up to the last @ is hidden, whatever it holds: a password with a #
- * or ?, or slashes written the wrong way, is no URL a parser would split, and it must not show.
+ * The base URL as written, but for a user name or password in it, and its query or fragment (a
+ * secret, however misplaced: a sig, say). Everything after the scheme up to the last @ is
+ * hidden, whatever it holds: a password with a # or ?, or slashes written the wrong way, is no URL
+ * a parser would split, and it must not show.
  */
 function withoutUserInfo(value: unknown): string {
-  return JSON.stringify(typeof value === 'string' ? value.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?.*@/is, '$1(hidden)@') : value);
+  if (typeof value !== 'string') return JSON.stringify(value);
+  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?.*@/is, '$1(hidden)@').replace(/[?#].*$/s, '?(hidden)'));
 }
 
 /**

@@ -146,13 +146,6 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
 }
 
 /**
- * A copy that paused for longer than the stability time may go on writing after the file was
- * read, sent and filed: it writes on into done/ (the rename moved the file it writes), and the
- * bytes added then were never read. The file is looked at again a while later (four stability
- * times: what a file whose end is not a line break waits); grown, it says so loudly, in the log
- * and next to it. (Only while the daemon runs: after a restart nothing looks again.)
- */
-/**
  * The file's size, or undefined when it cannot be read (gone, moved, or an error such as EACCES):
  * this runs in a timer, where a throw would take the whole daemon down.
  */
@@ -164,6 +157,13 @@ function sizeNow(file: string): number | undefined {
   }
 }
 
+/**
+ * A copy that paused for longer than the stability time may go on writing after the file was
+ * read, sent and filed: it writes on into done/ (the rename moved the file it writes), and the
+ * bytes added then were never read. The file is looked at again a while later (four stability
+ * times: what a file whose end is not a line break waits); grown, it says so loudly, in the log
+ * and next to it. (Only while the daemon runs: after a restart nothing looks again.)
+ */
 function checkLateGrowth(life: FileLife, target: string, size: number): void {
   const delay = Math.max(life.ctx.config.stabilityMs * 4, 1000);
   setTimeout(() => {

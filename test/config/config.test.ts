@@ -99,6 +99,12 @@ describe('configuration', () => {
       assert.match(shown, /baseUrl \(SMSDROP_BASE_URL\) = ".*\(hidden\)@app\.cloopen\.com"/, url);
       assert.doesNotMatch(shown, /hunter2|ter2/, url);
     }
+    // Plain http names the host it refuses: never a host that was really a user name or a password.
+    for (const url of ['http://s3cr3t?x@10.0.0.1:8883', 'http://ops#hunter2@app.cloopen.com', 'https://app.cloopen.com:8883/?sig=S3CR3T']) {
+      const shown = attempt({ SMSDROP_BASE_URL: url });
+      assert.match(shown, /expected a URL without query, fragment or credentials/, url);
+      assert.doesNotMatch(shown, /s3cr3t|hunter2|S3CR3T|for ops/i, url);
+    }
   });
 
   it('trims ids and the token (a CR pasted from a Windows file made every signature wrong)', () => {
