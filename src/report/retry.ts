@@ -151,8 +151,9 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
   try {
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
-    // Repeats whose number another file holds but has not sent: with the lock held here, nothing
-    // sends them now (a file paused, stopped, or cut short), so they are not done.
+    // The file's repeats (this retry's, and intake's) whose number another file holds but has not
+    // sent: with the lock held here, nothing sends them now (a file paused, stopped, or cut
+    // short), so the file is not done: exit 3, as send and resume do.
     const waiting = result.counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
     printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
     const o = result.outcome;
