@@ -55,7 +55,7 @@ export interface BenchResult {
    */
   ratioTwoThreadFloor?: number;
   /** The floor's own figures (rounded), and whether it stored every row and sent each number once. */
-  twoThreadFloor?: Omit<TwoThreadResult, 'journalBatchesNotAccepted'> & { matchesExpected: boolean };
+  twoThreadFloor?: TwoThreadResult & { matchesExpected: boolean };
   /**
    * CPU seconds: of the send process, of the simulator during it, per request of undici alone
    * (client and simulator, ms), the parts' total for this file, and the most the send process may

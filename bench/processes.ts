@@ -18,7 +18,8 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-function track(child: ChildProcess): ChildProcess {
+/** Kills the child if the benchmark exits first (an error, Ctrl-C): nothing is left running or sending. */
+export function track(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;

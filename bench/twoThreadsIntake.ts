@@ -43,36 +43,39 @@ interface Group {
 const MOBILE = /^1[3-9]\d{9}$/;
 
 /**
- * The (group, number) pairs placed, exact, in one open-addressing table of doubles (group * 1e11 +
- * number is exact below 2^53): no object per number, so neither the memory nor the collector pays
- * per row.
+ * The (group, number) pairs placed, exact, in an open-addressing table of two typed arrays (the
+ * group, and the number as a double: 0 is an empty slot): no object per number, so neither the
+ * memory nor the collector pays per row.
  */
 class PlacedNumbers {
-  #slots = new Float64Array(1 << 16);
+  #groups = new Uint32Array(1 << 16);
+  #phones = new Float64Array(1 << 16);
   #count = 0;
 
   /** Adds the pair; false if it was there already. */
   add(group: number, phone: number): boolean {
-    const key = group * 1e11 + phone;
-    if (this.#count * 2 >= this.#slots.length) this.#grow();
-    const mask = this.#slots.length - 1;
+    if (this.#count * 2 >= this.#phones.length) this.#grow();
+    const mask = this.#phones.length - 1;
     for (let i = (Math.imul(group, 0x9e3779b1) ^ (phone % 0x7fffffff)) & mask; ; i = (i + 1) & mask) {
-      if (this.#slots[i] === key) return false;
-      if (this.#slots[i] === 0) {
-        this.#slots[i] = key;
+      if (this.#phones[i] === 0) {
+        this.#groups[i] = group;
+        this.#phones[i] = phone;
         this.#count++;
         return true;
       }
+      if (this.#phones[i] === phone && this.#groups[i] === group) return false;
     }
   }
 
   #grow(): void {
-    const old = this.#slots;
-    this.#slots = new Float64Array(old.length * 2);
+    const [groups, phones] = [this.#groups, this.#phones];
+    this.#groups = new Uint32Array(groups.length * 2);
+    this.#phones = new Float64Array(phones.length * 2);
     this.#count = 0;
-    for (const key of old) if (key !== 0) this.add(Math.floor(key / 1e11), key % 1e11);
+    for (let i = 0; i < phones.length; i++) if (phones[i] !== 0) this.add(groups[i]!, phones[i]!);
   }
 }
+
 const FIRST_COMMIT = 5_000;
 
 const { csv, journalFile, appId } = workerData as IntakeThreadInput;

@@ -75,10 +75,14 @@ test('bench --rows 2000 --json prints one JSON object with every figure, and the
   assert.ok((result.ratioToIngestBaseline as number) <= (result.ratioCeilingOwnCpu as number) * 1.05 + 0.001, `ratio ${String(result.ratioToIngestBaseline)} above what its CPU allows, ${String(result.ratioCeilingOwnCpu)}`);
   assert.equal(typeof cpu.sendBudgetForTargetSeconds, 'number');
   // The two-thread floor ran on the same file, stored every row and sent each number once.
-  const floor = result.twoThreadFloor as { matchesExpected: boolean; requests: number; journalRows: number; intakeThreadCpuSeconds: number; mainThreadCpuSeconds: number; seconds: number };
-  assert.equal(floor.matchesExpected, true);
+  const floor = result.twoThreadFloor as { matchesExpected: boolean; requests: number; journal: Record<string, number>; intakeThreadCpuSeconds: number; mainThreadCpuSeconds: number; seconds: number };
+  assert.equal(floor.matchesExpected, true, JSON.stringify(floor));
   assert.equal(floor.requests, result.mix.expectedRequests);
-  assert.equal(floor.journalRows, 2000);
+  assert.deepEqual(
+    [floor.journal.rows, floor.journal.valid, floor.journal.distinctValid, floor.journal.inTheirBatch, floor.journal.invalid, floor.journal.duplicates],
+    [2000, result.mix.expectedAccepted, result.mix.expectedAccepted, result.mix.expectedAccepted, result.mix.invalidRows, result.mix.duplicateRows],
+  );
+  assert.deepEqual([floor.journal.attempts, floor.journal.batchesAttempted, floor.journal.batchesNotAccepted], [floor.requests, floor.requests, 0]);
   assert.ok(floor.intakeThreadCpuSeconds > 0 && floor.mainThreadCpuSeconds > 0, 'each thread\'s CPU read from /proc');
   assert.ok((result.ratioTwoThreadFloor as number) > 0 && floor.seconds > 0);
   const times = result.requestTimes as Record<'duringIntake' | 'afterIntake', { count: number; meanMs: number | null }>;
