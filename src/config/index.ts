@@ -82,6 +82,8 @@ const sendWindow = parsedText(parseWindowHours);
 const messageWindow = parsedText(parseMessageWindow);
 /** "DURATION" (e.g. 24h) or off: how long another file's message to a number counts as sent. */
 const repeatWindow = parsedText(parseRepeatWindow).default('24h');
+/** "DURATION" (e.g. 24h) or off: how long after its last accepted request a file stopped part-way resumes on its own (the same form as the repeat window). */
+const resumeWithin = parsedText(parseRepeatWindow).default('24h');
 
 const baseUrl = z.preprocess(
   blankAsUnset,
@@ -124,6 +126,7 @@ export const SETTINGS = {
   sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
   repeatWindow: { schema: repeatWindow, env: 'SMSDROP_REPEAT_WINDOW', doc: "How long a message another file sent to a number keeps a new file's row with the same message and number from sending it again (Excel's re-save of a sent list, a list dropped again with rows added), e.g. 24h, 7d, 90m, or off. `send --resend` sends anyway." },
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
+  resumeWithin: { schema: resumeWithin, env: 'SMSDROP_RESUME_WITHIN', doc: "Daemon: a file whose sending stopped part-way (a stop, a crash, an account pause) resumes on its own only this long after its last accepted request (or after it was taken, when none was accepted), e.g. 24h, 7d, 90m, or off. Later, it goes to failed/ with a note instead of reaching people by surprise; dropped into inbox/ again, it sends the rest." },
   pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
   stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).' },
   graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },

@@ -56,7 +56,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
   recordWaiting(runtime, null, log);
-  const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log) };
+  const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log), fresh: new Set() };
   const pool = createFilePool(config.maxFilesInProgress, (name) => handleFile(life, name), (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`));
   const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [...life.active.values()]);
 

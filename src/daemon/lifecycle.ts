@@ -15,7 +15,9 @@
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { attemptsOf, type FileRecord } from '../journal/files.js';
+import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt } from '../journal/files.js';
+import { FILE_STATUS } from '../journal/states.js';
+import { formatDuration } from '../log/duration.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -35,6 +37,12 @@ export interface FileLife {
   busy: Map<string, Promise<void>>;
   /** Settles when the account pause's cooldown is over (one cooldown shared by every file). */
   cooldown(): Promise<void>;
+  /**
+   * Files taken from inbox/ by this process and not run yet. Any other run of a file in
+   * processing/ resumes one that stopped part-way (a restart, an account pause), and one whose
+   * last progress is older than resumeWithin is not resumed (lateResume).
+   */
+  fresh: Set<string>;
 }
 
 /** Moves a stable inbox file into processing/; returns its name there, or undefined if it went elsewhere. */
@@ -49,6 +57,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
+    life.fresh.add(name);
     log.info(`taken ${dropped}${name === dropped ? '' : ` as ${name}`}`, { event: 'file-taken', file: name, dropped });
     return name;
   } catch (err) {
@@ -68,6 +77,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
   }
   const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it with the reason
   const sha256 = inspection?.sha256;
+  const fresh = life.fresh.delete(name);
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {
     life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, { event: 'file-waiting', file: name });
@@ -79,6 +89,11 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     life.active.set(name, sha256);
   }
   try {
+    const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
+    if (late) {
+      await failFile(life, name, late.reason, late.advice, late.sentSome ? late.fileId : undefined);
+      return undefined;
+    }
     const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
     return await settle(life, name, result);
   } catch (err) {
@@ -96,6 +111,40 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     }
     release();
   }
+}
+
+interface LateResume {
+  fileId: number;
+  sentSome: boolean;
+  reason: string;
+  advice: string;
+}
+
+/**
+ * A file that stopped part-way and has not moved for longer than resumeWithin (field-notes: a
+ * schedule long past should not fire by surprise). A campaign dropped on Monday that a crash or
+ * an account problem held up until Thursday is not sent on Thursday unasked: it goes to failed/
+ * with a note, and dropping it into inbox/ again sends the rest (the same bytes go on where they
+ * stopped: nothing goes twice). Undefined when it may resume.
+ */
+function lateResume(life: FileLife, sha256: string): LateResume | undefined {
+  const { db, config } = life.ctx;
+  const limit = config.resumeWithin;
+  if (limit.ms === 0) return undefined;
+  const file = findLatestFile(db, sha256);
+  if (!file || (file.status !== FILE_STATUS.intake && file.status !== FILE_STATUS.sending)) return undefined;
+  const since = lastProgressAt(db, file);
+  const idleMs = Date.now() - Date.parse(since);
+  if (!(idleMs > limit.ms)) return undefined;
+  const sentSome = attemptsOf(db, file.id) > 0;
+  return {
+    fileId: file.id,
+    sentSome,
+    reason: `not resumed: it has not moved for ${formatDuration(idleMs / 1000)} (since ${since}), longer than SMSDROP_RESUME_WITHIN (${limit.text}); a message that late could reach people by surprise`,
+    advice:
+      `${sentSome ? 'What was sent before is kept; NAME.result.csv says who got it. ' : 'Nothing in it was sent. '}` +
+      'To send the rest now, drop the same file into inbox/ again: it goes on where it stopped, and nothing is sent twice. To leave it unsent, leave it here.',
+  };
 }
 
 async function settle(life: FileLife, name: string, result: FileRunResult): Promise<JobResult> {

@@ -177,6 +177,16 @@ export function attemptsOf(db: Db, fileId: number): number {
   return sql(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').pluck().get(fileId) as number;
 }
 
+/**
+ * When the file last got somewhere: the start of its last request the provider accepted, or,
+ * with none, when it was taken. Requests refused or unanswered (an account problem tried again
+ * every cooldown) are not progress: a file paused for days has not moved for days.
+ */
+export function lastProgressAt(db: Db, file: FileRecord): string {
+  const accepted = sql(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").pluck().get(file.id) as string | null;
+  return accepted !== null && accepted > file.created_at ? accepted : file.created_at;
+}
+
 export interface FileCounts {
   rows: number;
   invalid: number;

@@ -28,7 +28,7 @@ async function setUp(name: string) {
   const config = loadConfig({ env: { SMSDROP_DATA_DIR: folders.root }, configDir: dir });
   const runtime = await openRuntime(config, { role: 'test', log: silentLogger(), keepSimulatorRecords: true });
   runtimes.push(runtime);
-  const life: FileLife = { folders, ctx: runtime.context, log: silentLogger(), active: new Map(), busy: new Map(), cooldown: async () => {} };
+  const life: FileLife = { folders, ctx: runtime.context, log: silentLogger(), active: new Map(), busy: new Map(), cooldown: async () => {}, fresh: new Set<string>() };
   return { folders, runtime, life };
 }
 
