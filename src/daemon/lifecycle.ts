@@ -15,7 +15,7 @@
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt } from '../journal/files.js';
+import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt, noteTaken } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { inspectFile } from '../intake/inspect.js';
@@ -38,9 +38,9 @@ export interface FileLife {
   /** Settles when the account pause's cooldown is over (one cooldown shared by every file). */
   cooldown(): Promise<void>;
   /**
-   * Files taken from inbox/ by this process and not run yet. Any other run of a file in
-   * processing/ resumes one that stopped part-way (a restart, an account pause), and one whose
-   * last progress is older than resumeWithin is not resumed (lateResume).
+   * Files taken from inbox/ by this process that have not run yet: their run is asked for now
+   * (noteTaken). Any other run of a file in processing/ resumes one that stopped part-way (a
+   * restart, an account pause), and is held when the file has not moved lately (lateResume).
    */
   fresh: Set<string>;
 }
@@ -77,7 +77,6 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
   }
   const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it with the reason
   const sha256 = inspection?.sha256;
-  const fresh = life.fresh.delete(name);
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {
     life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, { event: 'file-waiting', file: name });
@@ -89,9 +88,12 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     life.active.set(name, sha256);
   }
   try {
+    // Only once it runs: a file that waited for another with the same bytes is still fresh.
+    const fresh = life.fresh.delete(name);
+    if (fresh && sha256) noteTaken(life.ctx.db, sha256);
     const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
     if (late) {
-      await failFile(life, name, late.reason, late.advice, late.sentSome ? late.fileId : undefined);
+      await failFile(life, name, late.reason, late.advice, late.requested ? late.fileId : undefined);
       return undefined;
     }
     const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
@@ -115,36 +117,54 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
 
 interface LateResume {
   fileId: number;
-  sentSome: boolean;
+  /** Requests went out for it (its result file says what became of each row). */
+  requested: boolean;
   reason: string;
   advice: string;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * A file that stopped part-way and has not moved for longer than resumeWithin (field-notes: a
  * schedule long past should not fire by surprise). A campaign dropped on Monday that a crash or
  * an account problem held up until Thursday is not sent on Thursday unasked: it goes to failed/
  * with a note, and dropping it into inbox/ again sends the rest (the same bytes go on where they
- * stopped: nothing goes twice). Undefined when it may resume.
+ * stopped: nothing goes twice; that taking is noted, so a pause or restart after it counts from
+ * it). Undefined when it may go on.
  */
 function lateResume(life: FileLife, sha256: string): LateResume | undefined {
   const { db, config } = life.ctx;
-  const limit = config.resumeWithin;
-  if (limit.ms === 0) return undefined;
-  const file = findLatestFile(db, sha256);
-  if (!file || (file.status !== FILE_STATUS.intake && file.status !== FILE_STATUS.sending)) return undefined;
-  const since = lastProgressAt(db, file);
-  const idleMs = Date.now() - Date.parse(since);
+  if (config.resumeWithin.ms === 0) return undefined;
+  const record = findLatestFile(db, sha256);
+  if (!record || (record.status !== FILE_STATUS.intake && record.status !== FILE_STATUS.sending)) return undefined;
+  const movedAt = Date.parse(lastProgressAt(db, record));
+  const idleMs = Date.now() - movedAt;
+  const limit = lateLimit(config);
   if (!(idleMs > limit.ms)) return undefined;
-  const sentSome = attemptsOf(db, file.id) > 0;
+  const requested = attemptsOf(db, record.id) > 0;
   return {
-    fileId: file.id,
-    sentSome,
-    reason: `not resumed: it has not moved for ${formatDuration(idleMs / 1000)} (since ${since}), longer than SMSDROP_RESUME_WITHIN (${limit.text}); a message that late could reach people by surprise`,
+    fileId: record.id,
+    requested,
+    reason: `not resumed: it has not moved for ${formatDuration(idleMs / 1000)} (since ${new Date(movedAt).toISOString()}), longer than ${limit.text}; a message that late could reach people by surprise`,
     advice:
-      `${sentSome ? 'What was sent before is kept; NAME.result.csv says who got it. ' : 'Nothing in it was sent. '}` +
-      'To send the rest now, drop the same file into inbox/ again: it goes on where it stopped, and nothing is sent twice. To leave it unsent, leave it here.',
+      `${requested ? 'Requests went out for it before; NAME.result.csv says what became of each row. ' : 'Nothing in it was sent. '}` +
+      'To send the rest now, drop this same file into inbox/ again (not a copy saved again: its rows sent longer ago than SMSDROP_REPEAT_WINDOW would go again): it goes on where it stopped, and nothing is sent twice. To leave it unsent, leave it here.',
   };
+}
+
+/**
+ * How long a file may rest before it is late: resumeWithin, or longer when smsdrop's own limits
+ * can keep a file waiting longer (the sending window's closed hours and a message window's span
+ * together): a wait the operator set up is no surprise.
+ */
+export function lateLimit(config: FileLife['ctx']['config']): { ms: number; text: string } {
+  const window = config.sendWindow;
+  const openMs = window ? (((window.end - window.start) % 1440) + 1440) % 1440 * 60_000 : DAY_MS;
+  const plannedMs = DAY_MS - openMs + (config.messageWindow?.ms ?? 0);
+  const setting = `SMSDROP_RESUME_WITHIN (${config.resumeWithin.text})`;
+  if (plannedMs <= config.resumeWithin.ms) return { ms: config.resumeWithin.ms, text: setting };
+  return { ms: plannedMs, text: `${formatDuration(plannedMs / 1000)}, what the sending and message windows can make a file wait (more than ${setting})` };
 }
 
 async function settle(life: FileLife, name: string, result: FileRunResult): Promise<JobResult> {

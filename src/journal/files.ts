@@ -17,6 +17,8 @@ export interface FileRecord {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken). */
+  taken_at: string | null;
 }
 
 export function findLatestFile(db: Db, sha256: string): FileRecord | undefined {
@@ -178,13 +180,22 @@ export function attemptsOf(db: Db, fileId: number): number {
 }
 
 /**
- * When the file last got somewhere: the start of its last request the provider accepted, or,
- * with none, when it was taken. Requests refused or unanswered (an account problem tried again
- * every cooldown) are not progress: a file paused for days has not moved for days.
+ * When the file last got somewhere: the latest of the start of its last request the provider
+ * accepted, its first taking (created_at) and its last (taken_at). Requests refused or unanswered
+ * (an account problem tried again every cooldown) are not progress: a file paused for days has
+ * not moved for days.
  */
 export function lastProgressAt(db: Db, file: FileRecord): string {
   const accepted = sql(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").pluck().get(file.id) as string | null;
-  return accepted !== null && accepted > file.created_at ? accepted : file.created_at;
+  return [accepted, file.taken_at].reduce<string>((latest, at) => (at !== null && at > latest ? at : latest), file.created_at);
+}
+
+/** The daemon took these bytes from inbox/ now: their unfinished record, if any, moved now. */
+export function noteTaken(db: Db, sha256: string): void {
+  sql(
+    db,
+    "UPDATE files SET taken_at = ? WHERE id = (SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1)",
+  ).run(nowIso(), sha256);
 }
 
 export interface FileCounts {

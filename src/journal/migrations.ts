@@ -295,4 +295,14 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX invalid_cells_by_file ON invalid_cells (file_id);
     `,
   },
+  {
+    version: 9,
+    name: 'when a file was last taken',
+    sql: `
+      -- The daemon's last taking of a file from inbox/ (a file dropped again continues its first
+      -- record): a file that stopped part-way resumes on its own only while it has moved lately,
+      -- and a taking is a person asking for it now (daemon/lifecycle.ts, lateResume).
+      ALTER TABLE files ADD COLUMN taken_at TEXT;
+    `,
+  },
 ];

@@ -75,7 +75,7 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
     await waitUntil(() => fs.existsSync(path.join(failed, 'monday.csv')), 20_000, 'monday.csv in failed/', () => daemon!.output());
     const note = fs.readFileSync(path.join(failed, 'monday.error.txt'), 'utf8');
     assert.match(note, /not resumed: it has not moved for 72 h 0 min \(since .*\), longer than SMSDROP_RESUME_WITHIN \(24h\)/);
-    assert.match(note, /Nothing in it was sent\. To send the rest now, drop the same file into inbox\/ again/);
+    assert.match(note, /Nothing in it was sent\. To send the rest now, drop this same file into inbox\/ again \(not a copy saved again/);
     assert.deepEqual(listDir(failed), ['monday.csv', 'monday.error.txt']);
     await sleep(500);
     assert.equal(sim.records().length, 0, 'nothing sent by surprise');
@@ -102,6 +102,14 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
       await waitUntil(() => fs.existsSync(path.join(failed, 'promo.csv')), 20_000, 'promo.csv in failed/', () => daemon!.output());
       assert.match(fs.readFileSync(path.join(failed, 'promo.error.txt'), 'utf8'), /not resumed: it has not moved for 48 h 0 min/);
       assert.equal(broke.records().length, 0);
+      // Dropped again while the account is still broke: that taking is its new start, so the
+      // cooldowns after it resume it (paused again), and it is not held a second time.
+      fs.renameSync(path.join(failed, 'promo.csv'), path.join(data, 'inbox', 'promo.csv'));
+      await daemon.waitFor(/taken promo\.csv as promo \(2\)\.csv/);
+      const cooldowns = (daemon.output().match(/cooldown over/g) ?? []).length;
+      await waitUntil(() => (daemon!.output().match(/cooldown over/g) ?? []).length >= cooldowns + 2, 20_000, 'two more cooldowns', () => daemon!.output());
+      assert.deepEqual(listDir(path.join(data, 'processing')), ['promo (2).csv'], 'still waiting for the account, not held');
+      assert.doesNotMatch(daemon.output(), /failed promo \(2\)\.csv/);
       daemon.kill('SIGTERM');
       assert.equal((await daemon.exited).code, 0, daemon.output());
     } finally {

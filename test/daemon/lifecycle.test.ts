@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/index.js';
 import { prepareFolders } from '../../src/daemon/folders.js';
-import { type FileLife, handleFile, takeFile } from '../../src/daemon/lifecycle.js';
+import { type FileLife, handleFile, lateLimit, takeFile } from '../../src/daemon/lifecycle.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { processFile, type PipelineContext } from '../../src/pipeline/index.js';
@@ -81,5 +81,21 @@ describe('daemon file lifecycle', () => {
     assert.equal(takeFile(life, path.join(folders.inbox, 'a.csv')), 'a (2).csv');
     assert.deepEqual(listDir(folders.processing), ['a (2).csv']);
     assert.equal(takeFile(life, path.join(folders.inbox, 'gone.csv')), undefined);
+  });
+});
+
+describe('late files: how long a file may rest (lateLimit)', () => {
+  const config = (env: Record<string, string>) => {
+    const dir = tempDir('late-limit');
+    dirs.push(dir);
+    return loadConfig({ env: { SMSDROP_DATA_DIR: path.join(dir, 'data'), ...env }, configDir: dir });
+  };
+  it('is SMSDROP_RESUME_WITHIN, unless the sending and message windows can make a file wait longer', () => {
+    assert.deepEqual(lateLimit(config({})), { ms: 24 * 3_600_000, text: 'SMSDROP_RESUME_WITHIN (24h)' });
+    assert.equal(lateLimit(config({ SMSDROP_SEND_WINDOW: '08:00-22:00' })).ms, 24 * 3_600_000, 'closed 10 h a day: less than 24h');
+    const narrow = lateLimit(config({ SMSDROP_RESUME_WITHIN: '2h', SMSDROP_SEND_WINDOW: '08:00-22:00', SMSDROP_MESSAGE_WINDOW: '500/1h' }));
+    assert.equal(narrow.ms, 11 * 3_600_000, 'closed 10 h, plus a message window of 1 h');
+    assert.match(narrow.text, /^11 h 0 min, what the sending and message windows can make a file wait \(more than SMSDROP_RESUME_WITHIN \(2h\)\)$/);
+    assert.equal(lateLimit(config({ SMSDROP_RESUME_WITHIN: '1h', SMSDROP_SEND_WINDOW: '22:00-06:00' })).ms, 16 * 3_600_000, 'a window across midnight: open 8 h');
   });
 });
