@@ -180,3 +180,10 @@ export function readJsonLines<T>(file: string): T[] {
   lines.pop(); // after the last newline: empty, or a line not finished yet
   return lines.filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as T);
 }
+
+/** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
+export function closedWindow(): string {
+  const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Shanghai', hourCycle: 'h23', hour: '2-digit' }).format(Date.now()));
+  const hh = (h: number) => String(h % 24).padStart(2, '0');
+  return `${hh(hour + 2)}:00-${hh(hour + 3)}:00`;
+}

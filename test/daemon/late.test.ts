@@ -8,14 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { assertEachOnce, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
-
-/** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
-function closedWindow(): string {
-  const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Shanghai', hourCycle: 'h23', hour: '2-digit' }).format(Date.now()));
-  const hh = (h: number) => String(h % 24).padStart(2, '0');
-  return `${hh(hour + 2)}:00-${hh(hour + 3)}:00`;
-}
+import { assertEachOnce, closedWindow, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 
 /** As if the file had been taken `days` ago: the journal's clock of it moved back. */
 function ageFile(data: string, days: number): void {

@@ -7,14 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { assertEachOnce, cleanEnv, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
-
-/** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
-function closedWindow(): string {
-  const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Shanghai', hourCycle: 'h23', hour: '2-digit' }).format(Date.now()));
-  const hh = (h: number) => String(h % 24).padStart(2, '0');
-  return `${hh(hour + 2)}:00-${hh(hour + 3)}:00`;
-}
+import { assertEachOnce, closedWindow, cleanEnv, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 
 describe('smsdrop run with a sending window, and with a message window', { timeout: 90_000 }, () => {
   let dir: string;
