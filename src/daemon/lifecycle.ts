@@ -18,6 +18,7 @@ import path from 'node:path';
 import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt, noteTaken } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
+import { closedMsPerDay } from '../send/window.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -123,8 +124,6 @@ interface LateResume {
   advice: string;
 }
 
-const DAY_MS = 86_400_000;
-
 /**
  * A file that stopped part-way and has not moved for longer than resumeWithin (field-notes: a
  * schedule long past should not fire by surprise). A campaign dropped on Monday that a crash or
@@ -159,9 +158,7 @@ function lateResume(life: FileLife, sha256: string): LateResume | undefined {
  * together): a wait the operator set up is no surprise.
  */
 export function lateLimit(config: FileLife['ctx']['config']): { ms: number; text: string } {
-  const window = config.sendWindow;
-  const openMs = window ? (((window.end - window.start) % 1440) + 1440) % 1440 * 60_000 : DAY_MS;
-  const plannedMs = DAY_MS - openMs + (config.messageWindow?.ms ?? 0);
+  const plannedMs = (config.sendWindow ? closedMsPerDay(config.sendWindow) : 0) + (config.messageWindow?.ms ?? 0);
   const setting = `SMSDROP_RESUME_WITHIN (${config.resumeWithin.text})`;
   if (plannedMs <= config.resumeWithin.ms) return { ms: config.resumeWithin.ms, text: setting };
   return { ms: plannedMs, text: `${formatDuration(plannedMs / 1000)}, what the sending and message windows can make a file wait (more than ${setting})` };

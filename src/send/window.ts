@@ -46,6 +46,12 @@ function timeOfDayMs(now: number, zone: string): number {
   return ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (now % 1000);
 }
 
+/** How long the window stays closed each day (22:00-06:00 is open 8 h: closed 16 h). */
+export function closedMsPerDay(hours: WindowHours): number {
+  const openMinutes = (hours.end - hours.start + MINUTES_PER_DAY) % MINUTES_PER_DAY;
+  return (MINUTES_PER_DAY - openMinutes) * 60_000;
+}
+
 /** 0 when `now` is inside the window; otherwise how long until it opens (by the zone's clock at `now`). */
 export function msUntilOpen(hours: WindowHours, zone: string, now: number): number {
   const day = MINUTES_PER_DAY * 60_000;
