@@ -18,7 +18,7 @@ import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
-import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
+import { everyRowAccepted, type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
 
@@ -149,9 +149,7 @@ export function exitStatus(result: FileRunResult): number {
   if (result.outcome === 'refused') return EXIT.usage;
   if (result.outcome === 'planned') return EXIT.ok;
   if (result.outcome === 'paused' || result.outcome === 'stopped') return EXIT.incomplete;
-  const c = result.counts;
-  // Repeats left to a file that has not sent them yet are not done either (see repeatsNote).
-  return c.invalid + c.failed + c.unknown + c.pending === 0 && !result.waiting?.some((w) => !w.inProgress) ? EXIT.ok : EXIT.incomplete;
+  return everyRowAccepted(result.counts, result.waiting) ? EXIT.ok : EXIT.incomplete;
 }
 
 /** The first invalid rows of a dry run, with their line numbers and reasons. */

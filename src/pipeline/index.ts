@@ -430,6 +430,15 @@ export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined
 const namedFiles = (files: readonly WaitingFile[]) => files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
 
 /**
+ * Every row of the file accepted: none invalid, failed, unknown or pending, and none of its
+ * repeats left to a file that is not being sent now (nothing sends those until it goes on).
+ * What exit 0 means for send and resume.
+ */
+export function everyRowAccepted(c: FileCounts, waiting: readonly WaitingFile[] = []): boolean {
+  return c.invalid + c.failed + c.unknown + c.pending === 0 && !waiting.some((w) => !w.inProgress);
+}
+
+/**
  * Repeats left to files that are not being sent now (nothing sends them until those files go on),
  * named with how they go on; undefined when there are none. Used by send, retry and resume.
  */

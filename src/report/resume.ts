@@ -10,7 +10,7 @@ import { commitBulk } from '../journal/bulk.js';
 import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
-import { waitingNote } from '../pipeline/index.js';
+import { everyRowAccepted, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
@@ -45,8 +45,7 @@ export function registerResumeCommand(program: Command): void {
       }
       if (sent.state === 'paused') log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
       printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
-      const everyRowAccepted = counts.invalid + counts.failed + counts.unknown + counts.pending === 0 && waiting.length === 0;
-      process.exit(sent.state === 'finished' && everyRowAccepted ? EXIT.ok : EXIT.incomplete);
+      process.exit(sent.state === 'finished' && everyRowAccepted(counts, waiting) ? EXIT.ok : EXIT.incomplete);
     });
 }
 
