@@ -3,7 +3,7 @@
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Db, nowIso, sql } from './open.js';
+import { type Db, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import type { BatchState, Doubt } from './states.js';
 
@@ -36,7 +36,7 @@ export interface BatchToSend {
 
 /** A batch's numbers, in row order. */
 export function batchPhones(db: Db, batchId: number): string[] {
-  const phones = sql(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').pluck().get(batchId) as string | undefined;
+  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(batchId) as string | undefined;
   return phones ? phones.split(',') : [];
 }
 
@@ -153,7 +153,7 @@ export function finishAttempt(db: Db, attemptId: number, batchId: number, result
   );
   // Doubt starts when the request left, not when we gave up waiting: that is the day the
   // provider's reqId memory counts from.
-  const startedAt = sql(db, 'SELECT started_at FROM attempts WHERE id = ?').pluck().get(attemptId) as string;
+  const startedAt = sqlPluck(db, 'SELECT started_at FROM attempts WHERE id = ?').get(attemptId) as string;
   applyTransition(db, batchId, transition, now, startedAt);
 }
 
@@ -219,12 +219,12 @@ export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now 
  * Returns how many batches were recovered.
  */
 export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): number {
-  const interrupted = sql(db, "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'").pluck().all(fileId) as number[];
+  const interrupted = sqlPluck(db, "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'").all(fileId) as number[];
   if (interrupted.length === 0) return 0;
   db.transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
-      const leftAt = (sql(db, 'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL').pluck().get(batchId) as string | null) ?? now;
+      const leftAt = (sqlPluck(db, 'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL').get(batchId) as string | null) ?? now;
       sql(db, "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL").run(now, batchId);
       const transition: Transition = reqIdOn
         ? { to: 'planned', nextAttemptAt: 0, doubt: 1, statusCode: null, statusMsg: 'interrupted mid-request; retried with the same reqId' }
@@ -242,9 +242,9 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
  * From the journal, so a restart or a pause in between does not hide a long silence.
  */
 export function providerSilentFor(db: Db, batchId: number, attempts: number): boolean {
-  const since = sql(db, 'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?').pluck().get(batchId, attempts - 1) as string | undefined;
+  const since = sqlPluck(db, 'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(batchId, attempts - 1) as string | undefined;
   if (since === undefined) return false;
-  const answered = sql(db, "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))").pluck().get(since);
+  const answered = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))").get(since);
   return answered === 0;
 }
 
@@ -278,13 +278,12 @@ export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptH
  * Left out: requests the provider cannot have sent (never written, or refused as a whole).
  */
 export function recentStarts(db: Db, sinceMs: number): { at: number; numbers: number }[] {
-  const rows = sql(
+  const rows = sqlRaw(
     db,
     `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
      WHERE a.started_at > ?
        AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
   )
-    .raw()
     .all(new Date(sinceMs).toISOString()) as [string, number][];
   return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));
 }

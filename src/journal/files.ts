@@ -1,6 +1,6 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
-import { type Db, nowIso, sql } from './open.js';
+import { type Db, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { FILE_STATUS, type FileStatus } from './states.js';
 
 export interface FileRecord {
@@ -114,7 +114,7 @@ export function restartIntake(db: Db, fileId: number): KeptRows {
   // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
   // "account problem" is given back in that counter, but its row stays (and the batch with it).
   const kept = `SELECT id FROM batches b WHERE b.file_id = ? AND (b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
-  const keptCount = sql(db, `SELECT count(*) FROM (${kept})`).pluck().get(fileId) as number;
+  const keptCount = sqlPluck(db, `SELECT count(*) FROM (${kept})`).get(fileId) as number;
   if (keptCount === 0) {
     discardIntake(db, fileId);
     return { lines: new Int32Array(0), ids: new Float64Array(0) };
@@ -127,7 +127,7 @@ export function restartIntake(db: Db, fileId: number): KeptRows {
     sql(db, 'DELETE FROM groups WHERE file_id = ? AND id NOT IN (SELECT group_id FROM batches WHERE file_id = ?)').run(fileId, fileId);
     sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
   })();
-  const rows = sql(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').raw().all(fileId) as [number, number][];
+  const rows = sqlRaw(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').all(fileId) as [number, number][];
   return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
 }
 
@@ -163,7 +163,7 @@ export interface WaitingFile {
 export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
   // Only a file not done can still hold rows not sent: with none, the rows of a file that repeats a
   // million of a done list's rows are not walked (a second each).
-  const unfinished = sql(db, "SELECT EXISTS (SELECT 1 FROM files WHERE status != 'done' AND id != ?)").pluck().get(fileId);
+  const unfinished = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM files WHERE status != 'done' AND id != ?)").get(fileId);
   if (!unfinished) return [];
   return sql(
     db,
@@ -176,7 +176,7 @@ export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
 
 /** Requests made so far for the file's batches (every attempt, whatever its answer). */
 export function attemptsOf(db: Db, fileId: number): number {
-  return sql(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').pluck().get(fileId) as number;
+  return sqlPluck(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').get(fileId) as number;
 }
 
 /**
@@ -186,7 +186,7 @@ export function attemptsOf(db: Db, fileId: number): number {
  * not moved for days.
  */
 export function lastProgressAt(db: Db, file: FileRecord): string {
-  const accepted = sql(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").pluck().get(file.id) as string | null;
+  const accepted = sqlPluck(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").get(file.id) as string | null;
   return [accepted, file.taken_at].reduce<string>((latest, at) => (at !== null && at > latest ? at : latest), file.created_at);
 }
 

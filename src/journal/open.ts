@@ -54,15 +54,35 @@ function migrate(db: Db): void {
   }
 }
 
-/** Prepared statements, cached per connection: preparing costs more than running. */
+/**
+ * A prepared statement in one mode for good: rows as objects, as arrays (raw), or the first column
+ * alone (pluck). It has no way to switch its mode: a statement is shared by every caller of the
+ * same SQL text, and one caller switching it would change what the others read.
+ */
+export type Query = Pick<Database.Statement, 'run' | 'get' | 'all' | 'iterate' | 'bind' | 'columns' | 'source' | 'reader'>;
+type Mode = 'object' | 'raw' | 'pluck';
+
+/** Prepared statements, cached per connection and mode: preparing costs more than running. */
 const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
-export function sql(db: Db, text: string): Database.Statement {
+function cached(db: Db, mode: Mode, text: string): Query {
   let cache = statementCache.get(db);
   if (!cache) statementCache.set(db, (cache = new Map()));
-  let statement = cache.get(text);
-  if (!statement) cache.set(text, (statement = db.prepare(text)));
+  const key = `${mode}\u0000${text}`;
+  let statement = cache.get(key);
+  if (!statement) {
+    statement = db.prepare(text);
+    if (mode === 'raw') statement.raw(true);
+    else if (mode === 'pluck') statement.pluck(true);
+    cache.set(key, statement);
+  }
   return statement;
 }
+/** The statement for `text`, reading rows as objects. */
+export const sql = (db: Db, text: string): Query => cached(db, 'object', text);
+/** The statement for `text`, reading rows as arrays of their columns. */
+export const sqlRaw = (db: Db, text: string): Query => cached(db, 'raw', text);
+/** The statement for `text`, reading each row's first column alone. */
+export const sqlPluck = (db: Db, text: string): Query => cached(db, 'pluck', text);
 
 export function nowIso(): string {
   return new Date().toISOString();

@@ -12,7 +12,7 @@
 // row, as it would have been had the other file come first.
 import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
 import { recountFile, setFileStatus } from './files.js';
-import { type Db, nowIso, sql } from './open.js';
+import { type Db, nowIso, sql, sqlPluck } from './open.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
 import { BATCH_STATE, DOUBT, FILE_STATUS } from './states.js';
 
@@ -71,7 +71,7 @@ function batchesIn(db: Db, fileId: number, state: RetryStatus): BatchRecord[] {
 /** Numbers of the file whose outcome is one of `statuses`: what a retry would resend. */
 export function countRetryable(db: Db, fileId: number, statuses: readonly RetryStatus[]): number {
   return statuses.reduce(
-    (total, state) => total + (sql(db, 'SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state = ?').pluck().get(fileId, state) as number),
+    (total, state) => total + (sqlPluck(db, 'SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state = ?').get(fileId, state) as number),
     0,
   );
 }

@@ -24,7 +24,7 @@ import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId, sendFirst } from './batches.js';
 import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import { type Db, nowIso, sql } from './open.js';
+import { type Db, nowIso, sql, sqlRaw } from './open.js';
 import { createRowInserter } from './rowInserter.js';
 import { SeenNumbers } from './seenNumbers.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
@@ -112,7 +112,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   const seen = options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES);
   // Rows an interrupted intake left (restartIntake) are in batches already: a number of theirs
   // read again, earlier in the file than its kept row, is a repeat of it.
-  for (const [groupId, phone] of sql(db, "SELECT group_id, phone FROM rows WHERE file_id = ? AND intake = 'valid'").raw().iterate(fileId) as Iterable<[number, string]>) {
+  for (const [groupId, phone] of sqlRaw(db, "SELECT group_id, phone FROM rows WHERE file_id = ? AND intake = 'valid'").iterate(fileId) as Iterable<[number, string]>) {
     seen.add(groupId, phone);
   }
   const doubts: Doubt[] = [];
@@ -133,7 +133,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   );
   const release = sql(db, 'UPDATE batches SET next_attempt_at = 0 WHERE id = ?');
   const KEPT_COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';
-  const readKept = sql(db, `SELECT ${KEPT_COLUMNS} FROM rows WHERE id = ?`).raw();
+  const readKept = sqlRaw(db, `SELECT ${KEPT_COLUMNS} FROM rows WHERE id = ?`);
   const deleteKept = sql(db, 'DELETE FROM rows WHERE id = ?');
   const insertKept = sql(db, `INSERT INTO rows (${KEPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
 

@@ -23,7 +23,7 @@
 // the window's files pays a binary search per group. The numbers of a group found there are read
 // once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
 import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
-import { type Db, sql } from './open.js';
+import { type Db, sqlRaw, sqlPluck } from './open.js';
 
 /** The repeat window, as written ("24h", "7d"), or off (0 ms). */
 export interface RepeatWindow {
@@ -73,7 +73,7 @@ export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, n
   const since = new Date(now - window.ms).toISOString();
   const groups = groupsOfWindow(db, fileId, since);
   if (groups.hashes.length === 0) return undefined;
-  const groupById = sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?').raw();
+  const groupById = sqlRaw(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?');
   // A group the writer drops from its cache and loads again asks again: the large answers are
   // kept, so a busy group is not read and sorted anew (the small ones cost a look-up).
   const large = new Map<string, SentBefore>();
@@ -99,7 +99,7 @@ function groupsOfWindow(db: Db, fileId: number, since: string): { hashes: Float6
   // Two ways in, each by an index: recent attempts (attempts_by_start), and the batches not final
   // of files not done (few files; batches_by_file). Not a scan of every batch ever made. A superset
   // of the groups COUNTS finds rows of: numbersOf decides.
-  const rows = sql(
+  const rows = sqlRaw(
     db,
     `SELECT g.key_hash, g.id FROM groups g WHERE g.file_id != :file AND g.id IN (
        SELECT b.group_id FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
@@ -109,7 +109,6 @@ function groupsOfWindow(db: Db, fileId: number, since: string): { hashes: Float6
        WHERE f.status != 'done' AND b.state IN ('planned', 'sending')
      ) ORDER BY g.key_hash`,
   )
-    .raw()
     .iterate({ file: fileId, since }) as Iterable<[number, number]>;
   const hashes: number[] = [];
   const ids: number[] = [];
@@ -144,14 +143,13 @@ function numbersOf(db: Db, groupIds: number[], since: string): SentBefore {
      WHERE b.group_id IN (SELECT value FROM json_each(:groups)) AND r.intake = 'valid' AND ${COUNTS}`;
   const params = { groups: JSON.stringify(groupIds), since };
   // Counted first, so the arrays are made to size: grown by doubling, they held up to twice the room.
-  const count = sql(db, `SELECT count(*) ${from}`).pluck().get(params) as number;
-  const rows = sql(
+  const count = sqlPluck(db, `SELECT count(*) ${from}`).get(params) as number;
+  const rows = sqlRaw(
     db,
     `SELECT CASE WHEN substr(r.phone, 1, 2) = '00' THEN ${INTERNATIONAL_BASE} + CAST(substr(r.phone, 3) AS INTEGER)
                  ELSE CAST(r.phone AS INTEGER) END AS key, r.id
      ${from} ORDER BY key`,
   )
-    .raw()
     .iterate(params) as Iterable<[number, number]>;
   const keys = new Float64Array(count);
   const rowIds = new Float64Array(count);

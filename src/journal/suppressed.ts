@@ -6,7 +6,7 @@
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 // batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call time.
 import { batchPhones } from './batches.js';
-import { type Db, nowIso, sql } from './open.js';
+import { type Db, nowIso, sql, sqlPluck } from './open.js';
 
 export interface SuppressedNumber {
   phone: string;
@@ -71,7 +71,7 @@ export function suppressIfRefused(db: Db, batchId: number, statusCode: string | 
  * retry, a split half) can hold one: the batches read from the file cost one indexed read.
  */
 export function unsuppressIfAccepted(db: Db, batchId: number): void {
-  if (sql(db, 'SELECT parent_id FROM batches WHERE id = ?').pluck().get(batchId) == null) return;
+  if (sqlPluck(db, 'SELECT parent_id FROM batches WHERE id = ?').get(batchId) == null) return;
   if (!anySuppressed(db)) return;
   const remove = sql(db, "DELETE FROM suppressed WHERE phone = ? AND source = 'provider'");
   for (const phone of batchPhones(db, batchId)) remove.run(phone);

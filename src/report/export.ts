@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { FileRecord } from '../journal/files.js';
-import { type Db, sql } from '../journal/open.js';
+import { type Db, sqlPluck } from '../journal/open.js';
 import type { RowStatus } from '../journal/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
 import { parseRowStatuses, requireJournal, resolveFile, UsageError, writeCsv } from './common.js';
@@ -68,7 +68,7 @@ interface ExportRow {
 
 /** Writes the file's rows (in file order) as CSV; returns how many. */
 export async function exportFile(db: Db, file: FileRecord, options: ExportOptions = {}): Promise<number> {
-  const dataCount = (sql(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').pluck().get(file.id) as number | null) ?? 0;
+  const dataCount = (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(file.id) as number | null) ?? 0;
   const extraNames = keptExtraNames(file);
   const header = [
     'phone', 'appId', 'templateId',

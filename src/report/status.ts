@@ -7,7 +7,7 @@ import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
-import { type Db, sql } from '../journal/open.js';
+import { type Db, sql, sqlPluck } from '../journal/open.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
 import { openForReading, renderTable } from './common.js';
@@ -69,7 +69,7 @@ export function readStatus(db: Db | undefined, dataDir: string, now: number = Da
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since) : [];
-  const requestsLastMinute = db ? (sql(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').pluck().get(since) as number) : 0;
+  const requestsLastMinute = db ? (sqlPluck(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').get(since) as number) : 0;
   const daemon = db ? runningDaemonState(db, holder) : undefined;
   return {
     now: new Date(now).toISOString(),
@@ -88,10 +88,10 @@ function filesInProgress(db: Db, since: string): FileProgress[] {
   return lines.map((f) => {
     const sendable = f.rows - f.invalid - f.duplicates;
     const settled = f.accepted + f.failed + f.unknown;
-    const settledLastMinute = sql(
+    const settledLastMinute = sqlPluck(
       db,
       "SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ('accepted', 'failed', 'unknown') AND updated_at >= ?",
-    ).pluck().get(f.id, since) as number;
+    ).get(f.id, since) as number;
     const inFlight = sql(db, "SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = 'sending'").get(f.id) as {
       requests: number;
       numbers: number;

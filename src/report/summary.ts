@@ -4,7 +4,7 @@
 import type { FileCounts } from '../journal/files.js';
 import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
 import type { Db } from '../journal/open.js';
-import { sql } from '../journal/open.js';
+import { sql, sqlPluck } from '../journal/open.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
 export const FILE_COLUMNS = [
@@ -54,7 +54,7 @@ export function listFiles(db: Db): FileLine[] {
 
 export function fileReport(db: Db, fileId: number): FileReport {
   const line = sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
-  const repeats = sql(db, 'SELECT repeats FROM files WHERE id = ?').pluck().get(fileId) as number;
+  const repeats = sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
   return { ...line, repeats, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
 }
 

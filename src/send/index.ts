@@ -15,7 +15,7 @@ import {
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
-import { type Db, sql } from '../journal/open.js';
+import { type Db, sqlPluck } from '../journal/open.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import type { Doubt } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
@@ -54,7 +54,7 @@ export async function sendFile(ctx: SendContext, fileId: number): Promise<SendRe
     await sendReadyBatches(ctx, fileId);
     const stopAfter = stopReason(ctx);
     if (stopAfter) return stopAfter;
-    const next = sql(ctx.db, "SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = 'planned'").pluck().get(fileId) as number | null;
+    const next = sqlPluck(ctx.db, "SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = 'planned'").get(fileId) as number | null;
     if (next === null) return { state: 'finished' };
     const wait = next - now();
     if (wait > 0) await sleepUnlessStopped(wait, ctx.stopSignal);
