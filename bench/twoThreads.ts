@@ -233,7 +233,7 @@ async function run(a: Args): Promise<Omit<TwoThreadResult, 'simulatorCpuSeconds'
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage();
   const mainThreadCpuSeconds = threadCpuSeconds();
-  const check = checkJournal(journal, side);
+  const check = checkJournal(journal.connection, side);
   journal.close();
   side.close();
   const accepted = outcomes.reduce((sum, o) => sum + (o[1] === 'accepted' ? o[4] : 0), 0);

@@ -1,7 +1,7 @@
 // The periodic progress line while sending: rows settled since start, rows still to go in the
 // files in progress, requests per second over the last interval, and an ETA at that pace. Quiet
 // when nothing is being sent (idle, or paused: the pause has its own line).
-import type { Db } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from '../pipeline/index.js';
 
@@ -57,7 +57,7 @@ export function startProgress(ctx: PipelineContext, log: Logger, intervalMs: num
 }
 
 /** Numbers still to send in those files: the live batches (planned or being sent), not a scan of rows. */
-function pendingRows(db: Db, hashes: string[]): number {
+function pendingRows(db: Journal, hashes: string[]): number {
   if (hashes.length === 0) return 0;
   const marks = hashes.map(() => '?').join(', ');
   return db

@@ -3,7 +3,7 @@
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { randomUUID } from 'node:crypto';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Db, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
+import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import type { BatchState, Doubt } from './states.js';
 
@@ -35,7 +35,7 @@ export interface BatchToSend {
 }
 
 /** A batch's numbers, in row order. */
-export function batchPhones(db: Db, batchId: number): string[] {
+export function batchPhones(db: Journal, batchId: number): string[] {
   const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(batchId) as string | undefined;
   return phones ? phones.split(',') : [];
 }
@@ -51,7 +51,7 @@ export function newReqId(): string {
   return randomUUID().replaceAll('-', '');
 }
 
-export function getBatch(db: Db, batchId: number): BatchRecord {
+export function getBatch(db: Journal, batchId: number): BatchRecord {
   return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
 }
 
@@ -61,7 +61,7 @@ const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_templa
 type DueRow = BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string; g_phones: string };
 
 /** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
-export function dueBatches(db: Db, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
+export function dueBatches(db: Journal, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
   const rows = sql(db, `${DUE_BATCHES} AND b.id > ? ORDER BY b.id LIMIT ?`).all(fileId, now, afterId, limit) as DueRow[];
   return rows.map(toSend);
 }
@@ -70,24 +70,19 @@ function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow
   return { batch, appId: g_app_id, templateId: g_template_id, datas: JSON.parse(g_datas) as string[], phones: g_phones };
 }
 
-/** Batches of each connection to send before the others (sendFirst). */
-const firstToSend = new WeakMap<Db, Set<number>>();
-
 /**
  * These batches go before the other due batches of their file, whatever their ids. Intake names
  * the few that took rows it settled once the file was read (rows.ts): their rows lie anywhere in
  * the file, and the result file, written in row order while answers come in, waits for them.
  */
-export function sendFirst(db: Db, batchIds: Iterable<number>): void {
-  const ids = firstToSend.get(db) ?? new Set<number>();
-  for (const id of batchIds) ids.add(id);
-  if (ids.size > 0) firstToSend.set(db, ids);
+export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
+  for (const id of batchIds) db.firstToSend.add(id);
 }
 
 /** The batches to send first (sendFirst) that are due now: each is handed out once, then is an ordinary batch. */
-export function dueFirst(db: Db, fileId: number, now: number): BatchToSend[] {
-  const ids = firstToSend.get(db);
-  if (!ids) return [];
+export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
+  const ids = db.firstToSend;
+  if (ids.size === 0) return [];
   const due: BatchToSend[] = [];
   for (const id of ids) {
     const row = sql(db, `${DUE_BATCHES} AND b.id = ?`).get(fileId, now, id) as DueRow | undefined;
@@ -95,7 +90,6 @@ export function dueFirst(db: Db, fileId: number, now: number): BatchToSend[] {
     ids.delete(id);
     due.push(toSend(row));
   }
-  if (ids.size === 0) firstToSend.delete(db);
   return due;
 }
 
@@ -107,7 +101,7 @@ export function dueFirst(db: Db, fileId: number, now: number): BatchToSend[] {
  * it is claimed only if it is still that batch (same random req_id: a row id freed by a rolled
  * back write and reused by another file's intake is not it) and still planned.
  */
-export function startAttempt(db: Db, batch: Pick<BatchRecord, 'id' | 'req_id'>, reqId: string | null): number | undefined {
+export function startAttempt(db: Journal, batch: Pick<BatchRecord, 'id' | 'req_id'>, reqId: string | null): number | undefined {
   const now = nowIso();
   // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
   const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND req_id = ? AND state = 'planned'").run(now, batch.id, batch.req_id);
@@ -142,7 +136,7 @@ export interface AttemptResult {
 }
 
 /** The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt. */
-export function finishAttempt(db: Db, attemptId: number, batchId: number, result: AttemptResult, transition: Transition): void {
+export function finishAttempt(db: Journal, attemptId: number, batchId: number, result: AttemptResult, transition: Transition): void {
   const now = nowIso();
   sql(db, 'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?').run(
     now,
@@ -158,7 +152,7 @@ export function finishAttempt(db: Db, attemptId: number, batchId: number, result
 }
 
 /** `doubtSince`: when the request that may have been received left (default: now). */
-export function applyTransition(db: Db, batchId: number, t: Transition, now = nowIso(), doubtSince = now): void {
+export function applyTransition(db: Journal, batchId: number, t: Transition, now = nowIso(), doubtSince = now): void {
   switch (t.to) {
     case 'accepted':
       sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
@@ -187,7 +181,7 @@ export function applyTransition(db: Db, batchId: number, t: Transition, now = no
 }
 
 /** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
-function splitBatch(db: Db, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
+function splitBatch(db: Journal, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
   const parent = getBatch(db, batchId);
   const phones = batchPhones(db, batchId);
   const middle = Math.ceil(phones.length / 2);
@@ -198,7 +192,7 @@ function splitBatch(db: Db, batchId: number, t: { statusCode: string; statusMsg:
 }
 
 /** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
-export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now = nowIso()): number {
+export function moveToNewBatch(db: Journal, from: BatchRecord, phones: string[], now = nowIso()): number {
   const childId = Number(
     sql(
       db,
@@ -218,7 +212,7 @@ export function moveToNewBatch(db: Db, from: BatchRecord, phones: string[], now 
  * retried (same reqId); without one it is unknown and never resent automatically.
  * Returns how many batches were recovered.
  */
-export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): number {
+export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean): number {
   const interrupted = sqlPluck(db, "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'").all(fileId) as number[];
   if (interrupted.length === 0) return 0;
   db.transaction(() => {
@@ -241,7 +235,7 @@ export function recoverInterrupted(db: Db, fileId: number, reqIdOn: boolean): nu
  * been silent all the while (an outage), rather than this batch's requests failing on their own.
  * From the journal, so a restart or a pause in between does not hide a long silence.
  */
-export function providerSilentFor(db: Db, batchId: number, attempts: number): boolean {
+export function providerSilentFor(db: Journal, batchId: number, attempts: number): boolean {
   const since = sqlPluck(db, 'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(batchId, attempts - 1) as string | undefined;
   if (since === undefined) return false;
   const answered = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))").get(since);
@@ -261,7 +255,7 @@ export interface AttemptHistory {
 /** SQL on an attempt's outcome: it may have reached the provider, without its word on what became of it. */
 const MAY_HAVE_ARRIVED = "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
 
-export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptHistory {
+export function attemptHistory(db: Journal, batchId: number, reqId: string): AttemptHistory {
   const row = sql(
     db,
     `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
@@ -277,7 +271,7 @@ export function attemptHistory(db: Db, batchId: number, reqId: string): AttemptH
  * its batch's count: what a message window (send/rate.ts) has used up before this process began.
  * Left out: requests the provider cannot have sent (never written, or refused as a whole).
  */
-export function recentStarts(db: Db, sinceMs: number): { at: number; numbers: number }[] {
+export function recentStarts(db: Journal, sinceMs: number): { at: number; numbers: number }[] {
   const rows = sqlRaw(
     db,
     `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id

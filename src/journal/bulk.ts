@@ -6,7 +6,7 @@
 // request leaves goes through the write queue (writeQueue.ts), whose writes join the open bulk
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import { intentsLost, journalCommitted } from './intents.js';
-import type { Db } from './open.js';
+import type { Journal } from './open.js';
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -18,12 +18,17 @@ export const ROWS_PER_COMMIT = 50_000;
  */
 const FIRST_ROWS_PER_COMMIT = 5_000;
 
-/** Rows written in the open bulk transaction, and when it began. */
-const pending = new WeakMap<Db, { rows: number; since: number }>();
-/** Commits of each connection's bulk transactions (see bulkCommits), and the size of the next. */
-const commits = new WeakMap<Db, { count: number; nextSize: number }>();
-/** Bulk transactions of a connection that SQLite rolled back (see bulkLosses). */
-const losses = new WeakMap<Db, number>();
+/** A journal's bulk transactions (kept on the Journal). */
+export interface BulkState {
+  /** Rows written in the open bulk transaction, and when it began; undefined: none is open. */
+  open: { rows: number; since: number } | undefined;
+  /** Successful commits so far (see bulkCommits). */
+  commits: number;
+  /** Rows of the next commit (see startBulkRamp); undefined: ROWS_PER_COMMIT. */
+  nextSize: number | undefined;
+  /** Bulk transactions that SQLite rolled back (see bulkLosses). */
+  losses: number;
+}
 
 /**
  * How many open bulk transactions of this connection were rolled back as a whole (a full disk or
@@ -31,8 +36,8 @@ const losses = new WeakMap<Db, number>();
  * the count when it started: rows it wrote may be gone, so its intake must stop, not go on as if
  * they were in the journal.
  */
-export function bulkLosses(db: Db): number {
-  return losses.get(db) ?? 0;
+export function bulkLosses(db: Journal): number {
+  return db.bulk.losses;
 }
 
 /** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
@@ -44,10 +49,10 @@ export class RowsLostError extends Error {
 }
 
 /** Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed. */
-export function bulkWrite(db: Db, rows: number, write: () => void): void {
-  if (!pending.has(db)) {
+export function bulkWrite(db: Journal, rows: number, write: () => void): void {
+  if (!db.bulk.open) {
     db.exec('BEGIN');
-    pending.set(db, { rows: 0, since: Date.now() });
+    db.bulk.open = { rows: 0, since: Date.now() };
   }
   try {
     write();
@@ -55,7 +60,8 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
     noteIfRolledBack(db);
     throw err;
   }
-  const open = pending.get(db)!;
+  const open = db.bulk.open;
+  if (!open) return; // rolled back and noted meanwhile
   open.rows += rows;
   if (open.rows >= commitSize(db)) commitBulk(db);
 }
@@ -64,28 +70,28 @@ export function bulkWrite(db: Db, rows: number, write: () => void): void {
  * Successful commits of the connection's bulk transactions so far: what a writer wrote before the
  * count moved is in the journal for good.
  */
-export function bulkCommits(db: Db): number {
-  return commits.get(db)?.count ?? 0;
+export function bulkCommits(db: Journal): number {
+  return db.bulk.commits;
 }
 
 /** Milliseconds the open bulk transaction has been open (undefined: none is). */
-export function bulkOpenMs(db: Db): number | undefined {
-  const open = pending.get(db);
+export function bulkOpenMs(db: Journal): number | undefined {
+  const open = db.bulk.open;
   return open ? Date.now() - open.since : undefined;
 }
 
 /** A new intake starts: its commits start small again (see FIRST_ROWS_PER_COMMIT). */
-export function startBulkRamp(db: Db): void {
-  commits.set(db, { count: bulkCommits(db), nextSize: FIRST_ROWS_PER_COMMIT });
+export function startBulkRamp(db: Journal): void {
+  db.bulk.nextSize = FIRST_ROWS_PER_COMMIT;
 }
 
-function commitSize(db: Db): number {
-  return commits.get(db)?.nextSize ?? ROWS_PER_COMMIT;
+function commitSize(db: Journal): number {
+  return db.bulk.nextSize ?? ROWS_PER_COMMIT;
 }
 
-function noteCommit(db: Db): void {
-  const c = commits.get(db) ?? { count: 0, nextSize: ROWS_PER_COMMIT };
-  commits.set(db, { count: c.count + 1, nextSize: Math.min(c.nextSize * 2, ROWS_PER_COMMIT) });
+function noteCommit(db: Journal): void {
+  db.bulk.commits++;
+  if (db.bulk.nextSize !== undefined) db.bulk.nextSize = Math.min(db.bulk.nextSize * 2, ROWS_PER_COMMIT);
   journalCommitted(db);
 }
 
@@ -93,13 +99,13 @@ function noteCommit(db: Db): void {
  * After a write that threw: a full disk or an I/O error makes SQLite roll back the whole
  * transaction, not only the failed statement or savepoint. The bulk transaction is then gone.
  */
-export function noteIfRolledBack(db: Db): void {
-  if (pending.has(db) && !db.inTransaction) noteLoss(db);
+export function noteIfRolledBack(db: Journal): void {
+  if (db.bulk.open && !db.inTransaction) noteLoss(db);
 }
 
-function noteLoss(db: Db): void {
-  pending.delete(db);
-  losses.set(db, bulkLosses(db) + 1);
+function noteLoss(db: Journal): void {
+  db.bulk.open = undefined;
+  db.bulk.losses++;
   intentsLost(db);
 }
 
@@ -107,9 +113,9 @@ function noteLoss(db: Db): void {
  * Commits the open bulk transaction, if any. Also after a failed intake: what it wrote is then
  * deleted in the open (discardIntake), and other writes that joined it are kept.
  */
-export function commitBulk(db: Db): void {
-  if (!pending.has(db)) return;
-  pending.delete(db);
+export function commitBulk(db: Journal): void {
+  if (!db.bulk.open) return;
+  db.bulk.open = undefined;
   if (!db.inTransaction) return;
   try {
     db.exec('COMMIT');

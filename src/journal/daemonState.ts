@@ -2,7 +2,7 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
-import { type Db, nowIso, sql } from './open.js';
+import { type Journal, nowIso, sql } from './open.js';
 
 export interface DaemonStateUpdate {
   /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */
@@ -21,7 +21,7 @@ export interface DaemonState {
   updated_at: string;
 }
 
-export function setDaemonState(db: Db, update: DaemonStateUpdate): void {
+export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
   const now = nowIso();
   sql(
     db,
@@ -35,7 +35,7 @@ export function setDaemonState(db: Db, update: DaemonStateUpdate): void {
 }
 
 /** What requests wait for (null: nothing), kept apart from the pause: each is set and cleared by its own events. */
-export function setDaemonWaiting(db: Db, waiting: string | null, pid: number = process.pid): void {
+export function setDaemonWaiting(db: Journal, waiting: string | null, pid: number = process.pid): void {
   const now = nowIso();
   sql(
     db,
@@ -44,6 +44,6 @@ export function setDaemonWaiting(db: Db, waiting: string | null, pid: number = p
   ).run(pid, waiting, now);
 }
 
-export function getDaemonState(db: Db): DaemonState | undefined {
+export function getDaemonState(db: Journal): DaemonState | undefined {
   return sql(db, 'SELECT pid, paused, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1').get() as DaemonState | undefined;
 }

@@ -1,6 +1,6 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
-import { type Db, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
+import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { FILE_STATUS, type FileStatus } from './states.js';
 
 export interface FileRecord {
@@ -21,11 +21,11 @@ export interface FileRecord {
   taken_at: string | null;
 }
 
-export function findLatestFile(db: Db, sha256: string): FileRecord | undefined {
+export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {
   return sql(db, 'SELECT * FROM files WHERE sha256 = ? ORDER BY generation DESC LIMIT 1').get(sha256) as FileRecord | undefined;
 }
 
-export function getFile(db: Db, id: number): FileRecord | undefined {
+export function getFile(db: Journal, id: number): FileRecord | undefined {
   return sql(db, 'SELECT * FROM files WHERE id = ?').get(id) as FileRecord | undefined;
 }
 
@@ -38,7 +38,7 @@ export interface NewFile {
 }
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
-export function createFile(db: Db, file: NewFile): FileRecord {
+export function createFile(db: Journal, file: NewFile): FileRecord {
   const previous = findLatestFile(db, file.sha256);
   const generation = previous ? previous.generation + 1 : 1;
   const now = nowIso();
@@ -56,13 +56,13 @@ export function createFile(db: Db, file: NewFile): FileRecord {
  * of them continues it (see adoptGrownFile). Otherwise a copy still being written when it was
  * taken, interrupted and then complete, would be a new file and send its first rows again.
  */
-export function unfinishedWithSends(db: Db, size: number): FileRecord[] {
+export function unfinishedWithSends(db: Journal, size: number): FileRecord[] {
   const unfinished = sql(db, "SELECT * FROM files WHERE status <> 'done' AND size < ? ORDER BY size DESC").all(size) as FileRecord[];
   return unfinished.filter((f) => attemptsOf(db, f.id) > 0);
 }
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */
-export function adoptGrownFile(db: Db, id: number, file: NewFile): FileRecord {
+export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileRecord {
   sql(db, 'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?').run(
     file.sha256,
     file.name,
@@ -74,18 +74,18 @@ export function adoptGrownFile(db: Db, id: number, file: NewFile): FileRecord {
   return getFile(db, id)!;
 }
 
-export function setFileStatus(db: Db, id: number, status: FileStatus, error?: string): void {
+export function setFileStatus(db: Journal, id: number, status: FileStatus, error?: string): void {
   const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
   sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
 }
 
 /** The header as written, and which columns were kept as extras (not sent). */
-export function setFileHeader(db: Db, id: number, header: { columns: string[]; extras: string[] }): void {
+export function setFileHeader(db: Journal, id: number, header: { columns: string[]; extras: string[] }): void {
   sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
 }
 
 /** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
-export function discardIntake(db: Db, fileId: number): void {
+export function discardIntake(db: Journal, fileId: number): void {
   db.transaction(() => {
     sql(db, 'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
     sql(db, 'DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
@@ -110,7 +110,7 @@ export interface KeptRows {
   ids: Float64Array;
 }
 
-export function restartIntake(db: Db, fileId: number): KeptRows {
+export function restartIntake(db: Journal, fileId: number): KeptRows {
   // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
   // "account problem" is given back in that counter, but its row stays (and the batch with it).
   const kept = `SELECT id FROM batches b WHERE b.file_id = ? AND (b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
@@ -132,7 +132,7 @@ export function restartIntake(db: Db, fileId: number): KeptRows {
 }
 
 /** The file's row counts from its rows (for a file whose intake stopped before its writer could). */
-export function recountFile(db: Db, fileId: number): void {
+export function recountFile(db: Journal, fileId: number): void {
   sql(
     db,
     `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = :id),
@@ -160,7 +160,7 @@ export interface WaitingFile {
  * The files whose rows this file's repeats point at while those rows are not sent yet (planned,
  * or in flight): they go only when that file goes on. Empty for a file without repeats.
  */
-export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
+export function waitingRepeats(db: Journal, fileId: number): WaitingFile[] {
   // Only a file not done can still hold rows not sent: with none, the rows of a file that repeats a
   // million of a done list's rows are not walked (a second each).
   const unfinished = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM files WHERE status != 'done' AND id != ?)").get(fileId);
@@ -175,7 +175,7 @@ export function waitingRepeats(db: Db, fileId: number): WaitingFile[] {
 }
 
 /** Requests made so far for the file's batches (every attempt, whatever its answer). */
-export function attemptsOf(db: Db, fileId: number): number {
+export function attemptsOf(db: Journal, fileId: number): number {
   return sqlPluck(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').get(fileId) as number;
 }
 
@@ -185,13 +185,13 @@ export function attemptsOf(db: Db, fileId: number): number {
  * (an account problem tried again every cooldown) are not progress: a file paused for days has
  * not moved for days.
  */
-export function lastProgressAt(db: Db, file: FileRecord): string {
+export function lastProgressAt(db: Journal, file: FileRecord): string {
   const accepted = sqlPluck(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").get(file.id) as string | null;
   return [accepted, file.taken_at].reduce<string>((latest, at) => (at !== null && at > latest ? at : latest), file.created_at);
 }
 
 /** The daemon took these bytes from inbox/ now: their unfinished record, if any, moved now. */
-export function noteTaken(db: Db, sha256: string): void {
+export function noteTaken(db: Journal, sha256: string): void {
   sql(
     db,
     "UPDATE files SET taken_at = ? WHERE id = (SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1)",
@@ -212,7 +212,7 @@ export interface FileCounts {
 }
 
 /** Row counts by final status (they add up to rows) and requests made: the file's line of v_files. */
-export function countFile(db: Db, fileId: number): FileCounts {
+export function countFile(db: Journal, fileId: number): FileCounts {
   return sql(
     db,
     `SELECT v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed, v.unknown, v.pending, v.requests

@@ -22,7 +22,7 @@
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
 import Database from 'better-sqlite3';
-import { type Db, sql } from './open.js';
+import type { Journal } from './open.js';
 
 interface Intent {
   batchId: number;
@@ -33,8 +33,12 @@ interface Intent {
   startedAt: string;
 }
 
-interface IntentLog {
-  side: Db;
+/** A journal's intents (kept on the Journal while enabled). */
+export interface IntentLog {
+  side: Database.Database;
+  /** The side file's two statements of every turn, prepared once. */
+  insert: Database.Statement;
+  deleteCovered: Database.Statement;
   /** Noted during the current turn, written by commitIntents. */
   noted: Intent[];
   /** Intents written to the side file, up to this seq, are in a committed journal transaction too. */
@@ -60,8 +64,6 @@ export class JournalLostError extends Error {
   }
 }
 
-const logs = new WeakMap<Db, IntentLog>();
-
 /** The side file of a journal file. */
 export function intentsPath(journalFile: string): string {
   return `${journalFile.replace(/\.sqlite$/, '')}.intents.sqlite`;
@@ -71,8 +73,8 @@ export function intentsPath(journalFile: string): string {
  * From now on, requests of this connection that start while a bulk transaction is open are made
  * durable by an intent each (the caller holds the data directory's lock). Call replayIntents first.
  */
-export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal', onLost?: () => void): void {
-  if (logs.has(db)) return;
+export function enableIntents(db: Journal, synchronous: 'normal' | 'full' = 'normal', onLost?: () => void): void {
+  if (db.intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
   side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -82,23 +84,25 @@ export function enableIntents(db: Db, synchronous: 'normal' | 'full' = 'normal',
      )`,
   );
   const lastSeq = (side.prepare('SELECT coalesce(max(seq), 0) FROM intents').pluck().get() as number) ?? 0;
-  logs.set(db, { side, noted: [], coveredSeq: 0, lastSeq, mustCommit: false, lost: false, onLost });
+  const insert = side.prepare('INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
+  const deleteCovered = side.prepare('DELETE FROM intents WHERE seq <= ?');
+  db.intents = { side, insert, deleteCovered, noted: [], coveredSeq: 0, lastSeq, mustCommit: false, lost: false, onLost };
 }
 
-export function intentsEnabled(db: Db): boolean {
-  return logs.has(db);
+export function intentsEnabled(db: Journal): boolean {
+  return db.intents !== undefined;
 }
 
-export function closeIntents(db: Db): void {
-  const log = logs.get(db);
+export function closeIntents(db: Journal): void {
+  const log = db.intents;
   if (!log) return;
-  logs.delete(db);
+  db.intents = undefined;
   log.side.close();
 }
 
 /** The open transaction was rolled back (bulk.ts): see JournalLostError. */
-export function intentsLost(db: Db): void {
-  const log = logs.get(db);
+export function intentsLost(db: Journal): void {
+  const log = db.intents;
   if (!log || log.lost) return;
   log.lost = true;
   log.noted = [];
@@ -106,30 +110,30 @@ export function intentsLost(db: Db): void {
 }
 
 /** Whether this connection lost requests' records (see JournalLostError). */
-export function journalLost(db: Db): boolean {
-  return logs.get(db)?.lost ?? false;
+export function journalLost(db: Journal): boolean {
+  return db.intents?.lost ?? false;
 }
 
 /** The turn's writes failed (rolled back): the attempts they noted never happened. */
-export function forgetNoted(db: Db): void {
-  const log = logs.get(db);
+export function forgetNoted(db: Journal): void {
+  const log = db.intents;
   if (log) log.noted = [];
 }
 
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
-export function noteAttemptStarted(db: Db, intent: Intent): void {
-  logs.get(db)?.noted.push(intent);
+export function noteAttemptStarted(db: Journal, intent: Intent): void {
+  db.intents?.noted.push(intent);
 }
 
 /** A write of this turn created batches (split halves): they must be committed before anyone sends them. */
-export function needsJournalCommit(db: Db): void {
-  const log = logs.get(db);
+export function needsJournalCommit(db: Journal): void {
+  const log = db.intents;
   if (log) log.mustCommit = true;
 }
 
 /** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */
-export function takeMustCommit(db: Db): boolean {
-  const log = logs.get(db);
+export function takeMustCommit(db: Journal): boolean {
+  const log = db.intents;
   if (!log?.mustCommit) return false;
   log.mustCommit = false;
   return true;
@@ -139,16 +143,14 @@ export function takeMustCommit(db: Db): boolean {
  * Writes and commits the intents noted this turn in the side file: once this returns, their
  * requests may leave. Intents already covered by a journal commit are deleted on the way.
  */
-export function commitIntents(db: Db): void {
-  const log = logs.get(db);
+export function commitIntents(db: Journal): void {
+  const log = db.intents;
   if (!log || log.noted.length === 0) return;
   const noted = log.noted;
   log.noted = [];
-  // Once per turn while requests run: statements prepared once per connection (sql()).
-  const insert = sql(log.side, 'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
   log.side.transaction(() => {
-    if (log.coveredSeq > 0 && !log.lost) sql(log.side, 'DELETE FROM intents WHERE seq <= ?').run(log.coveredSeq);
-    for (const intent of noted) insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
+    if (log.coveredSeq > 0 && !log.lost) log.deleteCovered.run(log.coveredSeq);
+    for (const intent of noted) log.insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
   })();
 }
 
@@ -156,8 +158,8 @@ export function commitIntents(db: Db): void {
  * The journal committed: every attempt written so far is in it. Intents noted this turn are
  * forgotten, and those in the side file no longer needed (deleted with the next write).
  */
-export function journalCommitted(db: Db): void {
-  const log = logs.get(db);
+export function journalCommitted(db: Journal): void {
+  const log = db.intents;
   if (!log || log.lost) return; // the intents of what was lost must stay
   log.noted = [];
   log.coveredSeq = log.lastSeq;
@@ -170,13 +172,13 @@ export function journalCommitted(db: Db): void {
  * attempts were put back, and the intents whose batch is not in the journal (never expected: a
  * batch is committed before it is sent).
  */
-export function replayIntents(db: Db): { replayed: number; missing: number } {
+export function replayIntents(db: Journal): { replayed: number; missing: number } {
   // Within an open transaction, attempts not yet committed would pass for recorded, and their
   // intents would be deleted.
   if (db.inTransaction) throw new Error('replayIntents: commit the journal first');
   const file = intentsPath(db.name);
-  const log = logs.get(db);
-  let side: Db;
+  const log = db.intents;
+  let side: Database.Database;
   try {
     side = log?.side ?? new Database(file, { fileMustExist: true });
   } catch {

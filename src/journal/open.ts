@@ -3,9 +3,10 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { Journal } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
 
-export type Db = Database.Database;
+export type { Journal };
 
 export interface OpenJournalOptions {
   /** 'normal' survives any crash of the process; 'full' also survives power loss, at a cost per commit. */
@@ -17,9 +18,10 @@ export function journalPath(dataDir: string): string {
   return path.join(dataDir, 'journal.sqlite');
 }
 
-export function openJournal(file: string, options: OpenJournalOptions = {}): Db {
+export function openJournal(file: string, options: OpenJournalOptions = {}): Journal {
   if (!options.readonly) mkdirSync(path.dirname(file), { recursive: true });
-  const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  const connection = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  const db = new Journal(connection);
   db.pragma('busy_timeout = 5000');
   if (options.readonly) return db;
   db.pragma('journal_mode = WAL');
@@ -38,7 +40,7 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Db 
   return db;
 }
 
-function migrate(db: Db): void {
+function migrate(db: Journal): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   for (const migration of MIGRATIONS) {
@@ -54,35 +56,14 @@ function migrate(db: Db): void {
   }
 }
 
-/**
- * A prepared statement in one mode for good: rows as objects, as arrays (raw), or the first column
- * alone (pluck). It has no way to switch its mode: a statement is shared by every caller of the
- * same SQL text, and one caller switching it would change what the others read.
- */
+/** A prepared statement in one mode for good (see Journal.statement). */
 export type Query = Pick<Database.Statement, 'run' | 'get' | 'all' | 'iterate' | 'bind' | 'columns' | 'source' | 'reader'>;
-type Mode = 'object' | 'raw' | 'pluck';
-
-/** Prepared statements, cached per connection and mode: preparing costs more than running. */
-const statementCache = new WeakMap<Db, Map<string, Database.Statement>>();
-function cached(db: Db, mode: Mode, text: string): Query {
-  let cache = statementCache.get(db);
-  if (!cache) statementCache.set(db, (cache = new Map()));
-  const key = `${mode}\u0000${text}`;
-  let statement = cache.get(key);
-  if (!statement) {
-    statement = db.prepare(text);
-    if (mode === 'raw') statement.raw(true);
-    else if (mode === 'pluck') statement.pluck(true);
-    cache.set(key, statement);
-  }
-  return statement;
-}
-/** The statement for `text`, reading rows as objects. */
-export const sql = (db: Db, text: string): Query => cached(db, 'object', text);
+/** The statement for `text` on this journal, reading rows as objects. */
+export const sql = (journal: Journal, text: string): Query => journal.statement('object', text);
 /** The statement for `text`, reading rows as arrays of their columns. */
-export const sqlRaw = (db: Db, text: string): Query => cached(db, 'raw', text);
+export const sqlRaw = (journal: Journal, text: string): Query => journal.statement('raw', text);
 /** The statement for `text`, reading each row's first column alone. */
-export const sqlPluck = (db: Db, text: string): Query => cached(db, 'pluck', text);
+export const sqlPluck = (journal: Journal, text: string): Query => journal.statement('pluck', text);
 
 export function nowIso(): string {
   return new Date().toISOString();

@@ -12,7 +12,7 @@
 // row, as it would have been had the other file come first.
 import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
 import { recountFile, setFileStatus } from './files.js';
-import { type Db, nowIso, sql, sqlPluck } from './open.js';
+import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
 import { BATCH_STATE, DOUBT, FILE_STATUS } from './states.js';
 
@@ -46,7 +46,7 @@ export interface UnknownRule {
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
 /** Numbers of the file's unknown batches a retry would send under their own reqId, and under new ones. */
-export function countUnknownByReqId(db: Db, fileId: number, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): { ownReqId: number; newReqId: number } {
+export function countUnknownByReqId(db: Journal, fileId: number, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): { ownReqId: number; newReqId: number } {
   const counts = { ownReqId: 0, newReqId: 0 };
   for (const batch of batchesIn(db, fileId, BATCH_STATE.unknown)) {
     counts[keepsItsReqId(db, batch, maxPerRequest, keepsOwnReqId) ? 'ownReqId' : 'newReqId'] += batch.numbers;
@@ -58,18 +58,18 @@ export function countUnknownByReqId(db: Db, fileId: number, maxPerRequest: numbe
  * The attempt history of an unknown batch that keeps its reqId on a retry, else undefined. (One
  * too big for today's limit must be split, and halves get new reqIds.)
  */
-function keepsItsReqId(db: Db, batch: BatchRecord, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): AttemptHistory | undefined {
+function keepsItsReqId(db: Journal, batch: BatchRecord, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): AttemptHistory | undefined {
   if (batch.state !== BATCH_STATE.unknown || batch.numbers > maxPerRequest) return undefined;
   const history = attemptHistory(db, batch.id, batch.req_id);
   return keepsOwnReqId(history) ? history : undefined;
 }
 
-function batchesIn(db: Db, fileId: number, state: RetryStatus): BatchRecord[] {
+function batchesIn(db: Journal, fileId: number, state: RetryStatus): BatchRecord[] {
   return sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
 }
 
 /** Numbers of the file whose outcome is one of `statuses`: what a retry would resend. */
-export function countRetryable(db: Db, fileId: number, statuses: readonly RetryStatus[]): number {
+export function countRetryable(db: Journal, fileId: number, statuses: readonly RetryStatus[]): number {
   return statuses.reduce(
     (total, state) => total + (sqlPluck(db, 'SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state = ?').get(fileId, state) as number),
     0,
@@ -84,7 +84,7 @@ export function countRetryable(db: Db, fileId: number, statuses: readonly RetryS
  * new reqIds are agreed to.
  */
 export function prepareRetry(
-  db: Db,
+  db: Journal,
   fileId: number,
   statuses: readonly RetryStatus[],
   maxPerRequest: number,
@@ -139,7 +139,7 @@ export function prepareRetry(
  * row becomes a repeat of that file's row. Returns how many; the batch's numbers and count are
  * rewritten (its reqId, if it keeps it, still names what reached the provider, if anything did).
  */
-function repeatsLeaver(db: Db, sentBefore: SentBeforeLookup | undefined): (batch: BatchRecord) => number {
+function repeatsLeaver(db: Journal, sentBefore: SentBeforeLookup | undefined): (batch: BatchRecord) => number {
   if (!sentBefore) return () => 0;
   const groupOf = sql(db, 'SELECT key_hash, app_id, template_id, datas FROM groups WHERE id = ?');
   const markRepeat = sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ?, batch_id = NULL WHERE batch_id = ? AND phone = ?");
@@ -173,7 +173,7 @@ export interface RetryOutcome {
 }
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */
-export function retryOutcome(db: Db, fileId: number, retry: PreparedRetry): RetryOutcome {
+export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
   const outcome: RetryOutcome = { rows: retry.rows, accepted: 0, failed: 0, unknown: 0, pending: 0 };
   const add = ({ state, n }: { state: string; n: number }): void => {
     if (state === 'accepted' || state === 'failed' || state === 'unknown') outcome[state] += n;

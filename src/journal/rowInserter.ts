@@ -4,7 +4,7 @@
 // (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the row
 // writer flushes the rest at the end of each chunk and before any other write of rows, so ids
 // still follow the file's order.
-import { type Db, sql } from './open.js';
+import { type Journal, sql } from './open.js';
 
 /** A row's columns, in INSERT order. */
 export type RowValues = [
@@ -35,7 +35,7 @@ export interface RowInserter {
   drop(): void;
 }
 
-export function createRowInserter(db: Db): RowInserter {
+export function createRowInserter(db: Journal): RowInserter {
   const tuple = `(${Array(COLUMN_COUNT).fill('?').join(', ')})`;
   const insertOne = sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${tuple}`);
   const insertMany = sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${Array(ROWS_PER_STATEMENT).fill(tuple).join(', ')}`);

@@ -24,7 +24,7 @@ import { placeNumber } from '../plan/index.js';
 import { HELD, newReqId, sendFirst } from './batches.js';
 import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import { type Db, nowIso, sql, sqlRaw } from './open.js';
+import { type Journal, nowIso, sql, sqlRaw } from './open.js';
 import { createRowInserter } from './rowInserter.js';
 import { SeenNumbers } from './seenNumbers.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
@@ -104,7 +104,7 @@ export interface IntakeCounts {
   repeats: number;
 }
 
-export function createRowWriter(db: Db, fileId: number, options: RowWriterOptions): RowWriter {
+export function createRowWriter(db: Journal, fileId: number, options: RowWriterOptions): RowWriter {
   const limits = { maxPerRequest: options.maxPerRequest };
   const groups = new Map<string, GroupState>();
   const counts: IntakeCounts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };
@@ -285,7 +285,7 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
   function settleDoubts(now: string): Set<number> {
     const joined = new Set<number>();
     if (doubts.length === 0) return joined;
-    const keys = `doubt_keys_${fileId}_${++doubtTables}`;
+    const keys = db.temporaryTableName(`doubt_keys_${fileId}`);
     db.exec(`CREATE TEMP TABLE ${keys} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`);
     try {
       const addKey = db.prepare(`INSERT OR IGNORE INTO temp.${keys} (group_id, phone) VALUES (?, ?)`);
@@ -416,9 +416,6 @@ export function createRowWriter(db: Db, fileId: number, options: RowWriterOption
     },
   };
 }
-
-/** Temporary tables of doubts made so far (each writer's its own name). */
-let doubtTables = 0;
 
 /**
  * A group's key in the writer's cache, made for every row: its parts joined by NUL, about twice as

@@ -23,7 +23,7 @@
 // the window's files pays a binary search per group. The numbers of a group found there are read
 // once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
 import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
-import { type Db, sqlRaw, sqlPluck } from './open.js';
+import { type Journal, sqlRaw, sqlPluck } from './open.js';
 
 /** The repeat window, as written ("24h", "7d"), or off (0 ms). */
 export interface RepeatWindow {
@@ -68,7 +68,7 @@ const COUNTS = `(b.state = 'sending'
  * is off. Reads the journal as it is now: intakes run one at a time (pipeline), so every other
  * file's rows are in it.
  */
-export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, now = Date.now()): SentBeforeLookup | undefined {
+export function sentBeforeLookup(db: Journal, fileId: number, window: RepeatWindow, now = Date.now()): SentBeforeLookup | undefined {
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
   const groups = groupsOfWindow(db, fileId, since);
@@ -95,7 +95,7 @@ export function sentBeforeLookup(db: Db, fileId: number, window: RepeatWindow, n
 }
 
 /** Groups of other files with rows that count, sorted by key hash. */
-function groupsOfWindow(db: Db, fileId: number, since: string): { hashes: Float64Array; ids: Float64Array } {
+function groupsOfWindow(db: Journal, fileId: number, since: string): { hashes: Float64Array; ids: Float64Array } {
   // Two ways in, each by an index: recent attempts (attempts_by_start), and the batches not final
   // of files not done (few files; batches_by_file). Not a scan of every batch ever made. A superset
   // of the groups COUNTS finds rows of: numbersOf decides.
@@ -137,7 +137,7 @@ function firstAtLeast(sorted: Float64Array, value: number): number {
  * (without its 00) put above 2^52, so the two kinds never meet. SQLite makes the keys and sorts
  * them: no string per row, and no sort in JS.
  */
-function numbersOf(db: Db, groupIds: number[], since: string): SentBefore {
+function numbersOf(db: Journal, groupIds: number[], since: string): SentBefore {
   const from = `FROM batches b JOIN files f ON f.id = b.file_id
        JOIN rows r INDEXED BY rows_by_batch ON r.batch_id = b.id
      WHERE b.group_id IN (SELECT value FROM json_each(:groups)) AND r.intake = 'valid' AND ${COUNTS}`;

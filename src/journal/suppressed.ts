@@ -6,7 +6,7 @@
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 // batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call time.
 import { batchPhones } from './batches.js';
-import { type Db, nowIso, sql, sqlPluck } from './open.js';
+import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 
 export interface SuppressedNumber {
   phone: string;
@@ -17,7 +17,7 @@ export interface SuppressedNumber {
 }
 
 /** Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many were new. */
-export function suppressNumbers(db: Db, phones: readonly string[], reason: string, source: string): number {
+export function suppressNumbers(db: Journal, phones: readonly string[], reason: string, source: string): number {
   const insert = sql(db, 'INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (phone) DO NOTHING');
   const now = nowIso();
   let added = 0;
@@ -28,7 +28,7 @@ export function suppressNumbers(db: Db, phones: readonly string[], reason: strin
 }
 
 /** Removes numbers from the list; returns how many were on it. */
-export function unsuppressNumbers(db: Db, phones: readonly string[]): number {
+export function unsuppressNumbers(db: Journal, phones: readonly string[]): number {
   const remove = sql(db, 'DELETE FROM suppressed WHERE phone = ?');
   let removed = 0;
   db.transaction(() => {
@@ -37,7 +37,7 @@ export function unsuppressNumbers(db: Db, phones: readonly string[]): number {
   return removed;
 }
 
-export function listSuppressed(db: Db): SuppressedNumber[] {
+export function listSuppressed(db: Journal): SuppressedNumber[] {
   return sql(db, 'SELECT phone, reason, source, added_at AS addedAt FROM suppressed ORDER BY added_at, phone').all() as SuppressedNumber[];
 }
 
@@ -45,7 +45,7 @@ export function listSuppressed(db: Db): SuppressedNumber[] {
  * Why a number is suppressed ("suppressed (provider, 2026-11-22): 160034: number on a
  * blacklist…"), for intake; undefined when the list is empty, so that intake then pays nothing.
  */
-export function suppressionCheck(db: Db): ((phone: string) => string | undefined) | undefined {
+export function suppressionCheck(db: Journal): ((phone: string) => string | undefined) | undefined {
   if (!anySuppressed(db)) return undefined;
   const find = sql(db, 'SELECT reason, source, added_at FROM suppressed WHERE phone = ?');
   return (phone) => {
@@ -58,7 +58,7 @@ export function suppressionCheck(db: Db): ((phone: string) => string | undefined
  * A batch failed for good: if it held one number and the provider's code says that number will
  * never take a message, suppress it. Inside the transaction that records the failure.
  */
-export function suppressIfRefused(db: Db, batchId: number, statusCode: string | null): void {
+export function suppressIfRefused(db: Journal, batchId: number, statusCode: string | null): void {
   if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
   const phones = batchPhones(db, batchId);
   if (phones.length === 1) suppressNumbers(db, phones, describeStatusCode(statusCode), 'provider');
@@ -70,19 +70,19 @@ export function suppressIfRefused(db: Db, batchId: number, statusCode: string | 
  * listed stay. Intake never plans a suppressed number, so only a batch made from another (a
  * retry, a split half) can hold one: the batches read from the file cost one indexed read.
  */
-export function unsuppressIfAccepted(db: Db, batchId: number): void {
+export function unsuppressIfAccepted(db: Journal, batchId: number): void {
   if (sqlPluck(db, 'SELECT parent_id FROM batches WHERE id = ?').get(batchId) == null) return;
   if (!anySuppressed(db)) return;
   const remove = sql(db, "DELETE FROM suppressed WHERE phone = ? AND source = 'provider'");
   for (const phone of batchPhones(db, batchId)) remove.run(phone);
 }
 
-function anySuppressed(db: Db): boolean {
+function anySuppressed(db: Journal): boolean {
   return sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() !== undefined;
 }
 
 /** Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out too). */
-export function copySuppressed(from: Db, to: Db): void {
+export function copySuppressed(from: Journal, to: Journal): void {
   const insert = sql(to, 'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)');
   to.transaction(() => {
     for (const row of from.prepare('SELECT phone, reason, source, added_at FROM suppressed').raw().iterate()) insert.run(...(row as unknown[]));

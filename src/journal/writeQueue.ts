@@ -7,7 +7,7 @@
 // the transaction stays open and only the turn's intents are committed, in their own small file.
 import { bulkOpenMs, commitBulk, noteIfRolledBack } from './bulk.js';
 import { commitIntents, forgetNoted, intentsEnabled, journalCommitted, JournalLostError, journalLost, takeMustCommit } from './intents.js';
-import type { Db } from './open.js';
+import type { Journal } from './open.js';
 
 export interface WriteQueue {
   /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
@@ -22,13 +22,9 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
-const queues = new WeakMap<Db, WriteQueue>();
-
-/** The one queue of a connection (files in progress together share it). */
-export function writeQueueFor(db: Db): WriteQueue {
-  let queue = queues.get(db);
-  if (!queue) queues.set(db, (queue = createWriteQueue(db)));
-  return queue;
+/** The one queue of a journal (files in progress together share it). */
+export function writeQueueFor(db: Journal): WriteQueue {
+  return (db.writeQueue ??= createWriteQueue(db));
 }
 
 /**
@@ -39,12 +35,12 @@ export function writeQueueFor(db: Db): WriteQueue {
 export const MAX_DEFERRED_MS = 2_000;
 
 /** This turn's writes may stay in the intake's open transaction, their requests made safe by intents. */
-function mayDefer(db: Db): boolean {
+function mayDefer(db: Journal): boolean {
   const openMs = bulkOpenMs(db);
   return intentsEnabled(db) && db.inTransaction && openMs !== undefined && openMs < MAX_DEFERRED_MS;
 }
 
-function createWriteQueue(db: Db): WriteQueue {
+function createWriteQueue(db: Journal): WriteQueue {
   let jobs: Job[] = [];
   const runAll = db.transaction((batch: Job[], results: unknown[]) => {
     for (const job of batch) results.push(job.write());

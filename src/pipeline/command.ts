@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
-import { type Db, openJournal } from '../journal/open.js';
+import { type Journal, openJournal } from '../journal/open.js';
 import { copySuppressed } from '../journal/suppressed.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { openForReading } from '../report/common.js';
@@ -79,7 +79,7 @@ function progressBar(context: PipelineContext): SingleBar | undefined {
   return bar;
 }
 
-async function writeResults(db: import('../journal/open.js').Db, result: FileRunResult, file: string): Promise<void> {
+async function writeResults(db: import('../journal/open.js').Journal, result: FileRunResult, file: string): Promise<void> {
   const outDir = path.dirname(path.resolve(file));
   const base = path.basename(file).replace(/\.csv$/i, '');
   await writeResultCsv(db, result.file!.id, outDir, base);
@@ -131,7 +131,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
   }
 }
 
-function noteIfAlreadySent(real: Db, sha256: string, log: Logger): void {
+function noteIfAlreadySent(real: Journal, sha256: string, log: Logger): void {
   const earlier = findLatestFile(real, sha256);
   if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
 }

@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
-import { type Db, sql } from '../journal/open.js';
+import { type Journal, sql } from '../journal/open.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
@@ -157,12 +157,11 @@ const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
  * the function that ends this one's turn (called once its rows are all in the journal; calling
  * it again does nothing).
  */
-const lastTurns = new WeakMap<Db, Promise<void>>();
-async function intakeTurn(db: Db): Promise<() => void> {
-  const before = lastTurns.get(db) ?? Promise.resolve();
+async function intakeTurn(db: Journal): Promise<() => void> {
+  const before = db.lastIntakeTurn;
   let turnOver!: () => void;
   const mine = new Promise<void>((resolve) => (turnOver = resolve));
-  lastTurns.set(db, before.then(() => mine));
+  db.lastIntakeTurn = before.then(() => mine);
   await before;
   return turnOver;
 }
@@ -277,7 +276,7 @@ const TURNS_FOR_SENDING = 3;
  * waits while journal writes are waiting, a few turns at most, so that a steady flow of answers
  * cannot stop the reading.
  */
-async function letSendingRun(db: Db): Promise<void> {
+async function letSendingRun(db: Journal): Promise<void> {
   const journal = writeQueueFor(db);
   for (let turn = 0; turn < TURNS_FOR_SENDING; turn++) {
     await nextTurn();
@@ -286,17 +285,14 @@ async function letSendingRun(db: Db): Promise<void> {
 }
 
 /** Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed. */
-function stillUnfinished(db: Db, earlier: FileRecord): boolean {
+function stillUnfinished(db: Journal, earlier: FileRecord): boolean {
   const now = getFile(db, earlier.id);
   return now !== undefined && now.sha256 === earlier.sha256 && now.status !== FILE_STATUS.done && !filesInProgress(db).has(earlier.id);
 }
 
-/** Journal records of files being processed now, per connection (the daemon runs several at once). */
-const inProgressByDb = new WeakMap<Db, Set<number>>();
-function filesInProgress(db: Db): Set<number> {
-  let ids = inProgressByDb.get(db);
-  if (!ids) inProgressByDb.set(db, (ids = new Set()));
-  return ids;
+/** Journal records of files being processed now (the daemon runs several at once). */
+function filesInProgress(db: Journal): Set<number> {
+  return db.filesInProgress;
 }
 
 /**
@@ -308,7 +304,7 @@ function filesInProgress(db: Db): Set<number> {
  * account pause, say), and taken over, it would then be read as a new file and sent again. Nor
  * one being processed now.
  */
-async function grownFromUnfinished(db: Db, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
+async function grownFromUnfinished(db: Journal, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
   const busy = filesInProgress(db);
   for (const earlier of unfinishedWithSends(db, inspection.size)) {
     if (busy.has(earlier.id)) continue; // it is still being read or sent: not for this file to take over
@@ -344,7 +340,7 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
 }
 
 /** Records the file's header. Group counts made under another header than intake read say nothing. */
-function headerTaker(db: Db, fileId: number, groupCounts: GroupCounts | undefined): IntakeOptions['onHeader'] {
+function headerTaker(db: Journal, fileId: number, groupCounts: GroupCounts | undefined): IntakeOptions['onHeader'] {
   return (map, extraNames) => {
     groupCounts?.headerRead(map.header);
     setFileHeader(db, fileId, { columns: map.header, extras: extraNames });
@@ -368,7 +364,7 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
-function refuse(db: Db, fileId: number, size: number, reason: string, sentWhen = 'while the file was being read'): string {
+function refuse(db: Journal, fileId: number, size: number, reason: string, sentWhen = 'while the file was being read'): string {
   // A journal that rolled back its open transaction lost attempts that intents still name. (Its
   // other writes committed first: replay reads the journal as committed.)
   commitBulk(db);
@@ -453,7 +449,7 @@ function goesOn(idle: readonly WaitingFile[]): string {
   return resumable ? 'give it again, or, its bytes gone or changed, smsdrop resume ID' : 'give it again: the same bytes continue it';
 }
 
-export function planSummary(db: Db, fileId: number): PlanSummary {
+export function planSummary(db: Journal, fileId: number): PlanSummary {
   return sql(
     db,
     `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers

@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:f
 import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
-import type { Db } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
 import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
 
@@ -15,7 +15,7 @@ export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'st
  * Writes NAME.result.csv into outDir; returns its path. When the run that just finished the file
  * wrote its lines ahead (see spoolResults), that file is moved into place instead.
  */
-export async function writeResultCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string> {
+export async function writeResultCsv(db: Journal, fileId: number, outDir: string, baseName: string): Promise<string> {
   const file = path.join(outDir, `${baseName}.result.csv`);
   const spooled = takeSpooled(db, fileId);
   if (spooled !== undefined && moveInto(spooled, file)) return file;
@@ -52,28 +52,22 @@ export interface ResultSpool {
  */
 const ADVANCE_MS = 2;
 
-/** Completed spools of this process, by journal and file, with what their batches looked like then. */
-const completed = new Map<string, { file: string; batches: string }>();
-/** Spool files this process is writing or keeps: any other in spool/ is left from an earlier process. */
-const ours = new Set<string>();
-
-const spoolKey = (db: Db, fileId: number): string => `${db.name}#${fileId}`;
 
 /**
  * What a file's batches look like: a batch added (split, retried), an outcome recorded or a state
  * changed after this changes it. (Within this process nothing writes to a finished file's batches
  * before its result file is written; the stamp is a guard, not a lock.)
  */
-function batchesStamp(db: Db, fileId: number): string {
+function batchesStamp(db: Journal, fileId: number): string {
   const stamp = db.prepare('SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?').raw(true).get(fileId);
   return JSON.stringify(stamp);
 }
 
 /** Removes spool files a crash or a failed filing left behind (they are written again when needed). */
-function removeLeftovers(dir: string): void {
+function removeLeftovers(db: Journal, dir: string): void {
   for (const name of readdirSync(dir)) {
     const file = path.join(dir, name);
-    if (name.endsWith('.csv.part') && !ours.has(file)) rmSync(file, { force: true });
+    if (name.endsWith('.csv.part') && !db.spools.inUse.has(file)) rmSync(file, { force: true });
   }
 }
 
@@ -82,16 +76,16 @@ function removeLeftovers(dir: string): void {
  * (in starting it or in writing a page) drops the spool: writeResultCsv then writes the file from
  * the journal, as without one, and reports what goes wrong then.
  */
-export function spoolResults(db: Db, fileId: number): ResultSpool {
-  const key = spoolKey(db, fileId);
-  const dropped = completed.get(key);
-  if (dropped) ours.delete(dropped.file);
-  completed.delete(key);
+export function spoolResults(db: Journal, fileId: number): ResultSpool {
+  const key = fileId;
+  const dropped = db.spools.completed.get(key);
+  if (dropped) db.spools.inUse.delete(dropped.file);
+  db.spools.completed.delete(key);
   const dir = path.join(path.dirname(db.name), 'spool');
   mkdirSync(dir, { recursive: true });
-  removeLeftovers(dir);
+  removeLeftovers(db, dir);
   const file = path.join(dir, `result-${fileId}.csv.part`);
-  ours.add(file);
+  db.spools.inUse.add(file);
   const writer = createCsvWriter(file, RESULT_HEADER);
   let pages: ResultPages;
   try {
@@ -99,7 +93,7 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
   } catch (err) {
     void writer.close().catch(() => {});
     rmSync(file, { force: true });
-    ours.delete(file);
+    db.spools.inUse.delete(file);
     throw err;
   }
   let open = true;
@@ -115,7 +109,7 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
   const discard = async (): Promise<void> => {
     await close().catch(() => {});
     rmSync(file, { force: true });
-    ours.delete(file);
+    db.spools.inUse.delete(file);
   };
   return {
     advance: () => {
@@ -132,7 +126,7 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
         pages.writeRest();
         const batches = batchesStamp(db, fileId); // as they were when the last page was written
         await close();
-        completed.set(key, { file, batches });
+        db.spools.completed.set(key, { file, batches });
       } catch {
         await discard();
       }
@@ -142,12 +136,12 @@ export function spoolResults(db: Db, fileId: number): ResultSpool {
 }
 
 /** The completed spool of the file, if its batches have not changed since (else it is dropped). */
-function takeSpooled(db: Db, fileId: number): string | undefined {
-  const key = spoolKey(db, fileId);
-  const spool = completed.get(key);
+function takeSpooled(db: Journal, fileId: number): string | undefined {
+  const key = fileId;
+  const spool = db.spools.completed.get(key);
   if (!spool) return undefined;
-  completed.delete(key);
-  ours.delete(spool.file);
+  db.spools.completed.delete(key);
+  db.spools.inUse.delete(spool.file);
   if (spool.batches === batchesStamp(db, fileId)) return spool.file;
   rmSync(spool.file, { force: true });
   return undefined;
@@ -185,8 +179,6 @@ interface ResultPages {
   close(): void;
 }
 
-let tailTables = 0;
-
 /**
  * The result lines, in row order, a page of rows at a time. A million rows turned into a million
  * JS arrays of strings cost seconds (better-sqlite3 makes a JS value per column), so SQLite writes
@@ -200,8 +192,8 @@ let tailTables = 0;
  * final: invalid, duplicate, or in a batch with a final outcome. Such a row's line cannot change
  * any more in this run (a batch splits, moving its rows, only from `sending`).
  */
-function resultPages(db: Db, fileId: number, writer: CsvWriter): ResultPages {
-  const tails = `result_tails_${fileId}_${++tailTables}`;
+function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPages {
+  const tails = db.temporaryTableName(`result_tails_${fileId}`);
   db.exec(`CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`);
   const page = db.prepare(resultPageSql(tails)).pluck();
   const untailed = db
@@ -273,7 +265,7 @@ function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchT
 }
 
 /** The tails of the file's batches that have none yet, in pages of batches (faster than page by page of rows). */
-function fillTails(db: Db, fileId: number, tails: string, insert: Statement): void {
+function fillTails(db: Journal, fileId: number, tails: string, insert: Statement): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
   const page = db
     .prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? AND id NOT IN (SELECT batch_id FROM temp.${tails}) ORDER BY id LIMIT ?`)
@@ -333,7 +325,7 @@ function replaceMarkers(text: string, oddRow: (id: number) => string): string {
 }
 
 /** The result line (without CRLF) of a row SQLite did not write: invalid, duplicate, or with cells to quote or guard. */
-function oddRowWriter(db: Db): (id: number) => string {
+function oddRowWriter(db: Journal): (id: number) => string {
   const rowById = db
     .prepare('SELECT line, phone_raw, phone, status, status_code, status_msg, sms_message_sid, date_created FROM row_results WHERE id = ?')
     .raw(true);
@@ -374,7 +366,7 @@ interface RejectedCells {
 }
 
 /** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
-export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
+export async function writeRejectedCsv(db: Journal, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
   const count = db.prepare('SELECT invalid FROM files WHERE id = ?').pluck().get(fileId) as number;
   if (count === 0) return undefined;
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
@@ -425,7 +417,7 @@ export async function writeRejectedCsv(db: Db, fileId: number, outDir: string, b
  * those, placed by the file's header: a row without a template id has no group to hold its
  * values, and the cells past the header have no column at all.
  */
-function rejectedCells(db: Db, fileId: number): (r: RejectedRow) => RejectedCells {
+function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => RejectedCells {
   const recorded = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
   const parsed = recorded ? (JSON.parse(recorded) as { columns?: string[]; extras?: string[] }) : undefined;
   let map: ColumnMap | undefined;
@@ -465,7 +457,7 @@ function rejectedCells(db: Db, fileId: number): (r: RejectedRow) => RejectedCell
 }
 
 /** Names of the columns the file had besides phone, app, template and values. */
-function extraColumnNames(db: Db, fileId: number): string[] {
+function extraColumnNames(db: Journal, fileId: number): string[] {
   const header = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
   if (!header) return [];
   const parsed = JSON.parse(header) as { extras?: string[] };

@@ -7,7 +7,7 @@ import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../journal/intents.js';
 import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
-import { type Db, journalPath, openJournal } from '../journal/open.js';
+import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
@@ -17,7 +17,7 @@ import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
 
 export interface Runtime {
-  db: Db;
+  db: Journal;
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
@@ -38,7 +38,7 @@ export interface RuntimeOptions {
 
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const lock: Lock = acquireLock(config.dataDir, options.role);
-  let db: Db | undefined;
+  let db: Journal | undefined;
   try {
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
@@ -77,7 +77,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   }
 }
 
-function commitBulkQuietly(db: Db): void {
+function commitBulkQuietly(db: Journal): void {
   try {
     commitBulk(db);
   } catch {
@@ -90,7 +90,7 @@ function commitBulkQuietly(db: Db): void {
  * (intents.ts), before anything reads the journal; then, with reqId on, requests that start
  * during an intake are made safe by intents instead of a journal commit each.
  */
-function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortController): void {
+function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortController): void {
   const { replayed, missing } = replayIntents(db);
   if (replayed > 0) log.warn(`${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`);
   if (missing > 0) log.error(`${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`);
@@ -106,7 +106,7 @@ function takeUpIntents(db: Db, config: Config, log: Logger, stop: AbortControlle
  * The pacing limits, one for every file. A message window starts with what the journal's recent
  * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
  */
-function rateLimiterOf(config: Config, db: Db, log: Logger, also?: (waiting: string | null) => void): RateLimiter {
+function rateLimiterOf(config: Config, db: Journal, log: Logger, also?: (waiting: string | null) => void): RateLimiter {
   const window = config.messageWindow;
   return createRateLimiter({
     requestsPerSecond: config.requestsPerSecond,

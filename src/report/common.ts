@@ -9,7 +9,7 @@ import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { type FileRecord, getFile } from '../journal/files.js';
 import { MIGRATIONS } from '../journal/migrations.js';
-import { type Db, journalPath, openJournal, sql } from '../journal/open.js';
+import { type Journal, journalPath, openJournal, sql } from '../journal/open.js';
 import { ROW_STATUS, type RowStatus } from '../journal/states.js';
 
 /** A bad argument: the command prints the message and exits 2. */
@@ -18,7 +18,7 @@ export class UsageError extends Error {
 }
 
 /** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
-export function openForReading(dataDir: string): Db | undefined {
+export function openForReading(dataDir: string): Journal | undefined {
   const file = journalPath(dataDir);
   if (!existsSync(file)) return undefined;
   const db = openJournal(file, { readonly: true });
@@ -30,7 +30,7 @@ export function openForReading(dataDir: string): Db | undefined {
   return openJournal(file, { readonly: true });
 }
 
-function schemaVersion(db: Db): number {
+function schemaVersion(db: Journal): number {
   try {
     return (db.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number | null) ?? 0;
   } catch {
@@ -39,7 +39,7 @@ function schemaVersion(db: Db): number {
 }
 
 /** The journal or a usage error naming the data directory. */
-export function requireJournal(dataDir: string): Db {
+export function requireJournal(dataDir: string): Journal {
   const db = openForReading(dataDir);
   if (!db) throw new UsageError(`no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`);
   return db;
@@ -51,7 +51,7 @@ const SHA_PREFIX = /^[0-9a-f]{6,64}$/i;
  * FILE as the operator wrote it: a file id, a name (a path is taken by its base name) or a
  * sha256 prefix of at least 6 characters. Exactly one file must match.
  */
-export function resolveFile(db: Db, query: string): FileRecord {
+export function resolveFile(db: Journal, query: string): FileRecord {
   const q = query.trim();
   if (/^\d+$/.test(q)) {
     const byId = getFile(db, Number(q));

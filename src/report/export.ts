@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { FileRecord } from '../journal/files.js';
-import { type Db, sqlPluck } from '../journal/open.js';
+import { type Journal, sqlPluck } from '../journal/open.js';
 import type { RowStatus } from '../journal/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
 import { parseRowStatuses, requireJournal, resolveFile, UsageError, writeCsv } from './common.js';
@@ -32,7 +32,7 @@ export function registerExportCommand(program: Command): void {
     .option('--out <path>', 'where to write; "-" for standard output (default: NAME.export.csv in the current folder)')
     .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
       const config = configFor(command);
-      let db: Db | undefined;
+      let db: Journal | undefined;
       try {
         const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
         db = requireJournal(config.dataDir);
@@ -67,7 +67,7 @@ interface ExportRow {
 }
 
 /** Writes the file's rows (in file order) as CSV; returns how many. */
-export async function exportFile(db: Db, file: FileRecord, options: ExportOptions = {}): Promise<number> {
+export async function exportFile(db: Journal, file: FileRecord, options: ExportOptions = {}): Promise<number> {
   const dataCount = (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(file.id) as number | null) ?? 0;
   const extraNames = keptExtraNames(file);
   const header = [
@@ -80,7 +80,7 @@ export async function exportFile(db: Db, file: FileRecord, options: ExportOption
 }
 
 /** The rows in file order: rows_by_file (file_id) keeps them in row id order, so nothing is sorted. */
-function selectRows(db: Db, fileId: number, statuses: readonly RowStatus[]): IterableIterator<ExportRow> {
+function selectRows(db: Journal, fileId: number, statuses: readonly RowStatus[]): IterableIterator<ExportRow> {
   const filter = statuses.length > 0 ? `AND status IN (${statuses.map(() => '?').join(', ')})` : '';
   return db
     .prepare(

@@ -2,7 +2,7 @@
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
-import type { Db } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
 import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
 import { fileListCsv, fileListTable, fileReportCsv, fileReportTable, REPORT_FORMATS, type ReportFormat } from './render.js';
 import { fileReport, listFiles } from './summary.js';
@@ -37,7 +37,7 @@ function takeReportFormat(command: Command): ReportFormat {
 }
 
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
-export async function printReport(db: Db | undefined, file: string | undefined, format: ReportFormat): Promise<void> {
+export async function printReport(db: Journal | undefined, file: string | undefined, format: ReportFormat): Promise<void> {
   if (file === undefined) {
     const files = db ? listFiles(db) : [];
     if (format === 'json') process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);

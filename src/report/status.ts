@@ -7,7 +7,7 @@ import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
-import { type Db, sql, sqlPluck } from '../journal/open.js';
+import { type Journal, sql, sqlPluck } from '../journal/open.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
 import { openForReading, renderTable } from './common.js';
@@ -65,7 +65,7 @@ export function registerStatusCommand(program: Command): void {
     });
 }
 
-export function readStatus(db: Db | undefined, dataDir: string, now: number = Date.now()): StatusReport {
+export function readStatus(db: Journal | undefined, dataDir: string, now: number = Date.now()): StatusReport {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since) : [];
@@ -83,7 +83,7 @@ export function readStatus(db: Db | undefined, dataDir: string, now: number = Da
   };
 }
 
-function filesInProgress(db: Db, since: string): FileProgress[] {
+function filesInProgress(db: Journal, since: string): FileProgress[] {
   const lines = sql(db, "SELECT * FROM v_files WHERE status IN ('intake', 'sending') ORDER BY id").all() as FileLine[];
   return lines.map((f) => {
     const sendable = f.rows - f.invalid - f.duplicates;
@@ -115,12 +115,12 @@ function filesInProgress(db: Db, since: string): FileProgress[] {
 }
 
 /** The daemon's own record, if the process holding the data directory is the daemon that wrote it. */
-function runningDaemonState(db: Db, holder: StatusReport['process']): DaemonState | undefined {
+function runningDaemonState(db: Journal, holder: StatusReport['process']): DaemonState | undefined {
   const daemon = getDaemonState(db);
   return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;
 }
 
-function pauseOf(db: Db, daemon: DaemonState | undefined, filesLeft: boolean): StatusReport['paused'] {
+function pauseOf(db: Journal, daemon: DaemonState | undefined, filesLeft: boolean): StatusReport['paused'] {
   if (daemon) return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
   if (!filesLeft) return null;
   const last = sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as

@@ -3,7 +3,7 @@
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
 import type { FileCounts } from '../journal/files.js';
 import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
-import type { Db } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
 import { sql, sqlPluck } from '../journal/open.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
@@ -48,17 +48,17 @@ export interface FileReport extends FileLine {
   timing: Timing;
 }
 
-export function listFiles(db: Db): FileLine[] {
+export function listFiles(db: Journal): FileLine[] {
   return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
 }
 
-export function fileReport(db: Db, fileId: number): FileReport {
+export function fileReport(db: Journal, fileId: number): FileReport {
   const line = sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
   const repeats = sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
   return { ...line, repeats, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
 }
 
-function failuresOf(db: Db, fileId: number): FailureLine[] {
+function failuresOf(db: Journal, fileId: number): FailureLine[] {
   const lines = sql(db, 'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code').all(fileId) as Omit<
     FailureLine,
     'class' | 'what_to_do'
@@ -86,14 +86,14 @@ export function adviceFor(status: 'failed' | 'unknown', code: string | null, fil
   return { class: cls, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
 }
 
-function invalidReasons(db: Db, fileId: number): Array<{ reason: string; count: number }> {
+function invalidReasons(db: Journal, fileId: number): Array<{ reason: string; count: number }> {
   return sql(
     db,
     "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT 10",
   ).all(fileId) as Array<{ reason: string; count: number }>;
 }
 
-function timingOf(db: Db, fileId: number): Timing {
+function timingOf(db: Journal, fileId: number): Timing {
   const t = sql(
     db,
     `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send

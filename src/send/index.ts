@@ -15,7 +15,7 @@ import {
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
-import { type Db, sqlPluck } from '../journal/open.js';
+import { type Journal, sqlPluck } from '../journal/open.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import type { Doubt } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
@@ -26,7 +26,7 @@ import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
 
 export interface SendContext {
-  db: Db;
+  db: Journal;
   client: ProviderClient;
   config: Config;
   /** Shared request concurrency (one p-limit for the whole process). */

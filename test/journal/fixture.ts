@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 
-export function journalWithOneGroup(prefix: string, file: { status: string; createdAt: string }): { db: Db; dir: string } {
+export function journalWithOneGroup(prefix: string, file: { status: string; createdAt: string }): { db: Journal; dir: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const db = openJournal(path.join(dir, 'journal.sqlite'));

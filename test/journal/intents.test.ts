@@ -12,7 +12,7 @@ import { applyTransition, type BatchRecord, getBatch, recoverInterrupted, startA
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
 import { closeIntents, enableIntents, intentsPath, JournalLostError, replayIntents } from '../../src/journal/intents.js';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 
@@ -22,7 +22,7 @@ after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true }))
 const row = (line: number, phone: string, value = 'a'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
 
 /** A journal with intents on, and one file whose one batch of two numbers is committed and due. */
-function journalWithDueBatch(onLost?: () => void): { file: string; db: Db; fileId: number; batch: BatchRecord } {
+function journalWithDueBatch(onLost?: () => void): { file: string; db: Journal; fileId: number; batch: BatchRecord } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
   dirs.push(dir);
   const file = path.join(dir, 'journal.sqlite');
@@ -37,7 +37,7 @@ function journalWithDueBatch(onLost?: () => void): { file: string; db: Db; fileI
 }
 
 /** Another file's intake holding the journal's bulk transaction open, as while a big file is read. */
-function intakeInProgress(db: Db): void {
+function intakeInProgress(db: Journal): void {
   const other = createFile(db, { sha256: 'reading', name: 'reading.csv', path: '/reading.csv', size: 1, encoding: 'utf-8' });
   createRowWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
   assert.equal(db.inTransaction, true);
@@ -53,7 +53,7 @@ function read<T>(file: string, query: string): T[] {
 }
 
 /** The process dies: the journal's open transaction is rolled back, the side file stays as written. */
-function crash(db: Db): void {
+function crash(db: Journal): void {
   closeIntents(db);
   db.close();
 }

@@ -8,14 +8,14 @@ import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
 import { getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
 import { countFile, createFile } from '../../src/journal/files.js';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter } from '../../src/journal/rows.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 
-function journalWithOneBatch(): { db: Db; fileId: number; batchId: number } {
+function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {
   const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-recovery-')), 'journal.sqlite'));
   const file = createFile(db, { sha256: 'abc', name: 'x.csv', path: '/x.csv', size: 1, encoding: 'utf-8' });
   const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
@@ -38,7 +38,7 @@ function countingClient(): ProviderClient & { sent: TemplateSmsRequest[] } {
   };
 }
 
-function contextFor(db: Db, client: ProviderClient, now: number) {
+function contextFor(db: Journal, client: ProviderClient, now: number) {
   const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' } });
   return { db, client, config, limit: pLimit(2), rateLimiter: createRateLimiter(), pause: new AccountPause(), now: () => now };
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { createFile } from '../../src/journal/files.js';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { SeenNumbers } from '../../src/journal/seenNumbers.js';
 import { countGroups } from '../../src/intake/groupCounts.js';
@@ -17,7 +17,7 @@ import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 
-const freshJournal = (): Db => openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
+const freshJournal = (): Journal => openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
 const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
 const row = (line: number, phone: string, value: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
 
@@ -33,7 +33,7 @@ function listWithRepeats(): RowToJournal[] {
 }
 
 /** What intake made of the rows: each row's fate (by line), and each batch's numbers. */
-function journalled(db: Db, fileId: number) {
+function journalled(db: Journal, fileId: number) {
   const rows = db
     .prepare(
       `SELECT r.line, r.intake, d.line AS duplicateOfLine, g.datas, n.phones IS NOT NULL AND instr(',' || n.phones || ',', ',' || r.phone || ',') > 0 AS inItsBatch

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { parseRepeatWindow, type RepeatWindow, sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
@@ -14,7 +14,7 @@ import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
 const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId, datas: [value], extras: {} });
 
-function journal(): Db {
+function journal(): Journal {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sent-before-'));
   const db = openJournal(path.join(dir, 'journal.sqlite'));
   after(() => {
@@ -26,7 +26,7 @@ function journal(): Db {
 
 let files = 0;
 /** A file's rows written as intake writes them, each batch of `perBatch` numbers; returns the file's id. */
-function readFile(db: Db, rows: RowToJournal[], options: { window?: RepeatWindow; perBatch?: number; status?: FileStatus } = {}): number {
+function readFile(db: Journal, rows: RowToJournal[], options: { window?: RepeatWindow; perBatch?: number; status?: FileStatus } = {}): number {
   const file = createFile(db, { sha256: `f${++files}`, name: `f${files}.csv`, path: `/f${files}.csv`, size: 1, encoding: 'utf-8' });
   const sentBefore = sentBeforeLookup(db, file.id, options.window ?? DAY);
   const writer = createRowWriter(db, file.id, { maxPerRequest: options.perBatch ?? 200, ...(sentBefore ? { sentBefore } : {}) });
@@ -37,7 +37,7 @@ function readFile(db: Db, rows: RowToJournal[], options: { window?: RepeatWindow
 }
 
 /** Gives every batch of the file holding `phone` this state, with an attempt started `hoursAgo`. */
-function settle(db: Db, fileId: number, phone: string, state: string, hoursAgo: number | undefined): void {
+function settle(db: Journal, fileId: number, phone: string, state: string, hoursAgo: number | undefined): void {
   const batch = db.prepare('SELECT batch_id FROM rows WHERE file_id = ? AND phone = ? AND batch_id IS NOT NULL').pluck().get(fileId, phone) as number;
   db.prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
   if (hoursAgo !== undefined) {
@@ -47,7 +47,7 @@ function settle(db: Db, fileId: number, phone: string, state: string, hoursAgo: 
 }
 
 /** Each row of the file: its phone, intake, and the line and file of the row it repeats. */
-function rowsOf(db: Db, fileId: number): string[] {
+function rowsOf(db: Journal, fileId: number): string[] {
   return (
     db
       .prepare('SELECT r.phone, r.intake, o.line, o.file_id FROM rows r LEFT JOIN rows o ON o.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id')

@@ -12,7 +12,7 @@ import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
-import { type Db, openJournal } from '../../src/journal/open.js';
+import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
 import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/pipeline/resultFiles.js';
 import { tempDir } from './helpers.js';
@@ -39,7 +39,7 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
 }
 
 /** The reference: each row's cells as the row_results logic says, through csvLine. */
-function rowByRow(db: Db, fileId: number): string {
+function rowByRow(db: Journal, fileId: number): string {
   const rows = db
     .prepare(
       `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, d.file_id AS dup_file, df.name AS dup_name,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
-import { journalPath, openJournal, type Db } from '../../src/journal/open.js';
+import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
 import { type FileRunResult, type PipelineContext, type ProcessOptions, processFile } from '../../src/pipeline/index.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
@@ -46,7 +46,7 @@ export function configFor(dataDir: string, sim: RunningSimulator, flags: Record<
 }
 
 export interface Sender {
-  db: Db;
+  db: Journal;
   ctx: PipelineContext;
   provider: ProviderConnection;
   config: Config;

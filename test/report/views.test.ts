@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { journalPath, openJournal, type Db } from '../../src/journal/open.js';
+import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { acceptedNumbers, cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
@@ -36,7 +36,7 @@ const LINES = [
 describe('views after a run against the simulator', () => {
   let dir: string;
   let sim: RunningSimulator;
-  let db: Db;
+  let db: Journal;
 
   before(async () => {
     dir = tempDir();
@@ -96,7 +96,7 @@ describe('views after a run against the simulator', () => {
 });
 
 describe('query plans', () => {
-  const planOf = (db: Db, query: string) => (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+  const planOf = (db: Journal, query: string) => (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map((r) => r.detail);
 
   it('v_files for one file reads no table from end to end: index ranges only', () => {
     const db = openJournal(journalPath(tempDir()));
