@@ -24,7 +24,7 @@ import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from '../pipeline/index.js';
 import { JournalLostError } from '../journal/intents.js';
-import { writeRejectedCsv, writeResultCsv } from '../pipeline/resultFiles.js';
+import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
 import type { JobResult } from './pool.js';
 

@@ -2,6 +2,7 @@
 // files in progress, requests per second over the last interval, and an ETA at that pace. Quiet
 // when nothing is being sent (idle, or paused: the pause has its own line).
 import type { Journal } from '../journal/open.js';
+import { numbersToSend } from '../journal/reads.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from '../pipeline/index.js';
 
@@ -58,15 +59,7 @@ export function startProgress(ctx: PipelineContext, log: Logger, intervalMs: num
 
 /** Numbers still to send in those files: the live batches (planned or being sent), not a scan of rows. */
 function pendingRows(db: Journal, hashes: string[]): number {
-  if (hashes.length === 0) return 0;
-  const marks = hashes.map(() => '?').join(', ');
-  return db
-    .prepare(
-      `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ('planned', 'sending')
-       AND file_id IN (SELECT id FROM files WHERE sha256 IN (${marks}) AND status = 'sending')`,
-    )
-    .pluck()
-    .get(...hashes) as number;
+  return numbersToSend(db, hashes);
 }
 
 export function formatEta(seconds: number | undefined): string {

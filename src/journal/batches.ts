@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
-import type { BatchState, Doubt } from './states.js';
+import { SmsdropError } from '../errors.js';
+import { BATCH_MOVES, type BatchState, type Doubt } from './states.js';
 
 export interface BatchRecord {
   id: number;
@@ -93,6 +94,44 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
   return due;
 }
 
+/** A change of state that BATCH_MOVES (states.ts) does not allow: a bug, never an input's fault. */
+export class IllegalTransitionError extends SmsdropError {
+  constructor(batchId: number, from: BatchState, to: BatchState) {
+    super('E_BATCH_TRANSITION', `batch ${batchId} cannot go from ${from} to ${to}`);
+  }
+}
+
+/** One column set by a move, as SQL with its parameters: ['next_attempt_at = ?', 0]. */
+export type Assignment = readonly [sql: string, ...params: (string | number | null)[]];
+
+export interface MoveOptions {
+  /** A claim: the move happens only from these states (else false); what another run moved is its own. */
+  onlyFrom?: readonly BatchState[];
+  /** A claim of the batch as it was read: a row id reused by another batch (other req_id) is not it. */
+  reqId?: string;
+  now?: string;
+}
+
+/**
+ * The one way a batch changes state: checked against BATCH_MOVES, then written with `assignments`
+ * in one statement that also asserts the state it was read in. Returns false only for a claim
+ * (onlyFrom, reqId) the batch no longer answers to; any other illegal move throws.
+ */
+export function moveBatch(db: Journal, batchId: number, to: BatchState, assignments: readonly Assignment[] = [], options: MoveOptions = {}): boolean {
+  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as [BatchState, string] | undefined;
+  const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
+  if (!current || (options.reqId !== undefined && current[1] !== options.reqId) || (options.onlyFrom && !options.onlyFrom.includes(current[0]))) {
+    if (claim) return false;
+    throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
+  }
+  const from = current[0];
+  if (!BATCH_MOVES[from].includes(to)) throw new IllegalTransitionError(batchId, from, to);
+  const set = assignments.map(([text]) => `, ${text}`).join('');
+  const params = assignments.flatMap(([, ...values]) => values);
+  sql(db, `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state = ?`).run(to, options.now ?? nowIso(), ...params, batchId, from);
+  return true;
+}
+
 /**
  * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
  * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
@@ -104,8 +143,7 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
 export function startAttempt(db: Journal, batch: Pick<BatchRecord, 'id' | 'req_id'>, reqId: string | null): number | undefined {
   const now = nowIso();
   // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
-  const claimed = sql(db, "UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND req_id = ? AND state = 'planned'").run(now, batch.id, batch.req_id);
-  if (claimed.changes !== 1) return undefined;
+  if (!moveBatch(db, batch.id, 'sending', [['attempts = attempts + 1']], { onlyFrom: ['planned'], reqId: batch.req_id, now })) return undefined;
   noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
   return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batch.id, reqId, now).lastInsertRowid);
 }
@@ -155,24 +193,29 @@ export function finishAttempt(db: Journal, attemptId: number, batchId: number, r
 export function applyTransition(db: Journal, batchId: number, t: Transition, now = nowIso(), doubtSince = now): void {
   switch (t.to) {
     case 'accepted':
-      sql(db, `UPDATE batches SET state = 'accepted', status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ?, updated_at = ? WHERE id = ?`).run(
-        t.statusCode, t.statusMsg ?? null, t.smsMessageSid, t.dateCreated, now, batchId,
-      );
+      moveBatch(db, batchId, 'accepted', [statusOf(t.statusCode, t.statusMsg ?? null), ['sms_message_sid = ?', t.smsMessageSid], ['date_created = ?', t.dateCreated]], { now });
       unsuppressIfAccepted(db, batchId);
       return;
     case 'failed':
     case 'unknown':
-      sql(db, 'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?').run(t.to, t.statusCode, t.statusMsg, now, batchId);
+      moveBatch(db, batchId, t.to, [statusOf(t.statusCode, t.statusMsg)], { now });
       if (t.to === 'failed') suppressIfRefused(db, batchId, t.statusCode);
       return;
     case 'planned':
-      sql(
+      moveBatch(
         db,
-        `UPDATE batches SET state = 'planned', next_attempt_at = ?, status_code = ?, status_msg = ?, updated_at = ?,
-           maybe_sent = max(maybe_sent, ?), first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END,
-           deferrals = deferrals + ?, attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END
-         WHERE id = ?`,
-      ).run(t.nextAttemptAt, t.statusCode, t.statusMsg, now, t.doubt, t.doubt, doubtSince, t.deferral ? 1 : 0, t.resetAttempts ? 1 : 0, t.refundAttempt ? 1 : 0, batchId);
+        batchId,
+        'planned',
+        [
+          ['next_attempt_at = ?', t.nextAttemptAt],
+          statusOf(t.statusCode, t.statusMsg),
+          ['maybe_sent = max(maybe_sent, ?)', t.doubt],
+          ['first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END', t.doubt, doubtSince],
+          ['deferrals = deferrals + ?', t.deferral ? 1 : 0],
+          ['attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END', t.resetAttempts ? 1 : 0, t.refundAttempt ? 1 : 0],
+        ],
+        { now },
+      );
       return;
     case 'split':
       splitBatch(db, batchId, t, now);
@@ -188,8 +231,10 @@ function splitBatch(db: Journal, batchId: number, t: { statusCode: string; statu
   for (const half of [phones.slice(0, middle), phones.slice(middle)]) {
     if (half.length > 0) moveToNewBatch(db, parent, half, now);
   }
-  sql(db, "UPDATE batches SET state = 'split', status_code = ?, status_msg = ?, updated_at = ? WHERE id = ?").run(t.statusCode, t.statusMsg, now, batchId);
+  moveBatch(db, batchId, 'split', [statusOf(t.statusCode, t.statusMsg)], { now });
 }
+
+const statusOf = (code: string | null, msg: string | null): Assignment => ['status_code = ?, status_msg = ?', code, msg];
 
 /** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
 export function moveToNewBatch(db: Journal, from: BatchRecord, phones: string[], now = nowIso()): number {

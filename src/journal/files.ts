@@ -1,7 +1,7 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
 import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
-import { FILE_STATUS, type FileStatus } from './states.js';
+import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from './states.js';
 
 export interface FileRecord {
   id: number;
@@ -169,7 +169,7 @@ export function waitingRepeats(db: Journal, fileId: number): WaitingFile[] {
     db,
     `SELECT o.file_id AS id, f.name, f.status, count(*) AS rows
      FROM rows r JOIN rows o ON o.id = r.duplicate_of JOIN batches b ON b.id = o.batch_id JOIN files f ON f.id = o.file_id
-     WHERE r.file_id = ? AND r.intake = 'duplicate' AND o.file_id != r.file_id AND b.state IN ('planned', 'sending')
+     WHERE r.file_id = ? AND r.intake = 'duplicate' AND o.file_id != r.file_id AND b.state IN ${sqlList(UNSETTLED_STATES)}
      GROUP BY o.file_id ORDER BY o.file_id`,
   ).all(fileId) as WaitingFile[];
 }

@@ -22,7 +22,9 @@
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
 import Database from 'better-sqlite3';
+import { moveBatch } from './batches.js';
 import type { Journal } from './open.js';
+import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
 
 interface Intent {
   batchId: number;
@@ -192,8 +194,6 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
     const recorded = db.prepare('SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?');
     const exists = db.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
     const insert = db.prepare('INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)');
-    // A batch whose outcome the journal has is left alone (an intent of a write that failed).
-    const claim = db.prepare("UPDATE batches SET state = 'sending', attempts = attempts + 1, updated_at = ? WHERE id = ? AND state IN ('planned', 'sending')");
     db.transaction(() => {
       for (const i of intents) {
         if (recorded.get(i.batch_id, i.started_at)) continue;
@@ -201,7 +201,9 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
           counts.missing++;
           continue;
         }
-        if (claim.run(i.started_at, i.batch_id).changes !== 1) continue;
+        // A batch whose outcome the journal has is left alone (an intent of a write that failed).
+        const claimed = moveBatch(db, i.batch_id, BATCH_STATE.sending, [['attempts = attempts + 1']], { onlyFrom: UNSETTLED_STATES, now: i.started_at });
+        if (!claimed) continue;
         insert.run(i.batch_id, i.req_id, i.started_at);
         counts.replayed++;
       }

@@ -10,11 +10,11 @@
 // A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
 // list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
 // row, as it would have been had the other file come first.
-import { attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveToNewBatch } from './batches.js';
+import { type Assignment, attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveBatch, moveToNewBatch } from './batches.js';
 import { recountFile, setFileStatus } from './files.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
-import { BATCH_STATE, DOUBT, FILE_STATUS } from './states.js';
+import { BATCH_STATE, type BatchState, DOUBT, FILE_STATUS, OUTCOME_STATES, REPLACED_STATES, sqlList } from './states.js';
 
 /** The outcomes an operator may resend. */
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
@@ -103,17 +103,15 @@ export function prepareRetry(
         const history = keepsItsReqId(db, batch, maxPerRequest, unknown.keepsOwnReqId);
         if (history || state === BATCH_STATE.failed || unknown.newReqIds) repeats += leaveRepeats(batch);
         if (batch.numbers === 0) {
-          sql(db, "UPDATE batches SET state = 'retried', updated_at = ? WHERE id = ?").run(now, batch.id);
+          moveBatch(db, batch.id, BATCH_STATE.retried, [], { now });
           continue;
         }
         if (history) {
           // In doubt since its first attempt that may have arrived: the sender checks the day again
           // before each request, and an answer that leaves it open ends it unknown, never failed.
           // A fresh count of attempts: the earlier ones stay in the attempts table (and in v_recipients).
-          sql(
-            db,
-            "UPDATE batches SET state = 'planned', attempts = 0, next_attempt_at = 0, maybe_sent = ?, first_doubt_at = ?, updated_at = ? WHERE id = ?",
-          ).run(DOUBT.all, history.firstDoubtAt, now, batch.id);
+          const restart: Assignment[] = [['attempts = 0, next_attempt_at = 0'], ['maybe_sent = ?', DOUBT.all], ['first_doubt_at = ?', history.firstDoubtAt]];
+          moveBatch(db, batch.id, BATCH_STATE.planned, restart, { now });
           ownReqIdBatchIds.push(batch.id);
           rows += batch.numbers;
           continue;
@@ -124,7 +122,7 @@ export function prepareRetry(
           const newId = moveToNewBatch(db, batch, phones.slice(from, from + maxPerRequest), now);
           firstBatchId ??= newId;
         }
-        sql(db, "UPDATE batches SET state = 'retried', updated_at = ? WHERE id = ?").run(now, batch.id);
+        moveBatch(db, batch.id, BATCH_STATE.retried, [], { now });
         rows += batch.numbers;
       }
     }
@@ -176,14 +174,14 @@ export interface RetryOutcome {
 export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
   const outcome: RetryOutcome = { rows: retry.rows, accepted: 0, failed: 0, unknown: 0, pending: 0 };
   const add = ({ state, n }: { state: string; n: number }): void => {
-    if (state === 'accepted' || state === 'failed' || state === 'unknown') outcome[state] += n;
+    if (OUTCOME_STATES.includes(state as BatchState)) outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
     else outcome.pending += n;
   };
   for (const id of retry.ownReqIdBatchIds) add(sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as { state: string; n: number });
   if (retry.firstBatchId === null) return outcome;
   const byState = sql(
     db,
-    "SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND id >= ? AND state NOT IN ('split', 'retried') GROUP BY state",
+    `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND id >= ? AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
   ).all(fileId, retry.firstBatchId) as { state: string; n: number }[];
   byState.forEach(add);
   return outcome;

@@ -24,6 +24,7 @@
 // once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
 import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
 import { type Journal, sqlRaw, sqlPluck } from './open.js';
+import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
 
 /** The repeat window, as written ("24h", "7d"), or off (0 ms). */
 export interface RepeatWindow {
@@ -61,7 +62,7 @@ export type SentBeforeLookup = (keyHash: number, appId: string, templateId: stri
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
 const COUNTS = `(b.state = 'sending'
   OR (b.state = 'planned' AND (f.status = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))
-  OR (b.state IN ('accepted', 'unknown') AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= :since)))`;
+  OR (b.state IN ${sqlList([BATCH_STATE.accepted, BATCH_STATE.unknown])} AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= :since)))`;
 
 /**
  * The look-up for intake of file `fileId` (its own rows never count), or undefined when the window
@@ -106,7 +107,7 @@ function groupsOfWindow(db: Journal, fileId: number, since: string): { hashes: F
        WHERE a.started_at >= :since
        UNION
        SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
-       WHERE f.status != 'done' AND b.state IN ('planned', 'sending')
+       WHERE f.status != 'done' AND b.state IN ${sqlList(UNSETTLED_STATES)}
      ) ORDER BY g.key_hash`,
   )
     .iterate({ file: fileId, since }) as Iterable<[number, number]>;

@@ -14,6 +14,8 @@
 //      └──retryable / account-fatal / rate-limited (with a delay)───┘
 //
 //   failed / unknown ──`smsdrop retry`──▶ retried (final; its numbers move to a new planned batch)
+//   unknown ──`smsdrop retry`, its reqId still remembered──▶ planned (sent again under that reqId)
+//   planned, in doubt, its reqId no longer safe to resend under ──▶ unknown
 //
 // `sending` is written (with the attempt) BEFORE the request leaves, and replaced by the outcome
 // right after. A batch found in `sending` at start-up was cut off mid-request: it may have been
@@ -44,6 +46,33 @@ export const BATCH_STATE = {
   retried: 'retried',
 } as const;
 export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
+
+/** States a batch may still be sent from: its rows are pending. */
+export const UNSETTLED_STATES: readonly BatchState[] = [BATCH_STATE.planned, BATCH_STATE.sending];
+/** Final states that are their rows' outcome. */
+export const OUTCOME_STATES: readonly BatchState[] = [BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown];
+/** Final states whose numbers went on in other batches (split halves, a retry's new batches). */
+export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
+
+/**
+ * Every move a batch may make (the drawing above), and no other: moveBatch (batches.ts) checks
+ * each change of state against it. sending -> sending is an attempt whose intent was replayed
+ * after a crash (intents.ts) on a batch already cut off mid-request.
+ */
+export const BATCH_MOVES: Readonly<Record<BatchState, readonly BatchState[]>> = {
+  planned: [BATCH_STATE.sending, BATCH_STATE.unknown],
+  sending: [BATCH_STATE.sending, BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown, BATCH_STATE.planned, BATCH_STATE.split],
+  accepted: [],
+  failed: [BATCH_STATE.retried],
+  unknown: [BATCH_STATE.planned, BATCH_STATE.retried],
+  split: [],
+  retried: [],
+};
+
+/** States as an SQL list for `IN`: "('planned', 'sending')". */
+export function sqlList(states: readonly string[]): string {
+  return `(${states.map((s) => `'${s}'`).join(', ')})`;
+}
 
 /**
  * What may already have reached the provider for a batch (batches.maybe_sent):

@@ -11,6 +11,7 @@ import { configFor, EXIT, exitWith } from '../cli/common.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
 import { type Journal, openJournal } from '../journal/open.js';
+import { invalidRows, numbersToSend } from '../journal/reads.js';
 import { copySuppressed } from '../journal/suppressed.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { openForReading } from '../report/common.js';
@@ -19,7 +20,7 @@ import { formatDuration } from '../log/duration.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
 import { everyRowAccepted, type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
-import { writeRejectedCsv, writeResultCsv } from './resultFiles.js';
+import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
@@ -70,7 +71,7 @@ function progressBar(context: PipelineContext): SingleBar | undefined {
   context.onBatchDone = (event) => {
     previous?.(event);
     if (!started) {
-      const pending = context.db.prepare("SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ('planned', 'sending')").pluck().get() as number;
+      const pending = numbersToSend(context.db);
       bar.start(pending + event.rowsSettled, 0);
       started = true;
     }
@@ -120,10 +121,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     const result = await processFile(context, file, { dryRun: true, sentBefore });
     if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
-    const invalidRows = db
-      .prepare("SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?")
-      .all(result.file.id, DRY_RUN_INVALID_ROWS) as InvalidRow[];
-    return { ...result, invalidRows };
+    return { ...result, invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS) };
   } finally {
     db.close();
     real?.close();

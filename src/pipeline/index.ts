@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
-import { type Journal, sql } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
+import { planSummary as planSummaryOf } from '../journal/reads.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
@@ -18,7 +19,7 @@ import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { type RepeatWindow, type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
-import { type ResultSpool, spoolResults } from './resultFiles.js';
+import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 
@@ -450,9 +451,5 @@ function goesOn(idle: readonly WaitingFile[]): string {
 }
 
 export function planSummary(db: Journal, fileId: number): PlanSummary {
-  return sql(
-    db,
-    `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
-     FROM batches WHERE file_id = ? AND state IN ('planned', 'sending')`,
-  ).get(fileId) as PlanSummary;
+  return planSummaryOf(db, fileId);
 }

@@ -9,7 +9,8 @@ import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { type FileRecord, getFile } from '../journal/files.js';
 import { MIGRATIONS } from '../journal/migrations.js';
-import { type Journal, journalPath, openJournal, sql } from '../journal/open.js';
+import { type Journal, journalPath, openJournal } from '../journal/open.js';
+import { filesByShaPrefix, filesNamed, schemaVersion } from '../journal/reads.js';
 import { ROW_STATUS, type RowStatus } from '../journal/states.js';
 
 /** A bad argument: the command prints the message and exits 2. */
@@ -28,14 +29,6 @@ export function openForReading(dataDir: string): Journal | undefined {
   db.close();
   openJournal(file).close();
   return openJournal(file, { readonly: true });
-}
-
-function schemaVersion(db: Journal): number {
-  try {
-    return (db.prepare('SELECT max(version) FROM schema_migrations').pluck().get() as number | null) ?? 0;
-  } catch {
-    return 0;
-  }
 }
 
 /** The journal or a usage error naming the data directory. */
@@ -58,11 +51,8 @@ export function resolveFile(db: Journal, query: string): FileRecord {
     if (byId) return byId;
   }
   const matches = new Map<number, FileRecord>();
-  for (const f of sql(db, 'SELECT * FROM files WHERE name = ? ORDER BY id').all(path.basename(q)) as FileRecord[]) matches.set(f.id, f);
-  if (SHA_PREFIX.test(q)) {
-    const bySha = sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(q.length, q.toLowerCase()) as FileRecord[];
-    for (const f of bySha) matches.set(f.id, f);
-  }
+  for (const f of filesNamed(db, path.basename(q))) matches.set(f.id, f);
+  if (SHA_PREFIX.test(q)) for (const f of filesByShaPrefix(db, q)) matches.set(f.id, f);
   const found = [...matches.values()];
   if (found.length === 1) return found[0]!;
   if (found.length === 0) throw new UsageError(`no file "${query}" in the journal: give a file id, name or sha256 prefix (\`smsdrop report\` lists them)`);

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
 import type { FileRecord } from '../journal/files.js';
-import { type Journal, sqlPluck } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
+import { mostValues, type RecipientRow, recipients } from '../journal/reads.js';
 import type { RowStatus } from '../journal/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
 import { parseRowStatuses, requireJournal, resolveFile, UsageError, writeCsv } from './common.js';
@@ -54,21 +55,10 @@ export function defaultExportName(file: FileRecord): string {
   return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
 }
 
-interface ExportRow {
-  line: number;
-  phone_raw: string;
-  app_id: string | null;
-  template_id: string | null;
-  datas: string | null;
-  extras: string | null;
-  status: string;
-  status_code: string | null;
-  status_msg: string | null;
-}
 
 /** Writes the file's rows (in file order) as CSV; returns how many. */
 export async function exportFile(db: Journal, file: FileRecord, options: ExportOptions = {}): Promise<number> {
-  const dataCount = (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(file.id) as number | null) ?? 0;
+  const dataCount = mostValues(db, file.id);
   const extraNames = keptExtraNames(file);
   const header = [
     'phone', 'appId', 'templateId',
@@ -76,21 +66,10 @@ export async function exportFile(db: Journal, file: FileRecord, options: ExportO
     ...extraNames,
     ...EXPORT_STATUS_COLUMNS,
   ];
-  return writeCsv(options.out, header, cellsOf(selectRows(db, file.id, options.statuses ?? []), dataCount, extraNames), { digitsAsText: true });
+  return writeCsv(options.out, header, cellsOf(recipients(db, file.id, options.statuses ?? []), dataCount, extraNames), { digitsAsText: true });
 }
 
-/** The rows in file order: rows_by_file (file_id) keeps them in row id order, so nothing is sorted. */
-function selectRows(db: Journal, fileId: number, statuses: readonly RowStatus[]): IterableIterator<ExportRow> {
-  const filter = statuses.length > 0 ? `AND status IN (${statuses.map(() => '?').join(', ')})` : '';
-  return db
-    .prepare(
-      `SELECT line, phone_raw, app_id, template_id, datas, extras, status, status_code, status_msg
-       FROM v_recipients WHERE file_id = ? ${filter} ORDER BY row_id`,
-    )
-    .iterate(fileId, ...statuses) as IterableIterator<ExportRow>;
-}
-
-function* cellsOf(rows: IterableIterator<ExportRow>, dataCount: number, extraNames: readonly string[]): Generator<string[]> {
+function* cellsOf(rows: IterableIterator<RecipientRow>, dataCount: number, extraNames: readonly string[]): Generator<string[]> {
   for (const r of rows) {
     const datas = r.datas ? (JSON.parse(r.datas) as string[]) : [];
     const extras = r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {};

@@ -7,11 +7,11 @@ import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
-import { type Journal, sql, sqlPluck } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
+import { inFlight as requestsInFlight, lastAnswer, numbersSettledSince, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
 import { openForReading, renderTable } from './common.js';
-import type { FileLine } from './summary.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
@@ -69,7 +69,7 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since) : [];
-  const requestsLastMinute = db ? (sqlPluck(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').get(since) as number) : 0;
+  const requestsLastMinute = db ? requestsFinishedSince(db, since) : 0;
   const daemon = db ? runningDaemonState(db, holder) : undefined;
   return {
     now: new Date(now).toISOString(),
@@ -84,18 +84,11 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
 }
 
 function filesInProgress(db: Journal, since: string): FileProgress[] {
-  const lines = sql(db, "SELECT * FROM v_files WHERE status IN ('intake', 'sending') ORDER BY id").all() as FileLine[];
-  return lines.map((f) => {
+  return unfinishedFileLines(db).map((f) => {
     const sendable = f.rows - f.invalid - f.duplicates;
     const settled = f.accepted + f.failed + f.unknown;
-    const settledLastMinute = sqlPluck(
-      db,
-      "SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ('accepted', 'failed', 'unknown') AND updated_at >= ?",
-    ).get(f.id, since) as number;
-    const inFlight = sql(db, "SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = 'sending'").get(f.id) as {
-      requests: number;
-      numbers: number;
-    };
+    const settledLastMinute = numbersSettledSince(db, f.id, since);
+    const flight = requestsInFlight(db, f.id);
     const rowsPerSecond = settledLastMinute / (RATE_WINDOW_MS / 1000);
     return {
       id: f.id,
@@ -108,8 +101,8 @@ function filesInProgress(db: Journal, since: string): FileProgress[] {
       progress: f.status === 'intake' ? null : sendable > 0 ? round(settled / sendable, 4) : 1,
       rows_per_second: round(rowsPerSecond),
       eta_seconds: rowsPerSecond > 0 ? Math.ceil(f.pending / rowsPerSecond) : null,
-      in_flight_requests: inFlight.requests,
-      in_flight_numbers: inFlight.numbers,
+      in_flight_requests: flight.requests,
+      in_flight_numbers: flight.numbers,
     };
   });
 }
@@ -123,9 +116,7 @@ function runningDaemonState(db: Journal, holder: StatusReport['process']): Daemo
 function pauseOf(db: Journal, daemon: DaemonState | undefined, filesLeft: boolean): StatusReport['paused'] {
   if (daemon) return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
   if (!filesLeft) return null;
-  const last = sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as
-    | { outcome: string | null; status_code: string | null; finished_at: string }
-    | undefined;
+  const last = lastAnswer(db);
   if (last?.outcome !== 'rejected:account-fatal' || !last.status_code) return null;
   return { reason: describeStatusCode(last.status_code), since: last.finished_at, source: 'last answer' };
 }

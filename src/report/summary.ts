@@ -1,25 +1,16 @@
 // What `smsdrop report` says, as data: one line per file from v_files, or for one file its counts,
 // its failures by status code with the code's class and what to do about it, the commonest
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
-import type { FileCounts } from '../journal/files.js';
 import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
 import type { Journal } from '../journal/open.js';
-import { sql, sqlPluck } from '../journal/open.js';
+import { failureCounts, type FileLine, fileLine, invalidReasons, repeatsOf, requestTiming } from '../journal/reads.js';
+
+export { listFiles, type FileLine } from '../journal/reads.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
 export const FILE_COLUMNS = [
   'id', 'name', 'sha256', 'status', 'rows', 'invalid', 'duplicates', 'accepted', 'failed', 'unknown', 'pending', 'requests', 'started_at', 'finished_at',
 ] as const;
-
-/** A line of v_files. */
-export interface FileLine extends FileCounts {
-  id: number;
-  name: string;
-  sha256: string;
-  status: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
 
 export interface FailureLine {
   status: 'failed' | 'unknown';
@@ -48,22 +39,13 @@ export interface FileReport extends FileLine {
   timing: Timing;
 }
 
-export function listFiles(db: Journal): FileLine[] {
-  return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
-}
-
 export function fileReport(db: Journal, fileId: number): FileReport {
-  const line = sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
-  const repeats = sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
-  return { ...line, repeats, failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
+  const line = fileLine(db, fileId);
+  return { ...line, repeats: repeatsOf(db, fileId), failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
 }
 
 function failuresOf(db: Journal, fileId: number): FailureLine[] {
-  const lines = sql(db, 'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code').all(fileId) as Omit<
-    FailureLine,
-    'class' | 'what_to_do'
-  >[];
-  return lines.map((l) => ({ ...l, ...adviceFor(l.status, l.status_code, fileId) }));
+  return failureCounts(db, fileId).map((l) => ({ ...l, ...adviceFor(l.status, l.status_code, fileId) }));
 }
 
 /**
@@ -86,19 +68,8 @@ export function adviceFor(status: 'failed' | 'unknown', code: string | null, fil
   return { class: cls, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
 }
 
-function invalidReasons(db: Journal, fileId: number): Array<{ reason: string; count: number }> {
-  return sql(
-    db,
-    "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT 10",
-  ).all(fileId) as Array<{ reason: string; count: number }>;
-}
-
 function timingOf(db: Journal, fileId: number): Timing {
-  const t = sql(
-    db,
-    `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
-     FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = ?`,
-  ).get(fileId) as Omit<Timing, 'requests_per_second'>;
+  const t = requestTiming(db, fileId);
   const seconds = t.first_send && t.last_send ? (Date.parse(t.last_send) - Date.parse(t.first_send)) / 1000 : 0;
   return { ...t, requests_per_second: seconds > 0 ? Math.round((t.requests / seconds) * 100) / 100 : null };
 }

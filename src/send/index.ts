@@ -15,9 +15,10 @@ import {
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
-import { type Journal, sqlPluck } from '../journal/open.js';
+import type { Journal } from '../journal/open.js';
+import { nextDueAt } from '../journal/reads.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
-import type { Doubt } from '../journal/states.js';
+import { type Doubt, OUTCOME_STATES } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import { decideAfterAttempt, type RetrySettings, whyNotUnderOwnReqId } from './policy.js';
@@ -54,7 +55,7 @@ export async function sendFile(ctx: SendContext, fileId: number): Promise<SendRe
     await sendReadyBatches(ctx, fileId);
     const stopAfter = stopReason(ctx);
     if (stopAfter) return stopAfter;
-    const next = sqlPluck(ctx.db, "SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = 'planned'").get(fileId) as number | null;
+    const next = nextDueAt(ctx.db, fileId);
     if (next === null) return { state: 'finished' };
     const wait = next - now();
     if (wait > 0) await sleepUnlessStopped(wait, ctx.stopSignal);
@@ -166,7 +167,7 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   noteProviderHealth(ctx.pause, outcome);
   const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
-  const settled = ['accepted', 'failed', 'unknown'].includes(decision.transition.to) ? batch.numbers : 0;
+  const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
 }
 

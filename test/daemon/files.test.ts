@@ -116,8 +116,10 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     fs.appendFileSync(path.join(done(), 'late.csv'), whole.slice(part.length)); // the copy goes on, into done/
     await waitForFiles(done(), ['late.grown.txt']);
     assert.match(fs.readFileSync(path.join(done(), 'late.grown.txt'), 'utf8'), /^late\.csv grew after it was read and sent \(\d+ bytes, now \d+\)/);
-    const logged = readLogLines<{ event?: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-grew-after-done');
-    assert.equal(logged.length, 1);
+    // The log is written asynchronously: the note can be on disk before its log line.
+    const logged = () => readLogLines<{ event?: string }>(path.join(data, 'logs')).filter((l) => l.event === 'file-grew-after-done');
+    await waitUntil(() => logged().length > 0, 10_000, 'the log line', daemon.output);
+    assert.equal(logged().length, 1);
     fs.writeFileSync(path.join(inbox(), 'late (complete).csv'), whole);
     await waitForFiles(done(), ['late (complete).result.csv']);
     assertEachOnce(sim.records().slice(before), numbersOf(20, 800));

@@ -14,7 +14,7 @@ import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
-import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/pipeline/resultFiles.js';
+import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/journal/resultFiles.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir();

@@ -5,8 +5,9 @@ import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:f
 import path from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { type CsvWriter, createCsvWriter, csvLine } from '../csvio/index.js';
-import type { Journal } from '../journal/open.js';
-import { SENT_BY_ANOTHER_FILE } from '../journal/migrations.js';
+import type { Journal } from './open.js';
+import { SENT_BY_ANOTHER_FILE } from './migrations.js';
+import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
 
 export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
@@ -168,8 +169,8 @@ function moveInto(from: string, to: string): boolean {
 // young garbage, collected at once (5,000 a page raised the peak RSS of a 1M-row run by 20 MB).
 const PAGE_ROWS = 1000;
 /** Batch states that no longer change in a run: their rows' result lines are final. */
-const FINAL_STATES = new Set(['accepted', 'failed', 'unknown']);
-const UNSETTLED_STATES = new Set(['planned', 'sending']);
+const FINAL_STATES = new Set<string>(OUTCOME_STATES);
+const UNSETTLED = new Set<string>(UNSETTLED_STATES);
 
 interface ResultPages {
   /** Writes the next pages whose rows are all final until `deadline` (a performance.now() time) passes. */
@@ -220,7 +221,7 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
   // Those still planned or being sent. Once split, a batch's rows are in other batches, which the
   // next look at the page finds.
   const stillWaiting = (): boolean => {
-    waitingFor = waitingFor.filter((id) => UNSETTLED_STATES.has(batchState.get(id) as string));
+    waitingFor = waitingFor.filter((id) => UNSETTLED.has(batchState.get(id) as string));
     return waitingFor.length > 0;
   };
   /** Makes the tails of the next page's batches; false (and none made) if some have no final outcome yet. */

@@ -1,0 +1,161 @@
+// What the report commands, the daemon's progress line and the sender ask of the journal, each a
+// named read. Read-only; each query is an index range. The views (v_files, v_failures,
+// v_recipients) are the report interface that users query too (migrations.ts).
+import type { FileCounts, FileRecord } from './files.js';
+import { type Journal, sql, sqlPluck } from './open.js';
+import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+
+/** A line of v_files. */
+export interface FileLine extends FileCounts {
+  id: number;
+  name: string;
+  sha256: string;
+  status: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+export function listFiles(db: Journal): FileLine[] {
+  return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
+}
+
+export function fileLine(db: Journal, fileId: number): FileLine {
+  return sql(db, 'SELECT * FROM v_files WHERE id = ?').get(fileId) as FileLine;
+}
+
+/** Files still being read or sent. */
+export function unfinishedFileLines(db: Journal): FileLine[] {
+  return sql(db, `SELECT * FROM v_files WHERE status IN ${sqlList([FILE_STATUS.intake, FILE_STATUS.sending])} ORDER BY id`).all() as FileLine[];
+}
+
+export function repeatsOf(db: Journal, fileId: number): number {
+  return sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
+}
+
+export interface FailureCount {
+  status: 'failed' | 'unknown';
+  status_code: string | null;
+  count: number;
+  sample_message: string | null;
+}
+
+export function failureCounts(db: Journal, fileId: number): FailureCount[] {
+  return sql(db, 'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code').all(fileId) as FailureCount[];
+}
+
+/** The commonest reasons rows were invalid. */
+export function invalidReasons(db: Journal, fileId: number, limit = 10): Array<{ reason: string; count: number }> {
+  return sql(db, "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT ?").all(
+    fileId,
+    limit,
+  ) as Array<{ reason: string; count: number }>;
+}
+
+/** Invalid rows in line order, at most `limit`. */
+export function invalidRows(db: Journal, fileId: number, limit: number): Array<{ line: number; reason: string }> {
+  return sql(db, "SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?").all(fileId, limit) as Array<{ line: number; reason: string }>;
+}
+
+export function requestTiming(db: Journal, fileId: number): { requests: number; first_send: string | null; last_send: string | null } {
+  return sql(
+    db,
+    `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
+     FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = ?`,
+  ).get(fileId) as { requests: number; first_send: string | null; last_send: string | null };
+}
+
+/** Files of this name, or whose sha256 starts with `shaPrefix`, oldest first. */
+export function filesNamed(db: Journal, name: string): FileRecord[] {
+  return sql(db, 'SELECT * FROM files WHERE name = ? ORDER BY id').all(name) as FileRecord[];
+}
+export function filesByShaPrefix(db: Journal, shaPrefix: string): FileRecord[] {
+  return sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(shaPrefix.length, shaPrefix.toLowerCase()) as FileRecord[];
+}
+
+/** The journal's schema version (0: none yet, or unreadable). */
+export function schemaVersion(db: Journal): number {
+  try {
+    return (sqlPluck(db, 'SELECT max(version) FROM schema_migrations').get() as number | null) ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Requests answered (or ended) since `since` (ISO). */
+export function requestsFinishedSince(db: Journal, since: string): number {
+  return sqlPluck(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').get(since) as number;
+}
+
+/** Numbers of the file whose batch got its outcome since `since` (ISO). */
+export function numbersSettledSince(db: Journal, fileId: number, since: string): number {
+  return sqlPluck(db, `SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ?`).get(fileId, since) as number;
+}
+
+/** Requests of the file out now, and their numbers. */
+export function inFlight(db: Journal, fileId: number): { requests: number; numbers: number } {
+  return sql(db, `SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.sending}'`).get(fileId) as {
+    requests: number;
+    numbers: number;
+  };
+}
+
+/** The latest answered attempt of any file. */
+export function lastAnswer(db: Journal): { outcome: string | null; status_code: string | null; finished_at: string } | undefined {
+  return sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as
+    | { outcome: string | null; status_code: string | null; finished_at: string }
+    | undefined;
+}
+
+/** The most values any group of the file has. */
+export function mostValues(db: Journal, fileId: number): number {
+  return (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(fileId) as number | null) ?? 0;
+}
+
+/** A row of v_recipients as an export writes it. */
+export interface RecipientRow {
+  line: number;
+  phone_raw: string;
+  app_id: string | null;
+  template_id: string | null;
+  datas: string | null;
+  extras: string | null;
+  status: string;
+  status_code: string | null;
+  status_msg: string | null;
+}
+
+/** The file's rows in file order (rows_by_file keeps them in row id order: nothing is sorted), of these statuses (all: none given). */
+export function recipients(db: Journal, fileId: number, statuses: readonly string[]): IterableIterator<RecipientRow> {
+  const filter = statuses.length > 0 ? `AND status IN (${statuses.map(() => '?').join(', ')})` : '';
+  return sql(
+    db,
+    `SELECT line, phone_raw, app_id, template_id, datas, extras, status, status_code, status_msg
+     FROM v_recipients WHERE file_id = ? ${filter} ORDER BY row_id`,
+  ).iterate(fileId, ...statuses) as IterableIterator<RecipientRow>;
+}
+
+/** Numbers still to send: in live batches (planned or being sent), of every file or of the files with these hashes still sending. */
+export function numbersToSend(db: Journal, sha256s?: readonly string[]): number {
+  if (sha256s === undefined) return sqlPluck(db, `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ${sqlList(UNSETTLED_STATES)}`).get() as number;
+  if (sha256s.length === 0) return 0;
+  const marks = sha256s.map(() => '?').join(', ');
+  return sqlPluck(
+    db,
+    `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ${sqlList(UNSETTLED_STATES)}
+     AND file_id IN (SELECT id FROM files WHERE sha256 IN (${marks}) AND status = '${FILE_STATUS.sending}')`,
+  ).get(...sha256s) as number;
+}
+
+/** What is left to send of a file: groups, requests and numbers of its live batches. */
+export function planSummary(db: Journal, fileId: number): { groups: number; requests: number; numbers: number } {
+  return sql(
+    db,
+    `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
+     FROM batches WHERE file_id = ? AND state IN ${sqlList(UNSETTLED_STATES)}`,
+  ).get(fileId) as { groups: number; requests: number; numbers: number };
+}
+
+/** When the file's next planned batch is due (ms since the epoch), or null when none is planned. */
+export function nextDueAt(db: Journal, fileId: number): number | null {
+  return sqlPluck(db, `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`).get(fileId) as number | null;
+}
