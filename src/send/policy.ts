@@ -55,6 +55,7 @@ export function decideAfterAttempt(
       : { transition: { to: 'failed', statusCode: code, statusMsg } };
   const retry = (reason: string, code: string | null, doubt: Doubt): Decision => {
     if (batch.attempts >= settings.maxAttempts && settings.providerSilent) return waitOutOutage(reason, code, doubt);
+    if (batch.attempts >= settings.maxAttempts && resolvableUnderReqId(doubt)) return resolveUnderReqId(reason, code);
     if (batch.attempts >= settings.maxAttempts) {
       const why = `gave up after ${batch.attempts} attempts: ${reason}`;
       return doubt !== DOUBT.none ? { transition: { to: 'unknown', statusCode: code, statusMsg: why } } : notSent(code, why);
@@ -68,6 +69,23 @@ export function decideAfterAttempt(
       transition: { to: 'planned', nextAttemptAt: now, doubt, resetAttempts: true, statusCode: code, statusMsg: `${silence}: an outage, so the batch keeps its attempts` },
       pauseAccount: `${silence}; check the network and the provider's status`,
     };
+  };
+  /**
+   * A batch that may have been accepted whole, every attempt under its reqId: while the provider
+   * remembers that reqId, one more request cannot send it twice (it answers 160054, which settles
+   * it as accepted), so giving up would leave `unknown` what a request can still settle. It goes on,
+   * its attempts beyond SMSDROP_MAX_ATTEMPTS backed off to the largest delay, until an answer
+   * settles it or the sender finds the reqId no longer safe (the provider's day is over, checked
+   * before each request: whyNotUnderOwnReqId) and ends it unknown. After "may have sent some" a
+   * 160054 settles nothing (which numbers?), so such a batch still ends unknown.
+   */
+  const resolvableUnderReqId = (doubt: Doubt): boolean =>
+    settings.reqIdOn && doubt !== DOUBT.part && batch.doubt !== DOUBT.part && (doubt === DOUBT.all || batch.doubt === DOUBT.all);
+  const resolveUnderReqId = (reason: string, code: string | null): Decision => {
+    const beyond = batch.attempts - settings.maxAttempts + 1;
+    const delay = backoffDelay(settings.maxAttempts + beyond, settings, random);
+    const statusMsg = `in doubt after ${batch.attempts} attempts (last: ${reason}); settling it under its own reqId, which the provider still remembers (attempt ${beyond} beyond SMSDROP_MAX_ATTEMPTS)`;
+    return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt: DOUBT.all, statusCode: code, statusMsg } };
   };
   const unknownWithoutReqId = (code: string | null, why: string): Decision => ({
     transition: { to: 'unknown', statusCode: code, statusMsg: `${why}; not resent because reqId is off` },

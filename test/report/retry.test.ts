@@ -178,23 +178,38 @@ describe('retry --unknown', () => {
   });
 
   /**
-   * reqId on, one attempt allowed, every answer cut after the provider accepted: all rows unknown,
-   * all delivered. The provider's memory of reqIds is kept in a record file, as across its restarts.
+   * reqId on, one attempt allowed, every answer cut after the provider accepted: all delivered, and
+   * sending pauses as for an outage (nothing answers). Run again with reqId switched off, the
+   * batches in doubt cannot be resent safely: all rows unknown, their attempts all under their
+   * reqId. The provider's memory of reqIds is kept in a record file, as across its restarts.
    */
   async function unknownWithReqIdRun() {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const recordFile = path.join(dir, 'provider-record.jsonl');
     const cutting = await simulator({ faults: [{ kind: 'cut-after-accept', everyNth: 1 }], recordFile });
-    await sendCsv(dataDir, cutting, writeCsvFile(dir, 'k.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,c']), { maxAttempts: 1 });
+    const file = writeCsvFile(dir, 'k.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,c']);
+    await sendCsv(dataDir, cutting, file, { maxAttempts: 1 });
+    assert.equal(countsOf(dataDir).pending, 2, 'paused as for an outage');
+    await sendCsv(dataDir, cutting, file, { reqId: false });
     assert.equal(countsOf(dataDir).unknown, 2);
     assert.equal(acceptedNumbers(cutting).length, 2, 'the provider did take them');
     return { dataDir, provider: await simulator({ recordFile }) };
   }
 
+  function attemptsPerRow(dataDir: string): number[] {
+    const db = openForReading(dataDir)!;
+    try {
+      return db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all() as number[];
+    } finally {
+      db.close();
+    }
+  }
+
   it('reqId on, the same day: resent under their own reqId without asking; the provider refuses the repeat, nothing arrives twice', async () => {
     await clearOfDayChange(60_000); // the first attempt and the retry on the same provider day
     const { dataDir, provider } = await unknownWithReqIdRun();
+    const attemptsBefore = attemptsPerRow(dataDir);
     const run = await runCli(['retry', '1', '--unknown', '--json'], { dataDir, sim: provider });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(provider.requestCount, 2, 'each batch asked once more');
@@ -206,7 +221,7 @@ describe('retry --unknown', () => {
     try {
       const reqIds = db.prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id').pluck().all();
       assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
-      assert.deepEqual(db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(), [2], 'both attempts of each row stay in its history');
+      assert.deepEqual(db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(), attemptsBefore.map((n) => n + 1), 'every attempt of each row stays in its history');
     } finally {
       db.close();
     }

@@ -32,11 +32,25 @@ describe('decideAfterAttempt', () => {
     assert.equal(decide(rejected('160050', 'ambiguous'), {}, { reqIdOn: false }).transition.to, 'unknown');
   });
 
-  it('out of attempts: failed when nothing may have been sent, unknown when something may have', () => {
+  it('out of attempts: failed when nothing may have been sent, unknown when something may have and its reqId cannot settle it', () => {
     assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3 }).transition.to, 'failed');
     assert.equal(decide(rejected('160000', 'transient'), { attempts: 3 }).transition.to, 'failed');
-    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3, doubt: DOUBT.all }).transition.to, 'unknown');
-    assert.equal(decide({ kind: 'in-doubt', reason: 'timeout' }, { attempts: 3 }).transition.to, 'unknown');
+    assert.equal(decide({ kind: 'not-sent', reason: 'refused' }, { attempts: 3, doubt: DOUBT.all }, { reqIdOn: false }).transition.to, 'unknown');
+    assert.equal(decide({ kind: 'in-doubt', reason: 'timeout' }, { attempts: 3, doubt: DOUBT.part }).transition.to, 'unknown', 'after "may have sent some", 160054 settles nothing');
+    assert.equal(decide(rejected('160050', 'ambiguous'), { attempts: 3 }).transition.to, 'unknown');
+  });
+
+  it('out of attempts, in doubt, every attempt under its reqId: goes on under that reqId (160054 will settle it), backed off, not unknown', () => {
+    for (const [outcome, batch] of [
+      [{ kind: 'in-doubt', reason: 'timeout' }, { attempts: 3 }],
+      [{ kind: 'not-sent', reason: 'refused' }, { attempts: 3, doubt: DOUBT.all }],
+      [rejected('160000', 'transient'), { attempts: 7, doubt: DOUBT.all }],
+    ] as const) {
+      const t = decide(outcome, batch).transition;
+      assert.ok(t.to === 'planned' && t.doubt === DOUBT.all && !t.resetAttempts, JSON.stringify(t));
+      assert.ok(t.to === 'planned' && t.nextAttemptAt >= NOW + settings.retryMaxMs / 2, 'backed off to the largest delay');
+      assert.match(t.statusMsg, /settling it under its own reqId, which the provider still remembers \(attempt \d+ beyond SMSDROP_MAX_ATTEMPTS\)/);
+    }
   });
 
   it('account-fatal: back to planned, uncharged, and the account pauses', () => {
@@ -58,7 +72,8 @@ describe('decideAfterAttempt', () => {
     const d = decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }, { providerSilent: true });
     assert.ok(d.transition.to === 'planned' && d.transition.resetAttempts && d.transition.doubt === DOUBT.all);
     assert.match(d.pauseAccount ?? '', /answered no request during this batch's last \d+ attempts/);
-    assert.equal(decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts }).transition.to, 'unknown', 'with answers in between: its own trouble');
+    const alone = decide({ kind: 'in-doubt', reason: 'HTTP 500' }, { attempts: settings.maxAttempts });
+    assert.ok(alone.transition.to === 'planned' && !alone.transition.resetAttempts && !alone.pauseAccount, 'with answers in between: its own trouble, settled under its reqId');
     assert.equal(decide({ kind: 'not-sent', reason: 'ECONNREFUSED' }, { attempts: settings.maxAttempts }).transition.to, 'failed');
   });
 
