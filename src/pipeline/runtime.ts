@@ -43,7 +43,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
     takeUpIntents(db, config, options.log, stop);
-    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
+    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false, onUnknownCode: unknownCodeLogger(options.log) });
     const context: PipelineContext = {
       db,
       client: provider.client,
@@ -75,6 +75,15 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     lock.release();
     throw err;
   }
+}
+
+/** One warning per status code the code tables do not explain (provider/codes.ts). */
+function unknownCodeLogger(log: Logger): (statusCode: string) => void {
+  return (statusCode) =>
+    log.warn(`unknown provider code ${JSON.stringify(statusCode.slice(0, 40))}: not in the code tables, so its batches are failed without a retry (treated as batch-rejected); see docs/provider-codes.md`, {
+      event: 'unknown-provider-code',
+      statusCode: statusCode.slice(0, 40),
+    });
 }
 
 function commitBulkQuietly(db: Db): void {

@@ -2,7 +2,7 @@
 // its failures by status code with the code's class and what to do about it, the commonest
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
 import type { FileCounts } from '../journal/files.js';
-import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
+import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS, isKnownStatusCode } from '../provider/codes.js';
 import type { Db } from '../journal/open.js';
 import { sql } from '../journal/open.js';
 
@@ -83,7 +83,9 @@ export function adviceFor(status: 'failed' | 'unknown', code: string | null, fil
     'number-rejected': `Remove or ${fixRows}, or once the block is lifted: smsdrop retry ${fileId} --failed`,
     'batch-rejected': `Resending unchanged cannot help: ${fixRows}, or once fixed at the provider: smsdrop retry ${fileId} --failed`,
   };
-  return { class: cls, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
+  // Counted apart, so that a code the tables miss shows in the report instead of hiding in a class.
+  const shownClass = code !== null && !isKnownStatusCode(code) ? 'unknown provider code' : cls;
+  return { class: shownClass, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
 }
 
 function invalidReasons(db: Db, fileId: number): Array<{ reason: string; count: number }> {

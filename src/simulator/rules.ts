@@ -19,6 +19,8 @@ export interface Catalogue {
   capped: ReadonlySet<string>;
   /** Numbers per request at most (160048 above). */
   maxNumbers: number;
+  /** Numbers answered with a chosen status code. */
+  numberCodes: ReadonlyMap<string, string>;
 }
 
 /** reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on. */
@@ -61,5 +63,9 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
   if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
   if (catalogue.capped.size > 0 && numbers.some((n) => catalogue.capped.has(n))) return fail('160040');
+  if (catalogue.numberCodes.size > 0) {
+    const chosen = numbers.find((n) => catalogue.numberCodes.has(n));
+    if (chosen !== undefined) return fail(catalogue.numberCodes.get(chosen)!);
+  }
   return { ok: true, numbers };
 }

@@ -23,12 +23,26 @@ describe('simulator: headers and framing', () => {
     assert.match(answer.text, /^\{"statusCode":"000000"/);
   });
 
-  test('160031: Accept or Content-Type not allowed', async () => {
-    assert.equal((await call(sim, { accept: 'text/plain' })).code, '160031');
-    assert.equal((await call(sim, { accept: '*/*' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'application/json' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'application/json;charset=gbk' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'text/xml;charset=utf-8' })).code, '160031');
+  test('the forms the official SDKs send: bare application/json, a trailing ";", Accept with a charset', async () => {
+    assert.equal((await call(sim, { contentType: 'application/json' })).code, '000000');
+    assert.equal((await call(sim, { contentType: 'application/json;charset=utf-8;' })).code, '000000');
+    assert.equal((await call(sim, { accept: 'application/json;charset=UTF-8' })).code, '000000');
+    assert.equal((await call(sim, { format: 'xml', contentType: 'application/xml' })).code, '000000');
+  });
+
+  test('112610: Accept missing or not allowed', async () => {
+    assert.equal((await call(sim, { accept: 'text/plain' })).code, '112610');
+    assert.equal((await call(sim, { accept: '*/*' })).code, '112610');
+    assert.equal((await call(sim, { accept: 'application/json;charset=gbk' })).code, '112610');
+    const { path, headers, body } = buildCall();
+    const { accept: _left, ...withoutAccept } = headers;
+    assert.equal(codeIn((await rawExchange(sim, rawRequest(path, { ...withoutAccept, 'content-length': String(Buffer.byteLength(body)) }, body))).body), '112610');
+  });
+
+  test('112611: Content-Type missing or not allowed', async () => {
+    assert.equal((await call(sim, { contentType: 'application/json;charset=gbk' })).code, '112611');
+    assert.equal((await call(sim, { contentType: 'text/xml;charset=utf-8' })).code, '112611');
+    assert.equal((await call(sim, { contentType: 'application/json;;' })).code, '112611');
   });
 
   test('160031: Content-Type does not match the body', async () => {
@@ -38,19 +52,19 @@ describe('simulator: headers and framing', () => {
     assert.equal((await call(sim, { format: 'xml', body: json })).code, '160031');
   });
 
-  test('160031: Content-Length missing (chunked body)', async () => {
+  test('112609: a chunked body (no Content-Length)', async () => {
     const { path, headers, body } = buildCall();
     const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
     const answer = await rawExchange(sim, rawRequest(path, { ...headers, 'transfer-encoding': 'chunked' }, chunked));
     assert.match(answer.head, /^HTTP\/1\.1 200/);
-    assert.equal(codeIn(answer.body), '160031');
+    assert.equal(codeIn(answer.body), '112609');
   });
 
-  test('160031: Content-Length counted in characters instead of bytes (body cut short)', async () => {
+  test('112612: Content-Length counted in characters instead of bytes (body cut short)', async () => {
     const { path, headers, body } = buildCall({ payload: { to: '13800000001', datas: ['您好', '世界'] } });
     const bytes = Buffer.from(body, 'utf8');
     const answer = await rawExchange(sim, rawRequest(path, { ...headers, 'content-length': String(body.length) }, bytes));
-    assert.equal(codeIn(answer.body), '160031');
+    assert.equal(codeIn(answer.body), '112612');
     const exact = await rawExchange(sim, rawRequest(path, { ...headers, 'content-length': String(bytes.length) }, bytes));
     assert.equal(codeIn(exact.body), '000000');
   });
