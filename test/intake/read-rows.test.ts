@@ -260,6 +260,31 @@ describe('readRows: row errors never stop the other rows', () => {
     assert.equal(rows[3]!.error, undefined);
   });
 
+  it('refuses a template value holding a control character (NUL, escape, DEL, C1), naming it; tabs and line breaks are text', async () => {
+    const file = tempFile(
+      'control.csv',
+      'phone,data1,data2\n13800000001,a\u0000b,ok\n13800000002,ok,\u001b[31m\n13800000003,x\u007f,ok\n13800000004,\u0085,ok\n13800000005,"tab\tand\r\nbreak",ok\n',
+    );
+    const rows = await allRows(file);
+    assert.equal(rows[0]!.error, 'data1 holds a control character (U+0000) that a message cannot carry: remove it');
+    assert.match(rows[1]!.error ?? '', /^data2 holds a control character \(U\+001B\)/);
+    assert.match(rows[2]!.error ?? '', /\(U\+007F\)/);
+    assert.match(rows[3]!.error ?? '', /\(U\+0085\)/);
+    assert.equal(rows[4]!.error, undefined);
+    assert.deepEqual(rows[4]!.datas, ['tab\tand\r\nbreak', 'ok']);
+  });
+
+  it('refuses a template value longer than maxValueChars (default 500), counted in characters', async () => {
+    const long = '字'.repeat(501);
+    const emoji = '😀'.repeat(500); // 1,000 UTF-16 units, 500 characters
+    const rows = await allRows(tempFile('long.csv', `phone,data1\n13800000001,${long}\n13800000002,${emoji}\n13800000003,${'a'.repeat(100_000)}\n`));
+    assert.equal(rows[0]!.error, 'data1 is 501 characters long, more than the 500 allowed (SMSDROP_MAX_VALUE_CHARS): a cell that took in more than it should?');
+    assert.equal(rows[1]!.error, undefined);
+    assert.match(rows[2]!.error ?? '', /is 100000 characters long/);
+    const lowered = await allRows(tempFile('long2.csv', 'phone,data1\n13800000001,abcdef\n13800000002,abcde\n'), { maxValueChars: 5 });
+    assert.deepEqual(lowered.map((r) => r.error === undefined), [false, true]);
+  });
+
   it('joins several problems of one row', async () => {
     const rows = await allRows(tempFile('two-problems.csv', 'phone,template,app\nabc,,\n'), { defaultTemplateId: undefined, defaultAppId: undefined });
     assert.equal(rows[0]?.error, 'phone number contains characters other than digits; template id is empty and no default templateId is set; app id is empty and no default appId is set');
