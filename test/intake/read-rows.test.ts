@@ -311,6 +311,30 @@ describe('readRows: refused files', () => {
     assert.match((await refusal(tempFile('header-only.csv', '手机号,参数1\r\n'))).message, /header row but no rows under it/);
     assert.match((await refusal(tempFile('header-blank.csv', '手机号,参数1\n\n,,\n'))).message, /header row but no rows under it/);
   });
+  it('skips title rows above the header (up to 5), as some systems export; line numbers stay the file\'s', async () => {
+    const file = tempFile('titled.csv', '客户短信名单,,\n导出时间 2026-11-26,,\nphone,data1,data2\n13800000001,a,b\n13800000002,c,d\n');
+    const rows = await allRows(file);
+    assert.deepEqual(rows.map((r) => [r.line, r.phone, r.datas, r.error]), [
+      [4, '13800000001', ['a', 'b'], undefined],
+      [5, '13800000002', ['c', 'd'], undefined],
+    ]);
+    const five = tempFile('five-titles.csv', `${'title\n'.repeat(5)}phone\n13800000001\n`);
+    assert.deepEqual((await allRows(five)).map((r) => r.line), [7]);
+  });
+
+  it('refuses a file whose first 6 rows name no phone column, for its first row, saying title rows are skipped only so far', async () => {
+    const err = await refusal(tempFile('late-header.csv', `${'title\n'.repeat(6)}phone\n13800000001\n`));
+    assert.match(err.message, /late-header\.csv, line 1: no phone column: the first row must be a header .*none of the first 6 rows names one \(title rows above the header are skipped, no more than 5\)/);
+    assert.equal(err.code, 'E_NO_PHONE_COLUMN');
+    const data = await refusal(tempFile('no-header.csv', '13800000001,a\n13800000002,b\n'));
+    assert.match(data.message, /line 1: no phone column.*the first row looks like data: add a header row/);
+  });
+
+  it('a title row does not hide another problem of the header below it', async () => {
+    const err = await refusal(tempFile('two-phones.csv', 'title\nphone,mobile\n13800000001,13800000002\n'));
+    assert.match(err.message, /line 2: two phone columns/);
+  });
+
   it('refuses a header without a phone column, naming the header line', async () => {
     const err = await refusal(tempFile('nophone.csv', '\nname,data1\nx,y\n'));
     assert.match(err.message, /nophone\.csv, line 2: no phone column/);
@@ -365,8 +389,12 @@ describe('readRows: refused files', () => {
     assert.match(err.message, /one-line\.csv, line 2: a record that starts here or after is longer than 1 MB/);
   });
   it('refuses a workbook and UTF-16 text with what to do instead', async () => {
-    assert.match((await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')))).message, /Excel workbook.*Save As, CSV/);
-    assert.match((await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])))).message, /\.xls/);
+    const book = await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')));
+    assert.match(book.message, /this is an Excel workbook: save it as CSV UTF-8/);
+    assert.equal(book.code, 'E_FILE_EXCEL');
+    const old = await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])));
+    assert.match(old.message, /Excel workbook: save it as CSV UTF-8.*\.xls/);
+    assert.equal(old.code, 'E_FILE_EXCEL');
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('phone\r\n', 'utf16le')]);
     assert.match((await refusal(tempFile('utf16.csv', utf16))).message, /UTF-16/);
   });
