@@ -1,5 +1,5 @@
 // The business checks on a well-formed request, in the provider's order: app, template, variables,
-// numbers, reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
+// numbers (an international one only alone: 160059), reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
 import type { Submission } from './wire.js';
 
 /** The spec's limit of numbers per request (the simulator's default). */
@@ -59,6 +59,7 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (numbers.length > catalogue.maxNumbers) return fail('160048');
   if (!VALID_LIST.test(s.to)) return fail('160042');
   if (hasDuplicate(numbers)) return fail('160045');
+  if (numbers.length > 1 && numbers.some((n) => n.startsWith('00'))) return fail('160059'); // international messages cannot go in bulk
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
   if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');

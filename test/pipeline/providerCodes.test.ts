@@ -66,3 +66,24 @@ describe('a code the tables do not explain', () => {
     }
   });
 });
+
+describe('international numbers (SMSDROP_ALLOW_INTERNATIONAL on)', () => {
+  it('go one per request, the others still in bulk; 160070 fails that number alone, with its code', async () => {
+    const international = ['+44 20 7946 0001', '0085212345678', '+1 415 555 0123', '0044207946000'];
+    const sim = await startSim({ numberCodes: { '0044207946000': '160070' } });
+    try {
+      const dir = tempDir();
+      const mainland = numbers(6);
+      const rows = [...mainland.slice(0, 3), ...international, ...mainland.slice(3)];
+      const result = await runCli(['send', writeCsv(dir, 'i.csv', csvOf(rows)), '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_ALLOW_INTERNATIONAL: 'on' }));
+      assert.deepEqual([result.json!.accepted, result.json!.failed], [9, 1], result.stderr);
+      const lists = sim.records.map((r) => r.to.join(',')).sort();
+      assert.deepEqual(lists, ['0014155550123', '00442079460001', '0085212345678', mainland.join(',')].sort(), 'each international number alone, the mainland ones in one request');
+      assert.equal(sim.requestCount, 5, 'one refused request for 160070, no 160059 and no halving');
+      const report = JSON.parse((await runCli(['report', 'i.csv', '--format', 'json'], envFor(sim, path.join(dir, 'data')))).stdout) as { failures: Array<{ status_code: string; count: number }> };
+      assert.deepEqual(report.failures.map((f) => [f.status_code, f.count]), [['160070', 1]]);
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -191,7 +191,7 @@ describe('simulator: business checks', () => {
     for (const to of ['12800000001', '1380000001', '+8613800000001', '13800000001,', '13800000001, 13800000002', '0012345', '00' + '1'.repeat(16)]) {
       assert.equal((await send(to)).code, '160042', to);
     }
-    assert.equal((await send('0044207946000,13800000001')).code, '000000');
+    assert.equal((await send('0044207946000')).code, '000000');
   });
 
   test('160045: a number repeated', async () => {
@@ -203,12 +203,18 @@ describe('simulator: business checks', () => {
     assert.equal((await send('13800000001', { reqId: 'y'.repeat(32) }, 'xml')).code, '000000');
   });
 
+  test('160059: an international number in a request with others (bulk); alone it goes', async () => {
+    assert.equal((await send('13800000001,0044207946000')).code, '160059');
+    assert.equal((await send('0085212345678,0044207946000')).code, '160059');
+    assert.equal((await send('0085212345678')).code, '000000');
+  });
+
   test('160034: a blocked number', async () => {
     assert.equal((await send('13800000001,13900000009')).code, '160034');
   });
 
   test('an accepted request is recorded with its split numbers, data and reqId', async () => {
-    assert.equal((await send('13800000011,0085212345678', { datas: ['p', 'q'], reqId: 'rec-1' })).code, '000000');
+    assert.equal((await send('13800000011,13800000012', { datas: ['p', 'q'], reqId: 'rec-1' })).code, '000000');
     const r = sim.records.at(-1)!;
     assert.deepEqual({ ...r, time: undefined, smsMessageSid: undefined }, {
       time: undefined,
@@ -216,7 +222,7 @@ describe('simulator: business checks', () => {
       appId: APP,
       templateId: '1',
       datas: ['p', 'q'],
-      to: ['13800000011', '0085212345678'],
+      to: ['13800000011', '13800000012'],
       reqId: 'rec-1',
     });
     assert.equal(r.time, '2024-05-01T12:00:00.000Z');
