@@ -61,6 +61,12 @@ export function isKnownStatusCode(code: string): boolean {
   return tableClassOf(code) !== undefined;
 }
 
+/**
+ * "Too many concurrent requests" and "calls too close together": besides the retry, the sender
+ * lowers the requests it keeps in flight (send/concurrency.ts).
+ */
+export const CONCURRENCY_CODES: ReadonlySet<string> = new Set(['111111', '111112', '111114', '111116']);
+
 /** What an operator should do about a batch answered with a code of this class. */
 export const CLASS_ADVICE: Record<RejectionClass, string> = {
   'account-fatal': 'account or application problem: sending stopped, fix the account settings and resume',
