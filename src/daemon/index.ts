@@ -75,6 +75,8 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
     onTailWait: (file, ms) =>
       log.info(`${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`, { event: 'file-tail-wait', dropped: path.basename(file) }),
     onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
+    onNotAFile: (entry, what) =>
+      log.warn(`inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`, { event: 'inbox-not-a-file', entry: path.basename(entry) }),
   });
   if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
 

@@ -19,6 +19,7 @@ import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt, noteTaken 
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
+import { EXCEL_ADVICE } from '../intake/index.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -53,8 +54,9 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
   try {
     if (!isCsvName(dropped)) {
       const name = moveUnique(inboxFile, folders.failed, dropped, [folders.processing, folders.done]);
-      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, 'not a .csv file; only .csv files are sent', 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.'));
-      log.warn(`failed ${dropped}: not a .csv file; moved to failed/${name}`, { event: 'file-failed', file: name, dropped });
+      const { reason, advice } = notCsvNote(dropped);
+      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, reason, advice));
+      log.warn(`failed ${dropped}: ${reason}; moved to failed/${name}`, { event: 'file-failed', file: name, dropped });
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
@@ -67,6 +69,14 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
     else log.error(`cannot take ${dropped}: ${describeError(err)}; it stays in inbox/ until the next start`, { event: 'file-failed', dropped });
     return undefined;
   }
+}
+
+const EXCEL_NAME = /\.(xlsx|xlsm|xls)$/i;
+
+/** Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV, anything else renamed. */
+function notCsvNote(name: string): { reason: string; advice: string } {
+  if (EXCEL_NAME.test(name)) return { reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
+  return { reason: 'not a .csv file; only .csv files are sent', advice: 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.' };
 }
 
 /** Runs a file of processing/ through the pipeline and files it. Never throws. */

@@ -5,7 +5,9 @@
 // rename shows up as a new file. Files already there at start are reported the same way.
 // A file that does not end with a line break may be a copy paused inside its last row: it must
 // stay unchanged TAIL_WAIT_FACTOR times longer before it is reported (settledTail).
-import { openSync, closeSync, readSync, statSync } from 'node:fs';
+// What is never taken is said once (onNotAFile): a folder, and a symbolic link to nothing, which
+// chokidar reports not at all (it is looked for at start and whenever the folder changes).
+import { openSync, closeSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FSWatcher, watch } from 'chokidar';
@@ -22,6 +24,8 @@ export interface WatchOptions {
   /** A stable file without a line break at its end waits `ms` more before it is reported. */
   onTailWait?(file: string, ms: number): void;
   onError(err: Error): void;
+  /** An entry of inbox/ that is never taken (`what`: "a folder", "a symbolic link to nothing"); told once per entry. */
+  onNotAFile?(entry: string, what: string): void;
 }
 
 /** How long a file must stay unchanged, and how often its size is looked at meanwhile. */
@@ -54,7 +58,11 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
     });
   });
   watcher.on('error', (err) => options.onError(err instanceof Error ? err : new Error(String(err))));
+  const notAFile = notAFileTeller(root, options.onNotAFile);
+  watcher.on('addDir', (dir) => notAFile.folder(path.resolve(dir)));
+  watcher.on('raw', () => notAFile.lookForBrokenLinks());
   await new Promise<void>((resolve) => watcher.once('ready', () => resolve()));
+  notAFile.lookForBrokenLinks();
   let closing: Promise<void> | undefined;
   return {
     close: () => {
@@ -62,6 +70,44 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
       return (closing ??= watcher.close());
     },
   };
+}
+
+/** Tells each folder and link to nothing in inbox/ once (ignored names left out). */
+function notAFileTeller(root: string, tell: WatchOptions['onNotAFile']) {
+  const told = new Set<string>();
+  const once = (entry: string, what: string) => {
+    if (!tell || told.has(entry) || isIgnoredName(path.basename(entry))) return;
+    told.add(entry);
+    tell(entry, what);
+  };
+  return {
+    folder: (dir: string) => {
+      if (dir !== root && path.dirname(dir) === root) once(dir, 'a folder');
+    },
+    lookForBrokenLinks: () => {
+      if (!tell) return;
+      for (const link of brokenLinksIn(root)) once(link, 'a symbolic link to nothing');
+    },
+  };
+}
+
+/** Symbolic links directly in `dir` whose target does not exist; [] when dir cannot be read. */
+function brokenLinksIn(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isSymbolicLink())
+      .map((entry) => path.join(dir, entry.name))
+      .filter((link) => {
+        try {
+          statSync(link);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+  } catch {
+    return [];
+  }
 }
 
 /**

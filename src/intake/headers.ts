@@ -2,7 +2,7 @@
 // template values. Names are matched loosely (case, spaces, _ and - ignored; English and Chinese
 // aliases) because people type them; anything ambiguous refuses the file rather than guess,
 // since a wrong guess would send wrong text to real phones.
-import { FileRefusedError } from './errors.js';
+import { FileRefusedError, type RefusalCode } from './errors.js';
 
 export interface ColumnMap {
   phone: number;
@@ -46,8 +46,8 @@ export function normaliseHeaderName(name: string): string {
   return name.replace(IGNORED, '').toLowerCase();
 }
 
-function refuse(message: string): never {
-  throw new FileRefusedError('', message, 1);
+function refuse(message: string, code?: RefusalCode): never {
+  throw new FileRefusedError('', message, 1, code);
 }
 
 const quoted = (header: string[], columns: number[]): string => columns.map((i) => `"${header[i]}"`).join(' and ');
@@ -81,6 +81,7 @@ function refuseNoPhone(header: string[]): never {
       '手机, 手机号, 手机号码, 电话 or 号码' +
       (looksLikeData ? ' (the first row looks like data: add a header row)' : '') +
       otherSeparatorHint(header),
+    'E_NO_PHONE_COLUMN',
   );
 }
 

@@ -12,12 +12,12 @@ import { open } from 'node:fs/promises';
 import { Transform, pipeline, type Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { unguardCell } from '../csvio/guard.js';
-import { FileRefusedError } from './errors.js';
+import { FileRefusedError, type RefusalCode } from './errors.js';
 import { mapHeader } from './headers.js';
 import { openQuoteLine } from './quotes.js';
 import { buildRow, extraColumnNames, flagSwallowedRows, isBlankRecord, type IntakeOptions, type IntakeRow, type RowShape } from './row.js';
 
-export { FileRefusedError } from './errors.js';
+export { FileRefusedError, type RefusalCode } from './errors.js';
 export { inspectFile, type FileInspection } from './inspect.js';
 export { mapHeader, type ColumnMap } from './headers.js';
 export { normalisePhone, type PhoneResult } from './phone.js';
@@ -41,10 +41,20 @@ const READ_SIZE = 64 * 1024;
 // before it takes the memory of the whole file (a 200 MB line took 2.2 GB).
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
+/**
+ * Rows a spreadsheet's export may put above the header (a title, a date, a blank-looking line of
+ * labels): the header is the first of the first TITLE_ROWS_AT_MOST + 1 rows that names a phone
+ * column. Further down, a file without one is refused as before.
+ */
+export const TITLE_ROWS_AT_MOST = 5;
+
+/** What to do with an Excel workbook: CSV UTF-8 keeps Chinese text as it is. */
+export const EXCEL_ADVICE = 'this is an Excel workbook: save it as CSV UTF-8 (in Excel: File, Save As, "CSV UTF-8 (Comma delimited)") and drop the .csv file';
+
 /** File types people drop by mistake, told apart by their first bytes. */
-const WRONG_KINDS: Array<{ magic: number[]; reason: string }> = [
-  { magic: [0x50, 0x4b, 0x03, 0x04], reason: 'this is an Excel workbook (.xlsx) or another zip file, not CSV: in Excel use Save As, CSV' },
-  { magic: [0xd0, 0xcf, 0x11, 0xe0], reason: 'this is an old Excel workbook (.xls), not CSV: in Excel use Save As, CSV' },
+const WRONG_KINDS: Array<{ magic: number[]; reason: string; code?: RefusalCode }> = [
+  { magic: [0x50, 0x4b, 0x03, 0x04], reason: `${EXCEL_ADVICE} (or it is another zip file, not CSV)`, code: 'E_FILE_EXCEL' },
+  { magic: [0xd0, 0xcf, 0x11, 0xe0], reason: `${EXCEL_ADVICE} (an old .xls workbook)`, code: 'E_FILE_EXCEL' },
   { magic: [0xff, 0xfe], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8' },
   { magic: [0xfe, 0xff], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8' },
 ];
@@ -64,7 +74,7 @@ async function sniffFile(file: string): Promise<void> {
     throw new FileRefusedError(file, `cannot read the file: ${(err as Error).message}`);
   }
   const wrong = WRONG_KINDS.find(({ magic }) => length >= magic.length && magic.every((b, i) => head[i] === b));
-  if (wrong) throw new FileRefusedError(file, wrong.reason);
+  if (wrong) throw new FileRefusedError(file, wrong.reason, undefined, wrong.code);
 }
 
 /** GB18030 bytes to text; csv-parse then reads the text as UTF-8. */
@@ -134,8 +144,37 @@ function headerShape(file: string, cells: readonly string[], line: number, optio
     options.onHeader?.(map, shape.extraNames);
     return shape;
   } catch (err) {
-    if (err instanceof FileRefusedError) throw new FileRefusedError(file, err.reason, line);
+    if (err instanceof FileRefusedError) throw new FileRefusedError(file, err.reason, line, err.code);
     throw err;
+  }
+}
+
+/**
+ * Finds the header among the first rows: the rows before it that name no phone column are title
+ * rows (see TITLE_ROWS_AT_MOST). `refusedFirst` is the first such row's refusal, kept so that a
+ * file without any header is refused for its first row, as it always was.
+ */
+class HeaderSearch {
+  titleRows = 0;
+  refusedFirst: FileRefusedError | undefined;
+
+  /** The shape, or undefined for a title row; throws once the header cannot be further down. */
+  take(file: string, cells: readonly string[], line: number, options: IntakeOptions): RowShape | undefined {
+    try {
+      return headerShape(file, cells, line, options);
+    } catch (err) {
+      if (!(err instanceof FileRefusedError) || err.code !== 'E_NO_PHONE_COLUMN') throw err;
+      this.refusedFirst ??= err;
+      if (this.titleRows++ < TITLE_ROWS_AT_MOST) return undefined;
+      throw this.noHeader();
+    }
+  }
+
+  /** The refusal of a file whose first rows name no phone column. */
+  noHeader(): FileRefusedError {
+    const first = this.refusedFirst!;
+    const why = `${first.reason}; none of the first ${TITLE_ROWS_AT_MOST + 1} rows names one (title rows above the header are skipped, no more than ${TITLE_ROWS_AT_MOST})`;
+    return new FileRefusedError(first.file, why, first.line, first.code);
   }
 }
 
@@ -166,6 +205,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   await sniffFile(file);
   let line = 0; // last physical line consumed
   let shape: RowShape | undefined;
+  const header = new HeaderSearch();
   let chunk: IntakeRow[] = [];
   let anyRow = false;
   try {
@@ -174,7 +214,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
       line = start + extraLines(cells);
       if (isBlankRecord(cells)) continue;
       if (shape === undefined) {
-        shape = headerShape(file, cells, start, options);
+        shape = header.take(file, cells, start, options);
         continue;
       }
       const row = buildRow(cells, start, shape);
@@ -189,6 +229,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   } catch (err) {
     throw await asRefusal(file, err, line + 1, options);
   }
+  if (shape === undefined && header.refusedFirst) throw header.noHeader();
   if (shape === undefined) throw new FileRefusedError(file, 'the file is empty: a header row is required');
   if (chunk.length > 0) yield chunk;
   else if (!anyRow) throw new FileRefusedError(file, 'the file has a header row but no rows under it: nothing to send (was the export cut short?)');

@@ -10,6 +10,8 @@ export interface IntakeOptions {
   defaultAppId?: string;
   defaultTemplateId?: string;
   allowInternational: boolean;
+  /** A template value longer than this (in characters) makes its row invalid; default DEFAULT_MAX_VALUE_CHARS. */
+  maxValueChars?: number;
   /** Called once with the mapped header before any row; extraNames are the keys of IntakeRow.extras. */
   onHeader?: (map: ColumnMap, extraNames: string[]) => void;
   /** Read only the first `bytes` bytes (the ones inspected), whatever was added since. */
@@ -141,6 +143,8 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
   if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
   const gap = emptyValueBeforeFilled(row.datas);
   if (gap !== undefined) errors.push(`${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`);
+  const unsendable = unsendableValue(row.datas, map, options.maxValueChars ?? DEFAULT_MAX_VALUE_CHARS);
+  if (unsendable !== undefined) errors.push(unsendable);
   const damaged = scientificValue(row.datas);
   if (damaged !== undefined) errors.push(scientificError(map, damaged, row.datas[damaged]!));
   if (errors.length > 0) {
@@ -158,6 +162,34 @@ const UNDECODABLE = "a value holds bytes that are not text in the file's encodin
 function holdsUndecodable(datas: readonly string[], templateId: string | undefined, appId: string | undefined): boolean {
   for (let i = 0; i < datas.length; i++) if (datas[i]!.includes(REPLACEMENT)) return true;
   return (templateId?.includes(REPLACEMENT) ?? false) || (appId?.includes(REPLACEMENT) ?? false);
+}
+
+/**
+ * Characters of one template value at most, by default: a whole long message of several segments
+ * is a few hundred characters, so a longer value is a column that took in more than it should (a
+ * note, a pasted document), not text meant for a phone.
+ */
+export const DEFAULT_MAX_VALUE_CHARS = 500;
+// C0 controls but tab, LF and CR (a value may hold tabs and line breaks), DEL, and the C1 controls:
+// a NUL or an escape has no place in a message, and the provider's handling of it is unknown.
+const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
+
+/** Why a template value cannot be sent as it is (a control character, or too long), if one cannot. */
+function unsendableValue(datas: readonly string[], map: ColumnMap, maxChars: number): string | undefined {
+  for (let i = 0; i < datas.length; i++) {
+    const value = datas[i]!;
+    const control = CONTROL_CHARACTER.exec(value);
+    if (control) return `${valueName(map, i)} holds a control character (${codePointName(control[0])}) that a message cannot carry: remove it`;
+    if (value.length > maxChars && [...value].length > maxChars) {
+      return `${valueName(map, i)} is ${[...value].length} characters long, more than the ${maxChars} allowed (SMSDROP_MAX_VALUE_CHARS): a cell that took in more than it should?`;
+    }
+  }
+  return undefined;
+}
+
+/** "U+0000" */
+function codePointName(ch: string): string {
+  return `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 /**

@@ -250,6 +250,23 @@ export function createRowWriter(db: Journal, fileId: number, options: RowWriterO
     if (state.phones.length >= limits.maxPerRequest) closeBatch(state);
   }
 
+  /**
+   * Places the number in a batch and returns its id. An international number (00...) goes alone
+   * in a batch of its own: the provider refuses international messages in bulk (160059).
+   */
+  function batchForNumber(state: GroupState, phone: string, now: string): number {
+    if (!phone.startsWith('00')) {
+      const batchId = openBatchOf(state, now);
+      addToBatch(state, phone);
+      return batchId;
+    }
+    const batchId = Number(insertBatch.run(fileId, state.groupId, newReqId(), now, now).lastInsertRowid);
+    writePhones.run(batchId, phone);
+    writeCount.run(1, batchId);
+    closed.set(batchId, bulkCommits(db));
+    return batchId;
+  }
+
   function placeValidRow(row: RowToJournal, state: GroupState, extras: string | null, now: string): void {
     const phone = row.phone!;
     // Before the filter: a later row with the same number repeats the earlier file's row too.
@@ -272,8 +289,7 @@ export function createRowWriter(db: Journal, fileId: number, options: RowWriterO
     }
     seen.add(state.groupId, phone);
     state.fresh = false;
-    rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, openBatchOf(state, now), null]);
-    addToBatch(state, phone);
+    rowsOut.add([fileId, row.line, row.phoneRaw, phone, state.groupId, ROW_INTAKE.valid, null, extras, batchForNumber(state, phone, now), null]);
   }
 
   /**
@@ -314,10 +330,9 @@ export function createRowWriter(db: Journal, fileId: number, options: RowWriterO
         firstRowOf.set(key, d.rowId);
         const g = groupById.get(d.groupId) as { app_id: string; template_id: string; datas: string };
         const state = groupOf(g.app_id, g.template_id, JSON.parse(g.datas) as string[]);
-        const batchId = openBatchOf(state, now);
+        const batchId = batchForNumber(state, d.phone, now);
         setBatch.run(batchId, d.rowId);
         joined.add(batchId);
-        addToBatch(state, d.phone);
       }
     } finally {
       db.exec(`DROP TABLE temp.${keys}`);

@@ -335,6 +335,7 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
     encoding: inspection.encoding,
     bytes: inspection.size,
     allowInternational: ctx.config.allowInternational,
+    maxValueChars: ctx.config.maxValueChars,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
   };

@@ -1,7 +1,7 @@
 // What a sending process holds: the journal, the provider connection, one request-concurrency
 // limit and one pacing limiter shared by every file, the account pause switch, and the logger.
 // Released last-in first-out by close(), which may be called twice.
-import pLimit from 'p-limit';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { EXIT, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
@@ -10,6 +10,7 @@ import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
+import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
@@ -43,12 +44,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
     takeUpIntents(db, config, options.log, stop);
-    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false });
+    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false, onUnknownCode: unknownCodeLogger(options.log) });
+    const limit = pLimit(config.concurrency);
     const context: PipelineContext = {
       db,
       client: provider.client,
       config,
-      limit: pLimit(config.concurrency),
+      limit,
+      concurrency: adaptiveConcurrencyOf(limit, config, options.log),
       rateLimiter: rateLimiterOf(config, db, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
@@ -75,6 +78,23 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     lock.release();
     throw err;
   }
+}
+
+/** Requests in flight, halved when the provider says there are too many, said in the log each time they change. */
+function adaptiveConcurrencyOf(limit: LimitFunction, config: Config, log: Logger): AdaptiveConcurrency {
+  return new AdaptiveConcurrency(limit, config.concurrency, ({ from, to, statusCode }) => {
+    if (statusCode) log.warn(`provider answered ${statusCode} (too many requests at once): requests in flight lowered from ${from} to ${to}; they grow back one at a time`, { event: 'concurrency-lowered', from, to, statusCode });
+    else log.info(`requests in flight raised from ${from} to ${to} (at most ${config.concurrency}, SMSDROP_CONCURRENCY)`, { event: 'concurrency-raised', from, to });
+  });
+}
+
+/** One warning per status code the code tables do not explain (provider/codes.ts). */
+function unknownCodeLogger(log: Logger): (statusCode: string) => void {
+  return (statusCode) =>
+    log.warn(`unknown provider code ${JSON.stringify(statusCode.slice(0, 40))}: not in the code tables, so its batches are failed without a retry (treated as batch-rejected); see docs/provider-codes.md`, {
+      event: 'unknown-provider-code',
+      statusCode: statusCode.slice(0, 40),
+    });
 }
 
 function commitBulkQuietly(db: Journal): void {

@@ -17,7 +17,7 @@ import type { Dispatcher, Pool as PoolType } from 'undici';
 const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
 import { redactSecrets, registerSecret } from '../log/redact.js';
 import { baseUrlProblem } from './baseUrl.js';
-import { classifyStatusCode } from './codes.js';
+import { classifyStatusCode, isKnownStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
 import { acceptHeader, contentType, encodeBody, hasXmlInvalidChar } from './encode.js';
 import { formatTimestamp, signRequest } from './sign.js';
@@ -43,6 +43,8 @@ export interface ProviderClientOptions {
   connections?: number;
   /** Clock, for tests; called once per send. */
   now?: () => Date;
+  /** Told the first time the provider answers a status code the code tables do not explain. */
+  onUnknownCode?: (statusCode: string) => void;
 }
 
 export interface ProviderClient {
@@ -76,10 +78,23 @@ export function createProviderClient(o: ProviderClientOptions): ProviderClient {
     bodyTimeout: o.responseTimeoutMs,
   });
   const now = o.now ?? (() => new Date());
+  const noticeUnknown = unknownCodeNotice(o.onUnknownCode);
   let closing: Promise<void> | undefined;
   return {
-    send: (req, options) => sendSafely(pool, o, setup, now, req, options?.signal),
+    send: (req, options) => sendSafely(pool, o, setup, now, req, options?.signal).then(noticeUnknown),
     close: () => (closing ??= pool.close().catch(() => undefined)),
+  };
+}
+
+/** Passes outcomes through, telling `tell` once per status code the tables do not explain. */
+function unknownCodeNotice(tell: ((statusCode: string) => void) | undefined): (outcome: SendOutcome) => SendOutcome {
+  const told = new Set<string>();
+  return (outcome) => {
+    if (tell && outcome.kind === 'rejected' && !outcome.local && !told.has(outcome.statusCode) && !isKnownStatusCode(outcome.statusCode)) {
+      told.add(outcome.statusCode);
+      tell(outcome.statusCode);
+    }
+    return outcome;
   };
 }
 
@@ -154,7 +169,7 @@ function checkPem(pem: string, what: string): string {
 
 // ---------------------------------------------------------------------------------------------
 // Local refusals: requests the provider would refuse anyway are answered here with the code the
-// provider would use, so they never cost a request or an ambiguous outcome. The reqId length
+// provider would use (and its class), so they never cost a request or an ambiguous outcome. The reqId length
 // (160055) and number formats (160042) are left to the provider, which owns those rules.
 
 interface Refusal {
@@ -164,7 +179,7 @@ interface Refusal {
 
 function refuseLocally(req: TemplateSmsRequest, maxPerRequest: number, format: BodyFormat): Refusal | undefined {
   const r = (statusCode: string, statusMsg: string): Refusal => ({ statusCode, statusMsg });
-  if (!Array.isArray(req.to) || req.to.length === 0) return r('112300', 'no recipient numbers');
+  if (!Array.isArray(req.to) || req.to.length === 0) return r('112306', 'no recipient numbers');
   if (req.to.length > maxPerRequest) return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
   if (req.to.some((n) => typeof n !== 'string' || n.trim() === '' || n.includes(','))) {
     return r('160042', 'a recipient number is empty or contains a comma');
@@ -195,7 +210,7 @@ async function sendSafely(
   const secrets = [o.authToken];
   try {
     const refusal = refuseLocally(req, o.maxPerRequest, o.format);
-    if (refusal) return { kind: 'rejected', codeClass: 'batch-rejected', local: true, ...refusal };
+    if (refusal) return { kind: 'rejected', codeClass: classifyStatusCode(refusal.statusCode), local: true, ...refusal };
     if (signal?.aborted) return { kind: 'not-sent', reason: 'aborted before sending' };
     const { sig, authorization } = signRequest(o.accountSid, o.authToken, formatTimestamp(now(), o.timezone));
     secrets.push(sig, authorization);
@@ -285,7 +300,8 @@ function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutc
   if (decoded.statusCode === '000000') {
     return { kind: 'accepted', statusCode: '000000', smsMessageSid: decoded.smsMessageSid ?? '', dateCreated: decoded.dateCreated ?? '' };
   }
-  const outcome: SendOutcome = { kind: 'rejected', statusCode: decoded.statusCode, codeClass: classifyStatusCode(decoded.statusCode) };
+  const statusCode = scrub(decoded.statusCode, secrets); // a code is never a secret, but an echoing server could make it one
+  const outcome: SendOutcome = { kind: 'rejected', statusCode, codeClass: classifyStatusCode(statusCode) };
   if (decoded.statusMsg !== undefined) outcome.statusMsg = scrub(decoded.statusMsg, secrets);
   return outcome;
 }

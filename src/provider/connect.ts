@@ -23,12 +23,14 @@ export interface ProviderConnection {
 export interface ConnectOptions {
   /** Keep the built-in simulator's accepted requests in memory (tests); off, its memory stays flat. */
   keepSimulatorRecords?: boolean;
+  /** Told the first time the provider answers a status code the code tables do not explain. */
+  onUnknownCode?: (statusCode: string) => void;
 }
 
 export async function connectProvider(config: Config, options: ConnectOptions = {}): Promise<ProviderConnection> {
   registerSecret(config.authToken);
   if (!usesBuiltInSimulator(config)) {
-    const client = createProviderClient(clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!));
+    const client = createProviderClient({ ...clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!), ...unknownCodeOption(options) });
     return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: defaultAppIdFor(config), close: () => client.close() };
   }
   // Loaded only when used: a run against the real provider does not carry the simulator.
@@ -42,7 +44,7 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
     templates: BUILT_IN_TEMPLATES,
     keepRecords: options.keepSimulatorRecords ?? false,
   });
-  const client = createProviderClient(clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken));
+  const client = createProviderClient({ ...clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken), ...unknownCodeOption(options) });
   return {
     client,
     simulator,
@@ -68,4 +70,8 @@ function clientOptions(config: Config, baseUrl: string, accountSid: string, auth
     ...(config.caFile ? { caFile: config.caFile } : {}),
     ...(config.timezone ? { timezone: config.timezone } : {}),
   };
+}
+
+function unknownCodeOption(options: ConnectOptions): { onUnknownCode?: (statusCode: string) => void } {
+  return options.onUnknownCode ? { onUnknownCode: options.onUnknownCode } : {};
 }

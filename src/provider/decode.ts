@@ -97,10 +97,10 @@ function optionalString(v: unknown): string | undefined | null {
 function checkFields(f: Record<string, unknown>, format: BodyFormat): DecodeResult {
   const child = format === 'json' ? 'templateSMS' : 'TemplateSMS';
   if (typeof f.statusCode !== 'string' || f.statusCode === '') return malformed('statusCode missing or not a string');
+  // statusMsg is only ever shown: one that is not text (null, a number) leaves a clear code clear.
   const statusMsg = optionalString(f.statusMsg);
-  if (statusMsg === null) return malformed('statusMsg is not a string');
   const out: DecodedResponse = { statusCode: f.statusCode };
-  if (statusMsg !== undefined) out.statusMsg = statusMsg;
+  if (typeof statusMsg === 'string') out.statusMsg = statusMsg;
   if (f.statusCode !== '000000') return out;
   if (!isRecord(f.success)) return malformed(`statusCode 000000 without a ${child} object`);
   const sid = optionalString(f.success.smsMessageSid);

@@ -25,13 +25,14 @@ export type RejectionClass =
   | 'number-rejected'
   | 'batch-rejected'
   | 'duplicate-request'
-  | 'ambiguous';
+  | 'ambiguous'
+  | 'outside-hours';
 
 /**
  * The one result of a send call. The client never throws: every path ends in one of these.
  * - accepted: statusCode 000000.
  * - rejected: the server answered with another statusCode (or the client refused the request
- *   before sending it, `local: true`, classed batch-rejected).
+ *   before sending it, `local: true`, classed as the provider's answer with that code would be).
  * - not-sent: nothing reached the server (connect refused/timeout, DNS, TLS handshake): safe to retry.
  * - in-doubt: the request may have been received (reset or timeout after writing, non-200,
  *   malformed body): retry only with the same reqId.

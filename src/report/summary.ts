@@ -1,7 +1,7 @@
 // What `smsdrop report` says, as data: one line per file from v_files, or for one file its counts,
 // its failures by status code with the code's class and what to do about it, the commonest
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
-import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS } from '../provider/codes.js';
+import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS, isKnownStatusCode } from '../provider/codes.js';
 import type { Journal } from '../journal/open.js';
 import { failureCounts, type FileLine, fileLine, invalidReasons, repeatsOf, requestTiming } from '../journal/reads.js';
 
@@ -65,7 +65,9 @@ export function adviceFor(status: 'failed' | 'unknown', code: string | null, fil
     'number-rejected': `Remove or ${fixRows}, or once the block is lifted: smsdrop retry ${fileId} --failed`,
     'batch-rejected': `Resending unchanged cannot help: ${fixRows}, or once fixed at the provider: smsdrop retry ${fileId} --failed`,
   };
-  return { class: cls, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
+  // Counted apart, so that a code the tables miss shows in the report instead of hiding in a class.
+  const shownClass = code !== null && !isKnownStatusCode(code) ? 'unknown provider code' : cls;
+  return { class: shownClass, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
 }
 
 function timingOf(db: Journal, fileId: number): Timing {

@@ -21,6 +21,7 @@ import { writeQueueFor } from '../journal/writeQueue.js';
 import { type Doubt, OUTCOME_STATES } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
+import type { AdaptiveConcurrency } from './concurrency.js';
 import { decideAfterAttempt, type RetrySettings, whyNotUnderOwnReqId } from './policy.js';
 import type { AccountPause, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
@@ -32,6 +33,8 @@ export interface SendContext {
   config: Config;
   /** Shared request concurrency (one p-limit for the whole process). */
   limit: LimitFunction;
+  /** Lowers and raises `limit` as the provider answers (send/concurrency.ts); none: it stays as set. */
+  concurrency?: AdaptiveConcurrency;
   rateLimiter: RateLimiter;
   pause: AccountPause;
   /** The hours in which requests may start (config sendWindow); none: any hour. */
@@ -165,6 +168,7 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
     now(),
   );
   noteProviderHealth(ctx.pause, outcome);
+  ctx.concurrency?.note(outcome);
   const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;

@@ -130,6 +130,10 @@ export function decideAfterAttempt(
       }
       if (batch.deferrals >= settings.rateLimitMaxDeferrals) return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
       return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
+    case 'outside-hours':
+      // The provider's hours for marketing messages, not the batch's fault: it waits, uncharged
+      // and without a deferral counted, however long until they come.
+      return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: `${message}: waits for the hours the provider allows` } };
     case 'number-rejected':
       return splitOrSettle(code, `${message}: split to isolate the rejected number(s)`, message);
     case 'batch-rejected':

@@ -10,7 +10,7 @@ const SMS_PATH = /^\/2013-12-26\/Accounts\/([^/]+)\/SMS\/TemplateSMS$/;
 const PLAIN_SMS_URL = /^\/2013-12-26\/Accounts\/([A-Za-z0-9]+)\/SMS\/TemplateSMS(?:\?sig=([A-Za-z0-9]*))?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const SID_AND_STAMP = /^([^:]+):([^:]+)$/;
+const SID_AND_STAMP = /^([^:]*):([^:]*)$/;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export interface SmsTarget {
@@ -69,6 +69,8 @@ export function checkAuth(input: AuthInput, account: Account): string | undefine
   const shape = SID_AND_STAMP.exec(decoded);
   if (!shape) return '111103';
   const [, sid = '', stamp = ''] = shape;
+  if (sid === '') return '111104';
+  if (stamp === '') return '111105';
   if (sid !== target.accountSid) return '111107';
   const signedAt = parseStamp(stamp, input.timeZone);
   if (signedAt === undefined) return '111113';

@@ -18,6 +18,7 @@ interface SimulateFlags {
   latencyMs?: string;
   blocked?: string;
   capped?: string;
+  answer?: string;
   maxNumbers: string;
   faults?: string;
   seed?: string;
@@ -42,6 +43,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
     .option('--max-numbers <n>', 'numbers per request above which 160048 is answered (older docs say 100)', '200')
     .option('--capped <numbers>', 'comma-separated numbers over their daily cap: a request holding one is answered 160040')
+    .option('--answer <spec>', 'NUMBER=CODE,...: a request holding NUMBER is answered CODE (e.g. 13800000077=111115)')
     .option('--faults <spec>', 'KIND[=CODE]@RATE,... e.g. http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01')
     .option('--seed <n>', 'seed of the fault PRNG, to replay a run')
     .option('--record <file>', 'append each accepted request to this file as a JSON line')
@@ -71,6 +73,17 @@ function parseLatency(text: string): [number, number] {
   return [min, max];
 }
 
+/** "13800000077=111115,..." -> { '13800000077': '111115' } */
+function parseNumberCodes(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of list(text)) {
+    const m = /^(\d+)=(\d{6})$/.exec(item);
+    if (!m || m[2] === '000000') throw new UsageError(`--answer expects NUMBER=CODE with a 6-digit failure code, got "${item}"`);
+    out[m[1]!] = m[2]!;
+  }
+  return out;
+}
+
 function list(text: string | undefined): string[] {
   return (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
@@ -94,6 +107,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.Proc
     templates: wrap('--templates', () => parseTemplates(flags.templates)),
     blocked: list(flags.blocked),
     capped: list(flags.capped),
+    numberCodes: parseNumberCodes(flags.answer ?? ''),
     maxNumbers: Math.max(1, wholeNumber('--max-numbers', flags.maxNumbers, 1000)),
     faults: wrap('--faults', () => parseFaults(flags.faults ?? '')),
     // Nothing reads them in this process (the record file is the CLI's record), and kept they
@@ -121,6 +135,8 @@ function describe(o: SimulatorOptions, sim: RunningSimulator, env: NodeJS.Proces
   lines.push(`templates: ${templates.join(', ')}`);
   if (o.blocked?.length) lines.push(`blocked numbers: ${o.blocked.length}`);
   if (o.capped?.length) lines.push(`capped numbers: ${o.capped.length}`);
+  const answers = Object.entries(o.numberCodes ?? {});
+  if (answers.length) lines.push(`numbers with a chosen answer: ${answers.map(([n, c]) => `${n}=${c}`).join(', ')}`);
   if (o.latencyMs) lines.push(`latency: ${o.latencyMs[0]}-${o.latencyMs[1]} ms`);
   if (o.faults?.length) lines.push(`faults: ${o.faults.map((f) => JSON.stringify(f)).join(' ')} (seed ${o.seed})`);
   if (o.recordFile) lines.push(`recording accepted requests to ${o.recordFile}`);

@@ -1,6 +1,7 @@
-// The provider simulator: a real HTTP(S) server that plays the Cloopen Template SMS service, strict
-// where the spec is strict, with the provider's status codes, a record of what it accepted, and
-// injectable faults (HTTP 500, business errors, cut connections, stalls) to test a sender against.
+// The provider simulator: a real HTTP(S) server that plays the Cloopen Template SMS service, as
+// lenient as the service where the official SDKs show it (wire.ts) and strict where it is, with the
+// provider's status codes, a record of what it accepted, and injectable faults (HTTP 500, business
+// errors, cut connections, stalls, a chosen code per number) to test a sender against.
 // Entry point: startSimulator. The checks live in auth.ts, wire.ts and rules.ts, in that order.
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -24,7 +25,7 @@ export type { AcceptedRecord, FaultKind, FaultRule, RunningSimulator, SimulatorO
 export { parseFaults, parseTemplates } from './faults.js';
 export { readRecordFile } from './record.js';
 
-/** Bodies beyond this are cut short, which the Content-Length check then answers with 160031. */
+/** Bodies beyond this are cut short, which the Content-Length check then answers with 112612. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
 /** smsMessageSid: 16 random bytes in hex. */
@@ -80,6 +81,9 @@ function validateOptions(o: SimulatorOptions): void {
     }
   }
   validateFaults(o.faults ?? []);
+  for (const [number, code] of Object.entries(o.numberCodes ?? {})) {
+    if (!/^\d{6}$/.test(code) || code === '000000') fail(`numberCodes[${number}] to be a 6-digit failure code`, code);
+  }
 }
 
 /** What the handler does with a request once it has decided. */
@@ -117,6 +121,7 @@ class Simulator implements RunningSimulator {
       templates: new Map(Object.entries(o.templates)),
       blocked: new Set(o.blocked ?? []),
       capped: new Set(o.capped ?? []),
+      numberCodes: new Map(Object.entries(o.numberCodes ?? {})),
       maxNumbers: o.maxNumbers ?? MAX_NUMBERS,
     };
     this.#chooseFault = createFaultChooser(o.faults ?? [], o.seed ?? randomBytes(4).readUInt32LE());
@@ -166,7 +171,7 @@ class Simulator implements RunningSimulator {
   /**
    * Bytes beyond a too-short Content-Length (a length counted in characters, not bytes) are read
    * as a next request that cannot parse. Node would answer a bare 400 at once, before the request
-   * in progress; answering that request first (160031) shows the client the real cause.
+   * in progress; answering that request first (112612) shows the client the real cause.
    */
   #onClientError(socket: Socket): void {
     if (this.#busy.has(socket)) {
@@ -221,13 +226,16 @@ class Simulator implements RunningSimulator {
     const tz = this.#o.timezone;
     const authCode = checkAuth({ target, authorization: req.headers.authorization, now, timeZone: tz }, this.#account);
     if (authCode) return errorReply(authCode, format);
-    const decoded = decodeSubmission(req.headers, body);
+    // Node parses the bytes after a too-short body (and reports them, #onClientError) before the
+    // body's end reaches this handler: the socket is marked broken by then.
+    const decoded = decodeSubmission(req.headers, body, this.#broken.has(req.socket));
     if (!decoded.ok) return errorReply(decoded.code, format);
     const today = dayOf(now, PROVIDER_ZONE); // the reqId's natural day is the provider's, in China, whatever zone the client signs in
     const verdict = judgeSubmission(decoded.submission, this.#catalogue, this.#memory, today);
     if (!verdict.ok) return errorReply(verdict.code, format);
     const record = this.#accept(decoded.submission, verdict.numbers, now, today);
-    return successReply(record.smsMessageSid, formatStamp(now, tz), format);
+    // The provider's clock, whatever zone the client signs in: dateCreated is China time.
+    return successReply(record.smsMessageSid, formatStamp(now, PROVIDER_ZONE), format);
   }
 
   #accept(s: Submission, to: string[], now: Date, today: string): AcceptedRecord {

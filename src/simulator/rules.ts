@@ -1,5 +1,5 @@
 // The business checks on a well-formed request, in the provider's order: app, template, variables,
-// numbers, reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
+// numbers (an international one only alone: 160059), reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
 import type { Submission } from './wire.js';
 
 /** The spec's limit of numbers per request (the simulator's default). */
@@ -19,6 +19,8 @@ export interface Catalogue {
   capped: ReadonlySet<string>;
   /** Numbers per request at most (160048 above). */
   maxNumbers: number;
+  /** Numbers answered with a chosen status code. */
+  numberCodes: ReadonlyMap<string, string>;
 }
 
 /** reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on. */
@@ -57,9 +59,14 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (numbers.length > catalogue.maxNumbers) return fail('160048');
   if (!VALID_LIST.test(s.to)) return fail('160042');
   if (hasDuplicate(numbers)) return fail('160045');
+  if (numbers.length > 1 && numbers.some((n) => n.startsWith('00'))) return fail('160059'); // international messages cannot go in bulk
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
   if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
   if (catalogue.capped.size > 0 && numbers.some((n) => catalogue.capped.has(n))) return fail('160040');
+  if (catalogue.numberCodes.size > 0) {
+    const chosen = numbers.find((n) => catalogue.numberCodes.has(n));
+    if (chosen !== undefined) return fail(catalogue.numberCodes.get(chosen)!);
+  }
   return { ok: true, numbers };
 }

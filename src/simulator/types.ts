@@ -31,6 +31,11 @@ export interface SimulatorOptions {
   blocked?: string[];
   /** Numbers over their daily cap: a request holding one is answered 160040, as a whole. */
   capped?: string[];
+  /**
+   * Numbers answered with a status code of choice: a request holding one is answered that code,
+   * as a whole (any code of the tables: 111115 IP not whitelisted, 160070, 160071...).
+   */
+  numberCodes?: Record<string, string>;
   /** Numbers per request above which 160048 is answered (default 200; older docs and the Java SDK say 100). */
   maxNumbers?: number;
   faults?: FaultRule[];

@@ -1,8 +1,10 @@
 // Header and body checks: which formats the request may use, Content-Length, and the body's shape
-// in JSON or XML. Anything the spec does not allow is answered 160031 ("body unparseable"), the
-// code the provider uses for a body it cannot read. A wrong Content-Length is 160031 as well (not
-// 111102, which is about the Authorization header): the body it frames is what cannot be read.
-// An empty body is 160030 ("body empty"), the provider's more precise code for that case.
+// in JSON or XML. As lenient as the real service where the official SDKs show it accepts a form
+// (bare `application/json`, a trailing `;`, `Accept: application/json;charset=UTF-8`), and strict
+// where it is: a missing or wrong Accept is 112610, Content-Type 112611, Content-Length 112612 (a
+// length counted in characters, not bytes, cuts the body short), a chunked body 112609. A body
+// that does not parse, or whose shape is not the spec's, is 160031 ("body unparseable"); an
+// empty body is 160030 ("body empty").
 import type { IncomingHttpHeaders } from 'node:http';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { WireFormat } from './reply.js';
@@ -19,8 +21,9 @@ export interface Submission {
 
 export type Decoded = { ok: true; submission: Submission } | { ok: false; code: string };
 
-const ACCEPT = /^\s*application\/(json|xml)\s*$/i;
-const CONTENT_TYPE = /^\s*application\/(json|xml)\s*;\s*charset\s*=\s*utf-8\s*$/i;
+// The type, then optionally a UTF-8 charset, then optionally a trailing ";" (the doc sample's form).
+const ACCEPT = /^\s*application\/(json|xml)\s*(?:;\s*charset\s*=\s*utf-8\s*)?;?\s*$/i;
+const CONTENT_TYPE = ACCEPT;
 // XML 1.0, UTF-8, optional standalone; nothing (not even a BOM or a blank) before it.
 const XML_PROLOG = /^<\?xml\s+version\s*=\s*(["'])1\.0\1\s+encoding\s*=\s*(["'])utf-8\2(\s+standalone\s*=\s*(["'])(yes|no)\4)?\s*\?>/i;
 // Unknown members are refused rather than ignored: a misspelt `reqid` would otherwise silently
@@ -50,12 +53,17 @@ export function replyFormat(headers: IncomingHttpHeaders): WireFormat {
 
 const bad = (code = '160031'): Decoded => ({ ok: false, code });
 
-/** Checks headers, framing and shape, in that order. */
-export function decodeSubmission(headers: IncomingHttpHeaders, body: Buffer): Decoded {
+/**
+ * Checks headers, framing and shape, in that order. `overrun`: bytes followed the body that
+ * Content-Length framed (a length counted in characters, not bytes), so the length was wrong.
+ */
+export function decodeSubmission(headers: IncomingHttpHeaders, body: Buffer, overrun = false): Decoded {
   const format = bodyFormat(headers['content-type']);
-  if (!acceptedFormat(headers.accept) || !format) return bad();
+  if (!acceptedFormat(headers.accept)) return bad('112610');
+  if (!format) return bad('112611');
+  if (/chunked/i.test(headers['transfer-encoding'] ?? '')) return bad('112609');
   const declared = headers['content-length'];
-  if (declared === undefined || !DIGITS.test(declared) || Number(declared) !== body.length) return bad();
+  if (overrun || declared === undefined || !DIGITS.test(declared) || Number(declared) !== body.length) return bad('112612');
   if (body.length === 0) return bad('160030');
   let text: string;
   try {

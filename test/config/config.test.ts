@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -136,11 +136,12 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ configDir: dir, env: {} }), /not valid JSON at line 3, column 1/);
   });
 
-  it('the README documents every setting and its environment variable', () => {
-    const readme = readFileSync('README.md', 'utf8');
+  it('the README or a page of docs/ documents every setting and its environment variable', () => {
+    const pages = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f))];
+    const docs = pages.map((page) => readFileSync(page, 'utf8')).join('\n');
     for (const [key, setting] of Object.entries(SETTINGS)) {
-      assert.ok(readme.includes(`\`${setting.env}\``), `README lacks ${setting.env}`);
-      assert.ok(readme.includes(`\`${key}\``), `README lacks ${key}`);
+      assert.ok(docs.includes(`\`${setting.env}\``), `neither README nor docs/ name ${setting.env}`);
+      assert.ok(docs.includes(`\`${key}\``), `neither README nor docs/ name ${key}`);
     }
   });
 });

@@ -286,6 +286,55 @@ for (const format of ['json', 'xml'] as const) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Every code of the public tables (shared/reference/provider-facts.md), answered by the simulator
+// (numberCodes: a request holding the number is answered the code) and classed by the client.
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+const TABLE_CODES: Record<string, string[]> = {
+  'account-fatal': [
+    ...range(111100, 111105), '111107', '111108', '111109', '111110', '111113', ...range(111128, 111143), ...range(111169, 111182),
+    '112303', '112310', '113302', '160053', '111115', '111212', '111226',
+  ],
+  clock: ['111106'],
+  transient: ['111000', '111050', '111099', '111111', '111112', '111114', '111116', '160000', ...range(160001, 160010), '160016', '161000', '161042', '161099'],
+  'rate-limited': ['160038', '160039', '160040', '160041', '112314', '160015', '160022', '160021', '160056'],
+  'number-rejected': ['160042', '112316', '112317', '160034', '160051', '160068', '160072', '160073', '160074', '112319', '160013', '160059', '160070'],
+  'batch-rejected': [
+    '112300', '112306', '160044', '112307', '112308', '112311', '112313', '112323', '160032', '160043', '160052', '160031', '160030', '160033',
+    '160049', '160011', '160018', '160037', '160020', '160045', '160048', '160017', '160055', '160057', '112318', '112309', '112304',
+    '112609', '112610', '112611', '112612',
+  ],
+  'duplicate-request': ['160054'],
+  ambiguous: ['160050', '160063', '160064'],
+  'outside-hours': ['160071'],
+};
+
+for (const format of ['json', 'xml'] as const) {
+  describe(`every code of the public tables, ${format}`, () => {
+    const entries = Object.entries(TABLE_CODES).flatMap(([cls, codes]) => codes.map((code) => ({ cls, code }))).map((e, i) => ({ ...e, number: `13${String(i).padStart(9, "0")}` }));
+    let sim: RunningSimulator;
+    let c: ProviderClient;
+    const told: string[] = [];
+    before(async () => {
+      sim = await simulator({ numberCodes: Object.fromEntries([...entries.map((e) => [e.number, e.code]), ['13977777777', '177777']]) });
+      c = client(sim, format, { onUnknownCode: (code) => told.push(code) });
+    });
+
+    it('each is answered by the simulator and classed by the client as the tables say', async () => {
+      for (const { cls, code, number } of entries) assertRejected(await send(c, req({ to: [number] })), code, cls);
+      assert.equal(sim.records.length, 0);
+      assert.deepEqual(told, [], 'every code of the tables is known');
+    });
+
+    it('a code the tables do not explain: batch-rejected, told once', async () => {
+      assertRejected(await send(c, req({ to: ['13977777777'] })), '177777', 'batch-rejected');
+      assertRejected(await send(c, req({ to: ['13977777777'] })), '177777', 'batch-rejected');
+      assert.deepEqual(told, ['177777']);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // TLS trust and the wire details the simulator does not report back.
 
 describe('https trust', () => {

@@ -260,6 +260,31 @@ describe('readRows: row errors never stop the other rows', () => {
     assert.equal(rows[3]!.error, undefined);
   });
 
+  it('refuses a template value holding a control character (NUL, escape, DEL, C1), naming it; tabs and line breaks are text', async () => {
+    const file = tempFile(
+      'control.csv',
+      'phone,data1,data2\n13800000001,a\u0000b,ok\n13800000002,ok,\u001b[31m\n13800000003,x\u007f,ok\n13800000004,\u0085,ok\n13800000005,"tab\tand\r\nbreak",ok\n',
+    );
+    const rows = await allRows(file);
+    assert.equal(rows[0]!.error, 'data1 holds a control character (U+0000) that a message cannot carry: remove it');
+    assert.match(rows[1]!.error ?? '', /^data2 holds a control character \(U\+001B\)/);
+    assert.match(rows[2]!.error ?? '', /\(U\+007F\)/);
+    assert.match(rows[3]!.error ?? '', /\(U\+0085\)/);
+    assert.equal(rows[4]!.error, undefined);
+    assert.deepEqual(rows[4]!.datas, ['tab\tand\r\nbreak', 'ok']);
+  });
+
+  it('refuses a template value longer than maxValueChars (default 500), counted in characters', async () => {
+    const long = '字'.repeat(501);
+    const emoji = '😀'.repeat(500); // 1,000 UTF-16 units, 500 characters
+    const rows = await allRows(tempFile('long.csv', `phone,data1\n13800000001,${long}\n13800000002,${emoji}\n13800000003,${'a'.repeat(100_000)}\n`));
+    assert.equal(rows[0]!.error, 'data1 is 501 characters long, more than the 500 allowed (SMSDROP_MAX_VALUE_CHARS): a cell that took in more than it should?');
+    assert.equal(rows[1]!.error, undefined);
+    assert.match(rows[2]!.error ?? '', /is 100000 characters long/);
+    const lowered = await allRows(tempFile('long2.csv', 'phone,data1\n13800000001,abcdef\n13800000002,abcde\n'), { maxValueChars: 5 });
+    assert.deepEqual(lowered.map((r) => r.error === undefined), [false, true]);
+  });
+
   it('joins several problems of one row', async () => {
     const rows = await allRows(tempFile('two-problems.csv', 'phone,template,app\nabc,,\n'), { defaultTemplateId: undefined, defaultAppId: undefined });
     assert.equal(rows[0]?.error, 'phone number contains characters other than digits; template id is empty and no default templateId is set; app id is empty and no default appId is set');
@@ -286,6 +311,30 @@ describe('readRows: refused files', () => {
     assert.match((await refusal(tempFile('header-only.csv', '手机号,参数1\r\n'))).message, /header row but no rows under it/);
     assert.match((await refusal(tempFile('header-blank.csv', '手机号,参数1\n\n,,\n'))).message, /header row but no rows under it/);
   });
+  it('skips title rows above the header (up to 5), as some systems export; line numbers stay the file\'s', async () => {
+    const file = tempFile('titled.csv', '客户短信名单,,\n导出时间 2026-11-26,,\nphone,data1,data2\n13800000001,a,b\n13800000002,c,d\n');
+    const rows = await allRows(file);
+    assert.deepEqual(rows.map((r) => [r.line, r.phone, r.datas, r.error]), [
+      [4, '13800000001', ['a', 'b'], undefined],
+      [5, '13800000002', ['c', 'd'], undefined],
+    ]);
+    const five = tempFile('five-titles.csv', `${'title\n'.repeat(5)}phone\n13800000001\n`);
+    assert.deepEqual((await allRows(five)).map((r) => r.line), [7]);
+  });
+
+  it('refuses a file whose first 6 rows name no phone column, for its first row, saying title rows are skipped only so far', async () => {
+    const err = await refusal(tempFile('late-header.csv', `${'title\n'.repeat(6)}phone\n13800000001\n`));
+    assert.match(err.message, /late-header\.csv, line 1: no phone column: the first row must be a header .*none of the first 6 rows names one \(title rows above the header are skipped, no more than 5\)/);
+    assert.equal(err.code, 'E_NO_PHONE_COLUMN');
+    const data = await refusal(tempFile('no-header.csv', '13800000001,a\n13800000002,b\n'));
+    assert.match(data.message, /line 1: no phone column.*the first row looks like data: add a header row/);
+  });
+
+  it('a title row does not hide another problem of the header below it', async () => {
+    const err = await refusal(tempFile('two-phones.csv', 'title\nphone,mobile\n13800000001,13800000002\n'));
+    assert.match(err.message, /line 2: two phone columns/);
+  });
+
   it('refuses a header without a phone column, naming the header line', async () => {
     const err = await refusal(tempFile('nophone.csv', '\nname,data1\nx,y\n'));
     assert.match(err.message, /nophone\.csv, line 2: no phone column/);
@@ -340,8 +389,12 @@ describe('readRows: refused files', () => {
     assert.match(err.message, /one-line\.csv, line 2: a record that starts here or after is longer than 1 MB/);
   });
   it('refuses a workbook and UTF-16 text with what to do instead', async () => {
-    assert.match((await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')))).message, /Excel workbook.*Save As, CSV/);
-    assert.match((await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])))).message, /\.xls/);
+    const book = await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')));
+    assert.match(book.message, /this is an Excel workbook: save it as CSV UTF-8/);
+    assert.equal(book.code, 'E_FILE_EXCEL');
+    const old = await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])));
+    assert.match(old.message, /Excel workbook: save it as CSV UTF-8.*\.xls/);
+    assert.equal(old.code, 'E_FILE_EXCEL');
     const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('phone\r\n', 'utf16le')]);
     assert.match((await refusal(tempFile('utf16.csv', utf16))).message, /UTF-16/);
   });

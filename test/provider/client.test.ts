@@ -12,6 +12,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import selfsigned from 'selfsigned';
 import { ClientSetupError, createProviderClient, type ProviderClientOptions } from '../../src/provider/client.js';
+import { classifyStatusCode as classOf } from '../../src/provider/codes.js';
 import type { SendOutcome, TemplateSmsRequest } from '../../src/provider/types.js';
 
 const SID = 'ACCOUNTSID00000000000000000000a1';
@@ -211,6 +212,19 @@ describe('answers', () => {
     assert.deepEqual(outcome, { kind: 'rejected', statusCode: '111142', codeClass: 'account-fatal', statusMsg: '【账号】余额不足' });
   });
 
+  it('a code the tables do not explain: batch-rejected, and told once per code', async () => {
+    const codes = ['199999', '199999', '188888', '199999', '160031'];
+    let n = 0;
+    const server = await startServer((req, res, captured) => reply(200, JSON.stringify({ statusCode: codes[n++] }))(req, res, captured));
+    const told: string[] = [];
+    const c = client(server.url, { onUnknownCode: (code) => told.push(code) });
+    for (const code of codes) {
+      const outcome = await c.send(REQ);
+      assert.deepEqual(outcome, { kind: 'rejected', statusCode: code, codeClass: classOf(code) });
+    }
+    assert.deepEqual(told, ['199999', '188888']);
+  });
+
   it('HTTP 500 is in doubt, with the status', async () => {
     const server = await startServer(reply(500, '{"statusCode":"000000"}'));
     const outcome = await client(server.url).send(REQ);
@@ -290,22 +304,23 @@ describe('transport failures', () => {
 });
 
 describe('local refusals (nothing is sent)', () => {
-  const cases: Array<[string, TemplateSmsRequest, string]> = [
-    ['no numbers', { ...REQ, to: [] }, '112300'],
-    ['more numbers than maxPerRequest', { ...REQ, to: ['13800000001', '13800000002', '13800000003'] }, '160048'],
-    ['duplicate numbers', { ...REQ, to: ['13800000001', '13800000001'] }, '160045'],
-    ['a number with a comma', { ...REQ, to: ['13800000001,13800000002'] }, '160042'],
-    ['no appId', { ...REQ, appId: '' }, '111181'],
-    ['no templateId', { ...REQ, templateId: '' }, '112307'],
+  // Each takes its code's own class, as the provider's answer with that code would.
+  const cases: Array<[string, TemplateSmsRequest, string, string]> = [
+    ['no numbers', { ...REQ, to: [] }, '112306', 'batch-rejected'],
+    ['more numbers than maxPerRequest', { ...REQ, to: ['13800000001', '13800000002', '13800000003'] }, '160048', 'batch-rejected'],
+    ['duplicate numbers', { ...REQ, to: ['13800000001', '13800000001'] }, '160045', 'batch-rejected'],
+    ['a number with a comma', { ...REQ, to: ['13800000001,13800000002'] }, '160042', 'number-rejected'],
+    ['no appId', { ...REQ, appId: '' }, '111181', 'account-fatal'],
+    ['no templateId', { ...REQ, templateId: '' }, '112307', 'batch-rejected'],
   ];
-  for (const [name, req, code] of cases) {
-    it(`${name}: ${code}`, async () => {
+  for (const [name, req, code, codeClass] of cases) {
+    it(`${name}: ${code}, ${codeClass}`, async () => {
       const server = await startServer(reply(200, OK_JSON));
       const outcome = await client(server.url, { maxPerRequest: 2 }).send(req);
       assert.equal(outcome.kind, 'rejected');
       assert.ok(outcome.kind === 'rejected');
       assert.equal(outcome.statusCode, code);
-      assert.equal(outcome.codeClass, 'batch-rejected');
+      assert.equal(outcome.codeClass, codeClass);
       assert.equal(outcome.local, true);
       assert.equal(server.requests.length, 0);
     });

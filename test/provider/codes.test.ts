@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CLASS_ADVICE, CODE_MEANINGS, classifyStatusCode, describeStatusCode } from '../../src/provider/codes.js';
+import { CLASS_ADVICE, CODE_MEANINGS, classifyStatusCode, describeStatusCode, isKnownStatusCode } from '../../src/provider/codes.js';
 import type { RejectionClass } from '../../src/provider/types.js';
 
 describe('classifyStatusCode', () => {
@@ -28,6 +28,22 @@ describe('classifyStatusCode', () => {
     ['160054', 'duplicate-request'],
     ['160050', 'ambiguous'],
     ['160064', 'ambiguous'],
+    // More codes from the public tables (provider-facts.md)
+    ['111115', 'account-fatal'],
+    ['111112', 'transient'],
+    ['111114', 'transient'],
+    ['111116', 'transient'],
+    ['111212', 'account-fatal'],
+    ['111226', 'account-fatal'],
+    ['160071', 'outside-hours'],
+    ['160059', 'number-rejected'],
+    ['160070', 'number-rejected'],
+    ['112609', 'batch-rejected'],
+    ['112610', 'batch-rejected'],
+    ['112611', 'batch-rejected'],
+    ['112612', 'batch-rejected'],
+    ['111104', 'account-fatal'],
+    ['111105', 'account-fatal'],
   ];
   for (const [code, cls] of cases) {
     it(`${code} is ${cls}`, () => assert.equal(classifyStatusCode(code), cls));
@@ -36,11 +52,16 @@ describe('classifyStatusCode', () => {
   it('unknown and odd codes are batch-rejected (never retried automatically)', () => {
     for (const code of ['999999', '111127', '', 'abc', '0', '1600001']) assert.equal(classifyStatusCode(code), 'batch-rejected', code);
   });
+
+  it('tells the codes the tables explain from those they do not', () => {
+    for (const code of ['160031', '111115', '111175', '161023']) assert.equal(isKnownStatusCode(code), true, code);
+    for (const code of ['999999', '111127', '', 'abc']) assert.equal(isKnownStatusCode(code), false, code);
+  });
 });
 
 describe('advice', () => {
   it('every class has advice', () => {
-    for (const cls of ['account-fatal', 'clock', 'transient', 'rate-limited', 'number-rejected', 'batch-rejected', 'duplicate-request', 'ambiguous'] as const) {
+    for (const cls of ['account-fatal', 'clock', 'transient', 'rate-limited', 'number-rejected', 'batch-rejected', 'duplicate-request', 'ambiguous', 'outside-hours'] as const) {
       assert.ok(CLASS_ADVICE[cls].length > 10, cls);
     }
   });

@@ -20,6 +20,14 @@ describe('decodeResponse json', () => {
     });
   });
 
+  it('a statusMsg that is not a string leaves a clear code clear (it is dropped, never a doubt)', () => {
+    for (const msg of ['null', '7', '{"a":1}', '["x"]']) {
+      assert.deepEqual(decodeResponse(`{"statusCode":"111115","statusMsg":${msg}}`, 'json'), { statusCode: '111115' }, msg);
+    }
+    const ok = decodeResponse(`{"statusCode":"000000","statusMsg":null,"templateSMS":{"smsMessageSid":"${SID}","dateCreated":"20240102030405"}}`, 'json');
+    assert.deepEqual(ok, { statusCode: '000000', smsMessageSid: SID, dateCreated: '20240102030405' });
+  });
+
   it('a numeric statusCode is malformed: 0 must never pass for "000000"', () => {
     assert.ok(isMalformed(decodeResponse(`{"statusCode":0,"templateSMS":{"smsMessageSid":"${SID}"}}`, 'json')));
   });

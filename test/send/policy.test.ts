@@ -77,6 +77,14 @@ describe('decideAfterAttempt', () => {
     assert.equal(decide({ kind: 'not-sent', reason: 'ECONNREFUSED' }, { attempts: settings.maxAttempts }).transition.to, 'failed');
   });
 
+  it('160071 outside the allowed hours: waits, uncharged and without a deferral counted, however often it comes back', () => {
+    for (const deferrals of [0, 2, 50]) {
+      const t = decide(rejected('160071', 'outside-hours'), { numbers: 200, deferrals, attempts: 3 }).transition;
+      assert.equal(t.to, 'planned', `deferrals ${deferrals}`);
+      assert.ok(t.to === 'planned' && t.refundAttempt === true && !t.deferral && t.nextAttemptAt === NOW + settings.rateLimitDelayMs);
+    }
+  });
+
   it('rate-limited: a batch of several numbers still capped after a deferral is split to isolate the capped one (the others must not wait for tomorrow)', () => {
     assert.equal(decide(rejected('160040', 'rate-limited'), { numbers: 200 }).transition.to, 'planned', 'deferred first: a cap of minutes passes');
     const t = decide(rejected('160040', 'rate-limited'), { numbers: 200, deferrals: 1 }).transition;

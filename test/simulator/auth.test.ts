@@ -14,12 +14,12 @@ describe('simulator: URL and authentication', () => {
   test('a correctly signed request is accepted, in JSON and in XML', async () => {
     const json = await call(sim, { format: 'json' });
     assert.equal(json.status, 200);
-    assert.match(json.text, /^\{"statusCode":"000000","templateSMS":\{"smsMessageSid":"[0-9a-f]{32}","dateCreated":"20240501120000"\}\}$/);
+    assert.match(json.text, /^\{"statusCode":"000000","templateSMS":\{"smsMessageSid":"[0-9a-f]{32}","dateCreated":"20240501200000"\}\}$/, 'dateCreated in China time, whatever zone the simulator reads stamps in');
     assert.match(json.contentType, /^application\/json/);
     const xml = await call(sim, { format: 'xml' });
     assert.match(
       xml.text,
-      /^<\?xml version="1.0" encoding="UTF-8" standalone="yes"\?><Response><statusCode>000000<\/statusCode><TemplateSMS><smsMessageSid>[0-9a-f]{32}<\/smsMessageSid><dateCreated>20240501120000<\/dateCreated><\/TemplateSMS><\/Response>$/,
+      /^<\?xml version="1.0" encoding="UTF-8" standalone="yes"\?><Response><statusCode>000000<\/statusCode><TemplateSMS><smsMessageSid>[0-9a-f]{32}<\/smsMessageSid><dateCreated>20240501200000<\/dateCreated><\/TemplateSMS><\/Response>$/,
     );
     assert.match(xml.contentType, /^application\/xml/);
   });
@@ -54,6 +54,12 @@ describe('simulator: URL and authentication', () => {
     assert.equal((await call(sim, { authorization: `Basic ${authOf(stamp)}` })).code, '111102');
     assert.equal((await call(sim, { authorization: '%%%not-base64%%%' })).code, '111102');
     assert.equal((await call(sim, { authorization: authOf(stamp).replace(/=+$/, '') })).code, '111102');
+  });
+
+  test('111104 / 111105: the account id or the timestamp in Authorization is empty', async () => {
+    const stamp = stampAt(NOON);
+    assert.equal((await call(sim, { authorization: Buffer.from(`:${stamp}`).toString('base64') })).code, '111104');
+    assert.equal((await call(sim, { authorization: Buffer.from(`${SID}:`).toString('base64') })).code, '111105');
   });
 
   test('111103: Authorization decodes to something other than sid:timestamp', async () => {

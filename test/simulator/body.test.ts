@@ -23,12 +23,26 @@ describe('simulator: headers and framing', () => {
     assert.match(answer.text, /^\{"statusCode":"000000"/);
   });
 
-  test('160031: Accept or Content-Type not allowed', async () => {
-    assert.equal((await call(sim, { accept: 'text/plain' })).code, '160031');
-    assert.equal((await call(sim, { accept: '*/*' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'application/json' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'application/json;charset=gbk' })).code, '160031');
-    assert.equal((await call(sim, { contentType: 'text/xml;charset=utf-8' })).code, '160031');
+  test('the forms the official SDKs send: bare application/json, a trailing ";", Accept with a charset', async () => {
+    assert.equal((await call(sim, { contentType: 'application/json' })).code, '000000');
+    assert.equal((await call(sim, { contentType: 'application/json;charset=utf-8;' })).code, '000000');
+    assert.equal((await call(sim, { accept: 'application/json;charset=UTF-8' })).code, '000000');
+    assert.equal((await call(sim, { format: 'xml', contentType: 'application/xml' })).code, '000000');
+  });
+
+  test('112610: Accept missing or not allowed', async () => {
+    assert.equal((await call(sim, { accept: 'text/plain' })).code, '112610');
+    assert.equal((await call(sim, { accept: '*/*' })).code, '112610');
+    assert.equal((await call(sim, { accept: 'application/json;charset=gbk' })).code, '112610');
+    const { path, headers, body } = buildCall();
+    const { accept: _left, ...withoutAccept } = headers;
+    assert.equal(codeIn((await rawExchange(sim, rawRequest(path, { ...withoutAccept, 'content-length': String(Buffer.byteLength(body)) }, body))).body), '112610');
+  });
+
+  test('112611: Content-Type missing or not allowed', async () => {
+    assert.equal((await call(sim, { contentType: 'application/json;charset=gbk' })).code, '112611');
+    assert.equal((await call(sim, { contentType: 'text/xml;charset=utf-8' })).code, '112611');
+    assert.equal((await call(sim, { contentType: 'application/json;;' })).code, '112611');
   });
 
   test('160031: Content-Type does not match the body', async () => {
@@ -38,19 +52,19 @@ describe('simulator: headers and framing', () => {
     assert.equal((await call(sim, { format: 'xml', body: json })).code, '160031');
   });
 
-  test('160031: Content-Length missing (chunked body)', async () => {
+  test('112609: a chunked body (no Content-Length)', async () => {
     const { path, headers, body } = buildCall();
     const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
     const answer = await rawExchange(sim, rawRequest(path, { ...headers, 'transfer-encoding': 'chunked' }, chunked));
     assert.match(answer.head, /^HTTP\/1\.1 200/);
-    assert.equal(codeIn(answer.body), '160031');
+    assert.equal(codeIn(answer.body), '112609');
   });
 
-  test('160031: Content-Length counted in characters instead of bytes (body cut short)', async () => {
+  test('112612: Content-Length counted in characters instead of bytes (body cut short)', async () => {
     const { path, headers, body } = buildCall({ payload: { to: '13800000001', datas: ['您好', '世界'] } });
     const bytes = Buffer.from(body, 'utf8');
     const answer = await rawExchange(sim, rawRequest(path, { ...headers, 'content-length': String(body.length) }, bytes));
-    assert.equal(codeIn(answer.body), '160031');
+    assert.equal(codeIn(answer.body), '112612');
     const exact = await rawExchange(sim, rawRequest(path, { ...headers, 'content-length': String(bytes.length) }, bytes));
     assert.equal(codeIn(exact.body), '000000');
   });
@@ -177,7 +191,7 @@ describe('simulator: business checks', () => {
     for (const to of ['12800000001', '1380000001', '+8613800000001', '13800000001,', '13800000001, 13800000002', '0012345', '00' + '1'.repeat(16)]) {
       assert.equal((await send(to)).code, '160042', to);
     }
-    assert.equal((await send('0044207946000,13800000001')).code, '000000');
+    assert.equal((await send('0044207946000')).code, '000000');
   });
 
   test('160045: a number repeated', async () => {
@@ -189,12 +203,18 @@ describe('simulator: business checks', () => {
     assert.equal((await send('13800000001', { reqId: 'y'.repeat(32) }, 'xml')).code, '000000');
   });
 
+  test('160059: an international number in a request with others (bulk); alone it goes', async () => {
+    assert.equal((await send('13800000001,0044207946000')).code, '160059');
+    assert.equal((await send('0085212345678,0044207946000')).code, '160059');
+    assert.equal((await send('0085212345678')).code, '000000');
+  });
+
   test('160034: a blocked number', async () => {
     assert.equal((await send('13800000001,13900000009')).code, '160034');
   });
 
   test('an accepted request is recorded with its split numbers, data and reqId', async () => {
-    assert.equal((await send('13800000011,0085212345678', { datas: ['p', 'q'], reqId: 'rec-1' })).code, '000000');
+    assert.equal((await send('13800000011,13800000012', { datas: ['p', 'q'], reqId: 'rec-1' })).code, '000000');
     const r = sim.records.at(-1)!;
     assert.deepEqual({ ...r, time: undefined, smsMessageSid: undefined }, {
       time: undefined,
@@ -202,7 +222,7 @@ describe('simulator: business checks', () => {
       appId: APP,
       templateId: '1',
       datas: ['p', 'q'],
-      to: ['13800000011', '0085212345678'],
+      to: ['13800000011', '13800000012'],
       reqId: 'rec-1',
     });
     assert.equal(r.time, '2024-05-01T12:00:00.000Z');

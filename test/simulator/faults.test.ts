@@ -160,3 +160,14 @@ describe('simulator faults', () => {
     await assert.rejects(startSimulator(baseOptions({ faults: [{ kind: 'http500' }] })), /exactly one of probability and everyNth/);
   });
 });
+
+describe('simulate --answer', () => {
+  const flags = { port: '0', host: '127.0.0.1', caFile: 'x', templates: '1:2', maxNumbers: '200' };
+  test('reads NUMBER=CODE pairs into numberCodes, and refuses anything else', async () => {
+    const { simulatorOptionsFromFlags } = await import('../../src/simulator/command.js');
+    assert.deepEqual(simulatorOptionsFromFlags({ ...flags, answer: '13800000077=111115, 13800000078=160071' }, {}).numberCodes, { '13800000077': '111115', '13800000078': '160071' });
+    for (const bad of ['13800000077', '13800000077=11111', '13800000077=000000', 'x=111115']) {
+      assert.throws(() => simulatorOptionsFromFlags({ ...flags, answer: bad }, {}), /--answer expects NUMBER=CODE/, bad);
+    }
+  });
+});
