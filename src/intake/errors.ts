@@ -2,7 +2,7 @@
 // Row-level problems are never thrown; they travel on the row (IntakeRow.error).
 
 /** Stable names of the refusals callers tell apart (the others carry none). */
-export type RefusalCode = 'E_FILE_EXCEL' | 'E_NO_PHONE_COLUMN';
+export type RefusalCode = 'E_FILE_EXCEL' | 'E_NO_PHONE_COLUMN' | 'E_FILE_MIXED_ENCODING';
 
 export class FileRefusedError extends Error {
   override name = 'FileRefusedError';

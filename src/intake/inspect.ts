@@ -4,10 +4,12 @@
 // valid UTF-8 all the way through mean UTF-8; so do bytes that are UTF-8 but for a few stray
 // bytes (mostlyUtf8: read as GB18030, every Chinese value of such a file would be sent garbled;
 // read as UTF-8, only the cells with a stray byte hold U+FFFD, and those rows are refused);
-// anything else is read as GB18030.
+// anything else is read as GB18030. But a file some of whose lines say UTF-8 and others GB18030
+// (encodingParts.ts: two exports joined, or a BOM above GB18030 rows) is mixed, and refused.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { type EncodingPart, lineClassifier } from './encodingParts.js';
 
 export interface FileInspection {
   sha256: string;
@@ -22,6 +24,11 @@ export interface FileInspection {
    * (0x22 is never part of a multi-byte character in UTF-8 or GB18030.)
    */
   quoted: boolean;
+  /**
+   * Set when lines of the file say UTF-8 and others GB18030 (two exports joined): read in either,
+   * one part would be sent garbled, so intake refuses the file, naming the parts.
+   */
+  mixed?: { parts: EncodingPart[]; partCount: number };
 }
 
 const QUOTE = 0x22;
@@ -98,7 +105,7 @@ export async function inspectFile(file: string): Promise<FileInspection> {
     if (size === 0) bom = startsWithBom(chunk);
     size += chunk.length;
     hash.update(chunk);
-    if (!bom) utf8.push(chunk);
+    utf8.push(chunk); // after a BOM too: a UTF-8 export with a GB18030 one pasted under it has one
     if (ascii) ascii = isAscii(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
     for (let from = 0; ; ) {
@@ -113,8 +120,28 @@ export async function inspectFile(file: string): Promise<FileInspection> {
     }
   }
   longestLine = Math.max(longestLine, lineSoFar);
-  const encoding = bom || ascii ? 'utf-8' : utf8.end() ? ((await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8') : (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030';
-  return { sha256: hash.digest('hex'), size, encoding, bom, quoted, longestLine };
+  const sha256 = hash.digest('hex');
+  if (ascii) return { sha256, size, encoding: 'utf-8', bom, quoted, longestLine };
+  if (utf8.end()) {
+    const encoding = !bom && (await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8';
+    return { sha256, size, encoding, bom, quoted, longestLine };
+  }
+  return { sha256, size, bom, quoted, longestLine, ...(await notAllUtf8(file, bom)) };
+}
+
+/**
+ * The encoding of a file that is not all valid UTF-8, from what its lines say (encodingParts.ts):
+ * both encodings, and the file is mixed; one, and it is that one; neither (no line says), and
+ * the file is UTF-8 after a BOM, UTF-8 with a few stray bytes, or else GB18030, as always.
+ */
+async function notAllUtf8(file: string, bom: boolean): Promise<Pick<FileInspection, 'encoding' | 'mixed'>> {
+  const classifier = lineClassifier(bom);
+  for await (const chunk of readChunks(file)) classifier.push(chunk);
+  const { parts, partCount } = classifier.end();
+  const first = parts[0];
+  if (first === undefined) return { encoding: bom || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030' };
+  if (partCount === 1) return { encoding: first.encoding };
+  return { encoding: first.encoding, mixed: { parts, partCount } };
 }
 
 /**

@@ -15,6 +15,7 @@ import { createRowWriter, type RowToJournal } from '../journal/rows.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
+import { mixedEncodingRefusal } from '../intake/encodingParts.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { type RepeatWindow, type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
@@ -206,6 +207,7 @@ async function intake(
 ): Promise<string | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
+  if (inspection.mixed) return refuse(ctx.db, file.id, inspection.size, mixedEncodingRefusal(filePath, inspection.mixed).message);
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
