@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { type Config, ConfigError, type ConfigOverrides, loadConfig } from '../config/index.js';
 import { redactSecrets } from '../log/redact.js';
+import { TemplatesFileError } from '../config/templates.js';
 
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
 
@@ -38,6 +39,7 @@ export function configFor(command: Command): Config {
     return loadConfig({ flags: overrides });
   } catch (err) {
     if (err instanceof ConfigError) exitWith(EXIT.usage, `smsdrop: ${err.message}`);
+    if (err instanceof TemplatesFileError) exitWith(EXIT.usage, `smsdrop: ${err.message} (${err.code})`);
     throw err;
   }
 }

@@ -11,6 +11,7 @@ import { parseRepeatWindow } from '../journal/sentBefore.js';
 import { baseUrlProblem } from '../provider/baseUrl.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
+import { loadTemplates, type TemplateBook } from './templates.js';
 
 const onOff = z.preprocess((v) => {
   if (typeof v !== 'string') return v;
@@ -134,11 +135,15 @@ export const SETTINGS = {
   maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
   journalSync: { schema: z.enum(['normal', 'full']).default('normal'), env: 'SMSDROP_JOURNAL_SYNC', doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.' },
   logLevel: { schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'), env: 'SMSDROP_LOG_LEVEL', doc: 'Log level: error, warn, info or debug.' },
+  templatesFile: { schema: optionalText, env: 'SMSDROP_TEMPLATES_FILE', doc: "JSON file of each template id's approved text, e.g. {\"1\": \"【公司】您的验证码是{1}，{2}分钟内有效\"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES)." },
   progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
 } as const;
 
 type Settings = typeof SETTINGS;
-export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> };
+export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> } & {
+  /** The templates file's texts, loaded with the settings (see templatesFile). */
+  templates?: TemplateBook;
+};
 export type ConfigKey = keyof Settings;
 export type ConfigOverrides = Partial<Record<ConfigKey, unknown>>;
 
@@ -196,7 +201,7 @@ export interface LoadConfigOptions {
   flags?: ConfigOverrides;
 }
 
-/** Merges every source in order and validates the result. Throws ConfigError naming the setting. */
+/** Merges every source in order and validates the result. Throws ConfigError naming the setting, or TemplatesFileError. */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const configDir = options.configDir ?? path.resolve('config');
@@ -207,7 +212,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (env.SMSDROP_CONFIG || existsSync(localFile)) layers.push(readJsonFile(localFile));
   layers.push(readEnvironment(env));
   layers.push(Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)));
-  return validateConfig(Object.assign({}, ...layers));
+  const config = validateConfig(Object.assign({}, ...layers));
+  // Read at start-up like the settings, so that a broken file stops the program before any file is read.
+  const templates = loadTemplates(config.templatesFile, configDir);
+  return templates ? { ...config, templates } : config;
 }
 
 /** Validates a merged object; the error names each bad setting, its value and what is expected. */

@@ -2,6 +2,7 @@
 // work on the common path: one regex test for a clean phone, no copies of cells it does not use.
 // A problem in a row is recorded on the row (error) and never stops the other rows.
 import { unguardCell } from '../csvio/guard.js';
+import { type TemplateBook, templateFillError } from '../config/templates.js';
 import type { ColumnMap } from './headers.js';
 import { normalisePhone } from './phone.js';
 
@@ -16,6 +17,8 @@ export interface IntakeOptions {
   onHeader?: (map: ColumnMap, extraNames: string[]) => void;
   /** Read only the first `bytes` bytes (the ones inspected), whatever was added since. */
   bytes?: number;
+  /** The templates file's texts: a row whose values do not fill its template is invalid. */
+  templates?: TemplateBook;
 }
 
 export interface IntakeRow {
@@ -145,6 +148,10 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
   if (gap !== undefined) errors.push(`${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`);
   const unsendable = unsendableValue(row.datas, map, options.maxValueChars ?? DEFAULT_MAX_VALUE_CHARS);
   if (unsendable !== undefined) errors.push(unsendable);
+  if (options.templates && templateId !== undefined) {
+    const unfilled = templateFillError(options.templates, templateId, row.datas.length);
+    if (unfilled !== undefined) errors.push(unfilled);
+  }
   const damaged = scientificValue(row.datas);
   if (damaged !== undefined) errors.push(scientificError(map, damaged, row.datas[damaged]!));
   if (errors.length > 0) {

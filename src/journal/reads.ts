@@ -155,6 +155,25 @@ export function planSummary(db: Journal, fileId: number): { groups: number; requ
   ).get(fileId) as { groups: number; requests: number; numbers: number };
 }
 
+/** A group of the file still to send: its message, and the numbers its live batches hold. */
+export interface GroupToSend {
+  templateId: string;
+  /** The values, as a JSON array. */
+  datas: string;
+  numbers: number;
+}
+
+/** The file's groups with numbers still to send, in the order they were read (the dry run's message preview). */
+export function groupsToSend(db: Journal, fileId: number): IterableIterator<GroupToSend> {
+  return sql(
+    db,
+    `SELECT g.template_id AS templateId, g.datas AS datas, sum(b.numbers) AS numbers
+     FROM batches b JOIN groups g ON g.id = b.group_id
+     WHERE b.file_id = ? AND b.state IN ${sqlList(UNSETTLED_STATES)}
+     GROUP BY b.group_id ORDER BY b.group_id`,
+  ).iterate(fileId) as IterableIterator<GroupToSend>;
+}
+
 /** When the file's next planned batch is due (ms since the epoch), or null when none is planned. */
 export function nextDueAt(db: Journal, fileId: number): number | null {
   return sqlPluck(db, `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`).get(fileId) as number | null;

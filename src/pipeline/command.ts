@@ -22,6 +22,7 @@ import { SendWindow } from '../send/window.js';
 import { everyRowAccepted, type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
+import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -95,7 +96,7 @@ interface InvalidRow {
   reason: string;
 }
 
-type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[] };
+type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[]; messages?: MessagesPreview };
 
 /** No file of the real journal is the dry run's own. */
 const NO_FILE = 0;
@@ -121,7 +122,8 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     const result = await processFile(context, file, { dryRun: true, sentBefore });
     if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
-    return { ...result, invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS) };
+    const messages = config.templates ? { messages: previewMessages(db, result.file.id, config.templates) } : {};
+    return { ...result, invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS), ...messages };
   } finally {
     db.close();
     real?.close();
@@ -177,7 +179,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       requests: result.plan ? result.plan.requests : c.requests,
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
-      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan, config), ...windowOf(config) } } : {}),
+      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan, config), ...windowOf(config), ...(result.messages ? { messages: result.messages } : {}) } } : {}),
       ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -194,6 +196,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
     lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${formatDuration(estimateSeconds(p, config))} at concurrency ${config.concurrency}${rateNote(config)}. Nothing was sent.`);
     const { sendWindow } = windowOf(config);
     if (sendWindow) lines.push(windowLine(sendWindow));
+    if (result.messages) lines.push(...previewLines(result.messages));
   } else {
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }

@@ -340,6 +340,7 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
     maxValueChars: ctx.config.maxValueChars,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
+    ...(ctx.config.templates ? { templates: ctx.config.templates } : {}),
   };
 }
 
