@@ -48,34 +48,35 @@ describe('message window (SMSDROP_MESSAGE_WINDOW)', () => {
     const phones = numbers(0, 1000);
     const file = writeCsv(dir, 'window.csv', csvOf(phones, 'w'));
     const t0 = Date.now();
-    const run = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MESSAGE_WINDOW: '400/2s' }));
+    const run = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MESSAGE_WINDOW: '400/4s' }));
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.json?.accepted, 1000);
-    assert.match(run.stderr, /message window 400\/2s used up: the next request starts at/);
+    assert.match(run.stderr, /message window 400\/4s used up: the next request starts at/);
     const got = deliveries(sim);
     for (const p of phones) assert.equal(got.get(JSON.stringify([sim.records[0]!.appId, '1', ['w', 'x'], p])), 1, p);
     // Five requests of 200: two per window, so the last starts at least two windows after the first.
     const starts = startsIn(data);
     assert.equal(starts.length, 5);
-    assert.ok(busiestSpan(starts, 2000) <= 400, `journal: ${busiestSpan(starts, 2000)} numbers started within 2 s`);
-    assert.ok(starts[4]!.at - starts[0]!.at >= 4000);
-    // The provider's clock sees them a network's latency later: allow it 250 ms.
+    assert.ok(busiestSpan(starts, 4000) <= 400, `journal: ${busiestSpan(starts, 4000)} numbers started within 4 s`);
+    assert.ok(starts[4]!.at - starts[0]!.at >= 8000);
+    // The provider sees them a request's latency later, which a loaded machine stretches: allow it 1 s.
     const received = sim.records.filter((r) => Date.parse(r.time) >= t0 - 1000).map((r) => ({ at: Date.parse(r.time), numbers: r.to.length }));
-    assert.ok(busiestSpan(received, 1750) <= 400, `provider: ${busiestSpan(received, 1750)} numbers received within 1.75 s`);
+    assert.ok(busiestSpan(received, 3000) <= 400, `provider: ${busiestSpan(received, 3000)} numbers received within 3 s`);
   });
 
   it('the next run goes on with the window the last one used: a restart does not start a fresh one', async () => {
     const dir = tempDir();
     const data = path.join(dir, 'data');
-    const env = envFor(sim, data, { SMSDROP_MESSAGE_WINDOW: '400/3s' });
+    // Long enough that the second run starts inside it however slowly a loaded machine starts processes.
+    const env = envFor(sim, data, { SMSDROP_MESSAGE_WINDOW: '400/12s' });
     const first = await runCli(['send', writeCsv(dir, 'a.csv', csvOf(numbers(5000, 400), 'a')), '--json'], env);
     assert.equal(first.status, 0, first.stderr);
     const second = await runCli(['send', writeCsv(dir, 'b.csv', csvOf(numbers(6000, 200), 'b')), '--json'], env);
     assert.equal(second.status, 0, second.stderr);
     assert.equal(second.json?.accepted, 200);
-    assert.match(second.stderr, /message window 400\/3s used up/);
+    assert.match(second.stderr, /message window 400\/12s used up/);
     const starts = startsIn(data);
     assert.equal(starts.length, 3);
-    assert.ok(starts[2]!.at - starts[0]!.at >= 3000, `b.csv started ${starts[2]!.at - starts[0]!.at} ms after a.csv's first request`);
+    assert.ok(starts[2]!.at - starts[0]!.at >= 12_000, `b.csv started ${starts[2]!.at - starts[0]!.at} ms after a.csv's first request`);
   });
 });
