@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
-import { applyTransition, batchPhones, getBatch } from '../../src/journal/batches.js';
+import { applyTransition, batchPhones, getBatch, moveBatch } from '../../src/journal/batches.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
@@ -162,6 +162,7 @@ describe('NAME.result.csv', () => {
       const spool = spoolResults(db, fileId);
       spool.advance(); // page 1 goes; page 2 waits for the 10th batch
       // The 10th is answered "a number rejected": split in two halves, which are then accepted.
+      moveBatch(db, ids[9]!, 'sending'); // an answer comes to a batch being sent
       applyTransition(db, ids[9]!, { to: 'split', statusCode: '160042', statusMsg: 'one number rejected' });
       assert.equal(getBatch(db, ids[9]!).state, 'split');
       const halves = batchIds(fileId).slice(10);
