@@ -16,7 +16,7 @@ import type { SentBeforeLookup } from '../journal/sentBefore.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
 import { cacheKeyOf, GroupCache, type GroupState, groupKey } from './groups.js';
-import { placeNumber } from './index.js';
+import { type PlanLimits, placeNumber } from './index.js';
 import { SeenNumbers } from './seenNumbers.js';
 import type { IntakeCounts, PlanStore } from './store.js';
 
@@ -59,7 +59,7 @@ const NO_GROUP = 'row has no phone number, appId or templateId';
 
 export class Planner implements RowWriter {
   readonly #store: PlanStore;
-  readonly #maxPerRequest: number;
+  readonly #limits: PlanLimits;
   readonly #onRelease: (() => void) | undefined;
   readonly #groupCounts: GroupCounts | undefined;
   readonly #groups = new GroupCache();
@@ -71,7 +71,7 @@ export class Planner implements RowWriter {
 
   constructor(store: PlanStore, options: PlannerOptions) {
     this.#store = store;
-    this.#maxPerRequest = options.maxPerRequest;
+    this.#limits = { maxPerRequest: options.maxPerRequest };
     this.#onRelease = options.onRelease;
     this.#groupCounts = options.groupCounts;
     this.#counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };
@@ -203,7 +203,7 @@ export class Planner implements RowWriter {
 
   /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
   #openBatchOf(state: GroupState, now: string): number {
-    if (placeNumber(state.batchId === undefined ? undefined : state.phones.length, { maxPerRequest: this.#maxPerRequest }) === 'new') {
+    if (placeNumber(state.batchId === undefined ? undefined : state.phones.length, this.#limits) === 'new') {
       this.#saveBatch(state);
       state.batchId = this.#store.insertBatch(state.groupId, now);
       state.phones = [];
@@ -214,7 +214,7 @@ export class Planner implements RowWriter {
   #addToBatch(state: GroupState, phone: string): void {
     state.phones.push(phone);
     state.dirty = true;
-    if (state.phones.length >= this.#maxPerRequest) this.#closeBatch(state);
+    if (state.phones.length >= this.#limits.maxPerRequest) this.#closeBatch(state);
   }
 
   #saveBatch(state: GroupState): void {
