@@ -126,7 +126,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
     );
     const insertGroup = db.prepare('INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)');
     // As intake writes them: many rows to a statement (rowInserter.ts).
-    const rowsOut = createRowInserter(db);
+    const rowsOut = createRowInserter(db, fileId);
     // Numbers, groups, repeats and batches are worked out before the timing (a group's row is
     // written, timed, with the first row that names it): the floor is SQLite's work, not this
     // script's.
@@ -151,7 +151,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
     const writeBatch = db.transaction((batch: JournalRow[]) => {
       for (const row of batch) {
         if (row.newGroup) insertGroup.run(row.group, fileId, 'bench', ...row.newGroup);
-        if (!row.repeat) rowsOut.add([fileId, row.line, row.raw, row.phone, row.group, 'valid', null, null, row.batch, null]);
+        if (!row.repeat) rowsOut.add([row.line, row.raw, row.phone, row.group, 'valid', null, null, row.batch, null]);
       }
       rowsOut.flush();
     });

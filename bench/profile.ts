@@ -44,7 +44,7 @@ export interface ProfileWindows {
   windows: Record<string, { startS: number; endS: number }>;
 }
 
-/** dist/journal/rows.js -> smsdrop journal/rows; node_modules/x/... -> x; node:internal -> node. */
+/** dist/plan/planner.js -> smsdrop plan/planner; node_modules/x/... -> x; node:internal -> node. */
 export function areaOf(url: string, functionName: string): string {
   if (url === '') return functionName.startsWith('(') ? functionName : 'node (native)';
   const mod = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);

@@ -85,7 +85,7 @@ const now = new Date().toISOString();
 const fileId = Number(
   db.prepare("INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('two-threads', 'bench.csv', 0, 'utf-8', 'intake', ?)").run(now).lastInsertRowid,
 );
-const rowsOut = createRowInserter(db);
+const rowsOut = createRowInserter(db, fileId);
 const insertGroup = db.prepare('INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)');
 const insertBatch = db.prepare("INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)");
 const insertNumbers = db.prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)');
@@ -141,12 +141,12 @@ function placeRow(line: number, cells: string[]): void {
   const phone = raw.includes(' ') ? raw.replaceAll(' ', '') : raw;
   const group = groupOf(cells.length > 1 ? cells.slice(1).join(',') : '', cells);
   slotRead[group.slot]!++;
-  if (!MOBILE.test(phone)) rowsOut.add([fileId, line, raw, null, group.id, 'invalid', 'not a mobile number', null, null, null]);
-  else if (!placed.add(group.id, Number(phone))) rowsOut.add([fileId, line, raw, phone, group.id, 'duplicate', null, null, null, null]);
+  if (!MOBILE.test(phone)) rowsOut.add([line, raw, null, group.id, 'invalid', 'not a mobile number', null, null, null]);
+  else if (!placed.add(group.id, Number(phone))) rowsOut.add([line, raw, phone, group.id, 'duplicate', null, null, null, null]);
   else {
     group.open ??= { id: ++batchIds, reqId: randomUUID().replaceAll('-', ''), phones: [] };
     group.open.phones.push(phone);
-    rowsOut.add([fileId, line, raw, phone, group.id, 'valid', null, null, group.open.id, null]);
+    rowsOut.add([line, raw, phone, group.id, 'valid', null, null, group.open.id, null]);
     if (group.open.phones.length === MAX_PER_REQUEST) closeBatch(group);
   }
   closeIfRead(group.slot);

@@ -73,8 +73,9 @@ function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow
 
 /**
  * These batches go before the other due batches of their file, whatever their ids. Intake names
- * the few that took rows it settled once the file was read (rows.ts): their rows lie anywhere in
- * the file, and the result file, written in row order while answers come in, waits for them.
+ * the few that took rows it settled once the file was read (src/plan/doubts.ts): their rows lie
+ * anywhere in the file, and the result file, written in row order while answers come in, waits
+ * for them.
  */
 export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
   for (const id of batchIds) db.firstToSend.add(id);

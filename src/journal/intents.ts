@@ -10,8 +10,9 @@
 //
 // Why it is safe:
 // - A batch is sent only once its definition (its numbers, its reqId, its rows) is committed in
-//   the journal: intake releases a batch only after a commit that holds it (rows.ts), and a turn
-//   that creates batches (a split into halves) commits the journal itself (needsJournalCommit).
+//   the journal: intake releases a batch only after a commit that holds it
+//   (plan/closedBatches.ts), and a turn that creates batches (a split into halves) commits the
+//   journal itself (needsJournalCommit).
 // - After a crash, the journal has rolled back to its last commit: the attempts started since then,
 //   and the outcomes recorded since then, are gone from it. replayIntents puts each attempt back
 //   as started with no answer, exactly as a crash in mid-request leaves one, so the next run treats

@@ -1,14 +1,13 @@
 // Intake's rows go into the journal many to a statement. better-sqlite3 binds and steps each
 // run() call on its own, and for a narrow row that call costs about as much as SQLite storing it:
 // 1M rows in intake's schema took 2.55 s one per statement and 1.45 s fifty per statement
-// (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the row
-// writer flushes the rest at the end of each chunk and before any other write of rows, so ids
+// (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the
+// planner flushes the rest at the end of each chunk and before any other write of rows, so ids
 // still follow the file's order.
 import { type Journal, sql } from './open.js';
 
-/** A row's columns, in INSERT order. */
+/** A row's columns, in INSERT order, but for its file (the inserter's own). */
 export type RowValues = [
-  fileId: number,
   line: number,
   phoneRaw: string,
   phone: string | null,
@@ -22,6 +21,7 @@ export type RowValues = [
 ];
 
 const COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of';
+/** Bound per row: the file's id, then RowValues. */
 const COLUMN_COUNT = 10;
 /** Rows per statement: past ~50 the gain flattens (100 rows: the same 1.43 s). */
 export const ROWS_PER_STATEMENT = 50;
@@ -35,7 +35,7 @@ export interface RowInserter {
   drop(): void;
 }
 
-export function createRowInserter(db: Journal): RowInserter {
+export function createRowInserter(db: Journal, fileId: number): RowInserter {
   const tuple = `(${Array(COLUMN_COUNT).fill('?').join(', ')})`;
   const insertOne = sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${tuple}`);
   const insertMany = sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${Array(ROWS_PER_STATEMENT).fill(tuple).join(', ')}`);
@@ -80,7 +80,8 @@ export function createRowInserter(db: Journal): RowInserter {
     add(row, onId) {
       if (onId) waiting.push({ at: queued, onId });
       const base = queued * COLUMN_COUNT;
-      for (let i = 0; i < COLUMN_COUNT; i++) values[base + i] = row[i];
+      values[base] = fileId;
+      for (let i = 1; i < COLUMN_COUNT; i++) values[base + i] = row[i - 1];
       if (++queued === ROWS_PER_STATEMENT) writeAll();
     },
     flush() {

@@ -18,7 +18,7 @@
 // or cut short during its intake, are not counted: that file's intake throws them away when it is
 // read again, and sends those rows then if nothing else did.
 //
-// Intake asks once per group (loadOrCreateGroup), not per row: the groups of the window are read
+// Intake asks once per group (the planner, when it loads a group), not per row: the groups of the window are read
 // into a sorted array of key hashes when the writer starts, so a file with no group in common with
 // the window's files pays a binary search per group. The numbers of a group found there are read
 // once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).

@@ -11,7 +11,7 @@ import { planSummary as planSummaryOf } from '../journal/reads.js';
 import { commitBulk, RowsLostError } from '../journal/bulk.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
-import { createRowWriter, type RowToJournal } from '../journal/rows.js';
+import { createRowWriter, type RowToJournal } from '../plan/rowWriter.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';

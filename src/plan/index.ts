@@ -3,9 +3,9 @@
 // Rows that share a group (app, template, values) become one template message; each group is
 // cut into the fewest requests of at most `maxPerRequest` distinct numbers: ceil(n / max), all
 // full but the last, numbers in row order. The rule is incremental (`placeNumber`): a group's next
-// number joins its open request unless that request is full. So the journal applies it row by row
-// during intake, whatever order groups come in, and keeps only open requests in memory; and
-// `planBatches` is the same rule over a whole list, which the tests check exhaustively.
+// number joins its open request unless that request is full. So the planner (planner.ts) applies
+// it row by row during intake, whatever order groups come in, and keeps only open requests in
+// memory; and `planBatches` is the same rule over a whole list, which the tests check exhaustively.
 
 export interface PlanRow {
   rowId: number;

@@ -1,5 +1,5 @@
 // Sending while a file is still being read. Intake releases each batch as it fills up (see
-// journal/rows.ts); this sends what has been released and waits for the next release. It ends
+// plan/planner.ts); this sends what has been released and waits for the next release. It ends
 // when ctx.stopSignal aborts (the caller aborts it once reading is over; sendFile then takes
 // over) or sending must stop otherwise, and never leaves a request of its own in flight.
 import { type SendContext, sendReadyBatches } from './index.js';

@@ -13,7 +13,7 @@ import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
 import { closeIntents, enableIntents, intentsPath, JournalLostError, replayIntents } from '../../src/journal/intents.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
+import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 
 const dirs: string[] = [];

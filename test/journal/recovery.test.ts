@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
 import { countFile, createFile } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/journal/rows.js';
+import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';

@@ -9,7 +9,7 @@ import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batches.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
+import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 
 const row = (line: number, phone: string, value: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
 

@@ -6,13 +6,13 @@ import { describe, it } from 'node:test';
 import { createRowInserter, ROWS_PER_STATEMENT, type RowValues } from '../../src/journal/rowInserter.js';
 import { journalWithOneGroup } from './fixture.js';
 
-const valid = (line: number): RowValues => [1, line, `138 0000 ${line}`, `1380000${line}`, 1, 'valid', null, null, null, null];
+const valid = (line: number): RowValues => [line, `138 0000 ${line}`, `1380000${line}`, 1, 'valid', null, null, null, null];
 
 describe('rows written many to a statement', () => {
   it('writes every row once, in order, and tells each asker its own id, in full statements and the rest', () => {
     const { db } = journalWithOneGroup('smsdrop-inserter-', { status: 'intake', createdAt: '2026-11-24T00:00:00.000Z' });
     db.exec("INSERT INTO rows (file_id, line, phone_raw, intake) VALUES (1, 1, 'x', 'invalid')"); // ids do not start at 1
-    const rowsOut = createRowInserter(db);
+    const rowsOut = createRowInserter(db, 1);
     const told = new Map<number, number>();
     const count = ROWS_PER_STATEMENT * 2 + 7; // two full statements and a rest
     for (let line = 2; line < 2 + count; line++) {
@@ -28,7 +28,7 @@ describe('rows written many to a statement', () => {
 
   it('drop forgets the queued rows and their askers', () => {
     const { db } = journalWithOneGroup('smsdrop-inserter-', { status: 'intake', createdAt: '2026-11-24T00:00:00.000Z' });
-    const rowsOut = createRowInserter(db);
+    const rowsOut = createRowInserter(db, 1);
     let asked = 0;
     for (let line = 2; line < 12; line++) rowsOut.add(valid(line), () => asked++);
     rowsOut.drop();

@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { createRowWriter } from '../../src/journal/rows.js';
+import { createRowWriter } from '../../src/plan/rowWriter.js';
 import { openJournal } from '../../src/journal/open.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
 

@@ -13,7 +13,7 @@ import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journ
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/journal/rows.js';
+import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/journal/resultFiles.js';
 import { tempDir } from './helpers.js';
 

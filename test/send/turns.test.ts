@@ -11,7 +11,7 @@ import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
 import { countFile, createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/journal/rows.js';
+import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';

@@ -2,7 +2,7 @@
 // however their parts are cut, NUL characters included.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cacheKeyOf } from '../../src/journal/rows.js';
+import { cacheKeyOf } from '../../src/plan/groups.js';
 
 type Group = [string, string, string[]];
 

@@ -1,6 +1,6 @@
 // The numbers a file's intake has placed in batches, per group, remembered in a few bits each (a
 // Bloom filter): "certainly not placed yet" or "maybe". A row whose number is certainly new goes
-// straight into its group's batch; a "maybe" is a repeat or, rarely, a false alarm, and rows.ts
+// straight into its group's batch; a "maybe" is a repeat or, rarely, a false alarm, and doubts.ts
 // settles it exactly from the journal once the file is read.
 //
 // Why not a unique index on (group, number): numbers in a list come in no order, so each row's

@@ -1,0 +1,95 @@
+// What the planner needs of the journal, and nothing else (a port): small storage verbs for one
+// file's rows, groups and batches, and the bulk transaction they are written in. The planner
+// decides; the store only reads and writes what it is told. The journal implements it
+// (journal/planStore.ts); the planner's own tests use a fake kept in memory.
+
+/** A group's identity as the journal stores it: ids, values as JSON, and a hash to look it up by. */
+export interface GroupKey {
+  appId: string;
+  templateId: string;
+  datasJson: string;
+  keyHash: number;
+}
+
+/** What intake decided about a row. */
+export type RowIntake = 'valid' | 'invalid' | 'duplicate';
+
+/** A row's columns, in the order the journal writes them (the file is the store's own). */
+export type PlannedRow = [
+  line: number,
+  phoneRaw: string,
+  phone: string | null,
+  groupId: number | null,
+  intake: RowIntake,
+  error: string | null,
+  extras: string | null,
+  batchId: number | null,
+  /** A repeat of another file's row: that row. */
+  duplicateOf: number | null,
+];
+
+/** A file's rows, invalid rows and duplicates, of which `repeats` repeat another file's rows. */
+export interface IntakeCounts {
+  rows: number;
+  invalid: number;
+  duplicates: number;
+  repeats: number;
+}
+
+/** A group's batch still taking numbers, as the journal has it. */
+export interface HeldBatch {
+  id: number;
+  phones: string[];
+}
+
+export interface PlanStore {
+  // Rows, in the file's order: a row's id is known once it is written (onId), before the chunk ends.
+  addRow(row: PlannedRow, onId?: (rowId: number) => void): void;
+  /** Writes the rows added so far, so they come before whatever is written next. */
+  flushRows(): void;
+  /** Forgets the rows added but not yet written (their chunk failed). */
+  dropRows(): void;
+  /** An interrupted intake's row, found again at its line: it moves between the rows before and after. */
+  moveKeptRow(rowId: number): void;
+  /** The numbers, by group, of the rows an interrupted intake left in batches. */
+  keptNumbers(): Iterable<[groupId: number, phone: string]>;
+  /** An invalid row's cells as read, for the rejected file. */
+  keepInvalidCells(rowId: number, cells: readonly string[]): void;
+  /** Why a number may not be sent (suppressed), or undefined. */
+  whySuppressed(phone: string): string | undefined;
+  markDuplicate(rowId: number, duplicateOf: number): void;
+  setRowBatch(rowId: number, batchId: number): void;
+  /** The file's rows in batches whose (group, number) is one of `keys`: [rowId, groupId, phone]. */
+  placedRowsMatching(keys: Iterable<{ groupId: number; phone: string }>): Array<[rowId: number, groupId: number, phone: string]>;
+
+  /** The file's group with this key, if the journal has it. */
+  findGroup(key: GroupKey): number | undefined;
+  insertGroup(key: GroupKey): number;
+  /** A group's ids and values (to load it again by its key). */
+  groupValues(groupId: number): { appId: string; templateId: string; datas: string[] };
+
+  /** The group's latest batch still held (not yet released): the only one that may take more numbers. */
+  heldBatchOf(groupId: number): HeldBatch | undefined;
+  /** A new empty batch of the group, held; `now` is its creation time. */
+  insertBatch(groupId: number, now: string): number;
+  saveBatchNumbers(batchId: number, phones: readonly string[]): void;
+  /** The batch takes no more numbers: it is due now. */
+  releaseBatch(batchId: number): void;
+  /** The end of the file: every batch of it still held is due now. */
+  releaseHeldBatches(): void;
+  /** These batches go before the file's other due batches. */
+  sendFirst(batchIds: Iterable<number>): void;
+  finishIntakeCounts(counts: IntakeCounts): void;
+
+  /** Whether a batch may be released only once a commit holds it (requests' commits are deferred). */
+  readonly releaseOnlyCommitted: boolean;
+  /** Commits so far: what was written before the count moved is in the journal for good. */
+  commits(): number;
+  /** Runs `write` (of `rows` rows) in the open bulk transaction, committing when it is large enough. */
+  writeInBulk(rows: number, write: () => void): void;
+  commit(): void;
+  /** True when rows this store wrote were rolled back with a bulk transaction. */
+  rowsLost(): boolean;
+  /** Throws when rowsLost(). */
+  assertNothingLost(): void;
+}
