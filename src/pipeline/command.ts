@@ -36,7 +36,7 @@ export function registerSendCommand(program: Command): void {
     .action(async (file: string, opts: { dryRun?: boolean; resend?: boolean; json?: boolean }, command: Command) => {
       const config = configFor(command);
       if (!existsSync(file) || !statSync(file).isFile()) exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
-      const log = createLogger({ level: config.logLevel, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
+      const log = createLogger({ level: config.logLevel, format: config.logFormat, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
       const result: DryRunResult = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
       printSummary(result, file, opts, config);
       if (result.invalidRows && !opts.json) printInvalidRows(result.invalidRows, result.counts.invalid);
