@@ -15,7 +15,6 @@ import { type PhaseReport, readPhases } from './phases.js';
 import { formatSummary, summariseProfile } from './profile.js';
 import { build, childEnv, type CliSource, cpuSecondsOf, hasReportCommand, runSend, type SendRun, startSimulatorProcess, timeReport } from './processes.js';
 import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
-import { measureTwoThreads, type TwoThreadResult } from './twoThreads.js';
 
 const CREDS: Credentials = {
   accountSid: 'ACbench0000000000000000000000001',
@@ -40,13 +39,11 @@ export interface BenchOptions {
   personalised: number;
   /** Extra environment for the send process (--env KEY=VALUE), e.g. to try a setting. */
   sendEnv: Record<string, string>;
-  /** Also run the two-thread floor (twoThreads.ts) on the same file. */
-  twoThreads: boolean;
 }
 
 const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrency N] [--json] [--seed N]
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
-       [--personalised SHARE] [--env KEY=VALUE ...] [--no-two-threads]`;
+       [--personalised SHARE] [--env KEY=VALUE ...]`;
 
 function wholeNumber(name: string, text: string | undefined, fallback: number, min: number): number {
   if (text === undefined) return fallback;
@@ -89,7 +86,6 @@ export function parseOptions(argv: string[]): BenchOptions {
       repeat: { type: 'string' },
       personalised: { type: 'string' },
       env: { type: 'string', multiple: true },
-      'no-two-threads': { type: 'boolean', default: false },
     },
   });
   if (values.cli !== 'dist' && values.cli !== 'src') throw new Error(`Expected \`--cli\` to be dist or src, got \`${values.cli}\``);
@@ -107,7 +103,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     repeat: wholeNumber('repeat', values.repeat, 3, 1),
     personalised: share('personalised', values.personalised, MIX.personalised),
     sendEnv: keyValues(values.env ?? []),
-    twoThreads: !values['no-two-threads'],
   };
 }
 
@@ -168,19 +163,6 @@ async function measureSend(o: BenchOptions, workDir: string, csv: string): Promi
   }
 }
 
-/** The two-thread floor on the same file, against a simulator of its own (twoThreads.ts). */
-async function measureTwoThreadFloor(o: BenchOptions, workDir: string, csv: string): Promise<TwoThreadResult | undefined> {
-  if (!o.twoThreads) return undefined;
-  note('two-thread floor: a prototype of the best two-thread design, end to end');
-  const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
-  try {
-    const journal = path.join(workDir, 'two-threads', 'journal.sqlite');
-    return await measureTwoThreads({ csv, journal, baseUrl: sim.url, concurrency: o.concurrency, creds: CREDS }, () => cpuSecondsOf(sim.pid) ?? 0);
-  } finally {
-    await sim.stop();
-  }
-}
-
 function measureReport(o: BenchOptions, env: NodeJS.ProcessEnv, name: string): { seconds: number | null; note: string } {
   if (!hasReportCommand(o.cli, env)) return { seconds: null, note: 'skipped: this build has no `report` command' };
   const r = timeReport(o.cli, name, env);
@@ -231,13 +213,12 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     const mix = await generateCsv(csv, o.rows, o.seed, o.personalised);
     const baselines = await measureBaselines(o, workDir, csv, mix);
     const send = await measureSend(o, workDir, csv);
-    const twoThreads = await measureTwoThreadFloor(o, workDir, csv);
     const report = measureReport(o, send.env, path.basename(csv));
     const journal = path.join(send.dataDir, 'journal.sqlite');
     const phases = readPhases(journal, send.run.startedAtMs, send.run.endedAtMs);
     const profile = o.profile ? profileSummary(send.profileDir, send.run, phases.phases) : undefined;
     if (profile && !o.json) note(`\n${formatSummary(profile.summary)}`);
-    return resultOf(o, mix, baselines, send.run, phases, report, profile, { loadStart, workDir, source, simulatorCpuSeconds: send.simulatorCpuSeconds, twoThreads });
+    return resultOf(o, mix, baselines, send.run, phases, report, profile, { loadStart, workDir, source, simulatorCpuSeconds: send.simulatorCpuSeconds });
   } finally {
     if (!o.keep) rmSync(workDir, { recursive: true, force: true });
     else note(`kept ${workDir}`);
@@ -252,7 +233,7 @@ function resultOf(
   phaseReport: PhaseReport,
   report: { seconds: number | null; note: string },
   profile: ReturnType<typeof profileSummary>,
-  ctx: { loadStart: number[]; workDir: string; source: ReturnType<typeof sourceState>; simulatorCpuSeconds: number; twoThreads: TwoThreadResult | undefined },
+  ctx: { loadStart: number[]; workDir: string; source: ReturnType<typeof sourceState>; simulatorCpuSeconds: number },
 ): BenchResult {
   const s = run.summary ?? {};
   const num = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : 0);
@@ -291,7 +272,6 @@ function resultOf(
     ratioCeilingJournalCpu: round(ceilings.journalCpu),
     ratioCeilingOneThread: round(ceilings.oneThread),
     ratioCeilingOwnCpu: round(own.ratioCeiling),
-    ...(ctx.twoThreads ? { ratioTwoThreadFloor: round(o.rows / ingestRowsPerSec / ctx.twoThreads.seconds), twoThreadFloor: twoThreadFigures(ctx.twoThreads, mix) } : {}),
     cpu: {
       sendSeconds: round(run.cpuSeconds, 2),
       simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
@@ -352,32 +332,6 @@ function resultOf(
   };
 }
 
-/** The floor stored every row with the generator's verdict and sent each valid number once (JournalCheck). */
-function floorMatches(t: TwoThreadResult, mix: CsvMix): boolean {
-  const j = t.journal;
-  const stored = j.rows === mix.rows && j.valid === mix.expectedAccepted && j.invalid === mix.invalidRows && j.duplicates === mix.duplicateRows;
-  const onceEach = j.distinctValid === j.valid && j.inTheirBatch === j.valid;
-  const sentOnce = j.batches === mix.expectedRequests && j.attempts === j.batches && j.batchesAttempted === j.batches && j.batchesNotAccepted === 0;
-  return stored && onceEach && sentOnce && t.requests === j.batches && t.accepted === j.valid && t.failures === 0;
-}
-
-function twoThreadFigures(t: TwoThreadResult, mix: CsvMix) {
-  return {
-    seconds: round(t.seconds),
-    intakeSeconds: round(t.intakeSeconds),
-    startupSeconds: round(t.startupSeconds),
-    cpuSeconds: round(t.cpuSeconds, 2),
-    intakeThreadCpuSeconds: round(t.intakeThreadCpuSeconds, 2),
-    mainThreadCpuSeconds: round(t.mainThreadCpuSeconds, 2),
-    simulatorCpuSeconds: round(t.simulatorCpuSeconds, 2),
-    peakRssMb: round(t.peakRssMb, 1),
-    requests: t.requests,
-    accepted: t.accepted,
-    failures: t.failures,
-    journal: t.journal,
-    matchesExpected: floorMatches(t, mix),
-  };
-}
 
 /**
  * The best ratioToIngestBaseline this file allows on this machine, two ways. Network: even with

@@ -1,7 +1,6 @@
 // What a benchmark run reports: the JSON object (`--json`) and the readable tables. The issue's
 // targets are listed next to the figures they judge, with whether this run met them; a target
 // only applies to the run it names (e.g. the ingest ratio at 1,000,000 rows and latency 0).
-import type { TwoThreadResult } from './twoThreads.js';
 import type { CsvMix } from './generate.js';
 import Table from 'cli-table3';
 import type { PhaseReport, Phases } from './phases.js';
@@ -48,14 +47,6 @@ export interface BenchResult {
   ratioCeilingOneThread: number;
   /** Ingest baseline time over this run's own CPU (send and simulator) spread over every core: the most this run's work allows, however well threaded. */
   ratioCeilingOwnCpu: number;
-  /**
-   * Ingest baseline time over the two-thread floor's time (twoThreads.ts): what a prototype of the
-   * best known two-thread design, doing only the work every design that journals before sending
-   * must do, reached in this run. Absent with --no-two-threads.
-   */
-  ratioTwoThreadFloor?: number;
-  /** The floor's own figures (rounded), and whether it stored every row and sent each number once. */
-  twoThreadFloor?: TwoThreadResult & { matchesExpected: boolean };
   /**
    * CPU seconds: of the send process, of the simulator during it, per request of undici alone
    * (client and simulator, ms), the parts' total for this file, and the most the send process may
@@ -120,16 +111,6 @@ const plain = { style: { head: [], border: [] } };
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const s = (x: number | undefined) => (x === undefined ? '-' : x.toFixed(2));
 
-function twoThreadRows(r: BenchResult): Array<[string, string]> {
-  const t = r.twoThreadFloor;
-  if (!t || r.ratioTwoThreadFloor === undefined) return [];
-  const check = t.matchesExpected ? '' : '  MISMATCH with the generator';
-  return [
-    ['two-thread floor (a prototype)', `ratio ${r.ratioTwoThreadFloor.toFixed(3)}: ${t.seconds.toFixed(2)} s, intake thread done at ${t.intakeSeconds.toFixed(2)} s, ${n(t.requests)} requests${check}`],
-    ['two-thread floor: CPU, memory', `${t.cpuSeconds.toFixed(1)} s (intake thread ${t.intakeThreadCpuSeconds.toFixed(1)} s, main thread ${t.mainThreadCpuSeconds.toFixed(1)} s; simulator ${t.simulatorCpuSeconds.toFixed(1)} s), peak RSS ${t.peakRssMb.toFixed(1)} MB`],
-  ];
-}
-
 function requestTimesText(t: PhaseReport['requests']['duringIntake']): string {
   return t.meanMs === null ? `${n(t.count)}` : `${n(t.count)} at ${t.meanMs.toFixed(1)} ms`;
 }
@@ -148,7 +129,6 @@ export function printTable(r: BenchResult): void {
     ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
     ['rows/s into the journal schema (floor)', `${n(r.baselineJournalInsertRowsPerSec)} (ratio at best ${r.ratioCeilingJournalOneThread.toFixed(3)} parsing then storing on one thread, ${r.ratioCeilingJournalCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
     ['one thread parsing, journalling and sending', `ratio at best ${r.ratioCeilingOneThread.toFixed(3)} (the floor and every request's client CPU as undici alone needed it, one after the other)`],
-    ...twoThreadRows(r),
     ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
     ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],

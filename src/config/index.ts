@@ -135,6 +135,7 @@ export const SETTINGS = {
   maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
   journalSync: { schema: z.enum(['normal', 'full']).default('normal'), env: 'SMSDROP_JOURNAL_SYNC', doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.' },
   logLevel: { schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'), env: 'SMSDROP_LOG_LEVEL', doc: 'Log level: error, warn, info or debug.' },
+  logFormat: { schema: z.enum(['text', 'json']).default('text'), env: 'SMSDROP_LOG_FORMAT', doc: 'Log lines on stderr: text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.' },
   templatesFile: { schema: optionalText, env: 'SMSDROP_TEMPLATES_FILE', doc: "JSON file of each template id's approved text, e.g. {\"1\": \"【公司】您的验证码是{1}，{2}分钟内有效\"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES)." },
   progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
 } as const;

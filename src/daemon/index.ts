@@ -22,7 +22,7 @@ import { watchInbox } from './watch.js';
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
   const folders = prepareFolders(config.dataDir);
-  const log = createLogger({ level: config.logLevel, logDir: folders.logs });
+  const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: folders.logs });
   let runtime: Runtime;
   try {
     runtime = await openRuntime(config, {

@@ -81,9 +81,9 @@ export function schemaVersion(db: Journal): number {
   }
 }
 
-/** Requests answered (or ended) since `since` (ISO). */
-export function requestsFinishedSince(db: Journal, since: string): number {
-  return sqlPluck(db, 'SELECT count(*) FROM attempts WHERE finished_at >= ?').get(since) as number;
+/** Requests answered (or ended) since `since` (ISO), and when the first of them started. */
+export function requestsFinishedSince(db: Journal, since: string): { count: number; first: string | null } {
+  return sql(db, 'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= ?').get(since) as { count: number; first: string | null };
 }
 
 /** Numbers of the file whose batch got its outcome since `since` (ISO). */

@@ -1,6 +1,8 @@
-// Logging: JSON lines in <dataDir>/logs/ (rotated daily, size-capped, kept 14 days) and readable
-// lines on the terminal. Every line passes through redactSecrets first, so the auth token, a
-// sig parameter or an Authorization value cannot reach a log whatever the caller passes.
+// Logging: JSON lines in <dataDir>/logs/ (rotated daily, size-capped, kept 14 days) and, on
+// stderr, readable lines or (SMSDROP_LOG_FORMAT=json) one JSON object per line for a log shipper.
+// Readable lines are coloured only on a terminal: pm2's log files and pipes get plain text. Every
+// line passes through redactSecrets first, so the auth token, a sig parameter or an
+// Authorization value cannot reach a log whatever the caller passes.
 import path from 'node:path';
 import winston from 'winston';
 import DailyRotateFile from 'winston-daily-rotate-file';
@@ -8,12 +10,19 @@ import { redactSecrets } from './redact.js';
 
 export type Logger = winston.Logger;
 
+export const LOG_FORMATS = ['text', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
 export interface LoggerOptions {
   level: string;
   /** Folder for JSON log files; none: terminal only. */
   logDir?: string;
-  /** Terminal output: readable lines to stderr (default true). */
+  /** Output on stderr (default true). */
   console?: boolean;
+  /** What goes to stderr: readable lines (default) or one JSON object per line. */
+  format?: LogFormat;
+  /** Colour the level of readable lines; default: only when stderr is a terminal. */
+  colour?: boolean;
 }
 
 const redact = winston.format((info) => {
@@ -32,12 +41,10 @@ const readable = winston.format.printf((info) => {
 export function createLogger(options: LoggerOptions): Logger {
   const transports: winston.transport[] = [];
   if (options.console !== false) {
-    transports.push(
-      new winston.transports.Console({
-        stderrLevels: ['error', 'warn', 'info', 'debug'],
-        format: winston.format.combine(winston.format.colorize({ all: false }), readable),
-      }),
-    );
+    const colour = options.colour ?? process.stderr.isTTY === true;
+    const format =
+      options.format === 'json' ? winston.format.json() : colour ? winston.format.combine(winston.format.colorize({ all: false }), readable) : readable;
+    transports.push(new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'], format }));
   }
   if (options.logDir) {
     transports.push(

@@ -3,15 +3,15 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import type { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
 import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { startSendProgress } from '../cli/progress.js';
+import { inspectFile } from '../intake/inspect.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
 import { findLatestFile } from '../journal/files.js';
 import { type Journal, openJournal } from '../journal/open.js';
-import { invalidRows, numbersToSend } from '../journal/reads.js';
+import { invalidRows } from '../journal/reads.js';
 import { copySuppressed } from '../journal/suppressed.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { openForReading } from '../report/common.js';
@@ -38,7 +38,7 @@ export function registerSendCommand(program: Command): void {
     .action(async (file: string, opts: { dryRun?: boolean; resend?: boolean; json?: boolean }, command: Command) => {
       const config = configFor(command);
       if (!existsSync(file) || !statSync(file).isFile()) exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
-      const log = createLogger({ level: config.logLevel, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
+      const log = createLogger({ level: config.logLevel, format: config.logFormat, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
       const result: DryRunResult = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
       printSummary(result, file, opts, config);
       if (result.invalidRows && !opts.json) printInvalidRows(result.invalidRows, result.counts.invalid);
@@ -48,9 +48,11 @@ export function registerSendCommand(program: Command): void {
 
 async function sendForeground(config: Config, file: string, opts: { resend?: boolean }, log: Logger): Promise<FileRunResult> {
   const runtime = await openForegroundRuntime(config, `smsdrop send ${path.basename(file)}`, log, (locked) => `smsdrop: ${locked}`);
-  const progress = progressBar(runtime.context);
+  // Inspected here, so that the progress bar knows the file's size and journal identity.
+  const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it
+  const progress = inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
   try {
-    const result = await processFile(runtime.context, file, { resend: opts.resend ?? false });
+    const result = await processFile(runtime.context, file, { resend: opts.resend ?? false, ...(inspection ? { inspection } : {}) });
     progress?.stop();
     if (result.file && result.outcome !== 'already-sent') await writeResults(runtime.db, result, file);
     if (result.outcome === 'paused') log.error(`sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`);
@@ -59,26 +61,6 @@ async function sendForeground(config: Config, file: string, opts: { resend?: boo
     progress?.stop();
     await runtime.close();
   }
-}
-
-/** Progress bar on a terminal only, over the rows still to settle. */
-function progressBar(context: PipelineContext): SingleBar | undefined {
-  if (!process.stdout.isTTY) return undefined;
-  // Loaded only for a terminal: a run under pm2 or a script does not carry it.
-  const { SingleBar: Bar } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
-  const bar = new Bar({ format: 'sending [{bar}] {value}/{total} rows | {eta_formatted} left', hideCursor: true, clearOnComplete: true });
-  let started = false;
-  const previous = context.onBatchDone;
-  context.onBatchDone = (event) => {
-    previous?.(event);
-    if (!started) {
-      const pending = numbersToSend(context.db);
-      bar.start(pending + event.rowsSettled, 0);
-      started = true;
-    }
-    bar.increment(event.rowsSettled);
-  };
-  return bar;
 }
 
 async function writeResults(db: import('../journal/open.js').Journal, result: FileRunResult, file: string): Promise<void> {

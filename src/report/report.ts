@@ -18,7 +18,7 @@ export function registerReportCommand(program: Command): void {
       const config = configFor(command);
       const db = openForReading(config.dataDir);
       try {
-        await printReport(db, file, format);
+        await printReport(db, file, format, config.timezone);
       } catch (err) {
         if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop report: ${err.message}`);
         throw err;
@@ -37,19 +37,20 @@ function takeReportFormat(command: Command): ReportFormat {
 }
 
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
-export async function printReport(db: Journal | undefined, file: string | undefined, format: ReportFormat): Promise<void> {
+/** Tables show times in `zone` (the host's when unset); JSON and CSV keep the journal's UTC. */
+export async function printReport(db: Journal | undefined, file: string | undefined, format: ReportFormat, zone?: string): Promise<void> {
   if (file === undefined) {
     const files = db ? listFiles(db) : [];
     if (format === 'json') process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
     else if (format === 'csv') await writeCsvTable(fileListCsv(files));
-    else process.stdout.write(`${fileListTable(files)}\n`);
+    else process.stdout.write(`${fileListTable(files, zone)}\n`);
     return;
   }
   if (!db) throw new UsageError(`no file "${file}": the journal is empty (nothing has been sent from this data directory)`);
   const report = fileReport(db, resolveFile(db, file).id);
   if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (format === 'csv') await writeCsvTable(fileReportCsv(report));
-  else process.stdout.write(`${fileReportTable(report)}\n`);
+  else process.stdout.write(`${fileReportTable(report, zone)}\n`);
 }
 
 function writeCsvTable(table: { header: string[]; rows: string[][] }): Promise<number> {

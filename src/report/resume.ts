@@ -24,7 +24,7 @@ export function registerResumeCommand(program: Command): void {
     .action(async (query: string, flags: { json?: boolean }, command: Command) => {
       const config = configFor(command);
       const file = findUnfinished(config, query);
-      const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
+      const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: logDirOf(config.dataDir) });
       const runtime = await openForegroundRuntime(config, `smsdrop resume ${file.name}`, log, (locked) => `smsdrop resume: ${locked} (the daemon resumes the files in processing/ itself)`);
       const started = Date.now();
       let sent: SendResult;

@@ -91,7 +91,7 @@ export function registerRetryCommand(program: Command): void {
         process.exit(EXIT.ok);
       }
       const newReqIds = statuses.includes('unknown') ? await confirmUnknown(target.file, target.unknown, flags.yes ?? false) : false;
-      const log = createLogger({ level: config.logLevel, logDir: logDirOf(config.dataDir) });
+      const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: logDirOf(config.dataDir) });
       const code = await runRetry(config, target.file, statuses, { ...flags, newReqIds }, log);
       process.exit(code);
     });

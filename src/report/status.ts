@@ -11,10 +11,13 @@ import type { Journal } from '../journal/open.js';
 import { inFlight as requestsInFlight, lastAnswer, numbersSettledSince, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
+import { formatMoment, zoneName } from '../log/time.js';
 import { openForReading, renderTable } from './common.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
+/** The shortest span a rate is measured over: a file a few milliseconds old has no rate yet. */
+const MIN_RATE_SPAN_MS = 1_000;
 
 export interface FileProgress {
   id: number;
@@ -28,7 +31,7 @@ export interface FileProgress {
   pending: number;
   /** settled / sendable, 0..1; null while the file is still being read. */
   progress: number | null;
-  /** Rows settled per second over the last minute. */
+  /** Rows settled per second over the last minute, or since the file started if that is less. */
   rows_per_second: number;
   eta_seconds: number | null;
   in_flight_requests: number;
@@ -44,6 +47,7 @@ export interface StatusReport {
   /** What the running daemon's requests wait for while it is not paused (a message window used up). */
   waiting: string | null;
   in_flight: { requests: number; numbers: number };
+  /** Over the last minute, or since sending started if that is less. */
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
 }
@@ -58,7 +62,7 @@ export function registerStatusCommand(program: Command): void {
       const db = openForReading(config.dataDir);
       try {
         const status = readStatus(db, config.dataDir);
-        process.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : `${renderStatus(status)}\n`);
+        process.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : `${renderStatus(status, config.timezone)}\n`);
       } finally {
         db?.close();
       }
@@ -68,8 +72,8 @@ export function registerStatusCommand(program: Command): void {
 export function readStatus(db: Journal | undefined, dataDir: string, now: number = Date.now()): StatusReport {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
-  const files = db ? filesInProgress(db, since) : [];
-  const requestsLastMinute = db ? requestsFinishedSince(db, since) : 0;
+  const files = db ? filesInProgress(db, since, now) : [];
+  const requests = db ? requestsFinishedSince(db, since) : { count: 0, first: null };
   const daemon = db ? runningDaemonState(db, holder) : undefined;
   return {
     now: new Date(now).toISOString(),
@@ -78,18 +82,27 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
     paused: db ? pauseOf(db, daemon, files.length > 0) : null,
     waiting: daemon?.waiting ?? null,
     in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
-    rate: { requests_per_second: round(requestsLastMinute / (RATE_WINDOW_MS / 1000)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
+    rate: { requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
     files,
   };
 }
 
-function filesInProgress(db: Journal, since: string): FileProgress[] {
+/**
+ * Seconds a rate is measured over: the last minute, or the time since `start` when that is less.
+ * Divided by a whole minute, a run 6 s old reads ten times too slow and its ETA ten times too long.
+ */
+function rateSpanSeconds(start: string | null, now: number): number {
+  const elapsed = start === null ? RATE_WINDOW_MS : now - Date.parse(start);
+  return Math.min(RATE_WINDOW_MS, Math.max(MIN_RATE_SPAN_MS, Number.isNaN(elapsed) ? RATE_WINDOW_MS : elapsed)) / 1000;
+}
+
+function filesInProgress(db: Journal, since: string, now: number): FileProgress[] {
   return unfinishedFileLines(db).map((f) => {
     const sendable = f.rows - f.invalid - f.duplicates;
     const settled = f.accepted + f.failed + f.unknown;
     const settledLastMinute = numbersSettledSince(db, f.id, since);
     const flight = requestsInFlight(db, f.id);
-    const rowsPerSecond = settledLastMinute / (RATE_WINDOW_MS / 1000);
+    const rowsPerSecond = settledLastMinute / rateSpanSeconds(f.started_at, now);
     return {
       id: f.id,
       name: f.name,
@@ -127,12 +140,13 @@ function currentHolder(dataDir: string): StatusReport['process'] {
   return holder ? { pid: holder.pid, what: holder.what, since: holder.since ?? null } : null;
 }
 
-export function renderStatus(s: StatusReport): string {
-  const out = [`smsdrop status at ${s.now} (data directory ${s.data_dir})`];
-  out.push(s.process ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${s.process.since}` : ''}` : 'process    none: no smsdrop process is using this data directory');
-  out.push(`sending    ${sendingState(s)}`);
+/** For a person: times in `zone` (the host's when unset); the JSON keeps the journal's UTC. */
+export function renderStatus(s: StatusReport, zone?: string): string {
+  const out = [`smsdrop status at ${formatMoment(s.now, zone)} ${zoneName(zone)} (data directory ${s.data_dir})`];
+  out.push(s.process ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${formatMoment(s.process.since, zone)}` : ''}` : 'process    none: no smsdrop process is using this data directory');
+  out.push(`sending    ${sendingState(s, zone)}`);
   out.push(`in flight  ${inFlight(s)}`);
-  out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute`);
+  out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`);
   if (s.files.length === 0) {
     out.push('no file in progress');
     return out.join('\n');
@@ -164,8 +178,8 @@ function inFlight(s: StatusReport): string {
   return `${requests} requests (${numbers} numbers)`;
 }
 
-function sendingState(s: StatusReport): string {
-  if (s.paused) return `PAUSED${s.paused.since ? ` since ${s.paused.since}` : ''}: ${s.paused.reason}`;
+function sendingState(s: StatusReport, zone: string | undefined): string {
+  if (s.paused) return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.reason}`;
   if (s.waiting) return `WAITING: ${s.waiting}`;
   if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';

@@ -33,8 +33,8 @@ class UsageError extends Error {
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate')
-    .description('Run a local Template SMS provider simulator (checks signatures, records accepted requests, injects faults).')
-    .option('--port <n>', 'TCP port, 0 = any free port', '0')
+    .description('run a local Template SMS provider simulator: checks signatures, records accepted requests, injects faults')
+    .option('--port <n>', 'port to listen on; 0 = any free port', '0')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--https', 'serve HTTPS with a self-signed certificate made at start')
     .option('--ca-file <file>', 'with --https: where to write the certificate to trust', path.join(os.tmpdir(), 'smsdrop-simulator-ca.pem'))

@@ -122,7 +122,8 @@ describe('status', () => {
 
     const db = requireJournal(dataDir);
     try {
-      const s = readStatus(db, dataDir);
+      const now = Date.now();
+      const s = readStatus(db, dataDir, now);
       assert.equal(s.process, null);
       assert.deepEqual(s.paused && { source: s.paused.source, reason: s.paused.reason }, { source: 'last answer', reason: '111142: account balance insufficient: top up the account' });
       assert.equal(s.files.length, 1);
@@ -130,7 +131,9 @@ describe('status', () => {
         { ...s.files[0], rows_per_second: undefined },
         { id: 1, name: 'p.csv', status: 'sending', rows: 3, sendable: 2, settled: 0, pending: 2, progress: 0, rows_per_second: undefined, eta_seconds: null, in_flight_requests: 0, in_flight_numbers: 0 },
       );
-      assert.equal(s.rate.requests_per_second, 0.02, 'one answer in the last minute (1/60, rounded)');
+      // One answer, over the time since its request started (at least a second, at most a minute).
+      const started = Date.parse(db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string);
+      assert.equal(s.rate.requests_per_second, Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100);
       assert.match(renderStatus(s), /PAUSED since .*111142.*\n[\s\S]*p\.csv[\s\S]*not moving/);
     } finally {
       db.close();

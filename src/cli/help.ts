@@ -1,0 +1,105 @@
+// What each command's --help says besides its options: the exit statuses a script or pm2 can act
+// on, and the settings the command reads. Kept in one table so every command's help has the same
+// shape, and so a command added without an entry fails the CLI test rather than shipping bare.
+import type { Command } from 'commander';
+import { SETTINGS } from '../config/index.js';
+
+interface CommandHelp {
+  exits: Array<[code: number, meaning: string]>;
+  /** Environment names; `sending` expands to every setting a sending command reads. */
+  settings: Array<string>;
+}
+
+const UNEXPECTED: [number, string] = [1, 'anything unexpected (a bug: the message says what)'];
+const USAGE = 'bad arguments or settings';
+
+/** Settings that only the daemon reads (their documentation starts with "Daemon:"). */
+const DAEMON_ONLY = new Set(Object.values(SETTINGS).filter((s) => s.doc.startsWith('Daemon:')).map((s) => s.env));
+const ALL = Object.values(SETTINGS).map((s) => s.env);
+/** What `send`, `retry` and `resume` read: every setting but the daemon's own. */
+const SENDING = ALL.filter((env) => !DAEMON_ONLY.has(env));
+const READING = ['SMSDROP_DATA_DIR', 'SMSDROP_TIMEZONE'];
+
+export const COMMAND_HELP: Record<string, CommandHelp> = {
+  send: {
+    exits: [
+      [0, 'every row accepted (or a duplicate of an accepted row); with --dry-run, the plan was made'],
+      [3, 'rows ended invalid, failed, unknown or pending, sending paused or was stopped, or repeats wait in another file'],
+      [2, `${USAGE}, a file refused as a whole (unreadable, no phone column), or the data directory in use by another smsdrop`],
+      UNEXPECTED,
+    ],
+    settings: [...SENDING, 'SMSDROP_CONFIG'],
+  },
+  run: {
+    exits: [
+      [0, 'stopped by SIGTERM or Ctrl-C after requests in flight finished'],
+      [3, 'stopped with requests still in doubt (grace period over, or the journal failed): the next start settles them'],
+      [2, `${USAGE}, or the data directory in use by another smsdrop (pm2 does not restart on 2)`],
+      UNEXPECTED,
+    ],
+    settings: [...ALL, 'SMSDROP_CONFIG'],
+  },
+  report: { exits: [[0, 'printed'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
+  export: { exits: [[0, 'written'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
+  status: { exits: [[0, 'printed'], [2, USAGE], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
+  retry: {
+    exits: [
+      [0, 'every resent row accepted, and none waits in another file'],
+      [3, 'some resent rows not accepted, or waiting in another file'],
+      [2, `${USAGE}, no such FILE, unknown rows not confirmed, or the data directory in use (stop the daemon first)`],
+      UNEXPECTED,
+    ],
+    settings: [...SENDING, 'SMSDROP_CONFIG'],
+  },
+  resume: {
+    exits: [
+      [0, 'the file ended done with every row accepted'],
+      [3, 'rows not accepted, still pending, or waiting in another file'],
+      [2, `${USAGE}, no such FILE, nothing to resume, or the data directory in use (stop the daemon first)`],
+      UNEXPECTED,
+    ],
+    settings: [...SENDING, 'SMSDROP_CONFIG'],
+  },
+  simulate: {
+    exits: [
+      [0, 'stopped by SIGTERM or Ctrl-C'],
+      [2, 'bad arguments'],
+      [1, 'could not start (the port is taken, say), or anything unexpected'],
+    ],
+    settings: ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID (a comma list; unset: demo credentials, printed at start)'],
+  },
+  suppress: { exits: [[0, 'done'], [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
+};
+
+/** The help text after a command's options: its exit statuses and the settings it reads. */
+export function helpAfter(name: string): string {
+  const help = COMMAND_HELP[name];
+  if (!help) throw new Error(`no help entry for command ${name}`);
+  const exits = help.exits.map(([code, meaning]) => `  ${code}  ${wrap(meaning, 78, '     ').trimStart()}`).join('\n');
+  return `\nExit status:\n${exits}\n\nSettings read (SMSDROP_* variables, config/local.json or global flags):\n${wrap(help.settings.join(', '), 78, '  ')}\n`;
+}
+
+/** Adds to every command (and its subcommands): the help text after, and a short pointer after a usage error. */
+export function decorateCommands(program: Command): void {
+  for (const command of program.commands) {
+    command.addHelpText('after', helpAfter(command.name()));
+    const decorate = (c: Command, path: string) => {
+      c.showHelpAfterError(`see ${path} --help`);
+      for (const sub of c.commands) decorate(sub, `${path} ${sub.name()}`);
+    };
+    decorate(command, `smsdrop ${command.name()}`);
+  }
+}
+
+function wrap(text: string, width: number, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) lines.push(indent + line);
+  return lines.join('\n');
+}

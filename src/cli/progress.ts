@@ -1,0 +1,116 @@
+// `smsdrop send`'s progress bar, on a terminal only. Two phases, each with a total known from the
+// start: while the file is read, bytes read of the file's size; once every row is read, rows
+// settled of the rows to send. (A bar over "rows planned so far" showed 300000/9400 while the
+// file was still being read.)
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { SingleBar } from 'cli-progress';
+import { countFile, findLatestFile } from '../journal/files.js';
+import { FILE_STATUS } from '../journal/states.js';
+import type { PipelineContext } from '../pipeline/index.js';
+
+/** How often the bar is brought up to date. */
+const TICK_MS = 250;
+
+export interface ProgressInput {
+  /** The file's journal status; undefined before its record exists. */
+  status: string | undefined;
+  /** Bytes the reading has reached; undefined where the system cannot say. */
+  bytes: number | undefined;
+  size: number;
+  /** Once read: rows with a final outcome, and rows to send (not invalid, not duplicates). */
+  settled: number;
+  sendable: number;
+}
+
+export interface ProgressView {
+  phase: 'reading' | 'sending';
+  value: number;
+  total: number;
+  /** "12.3/32.0 MB" or "1200/9400 rows". */
+  text: string;
+}
+
+/** What the bar shows: the bytes read while the file is read, then the rows settled. */
+export function progressView(p: ProgressInput): ProgressView {
+  if (p.status === undefined || p.status === FILE_STATUS.intake) {
+    const bytes = Math.min(p.bytes ?? 0, p.size);
+    const mb = (n: number) => (n / 1e6).toFixed(1);
+    return { phase: 'reading', value: bytes, total: p.size, text: p.bytes === undefined ? `${mb(p.size)} MB` : `${mb(bytes)}/${mb(p.size)} MB` };
+  }
+  return { phase: 'sending', value: p.settled, total: p.sendable, text: `${p.settled}/${p.sendable} rows` };
+}
+
+/**
+ * How far this process has read `file` with a sequential reader: the largest file position of its
+ * descriptors open on it (Linux's /proc/self/fdinfo). Intake reads the file as a stream, which
+ * moves its descriptor's position; the hash and the group count read at given offsets, which
+ * leaves theirs at 0. Undefined where /proc cannot say.
+ */
+export function bytesRead(file: string): number | undefined {
+  try {
+    const target = realpathSync(file);
+    let most: number | undefined;
+    for (const fd of readdirSync('/proc/self/fd')) {
+      let link: string;
+      try {
+        link = readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        continue; // closed meanwhile
+      }
+      if (link !== target) continue;
+      const pos = /^pos:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
+      if (pos !== undefined) most = Math.max(most ?? 0, Number(pos));
+    }
+    return most ?? 0;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts the bar for `file` (hashed as `sha256`, `size` bytes) if stdout is a terminal. */
+export function startSendProgress(context: PipelineContext, file: string, sha256: string, size: number): { stop(): void } {
+  if (!process.stdout.isTTY) return { stop: () => {} };
+  // Loaded only for a terminal: a run under pm2 or a script does not carry it.
+  const { SingleBar: Bar } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
+  const bar: SingleBar = new Bar({ format: '{phase} [{bar}] {text} | {eta_formatted} left', hideCursor: true, clearOnComplete: true, etaBuffer: 50 });
+  let sending: { settled: number; sendable: number } | undefined;
+  let phase: ProgressView['phase'] | undefined;
+  let recordId: number | undefined;
+
+  const previous = context.onBatchDone;
+  context.onBatchDone = (event) => {
+    previous?.(event);
+    if (sending) sending.settled += event.rowsSettled;
+  };
+  const tick = () => {
+    const record = findLatestFile(context.db, sha256);
+    if (record?.id !== recordId) {
+      // A new record (a --resend makes one after finding the earlier): its own counts.
+      recordId = record?.id;
+      sending = undefined;
+    }
+    if (record && record.status !== FILE_STATUS.intake && !sending) {
+      // Every row is read: from here on, rows settled of the rows to send.
+      const c = countFile(context.db, record.id);
+      sending = { settled: c.accepted + c.failed + c.unknown, sendable: c.rows - c.invalid - c.duplicates };
+    }
+    const view = progressView({ status: record?.status, bytes: sending ? undefined : bytesRead(file), size, settled: sending?.settled ?? 0, sendable: sending?.sendable ?? 0 });
+    if (view.phase !== phase) {
+      // A new total: the ETA of the bytes says nothing of the rows.
+      if (phase) bar.stop();
+      bar.start(view.total, view.value, { phase: view.phase, text: view.text });
+      phase = view.phase;
+    } else bar.update(view.value, { text: view.text });
+  };
+  // Not at once: the file's record is made (or found) by the pipeline's first steps.
+  const timer = setInterval(tick, TICK_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      context.onBatchDone = previous;
+      bar.stop();
+    },
+  };
+}

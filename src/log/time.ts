@@ -1,0 +1,32 @@
+// Moments as people read them: the journal keeps UTC (ISO 8601), and what a person reads shows
+// the configured zone (SMSDROP_TIMEZONE, or the host's when unset), without the T, the
+// milliseconds and the Z that make an ISO time hard to read at a glance. JSON and CSV output keep
+// the journal's UTC: machines read those.
+
+/** "2026-11-25 17:12:03" (or "2026-11-25 17:12" with minutes) in `zone`; '-' for none. */
+export function formatMoment(iso: string | null | undefined, zone: string | undefined, precision: 'seconds' | 'minutes' = 'seconds'): string {
+  if (!iso) return '-';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    })
+      .formatToParts(date)
+      .map((p) => [p.type, p.value]),
+  );
+  const day = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+  return precision === 'minutes' ? day : `${day}:${parts.second}`;
+}
+
+/** The zone times are shown in, named: the configured one, or the host's. */
+export function zoneName(zone: string | undefined): string {
+  return zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
