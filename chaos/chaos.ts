@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sameProviderDay } from '../src/send/policy.js';
 import { createFaultChooser, parseFaults, seededRandom } from '../src/simulator/faults.js';
@@ -235,7 +236,7 @@ export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|bo
   --scale              full (a group of 12,000 numbers, 3,000 small groups...) or small (for the tests)
   --faults SPEC        the simulator's --faults (default ${DEFAULT_FAULTS})
   --kill-window A-B    a kill lands A to B ms after the process starts (default 50-2500)
-  --json               print the figures as one JSON object
+  --json               print the figures as one JSON object on stdout (progress goes to stderr)
   --keep               keep the work folder even when the run passed`;
 
 class UsageError extends Error {}
@@ -309,10 +310,11 @@ async function main(): Promise<void> {
     process.stderr.write(`chaos: ${err.message}\n${USAGE}\n`);
     process.exit(2);
   }
-  const log = options.json ? () => {} : (line: string) => process.stderr.write(`${line}\n`);
+  const log = (line: string) => process.stderr.write(`${line}\n`);
   const figures = await runChaos({ ...options, log });
   process.stdout.write(options.json ? `${JSON.stringify(figures)}\n` : `${formatFigures(figures)}\n`);
   process.exit(figures.ok ? 0 : 1);
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('chaos/chaos.ts')) await main();
+// Run as a program (npm run chaos), not when a test imports runChaos.
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
