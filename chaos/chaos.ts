@@ -16,7 +16,7 @@ import { readRecordFile } from '../src/simulator/record.js';
 import { checkDeliveries, checkJournalFiles, journalFiles, type DeliveryCheck } from './check.js';
 import { checkFolders, runDaemonMode } from './daemonMode.js';
 import { expectedMessages, type Scale, SIMULATOR_TEMPLATES } from './files.js';
-import { dataDirOf, type Mode, type ModeRun, type ModeSettings } from './mode.js';
+import { dataDirOf, type Mode, type ModeRun, type ModeSettings, reportDirOf } from './mode.js';
 import { startSimulatorProcess, writeEmptyConfig } from './procs.js';
 import { runSendMode } from './sendMode.js';
 
@@ -131,6 +131,7 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
     finishTimeoutMs: o.scale === 'full' ? 10 * 60_000 : 2 * 60_000,
     random: createRandomFor(o.seed, mode),
   };
+  mkdirSync(reportDirOf(settings), { recursive: true });
   log(`${mode}: ${o.kills} kills against ${simulator.url} (work folder ${dir})`);
   const run = await (mode === 'send' ? runSendMode(settings) : runDaemonMode(settings)).finally(() => simulator.stop());
   const counts = await simulator.stop();

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, dataDirOf, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import { addRound, countKill, dataDirOf, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
 import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
 
 const FINISH_PASSES = 2;
@@ -70,7 +70,7 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
 /** One daemon life: started, maybe given the next drop at a random moment, killed. */
 async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): Promise<void> {
   const { delayMs, signal } = planKill(s);
-  const proc = startCli(['run'], smsdropEnv(s));
+  const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const next = schedule[0];
   const dropping = next ? sleep(Math.floor(s.random() * delayMs)).then(() => drop(s, run, next) && schedule.shift()) : Promise.resolve();
@@ -80,7 +80,7 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): 
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
     countKill(run, signal);
-    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM`);
+    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
     return;
   }
   run.problems.push(`${title}: the daemon exited by itself (${result.exit.code ?? result.exit.signal}): ${lastLine(proc.output())}`);
@@ -88,7 +88,7 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): 
 
 /** The daemon without kills: the rest of the schedule dropped, then stopped once everything is filed. */
 async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): Promise<void> {
-  const proc = startCli(['run'], smsdropEnv(s));
+  const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const deadline = Date.now() + s.finishTimeoutMs;
   let settled = false;
@@ -108,7 +108,7 @@ async function stop(s: ModeSettings, run: ModeRun, proc: CliProcess, settled: bo
   if (!proc.alive()) run.problems.push(`${title}: the daemon exited by itself: ${lastLine(proc.output())}`);
   else if (!settled) run.problems.push(`${title}: files still in inbox/ or processing/ after ${s.finishTimeoutMs} ms: ${[...inputCsvs(folder(s, 'inbox')), ...inputCsvs(folder(s, 'processing'))].join(', ')}`);
   const result = await killAfter(proc, 0, 'SIGTERM', STOP_TIMEOUT_MS);
-  if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM`);
+  if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
   logProcess(logFileOf(s), title, proc, result.exit);
 }
 

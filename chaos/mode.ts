@@ -56,6 +56,11 @@ export function logFileOf(s: ModeSettings): string {
   return path.join(s.dir, 'processes.log');
 }
 
+/** Where a process stuck after SIGTERM writes its diagnostic report (node --report-on-signal). */
+export function reportDirOf(s: ModeSettings): string {
+  return path.join(s.dir, 'reports');
+}
+
 /** smsdrop's environment for a chaos run: small delays and timeouts everywhere. */
 export function smsdropEnv(s: ModeSettings): NodeJS.ProcessEnv {
   return cleanEnv({

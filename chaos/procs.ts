@@ -42,8 +42,13 @@ export function writeEmptyConfig(dir: string): string {
   return file;
 }
 
-export function startCli(args: string[], env: NodeJS.ProcessEnv): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `reportDir`: where Node writes a diagnostic report (with the JavaScript stack) when the process
+ * gets SIGUSR2, which killAfter sends to a process that does not obey SIGTERM in time.
+ */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, reportDir?: string): CliProcess {
+  const report = reportDir ? ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reportDir}`] : [];
+  const child = spawn(process.execPath, [...report, '--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   let done = false;
   child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
@@ -63,6 +68,9 @@ export function logProcess(logFile: string, title: string, proc: CliProcess, exi
   appendFileSync(logFile, `=== ${title}: ${how}\n${proc.output()}${proc.output().endsWith('\n') || proc.output() === '' ? '' : '\n'}`);
 }
 
+/** How long a process stuck after SIGTERM gets to write its diagnostic report. */
+const REPORT_WAIT_MS = 3_000;
+
 export interface KillResult {
   /** The signal reached a live process. */
   delivered: boolean;
@@ -78,7 +86,12 @@ export async function killAfter(proc: CliProcess, delayMs: number, signal: NodeJ
   proc.child.kill(signal);
   if (signal === 'SIGKILL') return { delivered: true, exit: await proc.exited, stuck: false };
   const obeyed = await Promise.race([proc.exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
-  if (!obeyed) proc.child.kill('SIGKILL');
+  if (!obeyed) {
+    // A diagnostic report first (when the process was started with a report folder), then the end.
+    proc.child.kill('SIGUSR2');
+    await Promise.race([proc.exited, sleep(REPORT_WAIT_MS)]);
+    proc.child.kill('SIGKILL');
+  }
   return { delivered: true, exit: await proc.exited, stuck: !obeyed };
 }
 

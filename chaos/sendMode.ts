@@ -5,7 +5,7 @@
 // rows left unknown are resent (retry --unknown).
 import path from 'node:path';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import { addRound, countKill, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
 import { killAfter, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
 /** `send --json` statuses after which running the file again sends nothing more. */
@@ -32,14 +32,14 @@ export async function runSendMode(s: ModeSettings): Promise<ModeRun> {
 /** One `send` killed at a random moment; true when it ended by itself with the file finished (or refused). */
 async function sendAndKill(s: ModeSettings, run: ModeRun, file: string): Promise<boolean> {
   const { delayMs, signal } = planKill(s);
-  const proc = startCli(['send', file, '--json'], smsdropEnv(s));
+  const proc = startCli(['send', file, '--json'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const result = await killAfter(proc, delayMs, signal, STOP_TIMEOUT_MS);
   const title = `send ${path.basename(file)}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
     countKill(run, signal);
-    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM`);
+    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
     return false;
   }
   if (result.exit.code === 1) run.problems.push(`${title}: exited 1: ${lastLine(proc.output())}`);
