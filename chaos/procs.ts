@@ -17,6 +17,15 @@ export const CREDENTIALS = {
   SMSDROP_AUTH_TOKEN: 'chaostoken000000000000000000001',
 };
 
+/**
+ * A deadline raced against a process's exit: unref'd, so one that lost the race (a 2-minute
+ * timeout of a run that ended at once) does not keep a test's process alive after it is done.
+ * The child process keeps the event loop alive while it runs.
+ */
+function timeout(ms: number): Promise<void> {
+  return sleep(ms, undefined, { ref: false });
+}
+
 export interface Exit {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -81,15 +90,15 @@ export interface KillResult {
 
 /** Sends `signal` after `delayMs` unless the process ended first; a SIGTERM that is not obeyed in time is followed by SIGKILL. */
 export async function killAfter(proc: CliProcess, delayMs: number, signal: NodeJS.Signals, stopTimeoutMs: number): Promise<KillResult> {
-  const ended = await Promise.race([proc.exited.then(() => true), sleep(delayMs).then(() => false)]);
+  const ended = await Promise.race([proc.exited.then(() => true), timeout(delayMs).then(() => false)]);
   if (ended || !proc.alive()) return { delivered: false, exit: await proc.exited, stuck: false };
   proc.child.kill(signal);
   if (signal === 'SIGKILL') return { delivered: true, exit: await proc.exited, stuck: false };
-  const obeyed = await Promise.race([proc.exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
+  const obeyed = await Promise.race([proc.exited.then(() => true), timeout(stopTimeoutMs).then(() => false)]);
   if (!obeyed) {
     // A diagnostic report first (when the process was started with a report folder), then the end.
     proc.child.kill('SIGUSR2');
-    await Promise.race([proc.exited, sleep(REPORT_WAIT_MS)]);
+    await Promise.race([proc.exited, timeout(REPORT_WAIT_MS)]);
     proc.child.kill('SIGKILL');
   }
   return { delivered: true, exit: await proc.exited, stuck: !obeyed };
@@ -97,7 +106,7 @@ export async function killAfter(proc: CliProcess, delayMs: number, signal: NodeJ
 
 /** Runs to the end, or SIGKILL after timeoutMs (then timedOut). */
 export async function runToEnd(proc: CliProcess, timeoutMs: number): Promise<{ exit: Exit; timedOut: boolean }> {
-  const ended = await Promise.race([proc.exited.then(() => true), sleep(timeoutMs).then(() => false)]);
+  const ended = await Promise.race([proc.exited.then(() => true), timeout(timeoutMs).then(() => false)]);
   if (!ended) proc.child.kill('SIGKILL');
   return { exit: await proc.exited, timedOut: !ended };
 }
