@@ -117,7 +117,7 @@ export function checkFolders(s: ModeSettings, drops: number): string[] {
   const problems: string[] = [];
   const done = inputCsvs(folder(s, 'done'));
   const failed = inputCsvs(folder(s, 'failed'));
-  for (const name of failed) problems.push(`failed/${name}: ${readNote(folder(s, 'failed'), name).trim().split('\n')[0]!.slice(0, 300)}`);
+  for (const name of failed) problems.push(`failed/${name}: ${readNote(folder(s, 'failed'), name).replace(/\s+/g, ' ').trim().slice(0, 300)}`);
   for (const where of ['inbox', 'processing'] as const) for (const name of inputCsvs(folder(s, where))) problems.push(`${where}/${name}: still there`);
   if (done.length !== drops) problems.push(`done/ holds ${done.length} input files, ${drops} copies were dropped`);
   return problems;
