@@ -1,0 +1,321 @@
+// `npm run chaos -- [--kills N] [--mode send|daemon|both] [--seed S] ...`: smsdrop against the
+// simulator with faults on, killed N times at random moments, then let finish and judged from the
+// simulator's record: every expected (message, number) delivered exactly once, every file done
+// with its six statuses adding up to its rows, nothing left pending or unknown. Prints the figures
+// (kills, faults, requests, deliveries, duplicates, missing); exit 0 only when all of that holds,
+// 1 when something failed (said what), 2 on a usage error. `runChaos` is the same, for the tests.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { sameProviderDay } from '../src/send/policy.js';
+import { createFaultChooser, parseFaults, seededRandom } from '../src/simulator/faults.js';
+import { readRecordFile } from '../src/simulator/record.js';
+import { checkDeliveries, checkJournalFiles, journalFiles, type DeliveryCheck } from './check.js';
+import { checkFolders, runDaemonMode } from './daemonMode.js';
+import { expectedMessages, type Scale, SIMULATOR_TEMPLATES } from './files.js';
+import { dataDirOf, type Mode, type ModeRun, type ModeSettings, reportDirOf } from './mode.js';
+import { startSimulatorProcess, writeEmptyConfig } from './procs.js';
+import { runSendMode } from './sendMode.js';
+
+export const DEFAULT_FAULTS = 'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01';
+
+export interface ChaosOptions {
+  kills: number;
+  mode: Mode | 'both';
+  seed: number;
+  scale: Scale;
+  faults: string;
+  killWindowMs: [number, number];
+  /** Keep the work folder even when the run passed. */
+  keep: boolean;
+  /** Lines of progress (default: none). */
+  log?: (line: string) => void;
+}
+
+export interface ModeFigures {
+  mode: Mode;
+  kills: { total: number; sigkill: number; sigterm: number };
+  /** smsdrop processes started: killed, run to the end, retries. */
+  processes: number;
+  rounds: number;
+  /** Faults the simulator injected, by rule (replayed from its seed and its request count). */
+  faults: Record<string, number>;
+  faultsTotal: number;
+  /** Requests that reached the simulator, whatever became of them. */
+  requests: number;
+  acceptedRequests: number;
+  deliveries: number;
+  expected: number;
+  expectedInvalid: number;
+  duplicates: number;
+  extraDeliveries: number;
+  missing: number;
+  unexpected: number;
+  files: number;
+  filesDone: number;
+  /** Daemon mode: copies dropped into inbox/. */
+  drops: number;
+  unknownResent: number;
+  elapsedMs: number;
+  failures: string[];
+  notes: string[];
+  samples: DeliveryCheck['samples'];
+}
+
+export interface ChaosFigures {
+  ok: boolean;
+  seed: number;
+  scale: Scale;
+  faultSpec: string;
+  modes: ModeFigures[];
+  elapsedMs: number;
+  /** The work folder (kept when the run failed, or with keep). */
+  dir: string;
+  kept: boolean;
+  replay: string;
+}
+
+const APP_IDS: Record<Mode, string> = { send: 'APPchaossend00000000000000000001', daemon: 'APPchaosdaemon000000000000000001' };
+
+/** Longest a mode is expected to take, to keep it clear of the provider's day change. */
+const MODE_SPAN_MS: Record<Scale, number> = { full: 20 * 60_000, small: 3 * 60_000 };
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
+  const started = Date.now();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-chaos-'));
+  const modes: Mode[] = options.mode === 'both' ? ['send', 'daemon'] : [options.mode];
+  const figures: ModeFigures[] = [];
+  for (const mode of modes) figures.push(await runMode(mode, options, dir));
+  const ok = figures.every((f) => f.failures.length === 0);
+  const kept = !ok || options.keep;
+  if (!kept) rmSync(dir, { recursive: true, force: true });
+  return { ok, seed: options.seed, scale: options.scale, faultSpec: options.faults, modes: figures, elapsedMs: Date.now() - started, dir, kept, replay: replayCommand(options) };
+}
+
+function replayCommand(o: ChaosOptions): string {
+  return `npm run chaos -- --kills ${o.kills} --mode ${o.mode} --seed ${o.seed} --scale ${o.scale} --faults '${o.faults}' --kill-window ${o.killWindowMs.join('-')}`;
+}
+
+/** Waits (saying so) while the provider's day would change during the next `spanMs`. */
+async function clearOfDayChange(spanMs: number, log: (line: string) => void): Promise<void> {
+  let said = false;
+  while (!sameProviderDay(new Date(), new Date(Date.now() + spanMs))) {
+    if (!said) log(`waiting for the provider's day change to pass (reqIds are remembered for one day)`);
+    said = true;
+    await sleep(5_000);
+  }
+}
+
+async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeFigures> {
+  const log = o.log ?? (() => {});
+  await clearOfDayChange(MODE_SPAN_MS[o.scale], log);
+  const started = Date.now();
+  const dir = path.join(root, mode);
+  mkdirSync(dir, { recursive: true });
+  const simulatorSeed = (o.seed + (mode === 'daemon' ? 1 : 0)) >>> 0;
+  const simulator = await startSimulatorProcess({ dir, appIds: [APP_IDS[mode]], templates: SIMULATOR_TEMPLATES, faults: o.faults, seed: simulatorSeed });
+  const settings: ModeSettings = {
+    mode,
+    dir,
+    kills: o.kills,
+    seed: o.seed,
+    scale: o.scale,
+    killWindowMs: o.killWindowMs,
+    sigtermShare: 0.2,
+    appId: APP_IDS[mode],
+    simulatorUrl: simulator.url,
+    configFile: writeEmptyConfig(dir),
+    finishTimeoutMs: o.scale === 'full' ? 10 * 60_000 : 2 * 60_000,
+    random: createRandomFor(o.seed, mode),
+  };
+  mkdirSync(reportDirOf(settings), { recursive: true });
+  log(`${mode}: ${o.kills} kills against ${simulator.url} (work folder ${dir})`);
+  const run = await (mode === 'send' ? runSendMode(settings) : runDaemonMode(settings)).finally(() => simulator.stop());
+  const counts = await simulator.stop();
+  const figures = judge(settings, run, readRecordFile(simulator.recordFile), counts.requests, o.faults, simulatorSeed);
+  figures.elapsedMs = Date.now() - started;
+  log(`${mode}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.length})`} in ${(figures.elapsedMs / 1000).toFixed(1)} s`);
+  return figures;
+}
+
+/** The kill plan's own stream of random numbers: not the files' (generateRound) nor the simulator's. */
+function createRandomFor(seed: number, mode: Mode): () => number {
+  return seededRandom((seed ^ (mode === 'send' ? 0x51ed2701 : 0x2f6b93c5)) >>> 0);
+}
+
+/** Faults the simulator injected: its chooser replayed over its requests (it draws only from its seed). */
+export function countFaults(spec: string, seed: number, requests: number): Record<string, number> {
+  const rules = parseFaults(spec);
+  const choose = createFaultChooser(rules, seed);
+  const counts: Record<string, number> = {};
+  for (const rule of rules) counts[rule.kind === 'status' ? `status=${rule.statusCode}` : rule.kind] = 0;
+  for (let n = 1; n <= requests; n++) {
+    const rule = choose(n);
+    if (rule) counts[rule.kind === 'status' ? `status=${rule.statusCode}` : rule.kind]! += 1;
+  }
+  return counts;
+}
+
+function judge(s: ModeSettings, run: ModeRun, records: ReturnType<typeof readRecordFile>, requests: number, faultSpec: string, simulatorSeed: number): ModeFigures {
+  const delivered = checkDeliveries(records, s.appId, expectedMessages(run.files));
+  const journal = journalFiles(dataDirOf(s));
+  const wanted = run.files.map((f) => ({ name: f.name, rows: f.rows, invalid: f.invalid }));
+  const failures = [...run.problems, ...checkJournalFiles(journal, wanted)];
+  const names = new Set(wanted.map((w) => w.name));
+  for (const f of journal) if (!names.has(f.name)) failures.push(`${f.name} (id ${f.id}): in the journal, but no such file was generated (status ${f.status})`);
+  if (s.mode === 'daemon') failures.push(...checkFolders(s, run.drops));
+  if (delivered.duplicates > 0) failures.push(`${delivered.duplicates} messages delivered more than once, e.g. ${delivered.samples.duplicates[0]}`);
+  if (delivered.missing > 0) failures.push(`${delivered.missing} expected messages never delivered, e.g. ${delivered.samples.missing[0]}`);
+  if (delivered.unexpected > 0) failures.push(`${delivered.unexpected} messages delivered that no file asked for, e.g. ${delivered.samples.unexpected[0]}`);
+  const kills = run.kills.sigkill + run.kills.sigterm;
+  if (kills < s.kills) failures.push(`only ${kills} of ${s.kills} kills landed on a running process`);
+  const faults = countFaults(faultSpec, simulatorSeed, requests);
+  return {
+    mode: s.mode,
+    kills: { total: kills, ...run.kills },
+    processes: run.starts,
+    rounds: run.rounds,
+    faults,
+    faultsTotal: Object.values(faults).reduce((a, b) => a + b, 0),
+    requests,
+    acceptedRequests: delivered.acceptedRequests,
+    deliveries: delivered.deliveries,
+    expected: delivered.expected,
+    expectedInvalid: run.files.reduce((sum, f) => sum + f.invalid, 0),
+    duplicates: delivered.duplicates,
+    extraDeliveries: delivered.extraDeliveries,
+    missing: delivered.missing,
+    unexpected: delivered.unexpected,
+    files: run.files.length,
+    filesDone: run.files.filter((f) => journal.some((j) => j.name === f.name && j.status === 'done')).length,
+    drops: run.drops,
+    unknownResent: run.unknownResent,
+    elapsedMs: 0,
+    failures,
+    notes: run.notes,
+    samples: delivered.samples,
+  };
+}
+
+function formatMode(f: ModeFigures): string {
+  const faults = Object.entries(f.faults).map(([k, n]) => `${k} ${n}`).join(', ');
+  const lines = [
+    `mode ${f.mode}: ${f.failures.length === 0 ? 'PASSED' : 'FAILED'} in ${(f.elapsedMs / 1000).toFixed(1)} s`,
+    `  kills        ${f.kills.total} (SIGKILL ${f.kills.sigkill}, SIGTERM ${f.kills.sigterm}) over ${f.processes} smsdrop processes`,
+    `  faults       ${f.faultsTotal} (${faults})`,
+    `  requests     ${f.requests} reached the simulator, ${f.acceptedRequests} accepted`,
+    `  files        ${f.filesDone} of ${f.files} done (${f.rounds} round${f.rounds === 1 ? '' : 's'}${f.mode === 'daemon' ? `, ${f.drops} copies dropped` : ''})`,
+    `  expected     ${f.expected} messages (${f.expectedInvalid} rows invalid on purpose, never sent)`,
+    `  deliveries   ${f.deliveries}`,
+    `  duplicates   ${f.duplicates}${f.extraDeliveries > f.duplicates ? ` (${f.extraDeliveries} extra deliveries)` : ''}`,
+    `  missing      ${f.missing}`,
+    `  unexpected   ${f.unexpected}`,
+    `  unknown rows resent by retry --unknown: ${f.unknownResent}`,
+  ];
+  for (const failure of f.failures.slice(0, 20)) lines.push(`  FAIL ${failure}`);
+  if (f.failures.length > 20) lines.push(`  ... and ${f.failures.length - 20} more`);
+  return lines.join('\n');
+}
+
+export function formatFigures(c: ChaosFigures): string {
+  return [
+    `chaos: ${c.ok ? 'PASSED' : 'FAILED'}, seed ${c.seed}, scale ${c.scale}, faults ${c.faultSpec}, ${(c.elapsedMs / 1000).toFixed(1)} s`,
+    ...c.modes.map(formatMode),
+    ...(c.kept ? [`work folder kept: ${c.dir} (processes.log, data/, accepted.jsonl per mode)`] : []),
+    `replay: ${c.replay}`,
+  ].join('\n');
+}
+
+export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|both] [--seed S] [--scale full|small]
+       [--faults SPEC] [--kill-window MIN-MAX] [--json] [--keep]
+  --kills N            kills per mode (default 100)
+  --mode               send, daemon or both (default both)
+  --seed S             seed of the files, the kills and the simulator's faults (default: random, printed)
+  --scale              full (a group of 12,000 numbers, 3,000 small groups...) or small (for the tests)
+  --faults SPEC        the simulator's --faults (default ${DEFAULT_FAULTS})
+  --kill-window A-B    a kill lands A to B ms after the process starts (default 50-2500)
+  --json               print the figures as one JSON object on stdout (progress goes to stderr)
+  --keep               keep the work folder even when the run passed`;
+
+class UsageError extends Error {}
+
+function whole(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max) throw new UsageError(`--${name} expects a whole number from ${min} to ${max}, got "${text}"`);
+  return n;
+}
+
+function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (text === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(text)) throw new UsageError(`--${name} expects ${allowed.join(', ')}, got "${text}"`);
+  return text as T;
+}
+
+function killWindow(text: string | undefined): [number, number] {
+  if (text === undefined) return [50, 2500];
+  const m = /^(\d+)-(\d+)$/.exec(text);
+  if (!m || Number(m[1]) > Number(m[2])) throw new UsageError(`--kill-window expects MIN-MAX in ms with MIN <= MAX, got "${text}"`);
+  return [Number(m[1]), Number(m[2])];
+}
+
+/** The options of a command line; throws UsageError. */
+export function parseChaosArgs(argv: string[]): ChaosOptions & { json: boolean } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        kills: { type: 'string' },
+        mode: { type: 'string' },
+        seed: { type: 'string' },
+        scale: { type: 'string' },
+        faults: { type: 'string' },
+        'kill-window': { type: 'string' },
+        json: { type: 'boolean' },
+        keep: { type: 'boolean' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const faults = parsed.faults ?? DEFAULT_FAULTS;
+  try {
+    parseFaults(faults);
+  } catch (err) {
+    throw new UsageError(`--faults: ${(err as Error).message}`);
+  }
+  return {
+    kills: whole('kills', parsed.kills, 100, 0, 100_000),
+    mode: oneOf('mode', parsed.mode, ['send', 'daemon', 'both'] as const, 'both'),
+    seed: whole('seed', parsed.seed, Math.floor(Math.random() * 0xffffffff), 0, 0xffffffff),
+    scale: oneOf('scale', parsed.scale, ['full', 'small'] as const, 'full'),
+    faults,
+    killWindowMs: killWindow(parsed['kill-window']),
+    json: parsed.json ?? false,
+    keep: parsed.keep ?? false,
+  };
+}
+
+async function main(): Promise<void> {
+  let options: ReturnType<typeof parseChaosArgs>;
+  try {
+    options = parseChaosArgs(process.argv.slice(2));
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`chaos: ${err.message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const log = (line: string) => process.stderr.write(`${line}\n`);
+  const figures = await runChaos({ ...options, log });
+  process.stdout.write(options.json ? `${JSON.stringify(figures)}\n` : `${formatFigures(figures)}\n`);
+  process.exit(figures.ok ? 0 : 1);
+}
+
+// Run as a program (npm run chaos), not when a test imports runChaos.
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
