@@ -86,6 +86,16 @@ export function requestsFinishedSince(db: Journal, since: string): { count: numb
   return sql(db, 'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= ?').get(since) as { count: number; first: string | null };
 }
 
+/** How often each of these status codes answered a request since `since` (ISO), commonest first. */
+export function answersWithCodesSince(db: Journal, codes: readonly string[], since: string): Array<{ code: string; count: number }> {
+  if (codes.length === 0) return [];
+  return sql(
+    db,
+    `SELECT status_code AS code, count(*) AS count FROM attempts WHERE finished_at >= ? AND status_code IN (${codes.map(() => '?').join(', ')})
+     GROUP BY status_code ORDER BY count DESC, status_code`,
+  ).all(since, ...codes) as Array<{ code: string; count: number }>;
+}
+
 /** Numbers of the file whose batch got its outcome since `since` (ISO). */
 export function numbersSettledSince(db: Journal, fileId: number, since: string): number {
   return sqlPluck(db, `SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ?`).get(fileId, since) as number;

@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
 import type { Journal } from '../journal/open.js';
-import { inFlight as requestsInFlight, lastAnswer, numbersSettledSince, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
-import { describeStatusCode } from '../provider/codes.js';
+import { answersWithCodesSince, inFlight as requestsInFlight, lastAnswer, numbersSettledSince, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
+import { CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
 import { formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { openForReading, renderTable } from './common.js';
@@ -47,6 +47,12 @@ export interface StatusReport {
   /** What the running daemon's requests wait for while it is not paused (a message window used up). */
   waiting: string | null;
   in_flight: { requests: number; numbers: number };
+  /**
+   * The provider's "too many requests at once" or "too close together" answers over the last
+   * minute: each halves the requests in flight of the process sending (send/concurrency.ts), which
+   * then grow back one at a time. Empty: nothing lowered them lately.
+   */
+  concurrency_lowered_by: Array<{ code: string; count: number }>;
   /** Over the last minute, or since sending started if that is less. */
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
@@ -82,6 +88,7 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
     paused: db ? pauseOf(db, daemon, files.length > 0) : null,
     waiting: daemon?.waiting ?? null,
     in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
+    concurrency_lowered_by: db ? answersWithCodesSince(db, [...CONCURRENCY_CODES], since) : [],
     rate: { requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
     files,
   };
@@ -146,6 +153,10 @@ export function renderStatus(s: StatusReport, zone?: string): string {
   out.push(s.process ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${formatMoment(s.process.since, zone)}` : ''}` : 'process    none: no smsdrop process is using this data directory');
   out.push(`sending    ${sendingState(s, zone)}`);
   out.push(`in flight  ${inFlight(s)}`);
+  if (s.concurrency_lowered_by.length > 0) {
+    const answers = s.concurrency_lowered_by.map((c) => `${c.code} ×${c.count}`).join(', ');
+    out.push(`lowered    the provider said too many requests at once (${answers} in the last minute): requests in flight were halved, and grow back one at a time`);
+  }
   out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`);
   if (s.files.length === 0) {
     out.push('no file in progress');

@@ -37,10 +37,14 @@ describe('too many requests at once', () => {
       try {
         const dir = tempDir();
         const phones = numbers(120);
-        const result = await runCli(['send', writeCsv(dir, 'b.csv', csvOf(phones)), '--json'], envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4', SMSDROP_PAUSE_AFTER_FAILURES: '0' }));
+        const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4', SMSDROP_PAUSE_AFTER_FAILURES: '0' });
+        const result = await runCli(['send', writeCsv(dir, 'b.csv', csvOf(phones)), '--json'], env);
         assert.equal(result.status, 0, result.stderr);
         assert.equal(result.json!.accepted, 120);
         assert.deepEqual(deliveries(sim), new Map(phones.map((p) => [keyOf(p), 1])));
+        assert.match(result.stderr, new RegExp(`provider answered ${code} \\(too many requests at once\\): requests in flight lowered from 4 to 2`));
+        const status = await runCli(['status'], env);
+        assert.match(status.stdout, new RegExp(`^lowered {4}the provider said too many requests at once \\(${code} ×\\d+ in the last minute\\)`, 'm'), status.stderr);
       } finally {
         await sim.close();
       }
