@@ -3,25 +3,30 @@
 // milliseconds and the Z that make an ISO time hard to read at a glance. JSON and CSV output keep
 // the journal's UTC: machines read those.
 
+const wallClocks = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * A formatter of a moment's wall-clock fields (year to second, 00-23 hours) in `zone` (the host's
+ * when undefined), made once per zone: building one costs more than formatting with it, and the
+ * signer formats a timestamp per request.
+ */
+export function wallClockFormatter(zone: string | undefined): Intl.DateTimeFormat {
+  const key = zone ?? '';
+  let f = wallClocks.get(key);
+  if (!f) {
+    // hourCycle h23: 00..23 ('h24' would print midnight as 24).
+    const fields = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
+    wallClocks.set(key, (f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', ...fields })));
+  }
+  return f;
+}
+
 /** "2026-11-25 17:12:03" (or "2026-11-25 17:12" with minutes) in `zone`; '-' for none. */
 export function formatMoment(iso: string | null | undefined, zone: string | undefined, precision: 'seconds' | 'minutes' = 'seconds'): string {
   if (!iso) return '-';
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone: zone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(date)
-      .map((p) => [p.type, p.value]),
-  );
+  const parts = Object.fromEntries(wallClockFormatter(zone).formatToParts(date).map((p) => [p.type, p.value]));
   const day = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
   return precision === 'minutes' ? day : `${day}:${parts.second}`;
 }

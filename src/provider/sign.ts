@@ -2,34 +2,13 @@
 // derived from the same yyyyMMddHHmmss timestamp, which is valid for 24 hours. Sign each request
 // afresh: a timestamp computed once per process goes stale in a long-running daemon.
 import { createHash } from 'node:crypto';
+import { wallClockFormatter } from '../log/time.js';
 
 export interface RequestSignature {
   /** Uppercase hex MD5 of accountSid + authToken + timestamp (lowercase is refused). */
   sig: string;
   /** Base64 of `accountSid:timestamp`, no scheme prefix. */
   authorization: string;
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-// Building an Intl.DateTimeFormat is costly; one per zone serves every request.
-function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
-  const key = timeZone ?? '';
-  let f = formatters.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23', // 00..23; 'h24' would print midnight as 24
-    });
-    formatters.set(key, f);
-  }
-  return f;
 }
 
 // The same second formats the same way: at hundreds of requests a second, format each second once.
@@ -49,7 +28,7 @@ export function formatTimestamp(date: Date, timeZone?: string): string {
 
 function formatUncached(date: Date, timeZone?: string): string {
   const parts: Record<string, string> = {};
-  for (const p of formatterFor(timeZone).formatToParts(date)) parts[p.type] = p.value;
+  for (const p of wallClockFormatter(timeZone).formatToParts(date)) parts[p.type] = p.value;
   const two = (v: string | undefined) => (v ?? '').padStart(2, '0');
   return `${(parts.year ?? '').padStart(4, '0')}${two(parts.month)}${two(parts.day)}${two(parts.hour)}${two(parts.minute)}${two(parts.second)}`;
 }

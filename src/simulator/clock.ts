@@ -2,33 +2,13 @@
 // The real provider reads the caller's timestamp loosely (a UTC host signing local time passes), so
 // the zone is the simulator's choice: default the host's local zone, like the client's default.
 import { remembering } from './memo.js';
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
-  const key = timeZone ?? '';
-  let f = formatters.get(key);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-    });
-    formatters.set(key, f);
-  }
-  return f;
-}
+import { wallClockFormatter } from '../log/time.js';
 
 /** [year, month, day, hour, minute, second] */
 type WallFields = readonly [number, number, number, number, number, number];
 
 function readWallFields(epochMs: number, timeZone: string | undefined): WallFields {
-  const parts = formatterFor(timeZone).formatToParts(new Date(epochMs));
+  const parts = wallClockFormatter(timeZone).formatToParts(new Date(epochMs));
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value ?? NaN);
   return [get('year'), get('month'), get('day'), get('hour'), get('minute'), get('second')];
 }
