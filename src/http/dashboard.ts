@@ -229,7 +229,8 @@ function showFailures(files) {
   if (failureChart) { failureChart.setData(data); return; }
   failureChart = new uPlot({
     width: chartWidth('failures'), height: 220,
-    scales: { x: { time: false, range: function (u, min, max) { return [min - 0.6, max + 0.6]; } } },
+    scales: { x: { time: false, range: function (u, min, max) { return [min - 0.6, max + 0.6]; } },
+      y: { range: function (u, min, max) { return [0, Math.max(1, max) * 1.15]; } } },
     series: [{ label: 'code', value: function (u, i) { return i === null ? '' : failureCodes[i]; } },
       { label: 'numbers', fill: '#e53935', stroke: '#c62828', paths: uPlot.paths.bars({ size: [0.6, 80] }), points: { show: false } }],
     axes: [{ splits: function () { return failureCodes.map(function (_, i) { return i; }); }, values: function (u, splits) { return splits.map(function (i) { return failureCodes[i] || ''; }); } }, {}],

@@ -82,6 +82,13 @@ export async function waitUntil(check: () => boolean, timeoutMs: number, what: s
   }
 }
 
+/** The daemon's HTTP address (SMSDROP_HTTP=127.0.0.1:0 picks any free port), from its log line. */
+export function httpUrlOf(proc: Proc): string {
+  const found = /dashboard, metrics and health check on (http:\/\/[^/\s]+)\//.exec(proc.output());
+  assert.ok(found, `the daemon said no HTTP address:\n${proc.output()}`);
+  return found[1]!;
+}
+
 export interface Simulator {
   url: string;
   recordFile: string;

@@ -8,16 +8,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { contactsCsv, daemonEnv, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import { contactsCsv, daemonEnv, httpUrlOf, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
 import { type Receiver, startReceiver } from './webhookReceiver.js';
 
 const SECRET = 'whsec-operator-test-0123456789';
 const HTTP_TOKEN = 'http-token-operator-test-0123456789';
-
-/** The daemon's HTTP address, from its log line. */
-export function httpUrlOf(proc: Proc): string {
-  return /dashboard, metrics and health check on (http:\/\/[^/\s]+)\//.exec(proc.output())![1]!;
-}
 
 async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   const proc = startProcess(args, env);
