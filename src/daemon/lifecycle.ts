@@ -119,8 +119,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
       return undefined;
     }
     await failFile(life, name, describeError(err), SENT_SOME);
-    const record = sha256 ? findLatestFile(life.ctx.db, sha256) : undefined;
-    noteEvent(life, 'file.failed', record?.id ?? { name, status: 'failed' }, describeError(err));
+    noteEvent(life, 'file.failed', () => (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? { name, status: 'failed' }, describeError(err));
     return undefined;
   } finally {
     if (sha256) {
@@ -293,9 +292,10 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
  * A webhook event whose news is a move in the file system (to failed/), not a journal write:
  * written right after, in a transaction of its own. Never throws: the file is filed already.
  */
-function noteEvent(life: FileLife, event: WebhookEvent, file: number | FileAside, reason?: string): void {
+function noteEvent(life: FileLife, event: WebhookEvent, file: number | FileAside | (() => number | FileAside), reason?: string): void {
+  if (life.ctx.db.webhookTargets.length === 0) return;
   try {
-    recordEventNow(life.ctx.db, event, file, reason === undefined ? undefined : redactSecrets(reason));
+    recordEventNow(life.ctx.db, event, typeof file === 'function' ? file() : file, reason === undefined ? undefined : redactSecrets(reason));
   } catch (err) {
     life.log.warn(`cannot record the ${event} webhook event in the journal: ${describeError(err)}`);
   }
