@@ -34,7 +34,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     exits: [
       [0, 'stopped by SIGTERM or Ctrl-C after requests in flight finished'],
       [3, 'stopped with requests still in doubt (grace period over, or the journal failed): the next start settles them'],
-      [2, `${USAGE}, or the data directory in use by another smsdrop (pm2 does not restart on 2)`],
+      [2, `${USAGE}, the data directory in use by another smsdrop, SMSDROP_HTTP in use or not loopback without SMSDROP_HTTP_TOKEN (pm2 does not restart on 2)`],
       UNEXPECTED,
     ],
     settings: [...ALL, 'SMSDROP_CONFIG'],

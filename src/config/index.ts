@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseRepeatWindow } from '../journal/sentBefore.js';
+import { parseHttpAddress } from '../http/address.js';
 import { baseUrlProblem } from '../provider/baseUrl.js';
+import { parseWebhookUrls, WEBHOOK_FORMATS, withoutSecrets } from '../webhooks/urls.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
 import { loadTemplates, type TemplateBook } from './templates.js';
@@ -77,6 +79,11 @@ function parsedText<T extends object>(parse: (text: string) => T | string) {
   );
 }
 
+/** "HOST:PORT" or off: where the daemon's dashboard, metrics and health check listen. */
+const httpAddress = parsedText(parseHttpAddress).default('127.0.0.1:7070');
+/** One or more webhook URLs, comma-separated. */
+const webhookUrls = parsedText(parseWebhookUrls);
+
 /** "HH:MM-HH:MM": the sending window's hours. */
 const sendWindow = parsedText(parseWindowHours);
 /** "N/DURATION" (e.g. 10000/1h): the message window. */
@@ -138,6 +145,11 @@ export const SETTINGS = {
   logFormat: { schema: z.enum(['text', 'json']).default('text'), env: 'SMSDROP_LOG_FORMAT', doc: 'Log lines on stderr: text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.' },
   templatesFile: { schema: optionalText, env: 'SMSDROP_TEMPLATES_FILE', doc: "JSON file of each template id's approved text, e.g. {\"1\": \"【公司】您的验证码是{1}，{2}分钟内有效\"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES)." },
   progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
+  http: { schema: httpAddress, env: 'SMSDROP_HTTP', doc: 'Daemon: HOST:PORT of the read-only dashboard (/), metrics (/metrics), health check (/healthz) and JSON API (/api/files); off: none. Port 0: any free port (the log says which). An address other than loopback needs SMSDROP_HTTP_TOKEN.' },
+  httpToken: { schema: idText, env: 'SMSDROP_HTTP_TOKEN', doc: 'Daemon: bearer token every HTTP request must carry (Authorization: Bearer TOKEN); required when SMSDROP_HTTP is not a loopback address. Never printed or logged.' },
+  webhookUrl: { schema: webhookUrls, env: 'SMSDROP_WEBHOOK_URL', doc: 'Daemon: URL(s), comma-separated, that get a POST for file.taken, file.finished, file.failed, file.late, sending.paused and sending.resumed. HTTPS (verified), or plain http to a loopback host. Their credentials and query are never printed.' },
+  webhookSecret: { schema: idText, env: 'SMSDROP_WEBHOOK_SECRET', doc: 'Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of the body, hex); with dingtalk, the robot\'s signing secret. Required for the json format. Never printed or logged.' },
+  webhookFormat: { schema: z.enum(WEBHOOK_FORMATS).default('json'), env: 'SMSDROP_WEBHOOK_FORMAT', doc: "Daemon: json (smsdrop's own body, signed), wecom (a WeCom group robot's markdown message) or dingtalk (a DingTalk group robot's, its URL signed with the secret when one is set)." },
 } as const;
 
 type Settings = typeof SETTINGS;
@@ -225,17 +237,26 @@ export function validateConfig(merged: ConfigOverrides): Config {
   if (result.success) {
     checkCredentialsComplete(result.data as Config);
     checkWindowHoldsARequest(result.data as Config);
+    checkWebhookSigned(result.data as Config);
     return result.data as Config;
   }
   const lines = result.error.issues.map((issue) => {
     const key = String(issue.path[0] ?? '');
     const setting = SETTINGS[key as ConfigKey];
     if (issue.code === 'unrecognized_keys') return `unknown setting(s) ${issue.keys.join(', ')}`;
-    const shown = key === 'authToken' ? '(hidden)' : key === 'baseUrl' ? withoutUserInfo(merged.baseUrl) : JSON.stringify(merged[key as ConfigKey]);
+    const shown = shownValue(key, merged);
     const where = setting ? `${key} (${setting.env})` : key;
     return `${where} = ${shown}: ${issue.message}`;
   });
   throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+}
+
+/** Secrets are hidden, and URLs shown without what they may carry of them. */
+function shownValue(key: string, merged: ConfigOverrides): string {
+  if (key === 'authToken' || key === 'httpToken' || key === 'webhookSecret') return '(hidden)';
+  if (key === 'baseUrl') return withoutUserInfo(merged.baseUrl);
+  if (key === 'webhookUrl') return typeof merged.webhookUrl === 'string' ? JSON.stringify(withoutSecrets(merged.webhookUrl)) : '(hidden)';
+  return JSON.stringify(merged[key as ConfigKey]);
 }
 
 /**
@@ -270,6 +291,14 @@ function checkWindowHoldsARequest(config: Config): void {
   if (!window || window.messages >= config.maxPerRequest) return;
   throw new ConfigError(
     `invalid configuration:\n  messageWindow (${SETTINGS.messageWindow.env}) = "${window.text}": allows fewer numbers than one full request of maxPerRequest (${SETTINGS.maxPerRequest.env}) = ${config.maxPerRequest}; raise the window's count or lower maxPerRequest`,
+  );
+}
+
+/** smsdrop's own webhook body is signed: a receiver must be able to tell it from anyone's POST. */
+function checkWebhookSigned(config: Config): void {
+  if (!config.webhookUrl || config.webhookFormat !== 'json' || config.webhookSecret) return;
+  throw new ConfigError(
+    `invalid configuration:\n  webhookUrl (${SETTINGS.webhookUrl.env}) is set but webhookSecret (${SETTINGS.webhookSecret.env}) is not: the json format's X-Smsdrop-Signature needs it`,
   );
 }
 

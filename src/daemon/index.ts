@@ -17,12 +17,19 @@ import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
 import { describeError, type FileLife, handleFile, takeFile } from './lifecycle.js';
 import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
+import { HttpSetupError } from '../http/address.js';
+import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
 import { watchInbox } from './watch.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
   const folders = prepareFolders(config.dataDir);
   const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: folders.logs });
+  try {
+    checkSurfaceSettings(config);
+  } catch (err) {
+    return await setupFailed(err, log);
+  }
   let runtime: Runtime;
   try {
     runtime = await openRuntime(config, {
@@ -41,9 +48,17 @@ export async function runDaemon(config: Config): Promise<number> {
     await closeLogger(log);
     return EXIT.usage;
   }
+  let surface: OperatorSurface;
   try {
-    return await serve(config, folders, runtime, log);
+    surface = await startOperatorSurface(config, runtime, log);
   } catch (err) {
+    await runtime.close().catch(() => {});
+    return await setupFailed(err, log);
+  }
+  try {
+    return await serve(config, folders, runtime, log, surface);
+  } catch (err) {
+    await surface.close().catch(() => {});
     await runtime.close().catch(() => {}); // release the journal and the lock before the error exits
     throw err;
   } finally {
@@ -51,7 +66,15 @@ export async function runDaemon(config: Config): Promise<number> {
   }
 }
 
-async function serve(config: Config, folders: Folders, runtime: Runtime, log: Logger): Promise<number> {
+/** A set-up mistake of the operator surface: one line, exit 2 (pm2 does not restart it). */
+async function setupFailed(err: unknown, log: Logger): Promise<number> {
+  if (!(err instanceof HttpSetupError)) throw err;
+  log.error(`smsdrop run: ${err.message} (${err.code})`);
+  await closeLogger(log);
+  return EXIT.usage;
+}
+
+async function serve(config: Config, folders: Folders, runtime: Runtime, log: Logger, surface: OperatorSurface): Promise<number> {
   const stopRequested = onStopSignal(runtime, log); // before any line a supervisor or test waits for
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
@@ -78,13 +101,16 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
     onNotAFile: (entry, what) =>
       log.warn(`inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`, { event: 'inbox-not-a-file', entry: path.basename(entry) }),
   });
+  surface.setWatching(true);
   if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
 
   const signal = await stopRequested;
   pool.stop();
   await watcher.close();
+  surface.setWatching(false);
   const drained = await drain(pool, config.graceMs, signal, log);
   progress.stop();
+  await surface.close();
   recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
   if (!drained) {
     log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);

@@ -25,6 +25,7 @@ import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from '../pipeline/index.js';
 import { JournalLostError } from '../journal/intents.js';
+import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -57,6 +58,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
       const { reason, advice } = notCsvNote(dropped);
       writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, reason, advice));
       log.warn(`failed ${dropped}: ${reason}; moved to failed/${name}`, { event: 'file-failed', file: name, dropped });
+      noteEvent(life, 'file.failed', { name, status: 'failed' }, reason);
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
@@ -105,6 +107,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
     if (late) {
       await failFile(life, name, late.reason, late.advice, late.requested ? late.fileId : undefined);
+      noteEvent(life, 'file.late', late.fileId, late.reason);
       return undefined;
     }
     const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
@@ -116,6 +119,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
       return undefined;
     }
     await failFile(life, name, describeError(err), SENT_SOME);
+    noteEvent(life, 'file.failed', () => (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? { name, status: 'failed' }, describeError(err));
     return undefined;
   } finally {
     if (sha256) {
@@ -190,6 +194,8 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
       // Refused after requests went out while it was read: say so, and who got them.
       const sentId = result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
       await failFile(life, name, result.reason ?? 'refused', sentId === undefined ? NOTHING_SENT : SENT_SOME, sentId);
+      // A refused record wrote its file.failed event with its status; a file never recorded (unreadable) did not.
+      if (!result.file) noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
     }
     case 'paused':
@@ -280,6 +286,19 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
     duplicateOf: original.name,
     sha256: original.sha256,
   });
+}
+
+/**
+ * A webhook event whose news is a move in the file system (to failed/), not a journal write:
+ * written right after, in a transaction of its own. Never throws: the file is filed already.
+ */
+function noteEvent(life: FileLife, event: WebhookEvent, file: number | FileAside | (() => number | FileAside), reason?: string): void {
+  if (life.ctx.db.webhookTargets.length === 0) return;
+  try {
+    recordEventNow(life.ctx.db, event, typeof file === 'function' ? file() : file, reason === undefined ? undefined : redactSecrets(reason));
+  } catch (err) {
+    life.log.warn(`cannot record the ${event} webhook event in the journal: ${describeError(err)}`);
+  }
 }
 
 const NOTHING_SENT = 'Nothing in it was sent. Fix the file and drop it into inbox/ again.';

@@ -2,7 +2,8 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
-import { type Journal, nowIso, sql } from './open.js';
+import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import { recordEvent } from './outbox.js';
 
 export interface DaemonStateUpdate {
   /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */
@@ -21,7 +22,21 @@ export interface DaemonState {
   updated_at: string;
 }
 
+/** A change between paused and not is a webhook event (sending.paused, sending.resumed), written in the same transaction. */
 export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
+  if (db.webhookTargets.length === 0) {
+    writeDaemonState(db, update);
+    return;
+  }
+  db.transaction(() => {
+    const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as string | null | undefined;
+    writeDaemonState(db, update);
+    if (update.paused !== null && update.paused !== before) recordEvent(db, 'sending.paused', null, update.paused);
+    else if (update.paused === null && typeof before === 'string') recordEvent(db, 'sending.resumed', null);
+  })();
+}
+
+function writeDaemonState(db: Journal, update: DaemonStateUpdate): void {
   const now = nowIso();
   sql(
     db,

@@ -1,6 +1,7 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
 import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
+import { recordEvent } from './outbox.js';
 import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from './states.js';
 
 export interface FileRecord {
@@ -42,12 +43,19 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
   const previous = findLatestFile(db, file.sha256);
   const generation = previous ? previous.generation + 1 : 1;
   const now = nowIso();
-  const info = sql(
-    db,
-    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now);
-  return getFile(db, Number(info.lastInsertRowid))!;
+  const insert = () =>
+    sql(
+      db,
+      `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now);
+  // The daemon's record of a new drop: its file.taken webhook event goes with it.
+  const id = db.transaction(() => {
+    const id = Number(insert().lastInsertRowid);
+    recordEvent(db, 'file.taken', id);
+    return id;
+  })();
+  return getFile(db, id)!;
 }
 
 /**
@@ -63,20 +71,32 @@ export function unfinishedWithSends(db: Journal, size: number): FileRecord[] {
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */
 export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileRecord {
-  sql(db, 'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?').run(
-    file.sha256,
-    file.name,
-    file.path,
-    file.size,
-    FILE_STATUS.intake,
-    id,
-  );
+  db.transaction(() => {
+    sql(db, 'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?').run(
+      file.sha256,
+      file.name,
+      file.path,
+      file.size,
+      FILE_STATUS.intake,
+      id,
+    );
+    recordEvent(db, 'file.taken', id);
+  })();
   return getFile(db, id)!;
 }
 
+/** Done and refused are webhook events (file.finished, file.failed), written in the same transaction. */
 export function setFileStatus(db: Journal, id: number, status: FileStatus, error?: string): void {
   const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
-  sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
+  const update = () => sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
+  if (db.webhookTargets.length === 0 || finished === null) {
+    update();
+    return;
+  }
+  db.transaction(() => {
+    update();
+    recordEvent(db, status === FILE_STATUS.done ? 'file.finished' : 'file.failed', id, error);
+  })();
 }
 
 /** The header as written, and which columns were kept as extras (not sent). */
@@ -192,10 +212,12 @@ export function lastProgressAt(db: Journal, file: FileRecord): string {
 
 /** The daemon took these bytes from inbox/ now: their unfinished record, if any, moved now. */
 export function noteTaken(db: Journal, sha256: string): void {
-  sql(
-    db,
-    "UPDATE files SET taken_at = ? WHERE id = (SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1)",
-  ).run(nowIso(), sha256);
+  const id = sqlPluck(db, "SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1").get(sha256) as number | undefined;
+  if (id === undefined) return; // a new file: createFile records it (and its webhook event)
+  db.transaction(() => {
+    sql(db, 'UPDATE files SET taken_at = ? WHERE id = ?').run(nowIso(), id);
+    recordEvent(db, 'file.taken', id);
+  })();
 }
 
 export interface FileCounts {

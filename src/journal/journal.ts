@@ -32,6 +32,12 @@ export class Journal {
    * spool/ is left from an earlier process).
    */
   readonly spools = { completed: new Map<number, { file: string; batches: string }>(), inUse: new Set<string>() };
+  /**
+   * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
+   * that webhook events report then add the event to the outbox in their own transaction
+   * (outbox.ts). Empty: no events are written.
+   */
+  webhookTargets: readonly string[] = [];
   /** Temporary tables made so far (each gets a name of its own). */
   #temporaryTables = 0;
 

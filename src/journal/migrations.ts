@@ -305,4 +305,25 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE files ADD COLUMN taken_at TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'webhook outbox',
+    sql: `
+      -- Webhook events (outbox.ts), one row per event and receiver, written in the transaction of
+      -- what they report, so that none is lost or made up by a crash; the daemon posts them in
+      -- order and marks each delivered. \`target\` names the receiver by a hash of its URL (the
+      -- URL carries secrets); \`body\` is the JSON as it is signed.
+      CREATE TABLE webhook_outbox (
+        id            INTEGER PRIMARY KEY,
+        event         TEXT    NOT NULL,
+        target        TEXT    NOT NULL,
+        body          TEXT    NOT NULL,
+        created_at    TEXT    NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        last_error    TEXT,
+        delivered_at  TEXT
+      );
+      CREATE INDEX webhook_outbox_pending ON webhook_outbox (target, id) WHERE delivered_at IS NULL;
+    `,
+  },
 ];

@@ -188,3 +188,48 @@ export function groupsToSend(db: Journal, fileId: number): IterableIterator<Grou
 export function nextDueAt(db: Journal, fileId: number): number | null {
   return sqlPluck(db, `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`).get(fileId) as number | null;
 }
+
+// Figures of the daemon's /metrics and dashboard (http/), read when they are asked for: nothing on
+// the sending path keeps them. The batches and attempts tables are a few rows per thousand numbers.
+
+/** Files of each status. */
+export function filesByStatus(db: Journal): Array<{ status: string; files: number }> {
+  return sql(db, 'SELECT status, count(*) AS files FROM files GROUP BY status ORDER BY status').all() as Array<{ status: string; files: number }>;
+}
+
+/** Rows of every file by status (v_files' counts summed: they add up to the rows). */
+export function rowsByStatus(db: Journal): Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number> {
+  return sql(
+    db,
+    `SELECT coalesce(sum(accepted), 0) AS accepted, coalesce(sum(failed), 0) AS failed, coalesce(sum(unknown), 0) AS unknown,
+       coalesce(sum(invalid), 0) AS invalid, coalesce(sum(duplicates), 0) AS duplicate, coalesce(sum(pending), 0) AS pending FROM v_files`,
+  ).get() as Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number>;
+}
+
+/** Numbers with an outcome, by outcome and provider status code ('' without one). */
+export function numbersByOutcome(db: Journal): Array<{ outcome: string; code: string; numbers: number }> {
+  return sql(
+    db,
+    `SELECT state AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS numbers FROM batches
+     WHERE state IN ${sqlList(OUTCOME_STATES)} GROUP BY state, status_code ORDER BY state, status_code`,
+  ).all() as Array<{ outcome: string; code: string; numbers: number }>;
+}
+
+/** Requests made, by outcome ('in flight' while unanswered). */
+export function requestsByOutcome(db: Journal): Array<{ outcome: string; requests: number }> {
+  return sql(db, "SELECT coalesce(outcome, 'in flight') AS outcome, count(*) AS requests FROM attempts GROUP BY outcome ORDER BY outcome").all() as Array<{
+    outcome: string;
+    requests: number;
+  }>;
+}
+
+/** Per minute since `since` (ISO): requests answered and the numbers accepted by them. */
+export function sendRateByMinute(db: Journal, since: string): Array<{ minute: string; requests: number; accepted: number }> {
+  return sql(
+    db,
+    `SELECT substr(a.finished_at, 1, 16) AS minute, count(*) AS requests,
+       coalesce(sum(CASE WHEN a.outcome = 'accepted' THEN b.numbers END), 0) AS accepted
+     FROM attempts a JOIN batches b ON b.id = a.batch_id
+     WHERE a.finished_at >= ? GROUP BY minute ORDER BY minute`,
+  ).all(since) as Array<{ minute: string; requests: number; accepted: number }>;
+}

@@ -26,11 +26,13 @@ export const CREDENTIALS = {
 /**
  * The environment without any SMSDROP_* or PM2_* setting of whoever runs the tests, and with an
  * empty config file instead of the repository's config/local.json (the processes run in REPO,
- * where a developer's own local.json would otherwise change what the tests see).
+ * where a developer's own local.json would otherwise change what the tests see), and the HTTP
+ * surface on any free port.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS'));
-  return { ...env, SMSDROP_CONFIG: emptyConfigFile(), ...extra };
+  // Any free port for the daemon's HTTP surface: many daemons run at once (the log says which port).
+  return { ...env, SMSDROP_CONFIG: emptyConfigFile(), SMSDROP_HTTP: '127.0.0.1:0', ...extra };
 }
 
 export function tempDir(prefix: string): string {
@@ -78,6 +80,13 @@ export async function waitUntil(check: () => boolean, timeoutMs: number, what: s
     if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}\n${show()}`);
     await sleep(50);
   }
+}
+
+/** The daemon's HTTP address (SMSDROP_HTTP=127.0.0.1:0 picks any free port), from its log line. */
+export function httpUrlOf(proc: Proc): string {
+  const found = /dashboard, metrics and health check on (http:\/\/[^/\s]+)\//.exec(proc.output());
+  assert.ok(found, `the daemon said no HTTP address:\n${proc.output()}`);
+  return found[1]!;
 }
 
 export interface Simulator {

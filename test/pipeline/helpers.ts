@@ -34,6 +34,7 @@ export function envFor(sim: { url: string }, dataDir: string, extra: Record<stri
     SMSDROP_RETRY_MAX_MS: '50',
     SMSDROP_LOG_LEVEL: 'warn',
     SMSDROP_CONFIG: emptyConfigFile(), // a developer's config/local.json cannot change the test
+    SMSDROP_HTTP: '127.0.0.1:0', // (read by the daemon only; any free port, should one start)
     ...extra,
   };
 }

@@ -1,0 +1,44 @@
+// Where the daemon's HTTP surface listens (SMSDROP_HTTP) and who may read it: anyone on a
+// loopback address; elsewhere only a request with the bearer token (SMSDROP_HTTP_TOKEN), compared
+// in constant time so that its length and prefix cannot be guessed from response times.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { SmsdropError } from '../errors.js';
+import { isLoopbackHost } from '../provider/baseUrl.js';
+
+/** The setting as read: `text` as written; host and port undefined when it is off. */
+export interface HttpAddress {
+  text: string;
+  host?: string;
+  port?: number;
+}
+
+/** "HOST:PORT" ("[::1]:7070" for IPv6), or off; the reason otherwise. */
+export function parseHttpAddress(text: string): HttpAddress | string {
+  const written = text.trim();
+  if (written.toLowerCase() === 'off') return { text: 'off' };
+  const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(written);
+  const port = Number(match?.[2]);
+  if (!match || port > 65_535) return 'expected HOST:PORT (such as 127.0.0.1:7070, [::1]:7070 or 0.0.0.0:7070; port 0: any free port), or off';
+  return { text: written, host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** A set-up mistake of the HTTP surface: the daemon does not start (exit 2, one line). */
+export class HttpSetupError extends SmsdropError {}
+
+/** A non-loopback address without a token would show every file's figures to the network. */
+export function checkHttpAccess(address: HttpAddress, token: string | undefined): void {
+  if (address.host === undefined || isLoopbackHost(address.host) || token) return;
+  throw new HttpSetupError(
+    'E_CONFIG_HTTP',
+    `SMSDROP_HTTP=${address.text} is not a loopback address: set SMSDROP_HTTP_TOKEN (a bearer token every request must carry), or listen on 127.0.0.1`,
+  );
+}
+
+/** The Authorization header carries the token (always true without one). */
+export function authorized(header: string | undefined, token: string | undefined): boolean {
+  if (!token) return true;
+  const given = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
+  // Hashed first: timingSafeEqual needs equal lengths, and the hashes always are.
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(digest(given), digest(token));
+}
