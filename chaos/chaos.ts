@@ -59,6 +59,7 @@ export interface ModeFigures {
   /** Daemon mode: copies dropped into inbox/. */
   drops: number;
   unknownResent: number;
+  failedResent: number;
   elapsedMs: number;
   failures: string[];
   notes: string[];
@@ -193,6 +194,7 @@ function judge(s: ModeSettings, run: ModeRun, records: ReturnType<typeof readRec
     filesDone: run.files.filter((f) => journal.some((j) => j.name === f.name && j.status === 'done')).length,
     drops: run.drops,
     unknownResent: run.unknownResent,
+    failedResent: run.failedResent,
     elapsedMs: 0,
     failures,
     notes: run.notes,
@@ -214,6 +216,7 @@ function formatMode(f: ModeFigures): string {
     `  missing      ${f.missing}`,
     `  unexpected   ${f.unexpected}`,
     `  unknown rows resent by retry --unknown: ${f.unknownResent}`,
+    `  failed rows resent by retry --failed: ${f.failedResent}`,
   ];
   for (const failure of f.failures.slice(0, 20)) lines.push(`  FAIL ${failure}`);
   if (f.failures.length > 20) lines.push(`  ... and ${f.failures.length - 20} more`);

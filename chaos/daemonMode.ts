@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, dataDirOf, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import { addRound, countKill, dataDirOf, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryLeftovers, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
 import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
 
 const FINISH_PASSES = 2;
@@ -60,7 +60,7 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
   }
   for (let pass = 0; pass < FINISH_PASSES; pass++) {
     await runUntilFiled(s, run, schedule);
-    await retryUnknown(s, run);
+    await retryLeftovers(s, run);
     const open = journalFiles(dataDirOf(s)).filter((f) => f.pending > 0 || f.unknown > 0 || f.status !== 'done');
     if (open.length === 0 || open.every((f) => f.status === 'refused')) break;
   }

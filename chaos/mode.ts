@@ -39,6 +39,8 @@ export interface ModeRun {
   drops: number;
   /** Rows that `retry --unknown` resent. */
   unknownResent: number;
+  /** Rows that `retry --failed` resent (not sent: a transient code kept answering past the attempts). */
+  failedResent: number;
   /** Things the processes did that they must not (exit 1, a SIGTERM not obeyed, a run that hung). */
   problems: string[];
   /** Worth knowing, not failures in themselves. */
@@ -97,7 +99,7 @@ export function planKill(s: ModeSettings): { delayMs: number; signal: NodeJS.Sig
 }
 
 export function newRun(): ModeRun {
-  return { files: [], rounds: 0, kills: { sigkill: 0, sigterm: 0 }, starts: 0, drops: 0, unknownResent: 0, problems: [], notes: [] };
+  return { files: [], rounds: 0, kills: { sigkill: 0, sigterm: 0 }, starts: 0, drops: 0, unknownResent: 0, failedResent: 0, problems: [], notes: [] };
 }
 
 /** Generates round `run.rounds` into `folder` and adds its files to the run. */
@@ -123,25 +125,32 @@ export function lastLine(text: string): string {
 const RETRY_PASSES = 3;
 
 /**
- * Resends the rows left unknown, file by file, with `smsdrop retry ID --unknown` (no --yes: on the
- * day they were first sent every one goes under its own reqId, which the provider refuses to send
- * twice). Bounded: a file still unknown after RETRY_PASSES is left for the verdict to report.
+ * What a person does with the rows a run left unsettled, file by file: `smsdrop retry ID --unknown`
+ * (no --yes: on the day they were first sent every one goes under its own reqId, which the
+ * provider refuses to send twice), and `smsdrop retry ID --failed` (failed means not sent: with
+ * three attempts, a transient code now and then answers all of a batch's). Bounded: a file still
+ * unsettled after RETRY_PASSES is left for the verdict to report.
  */
-export async function retryUnknown(s: ModeSettings, run: ModeRun): Promise<void> {
+export async function retryLeftovers(s: ModeSettings, run: ModeRun): Promise<void> {
   for (let pass = 1; pass <= RETRY_PASSES; pass++) {
-    const unknown = journalFiles(dataDirOf(s)).filter((f: JournalFile) => f.unknown > 0);
-    if (unknown.length === 0) return;
-    for (const f of unknown) {
-      const proc = startCli(['retry', String(f.id), '--unknown', '--json'], smsdropEnv(s));
-      run.starts++;
-      const { exit, timedOut } = await runToEnd(proc, s.finishTimeoutMs);
-      logProcess(logFileOf(s), `retry ${f.id} --unknown (${f.name}, ${f.unknown} unknown)`, proc, exit);
-      const summary = lastJson(proc.output());
-      const retried = summary?.retried as { accepted?: number } | undefined;
-      run.unknownResent += f.unknown;
-      if (timedOut) run.problems.push(`retry ${f.id} --unknown (${f.name}) did not finish within ${s.finishTimeoutMs} ms`);
-      else if (exit.code === 1 || exit.code === 2) run.problems.push(`retry ${f.id} --unknown (${f.name}) exited ${exit.code}: ${lastLine(proc.output())}`);
-      else run.notes.push(`retry ${f.id} --unknown (${f.name}): ${f.unknown} unknown rows resent, ${retried?.accepted ?? '?'} accepted, exit ${exit.code}`);
-    }
+    const left = journalFiles(dataDirOf(s)).flatMap((f: JournalFile) =>
+      (['unknown', 'failed'] as const).filter((status) => f[status] > 0).map((status) => ({ f, status, rows: f[status] })),
+    );
+    if (left.length === 0) return;
+    for (const { f, status, rows } of left) await retryOne(s, run, f, status, rows);
   }
+}
+
+async function retryOne(s: ModeSettings, run: ModeRun, f: JournalFile, status: 'unknown' | 'failed', rows: number): Promise<void> {
+  const what = `retry ${f.id} --${status} (${f.name}, ${rows} ${status})`;
+  const proc = startCli(['retry', String(f.id), `--${status}`, '--json'], smsdropEnv(s));
+  run.starts++;
+  const { exit, timedOut } = await runToEnd(proc, s.finishTimeoutMs);
+  logProcess(logFileOf(s), what, proc, exit);
+  const retried = lastJson(proc.output())?.retried as { accepted?: number } | undefined;
+  if (status === 'unknown') run.unknownResent += rows;
+  else run.failedResent += rows;
+  if (timedOut) run.problems.push(`${what} did not finish within ${s.finishTimeoutMs} ms`);
+  else if (exit.code === 1 || exit.code === 2) run.problems.push(`${what} exited ${exit.code}: ${lastLine(proc.output())}`);
+  else run.notes.push(`${what}: resent, ${retried?.accepted ?? '?'} accepted, exit ${exit.code}`);
 }

@@ -5,7 +5,7 @@
 // rows left unknown are resent (retry --unknown).
 import path from 'node:path';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryUnknown, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import { addRound, countKill, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryLeftovers, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
 import { killAfter, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
 /** `send --json` statuses after which running the file again sends nothing more. */
@@ -25,7 +25,7 @@ export async function runSendMode(s: ModeSettings): Promise<ModeRun> {
     if (!finished) turn.push(file);
   }
   for (const file of run.files) await sendToTheEnd(s, run, path.join(folder, file.name));
-  await retryUnknown(s, run);
+  await retryLeftovers(s, run);
   return run;
 }
 
