@@ -12,7 +12,7 @@
 // first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
@@ -120,7 +120,7 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
     const unknown = statuses.includes('unknown') ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config)) : { ownReqId: 0, newReqId: 0 };
     return { file, rows: countRetryable(db, file.id, statuses), unknown };
   } catch (err) {
-    if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop retry: ${err.message}`);
+    exitOnUserError(err);
     throw err;
   } finally {
     db?.close();
@@ -147,7 +147,7 @@ async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes:
 }
 
 async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
-  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop retry: ${locked} (retry sends, so it cannot run beside the daemon)`);
+  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop: ${locked} (retry sends, so it cannot run beside the daemon)`);
   try {
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
