@@ -191,7 +191,8 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
     case 'refused': {
       // Refused after requests went out while it was read: say so, and who got them.
       const sentId = result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
-      await failFile(life, name, result.code ?? 'E_FILE_UNREADABLE', result.reason ?? 'refused', sentId === undefined ? NOTHING_SENT : SENT_SOME, sentId);
+      const advice = result.code === 'E_PROVIDER_CHANGED' ? PROVIDER_CHANGED : sentId === undefined ? NOTHING_SENT : SENT_SOME;
+      await failFile(life, name, result.code ?? 'E_FILE_UNREADABLE', result.reason ?? 'refused', advice, sentId);
       return undefined;
     }
     case 'paused':
@@ -285,6 +286,9 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
 }
 
 const NOTHING_SENT = 'Nothing in it was sent. Fix the file and drop it into inbox/ again.';
+// Failed, not left in processing/: a daemon restarted with other settings would otherwise retry it at every start, unseen.
+const PROVIDER_CHANGED =
+  'Nothing more of it was sent; the journal keeps what was. With the provider settings set back to the ones it was planned for, drop this same file into inbox/ again: it goes on where it stopped, and nothing is sent twice.';
 const SENT_SOME =
   'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
 

@@ -19,6 +19,8 @@ export interface FileRecord {
   finished_at: string | null;
   /** The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken). */
   taken_at: string | null;
+  /** The provider and account it was planned for (see migration 12); null: not recorded. */
+  provider: string | null;
 }
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {
@@ -35,6 +37,8 @@ export interface NewFile {
   path: string;
   size: number;
   encoding: string;
+  /** The provider and account it is planned for (ProviderConnection.identity). */
+  provider?: string;
 }
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
@@ -44,9 +48,9 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
   const now = nowIso();
   const info = sql(
     db,
-    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now);
+    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now, file.provider ?? null);
   return getFile(db, Number(info.lastInsertRowid))!;
 }
 
@@ -72,6 +76,11 @@ export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileReco
     id,
   );
   return getFile(db, id)!;
+}
+
+/** A refused file read anew from its first row is planned for the provider of now. */
+export function setFileProvider(db: Journal, id: number, provider: string): void {
+  sql(db, 'UPDATE files SET provider = ? WHERE id = ?').run(provider, id);
 }
 
 export function setFileStatus(db: Journal, id: number, status: FileStatus, error?: string): void {

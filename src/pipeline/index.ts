@@ -5,11 +5,12 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileProvider, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import { planSummary as planSummaryOf } from '../journal/reads.js';
 import { commitBulk } from '../journal/bulk.js';
-import { errorCode, isMachineCode, userError } from '../errors.js';
+import { errorCode, isMachineCode, SmsdropError, userError } from '../errors.js';
+import { BUILT_IN_SIMULATOR } from '../provider/connect.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
 import { createRowWriter, type RowToJournal } from '../plan/rowWriter.js';
@@ -28,6 +29,8 @@ import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 export interface PipelineContext extends SendContext {
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
+  /** The provider and account requests go to (providerIdentity), recorded with each file planned; none: not recorded or checked (a dry run). */
+  provider?: string;
 }
 
 export interface ProcessOptions {
@@ -98,9 +101,21 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   }
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
+  if (file && file.status !== FILE_STATUS.done) {
+    // Refused with nothing sent, it is read anew from its first row: for the provider of now.
+    const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
+    if (anew && ctx.provider) setFileProvider(ctx.db, file.id, ctx.provider);
+    const changed = anew ? undefined : providerChange(file, ctx.provider);
+    if (changed) return result('refused', file, { code: changed.code, reason: changed.message });
+  }
   if (!file || file.status === FILE_STATUS.done) {
-    const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
+    const identity = {
+      sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding,
+      ...(ctx.provider ? { provider: ctx.provider } : {}),
+    };
     const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
+    const changed = grownFrom && providerChange(grownFrom, ctx.provider);
+    if (changed) return result('refused', grownFrom, { code: changed.code, reason: changed.message });
     // Asked again after those awaits, with nothing in between: another file may have taken it over.
     file = grownFrom && stillUnfinished(ctx.db, grownFrom) ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
@@ -407,6 +422,21 @@ function assertUnchanged(filePath: string, inspection: FileInspection): void {
 function sizeChange(filePath: string, inspection: FileInspection): string | undefined {
   const size = statSync(filePath, { throwIfNoEntry: false })?.size;
   return size === undefined || size === inspection.size ? undefined : `${inspection.size} bytes, now ${size}`;
+}
+
+/**
+ * The refusal to go on with a file planned for another provider or account than `provider`
+ * (E_PROVIDER_CHANGED), or undefined. Its rows were planned for that account (its appIds, its
+ * templates), and requests went there; sent on elsewhere, the rest would go from an account nobody
+ * meant, or, planned for the built-in simulator, reach people whose list's first part never did.
+ */
+export function providerChange(file: FileRecord, provider: string | undefined): SmsdropError | undefined {
+  if (!provider || !file.provider || file.provider === provider) return undefined;
+  const fresh = file.provider === BUILT_IN_SIMULATOR ? '; to send it for real from its first row, use a new data directory (SMSDROP_DATA_DIR)' : '';
+  return new SmsdropError(
+    'E_PROVIDER_CHANGED',
+    `${file.name} (file ${file.id}) was planned for ${file.provider}, but the provider settings now name ${provider}: it is not sent on with another provider or account. Set the provider settings back to finish it${fresh}`,
+  );
 }
 
 /** Why a file is refused, with its stable code. */

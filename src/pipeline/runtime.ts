@@ -58,6 +58,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
+      provider: provider.identity,
     };
     let closing: Promise<void> | undefined;
     const openDb = db;

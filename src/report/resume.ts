@@ -10,7 +10,7 @@ import { commitBulk } from '../journal/bulk.js';
 import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
-import { everyRowAccepted, waitingNote } from '../pipeline/index.js';
+import { everyRowAccepted, providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
@@ -31,6 +31,8 @@ export function registerResumeCommand(program: Command): void {
       let counts: FileCounts;
       let waiting: WaitingFile[];
       try {
+        const changed = providerChange(file, runtime.context.provider);
+        if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
         sent = await sendFile(runtime.context, file.id);
         if (sent.state === 'finished') {
           setFileStatus(runtime.db, file.id, FILE_STATUS.done);

@@ -18,7 +18,7 @@ import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus,
 import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { waitingNote } from '../pipeline/index.js';
+import { providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
@@ -149,6 +149,8 @@ async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes:
 async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
   const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop: ${locked} (retry sends, so it cannot run beside the daemon)`);
   try {
+    const changed = providerChange(file, runtime.context.provider);
+    if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     // The file's repeats (this retry's, and intake's) whose number another file holds but has not
