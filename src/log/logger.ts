@@ -7,6 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import winston from 'winston';
 import { checkDataDir, checkLogDir } from '../config/dataDir.js';
+import { errorCode, machineCode } from '../errors.js';
 import DailyRotateFile from 'winston-daily-rotate-file';
 import { redactSecrets } from './redact.js';
 
@@ -68,8 +69,28 @@ export function createLogger(options: LoggerOptions): Logger {
     format: winston.format.combine(winston.format.timestamp(), redact()),
     transports,
   });
-  if (options.logDir) fileLoggers.add(logger);
+  if (options.logDir) {
+    fileLoggers.add(logger);
+    for (const t of transports) if (t instanceof DailyRotateFile) onFileFailure(logger, t);
+  }
   return logger;
+}
+
+/**
+ * A log file that cannot be written any more (the disk filled up) must not stop the program: an
+ * unhandled stream error would end it with a stack and exit 1. The file is dropped, and the
+ * terminal (pm2's log) says so once, with the code; what ran out of room says the rest.
+ */
+function onFileFailure(logger: Logger, file: DailyRotateFile): void {
+  const stream = (file as unknown as { logStream?: NodeJS.EventEmitter }).logStream;
+  const failed = (err: unknown) => {
+    if (!logger.transports.includes(file)) return;
+    logger.remove(file);
+    const code = machineCode(errorCode(err)) ?? 'E_LOG_DIR';
+    logger.warn(`${code}: the log file in ${file.dirname} cannot be written (${(err as Error)?.message ?? String(err)}): log lines go to the terminal only`, { event: 'log-file-failed', code });
+  };
+  stream?.on('error', failed);
+  file.on('error', failed);
 }
 
 /** Loggers that write files, so that an error nobody caught still reaches a log file with its stack. */
