@@ -309,7 +309,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     version: 12,
     name: 'the provider a file was planned for',
     sql: `
-      -- The provider and account a file was planned for: "host:port account SID", or "the built-in
+      -- The provider and account a file was planned for: "host (account SID)", or "the built-in
       -- simulator" (never the token). A file is not resumed against another (E_PROVIDER_CHANGED):
       -- its rows would go from an account nobody meant, or, planned for the simulator, the rest of
       -- a list would reach people whose first part never did. Null: planned before this was recorded.

@@ -26,12 +26,14 @@ export interface ProviderConnection {
 export const BUILT_IN_SIMULATOR = 'the built-in simulator';
 
 /**
- * Which provider and account requests go to: "host:port (account SID)", or the built-in simulator.
- * Recorded with every file planned, so that a file is never resumed against another. Never the token.
+ * Which provider and account requests go to: "host (account SID)", or the built-in simulator.
+ * Recorded with every file planned, so that a file is never resumed against another. Never the
+ * token; nor the port: the same provider reached on another port (a proxy, a local test server
+ * started again) is still the one the file was planned for.
  */
 export function providerIdentity(config: Config): string {
   if (usesBuiltInSimulator(config)) return BUILT_IN_SIMULATOR;
-  return `${new URL(config.baseUrl!).host} (account ${config.accountSid})`;
+  return `${new URL(config.baseUrl!).hostname} (account ${config.accountSid})`;
 }
 
 export interface ConnectOptions {

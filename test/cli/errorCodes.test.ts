@@ -156,7 +156,7 @@ describe('a file planned for one provider is not sent on with another', { timeou
     await plannedForSimulator(data, csv);
     const env = { SMSDROP_DATA_DIR: data, ...PROVIDER };
     const send = await smsdrop(['send', csv, '--json'], env);
-    assertCodeLine(send, 'E_PROVIDER_CHANGED', /planned for the built-in simulator, but the provider settings now name 127\.0\.0\.1:9 \(account ACerrors0+1\)/);
+    assertCodeLine(send, 'E_PROVIDER_CHANGED', /planned for the built-in simulator, but the provider settings now name 127\.0\.0\.1 \(account ACerrors0+1\)/);
     assert.equal(JSON.parse(send.stdout).code, 'E_PROVIDER_CHANGED');
     assertCodeLine(await smsdrop(['resume', '1'], env), 'E_PROVIDER_CHANGED');
 
