@@ -3,9 +3,10 @@
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { Command } from 'commander';
-import { addSettingFlags, EXIT } from './cli/common.js';
+import { addSettingFlags, EXIT, exitOnUserError } from './cli/common.js';
 import { decorateCommands } from './cli/help.js';
 import { registerSendCommand } from './pipeline/command.js';
+import { logUnexpected } from './log/logger.js';
 import { redactSecrets } from './log/redact.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly on the first connection; V8's optimising
@@ -68,7 +69,12 @@ if (asked) {
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  // Anything unexpected: a clear line, never a secret, exit 1.
-  process.stderr.write(`smsdrop: unexpected error: ${redactSecrets((err as Error)?.stack ?? String(err))}\n`);
+  // A setting, an argument, the machine (a full disk, a data directory it may not write): one
+  // line with its code, exit 2, so that pm2 does not restart it for ever (ecosystem.config.js).
+  exitOnUserError(err);
+  // Anything unexpected: exit 1, never a secret, and the stack in the log file (or here, when there is none).
+  const logs = await logUnexpected(err).catch(() => []);
+  const detail = logs.length > 0 ? `${(err as Error)?.message ?? String(err)} (the stack is in the log, ${logs.join(', ')})` : ((err as Error)?.stack ?? String(err));
+  process.stderr.write(`smsdrop: unexpected error: ${redactSecrets(detail)}\n`);
   process.exit(EXIT.unexpected);
 }

@@ -1,9 +1,9 @@
 // Helpers shared by the commands: settings from the global flags, and exits with the documented
 // status codes (2: usage, configuration or file-level error; 1: anything unexpected).
 import type { Command } from 'commander';
-import { type Config, ConfigError, type ConfigOverrides, loadConfig } from '../config/index.js';
+import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
+import { userError, withCode } from '../errors.js';
 import { redactSecrets } from '../log/redact.js';
-import { TemplatesFileError } from '../config/templates.js';
 
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
 
@@ -21,8 +21,11 @@ export function addSettingFlags(program: Command): Command {
     .option('--log-level <level>', 'error, warn, info or debug (SMSDROP_LOG_LEVEL)');
 }
 
-/** Merged settings for a command; on a bad value prints the reason and exits 2. */
-export function configFor(command: Command): Config {
+/**
+ * Merged settings for a command; on a bad value prints the reason and exits 2. forReading: the
+ * command only reads the journal, and the provider's settings are not looked at.
+ */
+export function configFor(command: Command, options: { forReading?: boolean } = {}): Config {
   const flags = command.optsWithGlobals() as Record<string, unknown>;
   const overrides: ConfigOverrides = {
     dataDir: flags.dataDir,
@@ -36,12 +39,21 @@ export function configFor(command: Command): Config {
     logLevel: flags.logLevel,
   };
   try {
-    return loadConfig({ flags: overrides });
+    return loadConfig({ flags: overrides, ...options });
   } catch (err) {
-    if (err instanceof ConfigError) exitWith(EXIT.usage, `smsdrop: ${err.message}`);
-    if (err instanceof TemplatesFileError) exitWith(EXIT.usage, `smsdrop: ${err.message} (${err.code})`);
+    exitOnUserError(err);
     throw err;
   }
+}
+
+/**
+ * An error a user can act on (a setting, an argument, a file, the machine: see userError) exits
+ * 2 with one line, `smsdrop: E_CODE: message`, and no stack. Anything else returns, for the
+ * caller to rethrow.
+ */
+export function exitOnUserError(err: unknown, after = ''): void {
+  const known = userError(err);
+  if (known) exitWith(EXIT.usage, `smsdrop: ${withCode(known)}${after}`);
 }
 
 export function exitWith(code: number, message?: string): never {

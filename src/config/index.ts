@@ -13,6 +13,7 @@ import { baseUrlProblem } from '../provider/baseUrl.js';
 import { parseWebhookUrls, WEBHOOK_FORMATS, withoutSecrets } from '../webhooks/urls.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
+import { SmsdropError } from '../errors.js';
 import { loadTemplates, type TemplateBook } from './templates.js';
 
 const onOff = z.preprocess((v) => {
@@ -160,8 +161,12 @@ export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> } 
 export type ConfigKey = keyof Settings;
 export type ConfigOverrides = Partial<Record<ConfigKey, unknown>>;
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
+/** A bad setting: its code names the setting (settingCode), or the kind of mistake (E_CONFIG_FILE, E_CONFIG_CREDENTIALS…). */
+export class ConfigError extends SmsdropError {}
+
+/** The stable code of a setting's errors: E_CONFIG_ and its environment name without SMSDROP_. */
+export function settingCode(key: ConfigKey): string {
+  return `E_CONFIG_${SETTINGS[key].env.replace(/^SMSDROP_/, '')}`;
 }
 
 const configSchema = z
@@ -185,16 +190,16 @@ function readJsonFile(file: string): ConfigOverrides {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read configuration file ${file}: ${(err as Error).message}`);
+    throw new ConfigError('E_CONFIG_FILE', `cannot read configuration file ${file}: ${(err as Error).message}`);
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
     // Not V8's message: it quotes the text around the mistake, which may be the auth token.
-    throw new ConfigError(`configuration file ${file} is not valid JSON${jsonErrorPlace(text, err)}: check the quotes and commas there (values in double quotes)`);
+    throw new ConfigError('E_CONFIG_FILE', `configuration file ${file} is not valid JSON${jsonErrorPlace(text, err)}: check the quotes and commas there (values in double quotes)`);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`configuration file ${file} is not valid: expected a JSON object`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('E_CONFIG_FILE', `configuration file ${file} is not valid: expected a JSON object`);
   return parsed as ConfigOverrides;
 }
 
@@ -212,6 +217,11 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Command-line flags, already named as settings. undefined values are ignored. */
   flags?: ConfigOverrides;
+  /**
+   * For a command that only reads the journal (report, status, export): the provider's settings
+   * are left out, so that whatever they hold (half set, a bad URL) cannot stop it.
+   */
+  forReading?: boolean;
 }
 
 /** Merges every source in order and validates the result. Throws ConfigError naming the setting, or TemplatesFileError. */
@@ -225,7 +235,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   if (env.SMSDROP_CONFIG || existsSync(localFile)) layers.push(readJsonFile(localFile));
   layers.push(readEnvironment(env));
   layers.push(Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)));
-  const config = validateConfig(Object.assign({}, ...layers));
+  const merged: ConfigOverrides = Object.assign({}, ...layers);
+  if (options.forReading) for (const key of PROVIDER_SETTINGS) delete merged[key];
+  const config = validateConfig(merged);
   // Read at start-up like the settings, so that a broken file stops the program before any file is read.
   const templates = loadTemplates(config.templatesFile, configDir);
   return templates ? { ...config, templates } : config;
@@ -248,7 +260,14 @@ export function validateConfig(merged: ConfigOverrides): Config {
     const where = setting ? `${key} (${setting.env})` : key;
     return `${where} = ${shown}: ${issue.message}`;
   });
-  throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  // One line, whatever the number of mistakes; the code is the first one's.
+  throw new ConfigError(issueCode(result.error.issues[0]), `invalid configuration: ${lines.join('; ')}`);
+}
+
+function issueCode(issue: z.ZodIssue | undefined): string {
+  const key = String(issue?.path[0] ?? '');
+  if (issue?.code === 'unrecognized_keys' || !(key in SETTINGS)) return 'E_CONFIG_UNKNOWN_SETTING';
+  return settingCode(key as ConfigKey);
 }
 
 /** Secrets are hidden, and URLs shown without what they may carry of them. */
@@ -271,26 +290,33 @@ function withoutUserInfo(value: unknown): string {
 }
 
 /**
- * All three provider settings, or none (the built-in simulator). Some but not all is a mistake,
+ * All three provider credentials, or none (the built-in simulator). Some but not all is a mistake,
  * such as a token missing from the environment pm2 was started with: it must not quietly turn
- * into a demo run that reports real rows as accepted.
+ * into a demo run that reports real rows as accepted. An appId is an account's too: given alone,
+ * the simulator would refuse every request (111181), so it needs the credentials as well.
  */
 function checkCredentialsComplete(config: Config): void {
   const keys = ['baseUrl', 'accountSid', 'authToken'] as const;
   const missing = keys.filter((k) => !config[k]);
-  if (missing.length === 0 || missing.length === keys.length) return;
+  const given = [...keys, 'appId' as const].filter((k) => config[k]);
+  if (missing.length === 0 || given.length === 0) return;
   const names = (list: readonly ConfigKey[]) => list.map((k) => `${k} (${SETTINGS[k].env})`).join(', ');
   throw new ConfigError(
-    `invalid configuration:\n  incomplete provider credentials: ${names(missing)} not set while ${names(keys.filter((k) => config[k]))} ${keys.length - missing.length === 1 ? 'is' : 'are'}; set all three, or none to use the built-in simulator`,
+    'E_CONFIG_CREDENTIALS',
+    `invalid configuration: incomplete provider credentials: ${names(missing)} not set while ${names(given)} ${given.length === 1 ? 'is' : 'are'}; set all three of baseUrl, accountSid and authToken, or none of them and no appId to use the built-in simulator`,
   );
 }
+
+/** Settings of the provider: a command that only reads the journal ignores them (see loadConfig's forReading). */
+export const PROVIDER_SETTINGS: readonly ConfigKey[] = ['baseUrl', 'accountSid', 'authToken', 'appId', 'templateId', 'caFile'];
 
 /** A window smaller than one full request would hold every full batch back for ever. */
 function checkWindowHoldsARequest(config: Config): void {
   const window = config.messageWindow;
   if (!window || window.messages >= config.maxPerRequest) return;
   throw new ConfigError(
-    `invalid configuration:\n  messageWindow (${SETTINGS.messageWindow.env}) = "${window.text}": allows fewer numbers than one full request of maxPerRequest (${SETTINGS.maxPerRequest.env}) = ${config.maxPerRequest}; raise the window's count or lower maxPerRequest`,
+    settingCode('messageWindow'),
+    `invalid configuration: messageWindow (${SETTINGS.messageWindow.env}) = "${window.text}": allows fewer numbers than one full request of maxPerRequest (${SETTINGS.maxPerRequest.env}) = ${config.maxPerRequest}; raise the window's count or lower maxPerRequest`,
   );
 }
 
@@ -298,7 +324,8 @@ function checkWindowHoldsARequest(config: Config): void {
 function checkWebhookSigned(config: Config): void {
   if (!config.webhookUrl || config.webhookFormat !== 'json' || config.webhookSecret) return;
   throw new ConfigError(
-    `invalid configuration:\n  webhookUrl (${SETTINGS.webhookUrl.env}) is set but webhookSecret (${SETTINGS.webhookSecret.env}) is not: the json format's X-Smsdrop-Signature needs it`,
+    settingCode('webhookSecret'),
+    `invalid configuration: webhookUrl (${SETTINGS.webhookUrl.env}) is set but webhookSecret (${SETTINGS.webhookSecret.env}) is not: the json format's X-Smsdrop-Signature needs it`,
   );
 }
 

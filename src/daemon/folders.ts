@@ -2,8 +2,9 @@
 // overwriting anything: the same name dropped twice keeps both ("a.csv", then "a (2).csv"), and a
 // name is only used when neither it nor any of its companion files (NAME.result.csv...) exists in
 // processing/, done/ or failed/, so a file and its results always share one name.
-import { existsSync, linkSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
+import { checkDataFolder, checkLogDir } from '../config/dataDir.js';
 import { logDirOf } from '../log/logger.js';
 
 export interface Folders {
@@ -26,7 +27,8 @@ export function prepareFolders(dataDir: string): Folders {
     failed: path.join(root, 'failed'),
     logs: path.resolve(logDirOf(root)),
   };
-  for (const dir of Object.values(folders)) mkdirSync(dir, { recursive: true });
+  // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line with its code.
+  for (const dir of Object.values(folders)) (dir === folders.logs ? checkLogDir : checkDataFolder)(dir);
   return folders;
 }
 

@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { setDaemonState, setDaemonWaiting } from '../journal/daemonState.js';
-import { LockedError } from '../journal/lock.js';
+import { checkDataDir } from '../config/dataDir.js';
+import { errorCode } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
@@ -23,6 +24,7 @@ import { watchInbox } from './watch.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
+  checkDataDir(config.dataDir); // before its folders are made: a path under a file is one line, not a stack
   const folders = prepareFolders(config.dataDir);
   const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: folders.logs });
   try {
@@ -43,10 +45,10 @@ export async function runDaemon(config: Config): Promise<number> {
       onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
     });
   } catch (err) {
-    if (!(err instanceof LockedError)) throw err;
-    log.error(`smsdrop run: ${err.message}`);
+    // The command line says what it was: one line and exit 2 for a setting, the machine, or
+    // another process holding the data directory (E_DATA_DIR_LOCKED), which pm2 does not restart.
     await closeLogger(log);
-    return EXIT.usage;
+    throw err;
   }
   let surface: OperatorSurface;
   try {
@@ -120,7 +122,7 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   await runtime.close();
   log.info('stopped cleanly: journal closed, lock released');
   // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
-  return signal === 'journal failure' ? EXIT.incomplete : EXIT.ok;
+  return errorCode(runtime.stop.signal.reason) === 'E_JOURNAL_LOST' ? EXIT.incomplete : EXIT.ok;
 }
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
@@ -174,7 +176,7 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
   return () =>
     (cooling ??= (async () => {
       const reason = runtime.context.pause.reason ?? 'account problem';
-      const code = /^\d{6}/.exec(reason)?.[0];
+      const code = runtime.context.pause.statusCode;
       const explained = `${reason}${code ? ` (${describeStatusCode(code)})` : ''}`;
       recordPause(runtime, explained, log);
       log.error(

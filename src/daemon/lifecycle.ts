@@ -24,8 +24,8 @@ import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from '../pipeline/index.js';
-import { JournalLostError } from '../journal/intents.js';
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
+import { errorCode, userError } from '../errors.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -55,10 +55,10 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
   try {
     if (!isCsvName(dropped)) {
       const name = moveUnique(inboxFile, folders.failed, dropped, [folders.processing, folders.done]);
-      const { reason, advice } = notCsvNote(dropped);
-      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, reason, advice));
-      log.warn(`failed ${dropped}: ${reason}; moved to failed/${name}`, { event: 'file-failed', file: name, dropped });
-      noteEvent(life, 'file.failed', { name, status: 'failed' }, reason);
+      const { code, reason, advice } = notCsvNote(dropped);
+      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, `${code}: ${reason}`, advice));
+      log.warn(`failed ${dropped}: ${code}: ${reason}; moved to failed/${name}`, { event: 'file-failed', file: name, dropped, code });
+      noteEvent(life, 'file.failed', { name, status: 'failed' }, `${code}: ${reason}`);
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
@@ -76,9 +76,9 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
 const EXCEL_NAME = /\.(xlsx|xlsm|xls)$/i;
 
 /** Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV, anything else renamed. */
-function notCsvNote(name: string): { reason: string; advice: string } {
-  if (EXCEL_NAME.test(name)) return { reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
-  return { reason: 'not a .csv file; only .csv files are sent', advice: 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.' };
+function notCsvNote(name: string): { code: string; reason: string; advice: string } {
+  if (EXCEL_NAME.test(name)) return { code: 'E_FILE_EXCEL', reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
+  return { code: 'E_FILE_NOT_CSV', reason: 'not a .csv file; only .csv files are sent', advice: 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.' };
 }
 
 /** Runs a file of processing/ through the pipeline and files it. Never throws. */
@@ -106,20 +106,22 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     if (fresh && sha256) noteTaken(life.ctx.db, sha256);
     const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
     if (late) {
-      await failFile(life, name, late.reason, late.advice, late.requested ? late.fileId : undefined);
+      await failFile(life, name, 'E_RESUME_LATE', late.reason, late.advice, late.requested ? late.fileId : undefined);
       noteEvent(life, 'file.late', late.fileId, late.reason);
       return undefined;
     }
     const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
     return await settle(life, name, result);
   } catch (err) {
-    if (err instanceof JournalLostError) {
+    if (errorCode(err) === 'E_JOURNAL_LOST') {
       // Not the file's fault: it stays in processing/, and the next start settles and resumes it.
       life.log.warn(`${name}: stopped by a journal failure; it resumes at the next start`, { event: 'file-stopped', file: name });
       return undefined;
     }
-    await failFile(life, name, describeError(err), SENT_SOME);
-    noteEvent(life, 'file.failed', () => (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? { name, status: 'failed' }, describeError(err));
+    // One of smsdrop's errors (a full disk) keeps its code; anything else is a bug, said as such.
+    const known = userError(err);
+    await failFile(life, name, known?.code ?? 'E_UNEXPECTED', known?.message ?? describeError(err), SENT_SOME);
+    noteEvent(life, 'file.failed', () => (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? { name, status: 'failed' }, known?.message ?? describeError(err));
     return undefined;
   } finally {
     if (sha256) {
@@ -193,7 +195,8 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
     case 'refused': {
       // Refused after requests went out while it was read: say so, and who got them.
       const sentId = result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
-      await failFile(life, name, result.reason ?? 'refused', sentId === undefined ? NOTHING_SENT : SENT_SOME, sentId);
+      const advice = result.code === 'E_PROVIDER_CHANGED' ? PROVIDER_CHANGED : sentId === undefined ? NOTHING_SENT : SENT_SOME;
+      await failFile(life, name, result.code ?? 'E_FILE_UNREADABLE', result.reason ?? 'refused', advice, sentId);
       // A refused record wrote its file.failed event with its status; a file never recorded (unreadable) did not.
       if (!result.file) noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
@@ -302,28 +305,31 @@ function noteEvent(life: FileLife, event: WebhookEvent, file: number | FileAside
 }
 
 const NOTHING_SENT = 'Nothing in it was sent. Fix the file and drop it into inbox/ again.';
+// Failed, not left in processing/: a daemon restarted with other settings would otherwise retry it at every start, unseen.
+const PROVIDER_CHANGED =
+  'Nothing more of it was sent; the journal keeps what was. With the provider settings set back to the ones it was planned for, drop this same file into inbox/ again: it goes on where it stopped, and nothing is sent twice.';
 const SENT_SOME =
   'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
 
 /** Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never throws. */
-async function failFile(life: FileLife, name: string, reason: string, advice: string, resultsOf?: number): Promise<void> {
+async function failFile(life: FileLife, name: string, code: string, reason: string, advice: string, resultsOf?: number): Promise<void> {
   const { log, folders } = life;
   const file = path.join(folders.processing, name);
   // The reason names the file where it was read (processing/); the note lies next to it elsewhere.
-  const clean = redactSecrets(reason).split(file).join(name);
+  const clean = `${code}: ${redactSecrets(reason).split(file).join(name)}`;
   try {
     const target = await publish(life, name, folders.failed, async (dir, stem) => {
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
       if (resultsOf !== undefined) await writeResultCsv(life.ctx.db, resultsOf, dir, stem);
     });
-    log.error(`failed ${name}: ${clean} -> failed/${target}`, { event: 'file-failed', file: target });
+    log.error(`failed ${name}: ${clean} -> failed/${target}`, { event: 'file-failed', file: target, code });
   } catch (err) {
     // No room even for a note (full disk?): a rename needs none, so at least take it out of the way.
     try {
       const target = moveUnique(file, folders.failed, name, [folders.done]);
-      log.error(`failed ${name}: ${clean}; no ${stemOf(target)}.error.txt (${describeError(err)}) -> failed/${target}`, { event: 'file-failed', file: target });
+      log.error(`failed ${name}: ${clean}; no ${stemOf(target)}.error.txt (${describeError(err)}) -> failed/${target}`, { event: 'file-failed', file: target, code });
     } catch (moveErr) {
-      log.error(`failed ${name}: ${clean}; it stays in processing/ and is tried again at the next start (${describeError(moveErr)})`, { event: 'file-failed', file: name });
+      log.error(`failed ${name}: ${clean}; it stays in processing/ and is tried again at the next start (${describeError(moveErr)})`, { event: 'file-failed', file: name, code });
     }
   }
 }

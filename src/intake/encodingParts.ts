@@ -180,5 +180,5 @@ export function mixedEncodingRefusal(file: string, mixed: { parts: readonly Enco
     `the file joins text in two encodings: ${describeParts(mixed.parts, mixed.partCount)}; ` +
     'read in either, the other part would be sent garbled, so nothing is sent. Open it in Excel (or an editor), save it again as CSV UTF-8 and drop it again ' +
     '(or re-export the lists the same way before joining them)';
-  return new FileRefusedError(file, why, undefined, 'E_FILE_MIXED_ENCODING');
+  return new FileRefusedError('E_FILE_MIXED_ENCODING', file, why);
 }

@@ -46,14 +46,14 @@ export function normaliseHeaderName(name: string): string {
   return name.replace(IGNORED, '').toLowerCase();
 }
 
-function refuse(message: string, code?: RefusalCode): never {
-  throw new FileRefusedError('', message, 1, code);
+function refuse(message: string, code: RefusalCode): never {
+  throw new FileRefusedError(code, '', message, 1);
 }
 
 const quoted = (header: string[], columns: number[]): string => columns.map((i) => `"${header[i]}"`).join(' and ');
 
 function singleColumn(header: string[], role: Role, columns: number[]): number | undefined {
-  if (columns.length > 1) refuse(`two ${ROLE_LABEL[role]} columns (${quoted(header, columns)}): keep one`);
+  if (columns.length > 1) refuse(`two ${ROLE_LABEL[role]} columns (${quoted(header, columns)}): keep one`, 'E_HEADER_TWO_COLUMNS');
   return columns[0];
 }
 
@@ -63,11 +63,11 @@ function valueColumns(header: string[], byNumber: Map<number, number[]>): number
   const highest = Math.max(0, ...byNumber.keys());
   for (let n = 1; n <= highest; n++) {
     const columns = byNumber.get(n) ?? [];
-    if (columns.length > 1) refuse(`two columns for template value ${n} (${quoted(header, columns)}): keep one`);
+    if (columns.length > 1) refuse(`two columns for template value ${n} (${quoted(header, columns)}): keep one`, 'E_HEADER_TWO_COLUMNS');
     const column = columns[0];
     if (column === undefined) {
       const found = [...byNumber.values()].flat().sort((a, b) => a - b);
-      refuse(`template value columns must be numbered from 1 without gaps; value ${n} is missing (found ${quoted(header, found)})`);
+      refuse(`template value columns must be numbered from 1 without gaps; value ${n} is missing (found ${quoted(header, found)})`, 'E_HEADER_VALUE_COLUMNS');
     }
     datas.push(column);
   }
@@ -109,7 +109,7 @@ export function mapHeader(header: string[]): ColumnMap {
     else if (BEYOND_COLUMN.test(name)) beyond.push(i);
     else if (value) {
       const n = Number(value[2]);
-      if (n === 0) refuse(`template value columns are numbered from 1 ("${cell}" is numbered 0)`);
+      if (n === 0) refuse(`template value columns are numbered from 1 ("${cell}" is numbered 0)`, 'E_HEADER_VALUE_COLUMNS');
       byNumber.set(n, [...(byNumber.get(n) ?? []), i]);
     } else extras.push(i);
   });

@@ -52,11 +52,11 @@ export const TITLE_ROWS_AT_MOST = 5;
 export const EXCEL_ADVICE = 'this is an Excel workbook: save it as CSV UTF-8 (in Excel: File, Save As, "CSV UTF-8 (Comma delimited)") and drop the .csv file';
 
 /** File types people drop by mistake, told apart by their first bytes. */
-const WRONG_KINDS: Array<{ magic: number[]; reason: string; code?: RefusalCode }> = [
+const WRONG_KINDS: Array<{ magic: number[]; reason: string; code: RefusalCode }> = [
   { magic: [0x50, 0x4b, 0x03, 0x04], reason: `${EXCEL_ADVICE} (or it is another zip file, not CSV)`, code: 'E_FILE_EXCEL' },
   { magic: [0xd0, 0xcf, 0x11, 0xe0], reason: `${EXCEL_ADVICE} (an old .xls workbook)`, code: 'E_FILE_EXCEL' },
-  { magic: [0xff, 0xfe], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8' },
-  { magic: [0xfe, 0xff], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8' },
+  { magic: [0xff, 0xfe], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8', code: 'E_FILE_UTF16' },
+  { magic: [0xfe, 0xff], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8', code: 'E_FILE_UTF16' },
 ];
 
 /** Checks the file can be read and is not obviously something other than CSV text. */
@@ -71,10 +71,10 @@ async function sniffFile(file: string): Promise<void> {
       await handle.close();
     }
   } catch (err) {
-    throw new FileRefusedError(file, `cannot read the file: ${(err as Error).message}`);
+    throw new FileRefusedError('E_FILE_UNREADABLE', file, `cannot read the file: ${(err as Error).message}`);
   }
   const wrong = WRONG_KINDS.find(({ magic }) => length >= magic.length && magic.every((b, i) => head[i] === b));
-  if (wrong) throw new FileRefusedError(file, wrong.reason, undefined, wrong.code);
+  if (wrong) throw new FileRefusedError(wrong.code, file, wrong.reason);
 }
 
 /** GB18030 bytes to text; csv-parse then reads the text as UTF-8. */
@@ -135,16 +135,16 @@ function headerShape(file: string, cells: readonly string[], line: number, optio
   try {
     const map = mapHeader(cells.map(unguardCell));
     if (map.templateId === undefined && !options.defaultTemplateId) {
-      throw new FileRefusedError(file, 'no template column (templateId, template, 模板, 模板ID or 模板编号) and no default templateId is set');
+      throw new FileRefusedError('E_NO_TEMPLATE_COLUMN', file, 'no template column (templateId, template, 模板, 模板ID or 模板编号) and no default templateId is set');
     }
     if (map.appId === undefined && !options.defaultAppId) {
-      throw new FileRefusedError(file, 'no app column (appId, app or 应用ID) and no default appId is set');
+      throw new FileRefusedError('E_NO_APP_COLUMN', file, 'no app column (appId, app or 应用ID) and no default appId is set');
     }
     const shape = { map, extraNames: extraColumnNames(map), options };
     options.onHeader?.(map, shape.extraNames);
     return shape;
   } catch (err) {
-    if (err instanceof FileRefusedError) throw new FileRefusedError(file, err.reason, line, err.code);
+    if (err instanceof FileRefusedError) throw new FileRefusedError(err.code, file, err.reason, line);
     throw err;
   }
 }
@@ -174,7 +174,7 @@ class HeaderSearch {
   noHeader(): FileRefusedError {
     const first = this.refusedFirst!;
     const why = `${first.reason}; none of the first ${TITLE_ROWS_AT_MOST + 1} rows names one (title rows above the header are skipped, no more than ${TITLE_ROWS_AT_MOST})`;
-    return new FileRefusedError(first.file, why, first.line, first.code);
+    return new FileRefusedError(first.code, first.file, why, first.line);
   }
 }
 
@@ -183,16 +183,16 @@ async function asRefusal(file: string, err: unknown, line: number, options: Inta
   if (err instanceof CsvError && err.code === 'CSV_QUOTE_NOT_CLOSED') {
     const opened = await openQuoteLine(file, options.encoding, options.bytes).catch(() => undefined);
     const why = 'a double quote opened here is never closed, so the rest of the file would be one value: close it, or write it twice ("") if it is part of the text';
-    return new FileRefusedError(file, why, opened ?? line);
+    return new FileRefusedError('E_FILE_QUOTE', file, why, opened ?? line);
   }
   if (err instanceof CsvError && err.code === 'CSV_MAX_RECORD_SIZE') {
     const why = `a record that starts here or after is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MB of text: this is not a list of rows (or a double quote left open made the rest of the file one value)`;
-    return new FileRefusedError(file, why, line);
+    return new FileRefusedError('E_FILE_LONG_RECORD', file, why, line);
   }
-  if (err instanceof CsvError) return new FileRefusedError(file, `the CSV cannot be parsed: ${err.message}`, line);
+  if (err instanceof CsvError) return new FileRefusedError('E_FILE_CSV', file, `the CSV cannot be parsed: ${err.message}`, line);
   // File system errors (they name a syscall) refuse the file; anything else is a bug or comes
   // from the caller's onHeader, and is passed on unchanged.
-  if (err instanceof Error && 'syscall' in err) return new FileRefusedError(file, `cannot read the file: ${err.message}`);
+  if (err instanceof Error && 'syscall' in err) return new FileRefusedError('E_FILE_UNREADABLE', file, `cannot read the file: ${err.message}`);
   return err;
 }
 
@@ -230,7 +230,7 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
     throw await asRefusal(file, err, line + 1, options);
   }
   if (shape === undefined && header.refusedFirst) throw header.noHeader();
-  if (shape === undefined) throw new FileRefusedError(file, 'the file is empty: a header row is required');
+  if (shape === undefined) throw new FileRefusedError('E_FILE_EMPTY', file, 'the file is empty: a header row is required');
   if (chunk.length > 0) yield chunk;
-  else if (!anyRow) throw new FileRefusedError(file, 'the file has a header row but no rows under it: nothing to send (was the export cut short?)');
+  else if (!anyRow) throw new FileRefusedError('E_FILE_NO_ROWS', file, 'the file has a header row but no rows under it: nothing to send (was the export cut short?)');
 }

@@ -5,6 +5,7 @@
 // The transaction stays open across the intake's awaits. Anything that must be on disk before a
 // request leaves goes through the write queue (writeQueue.ts), whose writes join the open bulk
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
+import { SmsdropError } from '../errors.js';
 import { intentsLost, journalCommitted } from './intents.js';
 import type { Journal } from './open.js';
 
@@ -41,10 +42,9 @@ export function bulkLosses(db: Journal): number {
 }
 
 /** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
-export class RowsLostError extends Error {
+export class RowsLostError extends SmsdropError {
   constructor() {
-    super('the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
-    this.name = 'RowsLostError';
+    super('E_JOURNAL_WRITE', 'the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
   }
 }
 

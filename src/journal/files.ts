@@ -20,6 +20,8 @@ export interface FileRecord {
   finished_at: string | null;
   /** The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken). */
   taken_at: string | null;
+  /** The provider and account it was planned for (see migration 12); null: not recorded. */
+  provider: string | null;
 }
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {
@@ -36,6 +38,8 @@ export interface NewFile {
   path: string;
   size: number;
   encoding: string;
+  /** The provider and account it is planned for (ProviderConnection.identity). */
+  provider?: string;
 }
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
@@ -46,9 +50,9 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
   const insert = () =>
     sql(
       db,
-      `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now);
+      `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now, file.provider ?? null);
   // The daemon's record of a new drop: its file.taken webhook event goes with it.
   const id = db.transaction(() => {
     const id = Number(insert().lastInsertRowid);
@@ -83,6 +87,11 @@ export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileReco
     recordEvent(db, 'file.taken', id);
   })();
   return getFile(db, id)!;
+}
+
+/** A refused file read anew from its first row is planned for the provider of now. */
+export function setFileProvider(db: Journal, id: number, provider: string): void {
+  sql(db, 'UPDATE files SET provider = ? WHERE id = ?').run(provider, id);
 }
 
 /** Done and refused are webhook events (file.finished, file.failed), written in the same transaction. */

@@ -23,6 +23,7 @@
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
 import Database from 'better-sqlite3';
+import { SmsdropError } from '../errors.js';
 import { moveBatch } from './batches.js';
 import type { Journal } from './open.js';
 import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
@@ -60,10 +61,9 @@ export interface IntentLog {
  * The write queue refuses every write from then on, so nothing more is sent or recorded by this
  * process; the intents stay, and the next start puts the lost attempts back.
  */
-export class JournalLostError extends Error {
-  override name = 'JournalLostError';
+export class JournalLostError extends SmsdropError {
   constructor() {
-    super('the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal\'s disk is well, and those requests are settled from their intents');
+    super('E_JOURNAL_LOST', 'the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal\'s disk is well, and those requests are settled from their intents');
   }
 }
 

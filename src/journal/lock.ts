@@ -4,11 +4,11 @@
 // (one pid namespace): do not share a data directory between hosts or containers.
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { SmsdropError } from '../errors.js';
 
-export class LockedError extends Error {
-  override name = 'LockedError';
+export class LockedError extends SmsdropError {
   constructor(readonly lockFile: string, readonly holderPid: number, holder: string) {
-    super(`another smsdrop process (pid ${holderPid}: ${holder}) is using ${path.dirname(lockFile)}; stop it first, or use another data directory`);
+    super('E_DATA_DIR_LOCKED', `another smsdrop process (pid ${holderPid}: ${holder}) is using ${path.dirname(lockFile)}; stop it first, or use another data directory`);
   }
 }
 
@@ -45,7 +45,7 @@ export function acquireLock(dataDir: string, what: string): Lock {
       if (seen) removeStaleLock(lockFile, seen.ino);
     }
   }
-  throw new Error(`cannot take the lock ${lockFile}`);
+  throw new SmsdropError('E_DATA_DIR_LOCKED', `cannot take the lock ${lockFile}: another process keeps taking it`);
 }
 
 /**

@@ -326,4 +326,15 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       CREATE INDEX webhook_outbox_pending ON webhook_outbox (target, id) WHERE delivered_at IS NULL;
     `,
   },
+  {
+    version: 12,
+    name: 'the provider a file was planned for',
+    sql: `
+      -- The provider and account a file was planned for: "host (account SID)", or "the built-in
+      -- simulator" (never the token). A file is not resumed against another (E_PROVIDER_CHANGED):
+      -- its rows would go from an account nobody meant, or, planned for the simulator, the rest of
+      -- a list would reach people whose first part never did. Null: planned before this was recorded.
+      ALTER TABLE files ADD COLUMN provider TEXT;
+    `,
+  },
 ];

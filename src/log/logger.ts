@@ -4,7 +4,10 @@
 // line passes through redactSecrets first, so the auth token, a sig parameter or an
 // Authorization value cannot reach a log whatever the caller passes.
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import winston from 'winston';
+import { checkDataDir, checkLogDir } from '../config/dataDir.js';
+import { errorCode, machineCode } from '../errors.js';
 import DailyRotateFile from 'winston-daily-rotate-file';
 import { redactSecrets } from './redact.js';
 
@@ -47,6 +50,9 @@ export function createLogger(options: LoggerOptions): Logger {
     transports.push(new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'], format }));
   }
   if (options.logDir) {
+    // The log folder lies in the data directory: a bad one is told as such, not as a stack from the rotation.
+    checkDataDir(path.dirname(options.logDir));
+    checkLogDir(options.logDir);
     transports.push(
       new DailyRotateFile({
         dirname: options.logDir,
@@ -58,11 +64,66 @@ export function createLogger(options: LoggerOptions): Logger {
       }),
     );
   }
-  return winston.createLogger({
+  const logger = winston.createLogger({
     level: options.level,
     format: winston.format.combine(winston.format.timestamp(), redact()),
     transports,
   });
+  if (options.logDir) {
+    fileLoggers.add(logger);
+    for (const t of transports) if (t instanceof DailyRotateFile) onFileFailure(logger, t);
+  }
+  return logger;
+}
+
+/**
+ * A log file that cannot be written any more (the disk filled up) must not stop the program: an
+ * unhandled stream error would end it with a stack and exit 1. The file is dropped, and the
+ * terminal (pm2's log) says so once, with the code; what ran out of room says the rest.
+ */
+function onFileFailure(logger: Logger, file: DailyRotateFile): void {
+  const stream = (file as unknown as { logStream?: NodeJS.EventEmitter }).logStream;
+  const failed = (err: unknown) => {
+    if (!logger.transports.includes(file)) return;
+    logger.remove(file);
+    const code = machineCode(errorCode(err)) ?? 'E_LOG_DIR';
+    logger.warn(`${code}: the log file in ${file.dirname} cannot be written (${(err as Error)?.message ?? String(err)}): log lines go to the terminal only`, { event: 'log-file-failed', code });
+  };
+  stream?.on('error', failed);
+  file.on('error', failed);
+}
+
+/** Loggers that write files, so that an error nobody caught still reaches a log file with its stack. */
+const fileLoggers = new Set<Logger>();
+
+/**
+ * Writes an error nobody caught, with its stack, to the log files of the loggers still open (not
+ * to the terminal: the caller prints one line there), and ends them so the lines reach the disk.
+ * Returns the folders written to (none: the caller prints the stack itself).
+ */
+export async function logUnexpected(err: unknown): Promise<string[]> {
+  const dirs: string[] = [];
+  for (const log of fileLoggers) {
+    if (log.writableEnded) continue;
+    for (const t of log.transports) if (t instanceof winston.transports.Console) log.remove(t);
+    const files = log.transports.filter((t) => t instanceof DailyRotateFile) as DailyRotateFile[];
+    dirs.push(...files.map((t) => (t as unknown as { dirname: string }).dirname));
+    log.error(`unexpected error: ${(err as Error)?.message ?? String(err)}`, { event: 'unexpected-error', stack: (err as Error)?.stack ?? String(err) });
+    await endLogger(log, files);
+  }
+  return dirs;
+}
+
+/** Ends a logger and closes its file streams, waiting (2 s at most each) for the last lines to be written. */
+async function endLogger(log: Logger, files: DailyRotateFile[]): Promise<void> {
+  const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
+  log.end();
+  await Promise.race([finished, sleep(2_000)]);
+  const flushed = files.map((t) => new Promise<void>((resolve) => {
+    t.once('finish', () => resolve());
+    (t as unknown as { close(): void }).close();
+  }));
+  await Promise.race([Promise.all(flushed), sleep(2_000)]);
 }
 
 /** A logger that drops everything: for library use and quiet tests. */

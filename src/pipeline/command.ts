@@ -17,6 +17,7 @@ import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { openForReading } from '../report/common.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { formatDuration } from '../log/duration.js';
+import { redactSecrets } from '../log/redact.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
 import { everyRowAccepted, type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
@@ -41,6 +42,8 @@ export function registerSendCommand(program: Command): void {
       const log = createLogger({ level: config.logLevel, format: config.logFormat, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
       const result: DryRunResult = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
       printSummary(result, file, opts, config);
+      // A refusal is an error like the others: one line with its code on stderr (exit 2), besides the summary.
+      if (result.outcome === 'refused') process.stderr.write(`${redactSecrets(`smsdrop: ${result.code ? `${result.code}: ` : ''}${result.reason ?? 'refused'}`)}\n`);
       if (result.invalidRows && !opts.json) printInvalidRows(result.invalidRows, result.counts.invalid);
       process.exit(exitStatus(result));
     });
@@ -161,6 +164,7 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       requests: result.plan ? result.plan.requests : c.requests,
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
+      ...(result.code ? { code: result.code } : {}),
       ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan, config), ...windowOf(config), ...(result.messages ? { messages: result.messages } : {}) } } : {}),
       ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
     };

@@ -5,10 +5,12 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
+import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileProvider, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import { planSummary as planSummaryOf } from '../journal/reads.js';
-import { commitBulk, RowsLostError } from '../journal/bulk.js';
+import { commitBulk } from '../journal/bulk.js';
+import { errorCode, isMachineCode, SmsdropError, userError } from '../errors.js';
+import { BUILT_IN_SIMULATOR } from '../provider/connect.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
 import { createRowWriter, type RowToJournal } from '../plan/rowWriter.js';
@@ -27,6 +29,8 @@ import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 export interface PipelineContext extends SendContext {
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
+  /** The provider and account requests go to (providerIdentity), recorded with each file planned; none: not recorded or checked (a dry run). */
+  provider?: string;
 }
 
 export interface ProcessOptions {
@@ -64,6 +68,8 @@ export interface FileRunResult {
   plan?: PlanSummary;
   /** Why the file was refused, or why sending paused. */
   reason?: string;
+  /** The refusal's stable code (docs/errors.md): E_FILE_EMPTY, E_DISK_FULL, E_PROVIDER_CHANGED… */
+  code?: string;
   /** Files holding, not sent yet, rows this file left to them as repeats (see waitingRepeats). */
   waiting?: WaitingFile[];
   elapsedMs: number;
@@ -91,13 +97,25 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   try {
     inspection ??= await inspectFile(filePath);
   } catch (err) {
-    return result('refused', undefined, { reason: refusalMessage(filePath, err) });
+    return result('refused', undefined, refusalOf(filePath, err));
   }
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
+  if (file && file.status !== FILE_STATUS.done) {
+    // Refused with nothing sent, it is read anew from its first row: for the provider of now.
+    const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
+    if (anew && ctx.provider) setFileProvider(ctx.db, file.id, ctx.provider);
+    const changed = anew ? undefined : providerChange(file, ctx.provider);
+    if (changed) return result('refused', file, { code: changed.code, reason: changed.message });
+  }
   if (!file || file.status === FILE_STATUS.done) {
-    const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
+    const identity = {
+      sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding,
+      ...(ctx.provider ? { provider: ctx.provider } : {}),
+    };
     const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
+    const changed = grownFrom && providerChange(grownFrom, ctx.provider);
+    if (changed) return result('refused', grownFrom, { code: changed.code, reason: changed.message });
     // Asked again after those awaits, with nothing in between: another file may have taken it over.
     file = grownFrom && stillUnfinished(ctx.db, grownFrom) ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
   }
@@ -121,7 +139,7 @@ async function runFile(
 ): Promise<FileRunResult> {
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
     const turnOver = await intakeTurn(ctx.db);
-    let refusal: string | undefined;
+    let refusal: Refusal | undefined;
     try {
       // A stop that came while another file was read: this one is read at the next start.
       if (ctx.stopSignal?.aborted) return result('stopped', file);
@@ -130,7 +148,7 @@ async function runFile(
     } finally {
       turnOver();
     }
-    if (refusal) return result('refused', file, { reason: refusal });
+    if (refusal) return result('refused', file, refusal);
   }
   if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
   const sent = await sendWithResultsAhead(ctx, file.id);
@@ -139,7 +157,10 @@ async function runFile(
     // filed as done, the rows it added would never be read. Refused instead, it says so, and
     // the complete file continues it.
     const grown = sizeChange(filePath, inspection);
-    if (grown) return result('refused', file, { reason: refuse(ctx.db, file.id, inspection.size, `${filePath}: the file changed after it was read (${grown}): was it still being copied?`, 'before it changed') });
+    if (grown) {
+      const changed = { code: 'E_FILE_CHANGED', reason: `${filePath}: the file changed after it was read (${grown}): was it still being copied?` };
+      return result('refused', file, refuse(ctx.db, file.id, inspection.size, changed, 'before it changed'));
+    }
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
     // Another file's intake may hold the journal's transaction open (intents.ts): commit, so that
     // the file is done for good before the caller files it away.
@@ -194,7 +215,7 @@ async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promi
 }
 
 /**
- * Reads every row into the journal. Returns a refusal message when the file as a whole is refused.
+ * Reads every row into the journal. Returns the refusal when the file as a whole is refused.
  * Batches that take no more numbers (full, or their group's last row read) are sent while reading
  * goes on, when that is allowed (see mayOverlap).
  */
@@ -204,10 +225,10 @@ async function intake(
   filePath: string,
   inspection: FileInspection,
   { dryRun, sentBefore, turnOver }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined; turnOver: () => void },
-): Promise<string | undefined> {
+): Promise<Refusal | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  if (inspection.mixed) return refuse(ctx.db, file.id, inspection.size, mixedEncodingRefusal(filePath, inspection.mixed).message);
+  if (inspection.mixed) return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, mixedEncodingRefusal(filePath, inspection.mixed)));
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
@@ -250,7 +271,7 @@ async function intake(
     // next file then waits with this one's queued requests for a slot (through another file's
     // sending window, at worst).
     await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
-    return refuse(ctx.db, file.id, inspection.size, refusalMessage(filePath, err));
+    return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, err));
   }
   readingOver.abort();
   await groupCounts?.stop();
@@ -369,7 +390,7 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
-function refuse(db: Journal, fileId: number, size: number, reason: string, sentWhen = 'while the file was being read'): string {
+function refuse(db: Journal, fileId: number, size: number, { code, reason }: Refusal, sentWhen = 'while the file was being read'): Refusal {
   // A journal that rolled back its open transaction lost attempts that intents still name. (Its
   // other writes committed first: replay reads the journal as committed.)
   commitBulk(db);
@@ -378,7 +399,7 @@ function refuse(db: Journal, fileId: number, size: number, reason: string, sentW
   if (sent === 0) {
     discardIntake(db, fileId);
     setFileStatus(db, fileId, FILE_STATUS.refused, reason);
-    return reason;
+    return { code, reason };
   }
   const told =
     `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
@@ -386,14 +407,14 @@ function refuse(db: Journal, fileId: number, size: number, reason: string, sentW
     'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent';
   recountFile(db, fileId); // what was read is kept, so the counts must add up
   setFileStatus(db, fileId, FILE_STATUS.refused, told);
-  return told;
+  return { code, reason: told };
 }
 
 /** A file still being written after it was taken would lose the rows added late: refuse it whole. */
 function assertUnchanged(filePath: string, inspection: FileInspection): void {
   const size = statSync(filePath).size; // a file gone while it is read is refused too
   if (size !== inspection.size) {
-    throw new FileRefusedError(filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`);
+    throw new FileRefusedError('E_FILE_CHANGED', filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`);
   }
 }
 
@@ -403,12 +424,36 @@ function sizeChange(filePath: string, inspection: FileInspection): string | unde
   return size === undefined || size === inspection.size ? undefined : `${inspection.size} bytes, now ${size}`;
 }
 
-function refusalMessage(filePath: string, err: unknown): string {
-  if (err instanceof FileRefusedError) return err.message;
+/**
+ * The refusal to go on with a file planned for another provider or account than `provider`
+ * (E_PROVIDER_CHANGED), or undefined. Its rows were planned for that account (its appIds, its
+ * templates), and requests went there; sent on elsewhere, the rest would go from an account nobody
+ * meant, or, planned for the built-in simulator, reach people whose list's first part never did.
+ */
+export function providerChange(file: FileRecord, provider: string | undefined): SmsdropError | undefined {
+  if (!provider || !file.provider || file.provider === provider) return undefined;
+  const fresh = file.provider === BUILT_IN_SIMULATOR ? '; to send it for real from its first row, use a new data directory (SMSDROP_DATA_DIR)' : '';
+  return new SmsdropError(
+    'E_PROVIDER_CHANGED',
+    `${file.name} (file ${file.id}) was planned for ${file.provider}, but the provider settings now name ${provider}: it is not sent on with another provider or account. Set the provider settings back to finish it${fresh}`,
+  );
+}
+
+/** Why a file is refused, with its stable code. */
+export interface Refusal {
+  code: string;
+  reason: string;
+}
+
+/** The refusal an error makes, told apart by its code (userError maps SQLite's and the system's). */
+function refusalOf(filePath: string, err: unknown): Refusal {
+  const known = userError(err);
   const e = err as NodeJS.ErrnoException;
-  // The journal's own failures (a full disk under it) are not the file's fault: say which it was.
-  const journal = err instanceof RowsLostError || e.name === 'SqliteError';
-  return `${filePath}: ${journal ? 'the journal could not record it' : 'cannot read the file'}: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`;
+  // The journal's own failures (a full disk under it, any SQLite error) are not the file's fault: say which it was.
+  if (known && isMachineCode(known.code)) return { code: known.code, reason: `${filePath}: the journal could not record it: ${known.message}` };
+  if (errorCode(err)?.startsWith('SQLITE_')) return { code: 'E_JOURNAL_WRITE', reason: `${filePath}: the journal could not record it: ${e.code} ${e.message}` };
+  if (known) return { code: known.code, reason: known.message };
+  return { code: 'E_FILE_UNREADABLE', reason: `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}` };
 }
 
 /**

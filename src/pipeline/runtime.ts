@@ -3,10 +3,11 @@
 // Released last-in first-out by close(), which may be called twice.
 import pLimit, { type LimitFunction } from 'p-limit';
 import { EXIT, exitWith } from '../cli/common.js';
+import { errorCode, withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../journal/intents.js';
-import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
+import { acquireLock, type Lock, type LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
@@ -57,6 +58,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
+      provider: provider.identity,
     };
     let closing: Promise<void> | undefined;
     const openDb = db;
@@ -116,8 +118,9 @@ function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortCont
   if (missing > 0) log.error(`${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`);
   // A journal that loses requests' records stops this process (JournalLostError); the next start settles them.
   const onLost = () => {
-    log.error(new JournalLostError().message);
-    stop.abort();
+    const lost = new JournalLostError();
+    log.error(withCode(lost), { event: 'journal-lost', code: lost.code });
+    stop.abort(lost); // the reason is how the daemon tells this stop from a signal's
   };
   if (config.reqId) enableIntents(db, config.journalSync, onLost);
 }
@@ -175,7 +178,7 @@ export async function openForegroundRuntime(config: Config, role: string, log: L
   try {
     runtime = await openRuntime(config, { role, log });
   } catch (err) {
-    if (err instanceof LockedError) exitWith(EXIT.usage, whenLocked(err.message));
+    if (errorCode(err) === 'E_DATA_DIR_LOCKED') exitWith(EXIT.usage, whenLocked(withCode(err as LockedError)));
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);

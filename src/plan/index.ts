@@ -7,6 +7,8 @@
 // it row by row during intake, whatever order groups come in, and keeps only open requests in
 // memory; and `planBatches` is the same rule over a whole list, which the tests check exhaustively.
 
+import { SmsdropError } from '../errors.js';
+
 export interface PlanRow {
   rowId: number;
   groupId: number;
@@ -23,8 +25,11 @@ export interface PlanLimits {
   maxPerRequest: number;
 }
 
-export class PlanInputError extends Error {
-  override name = 'PlanInputError';
+/** Rows the planner cannot take: a bug of its caller, never an input's fault. */
+export class PlanInputError extends SmsdropError {
+  constructor(message: string) {
+    super('E_PLAN_INPUT', message);
+  }
 }
 
 /** Where a group's next number goes: into its open request, or into a new one. */

@@ -15,6 +15,7 @@ import type { Dispatcher, Pool as PoolType } from 'undici';
 // memory this daemon never uses). undici has no "exports" map, so the path is public; it is
 // pinned by package-lock.json and covered by every client test.
 const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
+import { SmsdropError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../log/redact.js';
 import { baseUrlProblem } from './baseUrl.js';
 import { classifyStatusCode, isKnownStatusCode } from './codes.js';
@@ -53,10 +54,11 @@ export interface ProviderClient {
   close(): Promise<void>;
 }
 
-/** A bad option. Thrown only by createProviderClient, never by send. */
-export class ClientSetupError extends Error {
-  override name = 'ClientSetupError';
-}
+/**
+ * A bad option, with the code of the setting it comes from (E_CONFIG_CA_FILE, say). Thrown only
+ * by createProviderClient, never by send.
+ */
+export class ClientSetupError extends SmsdropError {}
 
 /** Largest answer body read; a real answer is a few hundred bytes. */
 const MAX_RESPONSE_BYTES = 1 << 20;
@@ -101,21 +103,21 @@ function unknownCodeNotice(tell: ((statusCode: string) => void) | undefined): (o
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const fail = (message: string): never => {
-  throw new ClientSetupError(message);
+const fail = (message: string, code: string): never => {
+  throw new ClientSetupError(code, message);
 };
 
 const shown = (v: unknown) => `\`${String(v)}\` (${typeof v})`;
 
 function checkOptions(o: ProviderClientOptions): Setup {
-  if (typeof o.accountSid !== 'string' || o.accountSid === '') fail('Expected `accountSid` to be a non-empty string');
-  if (typeof o.authToken !== 'string' || o.authToken === '') fail('Expected `authToken` to be a non-empty string');
-  if (o.format !== 'json' && o.format !== 'xml') fail(`Expected \`format\` to be json or xml, got ${shown(o.format)}`);
-  requirePositive('maxPerRequest', o.maxPerRequest, true);
-  requirePositive('connectTimeoutMs', o.connectTimeoutMs, false);
-  requirePositive('responseTimeoutMs', o.responseTimeoutMs, false);
+  if (typeof o.accountSid !== 'string' || o.accountSid === '') fail('Expected `accountSid` to be a non-empty string', 'E_CONFIG_ACCOUNT_SID');
+  if (typeof o.authToken !== 'string' || o.authToken === '') fail('Expected `authToken` to be a non-empty string', 'E_CONFIG_AUTH_TOKEN');
+  if (o.format !== 'json' && o.format !== 'xml') fail(`Expected \`format\` to be json or xml, got ${shown(o.format)}`, 'E_CONFIG_FORMAT');
+  requirePositive('maxPerRequest', o.maxPerRequest, true, 'E_CONFIG_MAX_PER_REQUEST');
+  requirePositive('connectTimeoutMs', o.connectTimeoutMs, false, 'E_CONFIG_CONNECT_TIMEOUT_MS');
+  requirePositive('responseTimeoutMs', o.responseTimeoutMs, false, 'E_CONFIG_RESPONSE_TIMEOUT_MS');
   const connections = o.connections ?? 64;
-  requirePositive('connections', connections, true);
+  requirePositive('connections', connections, true, 'E_CONFIG_CONCURRENCY');
   if (o.timezone !== undefined) checkTimeZone(o.timezone);
   const url = checkBaseUrl(o.baseUrl);
   const extra = [...(o.caFile !== undefined ? [readCaFile(o.caFile)] : []), ...(o.caPem !== undefined ? [checkPem(o.caPem, 'caPem')] : [])];
@@ -128,22 +130,22 @@ function checkOptions(o: ProviderClientOptions): Setup {
   };
 }
 
-function requirePositive(name: string, v: unknown, whole: boolean): void {
+function requirePositive(name: string, v: unknown, whole: boolean, code: string): void {
   const ok = typeof v === 'number' && Number.isFinite(v) && v > 0 && (!whole || Number.isInteger(v));
-  if (!ok) fail(`Expected \`${name}\` to be a positive ${whole ? 'whole' : 'finite'} number, got ${shown(v)}`);
+  if (!ok) fail(`Expected \`${name}\` to be a positive ${whole ? 'whole' : 'finite'} number, got ${shown(v)}`, code);
 }
 
 function checkTimeZone(tz: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
   } catch {
-    fail(`Expected \`timezone\` to be an IANA time zone such as Asia/Shanghai, got ${shown(tz)}`);
+    fail(`Expected \`timezone\` to be an IANA time zone such as Asia/Shanghai, got ${shown(tz)}`, 'E_CONFIG_TIMEZONE');
   }
 }
 
 function checkBaseUrl(baseUrl: string): URL {
   const problem = baseUrlProblem(baseUrl);
-  if (problem) fail(`baseUrl: ${problem}`);
+  if (problem) fail(`baseUrl: ${problem}`, 'E_CONFIG_BASE_URL');
   return new URL(baseUrl);
 }
 
@@ -152,7 +154,7 @@ function readCaFile(file: string): string {
   try {
     pem = readFileSync(file, 'utf8');
   } catch (err) {
-    return fail(`cannot read CA file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    return fail(`cannot read the CA file ${file} (SMSDROP_CA_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'E_CONFIG_CA_FILE');
   }
   return checkPem(pem, `CA file ${file}`);
 }
@@ -162,7 +164,7 @@ function checkPem(pem: string, what: string): string {
     if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate');
     new X509Certificate(pem);
   } catch {
-    fail(`${what} does not hold a PEM certificate`);
+    fail(`${what} does not hold a PEM certificate`, 'E_CONFIG_CA_FILE');
   }
   return pem;
 }
@@ -237,8 +239,11 @@ type Exchange =
   | { kind: 'answer'; status: number; body: string }
   | { kind: 'failed'; written: boolean; error: unknown };
 
-class AbortedError extends Error {
-  override name = 'AbortedError';
+/** The reason undici is given for an abort; told only inside an outcome's reason. */
+class AbortedError extends SmsdropError {
+  constructor(message: string) {
+    super('E_ABORTED', message);
+  }
 }
 
 /** One dispatch, settled once. `written` turns true when undici hands the request to a socket. */

@@ -17,7 +17,23 @@ export interface ProviderConnection {
   describe: string;
   /** appId to use when a CSV has no appId column. */
   defaultAppId: string | undefined;
+  /** Which provider and account, as recorded with each file planned (providerIdentity). */
+  identity: string;
   close(): Promise<void>;
+}
+
+/** The built-in simulator's identity: its port changes at every start, its account does not. */
+export const BUILT_IN_SIMULATOR = 'the built-in simulator';
+
+/**
+ * Which provider and account requests go to: "host (account SID)", or the built-in simulator.
+ * Recorded with every file planned, so that a file is never resumed against another. Never the
+ * token; nor the port: the same provider reached on another port (a proxy, a local test server
+ * started again) is still the one the file was planned for.
+ */
+export function providerIdentity(config: Config): string {
+  if (usesBuiltInSimulator(config)) return BUILT_IN_SIMULATOR;
+  return `${new URL(config.baseUrl!).hostname} (account ${config.accountSid})`;
 }
 
 export interface ConnectOptions {
@@ -31,7 +47,7 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
   registerSecret(config.authToken);
   if (!usesBuiltInSimulator(config)) {
     const client = createProviderClient({ ...clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!), ...unknownCodeOption(options) });
-    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: defaultAppIdFor(config), close: () => client.close() };
+    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: defaultAppIdFor(config), identity: providerIdentity(config), close: () => client.close() };
   }
   // Loaded only when used: a run against the real provider does not carry the simulator.
   const { startSimulator } = await import('../simulator/index.js');
@@ -50,6 +66,7 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
     simulator,
     describe: `BUILT-IN SIMULATOR at ${simulator.url}: no credentials configured, NOTHING LEAVES THIS MACHINE and no real message is sent`,
     defaultAppId: defaultAppIdFor(config),
+    identity: BUILT_IN_SIMULATOR,
     close: async () => {
       await client.close();
       await simulator.close();

@@ -6,13 +6,13 @@
 // Dropped back, every row in the file is sent again: export only the rows to resend.
 import path from 'node:path';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, exitOnUserError } from '../cli/common.js';
 import type { FileRecord } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import { mostValues, type RecipientRow, recipients } from '../journal/reads.js';
 import type { RowStatus } from '../journal/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
-import { parseRowStatuses, requireJournal, resolveFile, UsageError, writeCsv } from './common.js';
+import { parseRowStatuses, requireJournal, resolveFile, writeCsv } from './common.js';
 
 /** Result columns after the file's own: the intake keeps them as extras. */
 export const EXPORT_STATUS_COLUMNS = ['line', 'status', 'status_code', 'message'] as const;
@@ -32,7 +32,7 @@ export function registerExportCommand(program: Command): void {
     .option('--status <list>', 'only rows in these statuses: invalid, duplicate, pending, accepted, failed, unknown (comma-separated)')
     .option('--out <path>', 'where to write; "-" for standard output (default: NAME.export.csv in the current folder)')
     .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
-      const config = configFor(command);
+      const config = configFor(command, { forReading: true });
       let db: Journal | undefined;
       try {
         const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
@@ -42,7 +42,7 @@ export function registerExportCommand(program: Command): void {
         const rows = await exportFile(db, record, { ...(statuses ? { statuses } : {}), out });
         if (out !== '-') process.stderr.write(`${rows} rows of ${record.name} written to ${out}\n`);
       } catch (err) {
-        if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop export: ${err.message}`);
+        exitOnUserError(err);
         throw err;
       } finally {
         db?.close();

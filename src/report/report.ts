@@ -1,7 +1,7 @@
 // `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Journal } from '../journal/open.js';
 import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
 import { fileListCsv, fileListTable, fileReportCsv, fileReportTable, REPORT_FORMATS, type ReportFormat } from './render.js';
@@ -15,12 +15,12 @@ export function registerReportCommand(program: Command): void {
     .option('--format <format>', 'table, json or csv (CSV is UTF-8 with BOM, for Excel)')
     .action(async (file: string | undefined, _opts: unknown, command: Command) => {
       const format = takeReportFormat(command);
-      const config = configFor(command);
+      const config = configFor(command, { forReading: true });
       const db = openForReading(config.dataDir);
       try {
         await printReport(db, file, format, config.timezone);
       } catch (err) {
-        if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop report: ${err.message}`);
+        exitOnUserError(err);
         throw err;
       } finally {
         db?.close();

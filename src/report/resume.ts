@@ -4,13 +4,13 @@
 // stopped, then edited in place and given again as a new file, whose rows the repeat window then
 // leaves to this one). Like retry it sends, so it takes the data-directory lock.
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
-import { everyRowAccepted, waitingNote } from '../pipeline/index.js';
+import { everyRowAccepted, providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
@@ -25,12 +25,14 @@ export function registerResumeCommand(program: Command): void {
       const config = configFor(command);
       const file = findUnfinished(config, query);
       const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: logDirOf(config.dataDir) });
-      const runtime = await openForegroundRuntime(config, `smsdrop resume ${file.name}`, log, (locked) => `smsdrop resume: ${locked} (the daemon resumes the files in processing/ itself)`);
+      const runtime = await openForegroundRuntime(config, `smsdrop resume ${file.name}`, log, (locked) => `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`);
       const started = Date.now();
       let sent: SendResult;
       let counts: FileCounts;
       let waiting: WaitingFile[];
       try {
+        const changed = providerChange(file, runtime.context.provider);
+        if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
         sent = await sendFile(runtime.context, file.id);
         if (sent.state === 'finished') {
           setFileStatus(runtime.db, file.id, FILE_STATUS.done);
@@ -62,7 +64,7 @@ function findUnfinished(config: Config, query: string): FileRecord {
     }
     return file;
   } catch (err) {
-    if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop resume: ${err.message}`);
+    exitOnUserError(err);
     throw err;
   } finally {
     db?.close();

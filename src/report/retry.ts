@@ -12,13 +12,13 @@
 // first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
 import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { waitingNote } from '../pipeline/index.js';
+import { providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
@@ -120,7 +120,7 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
     const unknown = statuses.includes('unknown') ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config)) : { ownReqId: 0, newReqId: 0 };
     return { file, rows: countRetryable(db, file.id, statuses), unknown };
   } catch (err) {
-    if (err instanceof UsageError) exitWith(EXIT.usage, `smsdrop retry: ${err.message}`);
+    exitOnUserError(err);
     throw err;
   } finally {
     db?.close();
@@ -147,8 +147,10 @@ async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes:
 }
 
 async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
-  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop retry: ${locked} (retry sends, so it cannot run beside the daemon)`);
+  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop: ${locked} (retry sends, so it cannot run beside the daemon)`);
   try {
+    const changed = providerChange(file, runtime.context.provider);
+    if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
     if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     // The file's repeats (this retry's, and intake's) whose number another file holds but has not

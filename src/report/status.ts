@@ -64,7 +64,7 @@ export function registerStatusCommand(program: Command): void {
     .description('what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why')
     .option('--json', 'print one JSON object')
     .action((opts: { json?: boolean }, command: Command) => {
-      const config = configFor(command);
+      const config = configFor(command, { forReading: true });
       const db = openForReading(config.dataDir);
       try {
         const status = readStatus(db, config.dataDir);

@@ -170,7 +170,7 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   noteProviderHealth(ctx.pause, outcome);
   ctx.concurrency?.note(outcome);
   const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
-  if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount);
+  if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount, decision.pauseCode);
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
   return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
 }

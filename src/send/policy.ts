@@ -33,6 +33,8 @@ export interface Decision {
   transition: Transition;
   /** Set when sending must stop for the whole account (wrong token, suspended, no balance...). */
   pauseAccount?: string;
+  /** The provider's status code that paused the account, when one did (not an outage). */
+  pauseCode?: string;
 }
 
 const TIMESTAMP_EXPIRED = '111106';
@@ -153,6 +155,7 @@ function pauseWithoutBlame(code: string, message: string): Decision {
   return {
     transition: { to: 'planned', nextAttemptAt: 0, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: message },
     pauseAccount: message,
+    pauseCode: code,
   };
 }
 

@@ -232,6 +232,7 @@ function untilAborted(turn: Promise<StartTicket | undefined>, signal: AbortSigna
  */
 export class AccountPause {
   reason: string | undefined;
+  statusCode: string | undefined;
   since: Date | undefined;
   #troubleInARow = 0;
 
@@ -251,13 +252,16 @@ export class AccountPause {
     this.#troubleInARow = 0;
   }
 
-  pause(reason: string): void {
+  /** statusCode: the provider's code that paused it, if one did (read as such, never from the reason's text). */
+  pause(reason: string, statusCode?: string): void {
     if (this.reason) return;
     this.reason = reason;
+    this.statusCode = statusCode;
     this.since = new Date();
   }
   resume(): void {
     this.reason = undefined;
+    this.statusCode = undefined;
     this.since = undefined;
     this.#troubleInARow = 0;
   }

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DEMO_CREDENTIALS } from '../config/index.js';
+import { SmsdropError } from '../errors.js';
 import { parseFaults, parseTemplates } from './faults.js';
 import type { RunningSimulator, SimulatorOptions } from './types.js';
 
@@ -26,8 +27,10 @@ interface SimulateFlags {
   timezone?: string;
 }
 
-class UsageError extends Error {
-  override name = 'UsageError';
+class UsageError extends SmsdropError {
+  constructor(message: string) {
+    super('E_USAGE', message);
+  }
 }
 
 export function registerSimulateCommand(program: Command): void {
@@ -53,7 +56,7 @@ export function registerSimulateCommand(program: Command): void {
       try {
         options = simulatorOptionsFromFlags(flags, process.env);
       } catch (err) {
-        process.stderr.write(`smsdrop simulate: ${(err as Error).message}\n`);
+        process.stderr.write(`smsdrop: E_USAGE: simulate: ${(err as Error).message}\n`);
         process.exit(2);
       }
       await runSimulator(options, process.env);

@@ -21,17 +21,17 @@ export function registerSuppressCommand(program: Command): void {
     .argument('[numbers...]', 'phone numbers, written as in a CSV (spaces, +86, full-width digits are fine)')
     .option('--file <path>', 'also the numbers in this file, one per line (the first comma-separated cell; a header line is skipped)')
     .option('--reason <text>', 'why (shown in rejected files and reports)', DEFAULT_REASON)
-    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => addNumbers(configFor(command), numbers, opts));
+    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => addNumbers(configFor(command, { forReading: true }), numbers, opts));
   suppress
     .command('remove')
     .description('take numbers off the list: files read from now on send to them again')
     .argument('<numbers...>', 'phone numbers')
-    .action((numbers: string[], _opts: unknown, command: Command) => removeNumbers(configFor(command), numbers));
+    .action((numbers: string[], _opts: unknown, command: Command) => removeNumbers(configFor(command, { forReading: true }), numbers));
   suppress
     .command('list')
     .description('the suppressed numbers, with why, who (provider or list) and when')
     .option('--json', 'print a JSON array')
-    .action((opts: { json?: boolean }, command: Command) => printList(configFor(command), opts.json === true));
+    .action((opts: { json?: boolean }, command: Command) => printList(configFor(command, { forReading: true }), opts.json === true));
 }
 
 function addNumbers(config: Config, numbers: readonly string[], opts: { file?: string; reason: string }): void {

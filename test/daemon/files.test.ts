@@ -169,8 +169,8 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     for (const ignored of ['.hidden.csv', '~$lock.csv', 'download.csv.crdownload', 'x.tmp']) fs.writeFileSync(path.join(inbox(), ignored), contactsCsv(1, { from: 500 }));
     await waitForFiles(failed(), ['no-phone.csv', 'no-phone.error.txt', 'report.xlsx', 'report.xlsx.error.txt']);
     await waitForFiles(done(), ['UPPER.CSV', 'UPPER.result.csv']);
-    assert.match(fs.readFileSync(path.join(failed(), 'no-phone.error.txt'), 'utf8'), /reason: no-phone\.csv, line 1: no phone column/, 'named as it is now, not by its path in processing/');
-    assert.match(fs.readFileSync(path.join(failed(), 'report.xlsx.error.txt'), 'utf8'), /reason: this is an Excel workbook: save it as CSV UTF-8/);
+    assert.match(fs.readFileSync(path.join(failed(), 'no-phone.error.txt'), 'utf8'), /reason: E_NO_PHONE_COLUMN: no-phone\.csv, line 1: no phone column/, 'named as it is now, not by its path in processing/');
+    assert.match(fs.readFileSync(path.join(failed(), 'report.xlsx.error.txt'), 'utf8'), /reason: E_FILE_EXCEL: this is an Excel workbook: save it as CSV UTF-8/);
     await sleep(500);
     assert.deepEqual(fs.readdirSync(inbox()).sort(), ['.hidden.csv', 'download.csv.crdownload', 'x.tmp', '~$lock.csv'], 'ignored names stay');
     assert.ok(!sim.records().some((r) => r.to.includes(numbersOf(1, 500)[0]!)), 'nothing sent from ignored files');

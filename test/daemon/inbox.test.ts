@@ -22,7 +22,7 @@ describe('an Excel workbook dropped into inbox/', () => {
       const life = { folders, log: silentLogger(), fresh: new Set<string>() } as unknown as FileLife;
       assert.equal(takeFile(life, path.join(folders.inbox, name)), undefined);
       const note = fs.readFileSync(path.join(folders.failed, `${name}.error.txt`), 'utf8');
-      assert.match(note, /reason: this is an Excel workbook: save it as CSV UTF-8/);
+      assert.match(note, /reason: E_FILE_EXCEL: this is an Excel workbook: save it as CSV UTF-8/);
       assert.doesNotMatch(note, /rename/);
     });
   }

@@ -348,6 +348,8 @@ describe('the journal fails under a run', () => {
       assert.notEqual(first.status, 0);
       assert.equal(first.json!.status, 'refused', first.stdout);
       assert.match(String(first.json!.reason), /j\.csv: the journal could not record it: .*database or disk is full \(simulated\)/);
+      assert.equal(first.json!.code, 'E_JOURNAL_WRITE');
+      assert.match(first.stderr, /^smsdrop: E_JOURNAL_WRITE: .*j\.csv: the journal could not record it/m);
       // Requests of the first chunks usually went out before the failure (8 of them in one run);
       // the timing decides, so this test does not count on it.
       for (const count of deliveries(sim).values()) assert.equal(count, 1);
