@@ -55,6 +55,7 @@ registerSendCommand(program);
 (await import('./report/status.js')).registerStatusCommand(program);
 (await import('./daemon/command.js')).registerRunCommand(program);
 (await import('./suppress/command.js')).registerSuppressCommand(program);
+(await import('./retention/backup.js')).registerBackupCommand(program);
 decorateCommands(program);
 
 // Bare `smsdrop` (or `smsdrop suppress`) asks what there is: the help, on stdout, as a success.

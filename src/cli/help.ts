@@ -68,6 +68,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     settings: ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID (a comma list; unset: demo credentials, printed at start)'],
   },
+  backup: { exits: [[0, 'copied and checked'], [2, `${USAGE}, no journal in the data directory, or DIR already holds a journal copy`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
   suppress: { exits: [[0, 'done'], [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
 };
 

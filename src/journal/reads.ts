@@ -178,3 +178,22 @@ export function groupsToSend(db: Journal, fileId: number): IterableIterator<Grou
 export function nextDueAt(db: Journal, fileId: number): number | null {
   return sqlPluck(db, `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`).get(fileId) as number | null;
 }
+
+/** A file whose rows the journal still holds: when it came, and when it ended (null: not yet). */
+export interface HeldFile {
+  id: number;
+  name: string;
+  status: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** The oldest file whose rows are still in the journal (not pruned), or undefined when none is. */
+export function oldestHeldFile(db: Journal): HeldFile | undefined {
+  return sql(db, 'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1').get() as HeldFile | undefined;
+}
+
+/** How many files were pruned: only their line is left (prune.ts). */
+export function prunedFileCount(db: Journal): number {
+  return sqlPluck(db, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL').get() as number;
+}
