@@ -294,17 +294,18 @@ function checkWindowHoldsARequest(config: Config): void {
  * of files sent within them. One line, with its code: the setting is the one to change.
  */
 function checkKeepCoversWindows(config: Config): void {
-  const keep = config.keep;
-  if (keep.ms === 0) return;
+  const problem = keepProblem(config, config.keep, `keep (${SETTINGS.keep.env})`);
+  if (problem) throw new ConfigError(`invalid configuration: ${problem}`, 'E_CONFIG_KEEP');
+}
+
+/** Why `keep` (named `what`) is too short for the windows of `config`, or undefined when it is not. */
+export function keepProblem(config: Config, keep: Config['keep'], what: string): string | undefined {
+  if (keep.ms === 0) return undefined;
   const windows = (['repeatWindow', 'resumeWithin'] as const).filter((k) => config[k].ms > keep.ms);
-  if (windows.length === 0) return;
-  const longest = Math.max(...windows.map((k) => config[k].ms));
+  if (windows.length === 0) return undefined;
+  const longest = windows.reduce((a, b) => (config[a].ms >= config[b].ms ? a : b));
   const named = windows.map((k) => `${SETTINGS[k].env} = ${config[k].text}`).join(' and ');
-  const needed = windows.find((k) => config[k].ms === longest)!;
-  throw new ConfigError(
-    `invalid configuration: keep (${SETTINGS.keep.env}) = "${keep.text}" is shorter than ${named}: pruning would remove rows they still need; set ${SETTINGS.keep.env} to at least ${config[needed].text}, or off (E_CONFIG_KEEP)`,
-    'E_CONFIG_KEEP',
-  );
+  return `${what} = "${keep.text}" is shorter than ${named}: pruning would remove rows they still need; make it at least ${config[longest].text}, or turn them off (E_CONFIG_KEEP)`;
 }
 
 /** Credentials the built-in simulator uses, and that the program uses against it. Not secrets. */

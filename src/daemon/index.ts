@@ -18,6 +18,7 @@ import { describeError, type FileLife, handleFile, takeFile } from './lifecycle.
 import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
 import { watchInbox } from './watch.js';
+import { schedulePruning } from '../retention/schedule.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
@@ -80,11 +81,15 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   });
   if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
 
+  // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
+  const pruning = schedulePruning(config, runtime, log);
+
   const signal = await stopRequested;
   pool.stop();
   await watcher.close();
   const drained = await drain(pool, config.graceMs, signal, log);
   progress.stop();
+  await pruning.stop(); // it stops between two steps: none holds the journal after this
   recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
   if (!drained) {
     log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);

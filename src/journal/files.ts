@@ -19,6 +19,8 @@ export interface FileRecord {
   finished_at: string | null;
   /** The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken). */
   taken_at: string | null;
+  /** When its rows went (prune.ts): only this line and its counts are left. */
+  pruned_at: string | null;
 }
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Journal } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
-import { ensureIncrementalVacuum, presetIncrementalVacuum } from './storage.js';
+import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } from './storage.js';
 
 export type { Journal };
 
@@ -30,6 +30,10 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('temp_store = MEMORY');
+  // Deleted content is overwritten with zeros, not only marked free: what pruning (and a discarded
+  // intake) deletes holds phone numbers. Deletes are rare (nothing else deletes rows), so it costs
+  // sending nothing.
+  setSecureDelete(db, true);
   // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
   db.pragma('cache_size = -8000');
   // A checkpoint once the WAL holds 20,000 pages (80 MB), not SQLite's 1,000. While a file is read

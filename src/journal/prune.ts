@@ -13,6 +13,10 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is open.
 import { type DurationUnit, durationMs } from '../log/duration.js';
+import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import { FILE_STATUS, sqlList, UNSETTLED_STATES } from './states.js';
+import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
+import { writeQueueFor } from './writeQueue.js';
 
 /** How long ended files are kept, as written ("90d"), or off (0 ms). */
 export interface Keep {
@@ -31,4 +35,166 @@ export function parseKeep(text: string): Keep | string {
   const ms = durationMs(m[1]!, m[2] as DurationUnit);
   if (ms <= 0) return 'expected a duration above 0, or off';
   return { ms, text: `${m[1]}${m[2]}` };
+}
+
+/** Records deleted per step: a step is one write of the queue, and requests wait for it. */
+export const PRUNE_STEP_RECORDS = 2_000;
+/** Free pages cut off the file per step (8 MB with 4 KB pages). */
+const VACUUM_STEP_PAGES = 2_000;
+
+/** A file that pruning takes. */
+export interface FileToPrune {
+  id: number;
+  name: string;
+  sha256: string;
+  status: string;
+  finished_at: string;
+}
+
+/** What a file holds that pruning deletes. */
+export interface PrunedRecords {
+  rows: number;
+  groups: number;
+  batches: number;
+  attempts: number;
+}
+
+/** Batches of file `f` that a later run may still send, or that the repeat window counts whenever they started (sentBefore.ts). */
+const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}
+  AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
+
+/** Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet and holding nothing that may still go, oldest first. */
+export function filesToPrune(db: Journal, endedBefore: string): FileToPrune[] {
+  const files = sql(
+    db,
+    `SELECT f.id, f.name, f.sha256, f.status, f.finished_at FROM files f
+     WHERE f.pruned_at IS NULL AND f.finished_at < ? AND f.status IN ${sqlList([FILE_STATUS.done, FILE_STATUS.refused])} AND NOT ${MAY_STILL_GO}
+     ORDER BY f.finished_at`,
+  ).all(endedBefore) as FileToPrune[];
+  return files.filter((f) => !db.filesInProgress.has(f.id));
+}
+
+/** What pruning file `fileId` deletes. */
+export function recordsOf(db: Journal, fileId: number): PrunedRecords {
+  return sql(
+    db,
+    `SELECT (SELECT count(*) FROM rows WHERE file_id = :id) AS rows, (SELECT count(*) FROM groups WHERE file_id = :id) AS groups,
+       (SELECT count(*) FROM batches WHERE file_id = :id) AS batches,
+       (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id) AS attempts`,
+  ).get({ id: fileId }) as PrunedRecords;
+}
+
+/**
+ * Stores the file's counts and request times on its row and marks it pruned, in one write: from
+ * then on v_files and the report read them there, while its rows go. False when the file is no
+ * longer one to prune (it is being processed again, say).
+ */
+export function markPruned(db: Journal, fileId: number): boolean {
+  if (db.filesInProgress.has(fileId)) return false;
+  const info = sql(
+    db,
+    `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests) =
+       (SELECT accepted, failed, unknown, pending, requests FROM v_files WHERE id = :id),
+     (kept_first_send, kept_last_send) =
+       (SELECT min(a.started_at), max(a.finished_at) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id),
+     pruned_at = :now
+     WHERE id = :id AND pruned_at IS NULL`,
+  ).run({ id: fileId, now: nowIso() });
+  return info.changes === 1;
+}
+
+/** The deletes of a pruned file's records, children before parents; each takes up to :limit. */
+const DELETES = [
+  'DELETE FROM attempts WHERE id IN (SELECT a.id FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
+  'DELETE FROM batch_numbers WHERE batch_id IN (SELECT n.batch_id FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
+  'DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE file_id = :id LIMIT :limit)',
+  'DELETE FROM rows WHERE id IN (SELECT id FROM rows WHERE file_id = :id LIMIT :limit)',
+  'DELETE FROM invalid_cells WHERE row_id IN (SELECT row_id FROM invalid_cells WHERE file_id = :id LIMIT :limit)',
+  'DELETE FROM groups WHERE id IN (SELECT id FROM groups WHERE file_id = :id LIMIT :limit)',
+];
+
+/** Deletes up to `limit` records of a pruned file; returns how many (0: none is left). */
+export function deleteStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECORDS): number {
+  if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0; // marked first, always
+  for (const text of DELETES) {
+    const changes = sql(db, text).run({ id: fileId, limit }).changes;
+    if (changes > 0) return changes;
+  }
+  return 0;
+}
+
+/** Forgets suppressed numbers added before `before` (ISO): only when asked, the list is a do-not-contact list. */
+export function forgetSuppressedBefore(db: Journal, before: string, dryRun: boolean): number {
+  if (dryRun) return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
+  return sql(db, 'DELETE FROM suppressed WHERE added_at < ?').run(before).changes;
+}
+
+export interface PruneOptions {
+  /** Files that ended before this moment (ISO) are pruned. */
+  endedBefore: string;
+  dryRun?: boolean;
+  /** Also forget suppressed numbers added before endedBefore. */
+  suppressed?: boolean;
+  /** Stops between steps (the daemon's shutdown). */
+  signal?: AbortSignal;
+  /** Called after each step, with how long its write took (the measuring script's hook). */
+  onStep?: (ms: number) => void;
+}
+
+export interface PruneResult {
+  files: FileToPrune[];
+  records: PrunedRecords;
+  suppressed: number;
+  /** The journal's files on disk before and after (the same for a dry run). */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** The WAL was emptied (false: a transaction or a reader held it; the next prune tries again). */
+  checkpointed: boolean;
+}
+
+/**
+ * Prunes every file that ended before `endedBefore`, step by step through the write queue (see
+ * the top of this file). With dryRun, only says what it would delete.
+ */
+export async function pruneJournal(db: Journal, options: PruneOptions): Promise<PruneResult> {
+  const files = filesToPrune(db, options.endedBefore);
+  const records: PrunedRecords = { rows: 0, groups: 0, batches: 0, attempts: 0 };
+  for (const f of files) addRecords(records, recordsOf(db, f.id));
+  const bytesBefore = journalSize(db).bytes;
+  const result = { files, records, suppressed: 0, bytesBefore, bytesAfter: bytesBefore, checkpointed: false };
+  if (options.dryRun) return { ...result, suppressed: options.suppressed ? forgetSuppressedBefore(db, options.endedBefore, true) : 0 };
+  const queue = writeQueueFor(db);
+  const step = async <T>(write: () => T): Promise<T> => {
+    const started = performance.now();
+    const value = await queue.run(write);
+    options.onStep?.(performance.now() - started);
+    return value;
+  };
+  const pruned: FileToPrune[] = [];
+  for (const f of files) {
+    if (options.signal?.aborted) break;
+    if (!(await step(() => markPruned(db, f.id)))) continue;
+    pruned.push(f);
+    while (!options.signal?.aborted && (await step(() => deleteStep(db, f.id))) > 0);
+  }
+  const suppressed = options.suppressed ? await step(() => forgetSuppressedBefore(db, options.endedBefore, false)) : 0;
+  while (!options.signal?.aborted && (await step(() => vacuumStep(db))) > 0);
+  const checkpointed = db.inTransaction ? false : !checkpointTruncate(db).busy;
+  return { ...result, files: pruned, suppressed, bytesAfter: journalSize(db).bytes, checkpointed };
+}
+
+/** Cuts up to VACUUM_STEP_PAGES free pages off the file; returns how many are left. */
+function vacuumStep(db: Journal): number {
+  const before = freePages(db);
+  if (before === 0) return 0;
+  incrementalVacuum(db, VACUUM_STEP_PAGES);
+  const after = freePages(db);
+  return after < before ? after : 0; // none given back (not expected): stop rather than loop
+}
+
+function addRecords(total: PrunedRecords, more: PrunedRecords): void {
+  total.rows += more.rows;
+  total.groups += more.groups;
+  total.batches += more.batches;
+  total.attempts += more.attempts;
 }

@@ -57,6 +57,9 @@ export function invalidRows(db: Journal, fileId: number, limit: number): Array<{
 }
 
 export function requestTiming(db: Journal, fileId: number): { requests: number; first_send: string | null; last_send: string | null } {
+  // A pruned file's attempts are gone: their count and times were kept on its row (prune.ts).
+  const kept = sql(db, 'SELECT kept_requests AS requests, kept_first_send AS first_send, kept_last_send AS last_send FROM files WHERE id = ? AND pruned_at IS NOT NULL').get(fileId);
+  if (kept) return kept as { requests: number; first_send: string | null; last_send: string | null };
   return sql(
     db,
     `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
@@ -196,4 +199,15 @@ export function oldestHeldFile(db: Journal): HeldFile | undefined {
 /** How many files were pruned: only their line is left (prune.ts). */
 export function prunedFileCount(db: Journal): number {
   return sqlPluck(db, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL').get() as number;
+}
+
+/** The journal's records of these bytes, and whether each was pruned. */
+export function recordsOfBytes(db: Journal, sha256: string): Array<{ id: number; pruned: boolean }> {
+  const rows = sql(db, 'SELECT id, pruned_at IS NOT NULL AS pruned FROM files WHERE sha256 = ?').all(sha256) as Array<{ id: number; pruned: number }>;
+  return rows.map((r) => ({ id: r.id, pruned: r.pruned === 1 }));
+}
+
+/** When the file was pruned (null: it was not, its rows are all there). */
+export function prunedAt(db: Journal, fileId: number): string | null {
+  return (sqlPluck(db, 'SELECT pruned_at FROM files WHERE id = ?').get(fileId) as string | null | undefined) ?? null;
 }

@@ -95,6 +95,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   }
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
+  // Read again, a refused file would continue from its rows; they were pruned, and what went out then with them.
+  if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend) return result('refused', file, { reason: prunedRefusal(file) });
   if (!file || file.status === FILE_STATUS.done) {
     const identity = { sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding };
     const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
@@ -150,6 +152,10 @@ async function runFile(
 }
 
 const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
+
+function prunedRefusal(file: FileRecord): string {
+  return `these bytes were refused before (${file.error ?? 'refused'}), and their rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): read again, requests that went out then could go twice. Fix the file (a changed file is a new one), or send these bytes again on purpose with smsdrop send --resend`;
+}
 
 /**
  * Intakes of one journal run one after the other. A file's rows are checked against the rows of
