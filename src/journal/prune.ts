@@ -103,17 +103,20 @@ export function markPruned(db: Journal, fileId: number): boolean {
   return info.changes === 1;
 }
 
-/** The deletes of a pruned file's records, children before parents; each takes up to :limit. */
+/** The deletes of a pruned file's records that hold numbers and values, children first; each takes up to :limit. */
 const DELETES = [
   'DELETE FROM attempts WHERE id IN (SELECT a.id FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
   'DELETE FROM batch_numbers WHERE batch_id IN (SELECT n.batch_id FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
-  'DELETE FROM batches WHERE id IN (SELECT id FROM batches WHERE file_id = :id LIMIT :limit)',
   'DELETE FROM rows WHERE id IN (SELECT id FROM rows WHERE file_id = :id LIMIT :limit)',
   'DELETE FROM invalid_cells WHERE row_id IN (SELECT row_id FROM invalid_cells WHERE file_id = :id LIMIT :limit)',
-  'DELETE FROM groups WHERE id IN (SELECT id FROM groups WHERE file_id = :id LIMIT :limit)',
+  // The values: blanked here, the group rows themselves go in deleteParentsStep.
+  "UPDATE groups SET app_id = '', template_id = '', datas = '[]', key_hash = 0 WHERE id IN (SELECT id FROM groups WHERE file_id = :id AND datas <> '[]' LIMIT :limit)",
 ];
 
-/** Deletes up to `limit` records of a pruned file; returns how many (0: none is left). */
+/**
+ * Deletes (or blanks) up to `limit` records of a pruned file that hold numbers or values; returns
+ * how many (0: none is left).
+ */
 export function deleteStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECORDS): number {
   if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0; // marked first, always
   for (const text of DELETES) {
@@ -123,11 +126,41 @@ export function deleteStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECOR
   return 0;
 }
 
+/**
+ * Deletes up to `limit` of the pruned file's batches, then its groups, once the rest is gone
+ * (deleteStep); returns how many, or undefined when a transaction is open (try again later).
+ *
+ * Why not through the write queue: with foreign keys on (better-sqlite3's default), deleting a
+ * batch or a group makes SQLite look for rows pointing at it, and neither batches.parent_id nor
+ * rows.group_id has an index (intake is quicker without: migration 4), so each is a scan of the
+ * whole table: 50 groups of a 200,000-row file took 600 ms, one step. Nothing points at them any
+ * more (a batch and a group belong to one file, whose rows went first), so the check is turned off
+ * for the statement, which SQLite allows only outside a transaction: the step runs at a moment when
+ * none is open, in one turn of the event loop, in its own transaction.
+ */
+export function deleteParentsStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECORDS): number | undefined {
+  if (db.inTransaction) return undefined;
+  if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (const table of ['batches', 'groups']) {
+      const changes = sql(db, `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE file_id = :id LIMIT :limit)`).run({ id: fileId, limit }).changes;
+      if (changes > 0) return changes;
+    }
+    return 0;
+  } finally {
+    db.pragma('foreign_keys = ON');
+  }
+}
+
 /** Forgets suppressed numbers added before `before` (ISO): only when asked, the list is a do-not-contact list. */
 export function forgetSuppressedBefore(db: Journal, before: string, dryRun: boolean): number {
   if (dryRun) return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
   return sql(db, 'DELETE FROM suppressed WHERE added_at < ?').run(before).changes;
 }
+
+/** What a step of pruning did. */
+export type PruneStep = 'mark' | 'delete' | 'suppressed' | 'vacuum' | 'checkpoint';
 
 export interface PruneOptions {
   /** Files that ended before this moment (ISO) are pruned. */
@@ -137,8 +170,11 @@ export interface PruneOptions {
   suppressed?: boolean;
   /** Stops between steps (the daemon's shutdown). */
   signal?: AbortSignal;
-  /** Called after each step, with how long its write took (the measuring script's hook). */
-  onStep?: (ms: number) => void;
+  /**
+   * Called after each step (the measuring script's hook): what it did, how long its own statements
+   * took, and how long until its write was committed (with whatever else that commit carried).
+   */
+  onStep?: (what: PruneStep, ownMs: number, committedMs: number) => void;
 }
 
 export interface PruneResult {
@@ -164,23 +200,49 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
   const result = { files, records, suppressed: 0, bytesBefore, bytesAfter: bytesBefore, checkpointed: false };
   if (options.dryRun) return { ...result, suppressed: options.suppressed ? forgetSuppressedBefore(db, options.endedBefore, true) : 0 };
   const queue = writeQueueFor(db);
-  const step = async <T>(write: () => T): Promise<T> => {
+  const step = async <T>(what: PruneStep, write: () => T): Promise<T> => {
     const started = performance.now();
-    const value = await queue.run(write);
-    options.onStep?.(performance.now() - started);
+    let ownMs = 0;
+    const value = await queue.run(() => {
+      const own = performance.now();
+      const written = write();
+      ownMs = performance.now() - own;
+      return written;
+    });
+    options.onStep?.(what, ownMs, performance.now() - started);
     return value;
   };
   const pruned: FileToPrune[] = [];
   for (const f of files) {
     if (options.signal?.aborted) break;
-    if (!(await step(() => markPruned(db, f.id)))) continue;
+    if (!(await step('mark', () => markPruned(db, f.id)))) continue;
     pruned.push(f);
-    while (!options.signal?.aborted && (await step(() => deleteStep(db, f.id))) > 0);
+    while (!options.signal?.aborted && (await step('delete', () => deleteStep(db, f.id))) > 0);
+    await deleteParents(db, f.id, options);
   }
-  const suppressed = options.suppressed ? await step(() => forgetSuppressedBefore(db, options.endedBefore, false)) : 0;
-  while (!options.signal?.aborted && (await step(() => vacuumStep(db))) > 0);
+  const suppressed = options.suppressed ? await step('suppressed', () => forgetSuppressedBefore(db, options.endedBefore, false)) : 0;
+  while (!options.signal?.aborted && (await step('vacuum', () => vacuumStep(db))) > 0);
+  const checkpointStart = performance.now();
   const checkpointed = db.inTransaction ? false : !checkpointTruncate(db).busy;
+  options.onStep?.('checkpoint', performance.now() - checkpointStart, performance.now() - checkpointStart);
   return { ...result, files: pruned, suppressed, bytesAfter: journalSize(db).bytes, checkpointed };
+}
+
+/** How long to wait for a moment with no transaction open (an intake commits at least every 2 s). */
+const NO_TRANSACTION_POLL_MS = 100;
+
+/** The file's batches and groups, a step at a time, each when no transaction is open (deleteParentsStep). */
+async function deleteParents(db: Journal, fileId: number, options: PruneOptions): Promise<void> {
+  while (!options.signal?.aborted) {
+    const started = performance.now();
+    const deleted = deleteParentsStep(db, fileId);
+    if (deleted === 0) return;
+    if (deleted === undefined) await new Promise((resolve) => setTimeout(resolve, NO_TRANSACTION_POLL_MS));
+    else {
+      options.onStep?.('delete', performance.now() - started, performance.now() - started);
+      await new Promise((resolve) => setImmediate(resolve)); // requests get their turn between steps
+    }
+  }
 }
 
 /** Cuts up to VACUUM_STEP_PAGES free pages off the file; returns how many are left. */
