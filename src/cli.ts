@@ -56,6 +56,8 @@ registerSendCommand(program);
 (await import('./report/status.js')).registerStatusCommand(program);
 (await import('./daemon/command.js')).registerRunCommand(program);
 (await import('./suppress/command.js')).registerSuppressCommand(program);
+(await import('./retention/backup.js')).registerBackupCommand(program);
+(await import('./retention/prune.js')).registerPruneCommand(program);
 decorateCommands(program);
 
 // Bare `smsdrop` (or `smsdrop suppress`) asks what there is: the help, on stdout, as a success.

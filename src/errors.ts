@@ -46,7 +46,8 @@ export function isMachineCode(code: string): boolean {
 /** smsdrop's code for SQLite's or the system's, when it says the machine is the problem. */
 export function machineCode(code: string | undefined): string | undefined {
   if (!code) return undefined;
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return 'E_DISK_FULL';
+  // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, which on a full disk comes before SQLITE_FULL.
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_SHMSIZE' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG') return 'E_DISK_FULL';
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS') return 'E_DATA_DIR_READONLY';
   if (code.startsWith('SQLITE_CANTOPEN')) return 'E_DATA_DIR_UNUSABLE';
   if (code.startsWith('SQLITE_IOERR')) return 'E_JOURNAL_WRITE';

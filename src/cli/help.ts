@@ -68,6 +68,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     settings: ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID (a comma list; unset: demo credentials, printed at start)'],
   },
+  prune: {
+    exits: [[0, 'pruned (or, with --dry-run, listed); also when SMSDROP_KEEP is off'], [2, `${USAGE}, a duration shorter than the repeat or resume window, or the data directory in use (the daemon prunes by itself)`], UNEXPECTED],
+    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_KEEP', 'SMSDROP_REPEAT_WINDOW', 'SMSDROP_RESUME_WITHIN', 'SMSDROP_JOURNAL_SYNC', 'SMSDROP_CONFIG'],
+  },
+  backup: { exits: [[0, 'copied and checked'], [2, `${USAGE}, no journal in the data directory, or DIR already holds a journal copy`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
   suppress: { exits: [[0, 'done'], [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
 };
 

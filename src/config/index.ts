@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseKeep } from '../journal/prune.js';
 import { parseRepeatWindow } from '../journal/sentBefore.js';
 import { parseHttpAddress } from '../http/address.js';
 import { baseUrlProblem } from '../provider/baseUrl.js';
@@ -93,6 +94,12 @@ const messageWindow = parsedText(parseMessageWindow);
 const repeatWindow = parsedText(parseRepeatWindow).default('24h');
 /** "DURATION" (e.g. 24h) or off: how long after its last accepted request a file stopped part-way resumes on its own (the same form as the repeat window). */
 const resumeWithin = parsedText(parseRepeatWindow).default('24h');
+/**
+ * "DURATION" or off: how long an ended file's rows stay (journal/prune.ts). 90 days: a quarter's
+ * questions and retries can still be answered, and it is no shorter than the longest repeat window
+ * or resumption the settings allow, so the default never refuses a configuration.
+ */
+const keep = parsedText(parseKeep).default('90d');
 
 const baseUrl = z.preprocess(
   blankAsUnset,
@@ -137,6 +144,7 @@ export const SETTINGS = {
   allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
   maxValueChars: { schema: int(1, 100_000).default(500), env: 'SMSDROP_MAX_VALUE_CHARS', doc: 'Characters one template value may hold at most; a longer value makes its row invalid (a whole long message is a few hundred characters).' },
   resumeWithin: { schema: resumeWithin, env: 'SMSDROP_RESUME_WITHIN', doc: "Daemon: a file whose sending stopped part-way (a stop, a crash, an account pause) resumes on its own only this long after its last accepted request or its last taking from inbox/, whichever is later (at least as long as the sending and message windows can make it wait), e.g. 24h, 7d, 90m, or off. Later, it goes to failed/ with a note instead of reaching people by surprise; dropped into inbox/ again, it sends the rest." },
+  keep: { schema: keep, env: 'SMSDROP_KEEP', doc: "How long a file's rows (its numbers and values), its attempts and its files in done/ and failed/ are kept after it ended (done or refused), e.g. 90d, 30d, 12h, or off (keep everything). Older ones are pruned: one line per file stays (name, sha256, counts, dates), so `report` lists it and the same bytes dropped again are still not sent. At least as long as SMSDROP_REPEAT_WINDOW and SMSDROP_RESUME_WITHIN (unless off): start-up stops otherwise (E_CONFIG_KEEP). The daemon prunes at start and once a day; `smsdrop prune` does it by hand." },
   pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
   stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).' },
   graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },
@@ -250,6 +258,7 @@ export function validateConfig(merged: ConfigOverrides): Config {
     checkCredentialsComplete(result.data as Config);
     checkWindowHoldsARequest(result.data as Config);
     checkWebhookSigned(result.data as Config);
+    checkKeepCoversWindows(result.data as Config);
     return result.data as Config;
   }
   const lines = result.error.issues.map((issue) => {
@@ -327,6 +336,25 @@ function checkWebhookSigned(config: Config): void {
     settingCode('webhookSecret'),
     `invalid configuration: webhookUrl (${SETTINGS.webhookUrl.env}) is set but webhookSecret (${SETTINGS.webhookSecret.env}) is not: the json format's X-Smsdrop-Signature needs it`,
   );
+}
+
+/**
+ * Pruning must not take away what the repeat window or late-file resumption still read: the rows
+ * of files sent within them. One line, with its code: the setting is the one to change.
+ */
+function checkKeepCoversWindows(config: Config): void {
+  const problem = keepProblem(config, config.keep, `keep (${SETTINGS.keep.env})`);
+  if (problem) throw new ConfigError(settingCode('keep'), `invalid configuration: ${problem}`);
+}
+
+/** Why `keep` (named `what`) is too short for the windows of `config`, or undefined when it is not. */
+export function keepProblem(config: Config, keep: Config['keep'], what: string): string | undefined {
+  if (keep.ms === 0) return undefined;
+  const windows = (['repeatWindow', 'resumeWithin'] as const).filter((k) => config[k].ms > keep.ms);
+  if (windows.length === 0) return undefined;
+  const longest = windows.reduce((a, b) => (config[a].ms >= config[b].ms ? a : b));
+  const named = windows.map((k) => `${SETTINGS[k].env} = ${config[k].text}`).join(' and ');
+  return `${what} = "${keep.text}" is shorter than ${named}: pruning would remove rows they still need; make it at least ${config[longest].text}, or turn them off`;
 }
 
 /** Credentials the built-in simulator uses, and that the program uses against it. Not secrets. */

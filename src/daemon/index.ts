@@ -21,6 +21,7 @@ import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
 import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
 import { watchInbox } from './watch.js';
+import { schedulePruning } from '../retention/schedule.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
@@ -106,12 +107,16 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   surface.setWatching(true);
   if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
 
+  // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
+  const pruning = schedulePruning(config, runtime, log);
+
   const signal = await stopRequested;
   pool.stop();
   await watcher.close();
   surface.setWatching(false);
   const drained = await drain(pool, config.graceMs, signal, log);
   progress.stop();
+  await pruning.stop(); // it stops between two steps: none holds the journal after this
   await surface.close();
   recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
   if (!drained) {

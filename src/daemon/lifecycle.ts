@@ -280,6 +280,8 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
   const { db } = life.ctx;
   const target = await publish(life, name, life.folders.done, async (dir, stem) => {
     writeFileSync(path.join(dir, `${stem}.duplicate.txt`), duplicateNote(name, original, stem));
+    // A pruned original has no rows left to write results from: the note says so.
+    if (original.pruned_at !== null) return;
     await writeResultCsv(db, original.id, dir, stem);
     await writeRejectedCsv(db, original.id, dir, stem);
   });
@@ -370,7 +372,9 @@ function duplicateNote(name: string, original: FileRecord, stem: string): string
     '',
     `${name} has the same bytes (sha256 ${original.sha256}) as ${original.name}, which was sent`,
     `(finished ${original.finished_at ?? 'earlier'}). Nothing was sent for ${name}.`,
-    `${stem}.result.csv holds the results of ${original.name}.`,
+    original.pruned_at === null
+      ? `${stem}.result.csv holds the results of ${original.name}.`
+      : `Its rows were pruned on ${original.pruned_at} (SMSDROP_KEEP): \`smsdrop report ${original.id}\` still has its counts, no longer who got it.`,
     '',
     'To send the same file again on purpose: smsdrop send --resend FILE',
     '',

@@ -22,6 +22,8 @@ export interface FileRecord {
   taken_at: string | null;
   /** The provider and account it was planned for (see migration 12); null: not recorded. */
   provider: string | null;
+  /** When its rows went (prune.ts): only this line and its counts are left. */
+  pruned_at: string | null;
 }
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {

@@ -327,6 +327,44 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     `,
   },
   {
+    version: 11,
+    name: 'pruned files keep their counts',
+    sql: `
+      -- Pruning (prune.ts) deletes an ended file's rows, groups, batches and attempts, with every
+      -- number and value in them, and keeps its files row: its name, sha256 and dates, so that
+      -- \`smsdrop report\` still lists it and the same bytes dropped again are recognised. The
+      -- counts v_files sums from batches are stored on the row first (pruned_at set in the same
+      -- transaction); v_files reads them for a pruned file and sums as before for the others.
+      ALTER TABLE files ADD COLUMN pruned_at TEXT;
+      ALTER TABLE files ADD COLUMN kept_accepted INTEGER;
+      ALTER TABLE files ADD COLUMN kept_failed INTEGER;
+      ALTER TABLE files ADD COLUMN kept_unknown INTEGER;
+      ALTER TABLE files ADD COLUMN kept_pending INTEGER;
+      ALTER TABLE files ADD COLUMN kept_requests INTEGER;
+      ALTER TABLE files ADD COLUMN kept_first_send TEXT;
+      ALTER TABLE files ADD COLUMN kept_last_send TEXT;
+      -- Files ended longest ago first, the ones not pruned yet: what pruning looks for each day.
+      CREATE INDEX IF NOT EXISTS files_to_prune ON files (finished_at) WHERE pruned_at IS NULL;
+      DROP VIEW v_files;
+      CREATE VIEW v_files AS
+      SELECT f.id, f.name, f.sha256, f.status,
+        CASE WHEN f.status = 'intake' THEN (SELECT count(*) FROM rows r WHERE r.file_id = f.id) ELSE f.rows END AS rows,
+        f.invalid, f.duplicates,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_accepted ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'accepted') END AS accepted,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_failed ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'failed') END AS failed,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_unknown ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'unknown') END AS unknown,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_pending ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state IN ('planned', 'sending')) END AS pending,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_requests ELSE
+          (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id) END AS requests,
+        f.started_at, f.finished_at
+      FROM files f;
+    `,
+  },
+  {
     version: 12,
     name: 'the provider a file was planned for',
     sql: `

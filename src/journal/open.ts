@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Journal } from './journal.js';
 import { MIGRATIONS } from './migrations.js';
+import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } from './storage.js';
 
 export type { Journal };
 
@@ -24,9 +25,15 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   const db = new Journal(connection);
   db.pragma('busy_timeout = 5000');
   if (options.readonly) return db;
+  // A new file takes this as its setting only before anything is written to it, WAL mode included.
+  presetIncrementalVacuum(db);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('temp_store = MEMORY');
+  // Deleted content is overwritten with zeros, not only marked free: what pruning (and a discarded
+  // intake) deletes holds phone numbers. Deletes are rare (nothing else deletes rows), so it costs
+  // sending nothing.
+  setSecureDelete(db, true);
   // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
   db.pragma('cache_size = -8000');
   // A checkpoint once the WAL holds 20,000 pages (80 MB), not SQLite's 1,000. While a file is read
@@ -36,6 +43,8 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   // and its two fsyncs. A 1M-row list in random order took 48.9-51.6 s to send with the default,
   // 38.3-40.1 s with this (docs/benchmark-history.md). The WAL file stays at most ~80 MB.
   db.pragma('wal_autocheckpoint = 20000');
+  // A journal made before is rewritten once (storage.ts).
+  ensureIncrementalVacuum(db);
   migrate(db);
   return db;
 }

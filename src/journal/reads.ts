@@ -57,6 +57,9 @@ export function invalidRows(db: Journal, fileId: number, limit: number): Array<{
 }
 
 export function requestTiming(db: Journal, fileId: number): { requests: number; first_send: string | null; last_send: string | null } {
+  // A pruned file's attempts are gone: their count and times were kept on its row (prune.ts).
+  const kept = sql(db, 'SELECT kept_requests AS requests, kept_first_send AS first_send, kept_last_send AS last_send FROM files WHERE id = ? AND pruned_at IS NOT NULL').get(fileId);
+  if (kept) return kept as { requests: number; first_send: string | null; last_send: string | null };
   return sql(
     db,
     `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
@@ -72,12 +75,12 @@ export function filesByShaPrefix(db: Journal, shaPrefix: string): FileRecord[] {
   return sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(shaPrefix.length, shaPrefix.toLowerCase()) as FileRecord[];
 }
 
-/** The journal's schema version (0: none yet, or unreadable). */
-export function schemaVersion(db: Journal): number {
+/** The schema migrations applied to the journal (none: a new file, or unreadable). */
+export function appliedMigrations(db: Journal): Set<number> {
   try {
-    return (sqlPluck(db, 'SELECT max(version) FROM schema_migrations').get() as number | null) ?? 0;
+    return new Set(sqlPluck(db, 'SELECT version FROM schema_migrations').all() as number[]);
   } catch {
-    return 0;
+    return new Set();
   }
 }
 
@@ -232,4 +235,34 @@ export function sendRateByMinute(db: Journal, since: string): Array<{ minute: st
      FROM attempts a JOIN batches b ON b.id = a.batch_id
      WHERE a.finished_at >= ? GROUP BY minute ORDER BY minute`,
   ).all(since) as Array<{ minute: string; requests: number; accepted: number }>;
+}
+
+/** A file whose rows the journal still holds: when it came, and when it ended (null: not yet). */
+export interface HeldFile {
+  id: number;
+  name: string;
+  status: string;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** The oldest file whose rows are still in the journal (not pruned), or undefined when none is. */
+export function oldestHeldFile(db: Journal): HeldFile | undefined {
+  return sql(db, 'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1').get() as HeldFile | undefined;
+}
+
+/** How many files were pruned: only their line is left (prune.ts). */
+export function prunedFileCount(db: Journal): number {
+  return sqlPluck(db, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL').get() as number;
+}
+
+/** The journal's records of these bytes, and whether each was pruned. */
+export function recordsOfBytes(db: Journal, sha256: string): Array<{ id: number; pruned: boolean }> {
+  const rows = sql(db, 'SELECT id, pruned_at IS NOT NULL AS pruned FROM files WHERE sha256 = ?').all(sha256) as Array<{ id: number; pruned: number }>;
+  return rows.map((r) => ({ id: r.id, pruned: r.pruned === 1 }));
+}
+
+/** When the file was pruned (null: it was not, its rows are all there). */
+export function prunedAt(db: Journal, fileId: number): string | null {
+  return (sqlPluck(db, 'SELECT pruned_at FROM files WHERE id = ?').get(fileId) as string | null | undefined) ?? null;
 }

@@ -19,3 +19,16 @@ export function formatDuration(seconds: number): string {
   if (s >= 60) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${s} s`;
 }
+
+/** Bytes as "512 B", "4.0 KB", "12.3 MB" or "1.20 GB" (powers of 1024). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(value >= 100 ? 0 : 1)} ${units[unit]}`;
+}

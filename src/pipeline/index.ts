@@ -101,6 +101,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   }
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
+  // Read again, a refused file would continue from its rows; they were pruned, and what went out then with them.
+  if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend) return result('refused', file, { reason: prunedRefusal(file) });
   if (file && file.status !== FILE_STATUS.done) {
     // Refused with nothing sent, it is read anew from its first row: for the provider of now.
     const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
@@ -171,6 +173,10 @@ async function runFile(
 }
 
 const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
+
+function prunedRefusal(file: FileRecord): string {
+  return `these bytes were refused before (${file.error ?? 'refused'}), and their rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): read again, requests that went out then could go twice. Fix the file (a changed file is a new one), or send these bytes again on purpose with smsdrop send --resend`;
+}
 
 /**
  * Intakes of one journal run one after the other. A file's rows are checked against the rows of

@@ -11,7 +11,7 @@ import { SmsdropError } from '../errors.js';
 import { type FileRecord, getFile } from '../journal/files.js';
 import { MIGRATIONS } from '../journal/migrations.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
-import { filesByShaPrefix, filesNamed, schemaVersion } from '../journal/reads.js';
+import { appliedMigrations, filesByShaPrefix, filesNamed } from '../journal/reads.js';
 import { ROW_STATUS, type RowStatus } from '../journal/states.js';
 
 /** A bad argument: the command prints the message and exits 2. */
@@ -26,7 +26,9 @@ export function openForReading(dataDir: string): Journal | undefined {
   const file = journalPath(dataDir);
   if (!existsSync(file)) return undefined;
   const db = openJournal(file, { readonly: true });
-  if (schemaVersion(db) >= MIGRATIONS[MIGRATIONS.length - 1]!.version) return db;
+  // Every migration, not only the highest: a journal may lack one below it.
+  const applied = appliedMigrations(db);
+  if (MIGRATIONS.every((m) => applied.has(m.version))) return db;
   // A journal last written by an older version lacks the views: upgrading is one short write
   // transaction (the writer's busy timeout covers a daemon writing at the same moment).
   db.close();

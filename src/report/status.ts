@@ -2,15 +2,17 @@
 // (never the lock): which process holds the data directory, files in progress with progress and
 // ETA, requests in flight, the send rate over the last minute, and whether sending is paused and
 // why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
-// inferred: the last answer of all was account-fatal, and sending stops on those.
+// inferred: the last answer of all was account-fatal, and sending stops on those. And how big the
+// journal is, and since when it holds files' rows (pruning, SMSDROP_KEEP, removes older ones).
 import { lockHolder } from '../journal/lock.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
 import type { Journal } from '../journal/open.js';
-import { answersWithCodesSince, inFlight as requestsInFlight, lastAnswer, numbersSettledSince, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
+import { answersWithCodesSince, type HeldFile, inFlight as requestsInFlight, lastAnswer, numbersSettledSince, oldestHeldFile, prunedFileCount, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
+import { journalSize, type JournalSize } from '../journal/storage.js';
 import { CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
-import { formatDuration } from '../log/duration.js';
+import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { openForReading, renderTable } from './common.js';
 
@@ -56,6 +58,8 @@ export interface StatusReport {
   /** Over the last minute, or since sending started if that is less. */
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
+  /** The journal on disk (null: no journal yet), the oldest file whose rows it holds, and how many were pruned. */
+  journal: (JournalSize & { oldest_file: HeldFile | null; pruned_files: number }) | null;
 }
 
 export function registerStatusCommand(program: Command): void {
@@ -91,6 +95,7 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
     concurrency_lowered_by: db ? answersWithCodesSince(db, [...CONCURRENCY_CODES], since) : [],
     rate: { requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
     files,
+    journal: db ? { ...journalSize(db), oldest_file: oldestHeldFile(db) ?? null, pruned_files: prunedFileCount(db) } : null,
   };
 }
 
@@ -158,6 +163,7 @@ export function renderStatus(s: StatusReport, zone?: string): string {
     out.push(`lowered    the provider said too many requests at once (${answers} in the last minute): requests in flight were halved, and grow back one at a time`);
   }
   out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`);
+  out.push(`journal    ${journalLine(s.journal, zone)}`);
   if (s.files.length === 0) {
     out.push('no file in progress');
     return out.join('\n');
@@ -180,6 +186,16 @@ export function renderStatus(s: StatusReport, zone?: string): string {
   );
   if (!s.process) out.push('These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.');
   return out.join('\n');
+}
+
+function journalLine(j: StatusReport['journal'], zone: string | undefined): string {
+  if (!j) return 'none yet';
+  const parts = `database ${formatBytes(j.database)}, WAL ${formatBytes(j.wal)}, intents ${formatBytes(j.intents)}; ${formatBytes(j.free)} free inside`;
+  const pruned = j.pruned_files > 0 ? `; ${j.pruned_files} older file(s) pruned to one line each` : '';
+  const oldest = j.oldest_file
+    ? `oldest file held: id ${j.oldest_file.id} ${j.oldest_file.name}, taken ${formatMoment(j.oldest_file.created_at, zone)}${j.oldest_file.finished_at ? `, ended ${formatMoment(j.oldest_file.finished_at, zone)}` : ', not ended'}`
+    : 'no file held';
+  return `${formatBytes(j.bytes)} (${parts}); ${oldest}${pruned}`;
 }
 
 function inFlight(s: StatusReport): string {

@@ -28,7 +28,7 @@ function smsdrop(args: string[]): Promise<Run> {
   });
 }
 
-const COMMANDS = ['simulate', 'send', 'report', 'export', 'retry', 'resume', 'status', 'run', 'suppress'];
+const COMMANDS = ['simulate', 'send', 'report', 'export', 'retry', 'resume', 'status', 'run', 'suppress', 'backup', 'prune'];
 
 describe('the command line', () => {
   it('--version prints the version of package.json', async () => {

@@ -125,7 +125,9 @@ describe('a journal written before the views existed', () => {
   it('is upgraded when first opened for reading', () => {
     const dataDir = path.join(tempDir(), 'data');
     const old = openJournal(journalPath(dataDir));
-    old.exec("DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DELETE FROM schema_migrations WHERE version >= 2");
+    old.exec("DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; " +
+        ['pruned_at', 'kept_accepted', 'kept_failed', 'kept_unknown', 'kept_pending', 'kept_requests', 'kept_first_send', 'kept_last_send'].map((c) => `ALTER TABLE files DROP COLUMN ${c};`).join(' ') +
+        ' DELETE FROM schema_migrations WHERE version >= 2');
     old.close();
     const db = openForReading(dataDir)!;
     try {
