@@ -12,29 +12,21 @@
 // transaction is held across an await, an intake's open bulk transaction simply takes each step
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is open.
-import { type DurationUnit, durationMs } from '../log/duration.js';
+import { parseDurationOrOff, type WrittenDuration } from '../log/duration.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import { FILE_STATUS, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
 
 /** How long ended files are kept, as written ("90d"), or off (0 ms). */
-export interface Keep {
-  ms: number;
-  text: string;
-}
-
-const DURATION_TEXT = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/;
+export type Keep = WrittenDuration;
 
 /** "90d", "12h", "30m", "2s", or "off" / "0": the keep, or the reason the text is not one. */
 export function parseKeep(text: string): Keep | string {
-  const t = text.trim().toLowerCase();
-  if (t === 'off' || t === '0') return { ms: 0, text: 'off' };
-  const m = DURATION_TEXT.exec(t);
-  if (!m) return 'expected a duration such as 90d, 30d or 12h (s, m, h or d), or off';
-  const ms = durationMs(m[1]!, m[2] as DurationUnit);
-  if (ms <= 0) return 'expected a duration above 0, or off';
-  return { ms, text: `${m[1]}${m[2]}` };
+  const keep = parseDurationOrOff(text);
+  if (!keep) return 'expected a duration such as 90d, 30d or 12h (s, m, h or d), or off';
+  if (keep.text !== 'off' && keep.ms <= 0) return 'expected a duration above 0, or off';
+  return keep;
 }
 
 /** Records deleted per step: a step is one write of the queue, and requests wait for it. */

@@ -9,6 +9,27 @@ export function durationMs(amount: string, unit: DurationUnit): number {
   return Math.round(Number(amount) * UNIT_MS[unit]);
 }
 
+/** A duration as a setting writes it ("24h", "1.5d"), or off (0 ms). */
+export interface WrittenDuration {
+  ms: number;
+  /** As written, lower case and without spaces ("24h"), or "off". */
+  text: string;
+}
+
+const DURATION_TEXT = /^(\d+(?:\.\d+)?)\s*(s|m|h|d)$/;
+
+/**
+ * "24h", "7d", "90m", "2s" (s, m, h or d), or "off" / "0": the duration, or undefined when the
+ * text is none of them. Each setting then applies its own bounds and says them.
+ */
+export function parseDurationOrOff(text: string): WrittenDuration | undefined {
+  const t = text.trim().toLowerCase();
+  if (t === 'off' || t === '0') return { ms: 0, text: 'off' };
+  const m = DURATION_TEXT.exec(t);
+  if (!m) return undefined;
+  return { ms: durationMs(m[1]!, m[2] as DurationUnit), text: `${m[1]}${m[2]}` };
+}
+
 /** Seconds as "2 h 5 min", "3 min 20 s" or "12 s". */
 export function formatDuration(seconds: number): string {
   const s = Math.round(seconds);
