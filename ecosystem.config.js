@@ -22,7 +22,8 @@ const graceMs = Number(process.env.SMSDROP_GRACE_MS ?? 30_000);
 
 // dist/cli.js after `npm run build`; the TypeScript source (through tsx, a dev dependency) when
 // there is no build, or when SMSDROP_FROM_SOURCE=1.
-const fromSource = process.env.SMSDROP_FROM_SOURCE === '1' || !existsSync(path.join(root, 'dist', 'cli.js'));
+const fromSource =
+  process.env.SMSDROP_FROM_SOURCE === '1' || !existsSync(path.join(root, 'dist', 'cli.js'));
 
 const PASSED_THROUGH = [
   'SMSDROP_CONFIG',
@@ -72,7 +73,12 @@ export const apps = [
     env: {
       NODE_ENV: 'production',
       SMSDROP_DATA_DIR: dataDir,
-      ...Object.fromEntries(PASSED_THROUGH.filter((name) => process.env[name] !== undefined).map((name) => [name, process.env[name]])),
+      ...Object.fromEntries(
+        PASSED_THROUGH.filter((name) => process.env[name] !== undefined).map((name) => [
+          name,
+          process.env[name],
+        ]),
+      ),
     },
   },
 ];

@@ -24,7 +24,14 @@ import { acceptHeader, contentType, encodeBody } from '../src/provider/encode.js
 import { formatTimestamp, signRequest } from '../src/provider/sign.js';
 import type { TemplateSmsRequest } from '../src/provider/types.js';
 import { cpuSecondsOf } from './processes.js';
-import { type CsvMix, createRandom, LARGE_GROUPS, MAX_PER_REQUEST, PERSONALISED_TEMPLATE, phoneAt } from './generate.js';
+import {
+  type CsvMix,
+  createRandom,
+  LARGE_GROUPS,
+  MAX_PER_REQUEST,
+  PERSONALISED_TEMPLATE,
+  phoneAt,
+} from './generate.js';
 
 const READ_SIZE = 256 * 1024;
 const INSERT_BATCH = 1000;
@@ -35,11 +42,17 @@ export interface RateResult {
   perSec: number;
 }
 
-const rate = (count: number, seconds: number): RateResult => ({ count, seconds, perSec: seconds > 0 ? count / seconds : 0 });
+const rate = (count: number, seconds: number): RateResult => ({
+  count,
+  seconds,
+  perSec: seconds > 0 ? count / seconds : 0,
+});
 const elapsed = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 
 function records(file: string): AsyncIterable<string[]> {
-  return createReadStream(file, { highWaterMark: READ_SIZE }).pipe(parse({ bom: true })) as AsyncIterable<string[]>;
+  return createReadStream(file, { highWaterMark: READ_SIZE }).pipe(
+    parse({ bom: true }),
+  ) as AsyncIterable<string[]>;
 }
 
 /** csv-parse alone: data rows per second (the header is read but not counted). */
@@ -59,7 +72,12 @@ interface ParsedRow {
  * Hands the file's data rows to `write` in batches of `size`, each made by `toRow` first: rows per
  * second of `write`'s time (parsing and `toRow` are not timed).
  */
-async function timedBatches<T>(file: string, size: number, toRow: (row: ParsedRow) => T, write: (batch: T[]) => void): Promise<RateResult> {
+async function timedBatches<T>(
+  file: string,
+  size: number,
+  toRow: (row: ParsedRow) => T,
+  write: (batch: T[]) => void,
+): Promise<RateResult> {
   let timed = 0n;
   let count = 0;
   let line = 0;
@@ -89,9 +107,19 @@ export async function measureInsert(file: string, dbFile: string): Promise<RateR
     db.exec(`CREATE TABLE rows (
       id INTEGER PRIMARY KEY, line INTEGER NOT NULL, phone TEXT NOT NULL,
       template_id TEXT, data1 TEXT, data2 TEXT, status TEXT NOT NULL)`);
-    const insert = db.prepare('INSERT INTO rows (line, phone, template_id, data1, data2, status) VALUES (?, ?, ?, ?, ?, ?)');
+    const insert = db.prepare(
+      'INSERT INTO rows (line, phone, template_id, data1, data2, status) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     const writeBatch = db.transaction((batch: ParsedRow[]) => {
-      for (const { line, cells } of batch) insert.run(line, cells[0] ?? '', cells[1] ?? null, cells[2] ?? null, cells[3] ?? null, 'pending');
+      for (const { line, cells } of batch)
+        insert.run(
+          line,
+          cells[0] ?? '',
+          cells[1] ?? null,
+          cells[2] ?? null,
+          cells[3] ?? null,
+          'pending',
+        );
     });
     return await timedBatches(file, INSERT_BATCH, (row) => row, writeBatch);
   } finally {
@@ -122,9 +150,15 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
   try {
     const now = new Date().toISOString();
     const fileId = Number(
-      db.prepare("INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('bench', 'bench.csv', 0, 'utf-8', 'intake', ?)").run(now).lastInsertRowid,
+      db
+        .prepare(
+          "INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('bench', 'bench.csv', 0, 'utf-8', 'intake', ?)",
+        )
+        .run(now).lastInsertRowid,
     );
-    const insertGroup = db.prepare('INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)');
+    const insertGroup = db.prepare(
+      'INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)',
+    );
     // As intake writes them: many rows to a statement (rowInserter.ts).
     const rowsOut = createRowInserter(db, fileId);
     // Numbers, groups, repeats and batches are worked out before the timing (a group's row is
@@ -140,9 +174,12 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
       const known = groups.get(key);
       const group = known ?? { id: groups.size + 1, batch: ++batches, inBatch: 0 };
       if (!known) groups.set(key, group);
-      const newGroup: JournalRow['newGroup'] = known ? undefined : [cells[1] ?? '', JSON.stringify(cells.slice(2))];
+      const newGroup: JournalRow['newGroup'] = known
+        ? undefined
+        : [cells[1] ?? '', JSON.stringify(cells.slice(2))];
       const numberKey = `${group.id}\u0000${phone}`;
-      if (placed.has(numberKey)) return { line, raw, phone, group: group.id, batch: 0, newGroup, repeat: true };
+      if (placed.has(numberKey))
+        return { line, raw, phone, group: group.id, batch: 0, newGroup, repeat: true };
       placed.add(numberKey);
       if (group.inBatch === MAX_PER_REQUEST) Object.assign(group, { batch: ++batches, inBatch: 0 });
       group.inBatch++;
@@ -151,7 +188,18 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
     const writeBatch = db.transaction((batch: JournalRow[]) => {
       for (const row of batch) {
         if (row.newGroup) insertGroup.run(row.group, fileId, 'bench', ...row.newGroup);
-        if (!row.repeat) rowsOut.add([row.line, row.raw, row.phone, row.group, 'valid', null, null, row.batch, null]);
+        if (!row.repeat)
+          rowsOut.add([
+            row.line,
+            row.raw,
+            row.phone,
+            row.group,
+            'valid',
+            null,
+            null,
+            row.batch,
+            null,
+          ]);
       }
       rowsOut.flush();
     });
@@ -187,11 +235,21 @@ export function buildRequests(mix: CsvMix, creds: Credentials, cap: number): Pre
   large.forEach((count, g) => {
     const group = LARGE_GROUPS[g]!;
     for (let i = 0; i < Math.round(count * scale); i++) {
-      shapes.push({ to: numbers(200), appId: creds.appId, templateId: group.templateId, datas: group.datas });
+      shapes.push({
+        to: numbers(200),
+        appId: creds.appId,
+        templateId: group.templateId,
+        datas: group.datas,
+      });
     }
   });
   for (let k = 0; k < Math.round(mix.personalisedRows * scale); k++) {
-    shapes.push({ to: numbers(1), appId: creds.appId, templateId: PERSONALISED_TEMPLATE, datas: [`订单${200_000_000 + k}`, '9.90元'] });
+    shapes.push({
+      to: numbers(1),
+      appId: creds.appId,
+      templateId: PERSONALISED_TEMPLATE,
+      datas: [`订单${200_000_000 + k}`, '9.90元'],
+    });
   }
   shuffle(shapes, createRandom(mix.seed + 1));
   return shapes.map((req) => prebuild({ ...req, reqId: randomUUID().replaceAll('-', '') }, creds));
@@ -206,11 +264,20 @@ function shuffle<T>(items: T[], random: () => number): void {
 
 /** Signed and encoded as smsdrop's client would (JSON), so the bytes on the wire match. */
 function prebuild(req: TemplateSmsRequest, creds: Credentials): PrebuiltRequest {
-  const { sig, authorization } = signRequest(creds.accountSid, creds.authToken, formatTimestamp(new Date()));
+  const { sig, authorization } = signRequest(
+    creds.accountSid,
+    creds.authToken,
+    formatTimestamp(new Date()),
+  );
   const body = Buffer.from(encodeBody(req, 'json'), 'utf8');
   return {
     path: `/2013-12-26/Accounts/${encodeURIComponent(creds.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
-    headers: { accept: acceptHeader('json'), 'content-type': contentType('json'), 'content-length': String(body.length), authorization },
+    headers: {
+      accept: acceptHeader('json'),
+      'content-type': contentType('json'),
+      'content-length': String(body.length),
+      authorization,
+    },
     body,
   };
 }
@@ -224,16 +291,30 @@ export interface RequestResult extends RateResult {
 }
 
 /** undici alone: `concurrency` workers over one Pool, each sending the next request when its last answers. */
-export async function measureRequests(baseUrl: string, requests: PrebuiltRequest[], concurrency: number, simulatorPid: number): Promise<RequestResult> {
+export async function measureRequests(
+  baseUrl: string,
+  requests: PrebuiltRequest[],
+  concurrency: number,
+  simulatorPid: number,
+): Promise<RequestResult> {
   const pool = new Pool(baseUrl, { connections: concurrency });
   let next = 0;
   let failures = 0;
   const worker = async () => {
     while (next < requests.length) {
       const r = requests[next++]!;
-      const res = await pool.request({ method: 'POST', path: r.path, headers: r.headers, body: r.body });
+      const res = await pool.request({
+        method: 'POST',
+        path: r.path,
+        headers: r.headers,
+        body: r.body,
+      });
       const text = await res.body.text();
-      if (res.statusCode !== 200 || (JSON.parse(text) as { statusCode?: string }).statusCode !== '000000') failures++;
+      if (
+        res.statusCode !== 200 ||
+        (JSON.parse(text) as { statusCode?: string }).statusCode !== '000000'
+      )
+        failures++;
     }
   };
   try {
@@ -243,7 +324,12 @@ export async function measureRequests(baseUrl: string, requests: PrebuiltRequest
     await Promise.all(Array.from({ length: concurrency }, worker));
     const client = process.cpuUsage(clientStart);
     const simulatorCpuSeconds = (cpuSecondsOf(simulatorPid) ?? simulatorStart) - simulatorStart;
-    return { ...rate(requests.length, elapsed(start)), failures, clientCpuSeconds: (client.user + client.system) / 1e6, simulatorCpuSeconds };
+    return {
+      ...rate(requests.length, elapsed(start)),
+      failures,
+      clientCpuSeconds: (client.user + client.system) / 1e6,
+      simulatorCpuSeconds,
+    };
   } finally {
     await pool.close();
   }

@@ -9,11 +9,29 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildRequests, type Credentials, measureInsert, measureJournalInsert, measureParse, measureRequests, type RateResult } from './baselines.js';
+import {
+  buildRequests,
+  type Credentials,
+  measureInsert,
+  measureJournalInsert,
+  measureParse,
+  measureRequests,
+  type RateResult,
+} from './baselines.js';
 import { type CsvMix, generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.js';
 import { type PhaseReport, readPhases } from './phases.js';
 import { formatSummary, summariseProfile } from './profile.js';
-import { build, childEnv, type CliSource, cpuSecondsOf, hasReportCommand, runSend, type SendRun, startSimulatorProcess, timeReport } from './processes.js';
+import {
+  build,
+  childEnv,
+  type CliSource,
+  cpuSecondsOf,
+  hasReportCommand,
+  runSend,
+  type SendRun,
+  startSimulatorProcess,
+  timeReport,
+} from './processes.js';
 import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
 
 const CREDS: Credentials = {
@@ -45,17 +63,24 @@ const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrenc
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
        [--personalised SHARE] [--env KEY=VALUE ...]`;
 
-function wholeNumber(name: string, text: string | undefined, fallback: number, min: number): number {
+function wholeNumber(
+  name: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+): number {
   if (text === undefined) return fallback;
   const n = Number(text.replaceAll('_', ''));
-  if (!Number.isInteger(n) || n < min) throw new Error(`Expected \`--${name}\` to be a whole number >= ${min}, got \`${text}\``);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`Expected \`--${name}\` to be a whole number >= ${min}, got \`${text}\``);
   return n;
 }
 
 function share(name: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const x = Number(text);
-  if (!(x >= 0 && x <= 0.99)) throw new Error(`Expected \`--${name}\` to be a share from 0 to 0.99, got \`${text}\``);
+  if (!(x >= 0 && x <= 0.99))
+    throw new Error(`Expected \`--${name}\` to be a share from 0 to 0.99, got \`${text}\``);
   return x;
 }
 
@@ -88,7 +113,8 @@ export function parseOptions(argv: string[]): BenchOptions {
       env: { type: 'string', multiple: true },
     },
   });
-  if (values.cli !== 'dist' && values.cli !== 'src') throw new Error(`Expected \`--cli\` to be dist or src, got \`${values.cli}\``);
+  if (values.cli !== 'dist' && values.cli !== 'src')
+    throw new Error(`Expected \`--cli\` to be dist or src, got \`${values.cli}\``);
   return {
     rows: wholeNumber('rows', values.rows, 1_000_000, 1),
     latencyMs: wholeNumber('latency-ms', values['latency-ms'], 0, 0),
@@ -112,7 +138,10 @@ const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 const pct = (x: number) => `${Number((x * 100).toFixed(1))}%`;
 
 /** The fastest of n runs: on a shared machine, noise only ever slows a run down. */
-async function fastest(n: number, measure: (i: number) => Promise<RateResult>): Promise<RateResult> {
+async function fastest(
+  n: number,
+  measure: (i: number) => Promise<RateResult>,
+): Promise<RateResult> {
   let best: RateResult | undefined;
   for (let i = 0; i < n; i++) {
     const r = await measure(i);
@@ -122,7 +151,10 @@ async function fastest(n: number, measure: (i: number) => Promise<RateResult>): 
 }
 
 /** Runs `measure` on a database file that is removed afterwards, with its WAL. */
-async function inFreshDb(dbFile: string, measure: (dbFile: string) => Promise<RateResult>): Promise<RateResult> {
+async function inFreshDb(
+  dbFile: string,
+  measure: (dbFile: string) => Promise<RateResult>,
+): Promise<RateResult> {
   try {
     return await measure(dbFile);
   } finally {
@@ -134,28 +166,69 @@ async function measureBaselines(o: BenchOptions, workDir: string, csv: string, m
   note(`baseline: csv-parse alone, best of ${o.repeat}`);
   const parse = await fastest(o.repeat, () => measureParse(csv));
   note(`baseline: better-sqlite3 alone, best of ${o.repeat}`);
-  const insert = await fastest(o.repeat, (i) => inFreshDb(path.join(workDir, `baseline-${i}.sqlite`), (db) => measureInsert(csv, db)));
+  const insert = await fastest(o.repeat, (i) =>
+    inFreshDb(path.join(workDir, `baseline-${i}.sqlite`), (db) => measureInsert(csv, db)),
+  );
   note(`floor: better-sqlite3 storing the rows in smsdrop's journal schema, best of ${o.repeat}`);
-  const journalInsert = await fastest(o.repeat, (i) => inFreshDb(path.join(workDir, `journal-floor-${i}.sqlite`), (db) => measureJournalInsert(csv, db)));
+  const journalInsert = await fastest(o.repeat, (i) =>
+    inFreshDb(path.join(workDir, `journal-floor-${i}.sqlite`), (db) =>
+      measureJournalInsert(csv, db),
+    ),
+  );
   const requests = buildRequests(mix, CREDS, o.requestCap);
   note(`baseline: undici alone, ${requests.length} requests at concurrency ${o.concurrency}`);
-  const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
+  const sim = await startSimulatorProcess(
+    o.cli,
+    childEnv(workDir, CREDS, {}),
+    o.latencyMs,
+    SIMULATOR_TEMPLATES,
+  );
   try {
-    return { parse, insert, journalInsert, request: await measureRequests(sim.url, requests, o.concurrency, sim.pid) };
+    return {
+      parse,
+      insert,
+      journalInsert,
+      request: await measureRequests(sim.url, requests, o.concurrency, sim.pid),
+    };
   } finally {
     await sim.stop();
   }
 }
 
-async function measureSend(o: BenchOptions, workDir: string, csv: string): Promise<{ run: SendRun; dataDir: string; env: NodeJS.ProcessEnv; profileDir: string; simulatorCpuSeconds: number }> {
+async function measureSend(
+  o: BenchOptions,
+  workDir: string,
+  csv: string,
+): Promise<{
+  run: SendRun;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  profileDir: string;
+  simulatorCpuSeconds: number;
+}> {
   const dataDir = path.join(workDir, 'data');
   const profileDir = path.join(workDir, 'profile');
-  const sim = await startSimulatorProcess(o.cli, childEnv(workDir, CREDS, {}), o.latencyMs, SIMULATOR_TEMPLATES);
-  const env = childEnv(workDir, CREDS, { ...o.sendEnv, SMSDROP_BASE_URL: sim.url, SMSDROP_DATA_DIR: dataDir, SMSDROP_CONCURRENCY: String(o.concurrency) });
+  const sim = await startSimulatorProcess(
+    o.cli,
+    childEnv(workDir, CREDS, {}),
+    o.latencyMs,
+    SIMULATOR_TEMPLATES,
+  );
+  const env = childEnv(workDir, CREDS, {
+    ...o.sendEnv,
+    SMSDROP_BASE_URL: sim.url,
+    SMSDROP_DATA_DIR: dataDir,
+    SMSDROP_CONCURRENCY: String(o.concurrency),
+  });
   note(`smsdrop send, end to end${o.profile ? ' (with --cpu-prof: slower than usual)' : ''}`);
   try {
     const simulatorStart = cpuSecondsOf(sim.pid) ?? 0;
-    const run = await runSend(o.cli, csv, env, o.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []);
+    const run = await runSend(
+      o.cli,
+      csv,
+      env,
+      o.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+    );
     const simulatorCpuSeconds = (cpuSecondsOf(sim.pid) ?? simulatorStart) - simulatorStart;
     return { run, dataDir, env, profileDir, simulatorCpuSeconds };
   } finally {
@@ -163,17 +236,26 @@ async function measureSend(o: BenchOptions, workDir: string, csv: string): Promi
   }
 }
 
-function measureReport(o: BenchOptions, env: NodeJS.ProcessEnv, name: string): { seconds: number | null; note: string } {
-  if (!hasReportCommand(o.cli, env)) return { seconds: null, note: 'skipped: this build has no `report` command' };
+function measureReport(
+  o: BenchOptions,
+  env: NodeJS.ProcessEnv,
+  name: string,
+): { seconds: number | null; note: string } {
+  if (!hasReportCommand(o.cli, env))
+    return { seconds: null, note: 'skipped: this build has no `report` command' };
   const r = timeReport(o.cli, name, env);
-  return r.ok ? { seconds: round(r.seconds), note: `smsdrop report ${name} --format json` } : { seconds: null, note: `report failed: ${r.error}` };
+  return r.ok
+    ? { seconds: round(r.seconds), note: `smsdrop report ${name} --format json` }
+    : { seconds: null, note: `report failed: ${r.error}` };
 }
 
 function profileSummary(profileDir: string, run: SendRun, phases: PhaseReport['phases']) {
   const files = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'));
   if (files.length === 0) return undefined;
   const file = path.join(profileDir, files[0]!);
-  const windows = Object.fromEntries(Object.entries(phases).map(([name, p]) => [name, { startS: p!.startS, endS: p!.endS }]));
+  const windows = Object.fromEntries(
+    Object.entries(phases).map(([name, p]) => [name, { startS: p!.startS, endS: p!.endS }]),
+  );
   return { file, summary: summariseProfile(file, 25, { originNs: run.spawnedAtNs, windows }) };
 }
 
@@ -182,10 +264,14 @@ function profileSummary(profileDir: string, run: SendRun, phases: PhaseReport['p
  * when the benchmark started. With --no-build, dist/ may be older than that.
  */
 function sourceState(): { commit: string | null; srcModified: boolean | null } {
-  const git = (args: string[]) => spawnSync('git', args, { cwd: path.resolve(import.meta.dirname, '..'), encoding: 'utf8' });
+  const git = (args: string[]) =>
+    spawnSync('git', args, { cwd: path.resolve(import.meta.dirname, '..'), encoding: 'utf8' });
   const head = git(['rev-parse', '--short', 'HEAD']);
   const status = git(['status', '--porcelain', '--', 'src']);
-  return { commit: head.status === 0 ? head.stdout.trim() : null, srcModified: status.status === 0 ? status.stdout.trim() !== '' : null };
+  return {
+    commit: head.status === 0 ? head.stdout.trim() : null,
+    srcModified: status.status === 0 ? status.stdout.trim() !== '' : null,
+  };
 }
 
 /** Peak VmRSS within each phase (from the 50 ms samples), MB. */
@@ -216,9 +302,16 @@ export async function runBench(o: BenchOptions): Promise<BenchResult> {
     const report = measureReport(o, send.env, path.basename(csv));
     const journal = path.join(send.dataDir, 'journal.sqlite');
     const phases = readPhases(journal, send.run.startedAtMs, send.run.endedAtMs);
-    const profile = o.profile ? profileSummary(send.profileDir, send.run, phases.phases) : undefined;
+    const profile = o.profile
+      ? profileSummary(send.profileDir, send.run, phases.phases)
+      : undefined;
     if (profile && !o.json) note(`\n${formatSummary(profile.summary)}`);
-    return resultOf(o, mix, baselines, send.run, phases, report, profile, { loadStart, workDir, source, simulatorCpuSeconds: send.simulatorCpuSeconds });
+    return resultOf(o, mix, baselines, send.run, phases, report, profile, {
+      loadStart,
+      workDir,
+      source,
+      simulatorCpuSeconds: send.simulatorCpuSeconds,
+    });
   } finally {
     if (!o.keep) rmSync(workDir, { recursive: true, force: true });
     else note(`kept ${workDir}`);
@@ -233,7 +326,12 @@ function resultOf(
   phaseReport: PhaseReport,
   report: { seconds: number | null; note: string },
   profile: ReturnType<typeof profileSummary>,
-  ctx: { loadStart: number[]; workDir: string; source: ReturnType<typeof sourceState>; simulatorCpuSeconds: number },
+  ctx: {
+    loadStart: number[];
+    workDir: string;
+    source: ReturnType<typeof sourceState>;
+    simulatorCpuSeconds: number;
+  },
 ): BenchResult {
   const s = run.summary ?? {};
   const num = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : 0);
@@ -241,7 +339,10 @@ function resultOf(
   const rowsPerSec = o.rows / run.seconds;
   const requestsPerSec = requests / run.seconds;
   const ingestRowsPerSec = 1 / (1 / b.parse.perSec + 1 / b.insert.perSec);
-  const networkLimit = o.latencyMs > 0 ? Math.min(b.request.perSec, o.concurrency / (o.latencyMs / 1000)) : b.request.perSec;
+  const networkLimit =
+    o.latencyMs > 0
+      ? Math.min(b.request.perSec, o.concurrency / (o.latencyMs / 1000))
+      : b.request.perSec;
   const { phases } = phaseReport;
   const sendingSeconds = phases.sending?.seconds ?? 0;
   const ceilings = ratioCeilings(o, b, requests, 1 / ingestRowsPerSec, networkLimit);
@@ -276,7 +377,9 @@ function resultOf(
       sendSeconds: round(run.cpuSeconds, 2),
       simulatorDuringSendSeconds: round(ctx.simulatorCpuSeconds, 2),
       baselineClientMsPerRequest: round((b.request.clientCpuSeconds / b.request.count) * 1000),
-      baselineSimulatorMsPerRequest: round((b.request.simulatorCpuSeconds / b.request.count) * 1000),
+      baselineSimulatorMsPerRequest: round(
+        (b.request.simulatorCpuSeconds / b.request.count) * 1000,
+      ),
       partsSeconds: round(ceilings.partsCpuSeconds, 2),
       sendBudgetForTargetSeconds: round(own.sendBudgetSeconds, 2),
     },
@@ -293,7 +396,10 @@ function resultOf(
       failed: num('failed'),
       unknown: num('unknown'),
       pending: num('pending'),
-      matchesExpected: num('accepted') === mix.expectedAccepted && num('invalid') === mix.invalidRows && num('duplicates') === mix.duplicateRows,
+      matchesExpected:
+        num('accepted') === mix.expectedAccepted &&
+        num('invalid') === mix.invalidRows &&
+        num('duplicates') === mix.duplicateRows,
       ...(s.status === 'done' ? {} : { stderrTail: run.stderrTail }),
     },
     baselines: {
@@ -332,7 +438,6 @@ function resultOf(
   };
 }
 
-
 /**
  * The best ratioToIngestBaseline this file allows on this machine, two ways. Network: even with
  * sending wholly overlapped with intake and nothing else costing, the run takes at least its
@@ -340,11 +445,20 @@ function resultOf(
  * insert, and each request's client and simulator work, at the per-request CPU undici alone
  * needed), and the machine has os.cpus() cores for all of it, the simulator included.
  */
-function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBaselines>>, requests: number, ingestSecondsPerRow: number, networkLimit: number) {
+function ratioCeilings(
+  o: BenchOptions,
+  b: Awaited<ReturnType<typeof measureBaselines>>,
+  requests: number,
+  ingestSecondsPerRow: number,
+  networkLimit: number,
+) {
   const ingestSeconds = o.rows * ingestSecondsPerRow;
   // CPU seconds this file's requests take at the CPU per request undici alone needed.
-  const forFileRequests = (baselineCpuSeconds: number) => (baselineCpuSeconds / Math.max(b.request.count, 1)) * requests;
-  const requestCpuSeconds = forFileRequests(b.request.clientCpuSeconds + b.request.simulatorCpuSeconds);
+  const forFileRequests = (baselineCpuSeconds: number) =>
+    (baselineCpuSeconds / Math.max(b.request.count, 1)) * requests;
+  const requestCpuSeconds = forFileRequests(
+    b.request.clientCpuSeconds + b.request.simulatorCpuSeconds,
+  );
   const partsCpuSeconds = b.parse.seconds + b.insert.seconds + requestCpuSeconds;
   // The same, with the rows stored as smsdrop's journal must store them (the journal floor).
   const journalPartsCpuSeconds = b.parse.seconds + b.journalInsert.seconds + requestCpuSeconds;
@@ -355,7 +469,9 @@ function ratioCeilings(o: BenchOptions, b: Awaited<ReturnType<typeof measureBase
     journalOneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds),
     // One thread that parses, journals and is the HTTP client of every request, at the CPU each
     // took undici alone: what any design that does all three on one thread can reach at most.
-    oneThread: ingestSeconds / (b.parse.seconds + b.journalInsert.seconds + forFileRequests(b.request.clientCpuSeconds)),
+    oneThread:
+      ingestSeconds /
+      (b.parse.seconds + b.journalInsert.seconds + forFileRequests(b.request.clientCpuSeconds)),
     journalCpu: ingestSeconds / (journalPartsCpuSeconds / os.cpus().length),
   };
 }
@@ -382,11 +498,13 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const result = await runBench(options);
-  if (options.json) process.stdout.write(`${JSON.stringify({ ...result, targets: targetsOf(result) })}\n`);
+  if (options.json)
+    process.stdout.write(`${JSON.stringify({ ...result, targets: targetsOf(result) })}\n`);
   else printTable(result);
   // send exits 3 when some rows are invalid, as this file's are: success is status done with the
   // counts the generator expects.
   process.exit(result.send.status === 'done' && result.send.matchesExpected ? 0 : 1);
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) await main();
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename))
+  await main();

@@ -34,7 +34,14 @@ export const HEADER = '手机号,模板ID,参数1,参数2';
 /** Templates the simulator must know (id:variables), matching the groups above. */
 export const SIMULATOR_TEMPLATES = '1:2,2:2,3:0';
 
-const INVALID_PHONES = ['1380013800', '1.38001E+10', '021-62345678', '138OO138000', '', '+1 415 555 0100'];
+const INVALID_PHONES = [
+  '1380013800',
+  '1.38001E+10',
+  '021-62345678',
+  '138OO138000',
+  '',
+  '+1 415 555 0100',
+];
 /** Numbers per request (the provider's most), as smsdrop plans them by default. */
 export const MAX_PER_REQUEST = 200;
 const RECENT = 4096;
@@ -135,7 +142,10 @@ function nextRow(s: State): string {
   let line: string;
   if (r < MIX.invalid + MIX.duplicate + s.personalised) {
     const k = m.personalisedRows++;
-    line = csvLine(phone, PERSONALISED_TEMPLATE, [`订单${String(100_000_000 + k)}`, `${(((k * 7919) % 99_900) + 100) / 100}元`]);
+    line = csvLine(phone, PERSONALISED_TEMPLATE, [
+      `订单${String(100_000_000 + k)}`,
+      `${(((k * 7919) % 99_900) + 100) / 100}元`,
+    ]);
   } else {
     const g = largeGroupIndex(s.random());
     m.largeGroupRows[g]!++;
@@ -147,8 +157,14 @@ function nextRow(s: State): string {
 }
 
 /** Writes the CSV (UTF-8, LF) to file, streaming, and returns what it holds. */
-export async function generateCsv(file: string, rows: number, seed = 1, personalised: number = MIX.personalised): Promise<CsvMix> {
-  if (!(personalised >= 0 && personalised <= 1 - MIX.invalid - MIX.duplicate)) throw new Error(`personalised share must be from 0 to 0.99, got ${personalised}`);
+export async function generateCsv(
+  file: string,
+  rows: number,
+  seed = 1,
+  personalised: number = MIX.personalised,
+): Promise<CsvMix> {
+  if (!(personalised >= 0 && personalised <= 1 - MIX.invalid - MIX.duplicate))
+    throw new Error(`personalised share must be from 0 to 0.99, got ${personalised}`);
   const mix: CsvMix = {
     rows,
     seed,
@@ -180,6 +196,8 @@ export async function generateCsv(file: string, rows: number, seed = 1, personal
   out.end();
   await once(out, 'finish');
   mix.expectedAccepted = rows - mix.invalidRows - mix.duplicateRows;
-  mix.expectedRequests = mix.personalisedRows + mix.largeGroupRows.reduce((s, n) => s + Math.ceil(n / MAX_PER_REQUEST), 0);
+  mix.expectedRequests =
+    mix.personalisedRows +
+    mix.largeGroupRows.reduce((s, n) => s + Math.ceil(n / MAX_PER_REQUEST), 0);
   return mix;
 }

@@ -52,7 +52,14 @@ export interface BenchResult {
    * (client and simulator, ms), the parts' total for this file, and the most the send process may
    * use for the ratio target to be reachable at all (every core busy, the simulator's CPU as measured).
    */
-  cpu: { sendSeconds: number; simulatorDuringSendSeconds: number; baselineClientMsPerRequest: number; baselineSimulatorMsPerRequest: number; partsSeconds: number; sendBudgetForTargetSeconds: number };
+  cpu: {
+    sendSeconds: number;
+    simulatorDuringSendSeconds: number;
+    baselineClientMsPerRequest: number;
+    baselineSimulatorMsPerRequest: number;
+    partsSeconds: number;
+    sendBudgetForTargetSeconds: number;
+  };
   /** Requests over the sending phase only (first attempt to last), for diagnosis. */
   sendPhaseRequestsPerSec: number | null;
   phases: Phases;
@@ -72,7 +79,14 @@ export interface BenchResult {
     matchesExpected: boolean;
     stderrTail?: string;
   };
-  baselines: { parseSeconds: number; insertSeconds: number; journalInsertSeconds: number; requestCount: number; requestSeconds: number; requestFailures: number };
+  baselines: {
+    parseSeconds: number;
+    insertSeconds: number;
+    journalInsertSeconds: number;
+    requestCount: number;
+    requestSeconds: number;
+    requestFailures: number;
+  };
   mix: Omit<CsvMix, 'rows'> & { description: string };
   reportNote: string;
   cli: string;
@@ -82,7 +96,13 @@ export interface BenchResult {
   source: { commit: string | null; srcModified: boolean | null; built: boolean };
   profiled: boolean;
   profile?: ProfileSummary & { file: string | null };
-  machine: { cpus: number; node: string; loadAvgStart: number[]; loadAvgEnd: number[]; note: string };
+  machine: {
+    cpus: number;
+    node: string;
+    loadAvgStart: number[];
+    loadAvgEnd: number[];
+    note: string;
+  };
 }
 
 interface Target {
@@ -96,10 +116,30 @@ interface Target {
 export function targetsOf(r: BenchResult): Target[] {
   const atMillion = r.rows === 1_000_000;
   return [
-    { figure: 'ratioToIngestBaseline', value: r.ratioToIngestBaseline, goal: '>= 0.6 at 1,000,000 rows, latency 0', met: atMillion && r.latencyMs === 0 ? r.ratioToIngestBaseline >= RATIO_TARGET : null },
-    { figure: 'networkEfficiency', value: r.networkEfficiency, goal: '>= 0.9 at latency 50, concurrency 32', met: r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= 0.9 : null },
-    { figure: 'peakRssMb', value: r.peakRssMb, goal: '<= 150 at 1,000,000 rows (4,000,000: <= 1.2x that)', met: atMillion ? r.peakRssMb <= 150 : null },
-    { figure: 'reportSeconds', value: r.reportSeconds, goal: '< 1 on the 1,000,000-row journal', met: atMillion && r.reportSeconds !== null ? r.reportSeconds < 1 : null },
+    {
+      figure: 'ratioToIngestBaseline',
+      value: r.ratioToIngestBaseline,
+      goal: '>= 0.6 at 1,000,000 rows, latency 0',
+      met: atMillion && r.latencyMs === 0 ? r.ratioToIngestBaseline >= RATIO_TARGET : null,
+    },
+    {
+      figure: 'networkEfficiency',
+      value: r.networkEfficiency,
+      goal: '>= 0.9 at latency 50, concurrency 32',
+      met: r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= 0.9 : null,
+    },
+    {
+      figure: 'peakRssMb',
+      value: r.peakRssMb,
+      goal: '<= 150 at 1,000,000 rows (4,000,000: <= 1.2x that)',
+      met: atMillion ? r.peakRssMb <= 150 : null,
+    },
+    {
+      figure: 'reportSeconds',
+      value: r.reportSeconds,
+      goal: '< 1 on the 1,000,000-row journal',
+      met: atMillion && r.reportSeconds !== null ? r.reportSeconds < 1 : null,
+    },
   ];
 }
 
@@ -121,38 +161,90 @@ export function printTable(r: BenchResult): void {
     ['rows (file)', `${n(r.rows)} (${(r.mix.bytes / 1e6).toFixed(1)} MB)`],
     ['requests', `${n(r.requests)} (expected ${n(r.mix.expectedRequests)})`],
     ['latency / concurrency', `${r.latencyMs} ms / ${r.concurrency}`],
-    ['end to end', `${r.e2eSeconds.toFixed(2)} s, status ${r.send.status ?? '?'} (exit ${r.send.exitCode}; 3 = some rows invalid)`],
+    [
+      'end to end',
+      `${r.e2eSeconds.toFixed(2)} s, status ${r.send.status ?? '?'} (exit ${r.send.exitCode}; 3 = some rows invalid)`,
+    ],
     ['rows/s (ours)', n(r.rowsPerSec)],
     ['rows/s csv-parse alone', n(r.baselineParseRowsPerSec)],
     ['rows/s better-sqlite3 alone', n(r.baselineInsertRowsPerSec)],
     ['rows/s parse then insert', n(r.ingestBaselineRowsPerSec)],
-    ['ratioToIngestBaseline', `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
-    ['rows/s into the journal schema (floor)', `${n(r.baselineJournalInsertRowsPerSec)} (ratio at best ${r.ratioCeilingJournalOneThread.toFixed(3)} parsing then storing on one thread, ${r.ratioCeilingJournalCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`],
-    ['one thread parsing, journalling and sending', `ratio at best ${r.ratioCeilingOneThread.toFixed(3)} (the floor and every request's client CPU as undici alone needed it, one after the other)`],
+    [
+      'ratioToIngestBaseline',
+      `${r.ratioToIngestBaseline.toFixed(3)} (at best ${r.ratioCeilingNetwork.toFixed(3)} with its requests at the network limit, ${r.ratioCeilingCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`,
+    ],
+    [
+      'rows/s into the journal schema (floor)',
+      `${n(r.baselineJournalInsertRowsPerSec)} (ratio at best ${r.ratioCeilingJournalOneThread.toFixed(3)} parsing then storing on one thread, ${r.ratioCeilingJournalCpu.toFixed(3)} with the parts' CPU on ${r.machine.cpus} cores)`,
+    ],
+    [
+      'one thread parsing, journalling and sending',
+      `ratio at best ${r.ratioCeilingOneThread.toFixed(3)} (the floor and every request's client CPU as undici alone needed it, one after the other)`,
+    ],
     ['requests/s (ours, end to end)', r.requestsPerSec.toFixed(1)],
     ['requests/s (ours, sending phase)', r.sendPhaseRequestsPerSec?.toFixed(1) ?? '-'],
-    ['requests/s undici alone', `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`],
+    [
+      'requests/s undici alone',
+      `${r.baselineRequestsPerSec.toFixed(1)} (${n(r.baselines.requestCount)} requests)`,
+    ],
     ['network limit', `${r.networkLimitRequestsPerSec.toFixed(1)} requests/s`],
-    ['request, start to recorded answer', `${requestTimesText(r.requestTimes.duringIntake)} started during intake, ${requestTimesText(r.requestTimes.afterIntake)} after`],
+    [
+      'request, start to recorded answer',
+      `${requestTimesText(r.requestTimes.duringIntake)} started during intake, ${requestTimesText(r.requestTimes.afterIntake)} after`,
+    ],
     ['networkEfficiency', r.networkEfficiency.toFixed(3)],
     ['peak RSS of send', `${r.peakRssMb.toFixed(1)} MB`],
-    ['CPU: send / simulator', `${r.cpu.sendSeconds.toFixed(1)} s / ${r.cpu.simulatorDuringSendSeconds.toFixed(1)} s (the parts alone: ${r.cpu.partsSeconds.toFixed(1)} s)`],
-    ['what this CPU allows', `ratio at best ${r.ratioCeilingOwnCpu.toFixed(3)} on ${r.machine.cpus} cores, all busy; a ratio of ${RATIO_TARGET} needs send to use at most ${r.cpu.sendBudgetForTargetSeconds.toFixed(1)} s`],
-    ['CPU per request, undici alone', `client ${r.cpu.baselineClientMsPerRequest.toFixed(3)} ms, simulator ${r.cpu.baselineSimulatorMsPerRequest.toFixed(3)} ms`],
+    [
+      'CPU: send / simulator',
+      `${r.cpu.sendSeconds.toFixed(1)} s / ${r.cpu.simulatorDuringSendSeconds.toFixed(1)} s (the parts alone: ${r.cpu.partsSeconds.toFixed(1)} s)`,
+    ],
+    [
+      'what this CPU allows',
+      `ratio at best ${r.ratioCeilingOwnCpu.toFixed(3)} on ${r.machine.cpus} cores, all busy; a ratio of ${RATIO_TARGET} needs send to use at most ${r.cpu.sendBudgetForTargetSeconds.toFixed(1)} s`,
+    ],
+    [
+      'CPU per request, undici alone',
+      `client ${r.cpu.baselineClientMsPerRequest.toFixed(3)} ms, simulator ${r.cpu.baselineSimulatorMsPerRequest.toFixed(3)} ms`,
+    ],
     ['smsdrop report', r.reportSeconds === null ? r.reportNote : `${r.reportSeconds.toFixed(3)} s`],
-    ['counts', `accepted ${n(r.send.accepted)}, invalid ${n(r.send.invalid)}, duplicates ${n(r.send.duplicates)}, failed ${r.send.failed}, unknown ${r.send.unknown}, pending ${r.send.pending}${r.send.matchesExpected ? '' : '  MISMATCH with the generator'}`],
+    [
+      'counts',
+      `accepted ${n(r.send.accepted)}, invalid ${n(r.send.invalid)}, duplicates ${n(r.send.duplicates)}, failed ${r.send.failed}, unknown ${r.send.unknown}, pending ${r.send.pending}${r.send.matchesExpected ? '' : '  MISMATCH with the generator'}`,
+    ],
   );
-  const phases = new Table({ head: ['phase of send', 'from s', 'to s', 'seconds', 'peak RSS MB'], ...plain });
-  for (const [name, p] of Object.entries(r.phases)) phases.push([name, s(p?.startS), s(p?.endS), s(p?.seconds), r.peakRssMbByPhase[name]?.toFixed(1) ?? '-']);
+  const phases = new Table({
+    head: ['phase of send', 'from s', 'to s', 'seconds', 'peak RSS MB'],
+    ...plain,
+  });
+  for (const [name, p] of Object.entries(r.phases))
+    phases.push([
+      name,
+      s(p?.startS),
+      s(p?.endS),
+      s(p?.seconds),
+      r.peakRssMbByPhase[name]?.toFixed(1) ?? '-',
+    ]);
   const targets = new Table({ head: ['target', 'value', 'goal', 'met'], ...plain });
-  for (const t of targetsOf(r)) targets.push([t.figure, t.value === null ? '-' : String(t.value), t.goal, t.met === null ? 'n/a for this run' : t.met ? 'yes' : 'NO']);
+  for (const t of targetsOf(r))
+    targets.push([
+      t.figure,
+      t.value === null ? '-' : String(t.value),
+      t.goal,
+      t.met === null ? 'n/a for this run' : t.met ? 'yes' : 'NO',
+    ]);
   const lines = [
     main.toString(),
     phases.toString(),
     `phases: ${r.phasesNote}`,
     targets.toString(),
     `mix: ${r.mix.description}`,
-    `code: commit ${r.source.commit ?? '?'}${r.source.srcModified ? ' with uncommitted changes in src/' : ''}${r.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}, CLI from ${r.cli}${r.profiled ? ' (profiled: slower)' : ''}${Object.keys(r.sendEnv).length ? `, send env ${Object.entries(r.sendEnv).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`,
+    `code: commit ${r.source.commit ?? '?'}${r.source.srcModified ? ' with uncommitted changes in src/' : ''}${r.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}, CLI from ${r.cli}${r.profiled ? ' (profiled: slower)' : ''}${
+      Object.keys(r.sendEnv).length
+        ? `, send env ${Object.entries(r.sendEnv)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')}`
+        : ''
+    }`,
     `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; ${r.machine.note}`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -53,12 +53,17 @@ interface JournalTimes {
 
 function readTimes(db: Database.Database): JournalTimes {
   const one = (text: string) => (db.prepare(text).pluck().get() as string | null) ?? null;
-  const rowColumns = (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('rows') as string[]);
+  const rowColumns = db
+    .prepare('SELECT name FROM pragma_table_info(?)')
+    .pluck()
+    .all('rows') as string[];
   const separatePlanning = rowColumns.includes('updated_at') && rowColumns.includes('status');
   return {
     separatePlanning,
     fileCreated: one('SELECT min(created_at) FROM files'),
-    intakeEnd: separatePlanning ? one("SELECT max(updated_at) FROM rows WHERE status IN ('invalid', 'duplicate')") : null,
+    intakeEnd: separatePlanning
+      ? one("SELECT max(updated_at) FROM rows WHERE status IN ('invalid', 'duplicate')")
+      : null,
     firstBatch: one('SELECT min(created_at) FROM batches'),
     lastBatch: one('SELECT max(created_at) FROM batches WHERE parent_id IS NULL'),
     firstAttempt: one('SELECT min(started_at) FROM attempts'),
@@ -73,18 +78,26 @@ function requestTimes(db: Database.Database, intakeEnd: string | null): PhaseRep
      FROM attempts WHERE finished_at IS NOT NULL AND (started_at < ?) = ?`,
   );
   const of = (during: boolean): RequestTimes => {
-    const r = times.get(intakeEnd ?? '', during ? 1 : 0) as { count: number; meanMs: number | null };
+    const r = times.get(intakeEnd ?? '', during ? 1 : 0) as {
+      count: number;
+      meanMs: number | null;
+    };
     return { count: r.count, meanMs: r.meanMs === null ? null : Math.round(r.meanMs * 10) / 10 };
   };
   return { duringIntake: of(true), afterIntake: of(false) };
 }
 
 /** Phases of one send run; a phase whose marks are missing (nothing journalled) is left out. */
-export function readPhases(journalFile: string, startedAtMs: number, endedAtMs: number): PhaseReport {
+export function readPhases(
+  journalFile: string,
+  startedAtMs: number,
+  endedAtMs: number,
+): PhaseReport {
   const db = new Database(journalFile, { readonly: true, fileMustExist: true });
   try {
     const t = readTimes(db);
-    const at = (iso: string | null) => (iso === null ? undefined : (Date.parse(iso) - startedAtMs) / 1000);
+    const at = (iso: string | null) =>
+      iso === null ? undefined : (Date.parse(iso) - startedAtMs) / 1000;
     const end = (endedAtMs - startedAtMs) / 1000;
     const phases: Phases = {};
     const put = (name: PhaseName, startS: number | undefined, endS: number | undefined) => {

@@ -29,7 +29,9 @@ export function track(child: ChildProcess): ChildProcess {
 export type CliSource = 'dist' | 'src';
 
 export function cliArgs(source: CliSource): string[] {
-  return source === 'dist' ? [path.join(ROOT, 'dist/cli.js')] : ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
+  return source === 'dist'
+    ? [path.join(ROOT, 'dist/cli.js')]
+    : ['--import', 'tsx', path.join(ROOT, 'src/cli.ts')];
 }
 
 /** `npm run build`; false (with tsc's output) when it failed, e.g. on someone's unfinished file. */
@@ -39,7 +41,11 @@ export function build(): { ok: boolean; output: string } {
 }
 
 /** The children's environment: no SMSDROP_* of the developer, an empty config file, these values. */
-export function childEnv(workDir: string, creds: Credentials, extra: Record<string, string>): NodeJS.ProcessEnv {
+export function childEnv(
+  workDir: string,
+  creds: Credentials,
+  extra: Record<string, string>,
+): NodeJS.ProcessEnv {
   const configFile = path.join(workDir, 'config.json');
   writeFileSync(configFile, '{}');
   const env: NodeJS.ProcessEnv = {};
@@ -66,8 +72,24 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 /** `smsdrop simulate` on a free port; resolves once it printed `listening on <url>`. */
-export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv, latencyMs: number, templates: string): Promise<SimulatorProcess> {
-  const args = [...cliArgs(source), 'simulate', '--port', '0', '--latency-ms', String(latencyMs), '--templates', templates, '--seed', '1'];
+export function startSimulatorProcess(
+  source: CliSource,
+  env: NodeJS.ProcessEnv,
+  latencyMs: number,
+  templates: string,
+): Promise<SimulatorProcess> {
+  const args = [
+    ...cliArgs(source),
+    'simulate',
+    '--port',
+    '0',
+    '--latency-ms',
+    String(latencyMs),
+    '--templates',
+    templates,
+    '--seed',
+    '1',
+  ];
   const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -89,7 +111,9 @@ export function startSimulatorProcess(source: CliSource, env: NodeJS.ProcessEnv,
         });
       }
     });
-    child.once('exit', (code) => reject(new Error(`simulator exited (${code}) before listening: ${err.trim()}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`simulator exited (${code}) before listening: ${err.trim()}`)),
+    );
   });
 }
 
@@ -147,10 +171,20 @@ export interface SendRun {
 }
 
 /** `smsdrop send FILE --json`, watched from outside. nodeArgs go before the script (e.g. --cpu-prof). */
-export function runSend(source: CliSource, file: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<SendRun> {
+export function runSend(
+  source: CliSource,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  nodeArgs: string[] = [],
+): Promise<SendRun> {
   const startedAtMs = Date.now();
   const start = process.hrtime.bigint();
-  const child = track(spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let peakRssKb = 0;
   let cpuSeconds = 0;
   const rss: RssSample[] = [];
@@ -171,7 +205,18 @@ export function runSend(source: CliSource, file: string, env: NodeJS.ProcessEnv,
     child.once('close', (code) => {
       clearInterval(timer);
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-      resolve({ exitCode: code, spawnedAtNs: start, rss, startedAtMs, endedAtMs: Date.now(), seconds, peakRssKb, cpuSeconds, summary: lastJson(stdout), stderrTail: stderr.trim() });
+      resolve({
+        exitCode: code,
+        spawnedAtNs: start,
+        rss,
+        startedAtMs,
+        endedAtMs: Date.now(),
+        seconds,
+        peakRssKb,
+        cpuSeconds,
+        summary: lastJson(stdout),
+        stderrTail: stderr.trim(),
+      });
     });
   });
 }
@@ -191,9 +236,19 @@ export function hasReportCommand(source: CliSource, env: NodeJS.ProcessEnv): boo
 }
 
 /** Wall time of `smsdrop report NAME --format json` on the journal, or an error text. */
-export function timeReport(source: CliSource, name: string, env: NodeJS.ProcessEnv): { seconds: number; ok: boolean; error?: string } {
+export function timeReport(
+  source: CliSource,
+  name: string,
+  env: NodeJS.ProcessEnv,
+): { seconds: number; ok: boolean; error?: string } {
   const start = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, [...cliArgs(source), 'report', name, '--format', 'json'], { env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, [...cliArgs(source), 'report', name, '--format', 'json'], {
+    env,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  return r.status === 0 ? { seconds, ok: true } : { seconds, ok: false, error: `exit ${r.status}: ${(r.stderr ?? '').trim().slice(0, 300)}` };
+  return r.status === 0
+    ? { seconds, ok: true }
+    : { seconds, ok: false, error: `exit ${r.status}: ${(r.stderr ?? '').trim().slice(0, 300)}` };
 }

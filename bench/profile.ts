@@ -57,7 +57,9 @@ export function areaOf(url: string, functionName: string): string {
 
 function frameName(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
-  const where = url ? `${url.replace(/^.*\/(dist|src|node_modules)\//, '$1/')}:${lineNumber + 1}` : '';
+  const where = url
+    ? `${url.replace(/^.*\/(dist|src|node_modules)\//, '$1/')}:${lineNumber + 1}`
+    : '';
   return `${functionName || '(anonymous)'}${where ? ` ${where}` : ''}`;
 }
 
@@ -68,10 +70,16 @@ function top(map: Map<string, number>, totalMs: number, n: number): Share[] {
     .map(([name, ms]) => ({ name, ms: Math.round(ms), share: ms / totalMs }));
 }
 
-const add = (map: Map<string, number>, key: string, ms: number) => map.set(key, (map.get(key) ?? 0) + ms);
+const add = (map: Map<string, number>, key: string, ms: number) =>
+  map.set(key, (map.get(key) ?? 0) + ms);
 
 /** Self time per function within each window. */
-function windowShares(profile: CpuProfile, byId: Map<number, ProfileNode>, w: ProfileWindows, n: number): ProfileSummary['byWindow'] {
+function windowShares(
+  profile: CpuProfile,
+  byId: Map<number, ProfileNode>,
+  w: ProfileWindows,
+  n: number,
+): ProfileSummary['byWindow'] {
   const names = Object.keys(w.windows);
   const maps = new Map(names.map((name) => [name, new Map<string, number>()]));
   let at = profile.startTime; // microseconds
@@ -99,7 +107,8 @@ export function summariseProfile(file: string, n = 25, windows?: ProfileWindows)
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parent = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parent.set(child, node.id);
   const self = new Map<string, number>();
   const area = new Map<string, number>();
   const total = new Map<string, number>();
@@ -114,26 +123,40 @@ export function summariseProfile(file: string, n = 25, windows?: ProfileWindows)
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
       const frame = byId.get(at)!;
-      if (!/\/(dist|src)\//.test(frame.callFrame.url) || /node_modules/.test(frame.callFrame.url)) continue;
+      if (!/\/(dist|src)\//.test(frame.callFrame.url) || /node_modules/.test(frame.callFrame.url))
+        continue;
       const name = frameName(frame);
       if (!seen.has(name)) add(total, name, ms);
       seen.add(name);
     }
   });
-  const summary: ProfileSummary = { totalMs: Math.round(totalMs), byArea: top(area, totalMs, n), bySelf: top(self, totalMs, n), byTotal: top(total, totalMs, n) };
+  const summary: ProfileSummary = {
+    totalMs: Math.round(totalMs),
+    byArea: top(area, totalMs, n),
+    bySelf: top(self, totalMs, n),
+    byTotal: top(total, totalMs, n),
+  };
   if (windows) summary.byWindow = windowShares(profile, byId, windows, 8);
   return summary;
 }
 
 export function formatSummary(s: ProfileSummary): string {
   const pct = (x: number) => `${(x * 100).toFixed(1).padStart(5)}%`;
-  const block = (title: string, rows: Share[]) => [title, ...rows.map((r) => `  ${pct(r.share)} ${String(r.ms).padStart(7)} ms  ${r.name}`)].join('\n');
+  const block = (title: string, rows: Share[]) =>
+    [title, ...rows.map((r) => `  ${pct(r.share)} ${String(r.ms).padStart(7)} ms  ${r.name}`)].join(
+      '\n',
+    );
   return [
     `CPU profile: ${(s.totalMs / 1000).toFixed(1)} s of samples (idle excluded)`,
     block('self time by area:', s.byArea),
     block('self time by function:', s.bySelf),
     block("total time of smsdrop's functions:", s.byTotal),
-    ...Object.entries(s.byWindow ?? {}).map(([name, w]) => block(`${name}: ${(w.busyMs / 1000).toFixed(1)} s of CPU, top functions (share of the phase):`, w.top)),
+    ...Object.entries(s.byWindow ?? {}).map(([name, w]) =>
+      block(
+        `${name}: ${(w.busyMs / 1000).toFixed(1)} s of CPU, top functions (share of the phase):`,
+        w.top,
+      ),
+    ),
   ].join('\n');
 }
 

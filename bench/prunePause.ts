@@ -22,7 +22,11 @@ import { AccountPause, createRateLimiter } from '../src/send/rate.js';
 import { startSimulator } from '../src/simulator/index.js';
 
 const ROWS = Number(process.argv[2] ?? 200_000);
-const CREDS = { accountSid: 'ACprune000000000000000000000001', authToken: 'prunetoken00000000000000000001', appId: 'APPprune00000000000000000000001' };
+const CREDS = {
+  accountSid: 'ACprune000000000000000000000001',
+  authToken: 'prunetoken00000000000000000001',
+  appId: 'APPprune00000000000000000000001',
+};
 
 function csv(dir: string, name: string, from: number): string {
   const file = path.join(dir, name);
@@ -33,14 +37,42 @@ function csv(dir: string, name: string, from: number): string {
 }
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-prune-pause-'));
-const sim = await startSimulator({ ...CREDS, appIds: [CREDS.appId], templates: { '1': 2 }, keepRecords: false });
-const config = loadConfig({ configDir: path.join(dir, 'none'), env: {}, flags: { dataDir: dir, baseUrl: sim.url, accountSid: CREDS.accountSid, authToken: CREDS.authToken, appId: CREDS.appId, repeatWindow: 'off', concurrency: 16 } });
+const sim = await startSimulator({
+  ...CREDS,
+  appIds: [CREDS.appId],
+  templates: { '1': 2 },
+  keepRecords: false,
+});
+const config = loadConfig({
+  configDir: path.join(dir, 'none'),
+  env: {},
+  flags: {
+    dataDir: dir,
+    baseUrl: sim.url,
+    accountSid: CREDS.accountSid,
+    authToken: CREDS.authToken,
+    appId: CREDS.appId,
+    repeatWindow: 'off',
+    concurrency: 16,
+  },
+});
 const provider = await connectProvider(config);
 const db = openJournal(journalPath(dir));
-const ctx: PipelineContext = { db, client: provider.client, config, limit: pLimit(config.concurrency), rateLimiter: createRateLimiter(), pause: new AccountPause(), defaultAppId: provider.defaultAppId };
+const ctx: PipelineContext = {
+  db,
+  client: provider.client,
+  config,
+  limit: pLimit(config.concurrency),
+  rateLimiter: createRateLimiter(),
+  pause: new AccountPause(),
+  defaultAppId: provider.defaultAppId,
+};
 
 /** Sends `file`, measuring the event loop's longest stall meanwhile; `alongside` runs at the same time. */
-async function send(file: string, alongside?: () => Promise<unknown>): Promise<{ seconds: number; stallMs: number }> {
+async function send(
+  file: string,
+  alongside?: () => Promise<unknown>,
+): Promise<{ seconds: number; stallMs: number }> {
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const started = performance.now();
@@ -50,7 +82,9 @@ async function send(file: string, alongside?: () => Promise<unknown>): Promise<{
 }
 
 await send(csv(dir, 'old.csv', 0));
-new Database(journalPath(dir)).prepare("UPDATE files SET finished_at = '2000-01-01T00:00:00.000Z'").run();
+new Database(journalPath(dir))
+  .prepare("UPDATE files SET finished_at = '2000-01-01T00:00:00.000Z'")
+  .run();
 const vacuumCopy = path.join(dir, 'copy.sqlite');
 db.pragma('wal_checkpoint(TRUNCATE)');
 copyFileSync(journalPath(dir), vacuumCopy);
@@ -62,20 +96,36 @@ let pruneSeconds = 0;
 const withPrune = await send(csv(dir, 'during.csv', 2_000_000), async () => {
   await new Promise((resolve) => setTimeout(resolve, 500)); // requests under way first
   const started = performance.now();
-  const result = await pruneJournal(db, { endedBefore: new Date(Date.now() - 60_000).toISOString(), onStep: (what, ownMs, committedMs) => {
-    steps.push(ownMs);
-    if (committedMs > 50) console.log(`  step ${what}: own statements ${ownMs.toFixed(1)} ms, committed after ${committedMs.toFixed(1)} ms`);
-  } });
+  const result = await pruneJournal(db, {
+    endedBefore: new Date(Date.now() - 60_000).toISOString(),
+    onStep: (what, ownMs, committedMs) => {
+      steps.push(ownMs);
+      if (committedMs > 50)
+        console.log(
+          `  step ${what}: own statements ${ownMs.toFixed(1)} ms, committed after ${committedMs.toFixed(1)} ms`,
+        );
+    },
+  });
   pruneSeconds = (performance.now() - started) / 1000;
-  console.log(`pruned ${result.files.length} file(s): ${result.records.rows} rows, ${result.records.batches} batches, ${result.records.attempts} attempts; checkpointed: ${result.checkpointed}`);
+  console.log(
+    `pruned ${result.files.length} file(s): ${result.records.rows} rows, ${result.records.batches} batches, ${result.records.attempts} attempts; checkpointed: ${result.checkpointed}`,
+  );
 });
 const sizeAfter = journalSize(db);
 steps.sort((a, b) => a - b);
 console.log(`rows per file: ${ROWS}`);
-console.log(`send alone: ${alone.seconds.toFixed(1)} s, longest event-loop stall ${alone.stallMs.toFixed(1)} ms`);
-console.log(`send while pruning: ${withPrune.seconds.toFixed(1)} s, longest event-loop stall ${withPrune.stallMs.toFixed(1)} ms`);
-console.log(`prune: ${pruneSeconds.toFixed(1)} s, ${steps.length} steps; step's own statements: median ${steps[steps.length >> 1]!.toFixed(1)} ms, p99 ${steps[Math.floor(steps.length * 0.99)]!.toFixed(1)} ms, longest ${steps.at(-1)!.toFixed(1)} ms`);
-console.log(`journal: ${formatBytes(sizeBefore.bytes)} before pruning (with 3 files), ${formatBytes(sizeAfter.bytes)} after (free inside ${formatBytes(sizeAfter.free)})`);
+console.log(
+  `send alone: ${alone.seconds.toFixed(1)} s, longest event-loop stall ${alone.stallMs.toFixed(1)} ms`,
+);
+console.log(
+  `send while pruning: ${withPrune.seconds.toFixed(1)} s, longest event-loop stall ${withPrune.stallMs.toFixed(1)} ms`,
+);
+console.log(
+  `prune: ${pruneSeconds.toFixed(1)} s, ${steps.length} steps; step's own statements: median ${steps[steps.length >> 1]!.toFixed(1)} ms, p99 ${steps[Math.floor(steps.length * 0.99)]!.toFixed(1)} ms, longest ${steps.at(-1)!.toFixed(1)} ms`,
+);
+console.log(
+  `journal: ${formatBytes(sizeBefore.bytes)} before pruning (with 3 files), ${formatBytes(sizeAfter.bytes)} after (free inside ${formatBytes(sizeAfter.free)})`,
+);
 db.close();
 await provider.close();
 await sim.close();
@@ -89,5 +139,7 @@ plain.close();
 const copySize = journalSize({ name: vacuumCopy, pragma: () => 0 } as never).database;
 const opened = performance.now();
 openJournal(vacuumCopy).close();
-console.log(`one-time VACUUM at open of a ${formatBytes(copySize)} journal (${ROWS} rows): ${((performance.now() - opened) / 1000).toFixed(1)} s`);
+console.log(
+  `one-time VACUUM at open of a ${formatBytes(copySize)} journal (${ROWS} rows): ${((performance.now() - opened) / 1000).toFixed(1)} s`,
+);
 rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,8 @@ import { dataDirOf, type Mode, type ModeRun, type ModeSettings, reportDirOf } fr
 import { startSimulatorProcess, writeEmptyConfig } from './procs.js';
 import { runSendMode } from './sendMode.js';
 
-export const DEFAULT_FAULTS = 'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01';
+export const DEFAULT_FAULTS =
+  'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01';
 
 export interface ChaosOptions {
   kills: number;
@@ -79,7 +80,10 @@ export interface ChaosFigures {
   replay: string;
 }
 
-const APP_IDS: Record<Mode, string> = { send: 'APPchaossend00000000000000000001', daemon: 'APPchaosdaemon000000000000000001' };
+const APP_IDS: Record<Mode, string> = {
+  send: 'APPchaossend00000000000000000001',
+  daemon: 'APPchaosdaemon000000000000000001',
+};
 
 /** Longest a mode is expected to take, to keep it clear of the provider's day change. */
 const MODE_SPAN_MS: Record<Scale, number> = { full: 20 * 60_000, small: 3 * 60_000 };
@@ -93,7 +97,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
   const ok = figures.every((f) => f.failures.length === 0);
   const kept = !ok || options.keep;
   if (!kept) rmSync(dir, { recursive: true, force: true });
-  return { ok, seed: options.seed, scale: options.scale, faultSpec: options.faults, modes: figures, elapsedMs: Date.now() - started, dir, kept, replay: replayCommand(options) };
+  return {
+    ok,
+    seed: options.seed,
+    scale: options.scale,
+    faultSpec: options.faults,
+    modes: figures,
+    elapsedMs: Date.now() - started,
+    dir,
+    kept,
+    replay: replayCommand(options),
+  };
 }
 
 function replayCommand(o: ChaosOptions): string {
@@ -104,7 +118,8 @@ function replayCommand(o: ChaosOptions): string {
 async function clearOfDayChange(spanMs: number, log: (line: string) => void): Promise<void> {
   let said = false;
   while (!sameProviderDay(new Date(), new Date(Date.now() + spanMs))) {
-    if (!said) log(`waiting for the provider's day change to pass (reqIds are remembered for one day)`);
+    if (!said)
+      log(`waiting for the provider's day change to pass (reqIds are remembered for one day)`);
     said = true;
     await sleep(5_000);
   }
@@ -117,7 +132,13 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   const dir = path.join(root, mode);
   mkdirSync(dir, { recursive: true });
   const simulatorSeed = (o.seed + (mode === 'daemon' ? 1 : 0)) >>> 0;
-  const simulator = await startSimulatorProcess({ dir, appIds: [APP_IDS[mode]], templates: SIMULATOR_TEMPLATES, faults: o.faults, seed: simulatorSeed });
+  const simulator = await startSimulatorProcess({
+    dir,
+    appIds: [APP_IDS[mode]],
+    templates: SIMULATOR_TEMPLATES,
+    faults: o.faults,
+    seed: simulatorSeed,
+  });
   const settings: ModeSettings = {
     mode,
     dir,
@@ -134,11 +155,22 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   };
   mkdirSync(reportDirOf(settings), { recursive: true });
   log(`${mode}: ${o.kills} kills against ${simulator.url} (work folder ${dir})`);
-  const run = await (mode === 'send' ? runSendMode(settings) : runDaemonMode(settings)).finally(() => simulator.stop());
+  const run = await (mode === 'send' ? runSendMode(settings) : runDaemonMode(settings)).finally(
+    () => simulator.stop(),
+  );
   const counts = await simulator.stop();
-  const figures = judge(settings, run, readRecordFile(simulator.recordFile), counts.requests, o.faults, simulatorSeed);
+  const figures = judge(
+    settings,
+    run,
+    readRecordFile(simulator.recordFile),
+    counts.requests,
+    o.faults,
+    simulatorSeed,
+  );
   figures.elapsedMs = Date.now() - started;
-  log(`${mode}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.length})`} in ${(figures.elapsedMs / 1000).toFixed(1)} s`);
+  log(
+    `${mode}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.length})`} in ${(figures.elapsedMs / 1000).toFixed(1)} s`,
+  );
   return figures;
 }
 
@@ -152,7 +184,8 @@ export function countFaults(spec: string, seed: number, requests: number): Recor
   const rules = parseFaults(spec);
   const choose = createFaultChooser(rules, seed);
   const counts: Record<string, number> = {};
-  for (const rule of rules) counts[rule.kind === 'status' ? `status=${rule.statusCode}` : rule.kind] = 0;
+  for (const rule of rules)
+    counts[rule.kind === 'status' ? `status=${rule.statusCode}` : rule.kind] = 0;
   for (let n = 1; n <= requests; n++) {
     const rule = choose(n);
     if (rule) counts[rule.kind === 'status' ? `status=${rule.statusCode}` : rule.kind]! += 1;
@@ -160,19 +193,40 @@ export function countFaults(spec: string, seed: number, requests: number): Recor
   return counts;
 }
 
-function judge(s: ModeSettings, run: ModeRun, records: ReturnType<typeof readRecordFile>, requests: number, faultSpec: string, simulatorSeed: number): ModeFigures {
+function judge(
+  s: ModeSettings,
+  run: ModeRun,
+  records: ReturnType<typeof readRecordFile>,
+  requests: number,
+  faultSpec: string,
+  simulatorSeed: number,
+): ModeFigures {
   const delivered = checkDeliveries(records, s.appId, expectedMessages(run.files));
   const journal = journalFiles(dataDirOf(s));
   const wanted = run.files.map((f) => ({ name: f.name, rows: f.rows, invalid: f.invalid }));
   const failures = [...run.problems, ...checkJournalFiles(journal, wanted)];
   const names = new Set(wanted.map((w) => w.name));
-  for (const f of journal) if (!names.has(f.name)) failures.push(`${f.name} (id ${f.id}): in the journal, but no such file was generated (status ${f.status})`);
+  for (const f of journal)
+    if (!names.has(f.name))
+      failures.push(
+        `${f.name} (id ${f.id}): in the journal, but no such file was generated (status ${f.status})`,
+      );
   if (s.mode === 'daemon') failures.push(...checkFolders(s, run.drops));
-  if (delivered.duplicates > 0) failures.push(`${delivered.duplicates} messages delivered more than once, e.g. ${delivered.samples.duplicates[0]}`);
-  if (delivered.missing > 0) failures.push(`${delivered.missing} expected messages never delivered, e.g. ${delivered.samples.missing[0]}`);
-  if (delivered.unexpected > 0) failures.push(`${delivered.unexpected} messages delivered that no file asked for, e.g. ${delivered.samples.unexpected[0]}`);
+  if (delivered.duplicates > 0)
+    failures.push(
+      `${delivered.duplicates} messages delivered more than once, e.g. ${delivered.samples.duplicates[0]}`,
+    );
+  if (delivered.missing > 0)
+    failures.push(
+      `${delivered.missing} expected messages never delivered, e.g. ${delivered.samples.missing[0]}`,
+    );
+  if (delivered.unexpected > 0)
+    failures.push(
+      `${delivered.unexpected} messages delivered that no file asked for, e.g. ${delivered.samples.unexpected[0]}`,
+    );
   const kills = run.kills.sigkill + run.kills.sigterm;
-  if (kills < s.kills) failures.push(`only ${kills} of ${s.kills} kills landed on a running process`);
+  if (kills < s.kills)
+    failures.push(`only ${kills} of ${s.kills} kills landed on a running process`);
   const faults = countFaults(faultSpec, simulatorSeed, requests);
   return {
     mode: s.mode,
@@ -191,7 +245,9 @@ function judge(s: ModeSettings, run: ModeRun, records: ReturnType<typeof readRec
     missing: delivered.missing,
     unexpected: delivered.unexpected,
     files: run.files.length,
-    filesDone: run.files.filter((f) => journal.some((j) => j.name === f.name && j.status === 'done')).length,
+    filesDone: run.files.filter((f) =>
+      journal.some((j) => j.name === f.name && j.status === 'done'),
+    ).length,
     drops: run.drops,
     unknownResent: run.unknownResent,
     failedResent: run.failedResent,
@@ -203,7 +259,9 @@ function judge(s: ModeSettings, run: ModeRun, records: ReturnType<typeof readRec
 }
 
 function formatMode(f: ModeFigures): string {
-  const faults = Object.entries(f.faults).map(([k, n]) => `${k} ${n}`).join(', ');
+  const faults = Object.entries(f.faults)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
   const lines = [
     `mode ${f.mode}: ${f.failures.length === 0 ? 'PASSED' : 'FAILED'} in ${(f.elapsedMs / 1000).toFixed(1)} s`,
     `  kills        ${f.kills.total} (SIGKILL ${f.kills.sigkill}, SIGTERM ${f.kills.sigterm}) over ${f.processes} smsdrop processes`,
@@ -227,7 +285,9 @@ export function formatFigures(c: ChaosFigures): string {
   return [
     `chaos: ${c.ok ? 'PASSED' : 'FAILED'}, seed ${c.seed}, scale ${c.scale}, faults ${c.faultSpec}, ${(c.elapsedMs / 1000).toFixed(1)} s`,
     ...c.modes.map(formatMode),
-    ...(c.kept ? [`work folder kept: ${c.dir} (processes.log, data/, accepted.jsonl per mode)`] : []),
+    ...(c.kept
+      ? [`work folder kept: ${c.dir} (processes.log, data/, accepted.jsonl per mode)`]
+      : []),
     `replay: ${c.replay}`,
   ].join('\n');
 }
@@ -245,23 +305,37 @@ export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|bo
 
 class UsageError extends Error {}
 
-function whole(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+function whole(
+  name: string,
+  text: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!/^\d+$/.test(text) || n < min || n > max) throw new UsageError(`--${name} expects a whole number from ${min} to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text) || n < min || n > max)
+    throw new UsageError(`--${name} expects a whole number from ${min} to ${max}, got "${text}"`);
   return n;
 }
 
-function oneOf<T extends string>(name: string, text: string | undefined, allowed: readonly T[], fallback: T): T {
+function oneOf<T extends string>(
+  name: string,
+  text: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
   if (text === undefined) return fallback;
-  if (!(allowed as readonly string[]).includes(text)) throw new UsageError(`--${name} expects ${allowed.join(', ')}, got "${text}"`);
+  if (!(allowed as readonly string[]).includes(text))
+    throw new UsageError(`--${name} expects ${allowed.join(', ')}, got "${text}"`);
   return text as T;
 }
 
 function killWindow(text: string | undefined): [number, number] {
   if (text === undefined) return [50, 2500];
   const m = /^(\d+)-(\d+)$/.exec(text);
-  if (!m || Number(m[1]) > Number(m[2])) throw new UsageError(`--kill-window expects MIN-MAX in ms with MIN <= MAX, got "${text}"`);
+  if (!m || Number(m[1]) > Number(m[2]))
+    throw new UsageError(`--kill-window expects MIN-MAX in ms with MIN <= MAX, got "${text}"`);
   return [Number(m[1]), Number(m[2])];
 }
 
@@ -316,9 +390,15 @@ async function main(): Promise<void> {
   }
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const figures = await runChaos({ ...options, log });
-  process.stdout.write(options.json ? `${JSON.stringify(figures)}\n` : `${formatFigures(figures)}\n`);
+  process.stdout.write(
+    options.json ? `${JSON.stringify(figures)}\n` : `${formatFigures(figures)}\n`,
+  );
   process.exit(figures.ok ? 0 : 1);
 }
 
 // Run as a program (npm run chaos), not when a test imports runChaos.
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();
+if (
+  process.argv[1] !== undefined &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+)
+  await main();

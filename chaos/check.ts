@@ -26,7 +26,11 @@ export interface DeliveryCheck {
 const SAMPLES = 5;
 
 /** Counts each expected message's deliveries in the record (only requests of `appId`). */
-export function checkDeliveries(records: readonly AcceptedRecord[], appId: string, expected: ReadonlySet<string>): DeliveryCheck {
+export function checkDeliveries(
+  records: readonly AcceptedRecord[],
+  appId: string,
+  expected: ReadonlySet<string>,
+): DeliveryCheck {
   const counts = new Map<string, number>();
   let deliveries = 0;
   let acceptedRequests = 0;
@@ -78,7 +82,11 @@ export function journalFiles(dataDir: string): JournalFile[] {
   if (!existsSync(file)) return [];
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files ORDER BY id').all() as JournalFile[];
+    return db
+      .prepare(
+        'SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files ORDER BY id',
+      )
+      .all() as JournalFile[];
   } finally {
     db.close();
   }
@@ -95,7 +103,10 @@ export interface FileExpectation {
  * journal or in it twice, a status other than done, statuses not adding up to the rows, rows
  * left pending or unknown, or an invalid count other than the generator's.
  */
-export function checkJournalFiles(files: readonly JournalFile[], wanted: readonly FileExpectation[]): string[] {
+export function checkJournalFiles(
+  files: readonly JournalFile[],
+  wanted: readonly FileExpectation[],
+): string[] {
   const problems: string[] = [];
   for (const want of wanted) {
     const found = files.filter((f) => f.name === want.name);
@@ -107,12 +118,16 @@ export function checkJournalFiles(files: readonly JournalFile[], wanted: readonl
     const sum = f.invalid + f.duplicates + f.accepted + f.failed + f.unknown + f.pending;
     const what = `${f.name} (id ${f.id})`;
     if (f.status !== 'done') problems.push(`${what}: status ${f.status}, expected done`);
-    if (f.rows !== want.rows) problems.push(`${what}: ${f.rows} rows in the journal, the file has ${want.rows}`);
+    if (f.rows !== want.rows)
+      problems.push(`${what}: ${f.rows} rows in the journal, the file has ${want.rows}`);
     if (sum !== f.rows) problems.push(`${what}: statuses add up to ${sum}, not its ${f.rows} rows`);
     if (f.pending > 0) problems.push(`${what}: ${f.pending} rows still pending`);
     if (f.unknown > 0) problems.push(`${what}: ${f.unknown} rows still unknown`);
     if (f.failed > 0) problems.push(`${what}: ${f.failed} rows failed`);
-    if (f.invalid !== want.invalid) problems.push(`${what}: ${f.invalid} invalid rows, the file has ${want.invalid} broken numbers`);
+    if (f.invalid !== want.invalid)
+      problems.push(
+        `${what}: ${f.invalid} invalid rows, the file has ${want.invalid} broken numbers`,
+      );
   }
   return problems;
 }

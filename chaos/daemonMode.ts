@@ -4,12 +4,33 @@
 // time, same bytes, once the first copy was taken); a new round comes once every dropped file is
 // filed. Then the daemon runs without kills until inbox/ and processing/ are empty, is stopped,
 // and the rows left unknown are resent (retry --unknown).
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, dataDirOf, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryLeftovers, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import {
+  addRound,
+  countKill,
+  dataDirOf,
+  lastLine,
+  logFileOf,
+  type ModeRun,
+  type ModeSettings,
+  newRun,
+  planKill,
+  reportDirOf,
+  retryLeftovers,
+  smsdropEnv,
+  STOP_TIMEOUT_MS,
+} from './mode.js';
 import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
 
 const FINISH_PASSES = 2;
@@ -17,7 +38,9 @@ const FINISH_PASSES = 2;
 /** The folder's files that are input CSVs (not result, rejected or note files, not hidden or .part). */
 export function inputCsvs(folder: string): string[] {
   if (!existsSync(folder)) return [];
-  return readdirSync(folder).filter((n) => /\.csv$/i.test(n) && !/\.(result|rejected)\.csv$/i.test(n) && !n.startsWith('.'));
+  return readdirSync(folder).filter(
+    (n) => /\.csv$/i.test(n) && !/\.(result|rejected)\.csv$/i.test(n) && !n.startsWith('.'),
+  );
 }
 
 function folder(s: ModeSettings, name: 'inbox' | 'processing' | 'done' | 'failed'): string {
@@ -26,7 +49,9 @@ function folder(s: ModeSettings, name: 'inbox' | 'processing' | 'done' | 'failed
 
 /** Every copy dropped has left inbox/ and processing/. */
 function allFiled(s: ModeSettings): boolean {
-  return inputCsvs(folder(s, 'inbox')).length === 0 && inputCsvs(folder(s, 'processing')).length === 0;
+  return (
+    inputCsvs(folder(s, 'inbox')).length === 0 && inputCsvs(folder(s, 'processing')).length === 0
+  );
 }
 
 /** A round's drops: two files at once, then one a life (the big group last), then the second file again. */
@@ -54,14 +79,21 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
   const run = newRun();
   const schedule: ChaosFile[][] = [];
   mkdirSync(folder(s, 'inbox'), { recursive: true });
-  for (let started = 0; run.kills.sigkill + run.kills.sigterm < s.kills && started < s.kills * 3; started++) {
-    if (schedule.length === 0 && allFiled(s)) schedule.push(...scheduleOf(addRound(s, run, path.join(s.dir, 'files'))));
+  for (
+    let started = 0;
+    run.kills.sigkill + run.kills.sigterm < s.kills && started < s.kills * 3;
+    started++
+  ) {
+    if (schedule.length === 0 && allFiled(s))
+      schedule.push(...scheduleOf(addRound(s, run, path.join(s.dir, 'files'))));
     await oneLife(s, run, schedule);
   }
   for (let pass = 0; pass < FINISH_PASSES; pass++) {
     await runUntilFiled(s, run, schedule);
     await retryLeftovers(s, run);
-    const open = journalFiles(dataDirOf(s)).filter((f) => f.pending > 0 || f.unknown > 0 || f.status !== 'done');
+    const open = journalFiles(dataDirOf(s)).filter(
+      (f) => f.pending > 0 || f.unknown > 0 || f.status !== 'done',
+    );
     if (open.length === 0 || open.every((f) => f.status === 'refused')) break;
   }
   return run;
@@ -73,21 +105,32 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): 
   const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const next = schedule[0];
-  const dropping = next ? sleep(Math.floor(s.random() * delayMs)).then(() => drop(s, run, next) && schedule.shift()) : Promise.resolve();
+  const dropping = next
+    ? sleep(Math.floor(s.random() * delayMs)).then(() => drop(s, run, next) && schedule.shift())
+    : Promise.resolve();
   const result = await killAfter(proc, delayMs, signal, STOP_TIMEOUT_MS);
   await dropping;
   const title = `run${next ? ` (dropping ${next.map((f) => f.name).join(', ')})` : ''}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
     countKill(run, signal);
-    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
+    if (result.stuck)
+      run.problems.push(
+        `${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`,
+      );
     return;
   }
-  run.problems.push(`${title}: the daemon exited by itself (${result.exit.code ?? result.exit.signal}): ${lastLine(proc.output())}`);
+  run.problems.push(
+    `${title}: the daemon exited by itself (${result.exit.code ?? result.exit.signal}): ${lastLine(proc.output())}`,
+  );
 }
 
 /** The daemon without kills: the rest of the schedule dropped, then stopped once everything is filed. */
-async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): Promise<void> {
+async function runUntilFiled(
+  s: ModeSettings,
+  run: ModeRun,
+  schedule: ChaosFile[][],
+): Promise<void> {
   const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const deadline = Date.now() + s.finishTimeoutMs;
@@ -103,12 +146,24 @@ async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: ChaosFile[
   await stop(s, run, proc, settled);
 }
 
-async function stop(s: ModeSettings, run: ModeRun, proc: CliProcess, settled: boolean): Promise<void> {
+async function stop(
+  s: ModeSettings,
+  run: ModeRun,
+  proc: CliProcess,
+  settled: boolean,
+): Promise<void> {
   const title = 'run (to the end)';
-  if (!proc.alive()) run.problems.push(`${title}: the daemon exited by itself: ${lastLine(proc.output())}`);
-  else if (!settled) run.problems.push(`${title}: files still in inbox/ or processing/ after ${s.finishTimeoutMs} ms: ${[...inputCsvs(folder(s, 'inbox')), ...inputCsvs(folder(s, 'processing'))].join(', ')}`);
+  if (!proc.alive())
+    run.problems.push(`${title}: the daemon exited by itself: ${lastLine(proc.output())}`);
+  else if (!settled)
+    run.problems.push(
+      `${title}: files still in inbox/ or processing/ after ${s.finishTimeoutMs} ms: ${[...inputCsvs(folder(s, 'inbox')), ...inputCsvs(folder(s, 'processing'))].join(', ')}`,
+    );
   const result = await killAfter(proc, 0, 'SIGTERM', STOP_TIMEOUT_MS);
-  if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
+  if (result.stuck)
+    run.problems.push(
+      `${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`,
+    );
   logProcess(logFileOf(s), title, proc, result.exit);
 }
 
@@ -117,9 +172,14 @@ export function checkFolders(s: ModeSettings, drops: number): string[] {
   const problems: string[] = [];
   const done = inputCsvs(folder(s, 'done'));
   const failed = inputCsvs(folder(s, 'failed'));
-  for (const name of failed) problems.push(`failed/${name}: ${readNote(folder(s, 'failed'), name).replace(/\s+/g, ' ').trim().slice(0, 300)}`);
-  for (const where of ['inbox', 'processing'] as const) for (const name of inputCsvs(folder(s, where))) problems.push(`${where}/${name}: still there`);
-  if (done.length !== drops) problems.push(`done/ holds ${done.length} input files, ${drops} copies were dropped`);
+  for (const name of failed)
+    problems.push(
+      `failed/${name}: ${readNote(folder(s, 'failed'), name).replace(/\s+/g, ' ').trim().slice(0, 300)}`,
+    );
+  for (const where of ['inbox', 'processing'] as const)
+    for (const name of inputCsvs(folder(s, where))) problems.push(`${where}/${name}: still there`);
+  if (done.length !== drops)
+    problems.push(`done/ holds ${done.length} input files, ${drops} copies were dropped`);
   return problems;
 }
 

@@ -33,17 +33,56 @@ export interface ChaosFile {
   messages: string[];
 }
 
-const SIZES: Record<Scale, { big: number; groups: number; gbRows: number; gbGroups: number; newInRepeat: number; personalised: number; noValues: number }> = {
-  full: { big: 12_000, groups: 3_000, gbRows: 2_000, gbGroups: 20, newInRepeat: 100, personalised: 1_500, noValues: 40 },
+const SIZES: Record<
+  Scale,
+  {
+    big: number;
+    groups: number;
+    gbRows: number;
+    gbGroups: number;
+    newInRepeat: number;
+    personalised: number;
+    noValues: number;
+  }
+> = {
+  full: {
+    big: 12_000,
+    groups: 3_000,
+    gbRows: 2_000,
+    gbGroups: 20,
+    newInRepeat: 100,
+    personalised: 1_500,
+    noValues: 40,
+  },
   // The big group stays big: below ~7,000 numbers the intake's filter of numbers seen (65,536
   // bits at least) never mistakes a new number for a repeat, and that path goes untested.
-  small: { big: 8_000, groups: 120, gbRows: 150, gbGroups: 5, newInRepeat: 15, personalised: 60, noValues: 10 },
+  small: {
+    big: 8_000,
+    groups: 120,
+    gbRows: 150,
+    gbGroups: 5,
+    newInRepeat: 15,
+    personalised: 60,
+    noValues: 10,
+  },
 };
 
-const INVALID_PHONES = ['1380013800', '1.38001E+10', '021-62345678', '138OO138000', '12345678901', ''];
+const INVALID_PHONES = [
+  '1380013800',
+  '1.38001E+10',
+  '021-62345678',
+  '138OO138000',
+  '12345678901',
+  '',
+];
 
 /** What the provider records for a message to a number; the identity of a delivery. */
-export function messageKey(appId: string, templateId: string, datas: readonly string[], phone: string): string {
+export function messageKey(
+  appId: string,
+  templateId: string,
+  datas: readonly string[],
+  phone: string,
+): string {
   return JSON.stringify([appId, templateId, datas, phone]);
 }
 
@@ -105,12 +144,23 @@ function typed(phone: string, dice: Dice, fullWidth = false): string {
   return `86${phone}`;
 }
 
-function validRow(dice: Dice, phone: string, templateId: string, datas: string[], fullWidth = false): Row {
+function validRow(
+  dice: Dice,
+  phone: string,
+  templateId: string,
+  datas: string[],
+  fullWidth = false,
+): Row {
   return { phoneCell: typed(phone, dice, fullWidth), templateId, datas, phone };
 }
 
 function invalidRows(dice: Dice, templateId: string, datas: string[], count: number): Row[] {
-  return Array.from({ length: count }, () => ({ phoneCell: dice.pick(INVALID_PHONES), templateId, datas, phone: undefined }));
+  return Array.from({ length: count }, () => ({
+    phoneCell: dice.pick(INVALID_PHONES),
+    templateId,
+    datas,
+    phone: undefined,
+  }));
 }
 
 function csvCell(text: string): string {
@@ -147,7 +197,11 @@ function fileOf(name: string, rows: Row[], layout: Layout, appId: string): Chaos
   };
 }
 
-const ENGLISH: Layout = { header: ['phone', 'template', 'data1', 'data2'], lineEnd: '\n', values: 2 };
+const ENGLISH: Layout = {
+  header: ['phone', 'template', 'data1', 'data2'],
+  lineEnd: '\n',
+  values: 2,
+};
 
 /**
  * One group of many numbers of template 3 (no values: short rows, so the intake's filter of
@@ -171,7 +225,8 @@ function smallGroups(dice: Dice, groups: number, noValues: number, tag: string):
   const rows: Row[] = [];
   for (let g = 0; g < groups; g++) {
     const datas = [`${tag} g${g}`];
-    for (let n = dice.int(1, 4); n > 0; n--) rows.push(validRow(dice, dice.freshPhone(), '2', datas));
+    for (let n = dice.int(1, 4); n > 0; n--)
+      rows.push(validRow(dice, dice.freshPhone(), '2', datas));
   }
   for (let i = 0; i < noValues; i++) rows.push(validRow(dice, dice.freshPhone(), '3', []));
   return rows;
@@ -181,14 +236,20 @@ const SURNAMES = ['王', '李', '张', '刘', '陈', '杨', '赵', '黄', '周',
 
 /** Chinese values over a few groups; full-width digits allowed in the numbers. */
 function chineseGroups(dice: Dice, rows: number, groups: number, tag: string): Row[] {
-  const datas = Array.from({ length: groups }, (_, g) => [`${SURNAMES[g % SURNAMES.length]}先生${tag}`, `您的订单第${g}批已发货`]);
-  return Array.from({ length: rows }, () => validRow(dice, dice.freshPhone(), '1', dice.pick(datas), true));
+  const datas = Array.from({ length: groups }, (_, g) => [
+    `${SURNAMES[g % SURNAMES.length]}先生${tag}`,
+    `您的订单第${g}批已发货`,
+  ]);
+  return Array.from({ length: rows }, () =>
+    validRow(dice, dice.freshPhone(), '1', dice.pick(datas), true),
+  );
 }
 
 /** Values unique to each row, some with commas and quotes, so the file has quoted cells. */
 function personalisedRows(dice: Dice, rows: number, tag: string): Row[] {
   const out = Array.from({ length: rows }, (_, i) => {
-    const name = i % 3 === 0 ? `Wang, Li ${tag}-${i}` : i % 3 === 1 ? `O"Neil ${tag}-${i}` : `客户${tag}-${i}`;
+    const name =
+      i % 3 === 0 ? `Wang, Li ${tag}-${i}` : i % 3 === 1 ? `O"Neil ${tag}-${i}` : `客户${tag}-${i}`;
     return validRow(dice, dice.freshPhone(), '1', [name, `code ${dice.int(100000, 999999)}`]);
   });
   return [...out, ...invalidRows(dice, '1', ['nobody', 'code 0'], 2)];
@@ -199,23 +260,60 @@ function personalisedRows(dice: Dice, rows: number, tag: string): Row[] {
  * every number (the template without values has none), so rounds never share a message: the
  * repeat guard would otherwise rightly refuse a later round's rows. Modes differ by app id.
  */
-export function generateRound(options: { seed: number; round: number; scale: Scale; appId: string; tag: string }): ChaosFile[] {
+export function generateRound(options: {
+  seed: number;
+  round: number;
+  scale: Scale;
+  appId: string;
+  tag: string;
+}): ChaosFile[] {
   const size = SIZES[options.scale];
-  const dice = new Dice((options.seed ^ Math.imul(options.round + 1, 0x9e3779b1)) >>> 0, options.round);
+  const dice = new Dice(
+    (options.seed ^ Math.imul(options.round + 1, 0x9e3779b1)) >>> 0,
+    options.round,
+  );
   const tag = `${options.tag}r${options.round}`;
   const groups = smallGroups(dice, size.groups, size.noValues, tag);
   const noValuePhones = groups.filter((r) => r.templateId === '3').map((r) => r.phone!);
-  const repeated = [...groups.slice(0, Math.floor(groups.length / 2)), ...smallGroups(dice, size.newInRepeat, 0, `${tag}x`)];
+  const repeated = [
+    ...groups.slice(0, Math.floor(groups.length / 2)),
+    ...smallGroups(dice, size.newInRepeat, 0, `${tag}x`),
+  ];
   const prefix = `${options.tag}-r${options.round}`;
-  const gb18030: Layout = { header: ['手机号码', '模板编号', '参数1', '参数2'], lineEnd: '\r\n', encoding: 'gb18030', values: 2 };
+  const gb18030: Layout = {
+    header: ['手机号码', '模板编号', '参数1', '参数2'],
+    lineEnd: '\r\n',
+    encoding: 'gb18030',
+    values: 2,
+  };
   // The big group comes last: a large group read after other files of the window is a path of
   // its own (the repeat look-up and the settling of its duplicates share the journal).
   return [
     fileOf(`${prefix}-groups.csv`, groups, ENGLISH, options.appId),
-    fileOf(`${prefix}-gb18030.csv`, chineseGroups(dice, size.gbRows, size.gbGroups, tag), gb18030, options.appId),
-    fileOf(`${prefix}-repeat.csv`, dice.shuffle(repeated), { ...ENGLISH, lineEnd: '\r\n', bom: true }, options.appId),
-    fileOf(`${prefix}-personalised.csv`, personalisedRows(dice, size.personalised, tag), ENGLISH, options.appId),
-    fileOf(`${prefix}-big.csv`, bigGroup(dice, size.big, noValuePhones), { header: ['phone', 'template'], lineEnd: '\n', values: 0 }, options.appId),
+    fileOf(
+      `${prefix}-gb18030.csv`,
+      chineseGroups(dice, size.gbRows, size.gbGroups, tag),
+      gb18030,
+      options.appId,
+    ),
+    fileOf(
+      `${prefix}-repeat.csv`,
+      dice.shuffle(repeated),
+      { ...ENGLISH, lineEnd: '\r\n', bom: true },
+      options.appId,
+    ),
+    fileOf(
+      `${prefix}-personalised.csv`,
+      personalisedRows(dice, size.personalised, tag),
+      ENGLISH,
+      options.appId,
+    ),
+    fileOf(
+      `${prefix}-big.csv`,
+      bigGroup(dice, size.big, noValuePhones),
+      { header: ['phone', 'template'], lineEnd: '\n', values: 0 },
+      options.appId,
+    ),
   ];
 }
 

@@ -99,12 +99,28 @@ export function planKill(s: ModeSettings): { delayMs: number; signal: NodeJS.Sig
 }
 
 export function newRun(): ModeRun {
-  return { files: [], rounds: 0, kills: { sigkill: 0, sigterm: 0 }, starts: 0, drops: 0, unknownResent: 0, failedResent: 0, problems: [], notes: [] };
+  return {
+    files: [],
+    rounds: 0,
+    kills: { sigkill: 0, sigterm: 0 },
+    starts: 0,
+    drops: 0,
+    unknownResent: 0,
+    failedResent: 0,
+    problems: [],
+    notes: [],
+  };
 }
 
 /** Generates round `run.rounds` into `folder` and adds its files to the run. */
 export function addRound(s: ModeSettings, run: ModeRun, folder: string): ChaosFile[] {
-  const files = generateRound({ seed: s.seed, round: run.rounds, scale: s.scale, appId: s.appId, tag: s.mode });
+  const files = generateRound({
+    seed: s.seed,
+    round: run.rounds,
+    scale: s.scale,
+    appId: s.appId,
+    tag: s.mode,
+  });
   mkdirSync(folder, { recursive: true });
   for (const f of files) writeFileSync(path.join(folder, f.name), f.bytes);
   run.rounds++;
@@ -134,14 +150,22 @@ const RETRY_PASSES = 3;
 export async function retryLeftovers(s: ModeSettings, run: ModeRun): Promise<void> {
   for (let pass = 1; pass <= RETRY_PASSES; pass++) {
     const left = journalFiles(dataDirOf(s)).flatMap((f: JournalFile) =>
-      (['unknown', 'failed'] as const).filter((status) => f[status] > 0).map((status) => ({ f, status, rows: f[status] })),
+      (['unknown', 'failed'] as const)
+        .filter((status) => f[status] > 0)
+        .map((status) => ({ f, status, rows: f[status] })),
     );
     if (left.length === 0) return;
     for (const { f, status, rows } of left) await retryOne(s, run, f, status, rows);
   }
 }
 
-async function retryOne(s: ModeSettings, run: ModeRun, f: JournalFile, status: 'unknown' | 'failed', rows: number): Promise<void> {
+async function retryOne(
+  s: ModeSettings,
+  run: ModeRun,
+  f: JournalFile,
+  status: 'unknown' | 'failed',
+  rows: number,
+): Promise<void> {
   const what = `retry ${f.id} --${status} (${f.name}, ${rows} ${status})`;
   const proc = startCli(['retry', String(f.id), `--${status}`, '--json'], smsdropEnv(s));
   run.starts++;
@@ -151,6 +175,7 @@ async function retryOne(s: ModeSettings, run: ModeRun, f: JournalFile, status: '
   if (status === 'unknown') run.unknownResent += rows;
   else run.failedResent += rows;
   if (timedOut) run.problems.push(`${what} did not finish within ${s.finishTimeoutMs} ms`);
-  else if (exit.code === 1 || exit.code === 2) run.problems.push(`${what} exited ${exit.code}: ${lastLine(proc.output())}`);
+  else if (exit.code === 1 || exit.code === 2)
+    run.problems.push(`${what} exited ${exit.code}: ${lastLine(proc.output())}`);
   else run.notes.push(`${what}: resent, ${retried?.accepted ?? '?'} accepted, exit ${exit.code}`);
 }

@@ -40,7 +40,9 @@ export interface CliProcess {
 
 /** The environment without whatever SMSDROP_* the person running the suite has set. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && k !== 'NODE_OPTIONS'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && k !== 'NODE_OPTIONS'),
+  );
   return { ...env, ...extra };
 }
 
@@ -56,8 +58,14 @@ export function writeEmptyConfig(dir: string): string {
  * gets SIGUSR2, which killAfter sends to a process that does not obey SIGTERM in time.
  */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, reportDir?: string): CliProcess {
-  const report = reportDir ? ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reportDir}`] : [];
-  const child = spawn(process.execPath, [...report, '--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const report = reportDir
+    ? ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${reportDir}`]
+    : [];
+  const child = spawn(process.execPath, [...report, '--import', 'tsx', CLI, ...args], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   let done = false;
   child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
@@ -74,7 +82,10 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, reportDir?: str
 /** Appends a process's story to the run's log. */
 export function logProcess(logFile: string, title: string, proc: CliProcess, exit: Exit): void {
   const how = exit.signal ? `killed by ${exit.signal}` : `exit ${exit.code}`;
-  appendFileSync(logFile, `=== ${title}: ${how}\n${proc.output()}${proc.output().endsWith('\n') || proc.output() === '' ? '' : '\n'}`);
+  appendFileSync(
+    logFile,
+    `=== ${title}: ${how}\n${proc.output()}${proc.output().endsWith('\n') || proc.output() === '' ? '' : '\n'}`,
+  );
 }
 
 /** How long a process stuck after SIGTERM gets to write its diagnostic report. */
@@ -89,12 +100,23 @@ export interface KillResult {
 }
 
 /** Sends `signal` after `delayMs` unless the process ended first; a SIGTERM that is not obeyed in time is followed by SIGKILL. */
-export async function killAfter(proc: CliProcess, delayMs: number, signal: NodeJS.Signals, stopTimeoutMs: number): Promise<KillResult> {
-  const ended = await Promise.race([proc.exited.then(() => true), timeout(delayMs).then(() => false)]);
+export async function killAfter(
+  proc: CliProcess,
+  delayMs: number,
+  signal: NodeJS.Signals,
+  stopTimeoutMs: number,
+): Promise<KillResult> {
+  const ended = await Promise.race([
+    proc.exited.then(() => true),
+    timeout(delayMs).then(() => false),
+  ]);
   if (ended || !proc.alive()) return { delivered: false, exit: await proc.exited, stuck: false };
   proc.child.kill(signal);
   if (signal === 'SIGKILL') return { delivered: true, exit: await proc.exited, stuck: false };
-  const obeyed = await Promise.race([proc.exited.then(() => true), timeout(stopTimeoutMs).then(() => false)]);
+  const obeyed = await Promise.race([
+    proc.exited.then(() => true),
+    timeout(stopTimeoutMs).then(() => false),
+  ]);
   if (!obeyed) {
     // A diagnostic report first (when the process was started with a report folder), then the end.
     proc.child.kill('SIGUSR2');
@@ -105,8 +127,14 @@ export async function killAfter(proc: CliProcess, delayMs: number, signal: NodeJ
 }
 
 /** Runs to the end, or SIGKILL after timeoutMs (then timedOut). */
-export async function runToEnd(proc: CliProcess, timeoutMs: number): Promise<{ exit: Exit; timedOut: boolean }> {
-  const ended = await Promise.race([proc.exited.then(() => true), timeout(timeoutMs).then(() => false)]);
+export async function runToEnd(
+  proc: CliProcess,
+  timeoutMs: number,
+): Promise<{ exit: Exit; timedOut: boolean }> {
+  const ended = await Promise.race([
+    proc.exited.then(() => true),
+    timeout(timeoutMs).then(() => false),
+  ]);
   if (!ended) proc.child.kill('SIGKILL');
   return { exit: await proc.exited, timedOut: !ended };
 }
@@ -142,11 +170,21 @@ export interface SimulatorSettings {
 
 export async function startSimulatorProcess(s: SimulatorSettings): Promise<SimulatorProcess> {
   const recordFile = path.join(s.dir, 'accepted.jsonl');
-  const args = ['simulate', '--record', recordFile, '--templates', s.templates, '--seed', String(s.seed), ...(s.faults ? ['--faults', s.faults] : [])];
+  const args = [
+    'simulate',
+    '--record',
+    recordFile,
+    '--templates',
+    s.templates,
+    '--seed',
+    String(s.seed),
+    ...(s.faults ? ['--faults', s.faults] : []),
+  ];
   const proc = startCli(args, cleanEnv({ ...CREDENTIALS, SMSDROP_APP_ID: s.appIds.join(',') }));
   const deadline = Date.now() + 30_000;
   while (!/listening on (\S+)/.test(proc.output())) {
-    if (!proc.alive() || Date.now() > deadline) throw new Error(`the simulator did not start:\n${proc.output()}`);
+    if (!proc.alive() || Date.now() > deadline)
+      throw new Error(`the simulator did not start:\n${proc.output()}`);
     await sleep(20);
   }
   const url = /listening on (\S+)/.exec(proc.output())![1]!;
@@ -155,7 +193,8 @@ export async function startSimulatorProcess(s: SimulatorSettings): Promise<Simul
     proc.child.kill('SIGTERM');
     await proc.exited;
     const m = /stopping after (\d+) requests, (\d+) accepted/.exec(proc.output());
-    if (!m) throw new Error(`the simulator did not say how many requests it had:\n${proc.output()}`);
+    if (!m)
+      throw new Error(`the simulator did not say how many requests it had:\n${proc.output()}`);
     return { requests: Number(m[1]), accepted: Number(m[2]) };
   };
   return { url, recordFile, stop: () => (stopping ??= stop()) };

@@ -5,7 +5,20 @@
 // rows left unknown are resent (retry --unknown).
 import path from 'node:path';
 import type { ChaosFile } from './files.js';
-import { addRound, countKill, lastLine, logFileOf, type ModeRun, type ModeSettings, newRun, planKill, reportDirOf, retryLeftovers, smsdropEnv, STOP_TIMEOUT_MS } from './mode.js';
+import {
+  addRound,
+  countKill,
+  lastLine,
+  logFileOf,
+  type ModeRun,
+  type ModeSettings,
+  newRun,
+  planKill,
+  reportDirOf,
+  retryLeftovers,
+  smsdropEnv,
+  STOP_TIMEOUT_MS,
+} from './mode.js';
 import { killAfter, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
 /** `send --json` statuses after which running the file again sends nothing more. */
@@ -18,7 +31,11 @@ export async function runSendMode(s: ModeSettings): Promise<ModeRun> {
   const folder = path.join(s.dir, 'files');
   let turn: ChaosFile[] = [];
   // Bounded: processes that end before their kill do not count, but cannot go on for ever.
-  for (let started = 0; run.kills.sigkill + run.kills.sigterm < s.kills && started < s.kills * 10; started++) {
+  for (
+    let started = 0;
+    run.kills.sigkill + run.kills.sigterm < s.kills && started < s.kills * 10;
+    started++
+  ) {
     if (turn.length === 0) turn = [...addRound(s, run, folder)];
     const file = turn.shift()!;
     const finished = await sendAndKill(s, run, path.join(folder, file.name));
@@ -39,12 +56,18 @@ async function sendAndKill(s: ModeSettings, run: ModeRun, file: string): Promise
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
     countKill(run, signal);
-    if (result.stuck) run.problems.push(`${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`);
+    if (result.stuck)
+      run.problems.push(
+        `${title}: still running ${STOP_TIMEOUT_MS} ms after SIGTERM (diagnostic report, if any, in ${reportDirOf(s)})`,
+      );
     return false;
   }
   if (result.exit.code === 1) run.problems.push(`${title}: exited 1: ${lastLine(proc.output())}`);
   const status = String(lastJson(proc.output())?.status ?? '');
-  if (status === 'refused') run.notes.push(`${title}: refused: ${String(lastJson(proc.output())?.reason ?? lastLine(proc.output()))}`);
+  if (status === 'refused')
+    run.notes.push(
+      `${title}: refused: ${String(lastJson(proc.output())?.reason ?? lastLine(proc.output()))}`,
+    );
   return FINISHED.has(status) || status === 'refused';
 }
 
@@ -65,7 +88,12 @@ async function sendToTheEnd(s: ModeSettings, run: ModeRun, file: string): Promis
     }
     if (exit.code === 1) run.problems.push(`${title}: exited 1: ${lastLine(proc.output())}`);
     if (FINISHED.has(status)) return;
-    last = status === 'refused' ? `refused: ${String(summary?.reason ?? '')}` : `status ${status || '?'}: ${lastLine(proc.output())}`;
+    last =
+      status === 'refused'
+        ? `refused: ${String(summary?.reason ?? '')}`
+        : `status ${status || '?'}: ${lastLine(proc.output())}`;
   }
-  run.problems.push(`send ${path.basename(file)}: not finished after ${FINISH_TRIES} runs without kills (${last})`);
+  run.problems.push(
+    `send ${path.basename(file)}: not finished after ${FINISH_TRIES} runs without kills (${last})`,
+  );
 }

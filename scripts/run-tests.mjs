@@ -30,10 +30,14 @@ if (files.length === 0) {
 }
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-tests-'));
 chmodSync(tmp, 0o1777); // as /tmp: some tests run the daemon as another user
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, TMPDIR: tmp },
-});
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', ...files],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, TMPDIR: tmp },
+  },
+);
 if (result.status === 0) rmSync(tmp, { recursive: true, force: true });
 else console.error(`test folders kept in ${tmp}`);
 process.exit(result.status ?? 1);

@@ -21,7 +21,9 @@ v8.setFlagsFromString('--liftoff-only');
 v8.setFlagsFromString('--heap-growing-percent=30');
 
 // package.json sits one folder above both src/cli.ts and dist/cli.js.
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+) as { version: string };
 
 const program = new Command();
 program
@@ -32,18 +34,29 @@ program
   .helpCommand('help [command]', 'print the help of a command')
   // A usage error is one line and a pointer, not the whole help: the line is what went wrong.
   .showHelpAfterError('see smsdrop --help')
-  .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, 'smsdrop: ').replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)')) })
-  .addHelpText('after', `
+  .configureOutput({
+    outputError: (text, write) =>
+      write(
+        text
+          .replace(/^error: /, 'smsdrop: ')
+          .replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)'),
+      ),
+  })
+  .addHelpText(
+    'after',
+    `
 Exit status: 0 done; 3 the work ended incomplete (rows not accepted); 2 bad arguments or settings,
 or a file refused as a whole; 1 anything unexpected. Each command's --help says more.
 
 Settings come from the environment (SMSDROP_*), config/local.json and the flags above; every
-setting, its default and what it means: the README's Settings table.`);
+setting, its default and what it means: the README's Settings table.`,
+  );
 addSettingFlags(program);
 
 // Usage errors exit 2, like configuration and file-level errors.
 program.exitOverride((err) => {
-  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') process.exit(EXIT.ok);
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version')
+    process.exit(EXIT.ok);
   process.exit(EXIT.usage);
 });
 
@@ -62,7 +75,12 @@ decorateCommands(program);
 
 // Bare `smsdrop` (or `smsdrop suppress`) asks what there is: the help, on stdout, as a success.
 const args = process.argv.slice(2);
-const asked = args.length === 0 ? program : args.length === 1 ? program.commands.find((c) => c.name() === args[0] && c.commands.length > 0) : undefined;
+const asked =
+  args.length === 0
+    ? program
+    : args.length === 1
+      ? program.commands.find((c) => c.name() === args[0] && c.commands.length > 0)
+      : undefined;
 if (asked) {
   asked.outputHelp();
   process.exit(EXIT.ok);
@@ -76,7 +94,10 @@ try {
   exitOnUserError(err);
   // Anything unexpected: exit 1, never a secret, and the stack in the log file (or here, when there is none).
   const logs = await logUnexpected(err).catch(() => []);
-  const detail = logs.length > 0 ? `${(err as Error)?.message ?? String(err)} (the stack is in the log, ${logs.join(', ')})` : ((err as Error)?.stack ?? String(err));
+  const detail =
+    logs.length > 0
+      ? `${(err as Error)?.message ?? String(err)} (the stack is in the log, ${logs.join(', ')})`
+      : ((err as Error)?.stack ?? String(err));
   process.stderr.write(`smsdrop: unexpected error: ${redactSecrets(detail)}\n`);
   process.exit(EXIT.unexpected);
 }

@@ -15,9 +15,18 @@ export function addSettingFlags(program: Command): Command {
     .option('--concurrency <n>', 'requests in flight at most (SMSDROP_CONCURRENCY)')
     .option('--max-per-request <n>', 'numbers per request, 1 to 200 (SMSDROP_MAX_PER_REQUEST)')
     .option('--req-id <on|off>', 'send a stable reqId per batch (SMSDROP_REQ_ID)')
-    .option('--requests-per-second <n>', 'pace requests; 0 = no limit (SMSDROP_REQUESTS_PER_SECOND)')
-    .option('--messages-per-second <n>', 'pace numbers sent to; 0 = no limit (SMSDROP_MESSAGES_PER_SECOND)')
-    .option('--message-window <N/DURATION>', 'at most N numbers per sliding span, e.g. 10000/1h (SMSDROP_MESSAGE_WINDOW)')
+    .option(
+      '--requests-per-second <n>',
+      'pace requests; 0 = no limit (SMSDROP_REQUESTS_PER_SECOND)',
+    )
+    .option(
+      '--messages-per-second <n>',
+      'pace numbers sent to; 0 = no limit (SMSDROP_MESSAGES_PER_SECOND)',
+    )
+    .option(
+      '--message-window <N/DURATION>',
+      'at most N numbers per sliding span, e.g. 10000/1h (SMSDROP_MESSAGE_WINDOW)',
+    )
     .option('--log-level <level>', 'error, warn, info or debug (SMSDROP_LOG_LEVEL)');
 }
 

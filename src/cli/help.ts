@@ -14,7 +14,11 @@ const UNEXPECTED: [number, string] = [1, 'anything unexpected (a bug: the messag
 const USAGE = 'bad arguments or settings';
 
 /** Settings that only the daemon reads (their documentation starts with "Daemon:"). */
-const DAEMON_ONLY = new Set(Object.values(SETTINGS).filter((s) => s.doc.startsWith('Daemon:')).map((s) => s.env));
+const DAEMON_ONLY = new Set(
+  Object.values(SETTINGS)
+    .filter((s) => s.doc.startsWith('Daemon:'))
+    .map((s) => s.env),
+);
 const ALL = Object.values(SETTINGS).map((s) => s.env);
 /** What `send`, `retry` and `resume` read: every setting but the daemon's own. */
 const SENDING = ALL.filter((env) => !DAEMON_ONLY.has(env));
@@ -23,9 +27,18 @@ const READING = ['SMSDROP_DATA_DIR', 'SMSDROP_TIMEZONE'];
 export const COMMAND_HELP: Record<string, CommandHelp> = {
   send: {
     exits: [
-      [0, 'every row accepted (or a duplicate of an accepted row); with --dry-run, the plan was made'],
-      [3, 'rows ended invalid, failed, unknown or pending, sending paused or was stopped, or repeats wait in another file'],
-      [2, `${USAGE}, a file refused as a whole (unreadable, no phone column), or the data directory in use by another smsdrop`],
+      [
+        0,
+        'every row accepted (or a duplicate of an accepted row); with --dry-run, the plan was made',
+      ],
+      [
+        3,
+        'rows ended invalid, failed, unknown or pending, sending paused or was stopped, or repeats wait in another file',
+      ],
+      [
+        2,
+        `${USAGE}, a file refused as a whole (unreadable, no phone column), or the data directory in use by another smsdrop`,
+      ],
       UNEXPECTED,
     ],
     settings: [...SENDING, 'SMSDROP_CONFIG'],
@@ -33,20 +46,38 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   run: {
     exits: [
       [0, 'stopped by SIGTERM or Ctrl-C after requests in flight finished'],
-      [3, 'stopped with requests still in doubt (grace period over, or the journal failed): the next start settles them'],
-      [2, `${USAGE}, the data directory in use by another smsdrop, SMSDROP_HTTP in use or not loopback without SMSDROP_HTTP_TOKEN (pm2 does not restart on 2)`],
+      [
+        3,
+        'stopped with requests still in doubt (grace period over, or the journal failed): the next start settles them',
+      ],
+      [
+        2,
+        `${USAGE}, the data directory in use by another smsdrop, SMSDROP_HTTP in use or not loopback without SMSDROP_HTTP_TOKEN (pm2 does not restart on 2)`,
+      ],
       UNEXPECTED,
     ],
     settings: [...ALL, 'SMSDROP_CONFIG'],
   },
-  report: { exits: [[0, 'printed'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
-  export: { exits: [[0, 'written'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
-  status: { exits: [[0, 'printed'], [2, USAGE], UNEXPECTED], settings: [...READING, 'SMSDROP_CONFIG'] },
+  report: {
+    exits: [[0, 'printed'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
+    settings: [...READING, 'SMSDROP_CONFIG'],
+  },
+  export: {
+    exits: [[0, 'written'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
+    settings: [...READING, 'SMSDROP_CONFIG'],
+  },
+  status: {
+    exits: [[0, 'printed'], [2, USAGE], UNEXPECTED],
+    settings: [...READING, 'SMSDROP_CONFIG'],
+  },
   retry: {
     exits: [
       [0, 'every resent row accepted, and none waits in another file'],
       [3, 'some resent rows not accepted, or waiting in another file'],
-      [2, `${USAGE}, no such FILE, unknown rows not confirmed, or the data directory in use (stop the daemon first)`],
+      [
+        2,
+        `${USAGE}, no such FILE, unknown rows not confirmed, or the data directory in use (stop the daemon first)`,
+      ],
       UNEXPECTED,
     ],
     settings: [...SENDING, 'SMSDROP_CONFIG'],
@@ -55,7 +86,10 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     exits: [
       [0, 'the file ended done with every row accepted'],
       [3, 'rows not accepted, still pending, or waiting in another file'],
-      [2, `${USAGE}, no such FILE, nothing to resume, or the data directory in use (stop the daemon first)`],
+      [
+        2,
+        `${USAGE}, no such FILE, nothing to resume, or the data directory in use (stop the daemon first)`,
+      ],
       UNEXPECTED,
     ],
     settings: [...SENDING, 'SMSDROP_CONFIG'],
@@ -66,21 +100,55 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [2, 'bad arguments'],
       [1, 'could not start (the port is taken, say), or anything unexpected'],
     ],
-    settings: ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID (a comma list; unset: demo credentials, printed at start)'],
+    settings: [
+      'SMSDROP_ACCOUNT_SID',
+      'SMSDROP_AUTH_TOKEN',
+      'SMSDROP_APP_ID (a comma list; unset: demo credentials, printed at start)',
+    ],
   },
   prune: {
-    exits: [[0, 'pruned (or, with --dry-run, listed); also when SMSDROP_KEEP is off'], [2, `${USAGE}, a duration shorter than the repeat or resume window, or the data directory in use (the daemon prunes by itself)`], UNEXPECTED],
-    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_KEEP', 'SMSDROP_REPEAT_WINDOW', 'SMSDROP_RESUME_WITHIN', 'SMSDROP_JOURNAL_SYNC', 'SMSDROP_CONFIG'],
+    exits: [
+      [0, 'pruned (or, with --dry-run, listed); also when SMSDROP_KEEP is off'],
+      [
+        2,
+        `${USAGE}, a duration shorter than the repeat or resume window, or the data directory in use (the daemon prunes by itself)`,
+      ],
+      UNEXPECTED,
+    ],
+    settings: [
+      'SMSDROP_DATA_DIR',
+      'SMSDROP_KEEP',
+      'SMSDROP_REPEAT_WINDOW',
+      'SMSDROP_RESUME_WITHIN',
+      'SMSDROP_JOURNAL_SYNC',
+      'SMSDROP_CONFIG',
+    ],
   },
-  backup: { exits: [[0, 'copied and checked'], [2, `${USAGE}, no journal in the data directory, or DIR already holds a journal copy`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
-  suppress: { exits: [[0, 'done'], [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`], UNEXPECTED], settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'] },
+  backup: {
+    exits: [
+      [0, 'copied and checked'],
+      [2, `${USAGE}, no journal in the data directory, or DIR already holds a journal copy`],
+      UNEXPECTED,
+    ],
+    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'],
+  },
+  suppress: {
+    exits: [
+      [0, 'done'],
+      [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`],
+      UNEXPECTED,
+    ],
+    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'],
+  },
 };
 
 /** The help text after a command's options: its exit statuses and the settings it reads. */
 export function helpAfter(name: string): string {
   const help = COMMAND_HELP[name];
   if (!help) throw new Error(`no help entry for command ${name}`);
-  const exits = help.exits.map(([code, meaning]) => `  ${code}  ${wrap(meaning, 78, '     ').trimStart()}`).join('\n');
+  const exits = help.exits
+    .map(([code, meaning]) => `  ${code}  ${wrap(meaning, 78, '     ').trimStart()}`)
+    .join('\n');
   return `\nExit status:\n${exits}\n\nSettings read (SMSDROP_* variables, config/local.json or global flags):\n${wrap(help.settings.join(', '), 78, '  ')}\n`;
 }
 

@@ -36,9 +36,19 @@ export function progressView(p: ProgressInput): ProgressView {
   if (p.status === undefined || p.status === FILE_STATUS.intake) {
     const bytes = Math.min(p.bytes ?? 0, p.size);
     const mb = (n: number) => (n / 1e6).toFixed(1);
-    return { phase: 'reading', value: bytes, total: p.size, text: p.bytes === undefined ? `${mb(p.size)} MB` : `${mb(bytes)}/${mb(p.size)} MB` };
+    return {
+      phase: 'reading',
+      value: bytes,
+      total: p.size,
+      text: p.bytes === undefined ? `${mb(p.size)} MB` : `${mb(bytes)}/${mb(p.size)} MB`,
+    };
   }
-  return { phase: 'sending', value: p.settled, total: p.sendable, text: `${p.settled}/${p.sendable} rows` };
+  return {
+    phase: 'sending',
+    value: p.settled,
+    total: p.sendable,
+    text: `${p.settled}/${p.sendable} rows`,
+  };
 }
 
 /**
@@ -69,11 +79,23 @@ export function bytesRead(file: string): number | undefined {
 }
 
 /** Starts the bar for `file` (hashed as `sha256`, `size` bytes) if stdout is a terminal. */
-export function startSendProgress(context: PipelineContext, file: string, sha256: string, size: number): { stop(): void } {
+export function startSendProgress(
+  context: PipelineContext,
+  file: string,
+  sha256: string,
+  size: number,
+): { stop(): void } {
   if (!process.stdout.isTTY) return { stop: () => {} };
   // Loaded only for a terminal: a run under pm2 or a script does not carry it.
-  const { SingleBar: Bar } = createRequire(import.meta.url)('cli-progress') as typeof import('cli-progress');
-  const bar: SingleBar = new Bar({ format: '{phase} [{bar}] {text} | {eta_formatted} left', hideCursor: true, clearOnComplete: true, etaBuffer: 50 });
+  const { SingleBar: Bar } = createRequire(import.meta.url)(
+    'cli-progress',
+  ) as typeof import('cli-progress');
+  const bar: SingleBar = new Bar({
+    format: '{phase} [{bar}] {text} | {eta_formatted} left',
+    hideCursor: true,
+    clearOnComplete: true,
+    etaBuffer: 50,
+  });
   let sending: { settled: number; sendable: number } | undefined;
   let phase: ProgressView['phase'] | undefined;
   let recordId: number | undefined;
@@ -93,9 +115,18 @@ export function startSendProgress(context: PipelineContext, file: string, sha256
     if (record && record.status !== FILE_STATUS.intake && !sending) {
       // Every row is read: from here on, rows settled of the rows to send.
       const c = countFile(context.db, record.id);
-      sending = { settled: c.accepted + c.failed + c.unknown, sendable: c.rows - c.invalid - c.duplicates };
+      sending = {
+        settled: c.accepted + c.failed + c.unknown,
+        sendable: c.rows - c.invalid - c.duplicates,
+      };
     }
-    const view = progressView({ status: record?.status, bytes: sending ? undefined : bytesRead(file), size, settled: sending?.settled ?? 0, sendable: sending?.sendable ?? 0 });
+    const view = progressView({
+      status: record?.status,
+      bytes: sending ? undefined : bytesRead(file),
+      size,
+      settled: sending?.settled ?? 0,
+      sendable: sending?.sendable ?? 0,
+    });
     if (view.phase !== phase) {
       // A new total: the ETA of the bytes says nothing of the rows.
       if (phase) bar.stop();

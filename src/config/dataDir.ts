@@ -17,12 +17,22 @@ export function checkDataDir(dataDir: string): void {
 
 /** The same for one of the data directory's folders (inbox/, processing/…). */
 export function checkDataFolder(dir: string): void {
-  checkWritableDir(dir, { notADir: 'E_DATA_DIR_NOT_A_DIRECTORY', readOnly: 'E_DATA_DIR_READONLY', other: 'E_DATA_DIR_UNUSABLE', what: `the folder ${dir} of the data directory` });
+  checkWritableDir(dir, {
+    notADir: 'E_DATA_DIR_NOT_A_DIRECTORY',
+    readOnly: 'E_DATA_DIR_READONLY',
+    other: 'E_DATA_DIR_UNUSABLE',
+    what: `the folder ${dir} of the data directory`,
+  });
 }
 
 /** The same for the log folder, once the data directory is known to be fine. */
 export function checkLogDir(logDir: string): void {
-  checkWritableDir(logDir, { notADir: 'E_LOG_DIR', readOnly: 'E_LOG_DIR', other: 'E_LOG_DIR', what: `the log folder ${logDir}` });
+  checkWritableDir(logDir, {
+    notADir: 'E_LOG_DIR',
+    readOnly: 'E_LOG_DIR',
+    other: 'E_LOG_DIR',
+    what: `the log folder ${logDir}`,
+  });
 }
 
 interface DirCodes {
@@ -35,7 +45,11 @@ interface DirCodes {
 function checkWritableDir(dir: string, codes: DirCodes): void {
   try {
     const stat = statSync(dir, { throwIfNoEntry: false });
-    if (stat && !stat.isDirectory()) throw new SmsdropError(codes.notADir, `${codes.what} is a file, not a directory: move the file away, or name another directory`);
+    if (stat && !stat.isDirectory())
+      throw new SmsdropError(
+        codes.notADir,
+        `${codes.what} is a file, not a directory: move the file away, or name another directory`,
+      );
     mkdirSync(dir, { recursive: true });
     // Writing is the only test that holds for root too: access() says yes to root on a read-only mount.
     const probe = path.join(dir, `.smsdrop-probe-${process.pid}`);
@@ -51,10 +65,21 @@ function dirError(err: unknown, codes: DirCodes): SmsdropError {
   const code = errorCode(err) ?? 'unknown';
   const message = (err as Error).message;
   const said = `(${message.startsWith(code) ? '' : `${code}: `}${message})`;
-  if (code === 'ENOSPC' || code === 'EDQUOT') return new SmsdropError('E_DISK_FULL', `no space left to write in ${codes.what}: free some ${said}`);
-  if (code === 'ENOTDIR' || code === 'EEXIST') return new SmsdropError(codes.notADir, `${codes.what} cannot be made: part of its path is a file ${said}`);
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return new SmsdropError(
+      'E_DISK_FULL',
+      `no space left to write in ${codes.what}: free some ${said}`,
+    );
+  if (code === 'ENOTDIR' || code === 'EEXIST')
+    return new SmsdropError(
+      codes.notADir,
+      `${codes.what} cannot be made: part of its path is a file ${said}`,
+    );
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new SmsdropError(codes.readOnly, `${codes.what} cannot be written (read-only, or owned by another user): give smsdrop a folder it may write ${said}`);
+    return new SmsdropError(
+      codes.readOnly,
+      `${codes.what} cannot be written (read-only, or owned by another user): give smsdrop a folder it may write ${said}`,
+    );
   }
   return new SmsdropError(codes.other, `${codes.what} cannot be used ${said}`);
 }

@@ -17,13 +17,16 @@ import { parseWindowHours } from '../send/window.js';
 import { SmsdropError } from '../errors.js';
 import { loadTemplates, type TemplateBook } from './templates.js';
 
-const onOff = z.preprocess((v) => {
-  if (typeof v !== 'string') return v;
-  const s = v.trim().toLowerCase();
-  if (['on', 'true', '1', 'yes'].includes(s)) return true;
-  if (['off', 'false', '0', 'no'].includes(s)) return false;
-  return v;
-}, z.boolean({ invalid_type_error: 'expected on or off' }));
+const onOff = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    const s = v.trim().toLowerCase();
+    if (['on', 'true', '1', 'yes'].includes(s)) return true;
+    if (['off', 'false', '0', 'no'].includes(s)) return false;
+    return v;
+  },
+  z.boolean({ invalid_type_error: 'expected on or off' }),
+);
 
 const int = (min: number, max: number) =>
   z.coerce
@@ -41,7 +44,10 @@ const optionalText = z.preprocess(blankAsUnset, z.string().optional());
  * token pasted with a CR from a Windows file signed every request wrong: 111109, and nothing
  * said why).
  */
-const idText = z.preprocess((v) => blankAsUnset(typeof v === 'string' ? v.trim() : v), z.string().optional());
+const idText = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
+  z.string().optional(),
+);
 
 const isTimeZone = (tz: string): boolean => {
   try {
@@ -59,7 +65,12 @@ const isTimeZone = (tz: string): boolean => {
  */
 const isAreaZone = (tz: string): boolean => (tz.includes('/') || tz === 'UTC') && isTimeZone(tz);
 
-const ianaZone = z.string().refine(isAreaZone, 'expected an IANA time zone written Area/City, such as Asia/Shanghai, or UTC (short names such as CST are ambiguous)');
+const ianaZone = z
+  .string()
+  .refine(
+    isAreaZone,
+    'expected an IANA time zone written Area/City, such as Asia/Shanghai, or UTC (short names such as CST are ambiguous)',
+  );
 const timeZone = z.preprocess(blankAsUnset, ianaZone.optional());
 
 /**
@@ -114,51 +125,227 @@ const baseUrl = z.preprocess(
 
 /** Every setting: its schema (with its default), its environment variable, and what it means. */
 export const SETTINGS = {
-  baseUrl: { schema: baseUrl, env: 'SMSDROP_BASE_URL', doc: 'Provider base URL, e.g. https://app.cloopen.com:8883. Unset: the built-in simulator is used.' },
+  baseUrl: {
+    schema: baseUrl,
+    env: 'SMSDROP_BASE_URL',
+    doc: 'Provider base URL, e.g. https://app.cloopen.com:8883. Unset: the built-in simulator is used.',
+  },
   accountSid: { schema: idText, env: 'SMSDROP_ACCOUNT_SID', doc: 'Main account id (ACCOUNT SID).' },
-  authToken: { schema: idText, env: 'SMSDROP_AUTH_TOKEN', doc: 'Main account auth token. Never printed or logged.' },
-  appId: { schema: idText, env: 'SMSDROP_APP_ID', doc: 'appId used when a CSV has no appId column.' },
-  templateId: { schema: idText, env: 'SMSDROP_TEMPLATE_ID', doc: 'templateId used when a CSV has no template column.' },
-  format: { schema: z.enum(['json', 'xml']).default('json'), env: 'SMSDROP_FORMAT', doc: 'Request body and response format: json or xml.' },
-  concurrency: { schema: int(1, 256).default(8), env: 'SMSDROP_CONCURRENCY', doc: 'Requests in flight at most.' },
-  maxPerRequest: { schema: int(1, 200).default(200), env: 'SMSDROP_MAX_PER_REQUEST', doc: 'Numbers per request, 1 to 200.' },
-  reqId: { schema: onOff.default(true), env: 'SMSDROP_REQ_ID', doc: 'on/off: send a stable reqId per batch so a retry after an ambiguous outcome cannot send twice.' },
-  caFile: { schema: optionalText, env: 'SMSDROP_CA_FILE', doc: 'Extra CA certificate (PEM) to trust for HTTPS.' },
-  dataDir: { schema: z.string().min(1).default('./data'), env: 'SMSDROP_DATA_DIR', doc: 'Root of inbox/, processing/, done/, failed/, the journal and logs.' },
-  timezone: { schema: timeZone, env: 'SMSDROP_TIMEZONE', doc: 'IANA zone of the signing timestamp. Unset: the host local zone.' },
-  connectTimeoutMs: { schema: int(100, 600_000).default(5_000), env: 'SMSDROP_CONNECT_TIMEOUT_MS', doc: 'TCP/TLS connect timeout. A request that times out here was never sent.' },
-  responseTimeoutMs: { schema: int(100, 3_600_000).default(30_000), env: 'SMSDROP_RESPONSE_TIMEOUT_MS', doc: 'Time allowed for the answer once the request is written. Past it the batch is in doubt.' },
-  requestsPerSecond: { schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0), env: 'SMSDROP_REQUESTS_PER_SECOND', doc: 'Requests started per second at most; 0 means no limit beyond concurrency.' },
-  messagesPerSecond: { schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0), env: 'SMSDROP_MESSAGES_PER_SECOND', doc: 'Numbers sent to per second at most (a request of n numbers counts n); 0 means no limit.' },
-  messageWindow: { schema: messageWindow, env: 'SMSDROP_MESSAGE_WINDOW', doc: 'At most N numbers in requests started within any span of the given length, N/DURATION (e.g. 10000/1h, 500/10m; s, m, h or d). Unset: no limit.' },
-  maxAttempts: { schema: int(1, 100).default(6), env: 'SMSDROP_MAX_ATTEMPTS', doc: 'Attempts per batch for transient and not-sent outcomes before it is failed.' },
-  retryBaseMs: { schema: int(0, 3_600_000).default(500), env: 'SMSDROP_RETRY_BASE_MS', doc: 'First retry delay; doubles each attempt, with jitter.' },
-  retryMaxMs: { schema: int(0, 3_600_000).default(60_000), env: 'SMSDROP_RETRY_MAX_MS', doc: 'Largest retry delay.' },
-  rateLimitDelayMs: { schema: int(0, 86_400_000).default(300_000), env: 'SMSDROP_RATE_LIMIT_DELAY_MS', doc: 'Delay before resending a batch the provider rate-limited.' },
-  rateLimitMaxDeferrals: { schema: int(0, 100).default(2), env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS', doc: 'Rate-limit deferrals per batch before it is failed with the code.' },
-  sendWindow: { schema: sendWindow, env: 'SMSDROP_SEND_WINDOW', doc: 'Hours in which requests may start, HH:MM-HH:MM (e.g. 08:00-22:00; 22:00-06:00 spans midnight), in sendWindowZone. Unset: any hour.' },
-  sendWindowZone: { schema: z.preprocess(blankAsUnset, ianaZone.default('Asia/Shanghai')), env: 'SMSDROP_SEND_WINDOW_ZONE', doc: "IANA zone of the sending window's hours (the recipients' clock)." },
-  pauseAfterFailures: { schema: int(0, 100_000).default(20), env: 'SMSDROP_PAUSE_AFTER_FAILURES', doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.' },
-  sendDuringIntake: { schema: onOff.default(true), env: 'SMSDROP_SEND_DURING_INTAKE', doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.' },
-  repeatWindow: { schema: repeatWindow, env: 'SMSDROP_REPEAT_WINDOW', doc: "How long a message another file sent to a number keeps a new file's row with the same message and number from sending it again (Excel's re-save of a sent list, a list dropped again with rows added), e.g. 24h, 7d, 90m, or off. `send --resend` sends anyway." },
-  allowInternational: { schema: onOff.default(false), env: 'SMSDROP_ALLOW_INTERNATIONAL', doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...' },
-  maxValueChars: { schema: int(1, 100_000).default(500), env: 'SMSDROP_MAX_VALUE_CHARS', doc: 'Characters one template value may hold at most; a longer value makes its row invalid (a whole long message is a few hundred characters).' },
-  resumeWithin: { schema: resumeWithin, env: 'SMSDROP_RESUME_WITHIN', doc: "Daemon: a file whose sending stopped part-way (a stop, a crash, an account pause) resumes on its own only this long after its last accepted request or its last taking from inbox/, whichever is later (at least as long as the sending and message windows can make it wait), e.g. 24h, 7d, 90m, or off. Later, it goes to failed/ with a note instead of reaching people by surprise; dropped into inbox/ again, it sends the rest." },
-  keep: { schema: keep, env: 'SMSDROP_KEEP', doc: "How long a file's rows (its numbers and values), its attempts and its files in done/ and failed/ are kept after it ended (done or refused), e.g. 90d, 30d, 12h, or off (keep everything). Older ones are pruned: one line per file stays (name, sha256, counts, dates), so `report` lists it and the same bytes dropped again are still not sent. At least as long as SMSDROP_REPEAT_WINDOW and SMSDROP_RESUME_WITHIN (unless off): start-up stops otherwise (E_CONFIG_KEEP). The daemon prunes at start and once a day; `smsdrop prune` does it by hand." },
-  pauseCooldownMs: { schema: int(1_000, 86_400_000).default(300_000), env: 'SMSDROP_PAUSE_COOLDOWN_MS', doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.' },
-  stabilityMs: { schema: int(0, 600_000).default(2_000), env: 'SMSDROP_STABILITY_MS', doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).' },
-  graceMs: { schema: int(0, 600_000).default(30_000), env: 'SMSDROP_GRACE_MS', doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.' },
-  maxFilesInProgress: { schema: int(1, 64).default(2), env: 'SMSDROP_MAX_FILES', doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).' },
-  journalSync: { schema: z.enum(['normal', 'full']).default('normal'), env: 'SMSDROP_JOURNAL_SYNC', doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.' },
-  logLevel: { schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'), env: 'SMSDROP_LOG_LEVEL', doc: 'Log level: error, warn, info or debug.' },
-  logFormat: { schema: z.enum(['text', 'json']).default('text'), env: 'SMSDROP_LOG_FORMAT', doc: 'Log lines on stderr: text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.' },
-  templatesFile: { schema: optionalText, env: 'SMSDROP_TEMPLATES_FILE', doc: "JSON file of each template id's approved text, e.g. {\"1\": \"【公司】您的验证码是{1}，{2}分钟内有效\"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES)." },
-  progressIntervalMs: { schema: int(1_000, 3_600_000).default(10_000), env: 'SMSDROP_PROGRESS_INTERVAL_MS', doc: 'Daemon: how often a progress line is logged while sending.' },
-  http: { schema: httpAddress, env: 'SMSDROP_HTTP', doc: 'Daemon: HOST:PORT of the read-only dashboard (/), metrics (/metrics), health check (/healthz) and JSON API (/api/files); off: none. Port 0: any free port (the log says which). An address other than loopback needs SMSDROP_HTTP_TOKEN.' },
-  httpToken: { schema: idText, env: 'SMSDROP_HTTP_TOKEN', doc: 'Daemon: bearer token every HTTP request must carry (Authorization: Bearer TOKEN); required when SMSDROP_HTTP is not a loopback address. Never printed or logged.' },
-  webhookUrl: { schema: webhookUrls, env: 'SMSDROP_WEBHOOK_URL', doc: 'Daemon: URL(s), comma-separated, that get a POST for file.taken, file.finished, file.failed, file.late, sending.paused and sending.resumed. HTTPS (verified), or plain http to a loopback host. Their credentials and query are never printed.' },
-  webhookSecret: { schema: idText, env: 'SMSDROP_WEBHOOK_SECRET', doc: 'Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of the body, hex); with dingtalk, the robot\'s signing secret. Required for the json format. Never printed or logged.' },
-  webhookFormat: { schema: z.enum(WEBHOOK_FORMATS).default('json'), env: 'SMSDROP_WEBHOOK_FORMAT', doc: "Daemon: json (smsdrop's own body, signed), wecom (a WeCom group robot's markdown message) or dingtalk (a DingTalk group robot's, its URL signed with the secret when one is set)." },
+  authToken: {
+    schema: idText,
+    env: 'SMSDROP_AUTH_TOKEN',
+    doc: 'Main account auth token. Never printed or logged.',
+  },
+  appId: {
+    schema: idText,
+    env: 'SMSDROP_APP_ID',
+    doc: 'appId used when a CSV has no appId column.',
+  },
+  templateId: {
+    schema: idText,
+    env: 'SMSDROP_TEMPLATE_ID',
+    doc: 'templateId used when a CSV has no template column.',
+  },
+  format: {
+    schema: z.enum(['json', 'xml']).default('json'),
+    env: 'SMSDROP_FORMAT',
+    doc: 'Request body and response format: json or xml.',
+  },
+  concurrency: {
+    schema: int(1, 256).default(8),
+    env: 'SMSDROP_CONCURRENCY',
+    doc: 'Requests in flight at most.',
+  },
+  maxPerRequest: {
+    schema: int(1, 200).default(200),
+    env: 'SMSDROP_MAX_PER_REQUEST',
+    doc: 'Numbers per request, 1 to 200.',
+  },
+  reqId: {
+    schema: onOff.default(true),
+    env: 'SMSDROP_REQ_ID',
+    doc: 'on/off: send a stable reqId per batch so a retry after an ambiguous outcome cannot send twice.',
+  },
+  caFile: {
+    schema: optionalText,
+    env: 'SMSDROP_CA_FILE',
+    doc: 'Extra CA certificate (PEM) to trust for HTTPS.',
+  },
+  dataDir: {
+    schema: z.string().min(1).default('./data'),
+    env: 'SMSDROP_DATA_DIR',
+    doc: 'Root of inbox/, processing/, done/, failed/, the journal and logs.',
+  },
+  timezone: {
+    schema: timeZone,
+    env: 'SMSDROP_TIMEZONE',
+    doc: 'IANA zone of the signing timestamp. Unset: the host local zone.',
+  },
+  connectTimeoutMs: {
+    schema: int(100, 600_000).default(5_000),
+    env: 'SMSDROP_CONNECT_TIMEOUT_MS',
+    doc: 'TCP/TLS connect timeout. A request that times out here was never sent.',
+  },
+  responseTimeoutMs: {
+    schema: int(100, 3_600_000).default(30_000),
+    env: 'SMSDROP_RESPONSE_TIMEOUT_MS',
+    doc: 'Time allowed for the answer once the request is written. Past it the batch is in doubt.',
+  },
+  requestsPerSecond: {
+    schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0),
+    env: 'SMSDROP_REQUESTS_PER_SECOND',
+    doc: 'Requests started per second at most; 0 means no limit beyond concurrency.',
+  },
+  messagesPerSecond: {
+    schema: z.coerce.number().min(0, 'expected 0 (no limit) or a positive number').default(0),
+    env: 'SMSDROP_MESSAGES_PER_SECOND',
+    doc: 'Numbers sent to per second at most (a request of n numbers counts n); 0 means no limit.',
+  },
+  messageWindow: {
+    schema: messageWindow,
+    env: 'SMSDROP_MESSAGE_WINDOW',
+    doc: 'At most N numbers in requests started within any span of the given length, N/DURATION (e.g. 10000/1h, 500/10m; s, m, h or d). Unset: no limit.',
+  },
+  maxAttempts: {
+    schema: int(1, 100).default(6),
+    env: 'SMSDROP_MAX_ATTEMPTS',
+    doc: 'Attempts per batch for transient and not-sent outcomes before it is failed.',
+  },
+  retryBaseMs: {
+    schema: int(0, 3_600_000).default(500),
+    env: 'SMSDROP_RETRY_BASE_MS',
+    doc: 'First retry delay; doubles each attempt, with jitter.',
+  },
+  retryMaxMs: {
+    schema: int(0, 3_600_000).default(60_000),
+    env: 'SMSDROP_RETRY_MAX_MS',
+    doc: 'Largest retry delay.',
+  },
+  rateLimitDelayMs: {
+    schema: int(0, 86_400_000).default(300_000),
+    env: 'SMSDROP_RATE_LIMIT_DELAY_MS',
+    doc: 'Delay before resending a batch the provider rate-limited.',
+  },
+  rateLimitMaxDeferrals: {
+    schema: int(0, 100).default(2),
+    env: 'SMSDROP_RATE_LIMIT_MAX_DEFERRALS',
+    doc: 'Rate-limit deferrals per batch before it is failed with the code.',
+  },
+  sendWindow: {
+    schema: sendWindow,
+    env: 'SMSDROP_SEND_WINDOW',
+    doc: 'Hours in which requests may start, HH:MM-HH:MM (e.g. 08:00-22:00; 22:00-06:00 spans midnight), in sendWindowZone. Unset: any hour.',
+  },
+  sendWindowZone: {
+    schema: z.preprocess(blankAsUnset, ianaZone.default('Asia/Shanghai')),
+    env: 'SMSDROP_SEND_WINDOW_ZONE',
+    doc: "IANA zone of the sending window's hours (the recipients' clock).",
+  },
+  pauseAfterFailures: {
+    schema: int(0, 100_000).default(20),
+    env: 'SMSDROP_PAUSE_AFTER_FAILURES',
+    doc: 'Requests in a row with no answer from the provider (not sent, in doubt, transient error) that pause sending as for an account problem, so an outage does not use up every batch; 0 = never.',
+  },
+  sendDuringIntake: {
+    schema: onOff.default(true),
+    env: 'SMSDROP_SEND_DURING_INTAKE',
+    doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.',
+  },
+  repeatWindow: {
+    schema: repeatWindow,
+    env: 'SMSDROP_REPEAT_WINDOW',
+    doc: "How long a message another file sent to a number keeps a new file's row with the same message and number from sending it again (Excel's re-save of a sent list, a list dropped again with rows added), e.g. 24h, 7d, 90m, or off. `send --resend` sends anyway.",
+  },
+  allowInternational: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_ALLOW_INTERNATIONAL',
+    doc: 'on/off: accept international numbers (+CC or 00CC), sent as 00...',
+  },
+  maxValueChars: {
+    schema: int(1, 100_000).default(500),
+    env: 'SMSDROP_MAX_VALUE_CHARS',
+    doc: 'Characters one template value may hold at most; a longer value makes its row invalid (a whole long message is a few hundred characters).',
+  },
+  resumeWithin: {
+    schema: resumeWithin,
+    env: 'SMSDROP_RESUME_WITHIN',
+    doc: 'Daemon: a file whose sending stopped part-way (a stop, a crash, an account pause) resumes on its own only this long after its last accepted request or its last taking from inbox/, whichever is later (at least as long as the sending and message windows can make it wait), e.g. 24h, 7d, 90m, or off. Later, it goes to failed/ with a note instead of reaching people by surprise; dropped into inbox/ again, it sends the rest.',
+  },
+  keep: {
+    schema: keep,
+    env: 'SMSDROP_KEEP',
+    doc: "How long a file's rows (its numbers and values), its attempts and its files in done/ and failed/ are kept after it ended (done or refused), e.g. 90d, 30d, 12h, or off (keep everything). Older ones are pruned: one line per file stays (name, sha256, counts, dates), so `report` lists it and the same bytes dropped again are still not sent. At least as long as SMSDROP_REPEAT_WINDOW and SMSDROP_RESUME_WITHIN (unless off): start-up stops otherwise (E_CONFIG_KEEP). The daemon prunes at start and once a day; `smsdrop prune` does it by hand.",
+  },
+  pauseCooldownMs: {
+    schema: int(1_000, 86_400_000).default(300_000),
+    env: 'SMSDROP_PAUSE_COOLDOWN_MS',
+    doc: 'Daemon: after an account-fatal answer, wait this long before trying to send again.',
+  },
+  stabilityMs: {
+    schema: int(0, 600_000).default(2_000),
+    env: 'SMSDROP_STABILITY_MS',
+    doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).',
+  },
+  graceMs: {
+    schema: int(0, 600_000).default(30_000),
+    env: 'SMSDROP_GRACE_MS',
+    doc: 'Daemon: on SIGTERM/SIGINT, how long requests in flight may take to finish.',
+  },
+  maxFilesInProgress: {
+    schema: int(1, 64).default(2),
+    env: 'SMSDROP_MAX_FILES',
+    doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).',
+  },
+  journalSync: {
+    schema: z.enum(['normal', 'full']).default('normal'),
+    env: 'SMSDROP_JOURNAL_SYNC',
+    doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.',
+  },
+  logLevel: {
+    schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+    env: 'SMSDROP_LOG_LEVEL',
+    doc: 'Log level: error, warn, info or debug.',
+  },
+  logFormat: {
+    schema: z.enum(['text', 'json']).default('text'),
+    env: 'SMSDROP_LOG_FORMAT',
+    doc: 'Log lines on stderr: text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.',
+  },
+  templatesFile: {
+    schema: optionalText,
+    env: 'SMSDROP_TEMPLATES_FILE',
+    doc: 'JSON file of each template id\'s approved text, e.g. {"1": "【公司】您的验证码是{1}，{2}分钟内有效"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES).',
+  },
+  progressIntervalMs: {
+    schema: int(1_000, 3_600_000).default(10_000),
+    env: 'SMSDROP_PROGRESS_INTERVAL_MS',
+    doc: 'Daemon: how often a progress line is logged while sending.',
+  },
+  http: {
+    schema: httpAddress,
+    env: 'SMSDROP_HTTP',
+    doc: 'Daemon: HOST:PORT of the read-only dashboard (/), metrics (/metrics), health check (/healthz) and JSON API (/api/files); off: none. Port 0: any free port (the log says which). An address other than loopback needs SMSDROP_HTTP_TOKEN.',
+  },
+  httpToken: {
+    schema: idText,
+    env: 'SMSDROP_HTTP_TOKEN',
+    doc: 'Daemon: bearer token every HTTP request must carry (Authorization: Bearer TOKEN); required when SMSDROP_HTTP is not a loopback address. Never printed or logged.',
+  },
+  webhookUrl: {
+    schema: webhookUrls,
+    env: 'SMSDROP_WEBHOOK_URL',
+    doc: 'Daemon: URL(s), comma-separated, that get a POST for file.taken, file.finished, file.failed, file.late, sending.paused and sending.resumed. HTTPS (verified), or plain http to a loopback host. Their credentials and query are never printed.',
+  },
+  webhookSecret: {
+    schema: idText,
+    env: 'SMSDROP_WEBHOOK_SECRET',
+    doc: "Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of the body, hex); with dingtalk, the robot's signing secret. Required for the json format. Never printed or logged.",
+  },
+  webhookFormat: {
+    schema: z.enum(WEBHOOK_FORMATS).default('json'),
+    env: 'SMSDROP_WEBHOOK_FORMAT',
+    doc: "Daemon: json (smsdrop's own body, signed), wecom (a WeCom group robot's markdown message) or dingtalk (a DingTalk group robot's, its URL signed with the secret when one is set).",
+  },
 } as const;
 
 type Settings = typeof SETTINGS;
@@ -178,9 +365,11 @@ export function settingCode(key: ConfigKey): string {
 }
 
 const configSchema = z
-  .object(Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, s.schema])) as {
-    [K in keyof Settings]: Settings[K]['schema'];
-  })
+  .object(
+    Object.fromEntries(Object.entries(SETTINGS).map(([k, s]) => [k, s.schema])) as {
+      [K in keyof Settings]: Settings[K]['schema'];
+    },
+  )
   .strict();
 
 /** Values from the environment, by setting name. Only set variables are returned. */
@@ -198,16 +387,26 @@ function readJsonFile(file: string): ConfigOverrides {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError('E_CONFIG_FILE', `cannot read configuration file ${file}: ${(err as Error).message}`);
+    throw new ConfigError(
+      'E_CONFIG_FILE',
+      `cannot read configuration file ${file}: ${(err as Error).message}`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
     // Not V8's message: it quotes the text around the mistake, which may be the auth token.
-    throw new ConfigError('E_CONFIG_FILE', `configuration file ${file} is not valid JSON${jsonErrorPlace(text, err)}: check the quotes and commas there (values in double quotes)`);
+    throw new ConfigError(
+      'E_CONFIG_FILE',
+      `configuration file ${file} is not valid JSON${jsonErrorPlace(text, err)}: check the quotes and commas there (values in double quotes)`,
+    );
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError('E_CONFIG_FILE', `configuration file ${file} is not valid: expected a JSON object`);
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ConfigError(
+      'E_CONFIG_FILE',
+      `configuration file ${file} is not valid: expected a JSON object`,
+    );
   return parsed as ConfigOverrides;
 }
 
@@ -239,10 +438,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const layers: ConfigOverrides[] = [];
   const defaultFile = path.join(configDir, 'default.json');
   if (existsSync(defaultFile)) layers.push(readJsonFile(defaultFile));
-  const localFile = env.SMSDROP_CONFIG ? path.resolve(env.SMSDROP_CONFIG) : path.join(configDir, 'local.json');
+  const localFile = env.SMSDROP_CONFIG
+    ? path.resolve(env.SMSDROP_CONFIG)
+    : path.join(configDir, 'local.json');
   if (env.SMSDROP_CONFIG || existsSync(localFile)) layers.push(readJsonFile(localFile));
   layers.push(readEnvironment(env));
-  layers.push(Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)));
+  layers.push(
+    Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)),
+  );
   const merged: ConfigOverrides = Object.assign({}, ...layers);
   if (options.forReading) for (const key of PROVIDER_SETTINGS) delete merged[key];
   const config = validateConfig(merged);
@@ -270,7 +473,10 @@ export function validateConfig(merged: ConfigOverrides): Config {
     return `${where} = ${shown}: ${issue.message}`;
   });
   // One line, whatever the number of mistakes; the code is the first one's.
-  throw new ConfigError(issueCode(result.error.issues[0]), `invalid configuration: ${lines.join('; ')}`);
+  throw new ConfigError(
+    issueCode(result.error.issues[0]),
+    `invalid configuration: ${lines.join('; ')}`,
+  );
 }
 
 function issueCode(issue: z.ZodIssue | undefined): string {
@@ -283,7 +489,10 @@ function issueCode(issue: z.ZodIssue | undefined): string {
 function shownValue(key: string, merged: ConfigOverrides): string {
   if (key === 'authToken' || key === 'httpToken' || key === 'webhookSecret') return '(hidden)';
   if (key === 'baseUrl') return withoutUserInfo(merged.baseUrl);
-  if (key === 'webhookUrl') return typeof merged.webhookUrl === 'string' ? JSON.stringify(withoutSecrets(merged.webhookUrl)) : '(hidden)';
+  if (key === 'webhookUrl')
+    return typeof merged.webhookUrl === 'string'
+      ? JSON.stringify(withoutSecrets(merged.webhookUrl))
+      : '(hidden)';
   return JSON.stringify(merged[key as ConfigKey]);
 }
 
@@ -295,7 +504,11 @@ function shownValue(key: string, merged: ConfigOverrides): string {
  */
 function withoutUserInfo(value: unknown): string {
   if (typeof value !== 'string') return JSON.stringify(value);
-  return JSON.stringify(value.replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?.*@/is, '$1(hidden)@').replace(/[?#].*$/s, '?(hidden)'));
+  return JSON.stringify(
+    value
+      .replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?.*@/is, '$1(hidden)@')
+      .replace(/[?#].*$/s, '?(hidden)'),
+  );
 }
 
 /**
@@ -309,7 +522,8 @@ function checkCredentialsComplete(config: Config): void {
   const missing = keys.filter((k) => !config[k]);
   const given = [...keys, 'appId' as const].filter((k) => config[k]);
   if (missing.length === 0 || given.length === 0) return;
-  const names = (list: readonly ConfigKey[]) => list.map((k) => `${k} (${SETTINGS[k].env})`).join(', ');
+  const names = (list: readonly ConfigKey[]) =>
+    list.map((k) => `${k} (${SETTINGS[k].env})`).join(', ');
   throw new ConfigError(
     'E_CONFIG_CREDENTIALS',
     `invalid configuration: incomplete provider credentials: ${names(missing)} not set while ${names(given)} ${given.length === 1 ? 'is' : 'are'}; set all three of baseUrl, accountSid and authToken, or none of them and no appId to use the built-in simulator`,
@@ -317,7 +531,14 @@ function checkCredentialsComplete(config: Config): void {
 }
 
 /** Settings of the provider: a command that only reads the journal ignores them (see loadConfig's forReading). */
-export const PROVIDER_SETTINGS: readonly ConfigKey[] = ['baseUrl', 'accountSid', 'authToken', 'appId', 'templateId', 'caFile'];
+export const PROVIDER_SETTINGS: readonly ConfigKey[] = [
+  'baseUrl',
+  'accountSid',
+  'authToken',
+  'appId',
+  'templateId',
+  'caFile',
+];
 
 /** A window smaller than one full request would hold every full batch back for ever. */
 function checkWindowHoldsARequest(config: Config): void {
@@ -348,7 +569,11 @@ function checkKeepCoversWindows(config: Config): void {
 }
 
 /** Why `keep` (named `what`) is too short for the windows of `config`, or undefined when it is not. */
-export function keepProblem(config: Config, keep: Config['keep'], what: string): string | undefined {
+export function keepProblem(
+  config: Config,
+  keep: Config['keep'],
+  what: string,
+): string | undefined {
   if (keep.ms === 0) return undefined;
   const windows = (['repeatWindow', 'resumeWithin'] as const).filter((k) => config[k].ms > keep.ms);
   if (windows.length === 0) return undefined;

@@ -32,7 +32,10 @@ export const DEFAULT_TEMPLATES_FILE = 'templates.json';
  * The templates of `named` (the templatesFile setting: it must exist), else of
  * configDir/templates.json when there is one, else undefined (the feature is off).
  */
-export function loadTemplates(named: string | undefined, configDir: string): TemplateBook | undefined {
+export function loadTemplates(
+  named: string | undefined,
+  configDir: string,
+): TemplateBook | undefined {
   const file = named ? path.resolve(named) : path.join(configDir, DEFAULT_TEMPLATES_FILE);
   if (!named && !existsSync(file)) return undefined;
   let text: string;
@@ -40,7 +43,12 @@ export function loadTemplates(named: string | undefined, configDir: string): Tem
     text = readFileSync(file, 'utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new TemplatesFileError(file, e.code === 'ENOENT' ? 'no such file (SMSDROP_TEMPLATES_FILE names it)' : `cannot be read: ${e.code ?? e.message}`);
+    throw new TemplatesFileError(
+      file,
+      e.code === 'ENOENT'
+        ? 'no such file (SMSDROP_TEMPLATES_FILE names it)'
+        : `cannot be read: ${e.code ?? e.message}`,
+    );
   }
   return { file, byId: parseTemplates(file, text) };
 }
@@ -50,15 +58,29 @@ function parseTemplates(file: string, text: string): Map<string, Template> {
   try {
     parsed = JSON.parse(text.replace(/^\uFEFF/, '')); // Notepad saves UTF-8 with a BOM
   } catch {
-    throw new TemplatesFileError(file, 'not valid JSON: check the quotes and commas (an object of "template id": "approved text")');
+    throw new TemplatesFileError(
+      file,
+      'not valid JSON: check the quotes and commas (an object of "template id": "approved text")',
+    );
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new TemplatesFileError(file, 'expected a JSON object of "template id": "approved text", e.g. {"1": "【公司】您的验证码是{1}"}');
+    throw new TemplatesFileError(
+      file,
+      'expected a JSON object of "template id": "approved text", e.g. {"1": "【公司】您的验证码是{1}"}',
+    );
   }
   const byId = new Map<string, Template>();
   for (const [id, value] of Object.entries(parsed)) {
-    if (id.trim() === '' || id.trim() !== id) throw new TemplatesFileError(file, `template id ${JSON.stringify(id)} is empty or has spaces around it`);
-    if (typeof value !== 'string' || value.trim() === '') throw new TemplatesFileError(file, `template ${id}: expected its approved text as a non-empty string`);
+    if (id.trim() === '' || id.trim() !== id)
+      throw new TemplatesFileError(
+        file,
+        `template id ${JSON.stringify(id)} is empty or has spaces around it`,
+      );
+    if (typeof value !== 'string' || value.trim() === '')
+      throw new TemplatesFileError(
+        file,
+        `template ${id}: expected its approved text as a non-empty string`,
+      );
     byId.set(id, { text: value, values: placeholdersOf(value) });
   }
   return byId;
@@ -76,18 +98,29 @@ function placeholdersOf(text: string): number {
  * Why a row's values do not fill its template, if they do not: a template id the file does not
  * know, fewer values than its placeholders, or more (a value the message would not carry).
  */
-export function templateFillError(book: TemplateBook, templateId: string, values: number): string | undefined {
+export function templateFillError(
+  book: TemplateBook,
+  templateId: string,
+  values: number,
+): string | undefined {
   const template = book.byId.get(templateId);
   const name = path.basename(book.file);
-  if (!template) return `template ${templateId} is not in the templates file (${name}): add its approved text there, or correct the template id`;
+  if (!template)
+    return `template ${templateId} is not in the templates file (${name}): add its approved text there, or correct the template id`;
   if (values === template.values) return undefined;
-  const takes = template.values === 0 ? 'takes no values' : `takes ${template.values} value(s) ({1}..{${template.values}})`;
+  const takes =
+    template.values === 0
+      ? 'takes no values'
+      : `takes ${template.values} value(s) ({1}..{${template.values}})`;
   return `template ${templateId} ${takes} but the row gives ${values}: "${template.text}" (${name})`;
 }
 
 /** The message as the recipient reads it: the template text with {n} replaced by the n-th value. */
 export function render(template: Template, datas: readonly string[]): string {
-  return template.text.replace(PLACEHOLDER, (placeholder, n: string) => datas[Number(n) - 1] ?? placeholder);
+  return template.text.replace(
+    PLACEHOLDER,
+    (placeholder, n: string) => datas[Number(n) - 1] ?? placeholder,
+  );
 }
 
 /** Characters of a one-segment message, and of each segment of a longer one (the rest carries the joining header). */

@@ -20,7 +20,8 @@ function quoteCell(cell: string, digitsAsText: boolean): string {
  */
 export function csvLine(cells: readonly string[], digitsAsText = false): string {
   let line = '';
-  for (let i = 0; i < cells.length; i++) line += (i === 0 ? '' : ',') + quoteCell(cells[i] ?? '', digitsAsText);
+  for (let i = 0; i < cells.length; i++)
+    line += (i === 0 ? '' : ',') + quoteCell(cells[i] ?? '', digitsAsText);
   return line + '\r\n';
 }
 
@@ -40,9 +41,13 @@ export interface CsvWriter {
 }
 
 /** Creates (or truncates) file and writes the header line; rows follow with write(). */
-export function createCsvWriter(file: string, header: readonly string[], options: CsvWriterOptions = {}): CsvWriter {
+export function createCsvWriter(
+  file: string,
+  header: readonly string[],
+  options: CsvWriterOptions = {},
+): CsvWriter {
   const fd = openSync(file, 'w');
-  let pending = (options.bom ?? true ? '\uFEFF' : '') + csvLine(header);
+  let pending = ((options.bom ?? true) ? '\uFEFF' : '') + csvLine(header);
   let closing: Promise<void> | undefined;
 
   const flush = (): void => {
@@ -55,7 +60,7 @@ export function createCsvWriter(file: string, header: readonly string[], options
     if (written === size) return;
     // writeSync may write less than asked (rare on files, possible on pipes): finish the rest.
     const bytes = Buffer.from(text, 'utf8');
-    for (let done = written; done < bytes.length; ) done += writeSync(fd, bytes, done);
+    for (let done = written; done < bytes.length;) done += writeSync(fd, bytes, done);
   };
 
   const writeText = (text: string): void => {

@@ -5,7 +5,9 @@ import { configFor } from '../cli/common.js';
 export function registerRunCommand(program: Command): void {
   program
     .command('run')
-    .description('watch DATA_DIR/inbox/ and send every CSV dropped there; results in done/, refusals in failed/ (stop with SIGTERM or Ctrl-C)')
+    .description(
+      'watch DATA_DIR/inbox/ and send every CSV dropped there; results in done/, refusals in failed/ (stop with SIGTERM or Ctrl-C)',
+    )
     .action(async (_opts: unknown, command: Command) => {
       const config = configFor(command);
       // Loaded here, so the other commands do not carry the watcher.

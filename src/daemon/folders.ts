@@ -28,7 +28,8 @@ export function prepareFolders(dataDir: string): Folders {
     logs: path.resolve(logDirOf(root)),
   };
   // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line with its code.
-  for (const dir of Object.values(folders)) (dir === folders.logs ? checkLogDir : checkDataFolder)(dir);
+  for (const dir of Object.values(folders))
+    (dir === folders.logs ? checkLogDir : checkDataFolder)(dir);
   return folders;
 }
 
@@ -66,7 +67,8 @@ function numbered(name: string, n: number): string {
 export function freeName(name: string, dirs: string[]): string {
   for (let n = 1; ; n++) {
     const candidate = n === 1 ? name : numbered(name, n);
-    if (!namesOf(candidate).some((c) => dirs.some((dir) => existsSync(path.join(dir, c))))) return candidate;
+    if (!namesOf(candidate).some((c) => dirs.some((dir) => existsSync(path.join(dir, c)))))
+      return candidate;
   }
 }
 
@@ -80,7 +82,8 @@ export function moveExact(from: string, to: string): void {
     linkSync(from, to);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw err;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV')
+      throw err;
     if (existsSync(to)) throw Object.assign(new Error(`${to} exists`), { code: 'EEXIST' });
     renameSync(from, to);
     return;

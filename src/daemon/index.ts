@@ -27,7 +27,11 @@ import { schedulePruning } from '../retention/schedule.js';
 export async function runDaemon(config: Config): Promise<number> {
   checkDataDir(config.dataDir); // before its folders are made: a path under a file is one line, not a stack
   const folders = prepareFolders(config.dataDir);
-  const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: folders.logs });
+  const log = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    logDir: folders.logs,
+  });
   try {
     checkSurfaceSettings(config);
   } catch (err) {
@@ -40,7 +44,12 @@ export async function runDaemon(config: Config): Promise<number> {
       log,
       // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after runtime is set).
       windowEvents: {
-        onClosed: (closed) => recordPause(runtime, `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`, log),
+        onClosed: (closed) =>
+          recordPause(
+            runtime,
+            `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
+            log,
+          ),
         onOpened: () => recordPause(runtime, null, log),
       },
       onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
@@ -77,14 +86,34 @@ async function setupFailed(err: unknown, log: Logger): Promise<number> {
   return EXIT.usage;
 }
 
-async function serve(config: Config, folders: Folders, runtime: Runtime, log: Logger, surface: OperatorSurface): Promise<number> {
+async function serve(
+  config: Config,
+  folders: Folders,
+  runtime: Runtime,
+  log: Logger,
+  surface: OperatorSurface,
+): Promise<number> {
   const stopRequested = onStopSignal(runtime, log); // before any line a supervisor or test waits for
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
   recordWaiting(runtime, null, log);
-  const life: FileLife = { folders, ctx: runtime.context, log, active: new Map(), busy: new Map(), cooldown: pauseCooldown(config, runtime, log), fresh: new Set() };
-  const pool = createFilePool(config.maxFilesInProgress, (name) => handleFile(life, name), (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`));
-  const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [...life.active.values()]);
+  const life: FileLife = {
+    folders,
+    ctx: runtime.context,
+    log,
+    active: new Map(),
+    busy: new Map(),
+    cooldown: pauseCooldown(config, runtime, log),
+    fresh: new Set(),
+  };
+  const pool = createFilePool(
+    config.maxFilesInProgress,
+    (name) => handleFile(life, name),
+    (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`),
+  );
+  const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [
+    ...life.active.values(),
+  ]);
 
   // Files a previous run left in processing/ go first, then what waits in inbox/.
   for (const name of filesOldestFirst(folders.processing)) {
@@ -99,13 +128,22 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
       if (name) pool.add(name);
     },
     onTailWait: (file, ms) =>
-      log.info(`${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`, { event: 'file-tail-wait', dropped: path.basename(file) }),
+      log.info(
+        `${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`,
+        { event: 'file-tail-wait', dropped: path.basename(file) },
+      ),
     onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
     onNotAFile: (entry, what) =>
-      log.warn(`inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`, { event: 'inbox-not-a-file', entry: path.basename(entry) }),
+      log.warn(
+        `inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`,
+        { event: 'inbox-not-a-file', entry: path.basename(entry) },
+      ),
   });
   surface.setWatching(true);
-  if (!runtime.stop.signal.aborted) log.info(`watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`);
+  if (!runtime.stop.signal.aborted)
+    log.info(
+      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`,
+    );
 
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
   const pruning = schedulePruning(config, runtime, log);
@@ -120,7 +158,9 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
   await surface.close();
   recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
   if (!drained) {
-    log.warn(`grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`);
+    log.warn(
+      `grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`,
+    );
     return EXIT.incomplete;
   }
   stoppedCleanly.add(runtime);
@@ -131,8 +171,11 @@ async function serve(config: Config, folders: Folders, runtime: Runtime, log: Lo
 }
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
-  log.info(`smsdrop run: pid ${process.pid}, data directory ${folders.root}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`);
-  if (runtime.context.window) log.info(`requests start only within the sending window ${runtime.context.window.text}`);
+  log.info(
+    `smsdrop run: pid ${process.pid}, data directory ${folders.root}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`,
+  );
+  if (runtime.context.window)
+    log.info(`requests start only within the sending window ${runtime.context.window.text}`);
   // Without credentials nothing may look like a real send: say it at warn level, every start.
   if (runtime.provider.simulator) log.warn(`sending to ${runtime.provider.describe}`);
   else log.info(`sending to ${runtime.provider.describe}`);
@@ -150,7 +193,10 @@ function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
       if (stoppedCleanly.has(runtime)) return;
       if (runtime.stop.signal.aborted) {
         // (Once the log has ended, on the way out after a grace period ran over, nothing can be said.)
-        if (!log.writableEnded) log.warn(`${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`);
+        if (!log.writableEnded)
+          log.warn(
+            `${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`,
+          );
         process.exit(130);
       }
       resolve(signal);
@@ -162,8 +208,15 @@ function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
   });
 }
 
-async function drain(pool: FilePool, graceMs: number, signal: string, log: Logger): Promise<boolean> {
-  log.info(`${signal}: stopping; no new files or requests, waiting up to ${graceMs} ms for ${pool.running} file(s) in progress (${signal} again exits at once)`);
+async function drain(
+  pool: FilePool,
+  graceMs: number,
+  signal: string,
+  log: Logger,
+): Promise<boolean> {
+  log.info(
+    `${signal}: stopping; no new files or requests, waiting up to ${graceMs} ms for ${pool.running} file(s) in progress (${signal} again exits at once)`,
+  );
   const timeout = new AbortController();
   const idle = pool.onIdle().then(() => true);
   const expired = sleep(graceMs, false, { signal: timeout.signal }).catch(() => false);
@@ -188,7 +241,9 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
         `sending paused for the account: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
         { event: 'account-paused', reason },
       );
-      await sleep(config.pauseCooldownMs, undefined, { signal: runtime.stop.signal }).catch(() => {});
+      await sleep(config.pauseCooldownMs, undefined, { signal: runtime.stop.signal }).catch(
+        () => {},
+      );
       cooling = undefined;
       if (runtime.stop.signal.aborted) return;
       runtime.context.pause.resume();
@@ -219,7 +274,9 @@ function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): v
 async function closeLogger(log: Logger): Promise<void> {
   // Taken first: an ended logger no longer lists its transports. The rotating file transport
   // writes its last lines only when its own stream is closed, after the logger has finished.
-  const files = log.transports.filter((t) => 'logStream' in t && typeof (t as { close?: unknown }).close === 'function');
+  const files = log.transports.filter(
+    (t) => 'logStream' in t && typeof (t as { close?: unknown }).close === 'function',
+  );
   const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
   log.end();
   await Promise.race([finished, sleep(2_000)]);

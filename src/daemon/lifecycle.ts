@@ -13,9 +13,23 @@
 //   paused        stays in processing/, runs again after the account cooldown
 //   stopped       stays in processing/, resumes at the next start
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
-import { attemptsOf, type FileRecord, findLatestFile, lastProgressAt, noteTaken } from '../journal/files.js';
+import {
+  attemptsOf,
+  type FileRecord,
+  findLatestFile,
+  lastProgressAt,
+  noteTaken,
+} from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
@@ -23,7 +37,12 @@ import { EXCEL_ADVICE } from '../intake/index.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
-import { type FileRunResult, type PipelineContext, processFile, repeatsNote } from '../pipeline/index.js';
+import {
+  type FileRunResult,
+  type PipelineContext,
+  processFile,
+  repeatsNote,
+} from '../pipeline/index.js';
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
 import { errorCode, userError } from '../errors.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
@@ -54,21 +73,44 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
   const dropped = path.basename(inboxFile);
   try {
     if (!isCsvName(dropped)) {
-      const name = moveUnique(inboxFile, folders.failed, dropped, [folders.processing, folders.done]);
+      const name = moveUnique(inboxFile, folders.failed, dropped, [
+        folders.processing,
+        folders.done,
+      ]);
       const { code, reason, advice } = notCsvNote(dropped);
-      writeFileSync(path.join(folders.failed, `${stemOf(name)}.error.txt`), errorNote(dropped, `${code}: ${reason}`, advice));
-      log.warn(`failed ${dropped}: ${code}: ${reason}; moved to failed/${name}`, { event: 'file-failed', file: name, dropped, code });
+      writeFileSync(
+        path.join(folders.failed, `${stemOf(name)}.error.txt`),
+        errorNote(dropped, `${code}: ${reason}`, advice),
+      );
+      log.warn(`failed ${dropped}: ${code}: ${reason}; moved to failed/${name}`, {
+        event: 'file-failed',
+        file: name,
+        dropped,
+        code,
+      });
       noteEvent(life, 'file.failed', { name, status: 'failed' }, `${code}: ${reason}`);
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
     life.fresh.add(name);
-    log.info(`taken ${dropped}${name === dropped ? '' : ` as ${name}`}`, { event: 'file-taken', file: name, dropped });
+    log.info(`taken ${dropped}${name === dropped ? '' : ` as ${name}`}`, {
+      event: 'file-taken',
+      file: name,
+      dropped,
+    });
     return name;
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'ENOENT') log.warn(`${dropped} disappeared from inbox/ before it could be taken`, { event: 'file-vanished', dropped });
-    else log.error(`cannot take ${dropped}: ${describeError(err)}; it stays in inbox/ until the next start`, { event: 'file-failed', dropped });
+    if (e.code === 'ENOENT')
+      log.warn(`${dropped} disappeared from inbox/ before it could be taken`, {
+        event: 'file-vanished',
+        dropped,
+      });
+    else
+      log.error(
+        `cannot take ${dropped}: ${describeError(err)}; it stays in inbox/ until the next start`,
+        { event: 'file-failed', dropped },
+      );
     return undefined;
   }
 }
@@ -77,22 +119,34 @@ const EXCEL_NAME = /\.(xlsx|xlsm|xls)$/i;
 
 /** Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV, anything else renamed. */
 function notCsvNote(name: string): { code: string; reason: string; advice: string } {
-  if (EXCEL_NAME.test(name)) return { code: 'E_FILE_EXCEL', reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
-  return { code: 'E_FILE_NOT_CSV', reason: 'not a .csv file; only .csv files are sent', advice: 'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.' };
+  if (EXCEL_NAME.test(name))
+    return { code: 'E_FILE_EXCEL', reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
+  return {
+    code: 'E_FILE_NOT_CSV',
+    reason: 'not a .csv file; only .csv files are sent',
+    advice:
+      'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.',
+  };
 }
 
 /** Runs a file of processing/ through the pipeline and files it. Never throws. */
 export async function handleFile(life: FileLife, name: string): Promise<JobResult> {
   const file = path.join(life.folders.processing, name);
   if (!existsSync(file)) {
-    life.log.warn(`${name} disappeared from processing/ before it could be sent`, { event: 'file-vanished', file: name });
+    life.log.warn(`${name} disappeared from processing/ before it could be sent`, {
+      event: 'file-vanished',
+      file: name,
+    });
     return undefined;
   }
   const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it with the reason
   const sha256 = inspection?.sha256;
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {
-    life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, { event: 'file-waiting', file: name });
+    life.log.info(`${name}: same bytes as a file in progress; it waits for that one`, {
+      event: 'file-waiting',
+      file: name,
+    });
     return { again: other };
   }
   let release = () => {};
@@ -106,22 +160,50 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     if (fresh && sha256) noteTaken(life.ctx.db, sha256);
     const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
     if (late) {
-      await failFile(life, name, 'E_RESUME_LATE', late.reason, late.advice, late.requested ? late.fileId : undefined);
+      await failFile(
+        life,
+        name,
+        'E_RESUME_LATE',
+        late.reason,
+        late.advice,
+        late.requested ? late.fileId : undefined,
+      );
       noteEvent(life, 'file.late', late.fileId, late.reason);
       return undefined;
     }
-    const result = await processFile(life.ctx, file, { name, ...(inspection ? { inspection } : {}) });
+    const result = await processFile(life.ctx, file, {
+      name,
+      ...(inspection ? { inspection } : {}),
+    });
     return await settle(life, name, result);
   } catch (err) {
     if (errorCode(err) === 'E_JOURNAL_LOST') {
       // Not the file's fault: it stays in processing/, and the next start settles and resumes it.
-      life.log.warn(`${name}: stopped by a journal failure; it resumes at the next start`, { event: 'file-stopped', file: name });
+      life.log.warn(`${name}: stopped by a journal failure; it resumes at the next start`, {
+        event: 'file-stopped',
+        file: name,
+      });
       return undefined;
     }
     // One of smsdrop's errors (a full disk) keeps its code; anything else is a bug, said as such.
     const known = userError(err);
-    await failFile(life, name, known?.code ?? 'E_UNEXPECTED', known?.message ?? describeError(err), SENT_SOME);
-    noteEvent(life, 'file.failed', () => (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? { name, status: 'failed' }, known?.message ?? describeError(err));
+    await failFile(
+      life,
+      name,
+      known?.code ?? 'E_UNEXPECTED',
+      known?.message ?? describeError(err),
+      SENT_SOME,
+    );
+    noteEvent(
+      life,
+      'file.failed',
+      () =>
+        (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? {
+          name,
+          status: 'failed',
+        },
+      known?.message ?? describeError(err),
+    );
     return undefined;
   } finally {
     if (sha256) {
@@ -152,7 +234,8 @@ function lateResume(life: FileLife, sha256: string): LateResume | undefined {
   const { db, config } = life.ctx;
   if (config.resumeWithin.ms === 0) return undefined;
   const record = findLatestFile(db, sha256);
-  if (!record || (record.status !== FILE_STATUS.intake && record.status !== FILE_STATUS.sending)) return undefined;
+  if (!record || (record.status !== FILE_STATUS.intake && record.status !== FILE_STATUS.sending))
+    return undefined;
   const movedAt = Date.parse(lastProgressAt(db, record));
   const idleMs = Date.now() - movedAt;
   const limit = lateLimit(config);
@@ -174,10 +257,14 @@ function lateResume(life: FileLife, sha256: string): LateResume | undefined {
  * together): a wait the operator set up is no surprise.
  */
 export function lateLimit(config: FileLife['ctx']['config']): { ms: number; text: string } {
-  const plannedMs = (config.sendWindow ? closedMsPerDay(config.sendWindow) : 0) + (config.messageWindow?.ms ?? 0);
+  const plannedMs =
+    (config.sendWindow ? closedMsPerDay(config.sendWindow) : 0) + (config.messageWindow?.ms ?? 0);
   const setting = `SMSDROP_RESUME_WITHIN (${config.resumeWithin.text})`;
   if (plannedMs <= config.resumeWithin.ms) return { ms: config.resumeWithin.ms, text: setting };
-  return { ms: plannedMs, text: `${formatDuration(plannedMs / 1000)}, what the sending and message windows can make a file wait (more than ${setting})` };
+  return {
+    ms: plannedMs,
+    text: `${formatDuration(plannedMs / 1000)}, what the sending and message windows can make a file wait (more than ${setting})`,
+  };
 }
 
 async function settle(life: FileLife, name: string, result: FileRunResult): Promise<JobResult> {
@@ -189,23 +276,43 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
       return undefined;
     case 'already-sent':
       // The same path means this very drop finished before a crash kept it from being filed.
-      if (result.file && result.file.path === path.resolve(file) && result.file.name === name) await finishFile(life, name, result);
+      if (result.file && result.file.path === path.resolve(file) && result.file.name === name)
+        await finishFile(life, name, result);
       else await fileDuplicate(life, name, result.file!);
       return undefined;
     case 'refused': {
       // Refused after requests went out while it was read: say so, and who got them.
-      const sentId = result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
-      const advice = result.code === 'E_PROVIDER_CHANGED' ? PROVIDER_CHANGED : sentId === undefined ? NOTHING_SENT : SENT_SOME;
-      await failFile(life, name, result.code ?? 'E_FILE_UNREADABLE', result.reason ?? 'refused', advice, sentId);
+      const sentId =
+        result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
+      const advice =
+        result.code === 'E_PROVIDER_CHANGED'
+          ? PROVIDER_CHANGED
+          : sentId === undefined
+            ? NOTHING_SENT
+            : SENT_SOME;
+      await failFile(
+        life,
+        name,
+        result.code ?? 'E_FILE_UNREADABLE',
+        result.reason ?? 'refused',
+        advice,
+        sentId,
+      );
       // A refused record wrote its file.failed event with its status; a file never recorded (unreadable) did not.
       if (!result.file) noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
     }
     case 'paused':
-      log.warn(`${name}: sending paused (${result.reason}); ${result.counts.pending} rows wait in processing/ for the cooldown`, { event: 'file-paused', file: name, counts: result.counts });
+      log.warn(
+        `${name}: sending paused (${result.reason}); ${result.counts.pending} rows wait in processing/ for the cooldown`,
+        { event: 'file-paused', file: name, counts: result.counts },
+      );
       return { again: life.cooldown() };
     case 'stopped':
-      log.info(`${name}: stopped with ${result.counts.pending} rows not sent yet; it resumes at the next start`, { event: 'file-stopped', file: name, counts: result.counts });
+      log.info(
+        `${name}: stopped with ${result.counts.pending} rows not sent yet; it resumes at the next start`,
+        { event: 'file-stopped', file: name, counts: result.counts },
+      );
       return undefined;
     case 'planned':
       throw new Error('a dry run has no place in the daemon');
@@ -226,7 +333,12 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
     { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
   );
   const repeats = repeatsNote(c, life.ctx.config.repeatWindow, result.waiting);
-  if (repeats) life.log.warn(`${name}: ${repeats}`, { event: 'file-repeats', file: target, repeats: c.repeats });
+  if (repeats)
+    life.log.warn(`${name}: ${repeats}`, {
+      event: 'file-repeats',
+      file: target,
+      repeats: c.repeats,
+    });
   checkLateGrowth(life, target, result.file!.size);
 }
 
@@ -285,22 +397,35 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
     await writeResultCsv(db, original.id, dir, stem);
     await writeRejectedCsv(db, original.id, dir, stem);
   });
-  life.log.info(`duplicate ${name}: same bytes as ${original.name}, already sent (finished ${original.finished_at ?? '?'}); nothing sent -> done/${target}`, {
-    event: 'file-duplicate',
-    file: target,
-    duplicateOf: original.name,
-    sha256: original.sha256,
-  });
+  life.log.info(
+    `duplicate ${name}: same bytes as ${original.name}, already sent (finished ${original.finished_at ?? '?'}); nothing sent -> done/${target}`,
+    {
+      event: 'file-duplicate',
+      file: target,
+      duplicateOf: original.name,
+      sha256: original.sha256,
+    },
+  );
 }
 
 /**
  * A webhook event whose news is a move in the file system (to failed/), not a journal write:
  * written right after, in a transaction of its own. Never throws: the file is filed already.
  */
-function noteEvent(life: FileLife, event: WebhookEvent, file: number | FileAside | (() => number | FileAside), reason?: string): void {
+function noteEvent(
+  life: FileLife,
+  event: WebhookEvent,
+  file: number | FileAside | (() => number | FileAside),
+  reason?: string,
+): void {
   if (life.ctx.db.webhookTargets.length === 0) return;
   try {
-    recordEventNow(life.ctx.db, event, typeof file === 'function' ? file() : file, reason === undefined ? undefined : redactSecrets(reason));
+    recordEventNow(
+      life.ctx.db,
+      event,
+      typeof file === 'function' ? file() : file,
+      reason === undefined ? undefined : redactSecrets(reason),
+    );
   } catch (err) {
     life.log.warn(`cannot record the ${event} webhook event in the journal: ${describeError(err)}`);
   }
@@ -314,7 +439,14 @@ const SENT_SOME =
   'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
 
 /** Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never throws. */
-async function failFile(life: FileLife, name: string, code: string, reason: string, advice: string, resultsOf?: number): Promise<void> {
+async function failFile(
+  life: FileLife,
+  name: string,
+  code: string,
+  reason: string,
+  advice: string,
+  resultsOf?: number,
+): Promise<void> {
   const { log, folders } = life;
   const file = path.join(folders.processing, name);
   // The reason names the file where it was read (processing/); the note lies next to it elsewhere.
@@ -324,14 +456,24 @@ async function failFile(life: FileLife, name: string, code: string, reason: stri
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
       if (resultsOf !== undefined) await writeResultCsv(life.ctx.db, resultsOf, dir, stem);
     });
-    log.error(`failed ${name}: ${clean} -> failed/${target}`, { event: 'file-failed', file: target, code });
+    log.error(`failed ${name}: ${clean} -> failed/${target}`, {
+      event: 'file-failed',
+      file: target,
+      code,
+    });
   } catch (err) {
     // No room even for a note (full disk?): a rename needs none, so at least take it out of the way.
     try {
       const target = moveUnique(file, folders.failed, name, [folders.done]);
-      log.error(`failed ${name}: ${clean}; no ${stemOf(target)}.error.txt (${describeError(err)}) -> failed/${target}`, { event: 'file-failed', file: target, code });
+      log.error(
+        `failed ${name}: ${clean}; no ${stemOf(target)}.error.txt (${describeError(err)}) -> failed/${target}`,
+        { event: 'file-failed', file: target, code },
+      );
     } catch (moveErr) {
-      log.error(`failed ${name}: ${clean}; it stays in processing/ and is tried again at the next start (${describeError(moveErr)})`, { event: 'file-failed', file: name, code });
+      log.error(
+        `failed ${name}: ${clean}; it stays in processing/ and is tried again at the next start (${describeError(moveErr)})`,
+        { event: 'file-failed', file: name, code },
+      );
     }
   }
 }
@@ -340,7 +482,12 @@ async function failFile(life: FileLife, name: string, code: string, reason: stri
  * Writes a file's companions in a staging folder, moves them into `dir`, then moves the CSV; the
  * name is free in done/ and failed/ so a file and its results always match. Returns the name used.
  */
-async function publish(life: FileLife, name: string, dir: string, writeCompanions: (stagingDir: string, stem: string) => Promise<void>): Promise<string> {
+async function publish(
+  life: FileLife,
+  name: string,
+  dir: string,
+  writeCompanions: (stagingDir: string, stem: string) => Promise<void>,
+): Promise<string> {
   const { folders } = life;
   const target = freeName(name, [folders.done, folders.failed]);
   const staging = path.join(folders.processing, `.staging-${target}`);
@@ -348,7 +495,8 @@ async function publish(life: FileLife, name: string, dir: string, writeCompanion
   mkdirSync(staging);
   try {
     await writeCompanions(staging, stemOf(target));
-    for (const companion of readdirSync(staging)) renameSync(path.join(staging, companion), path.join(dir, companion));
+    for (const companion of readdirSync(staging))
+      renameSync(path.join(staging, companion), path.join(dir, companion));
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
@@ -363,7 +511,15 @@ async function publish(life: FileLife, name: string, dir: string, writeCompanion
 }
 
 function errorNote(name: string, reason: string, advice: string): string {
-  return [`${name}: not sent`, '', `reason: ${reason}`, `when:   ${new Date().toISOString()}`, '', advice, ''].join('\n');
+  return [
+    `${name}: not sent`,
+    '',
+    `reason: ${reason}`,
+    `when:   ${new Date().toISOString()}`,
+    '',
+    advice,
+    '',
+  ].join('\n');
 }
 
 function duplicateNote(name: string, original: FileRecord, stem: string): string {

@@ -15,7 +15,11 @@ export interface FilePool {
 }
 
 /** `run` should settle every error itself; one that escapes is handed to `onEscape`, never thrown. */
-export function createFilePool(max: number, run: (name: string) => Promise<JobResult>, onEscape: (name: string, err: unknown) => void): FilePool {
+export function createFilePool(
+  max: number,
+  run: (name: string) => Promise<JobResult>,
+  onEscape: (name: string, err: unknown) => void,
+): FilePool {
   const queue: string[] = [];
   /** Files coming back (after a pause or a wait) go before new ones, in the order they return. */
   const returning: string[] = [];
@@ -31,7 +35,8 @@ export function createFilePool(max: number, run: (name: string) => Promise<JobRe
   };
 
   const tryToStartAnother = () => {
-    while (!stopped && running < max && returning.length + queue.length > 0) void start((returning.shift() ?? queue.shift())!);
+    while (!stopped && running < max && returning.length + queue.length > 0)
+      void start((returning.shift() ?? queue.shift())!);
     notifyIfIdle();
   };
 
@@ -67,7 +72,9 @@ export function createFilePool(max: number, run: (name: string) => Promise<JobRe
       returning.length = 0;
     },
     onIdle() {
-      return running === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve));
+      return running === 0
+        ? Promise.resolve()
+        : new Promise((resolve) => idleWaiters.push(resolve));
     },
     get running() {
       return running;

@@ -11,7 +11,12 @@ export interface ProgressReporter {
 }
 
 /** `activeHashes`: sha256 of each file in progress, to count what is left of those files only. */
-export function startProgress(ctx: PipelineContext, log: Logger, intervalMs: number, activeHashes: () => string[]): ProgressReporter {
+export function startProgress(
+  ctx: PipelineContext,
+  log: Logger,
+  intervalMs: number,
+  activeHashes: () => string[],
+): ProgressReporter {
   let rowsDone = 0;
   let requests = 0;
   const previous = ctx.onBatchDone;
@@ -31,13 +36,16 @@ export function startProgress(ctx: PipelineContext, log: Logger, intervalMs: num
     const toGo = pendingRows(ctx.db, activeHashes());
     const requestsPerSecond = Math.round((sent / seconds) * 10) / 10;
     const etaSeconds = rowsPerSecond > 0 ? Math.ceil(toGo / rowsPerSecond) : undefined;
-    log.info(`progress: ${rowsDone} rows done, ${toGo} to go, ${requestsPerSecond} requests/s, ETA ${formatEta(etaSeconds)}`, {
-      event: 'progress',
-      rowsDone,
-      rowsToGo: toGo,
-      requestsPerSecond,
-      etaSeconds: etaSeconds ?? null,
-    });
+    log.info(
+      `progress: ${rowsDone} rows done, ${toGo} to go, ${requestsPerSecond} requests/s, ETA ${formatEta(etaSeconds)}`,
+      {
+        event: 'progress',
+        rowsDone,
+        rowsToGo: toGo,
+        requestsPerSecond,
+        etaSeconds: etaSeconds ?? null,
+      },
+    );
   };
   // A report must never take the daemon down: a failed tick is logged and the next one tries again.
   const safeTick = () => {

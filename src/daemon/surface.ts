@@ -34,19 +34,35 @@ function registerWebhookSecrets(text: string): void {
   for (const value of url.searchParams.values()) registerSecret(value);
 }
 
-export async function startOperatorSurface(config: Config, runtime: Runtime, log: Logger): Promise<OperatorSurface> {
+export async function startOperatorSurface(
+  config: Config,
+  runtime: Runtime,
+  log: Logger,
+): Promise<OperatorSurface> {
   const targets = webhookTargets(config.webhookUrl);
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
   runtime.db.webhookTargets = targets.map((t) => t.id);
   const { context } = runtime;
   const paused = () => context.pause.reason;
-  const metrics = createMetrics({ db: runtime.db, journalFile: journalPath(config.dataDir), paused });
+  const metrics = createMetrics({
+    db: runtime.db,
+    journalFile: journalPath(config.dataDir),
+    paused,
+  });
   context.client = metrics.timed(context.client);
   context.rateLimiter = metrics.counted(context.rateLimiter);
   let delivery: Deliverer | undefined;
   if (targets.length > 0) {
-    delivery = startDelivery({ db: runtime.db, targets, format: config.webhookFormat, secret: config.webhookSecret, log });
-    log.info(`webhook events go to ${targets.map((t) => t.shown).join(', ')} (${config.webhookFormat})`);
+    delivery = startDelivery({
+      db: runtime.db,
+      targets,
+      format: config.webhookFormat,
+      secret: config.webhookSecret,
+      log,
+    });
+    log.info(
+      `webhook events go to ${targets.map((t) => t.shown).join(', ')} (${config.webhookFormat})`,
+    );
   }
   let watching = false;
   let http: HttpSurface | undefined;
@@ -60,14 +76,22 @@ export async function startOperatorSurface(config: Config, runtime: Runtime, log
           dataDir: config.dataDir,
           token: config.httpToken,
           metrics,
-          health: { db: runtime.db, watching: () => watching, paused, webhooksFailing: () => delivery?.failing() ?? [] },
+          health: {
+            db: runtime.db,
+            watching: () => watching,
+            paused,
+            webhooksFailing: () => delivery?.failing() ?? [],
+          },
         },
       );
     } catch (err) {
       await delivery?.stop();
       throw err;
     }
-    log.info(`dashboard, metrics and health check on ${http.url}/ (/metrics, /healthz, /api/files)${config.httpToken ? '; a bearer token is required' : ''}`, { event: 'http-listening', url: http.url });
+    log.info(
+      `dashboard, metrics and health check on ${http.url}/ (/metrics, /healthz, /api/files)${config.httpToken ? '; a bearer token is required' : ''}`,
+      { event: 'http-listening', url: http.url },
+    );
   }
   return {
     setWatching: (on) => (watching = on),

@@ -38,7 +38,10 @@ interface Timing {
 export async function watchInbox(inbox: string, options: WatchOptions): Promise<InboxWatcher> {
   const root = path.resolve(inbox);
   // Under 100 ms the polling of awaitWriteFinish would not see a pause between writes.
-  const timing: Timing = { stabilityMs: Math.max(options.stabilityMs, 100), pollMs: Math.min(100, Math.max(options.stabilityMs / 4, 20)) };
+  const timing: Timing = {
+    stabilityMs: Math.max(options.stabilityMs, 100),
+    pollMs: Math.min(100, Math.max(options.stabilityMs / 4, 20)),
+  };
   const watcher: FSWatcher = watch(root, {
     depth: 0,
     ignoreInitial: false,
@@ -57,7 +60,9 @@ export async function watchInbox(inbox: string, options: WatchOptions): Promise<
       if (!closed) options.onFile(abs);
     });
   });
-  watcher.on('error', (err) => options.onError(err instanceof Error ? err : new Error(String(err))));
+  watcher.on('error', (err) =>
+    options.onError(err instanceof Error ? err : new Error(String(err))),
+  );
   const notAFile = notAFileTeller(root, options.onNotAFile);
   watcher.on('addDir', (dir) => notAFile.folder(path.resolve(dir)));
   watcher.on('raw', () => notAFile.lookForBrokenLinks());
@@ -122,7 +127,12 @@ export const TAIL_WAIT_FACTOR = 4;
  * Resolves once the file has not changed for TAIL_WAIT_FACTOR x stabilityMs, or for stabilityMs
  * once it ends with a line break (it may have grown again: stable again first), or is gone.
  */
-async function settledTail(file: string, { stabilityMs, pollMs }: Timing, options: WatchOptions, isClosed: () => boolean): Promise<void> {
+async function settledTail(
+  file: string,
+  { stabilityMs, pollMs }: Timing,
+  options: WatchOptions,
+  isClosed: () => boolean,
+): Promise<void> {
   let last = tailOf(file);
   if (last === undefined || last.complete) return;
   const waitMs = stabilityMs * TAIL_WAIT_FACTOR;

@@ -18,7 +18,8 @@ export function parseHttpAddress(text: string): HttpAddress | string {
   if (written.toLowerCase() === 'off') return { text: 'off' };
   const match = /^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):(\d{1,5})$/.exec(written);
   const port = Number(match?.[2]);
-  if (!match || port > 65_535) return 'expected HOST:PORT (such as 127.0.0.1:7070, [::1]:7070 or 0.0.0.0:7070; port 0: any free port), or off';
+  if (!match || port > 65_535)
+    return 'expected HOST:PORT (such as 127.0.0.1:7070, [::1]:7070 or 0.0.0.0:7070; port 0: any free port), or off';
   return { text: written, host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 

@@ -19,7 +19,10 @@ export function dashboardAssets(): Map<string, Asset> {
     ['/', { type: 'text/html; charset=utf-8', body: PAGE }],
     ['/assets/dashboard.js', { type: 'text/javascript; charset=utf-8', body: SCRIPT }],
     ['/assets/dashboard.css', { type: 'text/css; charset=utf-8', body: STYLE }],
-    ['/assets/uPlot.min.js', { type: 'text/javascript; charset=utf-8', body: uplot('uPlot.iife.min.js') }],
+    [
+      '/assets/uPlot.min.js',
+      { type: 'text/javascript; charset=utf-8', body: uplot('uPlot.iife.min.js') },
+    ],
     ['/assets/uPlot.min.css', { type: 'text/css; charset=utf-8', body: uplot('uPlot.min.css') }],
   ]);
 }

@@ -22,7 +22,11 @@ export interface Health {
 
 export function checkHealth(source: HealthSource): Health {
   const reasons: string[] = [];
-  const journal = !source.db.open ? 'closed' : journalLost(source.db) ? 'failed: it lost requests’ records (see the log)' : 'writable';
+  const journal = !source.db.open
+    ? 'closed'
+    : journalLost(source.db)
+      ? 'failed: it lost requests’ records (see the log)'
+      : 'writable';
   if (journal !== 'writable') reasons.push(`journal ${journal}`);
   const inbox = source.watching() ? 'watched' : 'not watched';
   if (inbox !== 'watched') reasons.push(`inbox ${inbox}`);
@@ -32,7 +36,12 @@ export function checkHealth(source: HealthSource): Health {
   reasons.push(...failing);
   return {
     ok: reasons.length === 0,
-    checks: { journal, inbox, sending: paused ? `paused: ${paused}` : 'on', webhooks: failing.length > 0 ? failing.join('; ') : 'ok' },
+    checks: {
+      journal,
+      inbox,
+      sending: paused ? `paused: ${paused}` : 'on',
+      webhooks: failing.length > 0 ? failing.join('; ') : 'ok',
+    },
     reasons,
   };
 }

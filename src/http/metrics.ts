@@ -5,7 +5,12 @@
 import { statSync } from 'node:fs';
 import client from 'prom-client';
 import type { Journal } from '../journal/open.js';
-import { filesByStatus, numbersByOutcome, requestsByOutcome, rowsByStatus } from '../journal/reads.js';
+import {
+  filesByStatus,
+  numbersByOutcome,
+  requestsByOutcome,
+  rowsByStatus,
+} from '../journal/reads.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { RateLimiter } from '../send/rate.js';
 
@@ -34,8 +39,16 @@ export function createMetrics(source: MetricsSource): DaemonMetrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const inFlight = new client.Gauge({ name: 'smsdrop_requests_in_flight', help: 'Requests sent and not answered yet.', registers: [registry] });
-  const waited = new client.Counter({ name: 'smsdrop_rate_limit_wait_seconds_total', help: 'Time requests waited on the rate limits (requests/messages per second, message window).', registers: [registry] });
+  const inFlight = new client.Gauge({
+    name: 'smsdrop_requests_in_flight',
+    help: 'Requests sent and not answered yet.',
+    registers: [registry],
+  });
+  const waited = new client.Counter({
+    name: 'smsdrop_rate_limit_wait_seconds_total',
+    help: 'Time requests waited on the rate limits (requests/messages per second, message window).',
+    registers: [registry],
+  });
   return {
     registry,
     timed: (provider) => ({
@@ -68,31 +81,63 @@ export function createMetrics(source: MetricsSource): DaemonMetrics {
 /** Gauges whose values are read from the journal when scraped. */
 function journalGauges(registry: client.Registry, source: MetricsSource): void {
   const { db } = source;
-  gauge(registry, 'smsdrop_numbers', 'Numbers with an outcome, by outcome and provider status code.', ['outcome', 'code'], (g) => {
-    for (const n of numbersByOutcome(db)) g.set({ outcome: n.outcome, code: n.code }, n.numbers);
-  });
-  gauge(registry, 'smsdrop_requests', 'Requests made to the provider, by outcome.', ['outcome'], (g) => {
-    for (const r of requestsByOutcome(db)) g.set({ outcome: r.outcome }, r.requests);
-  });
+  gauge(
+    registry,
+    'smsdrop_numbers',
+    'Numbers with an outcome, by outcome and provider status code.',
+    ['outcome', 'code'],
+    (g) => {
+      for (const n of numbersByOutcome(db)) g.set({ outcome: n.outcome, code: n.code }, n.numbers);
+    },
+  );
+  gauge(
+    registry,
+    'smsdrop_requests',
+    'Requests made to the provider, by outcome.',
+    ['outcome'],
+    (g) => {
+      for (const r of requestsByOutcome(db)) g.set({ outcome: r.outcome }, r.requests);
+    },
+  );
   gauge(registry, 'smsdrop_rows', 'Rows of every file, by status.', ['status'], (g) => {
     for (const [status, rows] of Object.entries(rowsByStatus(db))) g.set({ status }, rows);
   });
   gauge(registry, 'smsdrop_files', 'Files in the journal, by status.', ['status'], (g) => {
     for (const f of filesByStatus(db)) g.set({ status: f.status }, f.files);
   });
-  gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) => g.set(db.filesInProgress.size));
-  gauge(registry, 'smsdrop_paused', 'Sending paused (1) with the reason as a label, or not (0).', ['reason'], (g) => {
-    const reason = source.paused();
-    g.set({ reason: reason ?? '' }, reason ? 1 : 0);
-  });
-  gauge(registry, 'smsdrop_journal_bytes', "The journal's size on disk (its WAL included).", [], (g) => {
-    const size = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-    g.set(size(source.journalFile) + size(`${source.journalFile}-wal`));
-  });
+  gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) =>
+    g.set(db.filesInProgress.size),
+  );
+  gauge(
+    registry,
+    'smsdrop_paused',
+    'Sending paused (1) with the reason as a label, or not (0).',
+    ['reason'],
+    (g) => {
+      const reason = source.paused();
+      g.set({ reason: reason ?? '' }, reason ? 1 : 0);
+    },
+  );
+  gauge(
+    registry,
+    'smsdrop_journal_bytes',
+    "The journal's size on disk (its WAL included).",
+    [],
+    (g) => {
+      const size = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+      g.set(size(source.journalFile) + size(`${source.journalFile}-wal`));
+    },
+  );
 }
 
 /** A gauge set afresh at each scrape (reset first: a label that is gone does not linger). */
-function gauge(registry: client.Registry, name: string, help: string, labelNames: string[], fill: (g: client.Gauge) => void): void {
+function gauge(
+  registry: client.Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  fill: (g: client.Gauge) => void,
+): void {
   new client.Gauge({
     name,
     help,

@@ -32,10 +32,15 @@ export interface HttpSurface {
 }
 
 /** Listens on `address`; an address in use or not this host's is an HttpSetupError. */
-export async function startHttpSurface(address: Required<HttpAddress>, source: SurfaceSource): Promise<HttpSurface> {
+export async function startHttpSurface(
+  address: Required<HttpAddress>,
+  source: SurfaceSource,
+): Promise<HttpSurface> {
   const assets = dashboardAssets();
   const server = createServer((req, res) => {
-    handle(req, res, source, assets).catch((err: unknown) => send(res, 500, 'text/plain', `error: ${(err as Error).message}\n`));
+    handle(req, res, source, assets).catch((err: unknown) =>
+      send(res, 500, 'text/plain', `error: ${(err as Error).message}\n`),
+    );
   });
   server.keepAliveTimeout = 5_000;
   await listen(server, address);
@@ -54,8 +59,18 @@ export async function startHttpSurface(address: Required<HttpAddress>, source: S
 function listen(server: Server, address: Required<HttpAddress>): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'is in use (another smsdrop daemon? set another port, or off)' : err.code === 'EADDRNOTAVAIL' ? 'is not an address of this host' : err.message;
-      reject(new HttpSetupError(err.code === 'EADDRINUSE' ? 'E_HTTP_ADDRESS_IN_USE' : 'E_CONFIG_HTTP', `SMSDROP_HTTP=${address.text}: ${why}`));
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'is in use (another smsdrop daemon? set another port, or off)'
+          : err.code === 'EADDRNOTAVAIL'
+            ? 'is not an address of this host'
+            : err.message;
+      reject(
+        new HttpSetupError(
+          err.code === 'EADDRINUSE' ? 'E_HTTP_ADDRESS_IN_USE' : 'E_CONFIG_HTTP',
+          `SMSDROP_HTTP=${address.text}: ${why}`,
+        ),
+      );
     });
     server.listen(address.port, address.host, () => resolve());
   });
@@ -63,7 +78,12 @@ function listen(server: Server, address: Required<HttpAddress>): Promise<void> {
 
 type Assets = ReturnType<typeof dashboardAssets>;
 
-async function handle(req: IncomingMessage, res: ServerResponse, source: SurfaceSource, assets: Assets): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  source: SurfaceSource,
+  assets: Assets,
+): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
     return send(res, 405, 'text/plain', 'read-only: only GET\n');
@@ -75,22 +95,46 @@ async function handle(req: IncomingMessage, res: ServerResponse, source: Surface
   if (asset) return send(res, 200, asset.type, asset.body);
   if (!authorized(req.headers.authorization, source.token)) {
     res.setHeader('WWW-Authenticate', 'Bearer');
-    return send(res, 401, 'text/plain', 'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n');
+    return send(
+      res,
+      401,
+      'text/plain',
+      'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n',
+    );
   }
   if (route === '/healthz') {
     const health = checkHealth(source.health);
     return sendJson(res, health.ok ? 200 : 503, health);
   }
-  if (route === '/metrics') return send(res, 200, source.metrics.registry.contentType, await source.metrics.registry.metrics());
-  if (route === '/api/status') return sendJson(res, 200, { ...overview(source.db, source.dataDir), health: checkHealth(source.health) });
-  if (route === '/api/files') return sendJson(res, 200, { files: fileViews(source.db, overview(source.db, source.dataDir).status) });
+  if (route === '/metrics')
+    return send(
+      res,
+      200,
+      source.metrics.registry.contentType,
+      await source.metrics.registry.metrics(),
+    );
+  if (route === '/api/status')
+    return sendJson(res, 200, {
+      ...overview(source.db, source.dataDir),
+      health: checkHealth(source.health),
+    });
+  if (route === '/api/files')
+    return sendJson(res, 200, {
+      files: fileViews(source.db, overview(source.db, source.dataDir).status),
+    });
   const one = /^\/api\/files\/(\d+)$/.exec(route);
   if (one) {
     const view = fileView(source.db, Number(one[1]), overview(source.db, source.dataDir).status);
     return view ? sendJson(res, 200, view) : sendJson(res, 404, { error: `no file ${one[1]}` });
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);
-  if (download) return sendResultFile(res, source.db, Number(download[1]), download[2] as 'result' | 'rejected');
+  if (download)
+    return sendResultFile(
+      res,
+      source.db,
+      Number(download[1]),
+      download[2] as 'result' | 'rejected',
+    );
   return send(res, 404, 'text/plain', 'not found\n');
 }
 
@@ -99,18 +143,44 @@ async function handle(req: IncomingMessage, res: ServerResponse, source: Surface
  * it runs, its result file is being written ahead (resultFiles.ts spoolResults) and is not to be
  * taken from under it.
  */
-async function sendResultFile(res: ServerResponse, db: Journal, id: number, which: 'result' | 'rejected'): Promise<void> {
+async function sendResultFile(
+  res: ServerResponse,
+  db: Journal,
+  id: number,
+  which: 'result' | 'rejected',
+): Promise<void> {
   const file = getFile(db, id);
   if (!file) return send(res, 404, 'text/plain', `no file ${id}\n`);
-  const over = (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) && !db.filesInProgress.has(id) && !db.spools.completed.has(id);
-  if (!over) return send(res, 409, 'text/plain', `${file.name} is still ${file.status}: its ${which} file is ready once it is over\n`);
+  const over =
+    (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
+    !db.filesInProgress.has(id) &&
+    !db.spools.completed.has(id);
+  if (!over)
+    return send(
+      res,
+      409,
+      'text/plain',
+      `${file.name} is still ${file.status}: its ${which} file is ready once it is over\n`,
+    );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-download-'));
   const stem = file.name.replace(/\.csv$/i, '');
   try {
-    const written = which === 'result' ? await writeResultCsv(db, id, dir, stem) : await writeRejectedCsv(db, id, dir, stem);
+    const written =
+      which === 'result'
+        ? await writeResultCsv(db, id, dir, stem)
+        : await writeRejectedCsv(db, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
-    res.writeHead(200, { 'Content-Type': 'text/csv; charset=utf-8', 'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(path.basename(written))}` });
-    await new Promise<void>((resolve, reject) => createReadStream(written).on('error', reject).pipe(res).on('finish', resolve).on('error', reject));
+    res.writeHead(200, {
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(path.basename(written))}`,
+    });
+    await new Promise<void>((resolve, reject) =>
+      createReadStream(written)
+        .on('error', reject)
+        .pipe(res)
+        .on('finish', resolve)
+        .on('error', reject),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -125,6 +195,10 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
     res.destroy();
     return;
   }
-  res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+  res.writeHead(status, {
+    'Content-Type': type,
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+  });
   res.end(body);
 }

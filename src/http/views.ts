@@ -4,7 +4,13 @@
 import type { Journal } from '../journal/open.js';
 import { getFile } from '../journal/files.js';
 import { listFiles, sendRateByMinute } from '../journal/reads.js';
-import { adviceFor, type FailureLine, type FileLine, type FileReport, fileReport } from '../report/summary.js';
+import {
+  adviceFor,
+  type FailureLine,
+  type FileLine,
+  type FileReport,
+  fileReport,
+} from '../report/summary.js';
 import { type FileProgress, readStatus, type StatusReport } from '../report/status.js';
 import { failureCounts } from '../journal/reads.js';
 
@@ -26,25 +32,51 @@ export function fileViews(db: Journal, status: StatusReport): FileView[] {
   return listFiles(db)
     .slice(-MOST_FILES)
     .reverse()
-    .map((line) => ({ ...line, ...progressOf(line, live.get(line.id)), failures: failuresOf(db, line.id) }));
+    .map((line) => ({
+      ...line,
+      ...progressOf(line, live.get(line.id)),
+      failures: failuresOf(db, line.id),
+    }));
 }
 
 /** One file as `smsdrop report FILE --format json` has it, with progress; undefined when there is none. */
-export function fileView(db: Journal, id: number, status: StatusReport): (FileReport & Progress) | undefined {
+export function fileView(
+  db: Journal,
+  id: number,
+  status: StatusReport,
+): (FileReport & Progress) | undefined {
   if (!getFile(db, id)) return undefined;
   const report = fileReport(db, id);
-  return { ...report, ...progressOf(report, status.files.find((f) => f.id === id)) };
+  return {
+    ...report,
+    ...progressOf(
+      report,
+      status.files.find((f) => f.id === id),
+    ),
+  };
 }
 
 function progressOf(line: FileLine, live: FileProgress | undefined): Progress {
-  if (live) return { progress: live.progress, eta_seconds: live.eta_seconds, rows_per_second: live.rows_per_second };
+  if (live)
+    return {
+      progress: live.progress,
+      eta_seconds: live.eta_seconds,
+      rows_per_second: live.rows_per_second,
+    };
   const sendable = line.rows - line.invalid - line.duplicates;
   const settled = line.accepted + line.failed + line.unknown;
-  return { progress: sendable > 0 ? Math.round((settled / sendable) * 10_000) / 10_000 : 1, eta_seconds: null, rows_per_second: null };
+  return {
+    progress: sendable > 0 ? Math.round((settled / sendable) * 10_000) / 10_000 : 1,
+    eta_seconds: null,
+    rows_per_second: null,
+  };
 }
 
 function failuresOf(db: Journal, fileId: number): FailureLine[] {
-  return failureCounts(db, fileId).map((l) => ({ ...l, ...adviceFor(l.status, l.status_code, fileId) }));
+  return failureCounts(db, fileId).map((l) => ({
+    ...l,
+    ...adviceFor(l.status, l.status_code, fileId),
+  }));
 }
 
 export interface Overview {
@@ -54,5 +86,8 @@ export interface Overview {
 }
 
 export function overview(db: Journal, dataDir: string, now = Date.now()): Overview {
-  return { status: readStatus(db, dataDir, now), rate: sendRateByMinute(db, new Date(now - 3_600_000).toISOString()) };
+  return {
+    status: readStatus(db, dataDir, now),
+    rate: sendRateByMinute(db, new Date(now - 3_600_000).toISOString()),
+  };
 }

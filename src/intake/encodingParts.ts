@@ -106,7 +106,17 @@ interface LineState {
 }
 
 function freshLine(): LineState {
-  return { high: false, need: 0, long: false, longSeqs: 0, invalid: 0, gbStep: 0, gbLead: 0, gbValid: true, outsideGb2312: false };
+  return {
+    high: false,
+    need: 0,
+    long: false,
+    longSeqs: 0,
+    invalid: 0,
+    gbStep: 0,
+    gbLead: 0,
+    gbValid: true,
+    outsideGb2312: false,
+  };
 }
 
 function resetLine(s: LineState): void {
@@ -162,20 +172,27 @@ function classify(s: LineState): LineEncoding | undefined {
   if (!s.high) return undefined;
   const utf8Invalid = s.invalid + (s.need > 0 ? 1 : 0);
   const gbValid = s.gbValid && s.gbStep === 0;
-  if (utf8Invalid === 0) return s.longSeqs > 0 && (!gbValid || s.outsideGb2312) ? 'utf-8' : undefined;
+  if (utf8Invalid === 0)
+    return s.longSeqs > 0 && (!gbValid || s.outsideGb2312) ? 'utf-8' : undefined;
   if (s.longSeqs >= UTF8_PER_STRAY * utf8Invalid) return 'utf-8';
   return gbValid ? 'gb18030' : undefined;
 }
 
 /** "UTF-8 at lines 1-11, GB18030 at lines 12-21": the parts of a file of two encodings. */
 export function describeParts(parts: readonly EncodingPart[], partCount: number): string {
-  const named = parts.map((p) => `${p.encoding === 'utf-8' ? 'UTF-8' : 'GB18030'} ${p.firstLine === p.lastLine ? `at line ${p.firstLine}` : `from line ${p.firstLine} to ${p.lastLine}`}`);
+  const named = parts.map(
+    (p) =>
+      `${p.encoding === 'utf-8' ? 'UTF-8' : 'GB18030'} ${p.firstLine === p.lastLine ? `at line ${p.firstLine}` : `from line ${p.firstLine} to ${p.lastLine}`}`,
+  );
   const more = partCount > parts.length ? `, and ${partCount - parts.length} more part(s)` : '';
   return named.join(', ') + more;
 }
 
 /** The refusal of a file whose lines are in two encodings: where each part starts, and the fix. */
-export function mixedEncodingRefusal(file: string, mixed: { parts: readonly EncodingPart[]; partCount: number }): FileRefusedError {
+export function mixedEncodingRefusal(
+  file: string,
+  mixed: { parts: readonly EncodingPart[]; partCount: number },
+): FileRefusedError {
   const why =
     `the file joins text in two encodings: ${describeParts(mixed.parts, mixed.partCount)}; ` +
     'read in either, the other part would be sent garbled, so nothing is sent. Open it in Excel (or an editor), save it again as CSV UTF-8 and drop it again ' +

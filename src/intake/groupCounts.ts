@@ -104,7 +104,12 @@ export class GroupCounts {
 
   /** Once both headers are known: counts made under another header than intake read say nothing. */
   #distrustOtherHeader(): void {
-    if (this.#headerRead && this.#headerCounted && !sameCells(this.#headerRead, this.#headerCounted)) this.distrust();
+    if (
+      this.#headerRead &&
+      this.#headerCounted &&
+      !sameCells(this.#headerRead, this.#headerCounted)
+    )
+      this.distrust();
   }
 
   /** The counts say nothing any more (another header, another file). */
@@ -142,7 +147,10 @@ export class GroupCounts {
     const result = await new Promise<CountResult>((resolve) => {
       const job: CountJob = { file, options: plain, slots: this.#left };
       // A thread that cannot start (no memory for one, say) means no counts, never a failed intake.
-      const worker = (this.#worker = startWorker(import.meta.url, 'countWorker', { workerData: job, resourceLimits: COUNT_THREAD_LIMITS }));
+      const worker = (this.#worker = startWorker(import.meta.url, 'countWorker', {
+        workerData: job,
+        resourceLimits: COUNT_THREAD_LIMITS,
+      }));
       worker.once('message', resolve);
       worker.once('error', () => resolve(undefined)); // out of memory, say: no counts
       worker.once('exit', () => resolve(undefined)); // stopped (after a message, this changes nothing)
@@ -172,7 +180,8 @@ export function countRows({ file, options, slots }: CountJob): CountResult {
     }
     const { appId, templateId } = idsOf(cells, shape);
     // Rows without both ids have no group (intake refuses them before grouping).
-    if (appId !== undefined && templateId !== undefined) Atomics.add(slots, GroupCounts.slotOf(appId, templateId, datasOf(cells, shape)), 1);
+    if (appId !== undefined && templateId !== undefined)
+      Atomics.add(slots, GroupCounts.slotOf(appId, templateId, datasOf(cells, shape)), 1);
   };
   let bytesRead: number;
   try {
@@ -181,7 +190,8 @@ export function countRows({ file, options, slots }: CountJob): CountResult {
     return undefined; // unreadable: intake finds the problem itself
   }
   // Fewer bytes than inspected: the file shrank or was rewritten; intake will find out.
-  if (shape === undefined || (options.bytes !== undefined && bytesRead !== options.bytes)) return undefined;
+  if (shape === undefined || (options.bytes !== undefined && bytesRead !== options.bytes))
+    return undefined;
   return { header: [...shape.map.header] };
 }
 
@@ -198,14 +208,21 @@ function sameCells(a: readonly string[], b: readonly string[]): boolean {
  * The complete counts of a file, before any row is read (undefined when they cannot be made: no
  * usable header, an unreadable file). Intake itself starts the count and reads on (GroupCounts.start).
  */
-export async function countGroups(file: string, options: IntakeOptions): Promise<GroupCounts | undefined> {
+export async function countGroups(
+  file: string,
+  options: IntakeOptions,
+): Promise<GroupCounts | undefined> {
   const counts = GroupCounts.start(file, options);
   await counts.done;
   return counts.ready ? counts : undefined;
 }
 
 /** Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the bytes read. */
-function forEachRecord(file: string, options: Omit<IntakeOptions, 'onHeader'>, each: (record: string) => void): number {
+function forEachRecord(
+  file: string,
+  options: Omit<IntakeOptions, 'onHeader'>,
+  each: (record: string) => void,
+): number {
   const decoder = new TextDecoder(options.encoding);
   let carry = '';
   let first = true;
@@ -223,7 +240,8 @@ function forEachRecord(file: string, options: Omit<IntakeOptions, 'onHeader'>, e
     if (end === 0) return;
     const lines = text.slice(0, end);
     // Splitting at one character is much quicker than at a pattern, and most files have no CR.
-    for (const record of lines.indexOf('\r') === -1 ? lines.split('\n') : lines.split(LINE_BREAK)) each(record);
+    for (const record of lines.indexOf('\r') === -1 ? lines.split('\n') : lines.split(LINE_BREAK))
+      each(record);
   };
   const limit = options.bytes ?? Number.POSITIVE_INFINITY;
   const buffer = Buffer.allocUnsafe(READ_SIZE);

@@ -34,7 +34,9 @@ const ROLE_ALIASES: Record<Role, string[]> = {
   appId: ['appid', 'app', '应用id'],
 };
 const ROLE_OF = new Map<string, Role>(
-  Object.entries(ROLE_ALIASES).flatMap(([role, names]) => names.map((n) => [n, role as Role] as const)),
+  Object.entries(ROLE_ALIASES).flatMap(([role, names]) =>
+    names.map((n) => [n, role as Role] as const),
+  ),
 );
 const ROLE_LABEL: Record<Role, string> = { phone: 'phone', templateId: 'template', appId: 'app' };
 
@@ -50,10 +52,15 @@ function refuse(message: string, code: RefusalCode): never {
   throw new FileRefusedError(code, '', message, 1);
 }
 
-const quoted = (header: string[], columns: number[]): string => columns.map((i) => `"${header[i]}"`).join(' and ');
+const quoted = (header: string[], columns: number[]): string =>
+  columns.map((i) => `"${header[i]}"`).join(' and ');
 
 function singleColumn(header: string[], role: Role, columns: number[]): number | undefined {
-  if (columns.length > 1) refuse(`two ${ROLE_LABEL[role]} columns (${quoted(header, columns)}): keep one`, 'E_HEADER_TWO_COLUMNS');
+  if (columns.length > 1)
+    refuse(
+      `two ${ROLE_LABEL[role]} columns (${quoted(header, columns)}): keep one`,
+      'E_HEADER_TWO_COLUMNS',
+    );
   return columns[0];
 }
 
@@ -63,11 +70,18 @@ function valueColumns(header: string[], byNumber: Map<number, number[]>): number
   const highest = Math.max(0, ...byNumber.keys());
   for (let n = 1; n <= highest; n++) {
     const columns = byNumber.get(n) ?? [];
-    if (columns.length > 1) refuse(`two columns for template value ${n} (${quoted(header, columns)}): keep one`, 'E_HEADER_TWO_COLUMNS');
+    if (columns.length > 1)
+      refuse(
+        `two columns for template value ${n} (${quoted(header, columns)}): keep one`,
+        'E_HEADER_TWO_COLUMNS',
+      );
     const column = columns[0];
     if (column === undefined) {
       const found = [...byNumber.values()].flat().sort((a, b) => a - b);
-      refuse(`template value columns must be numbered from 1 without gaps; value ${n} is missing (found ${quoted(header, found)})`, 'E_HEADER_VALUE_COLUMNS');
+      refuse(
+        `template value columns must be numbered from 1 without gaps; value ${n} is missing (found ${quoted(header, found)})`,
+        'E_HEADER_VALUE_COLUMNS',
+      );
     }
     datas.push(column);
   }
@@ -91,8 +105,14 @@ function refuseNoPhone(header: string[]): never {
  */
 function otherSeparatorHint(header: string[]): string {
   if (header.length !== 1) return '';
-  const separator = header[0]!.includes('\t') ? 'tabs' : header[0]!.includes(';') ? 'semicolons' : undefined;
-  return separator ? ` (the header is one cell separated by ${separator}: save the file as CSV with commas, "CSV UTF-8" in Excel)` : '';
+  const separator = header[0]!.includes('\t')
+    ? 'tabs'
+    : header[0]!.includes(';')
+      ? 'semicolons'
+      : undefined;
+  return separator
+    ? ` (the header is one cell separated by ${separator}: save the file as CSV with commas, "CSV UTF-8" in Excel)`
+    : '';
 }
 
 /** Maps header cells to roles. Throws FileRefusedError (line 1, no file name) when ambiguous. */
@@ -109,7 +129,11 @@ export function mapHeader(header: string[]): ColumnMap {
     else if (BEYOND_COLUMN.test(name)) beyond.push(i);
     else if (value) {
       const n = Number(value[2]);
-      if (n === 0) refuse(`template value columns are numbered from 1 ("${cell}" is numbered 0)`, 'E_HEADER_VALUE_COLUMNS');
+      if (n === 0)
+        refuse(
+          `template value columns are numbered from 1 ("${cell}" is numbered 0)`,
+          'E_HEADER_VALUE_COLUMNS',
+        );
       byNumber.set(n, [...(byNumber.get(n) ?? []), i]);
     } else extras.push(i);
   });

@@ -15,7 +15,15 @@ import { unguardCell } from '../csvio/guard.js';
 import { FileRefusedError, type RefusalCode } from './errors.js';
 import { mapHeader } from './headers.js';
 import { openQuoteLine } from './quotes.js';
-import { buildRow, extraColumnNames, flagSwallowedRows, isBlankRecord, type IntakeOptions, type IntakeRow, type RowShape } from './row.js';
+import {
+  buildRow,
+  extraColumnNames,
+  flagSwallowedRows,
+  isBlankRecord,
+  type IntakeOptions,
+  type IntakeRow,
+  type RowShape,
+} from './row.js';
 
 export { FileRefusedError, type RefusalCode } from './errors.js';
 export { inspectFile, type FileInspection } from './inspect.js';
@@ -49,14 +57,31 @@ export const MAX_RECORD_CHARS = 1024 * 1024;
 export const TITLE_ROWS_AT_MOST = 5;
 
 /** What to do with an Excel workbook: CSV UTF-8 keeps Chinese text as it is. */
-export const EXCEL_ADVICE = 'this is an Excel workbook: save it as CSV UTF-8 (in Excel: File, Save As, "CSV UTF-8 (Comma delimited)") and drop the .csv file';
+export const EXCEL_ADVICE =
+  'this is an Excel workbook: save it as CSV UTF-8 (in Excel: File, Save As, "CSV UTF-8 (Comma delimited)") and drop the .csv file';
 
 /** File types people drop by mistake, told apart by their first bytes. */
 const WRONG_KINDS: Array<{ magic: number[]; reason: string; code: RefusalCode }> = [
-  { magic: [0x50, 0x4b, 0x03, 0x04], reason: `${EXCEL_ADVICE} (or it is another zip file, not CSV)`, code: 'E_FILE_EXCEL' },
-  { magic: [0xd0, 0xcf, 0x11, 0xe0], reason: `${EXCEL_ADVICE} (an old .xls workbook)`, code: 'E_FILE_EXCEL' },
-  { magic: [0xff, 0xfe], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8', code: 'E_FILE_UTF16' },
-  { magic: [0xfe, 0xff], reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8', code: 'E_FILE_UTF16' },
+  {
+    magic: [0x50, 0x4b, 0x03, 0x04],
+    reason: `${EXCEL_ADVICE} (or it is another zip file, not CSV)`,
+    code: 'E_FILE_EXCEL',
+  },
+  {
+    magic: [0xd0, 0xcf, 0x11, 0xe0],
+    reason: `${EXCEL_ADVICE} (an old .xls workbook)`,
+    code: 'E_FILE_EXCEL',
+  },
+  {
+    magic: [0xff, 0xfe],
+    reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8',
+    code: 'E_FILE_UTF16',
+  },
+  {
+    magic: [0xfe, 0xff],
+    reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8',
+    code: 'E_FILE_UTF16',
+  },
 ];
 
 /** Checks the file can be read and is not obviously something other than CSV text. */
@@ -71,9 +96,15 @@ async function sniffFile(file: string): Promise<void> {
       await handle.close();
     }
   } catch (err) {
-    throw new FileRefusedError('E_FILE_UNREADABLE', file, `cannot read the file: ${(err as Error).message}`);
+    throw new FileRefusedError(
+      'E_FILE_UNREADABLE',
+      file,
+      `cannot read the file: ${(err as Error).message}`,
+    );
   }
-  const wrong = WRONG_KINDS.find(({ magic }) => length >= magic.length && magic.every((b, i) => head[i] === b));
+  const wrong = WRONG_KINDS.find(
+    ({ magic }) => length >= magic.length && magic.every((b, i) => head[i] === b),
+  );
   if (wrong) throw new FileRefusedError(wrong.code, file, wrong.reason);
 }
 
@@ -90,7 +121,11 @@ function gb18030Decoder(): Transform {
   });
 }
 
-function openRecords(file: string, encoding: IntakeOptions['encoding'], bytes: number | undefined): Readable {
+function openRecords(
+  file: string,
+  encoding: IntakeOptions['encoding'],
+  bytes: number | undefined,
+): Readable {
   const parser = parse({
     bom: true,
     relax_column_count: true,
@@ -100,7 +135,10 @@ function openRecords(file: string, encoding: IntakeOptions['encoding'], bytes: n
     // Explicit, so a file mixing CRLF and LF (hand edits after an Excel export) still splits.
     record_delimiter: ['\r\n', '\n', '\r'],
   });
-  const source = createReadStream(file, { highWaterMark: READ_SIZE, ...(bytes ? { end: bytes - 1 } : {}) });
+  const source = createReadStream(file, {
+    highWaterMark: READ_SIZE,
+    ...(bytes ? { end: bytes - 1 } : {}),
+  });
   const streams = encoding === 'gb18030' ? [source, gb18030Decoder(), parser] : [source, parser];
   // Errors reach the consumer through the parser's iterator; the callback only keeps them from
   // being unhandled.
@@ -131,20 +169,34 @@ function extraLines(cells: readonly string[]): number {
   return extra;
 }
 
-function headerShape(file: string, cells: readonly string[], line: number, options: IntakeOptions): RowShape {
+function headerShape(
+  file: string,
+  cells: readonly string[],
+  line: number,
+  options: IntakeOptions,
+): RowShape {
   try {
     const map = mapHeader(cells.map(unguardCell));
     if (map.templateId === undefined && !options.defaultTemplateId) {
-      throw new FileRefusedError('E_NO_TEMPLATE_COLUMN', file, 'no template column (templateId, template, 模板, 模板ID or 模板编号) and no default templateId is set');
+      throw new FileRefusedError(
+        'E_NO_TEMPLATE_COLUMN',
+        file,
+        'no template column (templateId, template, 模板, 模板ID or 模板编号) and no default templateId is set',
+      );
     }
     if (map.appId === undefined && !options.defaultAppId) {
-      throw new FileRefusedError('E_NO_APP_COLUMN', file, 'no app column (appId, app or 应用ID) and no default appId is set');
+      throw new FileRefusedError(
+        'E_NO_APP_COLUMN',
+        file,
+        'no app column (appId, app or 应用ID) and no default appId is set',
+      );
     }
     const shape = { map, extraNames: extraColumnNames(map), options };
     options.onHeader?.(map, shape.extraNames);
     return shape;
   } catch (err) {
-    if (err instanceof FileRefusedError) throw new FileRefusedError(err.code, file, err.reason, line);
+    if (err instanceof FileRefusedError)
+      throw new FileRefusedError(err.code, file, err.reason, line);
     throw err;
   }
 }
@@ -159,7 +211,12 @@ class HeaderSearch {
   refusedFirst: FileRefusedError | undefined;
 
   /** The shape, or undefined for a title row; throws once the header cannot be further down. */
-  take(file: string, cells: readonly string[], line: number, options: IntakeOptions): RowShape | undefined {
+  take(
+    file: string,
+    cells: readonly string[],
+    line: number,
+    options: IntakeOptions,
+  ): RowShape | undefined {
     try {
       return headerShape(file, cells, line, options);
     } catch (err) {
@@ -178,21 +235,36 @@ class HeaderSearch {
   }
 }
 
-async function asRefusal(file: string, err: unknown, line: number, options: IntakeOptions): Promise<unknown> {
+async function asRefusal(
+  file: string,
+  err: unknown,
+  line: number,
+  options: IntakeOptions,
+): Promise<unknown> {
   if (err instanceof FileRefusedError) return err;
   if (err instanceof CsvError && err.code === 'CSV_QUOTE_NOT_CLOSED') {
-    const opened = await openQuoteLine(file, options.encoding, options.bytes).catch(() => undefined);
-    const why = 'a double quote opened here is never closed, so the rest of the file would be one value: close it, or write it twice ("") if it is part of the text';
+    const opened = await openQuoteLine(file, options.encoding, options.bytes).catch(
+      () => undefined,
+    );
+    const why =
+      'a double quote opened here is never closed, so the rest of the file would be one value: close it, or write it twice ("") if it is part of the text';
     return new FileRefusedError('E_FILE_QUOTE', file, why, opened ?? line);
   }
   if (err instanceof CsvError && err.code === 'CSV_MAX_RECORD_SIZE') {
     const why = `a record that starts here or after is longer than ${MAX_RECORD_CHARS / (1024 * 1024)} MB of text: this is not a list of rows (or a double quote left open made the rest of the file one value)`;
     return new FileRefusedError('E_FILE_LONG_RECORD', file, why, line);
   }
-  if (err instanceof CsvError) return new FileRefusedError('E_FILE_CSV', file, `the CSV cannot be parsed: ${err.message}`, line);
+  if (err instanceof CsvError)
+    return new FileRefusedError(
+      'E_FILE_CSV',
+      file,
+      `the CSV cannot be parsed: ${err.message}`,
+      line,
+    );
   // File system errors (they name a syscall) refuse the file; anything else is a bug or comes
   // from the caller's onHeader, and is passed on unchanged.
-  if (err instanceof Error && 'syscall' in err) return new FileRefusedError('E_FILE_UNREADABLE', file, `cannot read the file: ${err.message}`);
+  if (err instanceof Error && 'syscall' in err)
+    return new FileRefusedError('E_FILE_UNREADABLE', file, `cannot read the file: ${err.message}`);
   return err;
 }
 
@@ -209,7 +281,9 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   let chunk: IntakeRow[] = [];
   let anyRow = false;
   try {
-    for await (const cells of openRecords(file, options.encoding, options.bytes) as AsyncIterable<string[]>) {
+    for await (const cells of openRecords(file, options.encoding, options.bytes) as AsyncIterable<
+      string[]
+    >) {
       const start = line + 1;
       line = start + extraLines(cells);
       if (isBlankRecord(cells)) continue;
@@ -230,7 +304,13 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
     throw await asRefusal(file, err, line + 1, options);
   }
   if (shape === undefined && header.refusedFirst) throw header.noHeader();
-  if (shape === undefined) throw new FileRefusedError('E_FILE_EMPTY', file, 'the file is empty: a header row is required');
+  if (shape === undefined)
+    throw new FileRefusedError('E_FILE_EMPTY', file, 'the file is empty: a header row is required');
   if (chunk.length > 0) yield chunk;
-  else if (!anyRow) throw new FileRefusedError('E_FILE_NO_ROWS', file, 'the file has a header row but no rows under it: nothing to send (was the export cut short?)');
+  else if (!anyRow)
+    throw new FileRefusedError(
+      'E_FILE_NO_ROWS',
+      file,
+      'the file has a header row but no rows under it: nothing to send (was the export cut short?)',
+    );
 }

@@ -38,7 +38,12 @@ const READ_SIZE = 256 * 1024;
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
 
 function startsWithBom(chunk: Buffer): boolean {
-  return chunk.length >= 3 && chunk[0] === UTF8_BOM[0] && chunk[1] === UTF8_BOM[1] && chunk[2] === UTF8_BOM[2];
+  return (
+    chunk.length >= 3 &&
+    chunk[0] === UTF8_BOM[0] &&
+    chunk[1] === UTF8_BOM[1] &&
+    chunk[2] === UTF8_BOM[2]
+  );
 }
 
 /**
@@ -108,7 +113,7 @@ export async function inspectFile(file: string): Promise<FileInspection> {
     utf8.push(chunk); // after a BOM too: a UTF-8 export with a GB18030 one pasted under it has one
     if (ascii) ascii = isAscii(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
-    for (let from = 0; ; ) {
+    for (let from = 0; ;) {
       const lf = chunk.indexOf(LF, from);
       if (lf === -1) {
         lineSoFar += chunk.length - from;
@@ -134,12 +139,16 @@ export async function inspectFile(file: string): Promise<FileInspection> {
  * both encodings, and the file is mixed; one, and it is that one; neither (no line says), and
  * the file is UTF-8 after a BOM, UTF-8 with a few stray bytes, or else GB18030, as always.
  */
-async function notAllUtf8(file: string, bom: boolean): Promise<Pick<FileInspection, 'encoding' | 'mixed'>> {
+async function notAllUtf8(
+  file: string,
+  bom: boolean,
+): Promise<Pick<FileInspection, 'encoding' | 'mixed'>> {
   const classifier = lineClassifier(bom);
   for await (const chunk of readChunks(file)) classifier.push(chunk);
   const { parts, partCount } = classifier.end();
   const first = parts[0];
-  if (first === undefined) return { encoding: bom || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030' };
+  if (first === undefined)
+    return { encoding: bom || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030' };
   if (partCount === 1) return { encoding: first.encoding };
   return { encoding: first.encoding, mixed: { parts, partCount } };
 }
@@ -179,7 +188,11 @@ async function gbkPassingAsUtf8(file: string): Promise<boolean> {
 
 /** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek, Cyrillic, Hebrew, Arabic. */
 function likelyScript(codePoint: number): boolean {
-  return codePoint < 0x250 || (codePoint >= 0x370 && codePoint < 0x500) || (codePoint >= 0x590 && codePoint < 0x700);
+  return (
+    codePoint < 0x250 ||
+    (codePoint >= 0x370 && codePoint < 0x500) ||
+    (codePoint >= 0x590 && codePoint < 0x700)
+  );
 }
 
 /**
@@ -202,7 +215,8 @@ async function mostlyUtf8(file: string): Promise<boolean> {
   let need = 0; // continuation bytes the current sequence still needs
   for await (const chunk of readChunks(file)) {
     need = countSequences(chunk, need, counts);
-    if (counts.invalid >= ENOUGH_INVALID && counts.valid < UTF8_PER_STRAY * counts.invalid) return false;
+    if (counts.invalid >= ENOUGH_INVALID && counts.valid < UTF8_PER_STRAY * counts.invalid)
+      return false;
   }
   if (need > 0) counts.invalid++;
   return counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1) && !(await isGb18030(file));
@@ -225,7 +239,11 @@ async function isGb18030(file: string): Promise<boolean> {
  * bytes only); returns the continuation bytes still needed. A sequence cut by the end of a read is
  * not counted (a few a file, and only ever towards GB18030).
  */
-function countSequences(bytes: Buffer, need: number, counts: { valid: number; invalid: number }): number {
+function countSequences(
+  bytes: Buffer,
+  need: number,
+  counts: { valid: number; invalid: number },
+): number {
   let long = false; // the sequence under way is of 3 or 4 bytes
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i]!;
@@ -258,8 +276,13 @@ async function* readChunks(file: string, limit = Number.POSITIVE_INFINITY): Asyn
   const handle = await open(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(READ_SIZE);
-    for (let position = 0; position < limit; ) {
-      const { bytesRead } = await handle.read(buffer, 0, Math.min(READ_SIZE, limit - position), position);
+    for (let position = 0; position < limit;) {
+      const { bytesRead } = await handle.read(
+        buffer,
+        0,
+        Math.min(READ_SIZE, limit - position),
+        position,
+      );
       if (bytesRead === 0) return;
       position += bytesRead;
       yield buffer.subarray(0, bytesRead);

@@ -54,7 +54,12 @@ function withCountryCode(digits: string, allowInternational: boolean): PhoneResu
 /** Normalises one phone cell; the reason of a failure is short English for the report. */
 export function normalisePhone(raw: string, allowInternational: boolean): PhoneResult {
   if (MAINLAND.test(raw)) return { ok: true, phone: raw };
-  let s = raw.replace(FULL_WIDTH, toHalfWidth).replace(ZERO_WIDTH, '').trim().replace(TEXT_MARKS, '$1').replace(SEPARATORS, '');
+  let s = raw
+    .replace(FULL_WIDTH, toHalfWidth)
+    .replace(ZERO_WIDTH, '')
+    .trim()
+    .replace(TEXT_MARKS, '$1')
+    .replace(SEPARATORS, '');
   if (s === '') return fail(REASONS.empty);
   if (SCIENTIFIC.test(s)) return fail(REASONS.scientific);
   s = s.replace(EXCEL_FLOAT, '$1');

@@ -13,10 +13,15 @@ const LF = 10;
 const CR = 13;
 
 /** The line where the quote left open at the end of the file was opened, or undefined if none is. */
-export async function openQuoteLine(file: string, encoding: IntakeOptions['encoding'], bytes?: number): Promise<number | undefined> {
+export async function openQuoteLine(
+  file: string,
+  encoding: IntakeOptions['encoding'],
+  bytes?: number,
+): Promise<number | undefined> {
   const decoder = new TextDecoder(encoding === 'gb18030' ? 'gb18030' : 'utf-8');
   const scan = quoteScanner();
-  for await (const chunk of createReadStream(file, bytes ? { end: bytes - 1 } : {})) scan(decoder.decode(chunk as Buffer, { stream: true }));
+  for await (const chunk of createReadStream(file, bytes ? { end: bytes - 1 } : {}))
+    scan(decoder.decode(chunk as Buffer, { stream: true }));
   return scan(decoder.decode(), true);
 }
 
@@ -36,7 +41,8 @@ function quoteScanner(): (text: string, end?: boolean) => number | undefined {
     if (pendingQuote && text.length > 0) {
       pendingQuote = false;
       const next = text.charCodeAt(0);
-      if (next === QUOTE) i = 1; // "" : a quote in the value
+      if (next === QUOTE)
+        i = 1; // "" : a quote in the value
       else if (closesOn(next)) quoted = false;
     }
     for (; i < text.length; i++) {

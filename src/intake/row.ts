@@ -73,7 +73,11 @@ function cellAt(cells: readonly string[], column: number): string {
 }
 
 /** An id cell (trimmed: ids are never meant to carry spaces), else the default, else undefined. */
-function idAt(cells: readonly string[], column: number | undefined, fallback: string | undefined): string | undefined {
+function idAt(
+  cells: readonly string[],
+  column: number | undefined,
+  fallback: string | undefined,
+): string | undefined {
   const value = column === undefined ? '' : cellAt(cells, column).trim();
   return value !== '' ? value : fallback || undefined;
 }
@@ -105,9 +109,15 @@ function beyondError(cells: readonly string[], map: ColumnMap): string | undefin
 }
 
 /** A row's template and app ids (undefined when empty and there is no default). */
-export function idsOf(cells: readonly string[], shape: Pick<RowShape, 'map' | 'options'>): { templateId: string | undefined; appId: string | undefined } {
+export function idsOf(
+  cells: readonly string[],
+  shape: Pick<RowShape, 'map' | 'options'>,
+): { templateId: string | undefined; appId: string | undefined } {
   const { map, options } = shape;
-  return { templateId: idAt(cells, map.templateId, options.defaultTemplateId), appId: idAt(cells, map.appId, options.defaultAppId) };
+  return {
+    templateId: idAt(cells, map.templateId, options.defaultTemplateId),
+    appId: idAt(cells, map.appId, options.defaultAppId),
+  };
 }
 
 /** A row's template values. */
@@ -124,12 +134,18 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
   const { map, options } = shape;
   const phoneRaw = cellAt(cells, map.phone);
   const extras: Record<string, string> = {};
-  for (let i = 0; i < map.extras.length; i++) extras[shape.extraNames[i] as string] = cellAt(cells, map.extras[i] as number);
+  for (let i = 0; i < map.extras.length; i++)
+    extras[shape.extraNames[i] as string] = cellAt(cells, map.extras[i] as number);
   const row: IntakeRow = { line, phoneRaw, datas: datasOf(cells, shape), extras };
   const errors: string[] = [];
   const phone = normalisePhone(phoneRaw, options.allowInternational);
   if (phone.ok) row.phone = phone.phone;
-  else errors.push(phoneRaw.trim() === map.header[map.phone]?.trim() ? 'this row repeats the header row (files joined together?)' : phone.reason);
+  else
+    errors.push(
+      phoneRaw.trim() === map.header[map.phone]?.trim()
+        ? 'this row repeats the header row (files joined together?)'
+        : phone.reason,
+    );
   const { templateId, appId } = idsOf(cells, shape);
   if (templateId !== undefined) row.templateId = templateId;
   else errors.push('template id is empty and no default templateId is set');
@@ -145,8 +161,15 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
   }
   if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
   const gap = emptyValueBeforeFilled(row.datas);
-  if (gap !== undefined) errors.push(`${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`);
-  const unsendable = unsendableValue(row.datas, map, options.maxValueChars ?? DEFAULT_MAX_VALUE_CHARS);
+  if (gap !== undefined)
+    errors.push(
+      `${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`,
+    );
+  const unsendable = unsendableValue(
+    row.datas,
+    map,
+    options.maxValueChars ?? DEFAULT_MAX_VALUE_CHARS,
+  );
   if (unsendable !== undefined) errors.push(unsendable);
   if (options.templates && templateId !== undefined) {
     const unfilled = templateFillError(options.templates, templateId, row.datas.length);
@@ -163,10 +186,15 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
 
 /** U+FFFD: what the decoder puts for bytes that are not text in the file's encoding. */
 const REPLACEMENT = '\uFFFD';
-const UNDECODABLE = "a value holds bytes that are not text in the file's encoding (shown as \uFFFD): fix the cell, or save the file again as CSV UTF-8";
+const UNDECODABLE =
+  "a value holds bytes that are not text in the file's encoding (shown as \uFFFD): fix the cell, or save the file again as CSV UTF-8";
 
 /** Whether a cell that would be sent holds U+FFFD (a stray byte): such a message would reach the recipient damaged. */
-function holdsUndecodable(datas: readonly string[], templateId: string | undefined, appId: string | undefined): boolean {
+function holdsUndecodable(
+  datas: readonly string[],
+  templateId: string | undefined,
+  appId: string | undefined,
+): boolean {
   for (let i = 0; i < datas.length; i++) if (datas[i]!.includes(REPLACEMENT)) return true;
   return (templateId?.includes(REPLACEMENT) ?? false) || (appId?.includes(REPLACEMENT) ?? false);
 }
@@ -182,11 +210,16 @@ export const DEFAULT_MAX_VALUE_CHARS = 500;
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
 /** Why a template value cannot be sent as it is (a control character, or too long), if one cannot. */
-function unsendableValue(datas: readonly string[], map: ColumnMap, maxChars: number): string | undefined {
+function unsendableValue(
+  datas: readonly string[],
+  map: ColumnMap,
+  maxChars: number,
+): string | undefined {
   for (let i = 0; i < datas.length; i++) {
     const value = datas[i]!;
     const control = CONTROL_CHARACTER.exec(value);
-    if (control) return `${valueName(map, i)} holds a control character (${codePointName(control[0])}) that a message cannot carry: remove it`;
+    if (control)
+      return `${valueName(map, i)} holds a control character (${codePointName(control[0])}) that a message cannot carry: remove it`;
     if (value.length > maxChars && [...value].length > maxChars) {
       return `${valueName(map, i)} is ${[...value].length} characters long, more than the ${maxChars} allowed (SMSDROP_MAX_VALUE_CHARS): a cell that took in more than it should?`;
     }
@@ -269,7 +302,12 @@ function holdsRows(value: string, phoneColumn: number): boolean {
  * it into one value: sent, one person would get the others' numbers and none of them their own
  * message. The row is then invalid, and its error names the lines it took in.
  */
-export function flagSwallowedRows(row: IntakeRow, cells: readonly string[], end: number, shape: Pick<RowShape, 'map'>): void {
+export function flagSwallowedRows(
+  row: IntakeRow,
+  cells: readonly string[],
+  end: number,
+  shape: Pick<RowShape, 'map'>,
+): void {
   for (let i = 0; i < cells.length; i++) {
     if (!holdsRows(cells[i]!, shape.map.phone)) continue;
     const column = shape.map.header[i]?.trim() || `column ${i + 1}`;

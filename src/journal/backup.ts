@@ -26,7 +26,9 @@ export async function backupJournal(journalFile: string, targetDir: string): Pro
   const journalCopy = path.join(targetDir, path.basename(journalFile));
   const intentsCopy = intentsPath(journalCopy);
   const intentsFile = intentsPath(journalFile);
-  const intents = existsSync(intentsFile) ? new Database(intentsFile, { readonly: true, fileMustExist: true }) : undefined;
+  const intents = existsSync(intentsFile)
+    ? new Database(intentsFile, { readonly: true, fileMustExist: true })
+    : undefined;
   const journal = new Database(journalFile, { readonly: true, fileMustExist: true });
   try {
     for (const db of [intents, journal]) db?.pragma('busy_timeout = 5000');
@@ -63,8 +65,12 @@ function settleCopy(file: string): number {
   try {
     copy.pragma('journal_mode = DELETE');
     const check = copy.pragma('integrity_check', { simple: true });
-    if (check !== 'ok') throw new Error(`the copy ${file} failed SQLite's integrity check: ${String(check)}`);
-    return (copy.pragma('page_count', { simple: true }) as number) * (copy.pragma('page_size', { simple: true }) as number);
+    if (check !== 'ok')
+      throw new Error(`the copy ${file} failed SQLite's integrity check: ${String(check)}`);
+    return (
+      (copy.pragma('page_count', { simple: true }) as number) *
+      (copy.pragma('page_size', { simple: true }) as number)
+    );
   } finally {
     copy.close();
   }

@@ -37,7 +37,9 @@ export interface BatchToSend {
 
 /** A batch's numbers, in row order. */
 export function batchPhones(db: Journal, batchId: number): string[] {
-  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(batchId) as string | undefined;
+  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(
+    batchId,
+  ) as string | undefined;
   return phones ? phones.split(',') : [];
 }
 
@@ -59,16 +61,38 @@ export function getBatch(db: Journal, batchId: number): BatchRecord {
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
   WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ?`;
-type DueRow = BatchRecord & { g_app_id: string; g_template_id: string; g_datas: string; g_phones: string };
+type DueRow = BatchRecord & {
+  g_app_id: string;
+  g_template_id: string;
+  g_datas: string;
+  g_phones: string;
+};
 
 /** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
-export function dueBatches(db: Journal, fileId: number, now: number, afterId: number, limit: number): BatchToSend[] {
-  const rows = sql(db, `${DUE_BATCHES} AND b.id > ? ORDER BY b.id LIMIT ?`).all(fileId, now, afterId, limit) as DueRow[];
+export function dueBatches(
+  db: Journal,
+  fileId: number,
+  now: number,
+  afterId: number,
+  limit: number,
+): BatchToSend[] {
+  const rows = sql(db, `${DUE_BATCHES} AND b.id > ? ORDER BY b.id LIMIT ?`).all(
+    fileId,
+    now,
+    afterId,
+    limit,
+  ) as DueRow[];
   return rows.map(toSend);
 }
 
 function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow): BatchToSend {
-  return { batch, appId: g_app_id, templateId: g_template_id, datas: JSON.parse(g_datas) as string[], phones: g_phones };
+  return {
+    batch,
+    appId: g_app_id,
+    templateId: g_template_id,
+    datas: JSON.parse(g_datas) as string[],
+    phones: g_phones,
+  };
 }
 
 /**
@@ -118,10 +142,21 @@ export interface MoveOptions {
  * in one statement that also asserts the state it was read in. Returns false only for a claim
  * (onlyFrom, reqId) the batch no longer answers to; any other illegal move throws.
  */
-export function moveBatch(db: Journal, batchId: number, to: BatchState, assignments: readonly Assignment[] = [], options: MoveOptions = {}): boolean {
-  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as [BatchState, string] | undefined;
+export function moveBatch(
+  db: Journal,
+  batchId: number,
+  to: BatchState,
+  assignments: readonly Assignment[] = [],
+  options: MoveOptions = {},
+): boolean {
+  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as
+    [BatchState, string] | undefined;
   const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
-  if (!current || (options.reqId !== undefined && current[1] !== options.reqId) || (options.onlyFrom && !options.onlyFrom.includes(current[0]))) {
+  if (
+    !current ||
+    (options.reqId !== undefined && current[1] !== options.reqId) ||
+    (options.onlyFrom && !options.onlyFrom.includes(current[0]))
+  ) {
     if (claim) return false;
     throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
   }
@@ -129,7 +164,13 @@ export function moveBatch(db: Journal, batchId: number, to: BatchState, assignme
   if (!BATCH_MOVES[from].includes(to)) throw new IllegalTransitionError(batchId, from, to);
   const set = assignments.map(([text]) => `, ${text}`).join('');
   const params = assignments.flatMap(([, ...values]) => values);
-  sql(db, `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state = ?`).run(to, options.now ?? nowIso(), ...params, batchId, from);
+  sql(db, `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state = ?`).run(
+    to,
+    options.now ?? nowIso(),
+    ...params,
+    batchId,
+    from,
+  );
   return true;
 }
 
@@ -141,17 +182,40 @@ export function moveBatch(db: Journal, batchId: number, to: BatchState, assignme
  * it is claimed only if it is still that batch (same random req_id: a row id freed by a rolled
  * back write and reused by another file's intake is not it) and still planned.
  */
-export function startAttempt(db: Journal, batch: Pick<BatchRecord, 'id' | 'req_id'>, reqId: string | null): number | undefined {
+export function startAttempt(
+  db: Journal,
+  batch: Pick<BatchRecord, 'id' | 'req_id'>,
+  reqId: string | null,
+): number | undefined {
   const now = nowIso();
   // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
-  if (!moveBatch(db, batch.id, 'sending', [['attempts = attempts + 1']], { onlyFrom: ['planned'], reqId: batch.req_id, now })) return undefined;
+  if (
+    !moveBatch(db, batch.id, 'sending', [['attempts = attempts + 1']], {
+      onlyFrom: ['planned'],
+      reqId: batch.req_id,
+      now,
+    })
+  )
+    return undefined;
   noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
-  return Number(sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(batch.id, reqId, now).lastInsertRowid);
+  return Number(
+    sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(
+      batch.id,
+      reqId,
+      now,
+    ).lastInsertRowid,
+  );
 }
 
 /** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */
 export type Transition =
-  | { to: 'accepted'; statusCode: string; smsMessageSid: string | null; dateCreated: string | null; statusMsg?: string }
+  | {
+      to: 'accepted';
+      statusCode: string;
+      smsMessageSid: string | null;
+      dateCreated: string | null;
+      statusMsg?: string;
+    }
   | { to: 'failed' | 'unknown'; statusCode: string | null; statusMsg: string }
   | {
       to: 'planned';
@@ -175,26 +239,47 @@ export interface AttemptResult {
 }
 
 /** The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt. */
-export function finishAttempt(db: Journal, attemptId: number, batchId: number, result: AttemptResult, transition: Transition): void {
+export function finishAttempt(
+  db: Journal,
+  attemptId: number,
+  batchId: number,
+  result: AttemptResult,
+  transition: Transition,
+): void {
   const now = nowIso();
-  sql(db, 'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?').run(
-    now,
-    result.outcome,
-    result.statusCode,
-    result.reason,
-    attemptId,
-  );
+  sql(
+    db,
+    'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?',
+  ).run(now, result.outcome, result.statusCode, result.reason, attemptId);
   // Doubt starts when the request left, not when we gave up waiting: that is the day the
   // provider's reqId memory counts from.
-  const startedAt = sqlPluck(db, 'SELECT started_at FROM attempts WHERE id = ?').get(attemptId) as string;
+  const startedAt = sqlPluck(db, 'SELECT started_at FROM attempts WHERE id = ?').get(
+    attemptId,
+  ) as string;
   applyTransition(db, batchId, transition, now, startedAt);
 }
 
 /** `doubtSince`: when the request that may have been received left (default: now). */
-export function applyTransition(db: Journal, batchId: number, t: Transition, now = nowIso(), doubtSince = now): void {
+export function applyTransition(
+  db: Journal,
+  batchId: number,
+  t: Transition,
+  now = nowIso(),
+  doubtSince = now,
+): void {
   switch (t.to) {
     case 'accepted':
-      moveBatch(db, batchId, 'accepted', [statusOf(t.statusCode, t.statusMsg ?? null), ['sms_message_sid = ?', t.smsMessageSid], ['date_created = ?', t.dateCreated]], { now });
+      moveBatch(
+        db,
+        batchId,
+        'accepted',
+        [
+          statusOf(t.statusCode, t.statusMsg ?? null),
+          ['sms_message_sid = ?', t.smsMessageSid],
+          ['date_created = ?', t.dateCreated],
+        ],
+        { now },
+      );
       unsuppressIfAccepted(db, batchId);
       return;
     case 'failed':
@@ -211,9 +296,17 @@ export function applyTransition(db: Journal, batchId: number, t: Transition, now
           ['next_attempt_at = ?', t.nextAttemptAt],
           statusOf(t.statusCode, t.statusMsg),
           ['maybe_sent = max(maybe_sent, ?)', t.doubt],
-          ['first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END', t.doubt, doubtSince],
+          [
+            'first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END',
+            t.doubt,
+            doubtSince,
+          ],
           ['deferrals = deferrals + ?', t.deferral ? 1 : 0],
-          ['attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END', t.resetAttempts ? 1 : 0, t.refundAttempt ? 1 : 0],
+          [
+            'attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END',
+            t.resetAttempts ? 1 : 0,
+            t.refundAttempt ? 1 : 0,
+          ],
         ],
         { now },
       );
@@ -225,7 +318,12 @@ export function applyTransition(db: Journal, batchId: number, t: Transition, now
 }
 
 /** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
-function splitBatch(db: Journal, batchId: number, t: { statusCode: string; statusMsg: string }, now: string): void {
+function splitBatch(
+  db: Journal,
+  batchId: number,
+  t: { statusCode: string; statusMsg: string },
+  now: string,
+): void {
   const parent = getBatch(db, batchId);
   const phones = batchPhones(db, batchId);
   const middle = Math.ceil(phones.length / 2);
@@ -235,18 +333,31 @@ function splitBatch(db: Journal, batchId: number, t: { statusCode: string; statu
   moveBatch(db, batchId, 'split', [statusOf(t.statusCode, t.statusMsg)], { now });
 }
 
-const statusOf = (code: string | null, msg: string | null): Assignment => ['status_code = ?, status_msg = ?', code, msg];
+const statusOf = (code: string | null, msg: string | null): Assignment => [
+  'status_code = ?, status_msg = ?',
+  code,
+  msg,
+];
 
 /** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
-export function moveToNewBatch(db: Journal, from: BatchRecord, phones: string[], now = nowIso()): number {
+export function moveToNewBatch(
+  db: Journal,
+  from: BatchRecord,
+  phones: string[],
+  now = nowIso(),
+): number {
   const childId = Number(
     sql(
       db,
       `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)`,
-    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.length, now, now).lastInsertRowid,
+    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.length, now, now)
+      .lastInsertRowid,
   );
-  sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(childId, phones.join(','));
+  sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(
+    childId,
+    phones.join(','),
+  );
   needsJournalCommit(db); // before it can be sent: an intent of it would name a batch a crash could take back
   const move = sql(db, 'UPDATE rows SET batch_id = ? WHERE batch_id = ? AND phone = ?');
   for (const phone of phones) move.run(childId, from.id, phone);
@@ -259,16 +370,37 @@ export function moveToNewBatch(db: Journal, from: BatchRecord, phones: string[],
  * Returns how many batches were recovered.
  */
 export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean): number {
-  const interrupted = sqlPluck(db, "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'").all(fileId) as number[];
+  const interrupted = sqlPluck(
+    db,
+    "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'",
+  ).all(fileId) as number[];
   if (interrupted.length === 0) return 0;
   db.transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
-      const leftAt = (sqlPluck(db, 'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL').get(batchId) as string | null) ?? now;
-      sql(db, "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL").run(now, batchId);
+      const leftAt =
+        (sqlPluck(
+          db,
+          'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL',
+        ).get(batchId) as string | null) ?? now;
+      sql(
+        db,
+        "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL",
+      ).run(now, batchId);
       const transition: Transition = reqIdOn
-        ? { to: 'planned', nextAttemptAt: 0, doubt: 1, statusCode: null, statusMsg: 'interrupted mid-request; retried with the same reqId' }
-        : { to: 'unknown', statusCode: null, statusMsg: 'interrupted mid-request: it may have been sent; not resent because reqId is off' };
+        ? {
+            to: 'planned',
+            nextAttemptAt: 0,
+            doubt: 1,
+            statusCode: null,
+            statusMsg: 'interrupted mid-request; retried with the same reqId',
+          }
+        : {
+            to: 'unknown',
+            statusCode: null,
+            statusMsg:
+              'interrupted mid-request: it may have been sent; not resent because reqId is off',
+          };
       applyTransition(db, batchId, transition, now, leftAt);
     }
   })();
@@ -282,9 +414,15 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
  * From the journal, so a restart or a pause in between does not hide a long silence.
  */
 export function providerSilentFor(db: Journal, batchId: number, attempts: number): boolean {
-  const since = sqlPluck(db, 'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?').get(batchId, attempts - 1) as string | undefined;
+  const since = sqlPluck(
+    db,
+    'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
+  ).get(batchId, attempts - 1) as string | undefined;
   if (since === undefined) return false;
-  const answered = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))").get(since);
+  const answered = sqlPluck(
+    db,
+    "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))",
+  ).get(since);
   return answered === 0;
 }
 
@@ -299,7 +437,8 @@ export interface AttemptHistory {
 }
 
 /** SQL on an attempt's outcome: it may have reached the provider, without its word on what became of it. */
-const MAY_HAVE_ARRIVED = "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
+const MAY_HAVE_ARRIVED =
+  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
 
 export function attemptHistory(db: Journal, batchId: number, reqId: string): AttemptHistory {
   const row = sql(
@@ -309,7 +448,11 @@ export function attemptHistory(db: Journal, batchId: number, reqId: string): Att
        min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
      FROM attempts WHERE batch_id = ?`,
   ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
-  return { everyAttemptCarriedReqId: row.withoutReqId === 0, partial: row.ambiguous > 0, firstDoubtAt: row.firstDoubtAt };
+  return {
+    everyAttemptCarriedReqId: row.withoutReqId === 0,
+    partial: row.ambiguous > 0,
+    firstDoubtAt: row.firstDoubtAt,
+  };
 }
 
 /**
@@ -323,7 +466,6 @@ export function recentStarts(db: Journal, sinceMs: number): { at: number; number
     `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
      WHERE a.started_at > ?
        AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
-  )
-    .all(new Date(sinceMs).toISOString()) as [string, number][];
+  ).all(new Date(sinceMs).toISOString()) as [string, number][];
   return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));
 }

@@ -44,7 +44,10 @@ export function bulkLosses(db: Journal): number {
 /** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
 export class RowsLostError extends SmsdropError {
   constructor() {
-    super('E_JOURNAL_WRITE', 'the journal rolled back rows of this file it was writing (a full disk? an I/O error?)');
+    super(
+      'E_JOURNAL_WRITE',
+      'the journal rolled back rows of this file it was writing (a full disk? an I/O error?)',
+    );
   }
 }
 
@@ -91,7 +94,8 @@ function commitSize(db: Journal): number {
 
 function noteCommit(db: Journal): void {
   db.bulk.commits++;
-  if (db.bulk.nextSize !== undefined) db.bulk.nextSize = Math.min(db.bulk.nextSize * 2, ROWS_PER_COMMIT);
+  if (db.bulk.nextSize !== undefined)
+    db.bulk.nextSize = Math.min(db.bulk.nextSize * 2, ROWS_PER_COMMIT);
   journalCommitted(db);
 }
 

@@ -29,10 +29,13 @@ export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
     return;
   }
   db.transaction(() => {
-    const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as string | null | undefined;
+    const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as
+      string | null | undefined;
     writeDaemonState(db, update);
-    if (update.paused !== null && update.paused !== before) recordEvent(db, 'sending.paused', null, update.paused);
-    else if (update.paused === null && typeof before === 'string') recordEvent(db, 'sending.resumed', null);
+    if (update.paused !== null && update.paused !== before)
+      recordEvent(db, 'sending.paused', null, update.paused);
+    else if (update.paused === null && typeof before === 'string')
+      recordEvent(db, 'sending.resumed', null);
   })();
 }
 
@@ -50,7 +53,11 @@ function writeDaemonState(db: Journal, update: DaemonStateUpdate): void {
 }
 
 /** What requests wait for (null: nothing), kept apart from the pause: each is set and cleared by its own events. */
-export function setDaemonWaiting(db: Journal, waiting: string | null, pid: number = process.pid): void {
+export function setDaemonWaiting(
+  db: Journal,
+  waiting: string | null,
+  pid: number = process.pid,
+): void {
   const now = nowIso();
   sql(
     db,
@@ -60,5 +67,8 @@ export function setDaemonWaiting(db: Journal, waiting: string | null, pid: numbe
 }
 
 export function getDaemonState(db: Journal): DaemonState | undefined {
-  return sql(db, 'SELECT pid, paused, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1').get() as DaemonState | undefined;
+  return sql(
+    db,
+    'SELECT pid, paused, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1',
+  ).get() as DaemonState | undefined;
 }

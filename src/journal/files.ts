@@ -27,7 +27,9 @@ export interface FileRecord {
 }
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {
-  return sql(db, 'SELECT * FROM files WHERE sha256 = ? ORDER BY generation DESC LIMIT 1').get(sha256) as FileRecord | undefined;
+  return sql(db, 'SELECT * FROM files WHERE sha256 = ? ORDER BY generation DESC LIMIT 1').get(
+    sha256,
+  ) as FileRecord | undefined;
 }
 
 export function getFile(db: Journal, id: number): FileRecord | undefined {
@@ -54,7 +56,18 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
       db,
       `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(file.sha256, generation, file.name, file.path, file.size, file.encoding, FILE_STATUS.intake, now, now, file.provider ?? null);
+    ).run(
+      file.sha256,
+      generation,
+      file.name,
+      file.path,
+      file.size,
+      file.encoding,
+      FILE_STATUS.intake,
+      now,
+      now,
+      file.provider ?? null,
+    );
   // The daemon's record of a new drop: its file.taken webhook event goes with it.
   const id = db.transaction(() => {
     const id = Number(insert().lastInsertRowid);
@@ -71,21 +84,20 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
  * taken, interrupted and then complete, would be a new file and send its first rows again.
  */
 export function unfinishedWithSends(db: Journal, size: number): FileRecord[] {
-  const unfinished = sql(db, "SELECT * FROM files WHERE status <> 'done' AND size < ? ORDER BY size DESC").all(size) as FileRecord[];
+  const unfinished = sql(
+    db,
+    "SELECT * FROM files WHERE status <> 'done' AND size < ? ORDER BY size DESC",
+  ).all(size) as FileRecord[];
   return unfinished.filter((f) => attemptsOf(db, f.id) > 0);
 }
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */
 export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileRecord {
   db.transaction(() => {
-    sql(db, 'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?').run(
-      file.sha256,
-      file.name,
-      file.path,
-      file.size,
-      FILE_STATUS.intake,
-      id,
-    );
+    sql(
+      db,
+      'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?',
+    ).run(file.sha256, file.name, file.path, file.size, FILE_STATUS.intake, id);
     recordEvent(db, 'file.taken', id);
   })();
   return getFile(db, id)!;
@@ -99,7 +111,13 @@ export function setFileProvider(db: Journal, id: number, provider: string): void
 /** Done and refused are webhook events (file.finished, file.failed), written in the same transaction. */
 export function setFileStatus(db: Journal, id: number, status: FileStatus, error?: string): void {
   const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
-  const update = () => sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error ?? null, finished, id);
+  const update = () =>
+    sql(db, 'UPDATE files SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(
+      status,
+      error ?? null,
+      finished,
+      id,
+    );
   if (db.webhookTargets.length === 0 || finished === null) {
     update();
     return;
@@ -111,7 +129,11 @@ export function setFileStatus(db: Journal, id: number, status: FileStatus, error
 }
 
 /** The header as written, and which columns were kept as extras (not sent). */
-export function setFileHeader(db: Journal, id: number, header: { columns: string[]; extras: string[] }): void {
+export function setFileHeader(
+  db: Journal,
+  id: number,
+  header: { columns: string[]; extras: string[] },
+): void {
   sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
 }
 
@@ -126,13 +148,21 @@ export function setFileHeader(db: Journal, id: number, header: { columns: string
 /** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
 export function discardIntake(db: Journal, fileId: number): void {
   db.transaction(() => {
-    sql(db, 'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
-    sql(db, 'DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)').run(fileId);
+    sql(
+      db,
+      'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
+    ).run(fileId);
+    sql(
+      db,
+      'DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
+    ).run(fileId);
     sql(db, 'DELETE FROM batches WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM rows WHERE file_id = ?').run(fileId);
     sql(db, 'DELETE FROM invalid_cells WHERE file_id = ?').run(fileId);
     // The file's groups stay (see keptGroups), for the intake that reads it again.
-    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(
+      fileId,
+    );
   })();
 }
 
@@ -159,14 +189,24 @@ export function restartIntake(db: Journal, fileId: number): KeptRows {
     return { lines: new Int32Array(0), ids: new Float64Array(0) };
   }
   db.transaction(() => {
-    sql(db, `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`).run(fileId, fileId);
+    sql(
+      db,
+      `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`,
+    ).run(fileId, fileId);
     sql(db, 'DELETE FROM invalid_cells WHERE file_id = ?').run(fileId); // invalid rows have no batch: all gone above
-    sql(db, `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND id NOT IN (${kept}))`).run(fileId, fileId);
+    sql(
+      db,
+      `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ? AND id NOT IN (${kept}))`,
+    ).run(fileId, fileId);
     sql(db, `DELETE FROM batches WHERE file_id = ? AND id NOT IN (${kept})`).run(fileId, fileId);
     // The file's groups stay (see keptGroups).
-    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(fileId);
+    sql(db, 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = ?').run(
+      fileId,
+    );
   })();
-  const rows = sqlRaw(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').all(fileId) as [number, number][];
+  const rows = sqlRaw(db, 'SELECT line, id FROM rows WHERE file_id = ? ORDER BY line').all(
+    fileId,
+  ) as [number, number][];
   return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
 }
 
@@ -202,7 +242,10 @@ export interface WaitingFile {
 export function waitingRepeats(db: Journal, fileId: number): WaitingFile[] {
   // Only a file not done can still hold rows not sent: with none, the rows of a file that repeats a
   // million of a done list's rows are not walked (a second each).
-  const unfinished = sqlPluck(db, "SELECT EXISTS (SELECT 1 FROM files WHERE status != 'done' AND id != ?)").get(fileId);
+  const unfinished = sqlPluck(
+    db,
+    "SELECT EXISTS (SELECT 1 FROM files WHERE status != 'done' AND id != ?)",
+  ).get(fileId);
   if (!unfinished) return [];
   return sql(
     db,
@@ -215,7 +258,10 @@ export function waitingRepeats(db: Journal, fileId: number): WaitingFile[] {
 
 /** Requests made so far for the file's batches (every attempt, whatever its answer). */
 export function attemptsOf(db: Journal, fileId: number): number {
-  return sqlPluck(db, 'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?').get(fileId) as number;
+  return sqlPluck(
+    db,
+    'SELECT count(*) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ?',
+  ).get(fileId) as number;
 }
 
 /**
@@ -225,13 +271,22 @@ export function attemptsOf(db: Journal, fileId: number): number {
  * not moved for days.
  */
 export function lastProgressAt(db: Journal, file: FileRecord): string {
-  const accepted = sqlPluck(db, "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'").get(file.id) as string | null;
-  return [accepted, file.taken_at].reduce<string>((latest, at) => (at !== null && at > latest ? at : latest), file.created_at);
+  const accepted = sqlPluck(
+    db,
+    "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'",
+  ).get(file.id) as string | null;
+  return [accepted, file.taken_at].reduce<string>(
+    (latest, at) => (at !== null && at > latest ? at : latest),
+    file.created_at,
+  );
 }
 
 /** The daemon took these bytes from inbox/ now: their unfinished record, if any, moved now. */
 export function noteTaken(db: Journal, sha256: string): void {
-  const id = sqlPluck(db, "SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1").get(sha256) as number | undefined;
+  const id = sqlPluck(
+    db,
+    "SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1",
+  ).get(sha256) as number | undefined;
   if (id === undefined) return; // a new file: createFile records it (and its webhook event)
   db.transaction(() => {
     sql(db, 'UPDATE files SET taken_at = ? WHERE id = ?').run(nowIso(), id);

@@ -63,7 +63,10 @@ export interface IntentLog {
  */
 export class JournalLostError extends SmsdropError {
   constructor() {
-    super('E_JOURNAL_LOST', 'the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal\'s disk is well, and those requests are settled from their intents');
+    super(
+      'E_JOURNAL_LOST',
+      "the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal's disk is well, and those requests are settled from their intents",
+    );
   }
 }
 
@@ -76,7 +79,11 @@ export function intentsPath(journalFile: string): string {
  * From now on, requests of this connection that start while a bulk transaction is open are made
  * durable by an intent each (the caller holds the data directory's lock). Call replayIntents first.
  */
-export function enableIntents(db: Journal, synchronous: 'normal' | 'full' = 'normal', onLost?: () => void): void {
+export function enableIntents(
+  db: Journal,
+  synchronous: 'normal' | 'full' = 'normal',
+  onLost?: () => void,
+): void {
   if (db.intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
@@ -86,10 +93,23 @@ export function enableIntents(db: Journal, synchronous: 'normal' | 'full' = 'nor
        seq INTEGER PRIMARY KEY, batch_id INTEGER NOT NULL, batch_req_id TEXT NOT NULL, req_id TEXT, started_at TEXT NOT NULL
      )`,
   );
-  const lastSeq = (side.prepare('SELECT coalesce(max(seq), 0) FROM intents').pluck().get() as number) ?? 0;
-  const insert = side.prepare('INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)');
+  const lastSeq =
+    (side.prepare('SELECT coalesce(max(seq), 0) FROM intents').pluck().get() as number) ?? 0;
+  const insert = side.prepare(
+    'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)',
+  );
   const deleteCovered = side.prepare('DELETE FROM intents WHERE seq <= ?');
-  db.intents = { side, insert, deleteCovered, noted: [], coveredSeq: 0, lastSeq, mustCommit: false, lost: false, onLost };
+  db.intents = {
+    side,
+    insert,
+    deleteCovered,
+    noted: [],
+    coveredSeq: 0,
+    lastSeq,
+    mustCommit: false,
+    lost: false,
+    onLost,
+  };
 }
 
 export function intentsEnabled(db: Journal): boolean {
@@ -153,7 +173,14 @@ export function commitIntents(db: Journal): void {
   log.noted = [];
   log.side.transaction(() => {
     if (log.coveredSeq > 0 && !log.lost) log.deleteCovered.run(log.coveredSeq);
-    for (const intent of noted) log.insert.run(++log.lastSeq, intent.batchId, intent.batchReqId, intent.reqId, intent.startedAt);
+    for (const intent of noted)
+      log.insert.run(
+        ++log.lastSeq,
+        intent.batchId,
+        intent.batchReqId,
+        intent.reqId,
+        intent.startedAt,
+      );
   })();
 }
 
@@ -189,12 +216,23 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
   }
   try {
     const hasTable = side.prepare("SELECT 1 FROM sqlite_master WHERE name = 'intents'").get();
-    const intents = hasTable ? (side.prepare('SELECT batch_id, batch_req_id, req_id, started_at FROM intents ORDER BY seq').all() as { batch_id: number; batch_req_id: string; req_id: string | null; started_at: string }[]) : [];
+    const intents = hasTable
+      ? (side
+          .prepare('SELECT batch_id, batch_req_id, req_id, started_at FROM intents ORDER BY seq')
+          .all() as {
+          batch_id: number;
+          batch_req_id: string;
+          req_id: string | null;
+          started_at: string;
+        }[])
+      : [];
     const counts = { replayed: 0, missing: 0 };
     if (intents.length === 0) return counts;
     const recorded = db.prepare('SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?');
     const exists = db.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
-    const insert = db.prepare('INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)');
+    const insert = db.prepare(
+      'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)',
+    );
     db.transaction(() => {
       for (const i of intents) {
         if (recorded.get(i.batch_id, i.started_at)) continue;
@@ -203,7 +241,13 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
           continue;
         }
         // A batch whose outcome the journal has is left alone (an intent of a write that failed).
-        const claimed = moveBatch(db, i.batch_id, BATCH_STATE.sending, [['attempts = attempts + 1']], { onlyFrom: UNSETTLED_STATES, now: i.started_at });
+        const claimed = moveBatch(
+          db,
+          i.batch_id,
+          BATCH_STATE.sending,
+          [['attempts = attempts + 1']],
+          { onlyFrom: UNSETTLED_STATES, now: i.started_at },
+        );
         if (!claimed) continue;
         insert.run(i.batch_id, i.req_id, i.started_at);
         counts.replayed++;

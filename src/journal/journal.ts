@@ -31,7 +31,10 @@ export class Journal {
    * batches looked like then; and the spool files this process writes or keeps (any other in
    * spool/ is left from an earlier process).
    */
-  readonly spools = { completed: new Map<number, { file: string; batches: string }>(), inUse: new Set<string>() };
+  readonly spools = {
+    completed: new Map<number, { file: string; batches: string }>(),
+    inUse: new Set<string>(),
+  };
   /**
    * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
    * that webhook events report then add the event to the outbox in their own transaction

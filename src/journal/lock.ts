@@ -2,13 +2,29 @@
 // directory, so two processes can never send the same batches. A lock left by a dead process
 // (crash, SIGKILL) is noticed by its pid and taken over. Pids are only meaningful on one machine
 // (one pid namespace): do not share a data directory between hosts or containers.
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { SmsdropError } from '../errors.js';
 
 export class LockedError extends SmsdropError {
-  constructor(readonly lockFile: string, readonly holderPid: number, holder: string) {
-    super('E_DATA_DIR_LOCKED', `another smsdrop process (pid ${holderPid}: ${holder}) is using ${path.dirname(lockFile)}; stop it first, or use another data directory`);
+  constructor(
+    readonly lockFile: string,
+    readonly holderPid: number,
+    holder: string,
+  ) {
+    super(
+      'E_DATA_DIR_LOCKED',
+      `another smsdrop process (pid ${holderPid}: ${holder}) is using ${path.dirname(lockFile)}; stop it first, or use another data directory`,
+    );
   }
 }
 
@@ -39,13 +55,18 @@ export function acquireLock(dataDir: string, what: string): Lock {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const seen = statOrUndefined(lockFile);
       const holder = readHolder(lockFile);
-      if (holder && holder.pid !== process.pid && isAlive(holder.pid)) throw new LockedError(lockFile, holder.pid, holder.what);
+      if (holder && holder.pid !== process.pid && isAlive(holder.pid))
+        throw new LockedError(lockFile, holder.pid, holder.what);
       // A lock with no readable holder is being written by a process starting right now.
-      if (!holder && seen && Date.now() - seen.mtimeMs < 5_000) throw new LockedError(lockFile, 0, 'starting');
+      if (!holder && seen && Date.now() - seen.mtimeMs < 5_000)
+        throw new LockedError(lockFile, 0, 'starting');
       if (seen) removeStaleLock(lockFile, seen.ino);
     }
   }
-  throw new SmsdropError('E_DATA_DIR_LOCKED', `cannot take the lock ${lockFile}: another process keeps taking it`);
+  throw new SmsdropError(
+    'E_DATA_DIR_LOCKED',
+    `cannot take the lock ${lockFile}: another process keeps taking it`,
+  );
 }
 
 /**

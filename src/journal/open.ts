@@ -21,7 +21,10 @@ export function journalPath(dataDir: string): string {
 
 export function openJournal(file: string, options: OpenJournalOptions = {}): Journal {
   if (!options.readonly) mkdirSync(path.dirname(file), { recursive: true });
-  const connection = new Database(file, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  const connection = new Database(file, {
+    readonly: options.readonly ?? false,
+    fileMustExist: options.readonly ?? false,
+  });
   const db = new Journal(connection);
   db.pragma('busy_timeout = 5000');
   if (options.readonly) return db;
@@ -50,8 +53,12 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
 }
 
 function migrate(db: Journal): void {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const applied = new Set(
+    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+  );
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
     db.transaction(() => {
@@ -66,7 +73,10 @@ function migrate(db: Journal): void {
 }
 
 /** A prepared statement in one mode for good (see Journal.statement). */
-export type Query = Pick<Database.Statement, 'run' | 'get' | 'all' | 'iterate' | 'bind' | 'columns' | 'source' | 'reader'>;
+export type Query = Pick<
+  Database.Statement,
+  'run' | 'get' | 'all' | 'iterate' | 'bind' | 'columns' | 'source' | 'reader'
+>;
 /** The statement for `text` on this journal, reading rows as objects. */
 export const sql = (journal: Journal, text: string): Query => journal.statement('object', text);
 /** The statement for `text`, reading rows as arrays of their columns. */

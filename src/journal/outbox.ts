@@ -6,7 +6,14 @@
 import { countFile, type FileCounts, getFile } from './files.js';
 import { type Journal, nowIso, sql } from './open.js';
 
-export const WEBHOOK_EVENTS = ['file.taken', 'file.finished', 'file.failed', 'file.late', 'sending.paused', 'sending.resumed'] as const;
+export const WEBHOOK_EVENTS = [
+  'file.taken',
+  'file.finished',
+  'file.failed',
+  'file.late',
+  'sending.paused',
+  'sending.resumed',
+] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The JSON body of an event, as posted and signed. */
@@ -30,29 +37,56 @@ export interface FileAside {
  * file's journal id (its name, status and counts are read now, as they are in this transaction),
  * or what is known of a file without a record.
  */
-export function recordEvent(db: Journal, event: WebhookEvent, file: number | FileAside | null, reason?: string): void {
+export function recordEvent(
+  db: Journal,
+  event: WebhookEvent,
+  file: number | FileAside | null,
+  reason?: string,
+): void {
   if (db.webhookTargets.length === 0) return;
   const at = nowIso();
-  const body: Omit<EventBody, 'id'> = { event, at, file: fileOf(db, file), ...(reason !== undefined ? { reason } : {}) };
+  const body: Omit<EventBody, 'id'> = {
+    event,
+    at,
+    file: fileOf(db, file),
+    ...(reason !== undefined ? { reason } : {}),
+  };
   let id: number | undefined;
   for (const target of db.webhookTargets) {
-    const info = sql(db, 'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)').run(event, target, '', at);
+    const info = sql(
+      db,
+      'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)',
+    ).run(event, target, '', at);
     id ??= Number(info.lastInsertRowid);
-    sql(db, 'UPDATE webhook_outbox SET body = ? WHERE id = ?').run(JSON.stringify({ id, ...body }), Number(info.lastInsertRowid));
+    sql(db, 'UPDATE webhook_outbox SET body = ? WHERE id = ?').run(
+      JSON.stringify({ id, ...body }),
+      Number(info.lastInsertRowid),
+    );
   }
 }
 
 /** recordEvent in a transaction of its own, for events whose news is no journal write (a file moved to failed/). */
-export function recordEventNow(db: Journal, event: WebhookEvent, file: number | FileAside | null, reason?: string): void {
+export function recordEventNow(
+  db: Journal,
+  event: WebhookEvent,
+  file: number | FileAside | null,
+  reason?: string,
+): void {
   if (db.webhookTargets.length === 0) return;
   db.transaction(() => recordEvent(db, event, file, reason))();
 }
 
 function fileOf(db: Journal, file: number | FileAside | null): EventBody['file'] {
   if (file === null) return null;
-  if (typeof file !== 'number') return { id: null, name: file.name, status: file.status, counts: null };
+  if (typeof file !== 'number')
+    return { id: null, name: file.name, status: file.status, counts: null };
   const record = getFile(db, file);
-  return { id: file, name: record?.name ?? '?', status: record?.status ?? '?', counts: record ? countFile(db, file) : null };
+  return {
+    id: file,
+    name: record?.name ?? '?',
+    status: record?.status ?? '?',
+    counts: record ? countFile(db, file) : null,
+  };
 }
 
 export interface OutboxRow {
@@ -65,20 +99,34 @@ export interface OutboxRow {
 
 /** The receiver's undelivered events, oldest first. */
 export function undeliveredEvents(db: Journal, target: string, limit: number): OutboxRow[] {
-  return sql(db, 'SELECT id, event, body, created_at, attempts FROM webhook_outbox WHERE target = ? AND delivered_at IS NULL ORDER BY id LIMIT ?').all(target, limit) as OutboxRow[];
+  return sql(
+    db,
+    'SELECT id, event, body, created_at, attempts FROM webhook_outbox WHERE target = ? AND delivered_at IS NULL ORDER BY id LIMIT ?',
+  ).all(target, limit) as OutboxRow[];
 }
 
 export function markDelivered(db: Journal, id: number): void {
-  sql(db, 'UPDATE webhook_outbox SET delivered_at = ?, attempts = attempts + 1, last_error = NULL WHERE id = ?').run(nowIso(), id);
+  sql(
+    db,
+    'UPDATE webhook_outbox SET delivered_at = ?, attempts = attempts + 1, last_error = NULL WHERE id = ?',
+  ).run(nowIso(), id);
 }
 
 export function noteDeliveryFailed(db: Journal, id: number, error: string): void {
-  sql(db, 'UPDATE webhook_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?').run(error.slice(0, 500), id);
+  sql(db, 'UPDATE webhook_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?').run(
+    error.slice(0, 500),
+    id,
+  );
 }
 
 /** Per receiver: events waiting, and when the oldest was written. */
-export function outboxBacklog(db: Journal): Array<{ target: string; waiting: number; oldest: string }> {
-  return sql(db, 'SELECT target, count(*) AS waiting, min(created_at) AS oldest FROM webhook_outbox WHERE delivered_at IS NULL GROUP BY target').all() as Array<{
+export function outboxBacklog(
+  db: Journal,
+): Array<{ target: string; waiting: number; oldest: string }> {
+  return sql(
+    db,
+    'SELECT target, count(*) AS waiting, min(created_at) AS oldest FROM webhook_outbox WHERE delivered_at IS NULL GROUP BY target',
+  ).all() as Array<{
     target: string;
     waiting: number;
     oldest: string;

@@ -4,20 +4,37 @@
 // Statements are prepared when the store is made: these verbs run for every row or batch.
 import type { GroupKey, HeldBatch, IntakeCounts, PlannedRow, PlanStore } from '../plan/store.js';
 import { HELD, newReqId, sendFirst } from './batches.js';
-import { bulkCommits, bulkLosses, bulkWrite, commitBulk, RowsLostError, startBulkRamp } from './bulk.js';
+import {
+  bulkCommits,
+  bulkLosses,
+  bulkWrite,
+  commitBulk,
+  RowsLostError,
+  startBulkRamp,
+} from './bulk.js';
 import { intentsEnabled } from './intents.js';
 import { type Journal, type Query, sql, sqlRaw } from './open.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
 
-const KEPT_COLUMNS = 'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';
+const KEPT_COLUMNS =
+  'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';
 
 /** The statements of a store, prepared once. */
 function statementsOf(db: Journal) {
   return {
-    keptNumbers: sqlRaw(db, "SELECT group_id, phone FROM rows WHERE file_id = ? AND intake = 'valid'"),
-    findGroups: sql(db, 'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?'),
-    insertGroup: sql(db, 'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)'),
+    keptNumbers: sqlRaw(
+      db,
+      "SELECT group_id, phone FROM rows WHERE file_id = ? AND intake = 'valid'",
+    ),
+    findGroups: sql(
+      db,
+      'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?',
+    ),
+    insertGroup: sql(
+      db,
+      'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)',
+    ),
     groupById: sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?'),
     // Only a held batch can take more numbers: a released one may be on its way already.
     heldBatchOf: sql(
@@ -30,17 +47,26 @@ function statementsOf(db: Journal) {
       `INSERT INTO batches (file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, ?, 0, 'planned', ${HELD}, ?, ?)`,
     ),
-    writePhones: sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones'),
+    writePhones: sql(
+      db,
+      'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones',
+    ),
     writeCount: sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?'),
     release: sql(db, 'UPDATE batches SET next_attempt_at = 0 WHERE id = ?'),
-    releaseHeld: sql(db, `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`),
+    releaseHeld: sql(
+      db,
+      `UPDATE batches SET next_attempt_at = 0 WHERE file_id = ? AND next_attempt_at = ${HELD}`,
+    ),
     readKept: sqlRaw(db, `SELECT ${KEPT_COLUMNS} FROM rows WHERE id = ?`),
     deleteKept: sql(db, 'DELETE FROM rows WHERE id = ?'),
     insertKept: sql(db, `INSERT INTO rows (${KEPT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     insertCells: sql(db, 'INSERT INTO invalid_cells (row_id, file_id, cells) VALUES (?, ?, ?)'),
     markDuplicate: sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ? WHERE id = ?"),
     setRowBatch: sql(db, 'UPDATE rows SET batch_id = ? WHERE id = ?'),
-    fileCounts: sql(db, 'UPDATE files SET rows = ?, invalid = ?, duplicates = ?, repeats = ? WHERE id = ?'),
+    fileCounts: sql(
+      db,
+      'UPDATE files SET rows = ?, invalid = ?, duplicates = ?, repeats = ? WHERE id = ?',
+    ),
   } satisfies Record<string, Query>;
 }
 
@@ -100,11 +126,17 @@ export class JournalPlanStore implements PlanStore {
     this.#sql.setRowBatch.run(batchId, rowId);
   }
 
-  placedRowsMatching(keys: Iterable<{ groupId: number; phone: string }>): Array<[rowId: number, groupId: number, phone: string]> {
+  placedRowsMatching(
+    keys: Iterable<{ groupId: number; phone: string }>,
+  ): Array<[rowId: number, groupId: number, phone: string]> {
     const table = this.#db.temporaryTableName(`doubt_keys_${this.#fileId}`);
-    this.#db.exec(`CREATE TEMP TABLE ${table} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`);
+    this.#db.exec(
+      `CREATE TEMP TABLE ${table} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`,
+    );
     try {
-      const addKey = this.#db.prepare(`INSERT OR IGNORE INTO temp.${table} (group_id, phone) VALUES (?, ?)`);
+      const addKey = this.#db.prepare(
+        `INSERT OR IGNORE INTO temp.${table} (group_id, phone) VALUES (?, ?)`,
+      );
       for (const key of keys) addKey.run(key.groupId, key.phone);
       // One pass over the file's rows (no index has them by number); only the matches come back.
       const placed = this.#db.prepare(
@@ -119,23 +151,41 @@ export class JournalPlanStore implements PlanStore {
   }
 
   findGroup(key: GroupKey): number | undefined {
-    const candidates = this.#sql.findGroups.all(this.#fileId, key.keyHash) as { id: number; app_id: string; template_id: string; datas: string }[];
-    return candidates.find((g) => g.app_id === key.appId && g.template_id === key.templateId && g.datas === key.datasJson)?.id;
+    const candidates = this.#sql.findGroups.all(this.#fileId, key.keyHash) as {
+      id: number;
+      app_id: string;
+      template_id: string;
+      datas: string;
+    }[];
+    return candidates.find(
+      (g) =>
+        g.app_id === key.appId && g.template_id === key.templateId && g.datas === key.datasJson,
+    )?.id;
   }
   insertGroup(key: GroupKey): number {
-    return Number(this.#sql.insertGroup.run(this.#fileId, key.keyHash, key.appId, key.templateId, key.datasJson).lastInsertRowid);
+    return Number(
+      this.#sql.insertGroup.run(this.#fileId, key.keyHash, key.appId, key.templateId, key.datasJson)
+        .lastInsertRowid,
+    );
   }
   groupValues(groupId: number): { appId: string; templateId: string; datas: string[] } {
-    const g = this.#sql.groupById.get(groupId) as { app_id: string; template_id: string; datas: string };
+    const g = this.#sql.groupById.get(groupId) as {
+      app_id: string;
+      template_id: string;
+      datas: string;
+    };
     return { appId: g.app_id, templateId: g.template_id, datas: JSON.parse(g.datas) as string[] };
   }
 
   heldBatchOf(groupId: number): HeldBatch | undefined {
-    const latest = this.#sql.heldBatchOf.get(groupId) as { id: number; phones: string | null } | undefined;
+    const latest = this.#sql.heldBatchOf.get(groupId) as
+      { id: number; phones: string | null } | undefined;
     return latest && { id: latest.id, phones: latest.phones ? latest.phones.split(',') : [] };
   }
   insertBatch(groupId: number, now: string): number {
-    return Number(this.#sql.insertBatch.run(this.#fileId, groupId, newReqId(), now, now).lastInsertRowid);
+    return Number(
+      this.#sql.insertBatch.run(this.#fileId, groupId, newReqId(), now, now).lastInsertRowid,
+    );
   }
   saveBatchNumbers(batchId: number, phones: readonly string[]): void {
     this.#sql.writePhones.run(batchId, phones.join(','));
@@ -151,7 +201,13 @@ export class JournalPlanStore implements PlanStore {
     sendFirst(this.#db, batchIds);
   }
   finishIntakeCounts(counts: IntakeCounts): void {
-    this.#sql.fileCounts.run(counts.rows, counts.invalid, counts.duplicates, counts.repeats, this.#fileId);
+    this.#sql.fileCounts.run(
+      counts.rows,
+      counts.invalid,
+      counts.duplicates,
+      counts.repeats,
+      this.#fileId,
+    );
   }
 
   commits(): number {

@@ -130,13 +130,20 @@ export function deleteStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECOR
  * for the statement, which SQLite allows only outside a transaction: the step runs at a moment when
  * none is open, in one turn of the event loop, in its own transaction.
  */
-export function deleteParentsStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECORDS): number | undefined {
+export function deleteParentsStep(
+  db: Journal,
+  fileId: number,
+  limit = PRUNE_STEP_RECORDS,
+): number | undefined {
   if (db.inTransaction) return undefined;
   if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0;
   db.pragma('foreign_keys = OFF');
   try {
     for (const table of ['batches', 'groups']) {
-      const changes = sql(db, `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE file_id = :id LIMIT :limit)`).run({ id: fileId, limit }).changes;
+      const changes = sql(
+        db,
+        `DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table} WHERE file_id = :id LIMIT :limit)`,
+      ).run({ id: fileId, limit }).changes;
       if (changes > 0) return changes;
     }
     return 0;
@@ -147,7 +154,8 @@ export function deleteParentsStep(db: Journal, fileId: number, limit = PRUNE_STE
 
 /** Forgets suppressed numbers added before `before` (ISO): only when asked, the list is a do-not-contact list. */
 export function forgetSuppressedBefore(db: Journal, before: string, dryRun: boolean): number {
-  if (dryRun) return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
+  if (dryRun)
+    return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
   return sql(db, 'DELETE FROM suppressed WHERE added_at < ?').run(before).changes;
 }
 
@@ -189,8 +197,19 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
   const records: PrunedRecords = { rows: 0, groups: 0, batches: 0, attempts: 0 };
   for (const f of files) addRecords(records, recordsOf(db, f.id));
   const bytesBefore = journalSize(db).bytes;
-  const result = { files, records, suppressed: 0, bytesBefore, bytesAfter: bytesBefore, checkpointed: false };
-  if (options.dryRun) return { ...result, suppressed: options.suppressed ? forgetSuppressedBefore(db, options.endedBefore, true) : 0 };
+  const result = {
+    files,
+    records,
+    suppressed: 0,
+    bytesBefore,
+    bytesAfter: bytesBefore,
+    checkpointed: false,
+  };
+  if (options.dryRun)
+    return {
+      ...result,
+      suppressed: options.suppressed ? forgetSuppressedBefore(db, options.endedBefore, true) : 0,
+    };
   const queue = writeQueueFor(db);
   const step = async <T>(what: PruneStep, write: () => T): Promise<T> => {
     const started = performance.now();
@@ -212,11 +231,17 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
     while (!options.signal?.aborted && (await step('delete', () => deleteStep(db, f.id))) > 0);
     await deleteParents(db, f.id, options);
   }
-  const suppressed = options.suppressed ? await step('suppressed', () => forgetSuppressedBefore(db, options.endedBefore, false)) : 0;
+  const suppressed = options.suppressed
+    ? await step('suppressed', () => forgetSuppressedBefore(db, options.endedBefore, false))
+    : 0;
   while (!options.signal?.aborted && (await step('vacuum', () => vacuumStep(db))) > 0);
   const checkpointStart = performance.now();
   const checkpointed = db.inTransaction ? false : !checkpointTruncate(db).busy;
-  options.onStep?.('checkpoint', performance.now() - checkpointStart, performance.now() - checkpointStart);
+  options.onStep?.(
+    'checkpoint',
+    performance.now() - checkpointStart,
+    performance.now() - checkpointStart,
+  );
   return { ...result, files: pruned, suppressed, bytesAfter: journalSize(db).bytes, checkpointed };
 }
 
@@ -229,7 +254,8 @@ async function deleteParents(db: Journal, fileId: number, options: PruneOptions)
     const started = performance.now();
     const deleted = deleteParentsStep(db, fileId);
     if (deleted === 0) return;
-    if (deleted === undefined) await new Promise((resolve) => setTimeout(resolve, NO_TRANSACTION_POLL_MS));
+    if (deleted === undefined)
+      await new Promise((resolve) => setTimeout(resolve, NO_TRANSACTION_POLL_MS));
     else {
       options.onStep?.('delete', performance.now() - started, performance.now() - started);
       await new Promise((resolve) => setImmediate(resolve)); // requests get their turn between steps

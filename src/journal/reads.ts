@@ -25,7 +25,10 @@ export function fileLine(db: Journal, fileId: number): FileLine {
 
 /** Files still being read or sent. */
 export function unfinishedFileLines(db: Journal): FileLine[] {
-  return sql(db, `SELECT * FROM v_files WHERE status IN ${sqlList([FILE_STATUS.intake, FILE_STATUS.sending])} ORDER BY id`).all() as FileLine[];
+  return sql(
+    db,
+    `SELECT * FROM v_files WHERE status IN ${sqlList([FILE_STATUS.intake, FILE_STATUS.sending])} ORDER BY id`,
+  ).all() as FileLine[];
 }
 
 export function repeatsOf(db: Journal, fileId: number): number {
@@ -40,26 +43,47 @@ export interface FailureCount {
 }
 
 export function failureCounts(db: Journal, fileId: number): FailureCount[] {
-  return sql(db, 'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code').all(fileId) as FailureCount[];
+  return sql(
+    db,
+    'SELECT status, status_code, count, sample_message FROM v_failures WHERE file_id = ? ORDER BY count DESC, status, status_code',
+  ).all(fileId) as FailureCount[];
 }
 
 /** The commonest reasons rows were invalid. */
-export function invalidReasons(db: Journal, fileId: number, limit = 10): Array<{ reason: string; count: number }> {
-  return sql(db, "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT ?").all(
-    fileId,
-    limit,
-  ) as Array<{ reason: string; count: number }>;
+export function invalidReasons(
+  db: Journal,
+  fileId: number,
+  limit = 10,
+): Array<{ reason: string; count: number }> {
+  return sql(
+    db,
+    "SELECT error AS reason, count(*) AS count FROM rows WHERE file_id = ? AND intake = 'invalid' GROUP BY error ORDER BY count DESC, error LIMIT ?",
+  ).all(fileId, limit) as Array<{ reason: string; count: number }>;
 }
 
 /** Invalid rows in line order, at most `limit`. */
-export function invalidRows(db: Journal, fileId: number, limit: number): Array<{ line: number; reason: string }> {
-  return sql(db, "SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?").all(fileId, limit) as Array<{ line: number; reason: string }>;
+export function invalidRows(
+  db: Journal,
+  fileId: number,
+  limit: number,
+): Array<{ line: number; reason: string }> {
+  return sql(
+    db,
+    "SELECT line, error AS reason FROM rows WHERE file_id = ? AND intake = 'invalid' ORDER BY line LIMIT ?",
+  ).all(fileId, limit) as Array<{ line: number; reason: string }>;
 }
 
-export function requestTiming(db: Journal, fileId: number): { requests: number; first_send: string | null; last_send: string | null } {
+export function requestTiming(
+  db: Journal,
+  fileId: number,
+): { requests: number; first_send: string | null; last_send: string | null } {
   // A pruned file's attempts are gone: their count and times were kept on its row (prune.ts).
-  const kept = sql(db, 'SELECT kept_requests AS requests, kept_first_send AS first_send, kept_last_send AS last_send FROM files WHERE id = ? AND pruned_at IS NOT NULL').get(fileId);
-  if (kept) return kept as { requests: number; first_send: string | null; last_send: string | null };
+  const kept = sql(
+    db,
+    'SELECT kept_requests AS requests, kept_first_send AS first_send, kept_last_send AS last_send FROM files WHERE id = ? AND pruned_at IS NOT NULL',
+  ).get(fileId);
+  if (kept)
+    return kept as { requests: number; first_send: string | null; last_send: string | null };
   return sql(
     db,
     `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
@@ -72,7 +96,10 @@ export function filesNamed(db: Journal, name: string): FileRecord[] {
   return sql(db, 'SELECT * FROM files WHERE name = ? ORDER BY id').all(name) as FileRecord[];
 }
 export function filesByShaPrefix(db: Journal, shaPrefix: string): FileRecord[] {
-  return sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(shaPrefix.length, shaPrefix.toLowerCase()) as FileRecord[];
+  return sql(db, 'SELECT * FROM files WHERE substr(sha256, 1, ?) = ? ORDER BY id').all(
+    shaPrefix.length,
+    shaPrefix.toLowerCase(),
+  ) as FileRecord[];
 }
 
 /** The schema migrations applied to the journal (none: a new file, or unreadable). */
@@ -85,12 +112,22 @@ export function appliedMigrations(db: Journal): Set<number> {
 }
 
 /** Requests answered (or ended) since `since` (ISO), and when the first of them started. */
-export function requestsFinishedSince(db: Journal, since: string): { count: number; first: string | null } {
-  return sql(db, 'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= ?').get(since) as { count: number; first: string | null };
+export function requestsFinishedSince(
+  db: Journal,
+  since: string,
+): { count: number; first: string | null } {
+  return sql(
+    db,
+    'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= ?',
+  ).get(since) as { count: number; first: string | null };
 }
 
 /** How often each of these status codes answered a request since `since` (ISO), commonest first. */
-export function answersWithCodesSince(db: Journal, codes: readonly string[], since: string): Array<{ code: string; count: number }> {
+export function answersWithCodesSince(
+  db: Journal,
+  codes: readonly string[],
+  since: string,
+): Array<{ code: string; count: number }> {
   if (codes.length === 0) return [];
   return sql(
     db,
@@ -101,27 +138,41 @@ export function answersWithCodesSince(db: Journal, codes: readonly string[], sin
 
 /** Numbers of the file whose batch got its outcome since `since` (ISO). */
 export function numbersSettledSince(db: Journal, fileId: number, since: string): number {
-  return sqlPluck(db, `SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ?`).get(fileId, since) as number;
+  return sqlPluck(
+    db,
+    `SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ?`,
+  ).get(fileId, since) as number;
 }
 
 /** Requests of the file out now, and their numbers. */
 export function inFlight(db: Journal, fileId: number): { requests: number; numbers: number } {
-  return sql(db, `SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.sending}'`).get(fileId) as {
+  return sql(
+    db,
+    `SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.sending}'`,
+  ).get(fileId) as {
     requests: number;
     numbers: number;
   };
 }
 
 /** The latest answered attempt of any file. */
-export function lastAnswer(db: Journal): { outcome: string | null; status_code: string | null; finished_at: string } | undefined {
-  return sql(db, 'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1').get() as
-    | { outcome: string | null; status_code: string | null; finished_at: string }
-    | undefined;
+export function lastAnswer(
+  db: Journal,
+): { outcome: string | null; status_code: string | null; finished_at: string } | undefined {
+  return sql(
+    db,
+    'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1',
+  ).get() as
+    { outcome: string | null; status_code: string | null; finished_at: string } | undefined;
 }
 
 /** The most values any group of the file has. */
 export function mostValues(db: Journal, fileId: number): number {
-  return (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(fileId) as number | null) ?? 0;
+  return (
+    (sqlPluck(db, 'SELECT max(json_array_length(datas)) FROM groups WHERE file_id = ?').get(
+      fileId,
+    ) as number | null) ?? 0
+  );
 }
 
 /** A row of v_recipients as an export writes it. */
@@ -138,7 +189,11 @@ export interface RecipientRow {
 }
 
 /** The file's rows in file order (rows_by_file keeps them in row id order: nothing is sorted), of these statuses (all: none given). */
-export function recipients(db: Journal, fileId: number, statuses: readonly string[]): IterableIterator<RecipientRow> {
+export function recipients(
+  db: Journal,
+  fileId: number,
+  statuses: readonly string[],
+): IterableIterator<RecipientRow> {
   const filter = statuses.length > 0 ? `AND status IN (${statuses.map(() => '?').join(', ')})` : '';
   return sql(
     db,
@@ -149,7 +204,11 @@ export function recipients(db: Journal, fileId: number, statuses: readonly strin
 
 /** Numbers still to send: in live batches (planned or being sent), of every file or of the files with these hashes still sending. */
 export function numbersToSend(db: Journal, sha256s?: readonly string[]): number {
-  if (sha256s === undefined) return sqlPluck(db, `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ${sqlList(UNSETTLED_STATES)}`).get() as number;
+  if (sha256s === undefined)
+    return sqlPluck(
+      db,
+      `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ${sqlList(UNSETTLED_STATES)}`,
+    ).get() as number;
   if (sha256s.length === 0) return 0;
   const marks = sha256s.map(() => '?').join(', ');
   return sqlPluck(
@@ -160,7 +219,10 @@ export function numbersToSend(db: Journal, sha256s?: readonly string[]): number 
 }
 
 /** What is left to send of a file: groups, requests and numbers of its live batches. */
-export function planSummary(db: Journal, fileId: number): { groups: number; requests: number; numbers: number } {
+export function planSummary(
+  db: Journal,
+  fileId: number,
+): { groups: number; requests: number; numbers: number } {
   return sql(
     db,
     `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
@@ -189,7 +251,10 @@ export function groupsToSend(db: Journal, fileId: number): IterableIterator<Grou
 
 /** When the file's next planned batch is due (ms since the epoch), or null when none is planned. */
 export function nextDueAt(db: Journal, fileId: number): number | null {
-  return sqlPluck(db, `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`).get(fileId) as number | null;
+  return sqlPluck(
+    db,
+    `SELECT min(next_attempt_at) FROM batches WHERE file_id = ? AND state = '${BATCH_STATE.planned}'`,
+  ).get(fileId) as number | null;
 }
 
 // Figures of the daemon's /metrics and dashboard (http/), read when they are asked for: nothing on
@@ -197,20 +262,30 @@ export function nextDueAt(db: Journal, fileId: number): number | null {
 
 /** Files of each status. */
 export function filesByStatus(db: Journal): Array<{ status: string; files: number }> {
-  return sql(db, 'SELECT status, count(*) AS files FROM files GROUP BY status ORDER BY status').all() as Array<{ status: string; files: number }>;
+  return sql(
+    db,
+    'SELECT status, count(*) AS files FROM files GROUP BY status ORDER BY status',
+  ).all() as Array<{ status: string; files: number }>;
 }
 
 /** Rows of every file by status (v_files' counts summed: they add up to the rows). */
-export function rowsByStatus(db: Journal): Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number> {
+export function rowsByStatus(
+  db: Journal,
+): Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number> {
   return sql(
     db,
     `SELECT coalesce(sum(accepted), 0) AS accepted, coalesce(sum(failed), 0) AS failed, coalesce(sum(unknown), 0) AS unknown,
        coalesce(sum(invalid), 0) AS invalid, coalesce(sum(duplicates), 0) AS duplicate, coalesce(sum(pending), 0) AS pending FROM v_files`,
-  ).get() as Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number>;
+  ).get() as Record<
+    'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending',
+    number
+  >;
 }
 
 /** Numbers with an outcome, by outcome and provider status code ('' without one). */
-export function numbersByOutcome(db: Journal): Array<{ outcome: string; code: string; numbers: number }> {
+export function numbersByOutcome(
+  db: Journal,
+): Array<{ outcome: string; code: string; numbers: number }> {
   return sql(
     db,
     `SELECT state AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS numbers FROM batches
@@ -220,14 +295,20 @@ export function numbersByOutcome(db: Journal): Array<{ outcome: string; code: st
 
 /** Requests made, by outcome ('in flight' while unanswered). */
 export function requestsByOutcome(db: Journal): Array<{ outcome: string; requests: number }> {
-  return sql(db, "SELECT coalesce(outcome, 'in flight') AS outcome, count(*) AS requests FROM attempts GROUP BY outcome ORDER BY outcome").all() as Array<{
+  return sql(
+    db,
+    "SELECT coalesce(outcome, 'in flight') AS outcome, count(*) AS requests FROM attempts GROUP BY outcome ORDER BY outcome",
+  ).all() as Array<{
     outcome: string;
     requests: number;
   }>;
 }
 
 /** Per minute since `since` (ISO): requests answered and the numbers accepted by them. */
-export function sendRateByMinute(db: Journal, since: string): Array<{ minute: string; requests: number; accepted: number }> {
+export function sendRateByMinute(
+  db: Journal,
+  since: string,
+): Array<{ minute: string; requests: number; accepted: number }> {
   return sql(
     db,
     `SELECT substr(a.finished_at, 1, 16) AS minute, count(*) AS requests,
@@ -248,7 +329,10 @@ export interface HeldFile {
 
 /** The oldest file whose rows are still in the journal (not pruned), or undefined when none is. */
 export function oldestHeldFile(db: Journal): HeldFile | undefined {
-  return sql(db, 'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1').get() as HeldFile | undefined;
+  return sql(
+    db,
+    'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1',
+  ).get() as HeldFile | undefined;
 }
 
 /** How many files were pruned: only their line is left (prune.ts). */
@@ -257,12 +341,21 @@ export function prunedFileCount(db: Journal): number {
 }
 
 /** The journal's records of these bytes, and whether each was pruned. */
-export function recordsOfBytes(db: Journal, sha256: string): Array<{ id: number; pruned: boolean }> {
-  const rows = sql(db, 'SELECT id, pruned_at IS NOT NULL AS pruned FROM files WHERE sha256 = ?').all(sha256) as Array<{ id: number; pruned: number }>;
+export function recordsOfBytes(
+  db: Journal,
+  sha256: string,
+): Array<{ id: number; pruned: boolean }> {
+  const rows = sql(
+    db,
+    'SELECT id, pruned_at IS NOT NULL AS pruned FROM files WHERE sha256 = ?',
+  ).all(sha256) as Array<{ id: number; pruned: number }>;
   return rows.map((r) => ({ id: r.id, pruned: r.pruned === 1 }));
 }
 
 /** When the file was pruned (null: it was not, its rows are all there). */
 export function prunedAt(db: Journal, fileId: number): string | null {
-  return (sqlPluck(db, 'SELECT pruned_at FROM files WHERE id = ?').get(fileId) as string | null | undefined) ?? null;
+  return (
+    (sqlPluck(db, 'SELECT pruned_at FROM files WHERE id = ?').get(fileId) as
+      string | null | undefined) ?? null
+  );
 }

@@ -10,13 +10,27 @@ import { SENT_BY_ANOTHER_FILE } from './migrations.js';
 import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
 
-export const RESULT_HEADER = ['line', 'phone', 'normalised_phone', 'status', 'status_code', 'message', 'sms_message_sid', 'date_created'];
+export const RESULT_HEADER = [
+  'line',
+  'phone',
+  'normalised_phone',
+  'status',
+  'status_code',
+  'message',
+  'sms_message_sid',
+  'date_created',
+];
 
 /**
  * Writes NAME.result.csv into outDir; returns its path. When the run that just finished the file
  * wrote its lines ahead (see spoolResults), that file is moved into place instead.
  */
-export async function writeResultCsv(db: Journal, fileId: number, outDir: string, baseName: string): Promise<string> {
+export async function writeResultCsv(
+  db: Journal,
+  fileId: number,
+  outDir: string,
+  baseName: string,
+): Promise<string> {
   const file = path.join(outDir, `${baseName}.result.csv`);
   const spooled = takeSpooled(db, fileId);
   if (spooled !== undefined && moveInto(spooled, file)) return file;
@@ -53,14 +67,18 @@ export interface ResultSpool {
  */
 const ADVANCE_MS = 2;
 
-
 /**
  * What a file's batches look like: a batch added (split, retried), an outcome recorded or a state
  * changed after this changes it. (Within this process nothing writes to a finished file's batches
  * before its result file is written; the stamp is a guard, not a lock.)
  */
 function batchesStamp(db: Journal, fileId: number): string {
-  const stamp = db.prepare('SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?').raw(true).get(fileId);
+  const stamp = db
+    .prepare(
+      'SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?',
+    )
+    .raw(true)
+    .get(fileId);
   return JSON.stringify(stamp);
 }
 
@@ -198,7 +216,9 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
   db.exec(`CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`);
   const page = db.prepare(resultPageSql(tails)).pluck();
   const untailed = db
-    .prepare(`SELECT DISTINCT batch_id FROM rows WHERE id BETWEEN ? AND ? AND +file_id = ? AND batch_id IS NOT NULL AND batch_id NOT IN (SELECT batch_id FROM temp.${tails})`)
+    .prepare(
+      `SELECT DISTINCT batch_id FROM rows WHERE id BETWEEN ? AND ? AND +file_id = ? AND batch_id IS NOT NULL AND batch_id NOT IN (SELECT batch_id FROM temp.${tails})`,
+    )
     .pluck();
   const batchById = db.prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE id = ?`).raw(true);
   const insertTail = db.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`);
@@ -206,7 +226,9 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
   const oddRow = oddRowWriter(db);
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
   // Its rows are all in before sending starts; a split only moves rows between batches.
-  const span = db.prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?').get(fileId) as { lo: number | null; hi: number | null };
+  const span = db
+    .prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?')
+    .get(fileId) as { lo: number | null; hi: number | null };
   let next = span.lo ?? 1;
   const last = span.hi ?? 0;
 
@@ -226,7 +248,9 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
   };
   /** Makes the tails of the next page's batches; false (and none made) if some have no final outcome yet. */
   const tailNextPage = (): boolean => {
-    const batches = (untailed.all(next, pageEnd(), fileId) as number[]).map((id) => batchById.get(id) as BatchTail);
+    const batches = (untailed.all(next, pageEnd(), fileId) as number[]).map(
+      (id) => batchById.get(id) as BatchTail,
+    );
     waitingFor = batches.filter(([, state]) => !FINAL_STATES.has(state)).map(([id]) => id);
     if (waitingFor.length > 0) return false;
     for (const batch of batches) addTail(insertTail, batch);
@@ -256,12 +280,22 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
 const MARKER = '\x01';
 
 /** A batch as its tail is made from: TAIL_COLUMNS, in this order. */
-type BatchTail = [id: number, state: string, code: string | null, msg: string | null, sid: string | null, created: string | null];
+type BatchTail = [
+  id: number,
+  state: string,
+  code: string | null,
+  msg: string | null,
+  sid: string | null,
+  created: string | null,
+];
 const TAIL_COLUMNS = 'id, state, status_code, status_msg, sms_message_sid, date_created';
 
 /** A batch's status cells as csvLine writes them (no CRLF); none when they hold the marker (its rows go through csvLine). */
 function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchTail): void {
-  const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(0, -2);
+  const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(
+    0,
+    -2,
+  );
   if (!tail.includes(MARKER)) insert.run(id, tail);
 }
 
@@ -269,12 +303,14 @@ function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchT
 function fillTails(db: Journal, fileId: number, tails: string, insert: Statement): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
   const page = db
-    .prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? AND id NOT IN (SELECT batch_id FROM temp.${tails}) ORDER BY id LIMIT ?`)
+    .prepare(
+      `SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? AND id NOT IN (SELECT batch_id FROM temp.${tails}) ORDER BY id LIMIT ?`,
+    )
     .raw(true);
   const writePage = db.transaction((batches: BatchTail[]) => {
     for (const batch of batches) addTail(insert, batch);
   });
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const batches = page.all(fileId, after, PAGE_ROWS) as BatchTail[];
     if (batches.length === 0) return;
     writePage(batches);
@@ -328,19 +364,41 @@ function replaceMarkers(text: string, oddRow: (id: number) => string): string {
 /** The result line (without CRLF) of a row SQLite did not write: invalid, duplicate, or with cells to quote or guard. */
 function oddRowWriter(db: Journal): (id: number) => string {
   const rowById = db
-    .prepare('SELECT line, phone_raw, phone, status, status_code, status_msg, sms_message_sid, date_created FROM row_results WHERE id = ?')
+    .prepare(
+      'SELECT line, phone_raw, phone, status, status_code, status_msg, sms_message_sid, date_created FROM row_results WHERE id = ?',
+    )
     .raw(true);
   return (id) => {
     const [line, phoneRaw, phone, status, code, msg, sid, created] = rowById.get(id) as ResultTuple;
-    return csvLine([String(line), phoneRaw, phone ?? '', status, code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(0, -2);
+    return csvLine([
+      String(line),
+      phoneRaw,
+      phone ?? '',
+      status,
+      code ?? '',
+      msg ?? '',
+      sid ?? '',
+      created ?? '',
+    ]).slice(0, -2);
   };
 }
 
-type ResultTuple = [number, string, string | null, string, string | null, string | null, string | null, string | null];
+type ResultTuple = [
+  number,
+  string,
+  string | null,
+  string,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+];
 
 /** A valid row's status is its batch's outcome; pending until the batch has one (as row_results). */
 function rowStatusOf(batchState: string | null): string {
-  return batchState === 'accepted' || batchState === 'failed' || batchState === 'unknown' ? batchState : 'pending';
+  return batchState === 'accepted' || batchState === 'failed' || batchState === 'unknown'
+    ? batchState
+    : 'pending';
 }
 
 interface RejectedRow {
@@ -367,7 +425,12 @@ interface RejectedCells {
 }
 
 /** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
-export async function writeRejectedCsv(db: Journal, fileId: number, outDir: string, baseName: string): Promise<string | undefined> {
+export async function writeRejectedCsv(
+  db: Journal,
+  fileId: number,
+  outDir: string,
+  baseName: string,
+): Promise<string | undefined> {
   const count = db.prepare('SELECT invalid FROM files WHERE id = ?').pluck().get(fileId) as number;
   if (count === 0) return undefined;
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
@@ -419,8 +482,11 @@ export async function writeRejectedCsv(db: Journal, fileId: number, outDir: stri
  * values, and the cells past the header have no column at all.
  */
 function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => RejectedCells {
-  const recorded = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
-  const parsed = recorded ? (JSON.parse(recorded) as { columns?: string[]; extras?: string[] }) : undefined;
+  const recorded = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as
+    string | null;
+  const parsed = recorded
+    ? (JSON.parse(recorded) as { columns?: string[]; extras?: string[] })
+    : undefined;
   let map: ColumnMap | undefined;
   try {
     map = parsed?.columns ? mapHeader(parsed.columns) : undefined;
@@ -439,11 +505,15 @@ function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => Rejecte
     };
     if (!r.cells || !map) return fromColumns;
     const cells = JSON.parse(r.cells) as string[];
-    const at = (column: number | undefined, fallback: string): string => (column === undefined ? fallback : (cells[column] ?? ''));
+    const at = (column: number | undefined, fallback: string): string =>
+      column === undefined ? fallback : (cells[column] ?? '');
     const datas = map.datas.map((column) => cells[column] ?? '');
     while (datas.length > 0 && datas[datas.length - 1] === '') datas.pop();
     // A rejected file dropped back has such columns already: they stay first.
-    const beyond = [...map.beyond.map((column) => cells[column] ?? ''), ...cells.slice(map.header.length)];
+    const beyond = [
+      ...map.beyond.map((column) => cells[column] ?? ''),
+      ...cells.slice(map.header.length),
+    ];
     while (beyond.length > 0 && beyond[beyond.length - 1]!.trim() === '') beyond.pop();
     return {
       phone: at(map.phone, r.phone_raw),
@@ -451,7 +521,12 @@ function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => Rejecte
       appId: at(map.appId, r.app_id ?? ''),
       templateId: at(map.templateId, r.template_id ?? ''),
       datas,
-      extras: Object.fromEntries(map.extras.map((column, i) => [extraNames[i] ?? `column ${column + 1}`, cells[column] ?? ''])),
+      extras: Object.fromEntries(
+        map.extras.map((column, i) => [
+          extraNames[i] ?? `column ${column + 1}`,
+          cells[column] ?? '',
+        ]),
+      ),
       beyond,
     };
   };
@@ -459,7 +534,8 @@ function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => Rejecte
 
 /** Names of the columns the file had besides phone, app, template and values. */
 function extraColumnNames(db: Journal, fileId: number): string[] {
-  const header = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as string | null;
+  const header = db.prepare('SELECT header FROM files WHERE id = ?').pluck().get(fileId) as
+    string | null;
   if (!header) return [];
   const parsed = JSON.parse(header) as { extras?: string[] };
   return parsed.extras ?? [];

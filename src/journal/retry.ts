@@ -10,11 +10,27 @@
 // A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
 // list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
 // row, as it would have been had the other file come first.
-import { type Assignment, attemptHistory, type AttemptHistory, type BatchRecord, batchPhones, moveBatch, moveToNewBatch } from './batches.js';
+import {
+  type Assignment,
+  attemptHistory,
+  type AttemptHistory,
+  type BatchRecord,
+  batchPhones,
+  moveBatch,
+  moveToNewBatch,
+} from './batches.js';
 import { recountFile, setFileStatus } from './files.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
-import { BATCH_STATE, type BatchState, DOUBT, FILE_STATUS, OUTCOME_STATES, REPLACED_STATES, sqlList } from './states.js';
+import {
+  BATCH_STATE,
+  type BatchState,
+  DOUBT,
+  FILE_STATUS,
+  OUTCOME_STATES,
+  REPLACED_STATES,
+  sqlList,
+} from './states.js';
 
 /** The outcomes an operator may resend. */
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
@@ -46,10 +62,16 @@ export interface UnknownRule {
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
 /** Numbers of the file's unknown batches a retry would send under their own reqId, and under new ones. */
-export function countUnknownByReqId(db: Journal, fileId: number, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): { ownReqId: number; newReqId: number } {
+export function countUnknownByReqId(
+  db: Journal,
+  fileId: number,
+  maxPerRequest: number,
+  keepsOwnReqId: KeepsOwnReqId,
+): { ownReqId: number; newReqId: number } {
   const counts = { ownReqId: 0, newReqId: 0 };
   for (const batch of batchesIn(db, fileId, BATCH_STATE.unknown)) {
-    counts[keepsItsReqId(db, batch, maxPerRequest, keepsOwnReqId) ? 'ownReqId' : 'newReqId'] += batch.numbers;
+    counts[keepsItsReqId(db, batch, maxPerRequest, keepsOwnReqId) ? 'ownReqId' : 'newReqId'] +=
+      batch.numbers;
   }
   return counts;
 }
@@ -58,20 +80,37 @@ export function countUnknownByReqId(db: Journal, fileId: number, maxPerRequest: 
  * The attempt history of an unknown batch that keeps its reqId on a retry, else undefined. (One
  * too big for today's limit must be split, and halves get new reqIds.)
  */
-function keepsItsReqId(db: Journal, batch: BatchRecord, maxPerRequest: number, keepsOwnReqId: KeepsOwnReqId): AttemptHistory | undefined {
+function keepsItsReqId(
+  db: Journal,
+  batch: BatchRecord,
+  maxPerRequest: number,
+  keepsOwnReqId: KeepsOwnReqId,
+): AttemptHistory | undefined {
   if (batch.state !== BATCH_STATE.unknown || batch.numbers > maxPerRequest) return undefined;
   const history = attemptHistory(db, batch.id, batch.req_id);
   return keepsOwnReqId(history) ? history : undefined;
 }
 
 function batchesIn(db: Journal, fileId: number, state: RetryStatus): BatchRecord[] {
-  return sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(fileId, state) as BatchRecord[];
+  return sql(db, 'SELECT * FROM batches WHERE file_id = ? AND state = ? ORDER BY id').all(
+    fileId,
+    state,
+  ) as BatchRecord[];
 }
 
 /** Numbers of the file whose outcome is one of `statuses`: what a retry would resend. */
-export function countRetryable(db: Journal, fileId: number, statuses: readonly RetryStatus[]): number {
+export function countRetryable(
+  db: Journal,
+  fileId: number,
+  statuses: readonly RetryStatus[],
+): number {
   return statuses.reduce(
-    (total, state) => total + (sqlPluck(db, 'SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state = ?').get(fileId, state) as number),
+    (total, state) =>
+      total +
+      (sqlPluck(
+        db,
+        'SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = ? AND state = ?',
+      ).get(fileId, state) as number),
     0,
   );
 }
@@ -101,7 +140,8 @@ export function prepareRetry(
     for (const state of statuses) {
       for (const batch of batchesIn(db, fileId, state)) {
         const history = keepsItsReqId(db, batch, maxPerRequest, unknown.keepsOwnReqId);
-        if (history || state === BATCH_STATE.failed || unknown.newReqIds) repeats += leaveRepeats(batch);
+        if (history || state === BATCH_STATE.failed || unknown.newReqIds)
+          repeats += leaveRepeats(batch);
         if (batch.numbers === 0) {
           moveBatch(db, batch.id, BATCH_STATE.retried, [], { now });
           continue;
@@ -110,7 +150,11 @@ export function prepareRetry(
           // In doubt since its first attempt that may have arrived: the sender checks the day again
           // before each request, and an answer that leaves it open ends it unknown, never failed.
           // A fresh count of attempts: the earlier ones stay in the attempts table (and in v_recipients).
-          const restart: Assignment[] = [['attempts = 0, next_attempt_at = 0'], ['maybe_sent = ?', DOUBT.all], ['first_doubt_at = ?', history.firstDoubtAt]];
+          const restart: Assignment[] = [
+            ['attempts = 0, next_attempt_at = 0'],
+            ['maybe_sent = ?', DOUBT.all],
+            ['first_doubt_at = ?', history.firstDoubtAt],
+          ];
           moveBatch(db, batch.id, BATCH_STATE.planned, restart, { now });
           ownReqIdBatchIds.push(batch.id);
           rows += batch.numbers;
@@ -137,15 +181,31 @@ export function prepareRetry(
  * row becomes a repeat of that file's row. Returns how many; the batch's numbers and count are
  * rewritten (its reqId, if it keeps it, still names what reached the provider, if anything did).
  */
-function repeatsLeaver(db: Journal, sentBefore: SentBeforeLookup | undefined): (batch: BatchRecord) => number {
+function repeatsLeaver(
+  db: Journal,
+  sentBefore: SentBeforeLookup | undefined,
+): (batch: BatchRecord) => number {
   if (!sentBefore) return () => 0;
   const groupOf = sql(db, 'SELECT key_hash, app_id, template_id, datas FROM groups WHERE id = ?');
-  const markRepeat = sql(db, "UPDATE rows SET intake = 'duplicate', duplicate_of = ?, batch_id = NULL WHERE batch_id = ? AND phone = ?");
+  const markRepeat = sql(
+    db,
+    "UPDATE rows SET intake = 'duplicate', duplicate_of = ?, batch_id = NULL WHERE batch_id = ? AND phone = ?",
+  );
   const rewrite = sql(db, 'UPDATE batch_numbers SET phones = ? WHERE batch_id = ?');
   const recount = sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?');
   return (batch) => {
-    const g = groupOf.get(batch.group_id) as { key_hash: number; app_id: string; template_id: string; datas: string };
-    const earlier: SentBefore | undefined = sentBefore(g.key_hash, g.app_id, g.template_id, g.datas);
+    const g = groupOf.get(batch.group_id) as {
+      key_hash: number;
+      app_id: string;
+      template_id: string;
+      datas: string;
+    };
+    const earlier: SentBefore | undefined = sentBefore(
+      g.key_hash,
+      g.app_id,
+      g.template_id,
+      g.datas,
+    );
     if (!earlier) return 0;
     const phones = batchPhones(db, batch.id);
     const kept = phones.filter((phone) => {
@@ -172,12 +232,25 @@ export interface RetryOutcome {
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */
 export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
-  const outcome: RetryOutcome = { rows: retry.rows, accepted: 0, failed: 0, unknown: 0, pending: 0 };
+  const outcome: RetryOutcome = {
+    rows: retry.rows,
+    accepted: 0,
+    failed: 0,
+    unknown: 0,
+    pending: 0,
+  };
   const add = ({ state, n }: { state: string; n: number }): void => {
-    if (OUTCOME_STATES.includes(state as BatchState)) outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
+    if (OUTCOME_STATES.includes(state as BatchState))
+      outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
     else outcome.pending += n;
   };
-  for (const id of retry.ownReqIdBatchIds) add(sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as { state: string; n: number });
+  for (const id of retry.ownReqIdBatchIds)
+    add(
+      sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as {
+        state: string;
+        n: number;
+      },
+    );
   if (retry.firstBatchId === null) return outcome;
   const byState = sql(
     db,

@@ -51,7 +51,12 @@ export interface SentBefore {
 }
 
 /** The earlier rows of a group's message, or undefined when no earlier file has it. */
-export type SentBeforeLookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => SentBefore | undefined;
+export type SentBeforeLookup = (
+  keyHash: number,
+  appId: string,
+  templateId: string,
+  datasJson: string,
+) => SentBefore | undefined;
 
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
 const COUNTS = `(b.state = 'sending'
@@ -63,7 +68,12 @@ const COUNTS = `(b.state = 'sending'
  * is off. Reads the journal as it is now: intakes run one at a time (pipeline), so every other
  * file's rows are in it.
  */
-export function sentBeforeLookup(db: Journal, fileId: number, window: RepeatWindow, now = Date.now()): SentBeforeLookup | undefined {
+export function sentBeforeLookup(
+  db: Journal,
+  fileId: number,
+  window: RepeatWindow,
+  now = Date.now(),
+): SentBeforeLookup | undefined {
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
   const groups = groupsOfWindow(db, fileId, since);
@@ -74,7 +84,11 @@ export function sentBeforeLookup(db: Journal, fileId: number, window: RepeatWind
   const large = new Map<string, SentBefore>();
   return (keyHash, appId, templateId, datasJson) => {
     const matching: number[] = [];
-    for (let i = firstAtLeast(groups.hashes, keyHash); i < groups.hashes.length && groups.hashes[i] === keyHash; i++) {
+    for (
+      let i = firstAtLeast(groups.hashes, keyHash);
+      i < groups.hashes.length && groups.hashes[i] === keyHash;
+      i++
+    ) {
       const id = groups.ids[i]!;
       const [app, template, datas] = groupById.get(id) as [string, string, string];
       if (app === appId && template === templateId && datas === datasJson) matching.push(id);
@@ -90,7 +104,11 @@ export function sentBeforeLookup(db: Journal, fileId: number, window: RepeatWind
 }
 
 /** Groups of other files with rows that count, sorted by key hash. */
-function groupsOfWindow(db: Journal, fileId: number, since: string): { hashes: Float64Array; ids: Float64Array } {
+function groupsOfWindow(
+  db: Journal,
+  fileId: number,
+  since: string,
+): { hashes: Float64Array; ids: Float64Array } {
   // Two ways in, each by an index: recent attempts (attempts_by_start), and the batches not final
   // of files not done (few files; batches_by_file). Not a scan of every batch ever made. A superset
   // of the groups COUNTS finds rows of: numbersOf decides.
@@ -103,8 +121,7 @@ function groupsOfWindow(db: Journal, fileId: number, since: string): { hashes: F
        SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
        WHERE f.status != 'done' AND b.state IN ${sqlList(UNSETTLED_STATES)}
      ) ORDER BY g.key_hash`,
-  )
-    .iterate({ file: fileId, since }) as Iterable<[number, number]>;
+  ).iterate({ file: fileId, since }) as Iterable<[number, number]>;
   const hashes: number[] = [];
   const ids: number[] = [];
   for (const [hash, id] of rows) {
@@ -144,8 +161,7 @@ function numbersOf(db: Journal, groupIds: number[], since: string): SentBefore {
     `SELECT CASE WHEN substr(r.phone, 1, 2) = '00' THEN ${INTERNATIONAL_BASE} + CAST(substr(r.phone, 3) AS INTEGER)
                  ELSE CAST(r.phone AS INTEGER) END AS key, r.id
      ${from} ORDER BY key`,
-  )
-    .iterate(params) as Iterable<[number, number]>;
+  ).iterate(params) as Iterable<[number, number]>;
   const keys = new Float64Array(count);
   const rowIds = new Float64Array(count);
   let at = 0;

@@ -50,7 +50,11 @@ export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 /** States a batch may still be sent from: its rows are pending. */
 export const UNSETTLED_STATES: readonly BatchState[] = [BATCH_STATE.planned, BATCH_STATE.sending];
 /** Final states that are their rows' outcome. */
-export const OUTCOME_STATES: readonly BatchState[] = [BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown];
+export const OUTCOME_STATES: readonly BatchState[] = [
+  BATCH_STATE.accepted,
+  BATCH_STATE.failed,
+  BATCH_STATE.unknown,
+];
 /** Final states whose numbers went on in other batches (split halves, a retry's new batches). */
 export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
 
@@ -61,7 +65,14 @@ export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_
  */
 export const BATCH_MOVES: Readonly<Record<BatchState, readonly BatchState[]>> = {
   planned: [BATCH_STATE.sending, BATCH_STATE.unknown],
-  sending: [BATCH_STATE.sending, BATCH_STATE.accepted, BATCH_STATE.failed, BATCH_STATE.unknown, BATCH_STATE.planned, BATCH_STATE.split],
+  sending: [
+    BATCH_STATE.sending,
+    BATCH_STATE.accepted,
+    BATCH_STATE.failed,
+    BATCH_STATE.unknown,
+    BATCH_STATE.planned,
+    BATCH_STATE.split,
+  ],
   accepted: [],
   failed: [BATCH_STATE.retried],
   unknown: [BATCH_STATE.planned, BATCH_STATE.retried],

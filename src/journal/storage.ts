@@ -23,7 +23,8 @@ export function presetIncrementalVacuum(db: Journal): void {
  */
 export function ensureIncrementalVacuum(db: Journal): boolean {
   if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return false;
-  const empty = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() === 0;
+  const empty =
+    db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() === 0;
   db.pragma('auto_vacuum = INCREMENTAL');
   if (empty) return false;
   db.exec('VACUUM');
@@ -40,7 +41,11 @@ export function checkpointTruncate(db: Journal): { busy: boolean } {
 
 /** Cuts up to `pages` free pages off the end of the file (all of them when omitted). */
 export function incrementalVacuum(db: Journal, pages?: number): void {
-  db.pragma(pages === undefined ? 'incremental_vacuum' : `incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+  db.pragma(
+    pages === undefined
+      ? 'incremental_vacuum'
+      : `incremental_vacuum(${Math.max(1, Math.floor(pages))})`,
+  );
 }
 
 /** Free pages in the file (space a vacuum can give back). */
@@ -70,7 +75,13 @@ export function journalSize(db: Journal): JournalSize {
   const wal = sizeOf(`${db.name}-wal`);
   const side = intentsPath(db.name);
   const intents = sizeOf(side) + sizeOf(`${side}-wal`);
-  return { bytes: database + wal + intents, database, wal, intents, free: freePages(db) * pageSize };
+  return {
+    bytes: database + wal + intents,
+    database,
+    wal,
+    intents,
+    free: freePages(db) * pageSize,
+  };
 }
 
 function sizeOf(file: string): number {

@@ -17,8 +17,16 @@ export interface SuppressedNumber {
 }
 
 /** Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many were new. */
-export function suppressNumbers(db: Journal, phones: readonly string[], reason: string, source: string): number {
-  const insert = sql(db, 'INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (phone) DO NOTHING');
+export function suppressNumbers(
+  db: Journal,
+  phones: readonly string[],
+  reason: string,
+  source: string,
+): number {
+  const insert = sql(
+    db,
+    'INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?) ON CONFLICT (phone) DO NOTHING',
+  );
   const now = nowIso();
   let added = 0;
   db.transaction(() => {
@@ -38,7 +46,10 @@ export function unsuppressNumbers(db: Journal, phones: readonly string[]): numbe
 }
 
 export function listSuppressed(db: Journal): SuppressedNumber[] {
-  return sql(db, 'SELECT phone, reason, source, added_at AS addedAt FROM suppressed ORDER BY added_at, phone').all() as SuppressedNumber[];
+  return sql(
+    db,
+    'SELECT phone, reason, source, added_at AS addedAt FROM suppressed ORDER BY added_at, phone',
+  ).all() as SuppressedNumber[];
 }
 
 /**
@@ -49,8 +60,11 @@ export function suppressionCheck(db: Journal): ((phone: string) => string | unde
   if (!anySuppressed(db)) return undefined;
   const find = sql(db, 'SELECT reason, source, added_at FROM suppressed WHERE phone = ?');
   return (phone) => {
-    const found = find.get(phone) as { reason: string; source: string; added_at: string } | undefined;
-    return found ? `suppressed (${found.source}, ${found.added_at.slice(0, 10)}): ${found.reason}` : undefined;
+    const found = find.get(phone) as
+      { reason: string; source: string; added_at: string } | undefined;
+    return found
+      ? `suppressed (${found.source}, ${found.added_at.slice(0, 10)}): ${found.reason}`
+      : undefined;
   };
 }
 
@@ -83,8 +97,15 @@ function anySuppressed(db: Journal): boolean {
 
 /** Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out too). */
 export function copySuppressed(from: Journal, to: Journal): void {
-  const insert = sql(to, 'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)');
+  const insert = sql(
+    to,
+    'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
+  );
   to.transaction(() => {
-    for (const row of from.prepare('SELECT phone, reason, source, added_at FROM suppressed').raw().iterate()) insert.run(...(row as unknown[]));
+    for (const row of from
+      .prepare('SELECT phone, reason, source, added_at FROM suppressed')
+      .raw()
+      .iterate())
+      insert.run(...(row as unknown[]));
   })();
 }

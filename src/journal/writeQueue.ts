@@ -6,7 +6,15 @@
 // commit carries both (test/journal/writeQueue.test.ts); or, with intents enabled (intents.ts),
 // the transaction stays open and only the turn's intents are committed, in their own small file.
 import { bulkOpenMs, commitBulk, noteIfRolledBack } from './bulk.js';
-import { commitIntents, forgetNoted, intentsEnabled, journalCommitted, JournalLostError, journalLost, takeMustCommit } from './intents.js';
+import {
+  commitIntents,
+  forgetNoted,
+  intentsEnabled,
+  journalCommitted,
+  JournalLostError,
+  journalLost,
+  takeMustCommit,
+} from './intents.js';
 import type { Journal } from './open.js';
 
 export interface WriteQueue {
@@ -85,7 +93,8 @@ function createWriteQueue(db: Journal): WriteQueue {
     }
     // Nothing else keeps a transaction open across turns: were one open, these writes would be
     // only part of it, not on disk.
-    if (db.inTransaction) return fail(new Error('journal writes were not committed: a transaction is still open'));
+    if (db.inTransaction)
+      return fail(new Error('journal writes were not committed: a transaction is still open'));
     journalCommitted(db);
     batch.forEach((job, i) => job.resolve(results[i]));
   };

@@ -29,7 +29,9 @@ export interface LoggerOptions {
 }
 
 const redact = winston.format((info) => {
-  const clean = JSON.parse(redactSecrets(JSON.stringify(info))) as winston.Logform.TransformableInfo;
+  const clean = JSON.parse(
+    redactSecrets(JSON.stringify(info)),
+  ) as winston.Logform.TransformableInfo;
   for (const key of Object.keys(info)) if (!(key in clean)) delete info[key];
   Object.assign(info, clean);
   return info;
@@ -46,8 +48,14 @@ export function createLogger(options: LoggerOptions): Logger {
   if (options.console !== false) {
     const colour = options.colour ?? process.stderr.isTTY === true;
     const format =
-      options.format === 'json' ? winston.format.json() : colour ? winston.format.combine(winston.format.colorize({ all: false }), readable) : readable;
-    transports.push(new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'], format }));
+      options.format === 'json'
+        ? winston.format.json()
+        : colour
+          ? winston.format.combine(winston.format.colorize({ all: false }), readable)
+          : readable;
+    transports.push(
+      new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'], format }),
+    );
   }
   if (options.logDir) {
     // The log folder lies in the data directory: a bad one is told as such, not as a stack from the rotation.
@@ -87,7 +95,10 @@ function onFileFailure(logger: Logger, file: DailyRotateFile): void {
     if (!logger.transports.includes(file)) return;
     logger.remove(file);
     const code = machineCode(errorCode(err)) ?? 'E_LOG_DIR';
-    logger.warn(`${code}: the log file in ${file.dirname} cannot be written (${(err as Error)?.message ?? String(err)}): log lines go to the terminal only`, { event: 'log-file-failed', code });
+    logger.warn(
+      `${code}: the log file in ${file.dirname} cannot be written (${(err as Error)?.message ?? String(err)}): log lines go to the terminal only`,
+      { event: 'log-file-failed', code },
+    );
   };
   stream?.on('error', failed);
   file.on('error', failed);
@@ -108,7 +119,10 @@ export async function logUnexpected(err: unknown): Promise<string[]> {
     for (const t of log.transports) if (t instanceof winston.transports.Console) log.remove(t);
     const files = log.transports.filter((t) => t instanceof DailyRotateFile) as DailyRotateFile[];
     dirs.push(...files.map((t) => (t as unknown as { dirname: string }).dirname));
-    log.error(`unexpected error: ${(err as Error)?.message ?? String(err)}`, { event: 'unexpected-error', stack: (err as Error)?.stack ?? String(err) });
+    log.error(`unexpected error: ${(err as Error)?.message ?? String(err)}`, {
+      event: 'unexpected-error',
+      stack: (err as Error)?.stack ?? String(err),
+    });
     await endLogger(log, files);
   }
   return dirs;
@@ -119,16 +133,22 @@ async function endLogger(log: Logger, files: DailyRotateFile[]): Promise<void> {
   const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
   log.end();
   await Promise.race([finished, sleep(2_000)]);
-  const flushed = files.map((t) => new Promise<void>((resolve) => {
-    t.once('finish', () => resolve());
-    (t as unknown as { close(): void }).close();
-  }));
+  const flushed = files.map(
+    (t) =>
+      new Promise<void>((resolve) => {
+        t.once('finish', () => resolve());
+        (t as unknown as { close(): void }).close();
+      }),
+  );
   await Promise.race([Promise.all(flushed), sleep(2_000)]);
 }
 
 /** A logger that drops everything: for library use and quiet tests. */
 export function silentLogger(): Logger {
-  return winston.createLogger({ silent: true, transports: [new winston.transports.Console({ silent: true })] });
+  return winston.createLogger({
+    silent: true,
+    transports: [new winston.transports.Console({ silent: true })],
+  });
 }
 
 export function logDirOf(dataDir: string): string {

@@ -15,18 +15,36 @@ export function wallClockFormatter(zone: string | undefined): Intl.DateTimeForma
   let f = wallClocks.get(key);
   if (!f) {
     // hourCycle h23: 00..23 ('h24' would print midnight as 24).
-    const fields = { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' } as const;
-    wallClocks.set(key, (f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', ...fields })));
+    const fields = {
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    } as const;
+    wallClocks.set(
+      key,
+      (f = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', ...fields })),
+    );
   }
   return f;
 }
 
 /** "2026-11-25 17:12:03" (or "2026-11-25 17:12" with minutes) in `zone`; '-' for none. */
-export function formatMoment(iso: string | null | undefined, zone: string | undefined, precision: 'seconds' | 'minutes' = 'seconds'): string {
+export function formatMoment(
+  iso: string | null | undefined,
+  zone: string | undefined,
+  precision: 'seconds' | 'minutes' = 'seconds',
+): string {
   if (!iso) return '-';
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  const parts = Object.fromEntries(wallClockFormatter(zone).formatToParts(date).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    wallClockFormatter(zone)
+      .formatToParts(date)
+      .map((p) => [p.type, p.value]),
+  );
   const day = `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
   return precision === 'minutes' ? day : `${day}:${parts.second}`;
 }

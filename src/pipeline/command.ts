@@ -20,7 +20,13 @@ import { formatDuration } from '../log/duration.js';
 import { redactSecrets } from '../log/redact.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 import { SendWindow } from '../send/window.js';
-import { everyRowAccepted, type FileRunResult, type PipelineContext, processFile, repeatsNote } from './index.js';
+import {
+  everyRowAccepted,
+  type FileRunResult,
+  type PipelineContext,
+  processFile,
+  repeatsNote,
+} from './index.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
@@ -36,29 +42,64 @@ export function registerSendCommand(program: Command): void {
     .option('--dry-run', 'do everything up to the network and print the plan; send nothing')
     .option('--resend', 'send again a file whose bytes were already sent')
     .option('--json', 'print the summary as one JSON object')
-    .action(async (file: string, opts: { dryRun?: boolean; resend?: boolean; json?: boolean }, command: Command) => {
-      const config = configFor(command);
-      if (!existsSync(file) || !statSync(file).isFile()) exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
-      const log = createLogger({ level: config.logLevel, format: config.logFormat, ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }) });
-      const result: DryRunResult = opts.dryRun ? await dryRun(config, file, log) : await sendForeground(config, file, opts, log);
-      printSummary(result, file, opts, config);
-      // A refusal is an error like the others: one line with its code on stderr (exit 2), besides the summary.
-      if (result.outcome === 'refused') process.stderr.write(`${redactSecrets(`smsdrop: ${result.code ? `${result.code}: ` : ''}${result.reason ?? 'refused'}`)}\n`);
-      if (result.invalidRows && !opts.json) printInvalidRows(result.invalidRows, result.counts.invalid);
-      process.exit(exitStatus(result));
-    });
+    .action(
+      async (
+        file: string,
+        opts: { dryRun?: boolean; resend?: boolean; json?: boolean },
+        command: Command,
+      ) => {
+        const config = configFor(command);
+        if (!existsSync(file) || !statSync(file).isFile())
+          exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
+        const log = createLogger({
+          level: config.logLevel,
+          format: config.logFormat,
+          ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }),
+        });
+        const result: DryRunResult = opts.dryRun
+          ? await dryRun(config, file, log)
+          : await sendForeground(config, file, opts, log);
+        printSummary(result, file, opts, config);
+        // A refusal is an error like the others: one line with its code on stderr (exit 2), besides the summary.
+        if (result.outcome === 'refused')
+          process.stderr.write(
+            `${redactSecrets(`smsdrop: ${result.code ? `${result.code}: ` : ''}${result.reason ?? 'refused'}`)}\n`,
+          );
+        if (result.invalidRows && !opts.json)
+          printInvalidRows(result.invalidRows, result.counts.invalid);
+        process.exit(exitStatus(result));
+      },
+    );
 }
 
-async function sendForeground(config: Config, file: string, opts: { resend?: boolean }, log: Logger): Promise<FileRunResult> {
-  const runtime = await openForegroundRuntime(config, `smsdrop send ${path.basename(file)}`, log, (locked) => `smsdrop: ${locked}`);
+async function sendForeground(
+  config: Config,
+  file: string,
+  opts: { resend?: boolean },
+  log: Logger,
+): Promise<FileRunResult> {
+  const runtime = await openForegroundRuntime(
+    config,
+    `smsdrop send ${path.basename(file)}`,
+    log,
+    (locked) => `smsdrop: ${locked}`,
+  );
   // Inspected here, so that the progress bar knows the file's size and journal identity.
   const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it
-  const progress = inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
+  const progress =
+    inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
   try {
-    const result = await processFile(runtime.context, file, { resend: opts.resend ?? false, ...(inspection ? { inspection } : {}) });
+    const result = await processFile(runtime.context, file, {
+      resend: opts.resend ?? false,
+      ...(inspection ? { inspection } : {}),
+    });
     progress?.stop();
-    if (result.file && result.outcome !== 'already-sent') await writeResults(runtime.db, result, file);
-    if (result.outcome === 'paused') log.error(`sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`);
+    if (result.file && result.outcome !== 'already-sent')
+      await writeResults(runtime.db, result, file);
+    if (result.outcome === 'paused')
+      log.error(
+        `sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`,
+      );
     return result;
   } finally {
     progress?.stop();
@@ -66,7 +107,11 @@ async function sendForeground(config: Config, file: string, opts: { resend?: boo
   }
 }
 
-async function writeResults(db: import('../journal/open.js').Journal, result: FileRunResult, file: string): Promise<void> {
+async function writeResults(
+  db: import('../journal/open.js').Journal,
+  result: FileRunResult,
+  file: string,
+): Promise<void> {
   const outDir = path.dirname(path.resolve(file));
   const base = path.basename(file).replace(/\.csv$/i, '');
   await writeResultCsv(db, result.file!.id, outDir, base);
@@ -95,7 +140,10 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     if (real) copySuppressed(real, db);
     const context: PipelineContext = {
       db,
-      client: { send: async () => ({ kind: 'not-sent', reason: 'dry run' }), close: async () => {} },
+      client: {
+        send: async () => ({ kind: 'not-sent', reason: 'dry run' }),
+        close: async () => {},
+      },
       config,
       limit: pLimit(1),
       rateLimiter: createRateLimiter(),
@@ -103,12 +151,21 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       defaultAppId: defaultAppIdFor(config),
     };
     // The rows other files sent are the real journal's (the repeat window): a real run would not send them.
-    const sentBefore = () => (real && config.repeatWindow ? sentBeforeLookup(real, NO_FILE, config.repeatWindow) : undefined);
+    const sentBefore = () =>
+      real && config.repeatWindow
+        ? sentBeforeLookup(real, NO_FILE, config.repeatWindow)
+        : undefined;
     const result = await processFile(context, file, { dryRun: true, sentBefore });
     if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
-    const messages = config.templates ? { messages: previewMessages(db, result.file.id, config.templates) } : {};
-    return { ...result, invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS), ...messages };
+    const messages = config.templates
+      ? { messages: previewMessages(db, result.file.id, config.templates) }
+      : {};
+    return {
+      ...result,
+      invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS),
+      ...messages,
+    };
   } finally {
     db.close();
     real?.close();
@@ -118,7 +175,10 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
 
 function noteIfAlreadySent(real: Journal, sha256: string, log: Logger): void {
   const earlier = findLatestFile(real, sha256);
-  if (earlier) log.warn(`these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`);
+  if (earlier)
+    log.warn(
+      `these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`,
+    );
 }
 
 const STATUS_OF: Record<FileRunResult['outcome'], string> = {
@@ -140,11 +200,21 @@ export function exitStatus(result: FileRunResult): number {
 /** The first invalid rows of a dry run, with their line numbers and reasons. */
 function printInvalidRows(rows: InvalidRow[], total: number): void {
   if (rows.length === 0) return;
-  const more = total > rows.length ? ` (the first ${rows.length} of ${total}; a real run writes them all to NAME.rejected.csv)` : '';
-  process.stdout.write(`invalid rows${more}:\n${rows.map((r) => `  line ${r.line}: ${r.reason}`).join('\n')}\n`);
+  const more =
+    total > rows.length
+      ? ` (the first ${rows.length} of ${total}; a real run writes them all to NAME.rejected.csv)`
+      : '';
+  process.stdout.write(
+    `invalid rows${more}:\n${rows.map((r) => `  line ${r.line}: ${r.reason}`).join('\n')}\n`,
+  );
 }
 
-function printSummary(result: DryRunResult, file: string, opts: { json?: boolean }, config: Config): void {
+function printSummary(
+  result: DryRunResult,
+  file: string,
+  opts: { json?: boolean },
+  config: Config,
+): void {
   const name = result.file?.name ?? path.basename(file);
   const c = result.counts;
   if (opts.json) {
@@ -165,21 +235,36 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
       elapsedMs: result.elapsedMs,
       ...(result.reason ? { reason: result.reason } : {}),
       ...(result.code ? { code: result.code } : {}),
-      ...(result.plan ? { plan: { ...result.plan, estimatedSeconds: estimateSeconds(result.plan, config), ...windowOf(config), ...(result.messages ? { messages: result.messages } : {}) } } : {}),
+      ...(result.plan
+        ? {
+            plan: {
+              ...result.plan,
+              estimatedSeconds: estimateSeconds(result.plan, config),
+              ...windowOf(config),
+              ...(result.messages ? { messages: result.messages } : {}),
+            },
+          }
+        : {}),
       ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
   }
-  const lines = [`${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`];
+  const lines = [
+    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`,
+  ];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason) lines.push(`reason     ${result.reason}`);
-  lines.push(`rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`);
+  lines.push(
+    `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+  );
   const repeats = repeatsNote(c, config.repeatWindow, result.waiting);
   if (repeats) lines.push(`repeats    ${repeats}`);
   if (result.plan) {
     const p = result.plan;
-    lines.push(`plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${formatDuration(estimateSeconds(p, config))} at concurrency ${config.concurrency}${rateNote(config)}. Nothing was sent.`);
+    lines.push(
+      `plan: ${p.groups} groups, ${p.requests} requests, ${p.numbers} numbers; about ${formatDuration(estimateSeconds(p, config))} at concurrency ${config.concurrency}${rateNote(config)}. Nothing was sent.`,
+    );
     const { sendWindow } = windowOf(config);
     if (sendWindow) lines.push(windowLine(sendWindow));
     if (result.messages) lines.push(...previewLines(result.messages));
@@ -193,11 +278,20 @@ function printSummary(result: DryRunResult, file: string, opts: { json?: boolean
 function windowOf(config: Config): { sendWindow?: { window: string; opensInSeconds: number } } {
   if (config.sendWindow === undefined) return {};
   const window = new SendWindow(config.sendWindow, config.sendWindowZone);
-  return { sendWindow: { window: window.text, opensInSeconds: Math.ceil(window.opensInMs() / 1000) } };
+  return {
+    sendWindow: { window: window.text, opensInSeconds: Math.ceil(window.opensInMs() / 1000) },
+  };
 }
 
-function windowLine({ window, opensInSeconds }: { window: string; opensInSeconds: number }): string {
-  const now = opensInSeconds === 0 ? 'open now' : `closed now, opens in ${formatDuration(opensInSeconds)}`;
+function windowLine({
+  window,
+  opensInSeconds,
+}: {
+  window: string;
+  opensInSeconds: number;
+}): string {
+  const now =
+    opensInSeconds === 0 ? 'open now' : `closed now, opens in ${formatDuration(opensInSeconds)}`;
   return `sending window ${window}: ${now}. Requests start only inside it, so sending may take longer than the estimate.`;
 }
 
@@ -208,8 +302,13 @@ function estimateSeconds(plan: { requests: number; numbers: number }, config: Co
   const byMessages = config.messagesPerSecond > 0 ? plan.numbers / config.messagesPerSecond : 0;
   const window = config.messageWindow;
   // Requests are never cut to fit a window: whole requests of the plan's mean size, per span.
-  const requestsPerSpan = window && plan.requests > 0 ? Math.max(1, Math.floor(window.messages / (plan.numbers / plan.requests))) : 1;
-  const byWindow = window ? ((Math.ceil(plan.requests / requestsPerSpan) - 1) * window.ms) / 1000 : 0;
+  const requestsPerSpan =
+    window && plan.requests > 0
+      ? Math.max(1, Math.floor(window.messages / (plan.numbers / plan.requests)))
+      : 1;
+  const byWindow = window
+    ? ((Math.ceil(plan.requests / requestsPerSpan) - 1) * window.ms) / 1000
+    : 0;
   return Math.ceil(Math.max(byConcurrency, byRequests, byMessages, byWindow));
 }
 

@@ -5,7 +5,26 @@
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
-import { adoptGrownFile, attemptsOf, countFile, createFile, discardIntake, type FileCounts, type FileRecord, findLatestFile, getFile, type KeptRows, recountFile, restartIntake, setFileHeader, setFileProvider, setFileStatus, unfinishedWithSends, type WaitingFile, waitingRepeats } from '../journal/files.js';
+import {
+  adoptGrownFile,
+  attemptsOf,
+  countFile,
+  createFile,
+  discardIntake,
+  type FileCounts,
+  type FileRecord,
+  findLatestFile,
+  getFile,
+  type KeptRows,
+  recountFile,
+  restartIntake,
+  setFileHeader,
+  setFileProvider,
+  setFileStatus,
+  unfinishedWithSends,
+  type WaitingFile,
+  waitingRepeats,
+} from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import { planSummary as planSummaryOf } from '../journal/reads.js';
 import { commitBulk } from '../journal/bulk.js';
@@ -19,7 +38,11 @@ import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.
 import { FileRefusedError } from '../intake/errors.js';
 import { mixedEncodingRefusal } from '../intake/encodingParts.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
-import { type RepeatWindow, type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
+import {
+  type RepeatWindow,
+  type SentBeforeLookup,
+  sentBeforeLookup,
+} from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
@@ -58,7 +81,8 @@ export interface PlanSummary {
   numbers: number;
 }
 
-export type FileOutcome = 'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned';
+export type FileOutcome =
+  'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned';
 
 export interface FileRunResult {
   outcome: FileOutcome;
@@ -75,14 +99,35 @@ export interface FileRunResult {
   elapsedMs: number;
 }
 
-const EMPTY_COUNTS: FileCounts = { rows: 0, invalid: 0, duplicates: 0, repeats: 0, accepted: 0, failed: 0, unknown: 0, pending: 0, requests: 0 };
+const EMPTY_COUNTS: FileCounts = {
+  rows: 0,
+  invalid: 0,
+  duplicates: 0,
+  repeats: 0,
+  accepted: 0,
+  failed: 0,
+  unknown: 0,
+  pending: 0,
+  requests: 0,
+};
 
-export async function processFile(ctx: PipelineContext, filePath: string, options: ProcessOptions = {}): Promise<FileRunResult> {
+export async function processFile(
+  ctx: PipelineContext,
+  filePath: string,
+  options: ProcessOptions = {},
+): Promise<FileRunResult> {
   const started = Date.now();
-  const result = (outcome: FileOutcome, file: FileRecord | undefined, extra: Partial<FileRunResult> = {}): FileRunResult => {
+  const result = (
+    outcome: FileOutcome,
+    file: FileRecord | undefined,
+    extra: Partial<FileRunResult> = {},
+  ): FileRunResult => {
     const counts = file ? countFile(ctx.db, file.id) : EMPTY_COUNTS;
     const busy = filesInProgress(ctx.db);
-    const waiting = file && counts.repeats > 0 ? waitingRepeats(ctx.db, file.id).map((w) => ({ ...w, inProgress: busy.has(w.id) })) : [];
+    const waiting =
+      file && counts.repeats > 0
+        ? waitingRepeats(ctx.db, file.id).map((w) => ({ ...w, inProgress: busy.has(w.id) }))
+        : [];
     return {
       outcome,
       ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256 } : {}),
@@ -102,7 +147,8 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   // Read again, a refused file would continue from its rows; they were pruned, and what went out then with them.
-  if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend) return result('refused', file, { reason: prunedRefusal(file) });
+  if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend)
+    return result('refused', file, { reason: prunedRefusal(file) });
   if (file && file.status !== FILE_STATUS.done) {
     // Refused with nothing sent, it is read anew from its first row: for the provider of now.
     const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
@@ -112,17 +158,27 @@ export async function processFile(ctx: PipelineContext, filePath: string, option
   }
   if (!file || file.status === FILE_STATUS.done) {
     const identity = {
-      sha256: inspection.sha256, name: options.name ?? path.basename(filePath), path: path.resolve(filePath), size: inspection.size, encoding: inspection.encoding,
+      sha256: inspection.sha256,
+      name: options.name ?? path.basename(filePath),
+      path: path.resolve(filePath),
+      size: inspection.size,
+      encoding: inspection.encoding,
       ...(ctx.provider ? { provider: ctx.provider } : {}),
     };
-    const grownFrom = file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
+    const grownFrom =
+      file || options.resend ? undefined : await grownFromUnfinished(ctx.db, filePath, inspection);
     const changed = grownFrom && providerChange(grownFrom, ctx.provider);
-    if (changed) return result('refused', grownFrom, { code: changed.code, reason: changed.message });
+    if (changed)
+      return result('refused', grownFrom, { code: changed.code, reason: changed.message });
     // Asked again after those awaits, with nothing in between: another file may have taken it over.
-    file = grownFrom && stillUnfinished(ctx.db, grownFrom) ? adoptGrownFile(ctx.db, grownFrom.id, identity) : createFile(ctx.db, identity);
+    file =
+      grownFrom && stillUnfinished(ctx.db, grownFrom)
+        ? adoptGrownFile(ctx.db, grownFrom.id, identity)
+        : createFile(ctx.db, identity);
   }
   const inProgress = filesInProgress(ctx.db);
-  if (inProgress.has(file.id)) throw new Error(`${filePath}: its journal record (file ${file.id}) is already being processed`);
+  if (inProgress.has(file.id))
+    throw new Error(`${filePath}: its journal record (file ${file.id}) is already being processed`);
   inProgress.add(file.id);
   try {
     return await runFile(ctx, file, filePath, inspection, options, result);
@@ -137,7 +193,11 @@ async function runFile(
   filePath: string,
   inspection: FileInspection,
   options: ProcessOptions,
-  result: (outcome: FileOutcome, file: FileRecord | undefined, extra?: Partial<FileRunResult>) => FileRunResult,
+  result: (
+    outcome: FileOutcome,
+    file: FileRecord | undefined,
+    extra?: Partial<FileRunResult>,
+  ) => FileRunResult,
 ): Promise<FileRunResult> {
   if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
     const turnOver = await intakeTurn(ctx.db);
@@ -145,8 +205,17 @@ async function runFile(
     try {
       // A stop that came while another file was read: this one is read at the next start.
       if (ctx.stopSignal?.aborted) return result('stopped', file);
-      const sentBefore = options.resend ? undefined : (options.sentBefore ?? ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW)))(file.id);
-      refusal = await intake(ctx, file, filePath, inspection, { dryRun: options.dryRun === true, sentBefore, turnOver });
+      const sentBefore = options.resend
+        ? undefined
+        : (
+            options.sentBefore ??
+            ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW))
+          )(file.id);
+      refusal = await intake(ctx, file, filePath, inspection, {
+        dryRun: options.dryRun === true,
+        sentBefore,
+        turnOver,
+      });
     } finally {
       turnOver();
     }
@@ -160,8 +229,15 @@ async function runFile(
     // the complete file continues it.
     const grown = sizeChange(filePath, inspection);
     if (grown) {
-      const changed = { code: 'E_FILE_CHANGED', reason: `${filePath}: the file changed after it was read (${grown}): was it still being copied?` };
-      return result('refused', file, refuse(ctx.db, file.id, inspection.size, changed, 'before it changed'));
+      const changed = {
+        code: 'E_FILE_CHANGED',
+        reason: `${filePath}: the file changed after it was read (${grown}): was it still being copied?`,
+      };
+      return result(
+        'refused',
+        file,
+        refuse(ctx.db, file.id, inspection.size, changed, 'before it changed'),
+      );
     }
     setFileStatus(ctx.db, file.id, FILE_STATUS.done);
     // Another file's intake may hold the journal's transaction open (intents.ts): commit, so that
@@ -230,19 +306,33 @@ async function intake(
   file: FileRecord,
   filePath: string,
   inspection: FileInspection,
-  { dryRun, sentBefore, turnOver }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined; turnOver: () => void },
+  {
+    dryRun,
+    sentBefore,
+    turnOver,
+  }: { dryRun: boolean; sentBefore: SentBeforeLookup | undefined; turnOver: () => void },
 ): Promise<Refusal | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  if (inspection.mixed) return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, mixedEncodingRefusal(filePath, inspection.mixed)));
+  if (inspection.mixed)
+    return refuse(
+      ctx.db,
+      file.id,
+      inspection.size,
+      refusalOf(filePath, mixedEncodingRefusal(filePath, inspection.mixed)),
+    );
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
   const overlap = mayOverlap(ctx, inspection, dryRun);
   // So that a group's last batch can go once its last row is read, not after the whole file.
   // Counted while intake reads: full batches can go before the count is done.
-  const groupCounts = overlap ? GroupCounts.start(filePath, readOptions(ctx, inspection)) : undefined;
-  const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), file.id) : undefined;
+  const groupCounts = overlap
+    ? GroupCounts.start(filePath, readOptions(ctx, inspection))
+    : undefined;
+  const sending = overlap
+    ? sendWhileReading(withStop(ctx, readingOver.signal), file.id)
+    : undefined;
   const writer = createRowWriter(ctx.db, file.id, {
     maxPerRequest: ctx.config.maxPerRequest,
     rowsKept: kept.lines.length,
@@ -253,7 +343,10 @@ async function intake(
   });
   try {
     const markKept = keptRowMarker(kept);
-    for await (const chunk of readRows(filePath, { ...readOptions(ctx, inspection), onHeader: headerTaker(ctx.db, file.id, groupCounts) })) {
+    for await (const chunk of readRows(filePath, {
+      ...readOptions(ctx, inspection),
+      onHeader: headerTaker(ctx.db, file.id, groupCounts),
+    })) {
       writer.write(markKept(chunk));
       if (!sending) continue;
       // Before a batch filled by these rows can go: a file still growing may end in half a row.
@@ -317,7 +410,12 @@ async function letSendingRun(db: Journal): Promise<void> {
 /** Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed. */
 function stillUnfinished(db: Journal, earlier: FileRecord): boolean {
   const now = getFile(db, earlier.id);
-  return now !== undefined && now.sha256 === earlier.sha256 && now.status !== FILE_STATUS.done && !filesInProgress(db).has(earlier.id);
+  return (
+    now !== undefined &&
+    now.sha256 === earlier.sha256 &&
+    now.status !== FILE_STATUS.done &&
+    !filesInProgress(db).has(earlier.id)
+  );
 }
 
 /** Journal records of files being processed now (the daemon runs several at once). */
@@ -334,7 +432,11 @@ function filesInProgress(db: Journal): Set<number> {
  * account pause, say), and taken over, it would then be read as a new file and sent again. Nor
  * one being processed now.
  */
-async function grownFromUnfinished(db: Journal, filePath: string, inspection: FileInspection): Promise<FileRecord | undefined> {
+async function grownFromUnfinished(
+  db: Journal,
+  filePath: string,
+  inspection: FileInspection,
+): Promise<FileRecord | undefined> {
   const busy = filesInProgress(db);
   for (const earlier of unfinishedWithSends(db, inspection.size)) {
     if (busy.has(earlier.id)) continue; // it is still being read or sent: not for this file to take over
@@ -352,11 +454,19 @@ async function grownFromUnfinished(db: Journal, filePath: string, inspection: Fi
  * or a huge line near its end still leaves nothing sent.
  */
 function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: boolean): boolean {
-  return ctx.config.sendDuringIntake && !inspection.quoted && inspection.longestLine <= MAX_RECORD_CHARS && !dryRun;
+  return (
+    ctx.config.sendDuringIntake &&
+    !inspection.quoted &&
+    inspection.longestLine <= MAX_RECORD_CHARS &&
+    !dryRun
+  );
 }
 
 function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
-  return { ...ctx, stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal };
+  return {
+    ...ctx,
+    stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal,
+  };
 }
 
 function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOptions {
@@ -372,7 +482,11 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
 }
 
 /** Records the file's header. Group counts made under another header than intake read say nothing. */
-function headerTaker(db: Journal, fileId: number, groupCounts: GroupCounts | undefined): IntakeOptions['onHeader'] {
+function headerTaker(
+  db: Journal,
+  fileId: number,
+  groupCounts: GroupCounts | undefined,
+): IntakeOptions['onHeader'] {
   return (map, extraNames) => {
     groupCounts?.headerRead(map.header);
     setFileHeader(db, fileId, { columns: map.header, extras: extraNames });
@@ -396,7 +510,13 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (restartIntake): dropping them would send the same numbers twice.
  */
-function refuse(db: Journal, fileId: number, size: number, { code, reason }: Refusal, sentWhen = 'while the file was being read'): Refusal {
+function refuse(
+  db: Journal,
+  fileId: number,
+  size: number,
+  { code, reason }: Refusal,
+  sentWhen = 'while the file was being read',
+): Refusal {
   // A journal that rolled back its open transaction lost attempts that intents still name. (Its
   // other writes committed first: replay reads the journal as committed.)
   commitBulk(db);
@@ -420,14 +540,20 @@ function refuse(db: Journal, fileId: number, size: number, { code, reason }: Ref
 function assertUnchanged(filePath: string, inspection: FileInspection): void {
   const size = statSync(filePath).size; // a file gone while it is read is refused too
   if (size !== inspection.size) {
-    throw new FileRefusedError('E_FILE_CHANGED', filePath, `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`);
+    throw new FileRefusedError(
+      'E_FILE_CHANGED',
+      filePath,
+      `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`,
+    );
   }
 }
 
 /** How the file's size differs from when it was inspected ("N bytes, now M"); undefined if it does not, or it is gone (nothing more to read from it). */
 function sizeChange(filePath: string, inspection: FileInspection): string | undefined {
   const size = statSync(filePath, { throwIfNoEntry: false })?.size;
-  return size === undefined || size === inspection.size ? undefined : `${inspection.size} bytes, now ${size}`;
+  return size === undefined || size === inspection.size
+    ? undefined
+    : `${inspection.size} bytes, now ${size}`;
 }
 
 /**
@@ -436,9 +562,15 @@ function sizeChange(filePath: string, inspection: FileInspection): string | unde
  * templates), and requests went there; sent on elsewhere, the rest would go from an account nobody
  * meant, or, planned for the built-in simulator, reach people whose list's first part never did.
  */
-export function providerChange(file: FileRecord, provider: string | undefined): SmsdropError | undefined {
+export function providerChange(
+  file: FileRecord,
+  provider: string | undefined,
+): SmsdropError | undefined {
   if (!provider || !file.provider || file.provider === provider) return undefined;
-  const fresh = file.provider === BUILT_IN_SIMULATOR ? '; to send it for real from its first row, use a new data directory (SMSDROP_DATA_DIR)' : '';
+  const fresh =
+    file.provider === BUILT_IN_SIMULATOR
+      ? '; to send it for real from its first row, use a new data directory (SMSDROP_DATA_DIR)'
+      : '';
   return new SmsdropError(
     'E_PROVIDER_CHANGED',
     `${file.name} (file ${file.id}) was planned for ${file.provider}, but the provider settings now name ${provider}: it is not sent on with another provider or account. Set the provider settings back to finish it${fresh}`,
@@ -456,17 +588,32 @@ function refusalOf(filePath: string, err: unknown): Refusal {
   const known = userError(err);
   const e = err as NodeJS.ErrnoException;
   // The journal's own failures (a full disk under it, any SQLite error) are not the file's fault: say which it was.
-  if (known && isMachineCode(known.code)) return { code: known.code, reason: `${filePath}: the journal could not record it: ${known.message}` };
-  if (errorCode(err)?.startsWith('SQLITE_')) return { code: 'E_JOURNAL_WRITE', reason: `${filePath}: the journal could not record it: ${e.code} ${e.message}` };
+  if (known && isMachineCode(known.code))
+    return {
+      code: known.code,
+      reason: `${filePath}: the journal could not record it: ${known.message}`,
+    };
+  if (errorCode(err)?.startsWith('SQLITE_'))
+    return {
+      code: 'E_JOURNAL_WRITE',
+      reason: `${filePath}: the journal could not record it: ${e.code} ${e.message}`,
+    };
   if (known) return { code: known.code, reason: known.message };
-  return { code: 'E_FILE_UNREADABLE', reason: `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}` };
+  return {
+    code: 'E_FILE_UNREADABLE',
+    reason: `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`,
+  };
 }
 
 /**
  * What to tell about a file's rows that other files had sent (the repeat window), or undefined
  * when there were none: the one event of this kind an operator must not miss.
  */
-export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined, waiting: readonly WaitingFile[] = []): string | undefined {
+export function repeatsNote(
+  counts: FileCounts,
+  window: RepeatWindow | undefined,
+  waiting: readonly WaitingFile[] = [],
+): string | undefined {
   if (counts.repeats === 0) return undefined;
   const notYet = waiting.reduce((n, w) => n + w.rows, 0);
   const sending = waiting.filter((w) => w.inProgress);
@@ -479,7 +626,8 @@ export function repeatsNote(counts: FileCounts, window: RepeatWindow | undefined
   );
 }
 
-const namedFiles = (files: readonly WaitingFile[]) => files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
+const namedFiles = (files: readonly WaitingFile[]) =>
+  files.map((w) => `${w.name} (id ${w.id}): ${w.rows}`).join(', ');
 
 /**
  * Every row of the file accepted: none invalid, failed, unknown or pending, and none of its
@@ -496,13 +644,17 @@ export function everyRowAccepted(c: FileCounts, waiting: readonly WaitingFile[] 
  */
 export function waitingNote(waiting: readonly WaitingFile[]): string | undefined {
   const idle = waiting.filter((w) => !w.inProgress);
-  return idle.length > 0 ? `Not sent yet, waiting in ${namedFiles(idle)}: they go when that file goes on (${goesOn(idle)})` : undefined;
+  return idle.length > 0
+    ? `Not sent yet, waiting in ${namedFiles(idle)}: they go when that file goes on (${goesOn(idle)})`
+    : undefined;
 }
 
 /** How the idle files holding a file's repeats go on: given again; one read to the end, also from the journal. */
 function goesOn(idle: readonly WaitingFile[]): string {
   const resumable = idle.every((w) => w.status === FILE_STATUS.sending);
-  return resumable ? 'give it again, or, its bytes gone or changed, smsdrop resume ID' : 'give it again: the same bytes continue it';
+  return resumable
+    ? 'give it again, or, its bytes gone or changed, smsdrop resume ID'
+    : 'give it again: the same bytes continue it';
 }
 
 export function planSummary(db: Journal, fileId: number): PlanSummary {

@@ -26,8 +26,18 @@ export interface MessagesPreview {
   billableSegments: number;
 }
 
-export function previewMessages(db: Journal, fileId: number, templates: TemplateBook): MessagesPreview {
-  const preview: MessagesPreview = { templatesFile: templates.file, sample: [], groups: 0, numbers: 0, billableSegments: 0 };
+export function previewMessages(
+  db: Journal,
+  fileId: number,
+  templates: TemplateBook,
+): MessagesPreview {
+  const preview: MessagesPreview = {
+    templatesFile: templates.file,
+    sample: [],
+    groups: 0,
+    numbers: 0,
+    billableSegments: 0,
+  };
   for (const group of groupsToSend(db, fileId)) {
     const template = templates.byId.get(group.templateId);
     if (!template) continue; // intake made such rows invalid: no group holds them
@@ -36,18 +46,31 @@ export function previewMessages(db: Journal, fileId: number, templates: Template
     preview.groups++;
     preview.numbers += group.numbers;
     preview.billableSegments += segments * group.numbers;
-    if (preview.sample.length < MESSAGE_SAMPLE) preview.sample.push({ templateId: group.templateId, message, segments, numbers: group.numbers });
+    if (preview.sample.length < MESSAGE_SAMPLE)
+      preview.sample.push({
+        templateId: group.templateId,
+        message,
+        segments,
+        numbers: group.numbers,
+      });
   }
   return preview;
 }
 
 /** The preview as the dry run prints it. */
 export function previewLines(preview: MessagesPreview): string[] {
-  const shown = preview.groups > preview.sample.length ? `the first ${preview.sample.length} of ${preview.groups} messages` : `${preview.groups} message(s)`;
+  const shown =
+    preview.groups > preview.sample.length
+      ? `the first ${preview.sample.length} of ${preview.groups} messages`
+      : `${preview.groups} message(s)`;
   const lines = [`messages (texts from ${preview.templatesFile}), ${shown}:`];
   for (const s of preview.sample) {
-    lines.push(`  template ${s.templateId}, ${s.numbers} number(s), ${s.segments} segment(s): ${s.message}`);
+    lines.push(
+      `  template ${s.templateId}, ${s.numbers} number(s), ${s.segments} segment(s): ${s.message}`,
+    );
   }
-  lines.push(`billable segments: ${preview.billableSegments} (segments × numbers over ${preview.groups} message(s) to ${preview.numbers} number(s); 70 characters make one segment, 67 each beyond)`);
+  lines.push(
+    `billable segments: ${preview.billableSegments} (segments × numbers over ${preview.groups} message(s) to ${preview.numbers} number(s); 70 characters make one segment, 67 each beyond)`,
+  );
   return lines;
 }

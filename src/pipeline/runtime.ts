@@ -6,7 +6,12 @@ import { EXIT, exitWith } from '../cli/common.js';
 import { errorCode, withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
-import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../journal/intents.js';
+import {
+  closeIntents,
+  enableIntents,
+  JournalLostError,
+  replayIntents,
+} from '../journal/intents.js';
 import { acquireLock, type Lock, type LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
@@ -45,7 +50,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
     takeUpIntents(db, config, options.log, stop);
-    const provider = await connectProvider(config, { keepSimulatorRecords: options.keepSimulatorRecords ?? false, onUnknownCode: unknownCodeLogger(options.log) });
+    const provider = await connectProvider(config, {
+      keepSimulatorRecords: options.keepSimulatorRecords ?? false,
+      onUnknownCode: unknownCodeLogger(options.log),
+    });
     const limit = pLimit(config.concurrency);
     const context: PipelineContext = {
       db,
@@ -83,20 +91,35 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 }
 
 /** Requests in flight, halved when the provider says there are too many, said in the log each time they change. */
-function adaptiveConcurrencyOf(limit: LimitFunction, config: Config, log: Logger): AdaptiveConcurrency {
+function adaptiveConcurrencyOf(
+  limit: LimitFunction,
+  config: Config,
+  log: Logger,
+): AdaptiveConcurrency {
   return new AdaptiveConcurrency(limit, config.concurrency, ({ from, to, statusCode }) => {
-    if (statusCode) log.warn(`provider answered ${statusCode} (too many requests at once): requests in flight lowered from ${from} to ${to}; they grow back one at a time`, { event: 'concurrency-lowered', from, to, statusCode });
-    else log.info(`requests in flight raised from ${from} to ${to} (at most ${config.concurrency}, SMSDROP_CONCURRENCY)`, { event: 'concurrency-raised', from, to });
+    if (statusCode)
+      log.warn(
+        `provider answered ${statusCode} (too many requests at once): requests in flight lowered from ${from} to ${to}; they grow back one at a time`,
+        { event: 'concurrency-lowered', from, to, statusCode },
+      );
+    else
+      log.info(
+        `requests in flight raised from ${from} to ${to} (at most ${config.concurrency}, SMSDROP_CONCURRENCY)`,
+        { event: 'concurrency-raised', from, to },
+      );
   });
 }
 
 /** One warning per status code the code tables do not explain (provider/codes.ts). */
 function unknownCodeLogger(log: Logger): (statusCode: string) => void {
   return (statusCode) =>
-    log.warn(`unknown provider code ${JSON.stringify(statusCode.slice(0, 40))}: not in the code tables, so its batches are failed without a retry (treated as batch-rejected); see docs/provider-codes.md`, {
-      event: 'unknown-provider-code',
-      statusCode: statusCode.slice(0, 40),
-    });
+    log.warn(
+      `unknown provider code ${JSON.stringify(statusCode.slice(0, 40))}: not in the code tables, so its batches are failed without a retry (treated as batch-rejected); see docs/provider-codes.md`,
+      {
+        event: 'unknown-provider-code',
+        statusCode: statusCode.slice(0, 40),
+      },
+    );
 }
 
 function commitBulkQuietly(db: Journal): void {
@@ -114,8 +137,14 @@ function commitBulkQuietly(db: Journal): void {
  */
 function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortController): void {
   const { replayed, missing } = replayIntents(db);
-  if (replayed > 0) log.warn(`${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`);
-  if (missing > 0) log.error(`${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`);
+  if (replayed > 0)
+    log.warn(
+      `${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`,
+    );
+  if (missing > 0)
+    log.error(
+      `${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`,
+    );
   // A journal that loses requests' records stops this process (JournalLostError); the next start settles them.
   const onLost = () => {
     const lost = new JournalLostError();
@@ -129,7 +158,12 @@ function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortCont
  * The pacing limits, one for every file. A message window starts with what the journal's recent
  * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
  */
-function rateLimiterOf(config: Config, db: Journal, log: Logger, also?: (waiting: string | null) => void): RateLimiter {
+function rateLimiterOf(
+  config: Config,
+  db: Journal,
+  log: Logger,
+  also?: (waiting: string | null) => void,
+): RateLimiter {
   const window = config.messageWindow;
   return createRateLimiter({
     requestsPerSecond: config.requestsPerSecond,
@@ -139,10 +173,13 @@ function rateLimiterOf(config: Config, db: Journal, log: Logger, also?: (waiting
       startedBefore: recentStarts(db, Date.now() - window.ms),
       onWindowFull: ({ resumesAt, waitMs }) => {
         also?.(`message window ${window.text} used up; the next request starts at ${resumesAt}`);
-        log.warn(`message window ${window.text} used up: the next request starts at ${resumesAt} (in ${formatDuration(waitMs / 1000)}); rows wait, nothing is lost`, {
-          event: 'message-window-full',
-          resumesAt,
-        });
+        log.warn(
+          `message window ${window.text} used up: the next request starts at ${resumesAt} (in ${formatDuration(waitMs / 1000)}); rows wait, nothing is lost`,
+          {
+            event: 'message-window-full',
+            resumesAt,
+          },
+        );
       },
       onWindowRoom: () => also?.(null),
     }),
@@ -150,19 +187,28 @@ function rateLimiterOf(config: Config, db: Journal, log: Logger, also?: (waiting
 }
 
 /** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
-function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}): { window: SendWindow } | undefined {
+function sendWindowOf(
+  config: Config,
+  log: Logger,
+  also: SendWindowEvents = {},
+): { window: SendWindow } | undefined {
   if (config.sendWindow === undefined) return undefined;
   const window = new SendWindow(config.sendWindow, config.sendWindowZone, {
     onClosed: (closed) => {
       also.onClosed?.(closed);
-      log.warn(`outside the sending window ${closed.window}: no request starts before ${window.opening} (${closed.opensAt}, in ${formatDuration(closed.opensInMs / 1000)}); files are still read in, their rows wait`, {
-        event: 'window-closed',
-        opensAt: closed.opensAt,
-      });
+      log.warn(
+        `outside the sending window ${closed.window}: no request starts before ${window.opening} (${closed.opensAt}, in ${formatDuration(closed.opensInMs / 1000)}); files are still read in, their rows wait`,
+        {
+          event: 'window-closed',
+          opensAt: closed.opensAt,
+        },
+      );
     },
     onOpened: () => {
       also.onOpened?.();
-      log.info(`sending window ${window.text} open: requests start again`, { event: 'window-open' });
+      log.info(`sending window ${window.text} open: requests start again`, {
+        event: 'window-open',
+      });
     },
   });
   return { window };
@@ -173,12 +219,18 @@ function sendWindowOf(config: Config, log: Logger, also: SendWindowEvents = {}):
  * the data directory exits 2 with `whenLocked` (what to say after the lock's own message), and the
  * provider is named and Ctrl-C stops it gracefully once it is open.
  */
-export async function openForegroundRuntime(config: Config, role: string, log: Logger, whenLocked: (message: string) => string): Promise<Runtime> {
+export async function openForegroundRuntime(
+  config: Config,
+  role: string,
+  log: Logger,
+  whenLocked: (message: string) => string,
+): Promise<Runtime> {
   let runtime: Runtime;
   try {
     runtime = await openRuntime(config, { role, log });
   } catch (err) {
-    if (errorCode(err) === 'E_DATA_DIR_LOCKED') exitWith(EXIT.usage, whenLocked(withCode(err as LockedError)));
+    if (errorCode(err) === 'E_DATA_DIR_LOCKED')
+      exitWith(EXIT.usage, whenLocked(withCode(err as LockedError)));
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);
@@ -194,10 +246,14 @@ export async function openForegroundRuntime(config: Config, role: string, log: L
 export function stopOnSignals(runtime: Runtime, log: Logger): void {
   const onSignal = (signal: string) => {
     if (runtime.stop.signal.aborted) {
-      log.warn(`${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`);
+      log.warn(
+        `${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`,
+      );
       process.exit(130);
     }
-    log.warn(`${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`);
+    log.warn(
+      `${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`,
+    );
     runtime.stop.abort();
   };
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal);

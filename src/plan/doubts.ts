@@ -62,7 +62,8 @@ export class Doubts {
     const settled: Settled = { joined: new Set<number>(), duplicates: 0 };
     if (this.#doubts.length === 0) return settled;
     const firstRowOf = new Map<string, number>();
-    for (const [rowId, groupId, phone] of store.placedRowsMatching(this.#doubts)) firstRowOf.set(`${groupId}\u0000${phone}`, rowId);
+    for (const [rowId, groupId, phone] of store.placedRowsMatching(this.#doubts))
+      firstRowOf.set(`${groupId}\u0000${phone}`, rowId);
     for (const doubt of this.#doubts) {
       const key = `${doubt.groupId}\u0000${doubt.phone}`;
       const first = firstRowOf.get(key);

@@ -33,7 +33,10 @@ export class PlanInputError extends SmsdropError {
 }
 
 /** Where a group's next number goes: into its open request, or into a new one. */
-export function placeNumber(openRequestSize: number | undefined, limits: PlanLimits): 'open' | 'new' {
+export function placeNumber(
+  openRequestSize: number | undefined,
+  limits: PlanLimits,
+): 'open' | 'new' {
   return openRequestSize === undefined || openRequestSize >= limits.maxPerRequest ? 'new' : 'open';
 }
 
@@ -43,13 +46,15 @@ export function placeNumber(openRequestSize: number | undefined, limits: PlanLim
  */
 export function planBatches(rows: Iterable<PlanRow>, limits: PlanLimits): PlannedBatch[] {
   const max = limits.maxPerRequest;
-  if (!Number.isInteger(max) || max < 1) throw new PlanInputError(`maxPerRequest must be a whole number >= 1, got ${max}`);
+  if (!Number.isInteger(max) || max < 1)
+    throw new PlanInputError(`maxPerRequest must be a whole number >= 1, got ${max}`);
   const batches: PlannedBatch[] = [];
   const open = new Map<number, PlannedBatch>();
   const seen = new Map<number, Set<string>>();
   for (const row of rows) {
     const numbers = seen.get(row.groupId) ?? new Set<string>();
-    if (numbers.has(row.phone)) throw new PlanInputError(`number ${row.phone} repeats in group ${row.groupId}`);
+    if (numbers.has(row.phone))
+      throw new PlanInputError(`number ${row.phone} repeats in group ${row.groupId}`);
     seen.set(row.groupId, numbers.add(row.phone));
     let batch = open.get(row.groupId);
     if (placeNumber(batch?.rowIds.length, limits) === 'new') {

@@ -77,7 +77,9 @@ export class Planner implements RowWriter {
     this.#counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };
     this.#closed = new ClosedBatches(store);
     this.#sentBefore = options.sentBefore;
-    this.#doubts = new Doubts(options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES));
+    this.#doubts = new Doubts(
+      options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES),
+    );
     // Rows an interrupted intake left (restartIntake) are in batches already: a number of theirs
     // read again, earlier in the file than its kept row, is a repeat of it.
     for (const [groupId, phone] of store.keptNumbers()) this.#doubts.placed(groupId, phone);
@@ -135,9 +137,13 @@ export class Planner implements RowWriter {
       }
       this.#counts.rows++;
       const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
-      const state = row.appId !== undefined && row.templateId !== undefined ? this.#groupOf(row.appId, row.templateId, row.datas) : undefined;
+      const state =
+        row.appId !== undefined && row.templateId !== undefined
+          ? this.#groupOf(row.appId, row.templateId, row.datas)
+          : undefined;
       // Invalid as written, without a number or a group, or a suppressed number.
-      const error = row.error ?? (!row.phone || !state ? NO_GROUP : this.#store.whySuppressed(row.phone));
+      const error =
+        row.error ?? (!row.phone || !state ? NO_GROUP : this.#store.whySuppressed(row.phone));
       if (error !== undefined || !state) this.#writeInvalidRow(row, state, extras, error);
       else this.#placeValidRow(row, state, extras, now);
       if (state && this.#groupCounts?.rowRead(state.slot)) this.#endGroup(state);
@@ -145,10 +151,30 @@ export class Planner implements RowWriter {
   }
 
   /** Kept with its group when it has one, so the rejected file can show its values. */
-  #writeInvalidRow(row: RowToJournal, state: GroupState | undefined, extras: string | null, error: string | undefined): void {
+  #writeInvalidRow(
+    row: RowToJournal,
+    state: GroupState | undefined,
+    extras: string | null,
+    error: string | undefined,
+  ): void {
     const cells = row.cells;
-    const keepCells = cells ? (rowId: number) => this.#store.keepInvalidCells(rowId, cells) : undefined;
-    this.#store.addRow([row.line, row.phoneRaw, row.phone ?? null, state?.groupId ?? null, 'invalid', error ?? null, extras, null, null], keepCells);
+    const keepCells = cells
+      ? (rowId: number) => this.#store.keepInvalidCells(rowId, cells)
+      : undefined;
+    this.#store.addRow(
+      [
+        row.line,
+        row.phoneRaw,
+        row.phone ?? null,
+        state?.groupId ?? null,
+        'invalid',
+        error ?? null,
+        extras,
+        null,
+        null,
+      ],
+      keepCells,
+    );
     this.#counts.invalid++;
   }
 
@@ -157,19 +183,42 @@ export class Planner implements RowWriter {
     // Before the filter: a later row with the same number repeats the earlier file's row too.
     const earlierRow = state.earlier?.rowOf(phone);
     if (earlierRow !== undefined) {
-      this.#store.addRow([row.line, row.phoneRaw, phone, state.groupId, 'duplicate', null, extras, null, earlierRow]);
+      this.#store.addRow([
+        row.line,
+        row.phoneRaw,
+        phone,
+        state.groupId,
+        'duplicate',
+        null,
+        extras,
+        null,
+        earlierRow,
+      ]);
       this.#counts.duplicates++;
       this.#counts.repeats++;
       return;
     }
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
     if (!state.fresh && this.#doubts.mayHave(state.groupId, phone)) {
-      this.#store.addRow([row.line, row.phoneRaw, phone, state.groupId, 'valid', null, extras, null, null], this.#doubts.add(state.groupId, phone));
+      this.#store.addRow(
+        [row.line, row.phoneRaw, phone, state.groupId, 'valid', null, extras, null, null],
+        this.#doubts.add(state.groupId, phone),
+      );
       return;
     }
     this.#doubts.placed(state.groupId, phone);
     state.fresh = false;
-    this.#store.addRow([row.line, row.phoneRaw, phone, state.groupId, 'valid', null, extras, this.#batchForNumber(state, phone, now), null]);
+    this.#store.addRow([
+      row.line,
+      row.phoneRaw,
+      phone,
+      state.groupId,
+      'valid',
+      null,
+      extras,
+      this.#batchForNumber(state, phone, now),
+      null,
+    ]);
   }
 
   #groupOf(appId: string, templateId: string, datas: string[]): GroupState {
@@ -191,13 +240,31 @@ export class Planner implements RowWriter {
     const earlier = this.#sentBefore?.(journalKey.keyHash, appId, templateId, journalKey.datasJson);
     if (found === undefined) {
       const groupId = this.#store.insertGroup(journalKey);
-      return { key, slot, groupId, batchId: undefined, phones: [], dirty: false, fresh: true, earlier };
+      return {
+        key,
+        slot,
+        groupId,
+        batchId: undefined,
+        phones: [],
+        dirty: false,
+        fresh: true,
+        earlier,
+      };
     }
     const latest = this.#store.heldBatchOf(found);
     // A batch waiting for its release is closed: counted as ended, it may be sent with the numbers
     // it has, so a row found later (group counts that were wrong) must start a new batch.
     const held = latest && !this.#closed.has(latest.id) ? latest : undefined;
-    return { key, slot, groupId: found, batchId: held?.id, phones: held?.phones ?? [], dirty: false, fresh: false, earlier };
+    return {
+      key,
+      slot,
+      groupId: found,
+      batchId: held?.id,
+      phones: held?.phones ?? [],
+      dirty: false,
+      fresh: false,
+      earlier,
+    };
   }
 
   /**
@@ -219,7 +286,10 @@ export class Planner implements RowWriter {
 
   /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
   #openBatchOf(state: GroupState, now: string): number {
-    if (placeNumber(state.batchId === undefined ? undefined : state.phones.length, this.#limits) === 'new') {
+    if (
+      placeNumber(state.batchId === undefined ? undefined : state.phones.length, this.#limits) ===
+      'new'
+    ) {
       this.#saveBatch(state);
       state.batchId = this.#store.insertBatch(state.groupId, now);
       state.phones = [];
@@ -252,7 +322,12 @@ export class Planner implements RowWriter {
    * Unless some of its rows are doubts: one may yet be a new number, which joins that batch.
    */
   #endGroup(state: GroupState): void {
-    if (state.batchId !== undefined && state.phones.length > 0 && !this.#doubts.inGroup(state.groupId)) this.#closeBatch(state);
+    if (
+      state.batchId !== undefined &&
+      state.phones.length > 0 &&
+      !this.#doubts.inGroup(state.groupId)
+    )
+      this.#closeBatch(state);
     else this.#saveBatch(state); // with doubts: still held, for the new numbers among them (no batch: nothing to save)
     this.#groups.delete(state);
   }

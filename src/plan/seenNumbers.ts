@@ -26,7 +26,9 @@ export class SeenNumbers {
 
   /** Sized for a file of `fileBytes` bytes, whatever its rows hold. */
   static forFile(fileBytes: number): SeenNumbers {
-    return new SeenNumbers(Math.max(MIN_BITS, Math.ceil((fileBytes / MIN_ROW_BYTES) * BITS_PER_ROW)));
+    return new SeenNumbers(
+      Math.max(MIN_BITS, Math.ceil((fileBytes / MIN_ROW_BYTES) * BITS_PER_ROW)),
+    );
   }
 
   /** `bits` bits in all (a few make nearly every number a "maybe": tests use that). */
@@ -43,7 +45,8 @@ export class SeenNumbers {
   /** False: the number was never added to this group. True: it may have been. */
   mayHave(groupId: number, phone: string): boolean {
     const at = this.#positions(groupId, phone);
-    for (let i = 0; i < HASHES; i++) if ((this.#words[at[i]! >>> 5]! & (1 << (at[i]! & 31))) === 0) return false;
+    for (let i = 0; i < HASHES; i++)
+      if ((this.#words[at[i]! >>> 5]! & (1 << (at[i]! & 31))) === 0) return false;
     return true;
   }
 

@@ -60,7 +60,9 @@ export interface PlanStore {
   markDuplicate(rowId: number, duplicateOf: number): void;
   setRowBatch(rowId: number, batchId: number): void;
   /** The file's rows in batches whose (group, number) is one of `keys`: [rowId, groupId, phone]. */
-  placedRowsMatching(keys: Iterable<{ groupId: number; phone: string }>): Array<[rowId: number, groupId: number, phone: string]>;
+  placedRowsMatching(
+    keys: Iterable<{ groupId: number; phone: string }>,
+  ): Array<[rowId: number, groupId: number, phone: string]>;
 
   /** The file's group with this key, if the journal has it. */
   findGroup(key: GroupKey): number | undefined;

@@ -15,10 +15,13 @@ export function baseUrlProblem(baseUrl: string): string | undefined {
   } catch {
     return 'expected an http(s) URL such as https://app.cloopen.com:8883';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `expected an http(s) URL such as https://app.cloopen.com:8883, not ${url.protocol}`;
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    return `expected an http(s) URL such as https://app.cloopen.com:8883, not ${url.protocol}`;
   // Before the host is named below: in `http://ops#pass@host` the parser's host is the user name,
   // and the rest a fragment.
-  if (url.search || url.hash || url.username || url.password) return 'expected a URL without query, fragment or credentials';
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return `plain http is allowed only to a loopback host; use https for ${url.hostname}`;
+  if (url.search || url.hash || url.username || url.password)
+    return 'expected a URL without query, fragment or credentials';
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    return `plain http is allowed only to a loopback host; use https for ${url.hostname}`;
   return undefined;
 }

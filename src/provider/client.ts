@@ -75,7 +75,11 @@ export function createProviderClient(o: ProviderClientOptions): ProviderClient {
   registerSecret(o.authToken); // from now on every log line masks it
   const pool = new Pool(setup.origin, {
     connections: setup.connections,
-    connect: { timeout: o.connectTimeoutMs, rejectUnauthorized: true, ...(setup.ca ? { ca: setup.ca } : {}) },
+    connect: {
+      timeout: o.connectTimeoutMs,
+      rejectUnauthorized: true,
+      ...(setup.ca ? { ca: setup.ca } : {}),
+    },
     headersTimeout: o.responseTimeoutMs,
     bodyTimeout: o.responseTimeoutMs,
   });
@@ -83,16 +87,25 @@ export function createProviderClient(o: ProviderClientOptions): ProviderClient {
   const noticeUnknown = unknownCodeNotice(o.onUnknownCode);
   let closing: Promise<void> | undefined;
   return {
-    send: (req, options) => sendSafely(pool, o, setup, now, req, options?.signal).then(noticeUnknown),
+    send: (req, options) =>
+      sendSafely(pool, o, setup, now, req, options?.signal).then(noticeUnknown),
     close: () => (closing ??= pool.close().catch(() => undefined)),
   };
 }
 
 /** Passes outcomes through, telling `tell` once per status code the tables do not explain. */
-function unknownCodeNotice(tell: ((statusCode: string) => void) | undefined): (outcome: SendOutcome) => SendOutcome {
+function unknownCodeNotice(
+  tell: ((statusCode: string) => void) | undefined,
+): (outcome: SendOutcome) => SendOutcome {
   const told = new Set<string>();
   return (outcome) => {
-    if (tell && outcome.kind === 'rejected' && !outcome.local && !told.has(outcome.statusCode) && !isKnownStatusCode(outcome.statusCode)) {
+    if (
+      tell &&
+      outcome.kind === 'rejected' &&
+      !outcome.local &&
+      !told.has(outcome.statusCode) &&
+      !isKnownStatusCode(outcome.statusCode)
+    ) {
       told.add(outcome.statusCode);
       tell(outcome.statusCode);
     }
@@ -110,9 +123,12 @@ const fail = (message: string, code: string): never => {
 const shown = (v: unknown) => `\`${String(v)}\` (${typeof v})`;
 
 function checkOptions(o: ProviderClientOptions): Setup {
-  if (typeof o.accountSid !== 'string' || o.accountSid === '') fail('Expected `accountSid` to be a non-empty string', 'E_CONFIG_ACCOUNT_SID');
-  if (typeof o.authToken !== 'string' || o.authToken === '') fail('Expected `authToken` to be a non-empty string', 'E_CONFIG_AUTH_TOKEN');
-  if (o.format !== 'json' && o.format !== 'xml') fail(`Expected \`format\` to be json or xml, got ${shown(o.format)}`, 'E_CONFIG_FORMAT');
+  if (typeof o.accountSid !== 'string' || o.accountSid === '')
+    fail('Expected `accountSid` to be a non-empty string', 'E_CONFIG_ACCOUNT_SID');
+  if (typeof o.authToken !== 'string' || o.authToken === '')
+    fail('Expected `authToken` to be a non-empty string', 'E_CONFIG_AUTH_TOKEN');
+  if (o.format !== 'json' && o.format !== 'xml')
+    fail(`Expected \`format\` to be json or xml, got ${shown(o.format)}`, 'E_CONFIG_FORMAT');
   requirePositive('maxPerRequest', o.maxPerRequest, true, 'E_CONFIG_MAX_PER_REQUEST');
   requirePositive('connectTimeoutMs', o.connectTimeoutMs, false, 'E_CONFIG_CONNECT_TIMEOUT_MS');
   requirePositive('responseTimeoutMs', o.responseTimeoutMs, false, 'E_CONFIG_RESPONSE_TIMEOUT_MS');
@@ -120,7 +136,10 @@ function checkOptions(o: ProviderClientOptions): Setup {
   requirePositive('connections', connections, true, 'E_CONFIG_CONCURRENCY');
   if (o.timezone !== undefined) checkTimeZone(o.timezone);
   const url = checkBaseUrl(o.baseUrl);
-  const extra = [...(o.caFile !== undefined ? [readCaFile(o.caFile)] : []), ...(o.caPem !== undefined ? [checkPem(o.caPem, 'caPem')] : [])];
+  const extra = [
+    ...(o.caFile !== undefined ? [readCaFile(o.caFile)] : []),
+    ...(o.caPem !== undefined ? [checkPem(o.caPem, 'caPem')] : []),
+  ];
   return {
     origin: url.origin,
     pathPrefix: url.pathname.replace(/\/+$/, ''),
@@ -131,15 +150,23 @@ function checkOptions(o: ProviderClientOptions): Setup {
 }
 
 function requirePositive(name: string, v: unknown, whole: boolean, code: string): void {
-  const ok = typeof v === 'number' && Number.isFinite(v) && v > 0 && (!whole || Number.isInteger(v));
-  if (!ok) fail(`Expected \`${name}\` to be a positive ${whole ? 'whole' : 'finite'} number, got ${shown(v)}`, code);
+  const ok =
+    typeof v === 'number' && Number.isFinite(v) && v > 0 && (!whole || Number.isInteger(v));
+  if (!ok)
+    fail(
+      `Expected \`${name}\` to be a positive ${whole ? 'whole' : 'finite'} number, got ${shown(v)}`,
+      code,
+    );
 }
 
 function checkTimeZone(tz: string): void {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
   } catch {
-    fail(`Expected \`timezone\` to be an IANA time zone such as Asia/Shanghai, got ${shown(tz)}`, 'E_CONFIG_TIMEZONE');
+    fail(
+      `Expected \`timezone\` to be an IANA time zone such as Asia/Shanghai, got ${shown(tz)}`,
+      'E_CONFIG_TIMEZONE',
+    );
   }
 }
 
@@ -154,7 +181,10 @@ function readCaFile(file: string): string {
   try {
     pem = readFileSync(file, 'utf8');
   } catch (err) {
-    return fail(`cannot read the CA file ${file} (SMSDROP_CA_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, 'E_CONFIG_CA_FILE');
+    return fail(
+      `cannot read the CA file ${file} (SMSDROP_CA_FILE): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      'E_CONFIG_CA_FILE',
+    );
   }
   return checkPem(pem, `CA file ${file}`);
 }
@@ -179,20 +209,30 @@ interface Refusal {
   statusMsg: string;
 }
 
-function refuseLocally(req: TemplateSmsRequest, maxPerRequest: number, format: BodyFormat): Refusal | undefined {
+function refuseLocally(
+  req: TemplateSmsRequest,
+  maxPerRequest: number,
+  format: BodyFormat,
+): Refusal | undefined {
   const r = (statusCode: string, statusMsg: string): Refusal => ({ statusCode, statusMsg });
   if (!Array.isArray(req.to) || req.to.length === 0) return r('112306', 'no recipient numbers');
-  if (req.to.length > maxPerRequest) return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
+  if (req.to.length > maxPerRequest)
+    return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
   if (req.to.some((n) => typeof n !== 'string' || n.trim() === '' || n.includes(','))) {
     return r('160042', 'a recipient number is empty or contains a comma');
   }
-  if (new Set(req.to).size !== req.to.length) return r('160045', 'duplicate numbers in one request');
+  if (new Set(req.to).size !== req.to.length)
+    return r('160045', 'duplicate numbers in one request');
   if (typeof req.appId !== 'string' || req.appId === '') return r('111181', 'appId missing');
-  if (typeof req.templateId !== 'string' || req.templateId === '') return r('112307', 'templateId missing');
+  if (typeof req.templateId !== 'string' || req.templateId === '')
+    return r('112307', 'templateId missing');
   if (!Array.isArray(req.datas) || req.datas.some((d) => typeof d !== 'string')) {
     return r('160052', 'template data must be a list of strings');
   }
-  if (format === 'xml' && [...req.to, req.appId, req.templateId, req.reqId ?? '', ...req.datas].some(hasXmlInvalidChar)) {
+  if (
+    format === 'xml' &&
+    [...req.to, req.appId, req.templateId, req.reqId ?? '', ...req.datas].some(hasXmlInvalidChar)
+  ) {
     return r('160031', 'a value holds a character XML cannot carry (control character)');
   }
   return undefined;
@@ -212,22 +252,36 @@ async function sendSafely(
   const secrets = [o.authToken];
   try {
     const refusal = refuseLocally(req, o.maxPerRequest, o.format);
-    if (refusal) return { kind: 'rejected', codeClass: classifyStatusCode(refusal.statusCode), local: true, ...refusal };
+    if (refusal)
+      return {
+        kind: 'rejected',
+        codeClass: classifyStatusCode(refusal.statusCode),
+        local: true,
+        ...refusal,
+      };
     if (signal?.aborted) return { kind: 'not-sent', reason: 'aborted before sending' };
-    const { sig, authorization } = signRequest(o.accountSid, o.authToken, formatTimestamp(now(), o.timezone));
+    const { sig, authorization } = signRequest(
+      o.accountSid,
+      o.authToken,
+      formatTimestamp(now(), o.timezone),
+    );
     secrets.push(sig, authorization);
     const body = Buffer.from(encodeBody(req, o.format), 'utf8');
-    const result = await exchange(pool, {
-      method: 'POST',
-      path: `${setup.pathPrefix}/2013-12-26/Accounts/${encodeURIComponent(o.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
-      headers: {
-        accept: acceptHeader(o.format),
-        'content-type': contentType(o.format),
-        'content-length': String(body.length),
-        authorization,
+    const result = await exchange(
+      pool,
+      {
+        method: 'POST',
+        path: `${setup.pathPrefix}/2013-12-26/Accounts/${encodeURIComponent(o.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
+        headers: {
+          accept: acceptHeader(o.format),
+          'content-type': contentType(o.format),
+          'content-length': String(body.length),
+          authorization,
+        },
+        body,
       },
-      body,
-    }, signal);
+      signal,
+    );
     return toOutcome(result, o.format, secrets);
   } catch (err) {
     // Unreachable by design; if it happens we cannot know whether anything was written.
@@ -247,7 +301,11 @@ class AbortedError extends SmsdropError {
 }
 
 /** One dispatch, settled once. `written` turns true when undici hands the request to a socket. */
-function exchange(pool: PoolType, opts: Dispatcher.DispatchOptions, signal: AbortSignal | undefined): Promise<Exchange> {
+function exchange(
+  pool: PoolType,
+  opts: Dispatcher.DispatchOptions,
+  signal: AbortSignal | undefined,
+): Promise<Exchange> {
   return new Promise((resolve) => {
     let written = false;
     let settled = false;
@@ -263,7 +321,9 @@ function exchange(pool: PoolType, opts: Dispatcher.DispatchOptions, signal: Abor
     };
     // Still queued: answer now; onRequestStart drops the request when it reaches a socket.
     const onAbort = () =>
-      written ? controller?.abort(new AbortedError('aborted after the request was written')) : finish({ kind: 'failed', written, error: new AbortedError('aborted before sending') });
+      written
+        ? controller?.abort(new AbortedError('aborted after the request was written'))
+        : finish({ kind: 'failed', written, error: new AbortedError('aborted before sending') });
     signal?.addEventListener('abort', onAbort, { once: true });
     const handler: Dispatcher.DispatchHandler = {
       onRequestStart(c) {
@@ -276,7 +336,8 @@ function exchange(pool: PoolType, opts: Dispatcher.DispatchOptions, signal: Abor
       },
       onResponseData(c, chunk) {
         size += chunk.length;
-        if (size > MAX_RESPONSE_BYTES) return c.abort(new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+        if (size > MAX_RESPONSE_BYTES)
+          return c.abort(new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
         chunks.push(chunk);
       },
       onResponseEnd() {
@@ -297,16 +358,29 @@ function exchange(pool: PoolType, opts: Dispatcher.DispatchOptions, signal: Abor
 function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutcome {
   if (r.kind === 'failed') {
     const reason = scrub(describeError(r.error), secrets);
-    return r.written ? { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` } : { kind: 'not-sent', reason };
+    return r.written
+      ? { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` }
+      : { kind: 'not-sent', reason };
   }
-  if (r.status !== 200) return { kind: 'in-doubt', reason: `HTTP ${r.status} answer`, httpStatus: r.status };
+  if (r.status !== 200)
+    return { kind: 'in-doubt', reason: `HTTP ${r.status} answer`, httpStatus: r.status };
   const decoded = decodeResponse(r.body, format);
-  if (isMalformed(decoded)) return { kind: 'in-doubt', reason: `malformed answer: ${decoded.why}`, httpStatus: 200 };
+  if (isMalformed(decoded))
+    return { kind: 'in-doubt', reason: `malformed answer: ${decoded.why}`, httpStatus: 200 };
   if (decoded.statusCode === '000000') {
-    return { kind: 'accepted', statusCode: '000000', smsMessageSid: decoded.smsMessageSid ?? '', dateCreated: decoded.dateCreated ?? '' };
+    return {
+      kind: 'accepted',
+      statusCode: '000000',
+      smsMessageSid: decoded.smsMessageSid ?? '',
+      dateCreated: decoded.dateCreated ?? '',
+    };
   }
   const statusCode = scrub(decoded.statusCode, secrets); // a code is never a secret, but an echoing server could make it one
-  const outcome: SendOutcome = { kind: 'rejected', statusCode, codeClass: classifyStatusCode(statusCode) };
+  const outcome: SendOutcome = {
+    kind: 'rejected',
+    statusCode,
+    codeClass: classifyStatusCode(statusCode),
+  };
   if (decoded.statusMsg !== undefined) outcome.statusMsg = scrub(decoded.statusMsg, secrets);
   return outcome;
 }

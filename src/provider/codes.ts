@@ -17,18 +17,66 @@ const SINGLE_CODES: Record<RejectionClass, readonly string[]> = {
   'account-fatal': ['111113', '111115', '111212', '111226', '112303', '112310', '113302', '160053'],
   clock: ['111106'],
   transient: ['111111', '111112', '111114', '111116', '160000', '160016'],
-  'rate-limited': ['160038', '160039', '160040', '160041', '112314', '160015', '160022', '160021', '160056'],
+  'rate-limited': [
+    '160038',
+    '160039',
+    '160040',
+    '160041',
+    '112314',
+    '160015',
+    '160022',
+    '160021',
+    '160056',
+  ],
   'number-rejected': [
-    '160042', '112316', '112317', '160034', '160051', '160068', '160072', '160073', '160074', '112319', '160013',
+    '160042',
+    '112316',
+    '112317',
+    '160034',
+    '160051',
+    '160068',
+    '160072',
+    '160073',
+    '160074',
+    '112319',
+    '160013',
     // 160059: international numbers cannot go in bulk (halves isolate them); 160070: a custom
     // template cannot go to an international number (that number fails with the code).
-    '160059', '160070',
+    '160059',
+    '160070',
   ],
   'batch-rejected': [
-    '112300', '112306', '160044', '112307', '112308', '112311', '112313', '112323', '160032', '160043', '160052',
-    '160031', '160030', '160033', '160049', '160011', '160018', '160037', '160020', '160045', '160048', '160017',
-    '160055', '160057', '112318', '112309', '112304',
-    '112609', '112610', '112611', '112612', // chunked body; Accept, Content-Type, Content-Length missing or wrong: a client bug
+    '112300',
+    '112306',
+    '160044',
+    '112307',
+    '112308',
+    '112311',
+    '112313',
+    '112323',
+    '160032',
+    '160043',
+    '160052',
+    '160031',
+    '160030',
+    '160033',
+    '160049',
+    '160011',
+    '160018',
+    '160037',
+    '160020',
+    '160045',
+    '160048',
+    '160017',
+    '160055',
+    '160057',
+    '112318',
+    '112309',
+    '112304',
+    '112609',
+    '112610',
+    '112611',
+    '112612', // chunked body; Accept, Content-Type, Content-Length missing or wrong: a client bug
   ],
   'duplicate-request': ['160054'],
   ambiguous: ['160050', '160063', '160064'],
@@ -36,7 +84,9 @@ const SINGLE_CODES: Record<RejectionClass, readonly string[]> = {
 };
 
 const CODE_CLASSES: ReadonlyMap<string, RejectionClass> = new Map(
-  Object.entries(SINGLE_CODES).flatMap(([cls, codes]) => codes.map((code) => [code, cls as RejectionClass] as const)),
+  Object.entries(SINGLE_CODES).flatMap(([cls, codes]) =>
+    codes.map((code) => [code, cls as RejectionClass] as const),
+  ),
 );
 
 /** The class the code tables give the code, or undefined when they do not explain it. */
@@ -65,19 +115,27 @@ export function isKnownStatusCode(code: string): boolean {
  * "Too many concurrent requests" and "calls too close together": besides the retry, the sender
  * lowers the requests it keeps in flight (send/concurrency.ts).
  */
-export const CONCURRENCY_CODES: ReadonlySet<string> = new Set(['111111', '111112', '111114', '111116']);
+export const CONCURRENCY_CODES: ReadonlySet<string> = new Set([
+  '111111',
+  '111112',
+  '111114',
+  '111116',
+]);
 
 /** What an operator should do about a batch answered with a code of this class. */
 export const CLASS_ADVICE: Record<RejectionClass, string> = {
-  'account-fatal': 'account or application problem: sending stopped, fix the account settings and resume',
+  'account-fatal':
+    'account or application problem: sending stopped, fix the account settings and resume',
   clock: 'timestamp expired: check the host clock and time zone',
   transient: 'provider temporarily failed: retried automatically with the same reqId',
   'rate-limited': 'a number or template hit a frequency cap: resend later',
   'number-rejected': 'one or more numbers are unusable: fix or remove them and resend',
   'batch-rejected': 'the request itself was refused: resending it unchanged cannot help',
   'duplicate-request': 'the provider had already accepted this reqId: counted as accepted',
-  ambiguous: 'the provider reports a failure but may have sent some messages: resend only with the same reqId',
-  'outside-hours': 'marketing message outside the hours the provider allows: it waits and is sent when they come',
+  ambiguous:
+    'the provider reports a failure but may have sent some messages: resend only with the same reqId',
+  'outside-hours':
+    'marketing message outside the hours the provider allows: it waits and is sent when they come',
 };
 
 /** Meanings of the codes an operator meets most often, phrased as "what happened: what to do". */
@@ -123,8 +181,10 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
   '160054': 'duplicate reqId: already accepted',
   '160055': 'reqId longer than 32 characters',
   '160059': 'international numbers cannot be sent in bulk: each goes in a request of its own',
-  '160070': 'custom templates do not support international numbers: use a template approved for them',
-  '160071': 'marketing message outside the allowed hours: sent when they come (set SMSDROP_SEND_WINDOW to match)',
+  '160070':
+    'custom templates do not support international numbers: use a template approved for them',
+  '160071':
+    'marketing message outside the allowed hours: sent when they come (set SMSDROP_SEND_WINDOW to match)',
   '112609': 'chunked request body refused: a client bug, report it',
   '112610': 'Accept header missing or wrong: a client bug, report it',
   '112611': 'Content-Type header missing or wrong: a client bug, report it',
@@ -136,7 +196,15 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
  * a number answered with one of them alone is suppressed (journal/suppressed.ts). Not the format
  * errors: a wrong number is fixed in the file, and intake rejects most of them anyway.
  */
-export const SUPPRESSING_CODES: ReadonlySet<string> = new Set(['112317', '160034', '160051', '160068', '160072', '160073', '160074']);
+export const SUPPRESSING_CODES: ReadonlySet<string> = new Set([
+  '112317',
+  '160034',
+  '160051',
+  '160068',
+  '160072',
+  '160073',
+  '160074',
+]);
 
 /** One line for a report: "111142: account balance insufficient: top up the account". */
 export function describeStatusCode(code: string): string {

@@ -1,7 +1,12 @@
 // Chooses where requests go: the configured provider, or, when no credentials are configured,
 // the built-in simulator started in this process on a free loopback port. Nothing leaves the
 // machine in that case, and the caller says so loudly.
-import { type Config, DEMO_CREDENTIALS, defaultAppIdFor, usesBuiltInSimulator } from '../config/index.js';
+import {
+  type Config,
+  DEMO_CREDENTIALS,
+  defaultAppIdFor,
+  usesBuiltInSimulator,
+} from '../config/index.js';
 import { registerSecret } from '../log/redact.js';
 import type { RunningSimulator } from '../simulator/types.js';
 import { createProviderClient, type ProviderClient } from './client.js';
@@ -43,11 +48,23 @@ export interface ConnectOptions {
   onUnknownCode?: (statusCode: string) => void;
 }
 
-export async function connectProvider(config: Config, options: ConnectOptions = {}): Promise<ProviderConnection> {
+export async function connectProvider(
+  config: Config,
+  options: ConnectOptions = {},
+): Promise<ProviderConnection> {
   registerSecret(config.authToken);
   if (!usesBuiltInSimulator(config)) {
-    const client = createProviderClient({ ...clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!), ...unknownCodeOption(options) });
-    return { client, describe: `provider ${config.baseUrl} (account ${config.accountSid})`, defaultAppId: defaultAppIdFor(config), identity: providerIdentity(config), close: () => client.close() };
+    const client = createProviderClient({
+      ...clientOptions(config, config.baseUrl!, config.accountSid!, config.authToken!),
+      ...unknownCodeOption(options),
+    });
+    return {
+      client,
+      describe: `provider ${config.baseUrl} (account ${config.accountSid})`,
+      defaultAppId: defaultAppIdFor(config),
+      identity: providerIdentity(config),
+      close: () => client.close(),
+    };
   }
   // Loaded only when used: a run against the real provider does not carry the simulator.
   const { startSimulator } = await import('../simulator/index.js');
@@ -60,7 +77,15 @@ export async function connectProvider(config: Config, options: ConnectOptions = 
     templates: BUILT_IN_TEMPLATES,
     keepRecords: options.keepSimulatorRecords ?? false,
   });
-  const client = createProviderClient({ ...clientOptions(config, simulator.url, DEMO_CREDENTIALS.accountSid, DEMO_CREDENTIALS.authToken), ...unknownCodeOption(options) });
+  const client = createProviderClient({
+    ...clientOptions(
+      config,
+      simulator.url,
+      DEMO_CREDENTIALS.accountSid,
+      DEMO_CREDENTIALS.authToken,
+    ),
+    ...unknownCodeOption(options),
+  });
   return {
     client,
     simulator,
@@ -89,6 +114,8 @@ function clientOptions(config: Config, baseUrl: string, accountSid: string, auth
   };
 }
 
-function unknownCodeOption(options: ConnectOptions): { onUnknownCode?: (statusCode: string) => void } {
+function unknownCodeOption(options: ConnectOptions): {
+  onUnknownCode?: (statusCode: string) => void;
+} {
   return options.onUnknownCode ? { onUnknownCode: options.onUnknownCode } : {};
 }

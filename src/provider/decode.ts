@@ -64,7 +64,9 @@ function jsonFields(body: string): Record<string, unknown> | MalformedResponse {
 let xml: { parser: XMLParser; validate: (body: string) => true | object } | undefined;
 function xmlTools(): NonNullable<typeof xml> {
   if (!xml) {
-    const lib = createRequire(import.meta.url)('fast-xml-parser') as typeof import('fast-xml-parser');
+    const lib = createRequire(import.meta.url)(
+      'fast-xml-parser',
+    ) as typeof import('fast-xml-parser');
     const parser = new lib.XMLParser({
       parseTagValue: false, // "000000" must stay a string
       ignoreAttributes: true,
@@ -96,7 +98,8 @@ function optionalString(v: unknown): string | undefined | null {
 // `success` is the format's success child (JSON templateSMS, XML TemplateSMS).
 function checkFields(f: Record<string, unknown>, format: BodyFormat): DecodeResult {
   const child = format === 'json' ? 'templateSMS' : 'TemplateSMS';
-  if (typeof f.statusCode !== 'string' || f.statusCode === '') return malformed('statusCode missing or not a string');
+  if (typeof f.statusCode !== 'string' || f.statusCode === '')
+    return malformed('statusCode missing or not a string');
   // statusMsg is only ever shown: one that is not text (null, a number) leaves a clear code clear.
   const statusMsg = optionalString(f.statusMsg);
   const out: DecodedResponse = { statusCode: f.statusCode };

@@ -16,7 +16,11 @@ export function encodeBody(req: TemplateSmsRequest, format: BodyFormat): string 
 }
 
 function encodeJson(req: TemplateSmsRequest): string {
-  const body: Record<string, unknown> = { to: req.to.join(','), appId: req.appId, templateId: req.templateId };
+  const body: Record<string, unknown> = {
+    to: req.to.join(','),
+    appId: req.appId,
+    templateId: req.templateId,
+  };
   if (req.datas.length > 0) body.datas = [...req.datas];
   if (req.reqId) body.reqId = req.reqId;
   return JSON.stringify(body);
@@ -24,7 +28,14 @@ function encodeJson(req: TemplateSmsRequest): string {
 
 // A raw CR would reach the server as LF (XML parsers normalise line ends), so it goes as &#13;:
 // a value's line breaks arrive exactly as the CSV had them.
-const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;', '\r': '&#13;' };
+const XML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&apos;',
+  '\r': '&#13;',
+};
 
 export function escapeXml(text: string): string {
   return text.replace(/[&<>"'\r]/g, (c) => XML_ESCAPES[c] ?? c);
@@ -52,7 +63,8 @@ function encodeXml(req: TemplateSmsRequest): string {
     element('appId', req.appId),
     element('templateId', req.templateId),
   ];
-  if (req.datas.length > 0) parts.push(`<datas>${req.datas.map((d) => element('data', d)).join('')}</datas>`);
+  if (req.datas.length > 0)
+    parts.push(`<datas>${req.datas.map((d) => element('data', d)).join('')}</datas>`);
   if (req.reqId) parts.push(element('reqId', req.reqId));
   parts.push('</TemplateSMS>');
   return parts.join('');

@@ -34,8 +34,15 @@ function formatUncached(date: Date, timeZone?: string): string {
 }
 
 /** The sig and Authorization value of one request; pass the same timestamp to both uses. */
-export function signRequest(accountSid: string, authToken: string, timestamp: string): RequestSignature {
-  const sig = createHash('md5').update(accountSid + authToken + timestamp, 'utf8').digest('hex').toUpperCase();
+export function signRequest(
+  accountSid: string,
+  authToken: string,
+  timestamp: string,
+): RequestSignature {
+  const sig = createHash('md5')
+    .update(accountSid + authToken + timestamp, 'utf8')
+    .digest('hex')
+    .toUpperCase();
   const authorization = Buffer.from(`${accountSid}:${timestamp}`, 'utf8').toString('base64');
   return { sig, authorization };
 }

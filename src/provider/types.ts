@@ -39,7 +39,13 @@ export type RejectionClass =
  */
 export type SendOutcome =
   | { kind: 'accepted'; statusCode: '000000'; smsMessageSid: string; dateCreated: string }
-  | { kind: 'rejected'; statusCode: string; codeClass: RejectionClass; statusMsg?: string; local?: boolean }
+  | {
+      kind: 'rejected';
+      statusCode: string;
+      codeClass: RejectionClass;
+      statusMsg?: string;
+      local?: boolean;
+    }
   | { kind: 'not-sent'; reason: string }
   | { kind: 'in-doubt'; reason: string; httpStatus?: number };
 

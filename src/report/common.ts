@@ -39,7 +39,10 @@ export function openForReading(dataDir: string): Journal | undefined {
 /** The journal or a usage error naming the data directory. */
 export function requireJournal(dataDir: string): Journal {
   const db = openForReading(dataDir);
-  if (!db) throw new UsageError(`no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`);
+  if (!db)
+    throw new UsageError(
+      `no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`,
+    );
   return db;
 }
 
@@ -60,8 +63,16 @@ export function resolveFile(db: Journal, query: string): FileRecord {
   if (SHA_PREFIX.test(q)) for (const f of filesByShaPrefix(db, q)) matches.set(f.id, f);
   const found = [...matches.values()];
   if (found.length === 1) return found[0]!;
-  if (found.length === 0) throw new UsageError(`no file "${query}" in the journal: give a file id, name or sha256 prefix (\`smsdrop report\` lists them)`);
-  const list = found.map((f) => `id ${f.id} (${f.name}, sha256 ${f.sha256.slice(0, 12)}, ${f.status}, ${f.created_at})`).join('; ');
+  if (found.length === 0)
+    throw new UsageError(
+      `no file "${query}" in the journal: give a file id, name or sha256 prefix (\`smsdrop report\` lists them)`,
+    );
+  const list = found
+    .map(
+      (f) =>
+        `id ${f.id} (${f.name}, sha256 ${f.sha256.slice(0, 12)}, ${f.status}, ${f.created_at})`,
+    )
+    .join('; ');
   throw new UsageError(`"${query}" matches ${found.length} files: ${list}. Give the id.`);
 }
 
@@ -69,11 +80,18 @@ const STATUS_NAMES: Record<string, RowStatus> = { ...ROW_STATUS, duplicates: ROW
 
 /** "failed,unknown" to row statuses; an unknown name is a usage error. */
 export function parseRowStatuses(text: string): RowStatus[] {
-  const names = text.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
-  if (names.length === 0) throw new UsageError(`--status expects a list such as failed,unknown; got "${text}"`);
+  const names = text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
+  if (names.length === 0)
+    throw new UsageError(`--status expects a list such as failed,unknown; got "${text}"`);
   const statuses = names.map((name) => {
     const status = STATUS_NAMES[name];
-    if (!status) throw new UsageError(`unknown status "${name}": expected one or more of ${Object.values(ROW_STATUS).join(', ')}`);
+    if (!status)
+      throw new UsageError(
+        `unknown status "${name}": expected one or more of ${Object.values(ROW_STATUS).join(', ')}`,
+      );
     return status;
   });
   return [...new Set(statuses)];
@@ -92,7 +110,12 @@ export function renderTable(head: string[], rows: Array<Array<string | number | 
  * Writes CSV (UTF-8 with BOM, Excel formula guard) to a file, or to standard output when target
  * is undefined or "-". Returns the rows written.
  */
-export async function writeCsv(target: string | undefined, header: readonly string[], rows: Iterable<readonly string[]>, options: { digitsAsText?: boolean } = {}): Promise<number> {
+export async function writeCsv(
+  target: string | undefined,
+  header: readonly string[],
+  rows: Iterable<readonly string[]>,
+  options: { digitsAsText?: boolean } = {},
+): Promise<number> {
   let count = 0;
   const digitsAsText = options.digitsAsText ?? false;
   if (target !== undefined && target !== '-') {

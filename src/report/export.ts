@@ -29,8 +29,14 @@ export function registerExportCommand(program: Command): void {
     .command('export')
     .description('per-row results of FILE as CSV that can be fixed and dropped back into the inbox')
     .argument('<file>', 'file id, name or sha256 prefix')
-    .option('--status <list>', 'only rows in these statuses: invalid, duplicate, pending, accepted, failed, unknown (comma-separated)')
-    .option('--out <path>', 'where to write; "-" for standard output (default: NAME.export.csv in the current folder)')
+    .option(
+      '--status <list>',
+      'only rows in these statuses: invalid, duplicate, pending, accepted, failed, unknown (comma-separated)',
+    )
+    .option(
+      '--out <path>',
+      'where to write; "-" for standard output (default: NAME.export.csv in the current folder)',
+    )
     .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
       const config = configFor(command, { forReading: true });
       let db: Journal | undefined;
@@ -55,21 +61,35 @@ export function defaultExportName(file: FileRecord): string {
   return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
 }
 
-
 /** Writes the file's rows (in file order) as CSV; returns how many. */
-export async function exportFile(db: Journal, file: FileRecord, options: ExportOptions = {}): Promise<number> {
+export async function exportFile(
+  db: Journal,
+  file: FileRecord,
+  options: ExportOptions = {},
+): Promise<number> {
   const dataCount = mostValues(db, file.id);
   const extraNames = keptExtraNames(file);
   const header = [
-    'phone', 'appId', 'templateId',
+    'phone',
+    'appId',
+    'templateId',
     ...Array.from({ length: dataCount }, (_, i) => `data${i + 1}`),
     ...extraNames,
     ...EXPORT_STATUS_COLUMNS,
   ];
-  return writeCsv(options.out, header, cellsOf(recipients(db, file.id, options.statuses ?? []), dataCount, extraNames), { digitsAsText: true });
+  return writeCsv(
+    options.out,
+    header,
+    cellsOf(recipients(db, file.id, options.statuses ?? []), dataCount, extraNames),
+    { digitsAsText: true },
+  );
 }
 
-function* cellsOf(rows: IterableIterator<RecipientRow>, dataCount: number, extraNames: readonly string[]): Generator<string[]> {
+function* cellsOf(
+  rows: IterableIterator<RecipientRow>,
+  dataCount: number,
+  extraNames: readonly string[],
+): Generator<string[]> {
   for (const r of rows) {
     const datas = r.datas ? (JSON.parse(r.datas) as string[]) : [];
     const extras = r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {};

@@ -4,13 +4,22 @@ import type { Command } from 'commander';
 import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Journal } from '../journal/open.js';
 import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
-import { fileListCsv, fileListTable, fileReportCsv, fileReportTable, REPORT_FORMATS, type ReportFormat } from './render.js';
+import {
+  fileListCsv,
+  fileListTable,
+  fileReportCsv,
+  fileReportTable,
+  REPORT_FORMATS,
+  type ReportFormat,
+} from './render.js';
 import { fileReport, listFiles } from './summary.js';
 
 export function registerReportCommand(program: Command): void {
   program
     .command('report')
-    .description('one line per file; with FILE (id, name or sha256 prefix): its counts, failures by code with what to do, and timing')
+    .description(
+      'one line per file; with FILE (id, name or sha256 prefix): its counts, failures by code with what to do, and timing',
+    )
     .argument('[file]', 'file id, name or sha256 prefix')
     .option('--format <format>', 'table, json or csv (CSV is UTF-8 with BOM, for Excel)')
     .action(async (file: string | undefined, _opts: unknown, command: Command) => {
@@ -31,14 +40,22 @@ export function registerReportCommand(program: Command): void {
 function takeReportFormat(command: Command): ReportFormat {
   const value = (command.opts().format ?? 'table') as string;
   if (!(REPORT_FORMATS as readonly string[]).includes(value)) {
-    exitWith(EXIT.usage, `smsdrop report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`);
+    exitWith(
+      EXIT.usage,
+      `smsdrop report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`,
+    );
   }
   return value as ReportFormat;
 }
 
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
 /** Tables show times in `zone` (the host's when unset); JSON and CSV keep the journal's UTC. */
-export async function printReport(db: Journal | undefined, file: string | undefined, format: ReportFormat, zone?: string): Promise<void> {
+export async function printReport(
+  db: Journal | undefined,
+  file: string | undefined,
+  format: ReportFormat,
+  zone?: string,
+): Promise<void> {
   if (file === undefined) {
     const files = db ? listFiles(db) : [];
     if (format === 'json') process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
@@ -46,7 +63,10 @@ export async function printReport(db: Journal | undefined, file: string | undefi
     else process.stdout.write(`${fileListTable(files, zone)}\n`);
     return;
   }
-  if (!db) throw new UsageError(`no file "${file}": the journal is empty (nothing has been sent from this data directory)`);
+  if (!db)
+    throw new UsageError(
+      `no file "${file}": the journal is empty (nothing has been sent from this data directory)`,
+    );
   const report = fileReport(db, resolveFile(db, file).id);
   if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (format === 'csv') await writeCsvTable(fileReportCsv(report));

@@ -7,7 +7,14 @@ import type { Command } from 'commander';
 import { configFor, EXIT, exitOnUserError } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
-import { countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
+import {
+  countFile,
+  type FileCounts,
+  type FileRecord,
+  setFileStatus,
+  waitingRepeats,
+  type WaitingFile,
+} from '../journal/files.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf } from '../log/logger.js';
 import { everyRowAccepted, providerChange, waitingNote } from '../pipeline/index.js';
@@ -18,14 +25,25 @@ import { optionalLine, requireJournal, resolveFile, UsageError } from './common.
 export function registerResumeCommand(program: Command): void {
   program
     .command('resume')
-    .description("send the rows a stopped or paused FILE still has pending, from the journal (its bytes are not needed)")
+    .description(
+      'send the rows a stopped or paused FILE still has pending, from the journal (its bytes are not needed)',
+    )
     .argument('<file>', 'file id, name or sha256 prefix')
     .option('--json', 'print the summary as one JSON object')
     .action(async (query: string, flags: { json?: boolean }, command: Command) => {
       const config = configFor(command);
       const file = findUnfinished(config, query);
-      const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: logDirOf(config.dataDir) });
-      const runtime = await openForegroundRuntime(config, `smsdrop resume ${file.name}`, log, (locked) => `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`);
+      const log = createLogger({
+        level: config.logLevel,
+        format: config.logFormat,
+        logDir: logDirOf(config.dataDir),
+      });
+      const runtime = await openForegroundRuntime(
+        config,
+        `smsdrop resume ${file.name}`,
+        log,
+        (locked) => `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
+      );
       const started = Date.now();
       let sent: SendResult;
       let counts: FileCounts;
@@ -45,9 +63,12 @@ export function registerResumeCommand(program: Command): void {
       } finally {
         await runtime.close();
       }
-      if (sent.state === 'paused') log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
+      if (sent.state === 'paused')
+        log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
       printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
-      process.exit(sent.state === 'finished' && everyRowAccepted(counts, waiting) ? EXIT.ok : EXIT.incomplete);
+      process.exit(
+        sent.state === 'finished' && everyRowAccepted(counts, waiting) ? EXIT.ok : EXIT.incomplete,
+      );
     });
 }
 
@@ -58,9 +79,14 @@ function findUnfinished(config: Config, query: string): FileRecord {
     db = requireJournal(config.dataDir);
     const file = resolveFile(db, query);
     const what = `${file.name} (id ${file.id})`;
-    if (file.status === FILE_STATUS.done) throw new UsageError(`${what} is done: nothing is pending (its failed or unknown rows: smsdrop retry)`);
+    if (file.status === FILE_STATUS.done)
+      throw new UsageError(
+        `${what} is done: nothing is pending (its failed or unknown rows: smsdrop retry)`,
+      );
     if (file.status !== FILE_STATUS.sending) {
-      throw new UsageError(`${what} was ${file.status === FILE_STATUS.refused ? 'refused' : 'not read to the end'}: its rows are not all in the journal; give the same file again`);
+      throw new UsageError(
+        `${what} was ${file.status === FILE_STATUS.refused ? 'refused' : 'not read to the end'}: its rows are not all in the journal; give the same file again`,
+      );
     }
     return file;
   } catch (err) {
@@ -71,11 +97,23 @@ function findUnfinished(config: Config, query: string): FileRecord {
   }
 }
 
-function printSummary(file: FileRecord, sent: SendResult, c: FileCounts, waiting: WaitingFile[], elapsedMs: number, json: boolean): void {
+function printSummary(
+  file: FileRecord,
+  sent: SendResult,
+  c: FileCounts,
+  waiting: WaitingFile[],
+  elapsedMs: number,
+  json: boolean,
+): void {
   const state = sent.state === 'finished' ? 'done' : sent.state;
   if (json) {
-    const extra = { ...(waiting.length > 0 ? { waitingIn: waiting } : {}), ...(sent.state === 'paused' ? { reason: sent.reason } : {}) };
-    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`);
+    const extra = {
+      ...(waiting.length > 0 ? { waitingIn: waiting } : {}),
+      ...(sent.state === 'paused' ? { reason: sent.reason } : {}),
+    };
+    process.stdout.write(
+      `${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`,
+    );
     return;
   }
   process.stdout.write(

@@ -14,8 +14,25 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import { attemptsOf, countFile, type FileCounts, type FileRecord, setFileStatus, waitingRepeats, type WaitingFile } from '../journal/files.js';
-import { countRetryable, countUnknownByReqId, type KeepsOwnReqId, prepareRetry, type PreparedRetry, type RetryOutcome, retryOutcome, type RetryStatus } from '../journal/retry.js';
+import {
+  attemptsOf,
+  countFile,
+  type FileCounts,
+  type FileRecord,
+  setFileStatus,
+  waitingRepeats,
+  type WaitingFile,
+} from '../journal/files.js';
+import {
+  countRetryable,
+  countUnknownByReqId,
+  type KeepsOwnReqId,
+  prepareRetry,
+  type PreparedRetry,
+  type RetryOutcome,
+  retryOutcome,
+  type RetryStatus,
+} from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
 import { providerChange, waitingNote } from '../pipeline/index.js';
@@ -39,12 +56,26 @@ export interface RetryResult {
  * Resends the file's rows in `statuses`; the file is done again once every batch is final.
  * newReqIdsForUnknown: whether unknown rows that cannot keep their reqId may go under new ones.
  */
-export async function retryRows(ctx: SendContext, fileId: number, statuses: readonly RetryStatus[], newReqIdsForUnknown = true): Promise<RetryResult> {
+export async function retryRows(
+  ctx: SendContext,
+  fileId: number,
+  statuses: readonly RetryStatus[],
+  newReqIdsForUnknown = true,
+): Promise<RetryResult> {
   const started = Date.now();
   const unknown = { keepsOwnReqId: ownReqIdRule(ctx.config), newReqIds: newReqIdsForUnknown };
   // Numbers another file sent the same message to since are not resent (journal/retry.ts).
-  const sentBefore = ctx.config.repeatWindow ? sentBeforeLookup(ctx.db, fileId, ctx.config.repeatWindow) : undefined;
-  const retry = prepareRetry(ctx.db, fileId, statuses, ctx.config.maxPerRequest, unknown, sentBefore);
+  const sentBefore = ctx.config.repeatWindow
+    ? sentBeforeLookup(ctx.db, fileId, ctx.config.repeatWindow)
+    : undefined;
+  const retry = prepareRetry(
+    ctx.db,
+    fileId,
+    statuses,
+    ctx.config.maxPerRequest,
+    unknown,
+    sentBefore,
+  );
   let sent: SendResult | undefined;
   if (retry.rows > 0) {
     sent = await sendFile(ctx, fileId);
@@ -75,23 +106,43 @@ interface RetryFlags {
 export function registerRetryCommand(program: Command): void {
   program
     .command('retry')
-    .description('resend the failed and/or unknown rows of FILE (the earlier attempts stay in the journal)')
+    .description(
+      'resend the failed and/or unknown rows of FILE (the earlier attempts stay in the journal)',
+    )
     .argument('<file>', 'file id, name or sha256 prefix')
     .option('--failed', 'resend the rows that failed (they were not sent)')
-    .option('--unknown', 'resend the rows whose outcome is unknown: under their own reqId while the provider remembers it (it refuses a repeat), otherwise as new requests, after asking (they may already have arrived)')
+    .option(
+      '--unknown',
+      'resend the rows whose outcome is unknown: under their own reqId while the provider remembers it (it refuses a repeat), otherwise as new requests, after asking (they may already have arrived)',
+    )
     .option('--yes', 'resend unknown rows without asking')
     .option('--json', 'print the summary as one JSON object')
     .action(async (file: string, flags: RetryFlags, command: Command) => {
       const config = configFor(command);
-      const statuses: RetryStatus[] = [...(flags.failed ? ['failed' as const] : []), ...(flags.unknown ? ['unknown' as const] : [])];
-      if (statuses.length === 0) exitWith(EXIT.usage, 'smsdrop retry: say which rows to resend: --failed, --unknown or both');
+      const statuses: RetryStatus[] = [
+        ...(flags.failed ? ['failed' as const] : []),
+        ...(flags.unknown ? ['unknown' as const] : []),
+      ];
+      if (statuses.length === 0)
+        exitWith(
+          EXIT.usage,
+          'smsdrop retry: say which rows to resend: --failed, --unknown or both',
+        );
       const target = findTarget(config, file, statuses);
       if (target.rows === 0) {
-        process.stdout.write(`${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`);
+        process.stdout.write(
+          `${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`,
+        );
         process.exit(EXIT.ok);
       }
-      const newReqIds = statuses.includes('unknown') ? await confirmUnknown(target.file, target.unknown, flags.yes ?? false) : false;
-      const log = createLogger({ level: config.logLevel, format: config.logFormat, logDir: logDirOf(config.dataDir) });
+      const newReqIds = statuses.includes('unknown')
+        ? await confirmUnknown(target.file, target.unknown, flags.yes ?? false)
+        : false;
+      const log = createLogger({
+        level: config.logLevel,
+        format: config.logFormat,
+        logDir: logDirOf(config.dataDir),
+      });
       const code = await runRetry(config, target.file, statuses, { ...flags, newReqIds }, log);
       process.exit(code);
     });
@@ -114,10 +165,15 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
       const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
       const sent = attemptsOf(db, file.id);
       // Requests may have gone out while it was read: the same bytes continue it; a fixed copy would be a new file.
-      if (sent > 0) throw new UsageError(`${what}, after ${sent} request(s) went out while it was read: give the same file again (send or the inbox) to send the rest`);
+      if (sent > 0)
+        throw new UsageError(
+          `${what}, after ${sent} request(s) went out while it was read: give the same file again (send or the inbox) to send the rest`,
+        );
       throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
-    const unknown = statuses.includes('unknown') ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config)) : { ownReqId: 0, newReqId: 0 };
+    const unknown = statuses.includes('unknown')
+      ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config))
+      : { ownReqId: 0, newReqId: 0 };
     return { file, rows: countRetryable(db, file.id, statuses), unknown };
   } catch (err) {
     exitOnUserError(err);
@@ -128,14 +184,22 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
 }
 
 /** Whether unknown rows that cannot keep their reqId may go under new ones: asked, or --yes. Exits 2 on no. */
-async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes: boolean): Promise<boolean> {
+async function confirmUnknown(
+  file: FileRecord,
+  unknown: Target['unknown'],
+  yes: boolean,
+): Promise<boolean> {
   if (unknown.newReqId === 0 || yes) return yes;
-  const safe = unknown.ownReqId > 0 ? ` (${unknown.ownReqId} other unknown rows go again under their own reqId today, which the provider refuses to send twice)` : '';
+  const safe =
+    unknown.ownReqId > 0
+      ? ` (${unknown.ownReqId} other unknown rows go again under their own reqId today, which the provider refuses to send twice)`
+      : '';
   const warning =
     `${unknown.newReqId} rows of ${file.name} (id ${file.id}) have an unknown outcome: their request may have reached the provider, ` +
     'so those messages may already have arrived. Resending uses new requests with new reqIds, which the provider cannot recognise as repeats: ' +
     `a message that did arrive would arrive twice${safe}.`;
-  if (!process.stdin.isTTY) exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
+  if (!process.stdin.isTTY)
+    exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await prompt.question(`${warning}\nResend them anyway? [y/N] `);
@@ -146,13 +210,25 @@ async function confirmUnknown(file: FileRecord, unknown: Target['unknown'], yes:
   return true;
 }
 
-async function runRetry(config: Config, file: FileRecord, statuses: readonly RetryStatus[], flags: RetryFlags & { newReqIds: boolean }, log: Logger): Promise<number> {
-  const runtime = await openForegroundRuntime(config, `smsdrop retry ${file.name}`, log, (locked) => `smsdrop: ${locked} (retry sends, so it cannot run beside the daemon)`);
+async function runRetry(
+  config: Config,
+  file: FileRecord,
+  statuses: readonly RetryStatus[],
+  flags: RetryFlags & { newReqIds: boolean },
+  log: Logger,
+): Promise<number> {
+  const runtime = await openForegroundRuntime(
+    config,
+    `smsdrop retry ${file.name}`,
+    log,
+    (locked) => `smsdrop: ${locked} (retry sends, so it cannot run beside the daemon)`,
+  );
   try {
     const changed = providerChange(file, runtime.context.provider);
     if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
-    if (result.sent?.state === 'paused') log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
+    if (result.sent?.state === 'paused')
+      log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     // The file's repeats (this retry's, and intake's) whose number another file holds but has not
     // sent: with the lock held here, nothing sends them now (a file paused, stopped, or cut
     // short), so the file is not done: exit 3, as send and resume do.
@@ -161,17 +237,27 @@ async function runRetry(config: Config, file: FileRecord, statuses: readonly Ret
     const o = result.outcome;
     // Nothing sent (every row asked for was a repeat of another file's): finished as well.
     const finished = result.sent === undefined || result.sent.state === 'finished';
-    return finished && o.failed + o.unknown + o.pending === 0 && waiting.length === 0 ? EXIT.ok : EXIT.incomplete;
+    return finished && o.failed + o.unknown + o.pending === 0 && waiting.length === 0
+      ? EXIT.ok
+      : EXIT.incomplete;
   } finally {
     await runtime.close();
   }
 }
 
-function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r: RetryResult, waiting: WaitingFile[], json: boolean): void {
+function printRetrySummary(
+  file: FileRecord,
+  statuses: readonly RetryStatus[],
+  r: RetryResult,
+  waiting: WaitingFile[],
+  json: boolean,
+): void {
   const state = r.sent?.state ?? 'nothing to resend';
   if (json) {
     const waitingIn = waiting.length > 0 ? { waitingIn: waiting } : {};
-    process.stdout.write(`${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, file: r.counts, elapsedMs: r.elapsedMs })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, file: r.counts, elapsedMs: r.elapsedMs })}\n`,
+    );
     return;
   }
   const o = r.outcome;
@@ -180,7 +266,11 @@ function printRetrySummary(file: FileRecord, statuses: readonly RetryStatus[], r
     [
       `${file.name} (id ${file.id}): ${r.retry.rows} ${statuses.join(' and ')} rows resent, ${state}`,
       `resent rows  accepted ${o.accepted}  failed ${o.failed}  unknown ${o.unknown}  pending ${o.pending}`,
-      ...(r.retry.repeats > 0 ? [`repeats      ${r.retry.repeats} row(s) not resent: another file sent the same message to their number since, or holds it to send (the result file names it)`] : []),
+      ...(r.retry.repeats > 0
+        ? [
+            `repeats      ${r.retry.repeats} row(s) not resent: another file sent the same message to their number since, or holds it to send (the result file names it)`,
+          ]
+        : []),
       ...optionalLine('waiting      ', waitingNote(waiting)),
       `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,

@@ -9,7 +9,17 @@ import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
 import type { Journal } from '../journal/open.js';
-import { answersWithCodesSince, type HeldFile, inFlight as requestsInFlight, lastAnswer, numbersSettledSince, oldestHeldFile, prunedFileCount, requestsFinishedSince, unfinishedFileLines } from '../journal/reads.js';
+import {
+  answersWithCodesSince,
+  type HeldFile,
+  inFlight as requestsInFlight,
+  lastAnswer,
+  numbersSettledSince,
+  oldestHeldFile,
+  prunedFileCount,
+  requestsFinishedSince,
+  unfinishedFileLines,
+} from '../journal/reads.js';
 import { journalSize, type JournalSize } from '../journal/storage.js';
 import { CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
@@ -65,21 +75,31 @@ export interface StatusReport {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description('what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why')
+    .description(
+      'what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why',
+    )
     .option('--json', 'print one JSON object')
     .action((opts: { json?: boolean }, command: Command) => {
       const config = configFor(command, { forReading: true });
       const db = openForReading(config.dataDir);
       try {
         const status = readStatus(db, config.dataDir);
-        process.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : `${renderStatus(status, config.timezone)}\n`);
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify(status, null, 2)}\n`
+            : `${renderStatus(status, config.timezone)}\n`,
+        );
       } finally {
         db?.close();
       }
     });
 }
 
-export function readStatus(db: Journal | undefined, dataDir: string, now: number = Date.now()): StatusReport {
+export function readStatus(
+  db: Journal | undefined,
+  dataDir: string,
+  now: number = Date.now(),
+): StatusReport {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
   const files = db ? filesInProgress(db, since, now) : [];
@@ -91,11 +111,23 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
     process: holder,
     paused: db ? pauseOf(db, daemon, files.length > 0) : null,
     waiting: daemon?.waiting ?? null,
-    in_flight: { requests: sum(files, (f) => f.in_flight_requests), numbers: sum(files, (f) => f.in_flight_numbers) },
+    in_flight: {
+      requests: sum(files, (f) => f.in_flight_requests),
+      numbers: sum(files, (f) => f.in_flight_numbers),
+    },
     concurrency_lowered_by: db ? answersWithCodesSince(db, [...CONCURRENCY_CODES], since) : [],
-    rate: { requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)), rows_per_second: round(sum(files, (f) => f.rows_per_second)) },
+    rate: {
+      requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)),
+      rows_per_second: round(sum(files, (f) => f.rows_per_second)),
+    },
     files,
-    journal: db ? { ...journalSize(db), oldest_file: oldestHeldFile(db) ?? null, pruned_files: prunedFileCount(db) } : null,
+    journal: db
+      ? {
+          ...journalSize(db),
+          oldest_file: oldestHeldFile(db) ?? null,
+          pruned_files: prunedFileCount(db),
+        }
+      : null,
   };
 }
 
@@ -105,7 +137,12 @@ export function readStatus(db: Journal | undefined, dataDir: string, now: number
  */
 function rateSpanSeconds(start: string | null, now: number): number {
   const elapsed = start === null ? RATE_WINDOW_MS : now - Date.parse(start);
-  return Math.min(RATE_WINDOW_MS, Math.max(MIN_RATE_SPAN_MS, Number.isNaN(elapsed) ? RATE_WINDOW_MS : elapsed)) / 1000;
+  return (
+    Math.min(
+      RATE_WINDOW_MS,
+      Math.max(MIN_RATE_SPAN_MS, Number.isNaN(elapsed) ? RATE_WINDOW_MS : elapsed),
+    ) / 1000
+  );
 }
 
 function filesInProgress(db: Journal, since: string, now: number): FileProgress[] {
@@ -138,12 +175,23 @@ function runningDaemonState(db: Journal, holder: StatusReport['process']): Daemo
   return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;
 }
 
-function pauseOf(db: Journal, daemon: DaemonState | undefined, filesLeft: boolean): StatusReport['paused'] {
-  if (daemon) return daemon.paused ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' } : null;
+function pauseOf(
+  db: Journal,
+  daemon: DaemonState | undefined,
+  filesLeft: boolean,
+): StatusReport['paused'] {
+  if (daemon)
+    return daemon.paused
+      ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' }
+      : null;
   if (!filesLeft) return null;
   const last = lastAnswer(db);
   if (last?.outcome !== 'rejected:account-fatal' || !last.status_code) return null;
-  return { reason: describeStatusCode(last.status_code), since: last.finished_at, source: 'last answer' };
+  return {
+    reason: describeStatusCode(last.status_code),
+    since: last.finished_at,
+    source: 'last answer',
+  };
 }
 
 /** Who holds the data-directory lock, if that process is alive. */
@@ -154,15 +202,25 @@ function currentHolder(dataDir: string): StatusReport['process'] {
 
 /** For a person: times in `zone` (the host's when unset); the JSON keeps the journal's UTC. */
 export function renderStatus(s: StatusReport, zone?: string): string {
-  const out = [`smsdrop status at ${formatMoment(s.now, zone)} ${zoneName(zone)} (data directory ${s.data_dir})`];
-  out.push(s.process ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${formatMoment(s.process.since, zone)}` : ''}` : 'process    none: no smsdrop process is using this data directory');
+  const out = [
+    `smsdrop status at ${formatMoment(s.now, zone)} ${zoneName(zone)} (data directory ${s.data_dir})`,
+  ];
+  out.push(
+    s.process
+      ? `process    pid ${s.process.pid}: ${s.process.what}${s.process.since ? `, since ${formatMoment(s.process.since, zone)}` : ''}`
+      : 'process    none: no smsdrop process is using this data directory',
+  );
   out.push(`sending    ${sendingState(s, zone)}`);
   out.push(`in flight  ${inFlight(s)}`);
   if (s.concurrency_lowered_by.length > 0) {
     const answers = s.concurrency_lowered_by.map((c) => `${c.code} ×${c.count}`).join(', ');
-    out.push(`lowered    the provider said too many requests at once (${answers} in the last minute): requests in flight were halved, and grow back one at a time`);
+    out.push(
+      `lowered    the provider said too many requests at once (${answers} in the last minute): requests in flight were halved, and grow back one at a time`,
+    );
   }
-  out.push(`rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`);
+  out.push(
+    `rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`,
+  );
   out.push(`journal    ${journalLine(s.journal, zone)}`);
   if (s.files.length === 0) {
     out.push('no file in progress');
@@ -184,14 +242,18 @@ export function renderStatus(s: StatusReport, zone?: string): string {
       ]),
     ),
   );
-  if (!s.process) out.push('These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.');
+  if (!s.process)
+    out.push(
+      'These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.',
+    );
   return out.join('\n');
 }
 
 function journalLine(j: StatusReport['journal'], zone: string | undefined): string {
   if (!j) return 'none yet';
   const parts = `database ${formatBytes(j.database)}, WAL ${formatBytes(j.wal)}, intents ${formatBytes(j.intents)}; ${formatBytes(j.free)} free inside`;
-  const pruned = j.pruned_files > 0 ? `; ${j.pruned_files} older file(s) pruned to one line each` : '';
+  const pruned =
+    j.pruned_files > 0 ? `; ${j.pruned_files} older file(s) pruned to one line each` : '';
   const oldest = j.oldest_file
     ? `oldest file held: id ${j.oldest_file.id} ${j.oldest_file.name}, taken ${formatMoment(j.oldest_file.created_at, zone)}${j.oldest_file.finished_at ? `, ended ${formatMoment(j.oldest_file.finished_at, zone)}` : ', not ended'}`
     : 'no file held';
@@ -201,12 +263,14 @@ function journalLine(j: StatusReport['journal'], zone: string | undefined): stri
 function inFlight(s: StatusReport): string {
   const { requests, numbers } = s.in_flight;
   // Without a running process, a batch still marked sending was cut off mid-request.
-  if (!s.process && requests > 0) return `none; ${requests} requests (${numbers} numbers) were cut off mid-request and are resolved at the next run`;
+  if (!s.process && requests > 0)
+    return `none; ${requests} requests (${numbers} numbers) were cut off mid-request and are resolved at the next run`;
   return `${requests} requests (${numbers} numbers)`;
 }
 
 function sendingState(s: StatusReport, zone: string | undefined): string {
-  if (s.paused) return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.reason}`;
+  if (s.paused)
+    return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.reason}`;
   if (s.waiting) return `WAITING: ${s.waiting}`;
   if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';

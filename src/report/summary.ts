@@ -1,15 +1,40 @@
 // What `smsdrop report` says, as data: one line per file from v_files, or for one file its counts,
 // its failures by status code with the code's class and what to do about it, the commonest
 // reasons rows were invalid, and its timing. Read-only; every query is an index range.
-import { CLASS_ADVICE, classifyStatusCode, CODE_MEANINGS, isKnownStatusCode } from '../provider/codes.js';
+import {
+  CLASS_ADVICE,
+  classifyStatusCode,
+  CODE_MEANINGS,
+  isKnownStatusCode,
+} from '../provider/codes.js';
 import type { Journal } from '../journal/open.js';
-import { failureCounts, type FileLine, fileLine, invalidReasons, repeatsOf, requestTiming } from '../journal/reads.js';
+import {
+  failureCounts,
+  type FileLine,
+  fileLine,
+  invalidReasons,
+  repeatsOf,
+  requestTiming,
+} from '../journal/reads.js';
 
 export { listFiles, type FileLine } from '../journal/reads.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
 export const FILE_COLUMNS = [
-  'id', 'name', 'sha256', 'status', 'rows', 'invalid', 'duplicates', 'accepted', 'failed', 'unknown', 'pending', 'requests', 'started_at', 'finished_at',
+  'id',
+  'name',
+  'sha256',
+  'status',
+  'rows',
+  'invalid',
+  'duplicates',
+  'accepted',
+  'failed',
+  'unknown',
+  'pending',
+  'requests',
+  'started_at',
+  'finished_at',
 ] as const;
 
 export interface FailureLine {
@@ -41,25 +66,46 @@ export interface FileReport extends FileLine {
 
 export function fileReport(db: Journal, fileId: number): FileReport {
   const line = fileLine(db, fileId);
-  return { ...line, repeats: repeatsOf(db, fileId), failures: failuresOf(db, fileId), invalid_reasons: invalidReasons(db, fileId), timing: timingOf(db, fileId) };
+  return {
+    ...line,
+    repeats: repeatsOf(db, fileId),
+    failures: failuresOf(db, fileId),
+    invalid_reasons: invalidReasons(db, fileId),
+    timing: timingOf(db, fileId),
+  };
 }
 
 function failuresOf(db: Journal, fileId: number): FailureLine[] {
-  return failureCounts(db, fileId).map((l) => ({ ...l, ...adviceFor(l.status, l.status_code, fileId) }));
+  return failureCounts(db, fileId).map((l) => ({
+    ...l,
+    ...adviceFor(l.status, l.status_code, fileId),
+  }));
 }
 
 /**
  * The class of a failure and a plain-language "what to do": the code's meaning (codes.ts), then
  * how to resend. Unknown rows may already have arrived, so their advice is to check first.
  */
-export function adviceFor(status: 'failed' | 'unknown', code: string | null, fileId: number): { class: string; what_to_do: string } {
+export function adviceFor(
+  status: 'failed' | 'unknown',
+  code: string | null,
+  fileId: number,
+): { class: string; what_to_do: string } {
   const cls = code === null ? undefined : classifyStatusCode(code);
-  const meaning = code === null || cls === undefined ? undefined : (CODE_MEANINGS[code] ?? CLASS_ADVICE[cls]);
+  const meaning =
+    code === null || cls === undefined ? undefined : (CODE_MEANINGS[code] ?? CLASS_ADVICE[cls]);
   if (status === 'unknown') {
     const what = meaning ? `${code}: ${meaning}` : 'no answer came';
-    return { class: cls ?? 'no answer', what_to_do: `may have been sent (${what}); check with the provider before: smsdrop retry ${fileId} --unknown` };
+    return {
+      class: cls ?? 'no answer',
+      what_to_do: `may have been sent (${what}); check with the provider before: smsdrop retry ${fileId} --unknown`,
+    };
   }
-  if (cls === undefined) return { class: 'not sent', what_to_do: `nothing was sent (the provider was not reached, or kept failing). Resend: smsdrop retry ${fileId} --failed` };
+  if (cls === undefined)
+    return {
+      class: 'not sent',
+      what_to_do: `nothing was sent (the provider was not reached, or kept failing). Resend: smsdrop retry ${fileId} --failed`,
+    };
   const fixRows = `fix them (smsdrop export ${fileId} --status failed, then drop the fixed file into the inbox)`;
   const followUp: Partial<Record<string, string>> = {
     'number-rejected': `Remove or ${fixRows}, or once the block is lifted: smsdrop retry ${fileId} --failed`,
@@ -67,11 +113,18 @@ export function adviceFor(status: 'failed' | 'unknown', code: string | null, fil
   };
   // Counted apart, so that a code the tables miss shows in the report instead of hiding in a class.
   const shownClass = code !== null && !isKnownStatusCode(code) ? 'unknown provider code' : cls;
-  return { class: shownClass, what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}` };
+  return {
+    class: shownClass,
+    what_to_do: `${meaning}. ${followUp[cls] ?? `Resend later: smsdrop retry ${fileId} --failed`}`,
+  };
 }
 
 function timingOf(db: Journal, fileId: number): Timing {
   const t = requestTiming(db, fileId);
-  const seconds = t.first_send && t.last_send ? (Date.parse(t.last_send) - Date.parse(t.first_send)) / 1000 : 0;
-  return { ...t, requests_per_second: seconds > 0 ? Math.round((t.requests / seconds) * 100) / 100 : null };
+  const seconds =
+    t.first_send && t.last_send ? (Date.parse(t.last_send) - Date.parse(t.first_send)) / 1000 : 0;
+  return {
+    ...t,
+    requests_per_second: seconds > 0 ? Math.round((t.requests / seconds) * 100) / 100 : null,
+  };
 }

@@ -12,19 +12,36 @@ import { formatBytes } from '../log/duration.js';
 export function registerBackupCommand(program: Command): void {
   program
     .command('backup')
-    .description('copy the journal and its intents file into DIR, consistently, also while the daemon sends')
-    .argument('<dir>', 'folder to write journal.sqlite and journal.intents.sqlite into (made if missing; must hold no journal copy yet)')
+    .description(
+      'copy the journal and its intents file into DIR, consistently, also while the daemon sends',
+    )
+    .argument(
+      '<dir>',
+      'folder to write journal.sqlite and journal.intents.sqlite into (made if missing; must hold no journal copy yet)',
+    )
     .action(async (dir: string, _opts: unknown, command: Command) => {
       const config = configFor(command);
       const source = journalPath(config.dataDir);
-      if (!existsSync(source)) exitWith(EXIT.usage, `smsdrop: E_USAGE: backup: no journal in ${config.dataDir}: nothing to copy (check --data-dir)`);
+      if (!existsSync(source))
+        exitWith(
+          EXIT.usage,
+          `smsdrop: E_USAGE: backup: no journal in ${config.dataDir}: nothing to copy (check --data-dir)`,
+        );
       const target = path.resolve(dir);
-      const taken = existsSync(target) ? readdirSync(target).filter((n) => n.startsWith('journal.')) : [];
-      if (taken.length > 0) exitWith(EXIT.usage, `smsdrop: E_USAGE: backup: ${target} already holds ${taken.join(', ')}: give an empty or new folder`);
+      const taken = existsSync(target)
+        ? readdirSync(target).filter((n) => n.startsWith('journal.'))
+        : [];
+      if (taken.length > 0)
+        exitWith(
+          EXIT.usage,
+          `smsdrop: E_USAGE: backup: ${target} already holds ${taken.join(', ')}: give an empty or new folder`,
+        );
       mkdirSync(target, { recursive: true });
       const started = Date.now();
       const copy = await backupJournal(source, target);
       const files = [copy.journal, copy.intents].filter((f) => f !== undefined).join(' and ');
-      process.stdout.write(`copied ${formatBytes(copy.bytes)} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${files} (integrity check ok)\n`);
+      process.stdout.write(
+        `copied ${formatBytes(copy.bytes)} in ${((Date.now() - started) / 1000).toFixed(1)} s: ${files} (integrity check ok)\n`,
+      );
     });
 }

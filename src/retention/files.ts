@@ -23,7 +23,13 @@ const WRITTEN_NEXT = [...COMPANIONS, '.grown.txt'];
  * Removes (or with dryRun, lists) the files in done/ and failed/ of pruned files older than
  * `before` (ms); a dry run counts the files it would prune (`pruning`) as pruned.
  */
-export async function removeFilesOfPruned(db: Journal, dataDir: string, before: number, dryRun: boolean, pruning: ReadonlySet<number>): Promise<RemovedFiles> {
+export async function removeFilesOfPruned(
+  db: Journal,
+  dataDir: string,
+  before: number,
+  dryRun: boolean,
+  pruning: ReadonlySet<number>,
+): Promise<RemovedFiles> {
   const removed: RemovedFiles = { files: [], bytes: 0 };
   for (const folder of ['done', 'failed']) {
     const dir = path.join(dataDir, folder);
@@ -35,7 +41,9 @@ export async function removeFilesOfPruned(db: Journal, dataDir: string, before: 
       if (!stat?.isFile() || stat.mtimeMs >= before) continue;
       const records = recordsOfBytes(db, await sha256Of(path.join(dir, name)));
       if (records.length === 0 || !records.every((r) => r.pruned || pruning.has(r.id))) continue;
-      for (const file of [name, ...WRITTEN_NEXT.map((suffix) => stemOf(name) + suffix)].filter((n) => present.has(n))) {
+      for (const file of [name, ...WRITTEN_NEXT.map((suffix) => stemOf(name) + suffix)].filter(
+        (n) => present.has(n),
+      )) {
         const full = path.join(dir, file);
         removed.bytes += statSync(full, { throwIfNoEntry: false })?.size ?? 0;
         removed.files.push(path.join(folder, file));

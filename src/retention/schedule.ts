@@ -22,10 +22,21 @@ export function schedulePruning(config: Config, runtime: Runtime, log: Logger): 
     running = (async () => {
       if (runtime.stop.signal.aborted) return;
       try {
-        const report = await prune(runtime.db, config.dataDir, config.keep, { signal: runtime.stop.signal });
-        if (report.files.length > 0 || report.removed.files.length > 0) log.info(describePrune(report), { event: 'pruned', files: report.files.length, rows: report.records.rows, bytesAfter: report.bytesAfter });
+        const report = await prune(runtime.db, config.dataDir, config.keep, {
+          signal: runtime.stop.signal,
+        });
+        if (report.files.length > 0 || report.removed.files.length > 0)
+          log.info(describePrune(report), {
+            event: 'pruned',
+            files: report.files.length,
+            rows: report.records.rows,
+            bytesAfter: report.bytesAfter,
+          });
       } catch (err) {
-        log.error(`pruning (SMSDROP_KEEP ${config.keep.text}) failed: ${describeError(err)}; tried again in a day, or run smsdrop prune once the daemon is stopped`, { event: 'prune-failed' });
+        log.error(
+          `pruning (SMSDROP_KEEP ${config.keep.text}) failed: ${describeError(err)}; tried again in a day, or run smsdrop prune once the daemon is stopped`,
+          { event: 'prune-failed' },
+        );
       }
       if (!runtime.stop.signal.aborted) timer = setTimeout(runOnce, PRUNE_EVERY_MS).unref();
     })();

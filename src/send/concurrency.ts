@@ -24,7 +24,11 @@ export class AdaptiveConcurrency {
   /** Outcomes still to come from requests started before the last halving. */
   #startedBefore = 0;
 
-  constructor(limit: Pick<LimitFunction, 'concurrency'>, max: number, onChange?: (change: ConcurrencyChange) => void) {
+  constructor(
+    limit: Pick<LimitFunction, 'concurrency'>,
+    max: number,
+    onChange?: (change: ConcurrencyChange) => void,
+  ) {
     this.#limit = limit;
     this.#max = max;
     this.#onChange = onChange;
@@ -40,7 +44,8 @@ export class AdaptiveConcurrency {
       this.#startedBefore--;
       return;
     }
-    if (outcome.kind === 'rejected' && CONCURRENCY_CODES.has(outcome.statusCode)) return this.#halve(outcome.statusCode);
+    if (outcome.kind === 'rejected' && CONCURRENCY_CODES.has(outcome.statusCode))
+      return this.#halve(outcome.statusCode);
     if (outcome.kind === 'rejected' || outcome.kind === 'accepted') this.#growSlowly();
   }
 

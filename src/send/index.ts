@@ -46,7 +46,8 @@ export interface SendContext {
   now?: () => number;
 }
 
-export type SendResult = { state: 'finished' } | { state: 'paused'; reason: string } | { state: 'stopped' };
+export type SendResult =
+  { state: 'finished' } | { state: 'paused'; reason: string } | { state: 'stopped' };
 
 /** Sends until every batch of the file is final, or sending must stop. */
 export async function sendFile(ctx: SendContext, fileId: number): Promise<SendResult> {
@@ -80,7 +81,11 @@ const PAGE = 100;
  * may be due, false when there will be none) instead of ending: sending while a file is read
  * goes on without draining the requests in flight each time it catches up with the reading.
  */
-export async function sendReadyBatches(ctx: SendContext, fileId: number, waitForMore?: () => Promise<boolean>): Promise<void> {
+export async function sendReadyBatches(
+  ctx: SendContext,
+  fileId: number,
+  waitForMore?: () => Promise<boolean>,
+): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const queued = new Set<number>();
   const room = ctx.config.concurrency * 2;
@@ -94,7 +99,12 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
     const now = (ctx.now ?? Date.now)();
     const first = dueFirst(ctx.db, fileId, now).filter((b) => !queued.has(b.batch.id));
     const firstIds = new Set(first.map((b) => b.batch.id));
-    const page = [...first, ...dueBatches(ctx.db, fileId, now, afterId, PAGE + queued.size).filter((b) => !queued.has(b.batch.id) && !firstIds.has(b.batch.id))];
+    const page = [
+      ...first,
+      ...dueBatches(ctx.db, fileId, now, afterId, PAGE + queued.size).filter(
+        (b) => !queued.has(b.batch.id) && !firstIds.has(b.batch.id),
+      ),
+    ];
     if (page.length === 0) {
       if (stopping() || !waitForMore || !(await waitForMore())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
@@ -130,7 +140,10 @@ export async function sendReadyBatches(ctx: SendContext, fileId: number, waitFor
  * next request's attempt joins the same journal transaction as this outcome (a turn of the event
  * loop sooner). The batch is not sent again before its record settles (sendReadyBatches).
  */
-async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recorded: Promise<void> } | undefined> {
+async function sendBatch(
+  ctx: SendContext,
+  toSend: BatchToSend,
+): Promise<{ recorded: Promise<void> } | undefined> {
   if (stopReason(ctx)) return;
   // Before the doubt check below: a batch that waits overnight (the sending window, a message
   // window) is judged when its turn comes, on that day's terms.
@@ -144,35 +157,60 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
   if (notResent) {
     ticket.giveBack();
     const statusMsg = `in doubt since ${batch.first_doubt_at ?? 'an earlier run'}; ${notResent}`;
-    await journal.run(() => applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }));
+    await journal.run(() =>
+      applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }),
+    );
     ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
     return;
   }
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = await journal.run(() => startAttempt(ctx.db, batch, reqId)).catch((err: unknown) => {
-    ticket.giveBack();
-    throw err;
-  });
+  const attemptId = await journal
+    .run(() => startAttempt(ctx.db, batch, reqId))
+    .catch((err: unknown) => {
+      ticket.giveBack();
+      throw err;
+    });
   if (attemptId === undefined) {
     ticket.giveBack();
     return;
   }
   ticket.started();
-  const outcome = await ctx.client.send({ to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) });
+  const outcome = await ctx.client.send({
+    to: phones.split(','),
+    appId,
+    templateId,
+    datas,
+    ...(reqId ? { reqId } : {}),
+  });
   if (!mayHaveSent(outcome)) ticket.giveBack();
   const attempts = batch.attempts + 1;
   const decision = decideAfterAttempt(
     outcome,
-    { attempts, deferrals: batch.deferrals, doubt: batch.maybe_sent as Doubt, numbers: batch.numbers, lastStatusCode: batch.status_code },
-    { ...retrySettings(ctx.config), providerSilent: outageSuspected(ctx, outcome, batchId, attempts) },
+    {
+      attempts,
+      deferrals: batch.deferrals,
+      doubt: batch.maybe_sent as Doubt,
+      numbers: batch.numbers,
+      lastStatusCode: batch.status_code,
+    },
+    {
+      ...retrySettings(ctx.config),
+      providerSilent: outageSuspected(ctx, outcome, batchId, attempts),
+    },
     now(),
   );
   noteProviderHealth(ctx.pause, outcome);
   ctx.concurrency?.note(outcome);
-  const recorded = journal.run(() => finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition));
+  const recorded = journal.run(() =>
+    finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition),
+  );
   if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount, decision.pauseCode);
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
-  return { recorded: recorded.then(() => ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to })) };
+  return {
+    recorded: recorded.then(() =>
+      ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to }),
+    ),
+  };
 }
 
 /**
@@ -182,7 +220,11 @@ async function sendBatch(ctx: SendContext, toSend: BatchToSend): Promise<{ recor
  */
 function whyNotResent(ctx: SendContext, batch: BatchRecord, now: Date): string | undefined {
   const { everyAttemptCarriedReqId } = attemptHistory(ctx.db, batch.id, batch.req_id);
-  return whyNotUnderOwnReqId({ everyAttemptCarriedReqId, firstDoubtAt: batch.first_doubt_at }, now, { reqIdOn: ctx.config.reqId, timezone: ctx.config.timezone });
+  return whyNotUnderOwnReqId(
+    { everyAttemptCarriedReqId, firstDoubtAt: batch.first_doubt_at },
+    now,
+    { reqIdOn: ctx.config.reqId, timezone: ctx.config.timezone },
+  );
 }
 
 /**
@@ -210,9 +252,15 @@ async function waitForTurn(ctx: SendContext, numbers: number): Promise<StartTick
  * began: an outage, not the batch's fault (see RetrySettings.providerSilent). Asked of the
  * journal only then. Off with SMSDROP_PAUSE_AFTER_FAILURES=0, like the pause itself.
  */
-function outageSuspected(ctx: SendContext, outcome: SendOutcome, batchId: number, attempts: number): boolean {
+function outageSuspected(
+  ctx: SendContext,
+  outcome: SendOutcome,
+  batchId: number,
+  attempts: number,
+): boolean {
   // One attempt is no silence over time: a batch allowed a single attempt ends as it always did.
-  if (ctx.config.pauseAfterFailures === 0 || attempts < Math.max(2, ctx.config.maxAttempts)) return false;
+  if (ctx.config.pauseAfterFailures === 0 || attempts < Math.max(2, ctx.config.maxAttempts))
+    return false;
   if (outcome.kind !== 'not-sent' && outcome.kind !== 'in-doubt') return false;
   return providerSilentFor(ctx.db, batchId, attempts);
 }
@@ -220,13 +268,15 @@ function outageSuspected(ctx: SendContext, outcome: SendOutcome, batchId: number
 /** The provider may have sent the messages (so they use up a message window): see recentStarts. */
 function mayHaveSent(outcome: SendOutcome): boolean {
   if (outcome.kind === 'not-sent') return false;
-  if (outcome.kind === 'rejected') return outcome.codeClass === 'ambiguous' || outcome.codeClass === 'duplicate-request';
+  if (outcome.kind === 'rejected')
+    return outcome.codeClass === 'ambiguous' || outcome.codeClass === 'duplicate-request';
   return true;
 }
 
 function noteProviderHealth(pause: AccountPause, outcome: SendOutcome): void {
   if (outcome.kind === 'not-sent' || outcome.kind === 'in-doubt') pause.noteTrouble(outcome.reason);
-  else if (outcome.kind === 'rejected' && outcome.codeClass === 'transient') pause.noteTrouble(`status ${outcome.statusCode}`);
+  else if (outcome.kind === 'rejected' && outcome.codeClass === 'transient')
+    pause.noteTrouble(`status ${outcome.statusCode}`);
   else pause.noteAnswer();
 }
 
@@ -241,14 +291,25 @@ export function retrySettings(config: Config): RetrySettings {
   };
 }
 
-function describeOutcome(outcome: SendOutcome): { outcome: string; statusCode: string | null; reason: string } {
+function describeOutcome(outcome: SendOutcome): {
+  outcome: string;
+  statusCode: string | null;
+  reason: string;
+} {
   switch (outcome.kind) {
     case 'accepted':
-      return { outcome: outcome.kind, statusCode: outcome.statusCode, reason: outcome.smsMessageSid };
+      return {
+        outcome: outcome.kind,
+        statusCode: outcome.statusCode,
+        reason: outcome.smsMessageSid,
+      };
     case 'rejected':
-      return { outcome: `rejected:${outcome.codeClass}`, statusCode: outcome.statusCode, reason: outcome.statusMsg ?? '' };
+      return {
+        outcome: `rejected:${outcome.codeClass}`,
+        statusCode: outcome.statusCode,
+        reason: outcome.statusMsg ?? '',
+      };
     default:
       return { outcome: outcome.kind, statusCode: null, reason: outcome.reason };
   }
 }
-

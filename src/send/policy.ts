@@ -53,22 +53,47 @@ export function decideAfterAttempt(
   /** failed means "not sent": when an earlier attempt may have got through, say unknown instead. */
   const notSent = (code: string | null, statusMsg: string): Decision =>
     mayHaveBeenSent
-      ? { transition: { to: 'unknown', statusCode: code, statusMsg: `${statusMsg}; an earlier attempt may have been sent, so it is not resent` } }
+      ? {
+          transition: {
+            to: 'unknown',
+            statusCode: code,
+            statusMsg: `${statusMsg}; an earlier attempt may have been sent, so it is not resent`,
+          },
+        }
       : { transition: { to: 'failed', statusCode: code, statusMsg } };
   const retry = (reason: string, code: string | null, doubt: Doubt): Decision => {
-    if (batch.attempts >= settings.maxAttempts && settings.providerSilent) return waitOutOutage(reason, code, doubt);
-    if (batch.attempts >= settings.maxAttempts && resolvableUnderReqId(doubt)) return resolveUnderReqId(reason, code);
+    if (batch.attempts >= settings.maxAttempts && settings.providerSilent)
+      return waitOutOutage(reason, code, doubt);
+    if (batch.attempts >= settings.maxAttempts && resolvableUnderReqId(doubt))
+      return resolveUnderReqId(reason, code);
     if (batch.attempts >= settings.maxAttempts) {
       const why = `gave up after ${batch.attempts} attempts: ${reason}`;
-      return doubt !== DOUBT.none ? { transition: { to: 'unknown', statusCode: code, statusMsg: why } } : notSent(code, why);
+      return doubt !== DOUBT.none
+        ? { transition: { to: 'unknown', statusCode: code, statusMsg: why } }
+        : notSent(code, why);
     }
     const delay = backoffDelay(batch.attempts, settings, random);
-    return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt, statusCode: code, statusMsg: reason } };
+    return {
+      transition: {
+        to: 'planned',
+        nextAttemptAt: now + delay,
+        doubt,
+        statusCode: code,
+        statusMsg: reason,
+      },
+    };
   };
   const waitOutOutage = (reason: string, code: string | null, doubt: Doubt): Decision => {
     const silence = `the provider answered no request during this batch's last ${batch.attempts} attempts (last: ${reason})`;
     return {
-      transition: { to: 'planned', nextAttemptAt: now, doubt, resetAttempts: true, statusCode: code, statusMsg: `${silence}: an outage, so the batch keeps its attempts` },
+      transition: {
+        to: 'planned',
+        nextAttemptAt: now,
+        doubt,
+        resetAttempts: true,
+        statusCode: code,
+        statusMsg: `${silence}: an outage, so the batch keeps its attempts`,
+      },
       pauseAccount: `${silence}; check the network and the provider's status`,
     };
   };
@@ -82,24 +107,47 @@ export function decideAfterAttempt(
    * 160054 settles nothing (which numbers?), so such a batch still ends unknown.
    */
   const resolvableUnderReqId = (doubt: Doubt): boolean =>
-    settings.reqIdOn && doubt !== DOUBT.part && batch.doubt !== DOUBT.part && (doubt === DOUBT.all || batch.doubt === DOUBT.all);
+    settings.reqIdOn &&
+    doubt !== DOUBT.part &&
+    batch.doubt !== DOUBT.part &&
+    (doubt === DOUBT.all || batch.doubt === DOUBT.all);
   const resolveUnderReqId = (reason: string, code: string | null): Decision => {
     const beyond = batch.attempts - settings.maxAttempts + 1;
     const delay = backoffDelay(settings.maxAttempts + beyond, settings, random);
     const statusMsg = `in doubt after ${batch.attempts} attempts (last: ${reason}); settling it under its own reqId, which the provider still remembers (attempt ${beyond} beyond SMSDROP_MAX_ATTEMPTS)`;
-    return { transition: { to: 'planned', nextAttemptAt: now + delay, doubt: DOUBT.all, statusCode: code, statusMsg } };
+    return {
+      transition: {
+        to: 'planned',
+        nextAttemptAt: now + delay,
+        doubt: DOUBT.all,
+        statusCode: code,
+        statusMsg,
+      },
+    };
   };
   const unknownWithoutReqId = (code: string | null, why: string): Decision => ({
-    transition: { to: 'unknown', statusCode: code, statusMsg: `${why}; not resent because reqId is off` },
+    transition: {
+      to: 'unknown',
+      statusCode: code,
+      statusMsg: `${why}; not resent because reqId is off`,
+    },
   });
 
   switch (outcome.kind) {
     case 'accepted':
-      return { transition: { to: 'accepted', statusCode: outcome.statusCode, smsMessageSid: outcome.smsMessageSid, dateCreated: outcome.dateCreated } };
+      return {
+        transition: {
+          to: 'accepted',
+          statusCode: outcome.statusCode,
+          smsMessageSid: outcome.smsMessageSid,
+          dateCreated: outcome.dateCreated,
+        },
+      };
     case 'not-sent':
       return retry(`not sent: ${outcome.reason}`, null, DOUBT.none);
     case 'in-doubt':
-      if (!settings.reqIdOn) return unknownWithoutReqId(null, `may have been sent (${outcome.reason})`);
+      if (!settings.reqIdOn)
+        return unknownWithoutReqId(null, `may have been sent (${outcome.reason})`);
       return retry(`in doubt: ${outcome.reason}`, null, DOUBT.all);
   }
 
@@ -109,17 +157,46 @@ export function decideAfterAttempt(
     case 'duplicate-request':
       // The provider already took this reqId: an earlier attempt got through. After an ambiguous
       // answer ("failed, some may have been sent") that proves nothing about each number.
-      if (batch.doubt === DOUBT.part) return { transition: { to: 'unknown', statusCode: code, statusMsg: `${message}: an earlier attempt was answered "may have sent some"; which numbers got it is unknown` } };
-      return { transition: { to: 'accepted', statusCode: DUPLICATE_REQUEST, smsMessageSid: null, dateCreated: null, statusMsg: 'accepted by an earlier attempt (160054 duplicate reqId)' } };
+      if (batch.doubt === DOUBT.part)
+        return {
+          transition: {
+            to: 'unknown',
+            statusCode: code,
+            statusMsg: `${message}: an earlier attempt was answered "may have sent some"; which numbers got it is unknown`,
+          },
+        };
+      return {
+        transition: {
+          to: 'accepted',
+          statusCode: DUPLICATE_REQUEST,
+          smsMessageSid: null,
+          dateCreated: null,
+          statusMsg: 'accepted by an earlier attempt (160054 duplicate reqId)',
+        },
+      };
     case 'account-fatal':
       return pauseWithoutBlame(code, message);
     case 'clock':
-      if (batch.lastStatusCode === TIMESTAMP_EXPIRED) return pauseWithoutBlame(code, `${message}: timestamp refused twice; check the host clock and SMSDROP_TIMEZONE`);
-      return { transition: { to: 'planned', nextAttemptAt: now, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: message } };
+      if (batch.lastStatusCode === TIMESTAMP_EXPIRED)
+        return pauseWithoutBlame(
+          code,
+          `${message}: timestamp refused twice; check the host clock and SMSDROP_TIMEZONE`,
+        );
+      return {
+        transition: {
+          to: 'planned',
+          nextAttemptAt: now,
+          doubt: DOUBT.none,
+          refundAttempt: true,
+          statusCode: code,
+          statusMsg: message,
+        },
+      };
     case 'transient':
       return retry(message, code, DOUBT.none);
     case 'ambiguous':
-      if (!settings.reqIdOn) return unknownWithoutReqId(code, `${message}: the provider may have sent some`);
+      if (!settings.reqIdOn)
+        return unknownWithoutReqId(code, `${message}: the provider may have sent some`);
       return retry(message, code, DOUBT.part);
     case 'rate-limited':
       // A cap of one number (a daily cap lasts until tomorrow) must not hold the others back:
@@ -127,25 +204,61 @@ export function decideAfterAttempt(
       // for a rejected number. Alone, a number is deferred, then failed. (A cap of the template or
       // the account halves the batch down to single numbers, a deferral per halving: refusals
       // cost nothing, and each number still ends failed with the code.)
-      if (batch.numbers > 1 && !mayHaveBeenSent && (batch.deferrals >= 1 || batch.deferrals >= settings.rateLimitMaxDeferrals)) {
-        return { transition: { to: 'split', statusCode: code, statusMsg: `${message}: still capped after a deferral; split to isolate the capped number(s)` } };
+      if (
+        batch.numbers > 1 &&
+        !mayHaveBeenSent &&
+        (batch.deferrals >= 1 || batch.deferrals >= settings.rateLimitMaxDeferrals)
+      ) {
+        return {
+          transition: {
+            to: 'split',
+            statusCode: code,
+            statusMsg: `${message}: still capped after a deferral; split to isolate the capped number(s)`,
+          },
+        };
       }
-      if (batch.deferrals >= settings.rateLimitMaxDeferrals) return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
-      return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, deferral: true, refundAttempt: true, statusCode: code, statusMsg: message } };
+      if (batch.deferrals >= settings.rateLimitMaxDeferrals)
+        return notSent(code, `${message} (still rate-limited after ${batch.deferrals} deferrals)`);
+      return {
+        transition: {
+          to: 'planned',
+          nextAttemptAt: now + settings.rateLimitDelayMs,
+          doubt: DOUBT.none,
+          deferral: true,
+          refundAttempt: true,
+          statusCode: code,
+          statusMsg: message,
+        },
+      };
     case 'outside-hours':
       // The provider's hours for marketing messages, not the batch's fault: it waits, uncharged
       // and without a deferral counted, however long until they come.
-      return { transition: { to: 'planned', nextAttemptAt: now + settings.rateLimitDelayMs, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: `${message}: waits for the hours the provider allows` } };
+      return {
+        transition: {
+          to: 'planned',
+          nextAttemptAt: now + settings.rateLimitDelayMs,
+          doubt: DOUBT.none,
+          refundAttempt: true,
+          statusCode: code,
+          statusMsg: `${message}: waits for the hours the provider allows`,
+        },
+      };
     case 'number-rejected':
       return splitOrSettle(code, `${message}: split to isolate the rejected number(s)`, message);
     case 'batch-rejected':
-      if (TOO_MANY_NUMBERS.has(code)) return splitOrSettle(code, `${message}: split in halves to fit the provider's limit`, message);
+      if (TOO_MANY_NUMBERS.has(code))
+        return splitOrSettle(
+          code,
+          `${message}: split in halves to fit the provider's limit`,
+          message,
+        );
       return notSent(code, message);
   }
 
   /** Halves get fresh reqIds, so a batch that may already have been sent is never split. */
   function splitOrSettle(code: string, splitMsg: string, message: string): Decision {
-    if (batch.numbers > 1 && !mayHaveBeenSent) return { transition: { to: 'split', statusCode: code, statusMsg: splitMsg } };
+    if (batch.numbers > 1 && !mayHaveBeenSent)
+      return { transition: { to: 'split', statusCode: code, statusMsg: splitMsg } };
     return notSent(code, message);
   }
 }
@@ -153,22 +266,45 @@ export function decideAfterAttempt(
 /** Not the batch's fault: it goes back to planned, uncharged, and sending stops for the account. */
 function pauseWithoutBlame(code: string, message: string): Decision {
   return {
-    transition: { to: 'planned', nextAttemptAt: 0, doubt: DOUBT.none, refundAttempt: true, statusCode: code, statusMsg: message },
+    transition: {
+      to: 'planned',
+      nextAttemptAt: 0,
+      doubt: DOUBT.none,
+      refundAttempt: true,
+      statusCode: code,
+      statusMsg: message,
+    },
     pauseAccount: message,
     pauseCode: code,
   };
 }
 
 /** Exponential backoff with jitter: base * 2^(attempt-1), capped, then scaled by 50..100%. */
-export function backoffDelay(attempt: number, settings: Pick<RetrySettings, 'retryBaseMs' | 'retryMaxMs'>, random: () => number): number {
-  const exponential = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** Math.max(0, attempt - 1));
+export function backoffDelay(
+  attempt: number,
+  settings: Pick<RetrySettings, 'retryBaseMs' | 'retryMaxMs'>,
+  random: () => number,
+): number {
+  const exponential = Math.min(
+    settings.retryMaxMs,
+    settings.retryBaseMs * 2 ** Math.max(0, attempt - 1),
+  );
   return Math.round(exponential * (0.5 + random() * 0.5));
 }
 
 const dayFormatters = new Map<string, Intl.DateTimeFormat>();
 function dayIn(date: Date, timeZone: string): string {
   let f = dayFormatters.get(timeZone);
-  if (!f) dayFormatters.set(timeZone, (f = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })));
+  if (!f)
+    dayFormatters.set(
+      timeZone,
+      (f = new Intl.DateTimeFormat('en-CA', {
+        timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+      })),
+    );
   return f.format(date);
 }
 
@@ -206,7 +342,11 @@ export function mayResendWithOwnReqId(
   now: Date,
   settings: { reqIdOn: boolean; timezone?: string | undefined },
 ): boolean {
-  return !history.partial && history.firstDoubtAt !== null && whyNotUnderOwnReqId(history, now, settings) === undefined;
+  return (
+    !history.partial &&
+    history.firstDoubtAt !== null &&
+    whyNotUnderOwnReqId(history, now, settings) === undefined
+  );
 }
 
 /**
@@ -222,9 +362,14 @@ export function whyNotUnderOwnReqId(
   now: Date,
   settings: { reqIdOn: boolean; timezone?: string | undefined },
 ): string | undefined {
-  if (!settings.reqIdOn) return 'reqId is off (SMSDROP_REQ_ID), so the provider could not recognise a resend: not resent';
-  if (!history.everyAttemptCarriedReqId) return 'an earlier attempt went without this reqId (reqId was off then), so the provider could not recognise a resend: not resent';
-  if (history.firstDoubtAt !== null && !sameProviderDay(new Date(history.firstDoubtAt), now, settings.timezone)) {
+  if (!settings.reqIdOn)
+    return 'reqId is off (SMSDROP_REQ_ID), so the provider could not recognise a resend: not resent';
+  if (!history.everyAttemptCarriedReqId)
+    return 'an earlier attempt went without this reqId (reqId was off then), so the provider could not recognise a resend: not resent';
+  if (
+    history.firstDoubtAt !== null &&
+    !sameProviderDay(new Date(history.firstDoubtAt), now, settings.timezone)
+  ) {
     return 'the provider remembers a reqId for one day only, so resending now could send twice';
   }
   return undefined;

@@ -25,10 +25,12 @@ const LONGEST_WINDOW_MS = 7 * UNIT_MS.d;
 /** "N/DURATION" (s, m, h or d; "500/10m", "10000/h") -> the window, or the reason it is not one. */
 export function parseMessageWindow(text: string): MessageWindow | string {
   const m = WINDOW_TEXT.exec(text.trim().toLowerCase());
-  if (!m) return 'expected N/DURATION, numbers per span of time, such as 10000/1h or 500/10m (s, m, h or d)';
+  if (!m)
+    return 'expected N/DURATION, numbers per span of time, such as 10000/1h or 500/10m (s, m, h or d)';
   const messages = Number(m[1]);
   const ms = durationMs(m[2] ?? '1', m[3] as DurationUnit);
-  if (!Number.isSafeInteger(messages) || messages < 1) return 'expected at least 1 number per window';
+  if (!Number.isSafeInteger(messages) || messages < 1)
+    return 'expected at least 1 number per window';
   if (ms < UNIT_MS.s) return 'expected a window of at least 1 s';
   if (ms > LONGEST_WINDOW_MS) return 'expected a window of at most 7 days';
   return { messages, ms, text: `${messages}/${m[2] ?? ''}${m[3]}` };
@@ -76,13 +78,18 @@ export function createRateLimiter(limits: RateLimits = {}): RateLimiter {
   const window = limits.messageWindow ? new SlidingWindow(limits.messageWindow, limits) : undefined;
   const byRequest = limits.requestsPerSecond ? pacer(limits.requestsPerSecond) : undefined;
   const byMessage = limits.messagesPerSecond ? pacer(limits.messagesPerSecond) : undefined;
-  if (!window && !byRequest && !byMessage) return { take: async (_numbers, signal) => (signal?.aborted ? undefined : NOTHING_TO_GIVE_BACK) };
+  if (!window && !byRequest && !byMessage)
+    return {
+      take: async (_numbers, signal) => (signal?.aborted ? undefined : NOTHING_TO_GIVE_BACK),
+    };
   return {
     async take(numbers, signal) {
       // The window first: after a long hold the per-second pacing starts afresh.
       const ticket = window ? await window.take(numbers, signal) : NOTHING_TO_GIVE_BACK;
       if (!ticket) return undefined;
-      const paced = (!byRequest || (await byRequest(1, signal))) && (!byMessage || (await byMessage(numbers, signal)));
+      const paced =
+        (!byRequest || (await byRequest(1, signal))) &&
+        (!byMessage || (await byMessage(numbers, signal)));
       if (paced) return ticket;
       ticket.giveBack(); // stopped while paced: it never left
       return undefined;
@@ -134,7 +141,9 @@ class SlidingWindow {
 
   take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined> {
     this.#waiters++;
-    const turn = this.#queue.then(() => this.#admit(numbers, signal)).finally(() => this.#waiters--);
+    const turn = this.#queue
+      .then(() => this.#admit(numbers, signal))
+      .finally(() => this.#waiters--);
     this.#queue = turn.catch(() => {});
     return signal ? untilAborted(turn, signal) : turn;
   }
@@ -167,7 +176,11 @@ class SlidingWindow {
       // A hold of less than a second (a start a few ms late) is not worth a line in the log.
       if (!this.#holding && waitMs >= LOOK_AGAIN_MS) {
         this.#holding = true;
-        this.#onFull?.({ window: this.#limit.text, resumesAt: new Date(now + waitMs).toISOString(), waitMs });
+        this.#onFull?.({
+          window: this.#limit.text,
+          resumesAt: new Date(now + waitMs).toISOString(),
+          waitMs,
+        });
       }
       await sleepUnlessStopped(Math.min(waitMs, LOOK_AGAIN_MS), signal);
     }
@@ -176,7 +189,8 @@ class SlidingWindow {
   /** Milliseconds until `numbers` more fit in the window: 0 when they fit now. */
   #waitFor(numbers: number, now: number): number {
     const since = now - this.#limit.ms;
-    while (this.#starts.length > 0 && this.#starts[0]!.at <= since) this.#used -= this.#starts.shift()!.numbers;
+    while (this.#starts.length > 0 && this.#starts[0]!.at <= since)
+      this.#used -= this.#starts.shift()!.numbers;
     const used = this.#used;
     // A request larger than the whole window (configuration forbids it) goes alone in a window.
     const allowed = Math.max(this.#limit.messages, numbers);
@@ -203,11 +217,17 @@ class SlidingWindow {
  * (another file's) is not kept waiting after its own stop. A ticket the turn gives after that is
  * given back.
  */
-function untilAborted(turn: Promise<StartTicket | undefined>, signal: AbortSignal): Promise<StartTicket | undefined> {
+function untilAborted(
+  turn: Promise<StartTicket | undefined>,
+  signal: AbortSignal,
+): Promise<StartTicket | undefined> {
   return new Promise((resolve, reject) => {
     const onAbort = (): void => {
       resolve(undefined);
-      turn.then((ticket) => ticket?.giveBack(), () => {});
+      turn.then(
+        (ticket) => ticket?.giveBack(),
+        () => {},
+      );
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
@@ -223,7 +243,6 @@ function untilAborted(turn: Promise<StartTicket | undefined>, signal: AbortSigna
     );
   });
 }
-
 
 /**
  * Shared "stop sending for the account" switch: set by an account-fatal answer, or by a burst
@@ -243,7 +262,9 @@ export class AccountPause {
   noteTrouble(what: string): void {
     this.#troubleInARow++;
     if (this.pauseAfterTrouble > 0 && this.#troubleInARow >= this.pauseAfterTrouble) {
-      this.pause(`the provider failed ${this.#troubleInARow} requests in a row (last: ${what}); check the network and the provider's status`);
+      this.pause(
+        `the provider failed ${this.#troubleInARow} requests in a row (last: ${what}); check the network and the provider's status`,
+      );
     }
   }
 

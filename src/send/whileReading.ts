@@ -23,11 +23,14 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
 
   /** Resolves true once a batch was released since the last look, false once told to stop. */
   const waitForMore = async (): Promise<boolean> => {
-    while (!ctx.stopSignal?.aborted && releases === seen) await new Promise<void>((resolve) => (wake = resolve));
+    while (!ctx.stopSignal?.aborted && releases === seen)
+      await new Promise<void>((resolve) => (wake = resolve));
     seen = releases;
     return !ctx.stopSignal?.aborted;
   };
-  const done = sendReadyBatches(ctx, fileId, waitForMore).finally(() => ctx.stopSignal?.removeEventListener('abort', nudge));
+  const done = sendReadyBatches(ctx, fileId, waitForMore).finally(() =>
+    ctx.stopSignal?.removeEventListener('abort', nudge),
+  );
   done.catch(() => {}); // awaited by the caller once reading is over; not unhandled meanwhile
   return {
     done,

@@ -26,7 +26,8 @@ export function parseWindowHours(text: string): WindowHours | string {
   const start = Number(m[1]) * 60 + Number(m[2]);
   const end = Number(m[3]) * 60 + Number(m[4]);
   if (end > MINUTES_PER_DAY) return 'expected an end no later than 24:00';
-  if (start === end || (start === 0 && end === MINUTES_PER_DAY)) return 'expected a window shorter than a day (leave it unset to send at any hour)';
+  if (start === end || (start === 0 && end === MINUTES_PER_DAY))
+    return 'expected a window shorter than a day (leave it unset to send at any hour)';
   return { start, end };
 }
 
@@ -40,7 +41,17 @@ const clockFormatters = new Map<string, Intl.DateTimeFormat>();
 function timeOfDayMs(now: number, zone: string): number {
   // Building an Intl.DateTimeFormat is costly, and every request looks at the clock: one per zone.
   let clock = clockFormatters.get(zone);
-  if (!clock) clockFormatters.set(zone, (clock = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hourCycle: 'h23', hour: '2-digit', minute: '2-digit', second: '2-digit' })));
+  if (!clock)
+    clockFormatters.set(
+      zone,
+      (clock = new Intl.DateTimeFormat('en-GB', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      })),
+    );
   const parts = clock.formatToParts(now);
   const part = (type: string) => Number(parts.find((p) => p.type === type)!.value);
   return ((part('hour') * 60 + part('minute')) * 60 + part('second')) * 1000 + (now % 1000);
@@ -113,7 +124,11 @@ export class SendWindow {
     try {
       if (!this.#closedSaid) {
         this.#closedSaid = true;
-        this.events.onClosed?.({ window: this.text, opensAt: new Date(now + wait).toISOString(), opensInMs: wait });
+        this.events.onClosed?.({
+          window: this.text,
+          opensAt: new Date(now + wait).toISOString(),
+          opensInMs: wait,
+        });
       }
       while (wait > 0) {
         if (signal?.aborted) return false;

@@ -7,7 +7,8 @@ import { remembering } from './memo.js';
 const SMS_PATH = /^\/2013-12-26\/Accounts\/([^/]+)\/SMS\/TemplateSMS$/;
 // The URL every client sends, read without the WHATWG parser: letters and digits only, so the parser
 // would neither re-encode nor normalise anything in it, and `sig` would come back exactly as written.
-const PLAIN_SMS_URL = /^\/2013-12-26\/Accounts\/([A-Za-z0-9]+)\/SMS\/TemplateSMS(?:\?sig=([A-Za-z0-9]*))?$/;
+const PLAIN_SMS_URL =
+  /^\/2013-12-26\/Accounts\/([A-Za-z0-9]+)\/SMS\/TemplateSMS(?:\?sig=([A-Za-z0-9]*))?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const SID_AND_STAMP = /^([^:]*):([^:]*)$/;
@@ -57,7 +58,10 @@ const decodeBase64 = remembering((text: string): string | undefined => {
 }, TEXTS_REMEMBERED);
 
 /** The uppercase MD5 hex digest of sid + token + stamp. */
-const md5Upper = remembering((text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase(), TEXTS_REMEMBERED);
+const md5Upper = remembering(
+  (text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase(),
+  TEXTS_REMEMBERED,
+);
 
 /** The failing status code, or undefined when the request is authentic. */
 export function checkAuth(input: AuthInput, account: Account): string | undefined {

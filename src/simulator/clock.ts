@@ -18,7 +18,10 @@ function readWallFields(epochMs: number, timeZone: string | undefined): WallFiel
  * rest of a request's checks together, and the instants a request reads (its signed stamp,
  * "now") stay the same for a whole second of requests.
  */
-function rememberedPerZone<K, V>(fn: (key: K, timeZone: string | undefined) => V, limit = 1024): (key: K, timeZone: string | undefined) => V {
+function rememberedPerZone<K, V>(
+  fn: (key: K, timeZone: string | undefined) => V,
+  limit = 1024,
+): (key: K, timeZone: string | undefined) => V {
   const zones = new Map<string, (key: K) => V>();
   return (key, timeZone) => {
     let inZone = zones.get(timeZone ?? '');
@@ -31,7 +34,9 @@ function rememberedPerZone<K, V>(fn: (key: K, timeZone: string | undefined) => V
 }
 
 /** Wall-clock fields of a whole second since the epoch (the format has no fraction), in the zone. */
-const wallFieldsOf = rememberedPerZone((second: number, timeZone) => readWallFields(second * 1000, timeZone));
+const wallFieldsOf = rememberedPerZone((second: number, timeZone) =>
+  readWallFields(second * 1000, timeZone),
+);
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -63,11 +68,25 @@ const STAMP = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/;
 function readInstant(stamp: string, timeZone: string | undefined): number | undefined {
   const m = STAMP.exec(stamp);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
   const back = new Date(asUtc);
   // Date.UTC rolls 20240230 over to March: a round trip that changes a field means no such date.
-  if (y < 1970 || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
+  if (
+    y < 1970 ||
+    back.getUTCMonth() !== mo - 1 ||
+    back.getUTCDate() !== d ||
+    h > 23 ||
+    mi > 59 ||
+    s > 59
+  ) {
     return undefined;
   }
   const first = asUtc - offsetAt(asUtc, timeZone);

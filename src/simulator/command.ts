@@ -36,18 +36,37 @@ class UsageError extends SmsdropError {
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate')
-    .description('run a local Template SMS provider simulator: checks signatures, records accepted requests, injects faults')
+    .description(
+      'run a local Template SMS provider simulator: checks signatures, records accepted requests, injects faults',
+    )
     .option('--port <n>', 'port to listen on; 0 = any free port', '0')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--https', 'serve HTTPS with a self-signed certificate made at start')
-    .option('--ca-file <file>', 'with --https: where to write the certificate to trust', path.join(os.tmpdir(), 'smsdrop-simulator-ca.pem'))
+    .option(
+      '--ca-file <file>',
+      'with --https: where to write the certificate to trust',
+      path.join(os.tmpdir(), 'smsdrop-simulator-ca.pem'),
+    )
     .option('--templates <spec>', 'templateId:variable count, comma-separated', '1:2,2:2,3:0')
     .option('--latency-ms <ms>', 'delay before answering: N or MIN-MAX')
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
-    .option('--max-numbers <n>', 'numbers per request above which 160048 is answered (older docs say 100)', '200')
-    .option('--capped <numbers>', 'comma-separated numbers over their daily cap: a request holding one is answered 160040')
-    .option('--answer <spec>', 'NUMBER=CODE,...: a request holding NUMBER is answered CODE (e.g. 13800000077=111115)')
-    .option('--faults <spec>', 'KIND[=CODE]@RATE,... e.g. http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01')
+    .option(
+      '--max-numbers <n>',
+      'numbers per request above which 160048 is answered (older docs say 100)',
+      '200',
+    )
+    .option(
+      '--capped <numbers>',
+      'comma-separated numbers over their daily cap: a request holding one is answered 160040',
+    )
+    .option(
+      '--answer <spec>',
+      'NUMBER=CODE,...: a request holding NUMBER is answered CODE (e.g. 13800000077=111115)',
+    )
+    .option(
+      '--faults <spec>',
+      'KIND[=CODE]@RATE,... e.g. http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01',
+    )
     .option('--seed <n>', 'seed of the fault PRNG, to replay a run')
     .option('--record <file>', 'append each accepted request to this file as a JSON line')
     .option('--timezone <zone>', 'IANA zone for timestamps and the reqId day (default: host local)')
@@ -64,7 +83,8 @@ export function registerSimulateCommand(program: Command): void {
 }
 
 function wholeNumber(flag: string, text: string, max: number): number {
-  if (!/^\d+$/.test(text) || Number(text) > max) throw new UsageError(`${flag} expects a whole number from 0 to ${max}, got "${text}"`);
+  if (!/^\d+$/.test(text) || Number(text) > max)
+    throw new UsageError(`${flag} expects a whole number from 0 to ${max}, got "${text}"`);
   return Number(text);
 }
 
@@ -72,7 +92,8 @@ function parseLatency(text: string): [number, number] {
   const m = /^(\d+)(?:-(\d+))?$/.exec(text.trim());
   const min = Number(m?.[1]);
   const max = m?.[2] === undefined ? min : Number(m[2]);
-  if (!m || max < min) throw new UsageError(`--latency-ms expects N or MIN-MAX with MIN <= MAX, got "${text}"`);
+  if (!m || max < min)
+    throw new UsageError(`--latency-ms expects N or MIN-MAX with MIN <= MAX, got "${text}"`);
   return [min, max];
 }
 
@@ -81,18 +102,27 @@ function parseNumberCodes(text: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const item of list(text)) {
     const m = /^(\d+)=(\d{6})$/.exec(item);
-    if (!m || m[2] === '000000') throw new UsageError(`--answer expects NUMBER=CODE with a 6-digit failure code, got "${item}"`);
+    if (!m || m[2] === '000000')
+      throw new UsageError(
+        `--answer expects NUMBER=CODE with a 6-digit failure code, got "${item}"`,
+      );
     out[m[1]!] = m[2]!;
   }
   return out;
 }
 
 function list(text: string | undefined): string[] {
-  return (text ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** Flags and environment to simulator options; throws with a message naming the bad flag. */
-export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.ProcessEnv): SimulatorOptions {
+export function simulatorOptionsFromFlags(
+  flags: SimulateFlags,
+  env: NodeJS.ProcessEnv,
+): SimulatorOptions {
   const wrap = <T>(flag: string, parse: () => T): T => {
     try {
       return parse();
@@ -120,7 +150,10 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, env: NodeJS.Proc
   if (options.https) options.caFile = flags.caFile;
   if (flags.latencyMs !== undefined) options.latencyMs = parseLatency(flags.latencyMs);
   // Always a known seed, printed at start, so a run with probabilistic faults can be replayed.
-  options.seed = flags.seed !== undefined ? wholeNumber('--seed', flags.seed, 0xffffffff) : randomInt(0xffffffff);
+  options.seed =
+    flags.seed !== undefined
+      ? wholeNumber('--seed', flags.seed, 0xffffffff)
+      : randomInt(0xffffffff);
   if (flags.record !== undefined) options.recordFile = flags.record;
   if (flags.timezone !== undefined) options.timezone = flags.timezone;
   if (options.appIds.length === 0) throw new UsageError('SMSDROP_APP_ID lists no app id');
@@ -132,16 +165,24 @@ function describe(o: SimulatorOptions, sim: RunningSimulator, env: NodeJS.Proces
   if (sim.caFile) lines.push(`CA certificate (trust it with SMSDROP_CA_FILE): ${sim.caFile}`);
   lines.push(`account sid: ${o.accountSid}${env.SMSDROP_ACCOUNT_SID ? '' : ' (demo)'}`);
   // A token from the environment is a real secret: never print it. The demo token is public.
-  lines.push(env.SMSDROP_AUTH_TOKEN ? 'auth token: from SMSDROP_AUTH_TOKEN (not shown)' : `auth token: ${o.authToken} (demo)`);
+  lines.push(
+    env.SMSDROP_AUTH_TOKEN
+      ? 'auth token: from SMSDROP_AUTH_TOKEN (not shown)'
+      : `auth token: ${o.authToken} (demo)`,
+  );
   lines.push(`app id: ${o.appIds.join(', ')}${env.SMSDROP_APP_ID ? '' : ' (demo)'}`);
-  const templates = Object.entries(o.templates).map(([id, n]) => `${id} (${n} variable${n === 1 ? '' : 's'})`);
+  const templates = Object.entries(o.templates).map(
+    ([id, n]) => `${id} (${n} variable${n === 1 ? '' : 's'})`,
+  );
   lines.push(`templates: ${templates.join(', ')}`);
   if (o.blocked?.length) lines.push(`blocked numbers: ${o.blocked.length}`);
   if (o.capped?.length) lines.push(`capped numbers: ${o.capped.length}`);
   const answers = Object.entries(o.numberCodes ?? {});
-  if (answers.length) lines.push(`numbers with a chosen answer: ${answers.map(([n, c]) => `${n}=${c}`).join(', ')}`);
+  if (answers.length)
+    lines.push(`numbers with a chosen answer: ${answers.map(([n, c]) => `${n}=${c}`).join(', ')}`);
   if (o.latencyMs) lines.push(`latency: ${o.latencyMs[0]}-${o.latencyMs[1]} ms`);
-  if (o.faults?.length) lines.push(`faults: ${o.faults.map((f) => JSON.stringify(f)).join(' ')} (seed ${o.seed})`);
+  if (o.faults?.length)
+    lines.push(`faults: ${o.faults.map((f) => JSON.stringify(f)).join(' ')} (seed ${o.seed})`);
   if (o.recordFile) lines.push(`recording accepted requests to ${o.recordFile}`);
   return lines;
 }
@@ -161,7 +202,9 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
     // A second signal does not wait for a close that seems stuck.
     if (stopping) process.exit(1);
     stopping = true;
-    process.stdout.write(`${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted\n`);
+    process.stdout.write(
+      `${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted\n`,
+    );
     sim.close().then(
       () => process.exit(0),
       () => process.exit(1),

@@ -27,16 +27,22 @@ export function parseFaults(spec: string): FaultRule[] {
 
 function parseRule(item: string): FaultRule {
   const fail = (why: string): never => {
-    throw new Error(`bad fault rule "${item}": ${why} (expected KIND[=CODE]@RATE, e.g. http500@0.05 or status=160000@/7)`);
+    throw new Error(
+      `bad fault rule "${item}": ${why} (expected KIND[=CODE]@RATE, e.g. http500@0.05 or status=160000@/7)`,
+    );
   };
   const m = /^([a-z0-9-]+)(?:=([^@]*))?@(.*)$/.exec(item);
   if (!m) return fail('missing @RATE or bad syntax');
   const [, name = '', code, rate = ''] = m;
   const kind = CLI_KINDS[name];
-  if (!kind) return fail(`unknown kind "${name}", expected one of http500, status, cut-before, cut-after, stall`);
+  if (!kind)
+    return fail(
+      `unknown kind "${name}", expected one of http500, status, cut-before, cut-after, stall`,
+    );
   const rule: FaultRule = { kind, ...parseRate(rate, fail) };
   if (kind === 'status') {
-    if (code === undefined || !STATUS_CODE.test(code)) return fail('status needs =CODE, a 6-digit status code');
+    if (code === undefined || !STATUS_CODE.test(code))
+      return fail('status needs =CODE, a 6-digit status code');
     rule.statusCode = code;
   } else if (code !== undefined) {
     return fail('=CODE is only allowed with status');
@@ -44,14 +50,19 @@ function parseRule(item: string): FaultRule {
   return rule;
 }
 
-function parseRate(rate: string, fail: (why: string) => never): Pick<FaultRule, 'probability' | 'everyNth'> {
+function parseRate(
+  rate: string,
+  fail: (why: string) => never,
+): Pick<FaultRule, 'probability' | 'everyNth'> {
   if (rate.startsWith('/')) {
     const n = Number(rate.slice(1));
-    if (!/^\/\d+$/.test(rate) || !Number.isSafeInteger(n) || n < 1) return fail('/N needs a whole number N >= 1');
+    if (!/^\/\d+$/.test(rate) || !Number.isSafeInteger(n) || n < 1)
+      return fail('/N needs a whole number N >= 1');
     return { everyNth: n };
   }
   const p = Number(rate);
-  if (!/^(0|1)?(\.\d+)?$/.test(rate) || rate === '' || !(p > 0 && p <= 1)) return fail('a probability must be above 0 and at most 1');
+  if (!/^(0|1)?(\.\d+)?$/.test(rate) || rate === '' || !(p > 0 && p <= 1))
+    return fail('a probability must be above 0 and at most 1');
   return { probability: p };
 }
 
@@ -62,10 +73,14 @@ export function validateFaults(rules: FaultRule[]): void {
     if (!Object.values(CLI_KINDS).includes(r.kind)) throw new Error(`${where}: unknown kind`);
     const hasP = r.probability !== undefined;
     const hasN = r.everyNth !== undefined;
-    if (hasP === hasN) throw new Error(`${where}: expected exactly one of probability and everyNth`);
-    if (hasP && !(r.probability! > 0 && r.probability! <= 1)) throw new Error(`${where}: probability must be above 0 and at most 1`);
-    if (hasN && !(Number.isSafeInteger(r.everyNth) && r.everyNth! >= 1)) throw new Error(`${where}: everyNth must be a whole number >= 1`);
-    if (r.kind === 'status' && !STATUS_CODE.test(r.statusCode ?? '')) throw new Error(`${where}: status needs a 6-digit statusCode`);
+    if (hasP === hasN)
+      throw new Error(`${where}: expected exactly one of probability and everyNth`);
+    if (hasP && !(r.probability! > 0 && r.probability! <= 1))
+      throw new Error(`${where}: probability must be above 0 and at most 1`);
+    if (hasN && !(Number.isSafeInteger(r.everyNth) && r.everyNth! >= 1))
+      throw new Error(`${where}: everyNth must be a whole number >= 1`);
+    if (r.kind === 'status' && !STATUS_CODE.test(r.statusCode ?? ''))
+      throw new Error(`${where}: status needs a 6-digit statusCode`);
   });
 }
 
@@ -85,12 +100,16 @@ export function seededRandom(seed: number): () => number {
  * Returns the chooser: given the 1-based number of a request, the first rule that applies, if any.
  * Every probabilistic rule draws once per request, so the sequence depends only on the seed.
  */
-export function createFaultChooser(rules: FaultRule[], seed: number): (requestNumber: number) => FaultRule | undefined {
+export function createFaultChooser(
+  rules: FaultRule[],
+  seed: number,
+): (requestNumber: number) => FaultRule | undefined {
   const random = seededRandom(seed);
   return (n) => {
     let chosen: FaultRule | undefined;
     for (const rule of rules) {
-      const hit = rule.everyNth !== undefined ? n % rule.everyNth === 0 : random() < (rule.probability ?? 0);
+      const hit =
+        rule.everyNth !== undefined ? n % rule.everyNth === 0 : random() < (rule.probability ?? 0);
       if (hit && !chosen) chosen = rule;
     }
     return chosen;
@@ -102,7 +121,8 @@ export function parseTemplates(spec: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const item of spec.split(',').map((s) => s.trim())) {
     const m = /^([^:\s]+):(\d{1,2})$/.exec(item);
-    if (!m) throw new Error(`bad template "${item}": expected ID:VARIABLES, e.g. 1:2 (spec "${spec}")`);
+    if (!m)
+      throw new Error(`bad template "${item}": expected ID:VARIABLES, e.g. 1:2 (spec "${spec}")`);
     if (m[1]! in out) throw new Error(`template ${m[1]} is listed twice (spec "${spec}")`);
     out[m[1]!] = Number(m[2]);
   }

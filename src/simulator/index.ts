@@ -21,7 +21,13 @@ import { decodeSubmission, replyFormat, type Submission } from './wire.js';
 /** The provider's own zone: its "natural day", which a reqId is unique within, is China's. */
 const PROVIDER_ZONE = 'Asia/Shanghai';
 
-export type { AcceptedRecord, FaultKind, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
+export type {
+  AcceptedRecord,
+  FaultKind,
+  FaultRule,
+  RunningSimulator,
+  SimulatorOptions,
+} from './types.js';
 export { parseFaults, parseTemplates } from './faults.js';
 export { readRecordFile } from './record.js';
 
@@ -50,7 +56,9 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
   const certificate = o.https ? await makeCertificate() : undefined;
   if (certificate && o.caFile) writeFileSync(o.caFile, certificate.cert, 'utf8');
   if (o.recordFile) prepareRecordFile(o.recordFile);
-  const server = certificate ? https.createServer({ key: certificate.key, cert: certificate.cert }) : http.createServer();
+  const server = certificate
+    ? https.createServer({ key: certificate.key, cert: certificate.cert })
+    : http.createServer();
   const simulator = new Simulator(o, server);
   if (certificate) {
     simulator.caPem = certificate.cert;
@@ -66,13 +74,17 @@ function validateOptions(o: SimulatorOptions): void {
   };
   if (!o.accountSid) fail('accountSid to be a non-empty string', o.accountSid);
   if (!o.authToken) fail('authToken to be a non-empty string', '(hidden)');
-  if (!Array.isArray(o.appIds) || o.appIds.length === 0 || !o.appIds.every((a) => a)) fail('appIds to list at least one app id', o.appIds);
+  if (!Array.isArray(o.appIds) || o.appIds.length === 0 || !o.appIds.every((a) => a))
+    fail('appIds to list at least one app id', o.appIds);
   const counts = Object.values(o.templates ?? {});
-  if (counts.length === 0 || !counts.every((n) => Number.isInteger(n) && n >= 0)) fail('templates to map ids to variable counts >= 0', o.templates);
+  if (counts.length === 0 || !counts.every((n) => Number.isInteger(n) && n >= 0))
+    fail('templates to map ids to variable counts >= 0', o.templates);
   const port = o.port ?? 0;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail('port to be a whole number from 0 to 65535', o.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    fail('port to be a whole number from 0 to 65535', o.port);
   const [min, max] = o.latencyMs ?? [0, 0];
-  if (!(min >= 0 && max >= min && Number.isFinite(max))) fail('latencyMs to be [min, max] with 0 <= min <= max', o.latencyMs);
+  if (!(min >= 0 && max >= min && Number.isFinite(max)))
+    fail('latencyMs to be [min, max] with 0 <= min <= max', o.latencyMs);
   if (o.timezone !== undefined) {
     try {
       new Intl.DateTimeFormat('en-US', { timeZone: o.timezone });
@@ -82,12 +94,17 @@ function validateOptions(o: SimulatorOptions): void {
   }
   validateFaults(o.faults ?? []);
   for (const [number, code] of Object.entries(o.numberCodes ?? {})) {
-    if (!/^\d{6}$/.test(code) || code === '000000') fail(`numberCodes[${number}] to be a 6-digit failure code`, code);
+    if (!/^\d{6}$/.test(code) || code === '000000')
+      fail(`numberCodes[${number}] to be a 6-digit failure code`, code);
   }
 }
 
 /** What the handler does with a request once it has decided. */
-type Answer = { kind: 'plain'; status: number; text: string } | { kind: 'reply'; reply: Reply } | { kind: 'cut' } | { kind: 'hold' };
+type Answer =
+  | { kind: 'plain'; status: number; text: string }
+  | { kind: 'reply'; reply: Reply }
+  | { kind: 'cut' }
+  | { kind: 'hold' };
 
 class Simulator implements RunningSimulator {
   url = '';
@@ -178,7 +195,8 @@ class Simulator implements RunningSimulator {
       this.#broken.add(socket);
       return;
     }
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    if (socket.writable)
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     else socket.destroy();
   }
 
@@ -206,7 +224,10 @@ class Simulator implements RunningSimulator {
       case 'cut-before-accept':
         return { kind: 'cut' };
       case 'status':
-        return { kind: 'reply', reply: errorReply(fault.statusCode ?? '160000', replyFormat(req.headers)) };
+        return {
+          kind: 'reply',
+          reply: errorReply(fault.statusCode ?? '160000', replyFormat(req.headers)),
+        };
     }
     const answer = this.#process(req, body);
     if (fault?.kind === 'cut-after-accept') return { kind: 'cut' };
@@ -221,10 +242,18 @@ class Simulator implements RunningSimulator {
     return { kind: 'reply', reply: this.#answerSms(req, target, body, replyFormat(req.headers)) };
   }
 
-  #answerSms(req: http.IncomingMessage, target: SmsTarget, body: Buffer, format: WireFormat): Reply {
+  #answerSms(
+    req: http.IncomingMessage,
+    target: SmsTarget,
+    body: Buffer,
+    format: WireFormat,
+  ): Reply {
     const now = this.#now();
     const tz = this.#o.timezone;
-    const authCode = checkAuth({ target, authorization: req.headers.authorization, now, timeZone: tz }, this.#account);
+    const authCode = checkAuth(
+      { target, authorization: req.headers.authorization, now, timeZone: tz },
+      this.#account,
+    );
     if (authCode) return errorReply(authCode, format);
     // Node parses the bytes after a too-short body (and reports them, #onClientError) before the
     // body's end reaches this handler: the socket is marked broken by then.
@@ -295,7 +324,9 @@ function send(res: http.ServerResponse, answer: Answer): void {
     return;
   }
   const [status, type, text] =
-    answer.kind === 'plain' ? [answer.status, 'text/plain;charset=utf-8', answer.text] : [200, answer.reply.contentType, answer.reply.body];
+    answer.kind === 'plain'
+      ? [answer.status, 'text/plain;charset=utf-8', answer.text]
+      : [200, answer.reply.contentType, answer.reply.body];
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -44,7 +44,11 @@ const STATUS_MESSAGES: Record<string, string> = {
 };
 
 function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 const XML_PROLOG = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>';
@@ -54,7 +58,10 @@ export interface Reply {
   body: string;
 }
 
-const CONTENT_TYPES: Record<WireFormat, string> = { json: 'application/json;charset=utf-8', xml: 'application/xml;charset=utf-8' };
+const CONTENT_TYPES: Record<WireFormat, string> = {
+  json: 'application/json;charset=utf-8',
+  xml: 'application/xml;charset=utf-8',
+};
 
 export function contentTypeOf(format: WireFormat): string {
   return CONTENT_TYPES[format];
@@ -71,7 +78,11 @@ export function errorReply(statusCode: string, format: WireFormat): Reply {
 }
 
 /** An accepted request. The JSON member is `templateSMS` (lowercase t), the XML element `TemplateSMS`. */
-export function successReply(smsMessageSid: string, dateCreated: string, format: WireFormat): Reply {
+export function successReply(
+  smsMessageSid: string,
+  dateCreated: string,
+  format: WireFormat,
+): Reply {
   const body =
     format === 'json'
       ? // What JSON.stringify would write for these values (hex and digits need no escaping), without the object.

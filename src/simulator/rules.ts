@@ -48,7 +48,12 @@ function hasDuplicate(items: string[]): boolean {
 export type Judgement = { ok: true; numbers: string[] } | { ok: false; code: string };
 
 /** The first failing status code, or the split recipient list when the request may be accepted. */
-export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: ReqIdMemory, today: string): Judgement {
+export function judgeSubmission(
+  s: Submission,
+  catalogue: Catalogue,
+  memory: ReqIdMemory,
+  today: string,
+): Judgement {
   const fail = (code: string): Judgement => ({ ok: false, code });
   if (!catalogue.appIds.has(s.appId)) return fail('111181');
   const variables = catalogue.templates.get(s.templateId);
@@ -62,8 +67,10 @@ export function judgeSubmission(s: Submission, catalogue: Catalogue, memory: Req
   if (numbers.length > 1 && numbers.some((n) => n.startsWith('00'))) return fail('160059'); // international messages cannot go in bulk
   if (s.reqId !== undefined && s.reqId.length > REQ_ID_MAX) return fail('160055');
   if (s.reqId && memory.has(s.reqId, today)) return fail('160054');
-  if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n))) return fail('160034');
-  if (catalogue.capped.size > 0 && numbers.some((n) => catalogue.capped.has(n))) return fail('160040');
+  if (catalogue.blocked.size > 0 && numbers.some((n) => catalogue.blocked.has(n)))
+    return fail('160034');
+  if (catalogue.capped.size > 0 && numbers.some((n) => catalogue.capped.has(n)))
+    return fail('160040');
   if (catalogue.numberCodes.size > 0) {
     const chosen = numbers.find((n) => catalogue.numberCodes.has(n));
     if (chosen !== undefined) return fail(catalogue.numberCodes.get(chosen)!);

@@ -25,7 +25,8 @@ export type Decoded = { ok: true; submission: Submission } | { ok: false; code: 
 const ACCEPT = /^\s*application\/(json|xml)\s*(?:;\s*charset\s*=\s*utf-8\s*)?;?\s*$/i;
 const CONTENT_TYPE = ACCEPT;
 // XML 1.0, UTF-8, optional standalone; nothing (not even a BOM or a blank) before it.
-const XML_PROLOG = /^<\?xml\s+version\s*=\s*(["'])1\.0\1\s+encoding\s*=\s*(["'])utf-8\2(\s+standalone\s*=\s*(["'])(yes|no)\4)?\s*\?>/i;
+const XML_PROLOG =
+  /^<\?xml\s+version\s*=\s*(["'])1\.0\1\s+encoding\s*=\s*(["'])utf-8\2(\s+standalone\s*=\s*(["'])(yes|no)\4)?\s*\?>/i;
 // Unknown members are refused rather than ignored: a misspelt `reqid` would otherwise silently
 // drop the duplicate protection, and the sender would never find out.
 const MEMBERS = new Set(['to', 'appId', 'templateId', 'datas', 'reqId', 'subAppend']);
@@ -48,7 +49,9 @@ function bodyFormat(contentType: string | undefined): WireFormat | undefined {
 /** The format to answer in: Accept when allowed, else that of Content-Type, else JSON. */
 export function replyFormat(headers: IncomingHttpHeaders): WireFormat {
   const fromType = TYPE_PREFIX.exec(headers['content-type'] ?? '')?.[1];
-  return acceptedFormat(headers.accept) ?? (fromType?.toLowerCase() as WireFormat | undefined) ?? 'json';
+  return (
+    acceptedFormat(headers.accept) ?? (fromType?.toLowerCase() as WireFormat | undefined) ?? 'json'
+  );
 }
 
 const bad = (code = '160031'): Decoded => ({ ok: false, code });
@@ -57,13 +60,23 @@ const bad = (code = '160031'): Decoded => ({ ok: false, code });
  * Checks headers, framing and shape, in that order. `overrun`: bytes followed the body that
  * Content-Length framed (a length counted in characters, not bytes), so the length was wrong.
  */
-export function decodeSubmission(headers: IncomingHttpHeaders, body: Buffer, overrun = false): Decoded {
+export function decodeSubmission(
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  overrun = false,
+): Decoded {
   const format = bodyFormat(headers['content-type']);
   if (!acceptedFormat(headers.accept)) return bad('112610');
   if (!format) return bad('112611');
   if (/chunked/i.test(headers['transfer-encoding'] ?? '')) return bad('112609');
   const declared = headers['content-length'];
-  if (overrun || declared === undefined || !DIGITS.test(declared) || Number(declared) !== body.length) return bad('112612');
+  if (
+    overrun ||
+    declared === undefined ||
+    !DIGITS.test(declared) ||
+    Number(declared) !== body.length
+  )
+    return bad('112612');
   if (body.length === 0) return bad('160030');
   let text: string;
   try {
@@ -78,11 +91,18 @@ export function decodeSubmission(headers: IncomingHttpHeaders, body: Buffer, ove
 const isString = (v: unknown): v is string => typeof v === 'string';
 
 /** The shared shape rule: known members only, three required strings, optional strings. */
-function shaped(members: Record<string, unknown>, datas: string[] | undefined): Submission | undefined {
+function shaped(
+  members: Record<string, unknown>,
+  datas: string[] | undefined,
+): Submission | undefined {
   if (Object.keys(members).some((k) => !MEMBERS.has(k))) return undefined;
   const { to, appId, templateId, reqId, subAppend } = members;
   if (!isString(to) || !isString(appId) || !isString(templateId) || !datas) return undefined;
-  if ((reqId !== undefined && !isString(reqId)) || (subAppend !== undefined && !isString(subAppend))) return undefined;
+  if (
+    (reqId !== undefined && !isString(reqId)) ||
+    (subAppend !== undefined && !isString(subAppend))
+  )
+    return undefined;
   const out: Submission = { to, appId, templateId, datas };
   if (reqId !== undefined) out.reqId = reqId;
   if (subAppend !== undefined) out.subAppend = subAppend;

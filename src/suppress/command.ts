@@ -14,41 +14,69 @@ import { openForReading, renderTable } from '../report/common.js';
 const DEFAULT_REASON = 'listed by smsdrop suppress';
 
 export function registerSuppressCommand(program: Command): void {
-  const suppress = program.command('suppress').description('numbers never sent to again: add, remove, list');
+  const suppress = program
+    .command('suppress')
+    .description('numbers never sent to again: add, remove, list');
   suppress
     .command('add')
-    .description('suppress numbers: rows with them are rejected, with the reason, in every file read from now on')
-    .argument('[numbers...]', 'phone numbers, written as in a CSV (spaces, +86, full-width digits are fine)')
-    .option('--file <path>', 'also the numbers in this file, one per line (the first comma-separated cell; a header line is skipped)')
+    .description(
+      'suppress numbers: rows with them are rejected, with the reason, in every file read from now on',
+    )
+    .argument(
+      '[numbers...]',
+      'phone numbers, written as in a CSV (spaces, +86, full-width digits are fine)',
+    )
+    .option(
+      '--file <path>',
+      'also the numbers in this file, one per line (the first comma-separated cell; a header line is skipped)',
+    )
     .option('--reason <text>', 'why (shown in rejected files and reports)', DEFAULT_REASON)
-    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) => addNumbers(configFor(command, { forReading: true }), numbers, opts));
+    .action((numbers: string[], opts: { file?: string; reason: string }, command: Command) =>
+      addNumbers(configFor(command, { forReading: true }), numbers, opts),
+    );
   suppress
     .command('remove')
     .description('take numbers off the list: files read from now on send to them again')
     .argument('<numbers...>', 'phone numbers')
-    .action((numbers: string[], _opts: unknown, command: Command) => removeNumbers(configFor(command, { forReading: true }), numbers));
+    .action((numbers: string[], _opts: unknown, command: Command) =>
+      removeNumbers(configFor(command, { forReading: true }), numbers),
+    );
   suppress
     .command('list')
     .description('the suppressed numbers, with why, who (provider or list) and when')
     .option('--json', 'print a JSON array')
-    .action((opts: { json?: boolean }, command: Command) => printList(configFor(command, { forReading: true }), opts.json === true));
+    .action((opts: { json?: boolean }, command: Command) =>
+      printList(configFor(command, { forReading: true }), opts.json === true),
+    );
 }
 
-function addNumbers(config: Config, numbers: readonly string[], opts: { file?: string; reason: string }): void {
-  if (numbers.length === 0 && !opts.file) exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
+function addNumbers(
+  config: Config,
+  numbers: readonly string[],
+  opts: { file?: string; reason: string },
+): void {
+  if (numbers.length === 0 && !opts.file)
+    exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
   const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
   const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
   const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
   try {
     const added = suppressNumbers(db, phones, opts.reason, 'list');
-    process.stdout.write(`${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`);
+    process.stdout.write(
+      `${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`,
+    );
   } finally {
     db.close();
   }
   if (opts.file && fromFile.skipped.length > 0) {
-    const examples = fromFile.skipped.slice(0, MAX_EXAMPLES).map((line) => `\n  ${opts.file}:${line}`).join('');
+    const examples = fromFile.skipped
+      .slice(0, MAX_EXAMPLES)
+      .map((line) => `\n  ${opts.file}:${line}`)
+      .join('');
     const more = fromFile.skipped.length > MAX_EXAMPLES ? ', for example' : '';
-    process.stderr.write(`${fromFile.skipped.length} line(s) of ${opts.file} are not phone numbers and were skipped${more}:${examples}\n`);
+    process.stderr.write(
+      `${fromFile.skipped.length} line(s) of ${opts.file} are not phone numbers and were skipped${more}:${examples}\n`,
+    );
   }
 }
 
@@ -57,7 +85,9 @@ function removeNumbers(config: Config, numbers: readonly string[]): void {
   const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
   try {
     const removed = unsuppressNumbers(db, phones);
-    process.stdout.write(`${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`);
+    process.stdout.write(
+      `${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`,
+    );
   } finally {
     db.close();
   }
@@ -69,7 +99,13 @@ function printList(config: Config, json: boolean): void {
     const list = db ? listSuppressed(db) : [];
     if (json) process.stdout.write(`${JSON.stringify(list)}\n`);
     else if (list.length === 0) process.stdout.write('no suppressed numbers\n');
-    else process.stdout.write(`${renderTable(['phone', 'reason', 'source', 'added'], list.map((n) => [n.phone, n.reason, n.source, n.addedAt]))}\n`);
+    else
+      process.stdout.write(
+        `${renderTable(
+          ['phone', 'reason', 'source', 'added'],
+          list.map((n) => [n.phone, n.reason, n.source, n.addedAt]),
+        )}\n`,
+      );
   } finally {
     db?.close();
   }
@@ -87,7 +123,11 @@ function normalisedOrExit(config: Config, numbers: readonly string[]): string[] 
     bad.push(`"${raw}": ${result.reason}`);
     return [];
   });
-  if (bad.length > 0) exitWith(EXIT.usage, `smsdrop suppress: not phone numbers, nothing changed:\n  ${bad.join('\n  ')}`);
+  if (bad.length > 0)
+    exitWith(
+      EXIT.usage,
+      `smsdrop suppress: not phone numbers, nothing changed:\n  ${bad.join('\n  ')}`,
+    );
   return phones;
 }
 
@@ -101,7 +141,10 @@ function readListFile(config: Config, file: string): { phones: string[]; skipped
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    exitWith(EXIT.usage, `smsdrop suppress: ${file}: cannot read the file: ${(err as Error).message}`);
+    exitWith(
+      EXIT.usage,
+      `smsdrop suppress: ${file}: cannot read the file: ${(err as Error).message}`,
+    );
   }
   const phones: string[] = [];
   const skipped: string[] = [];

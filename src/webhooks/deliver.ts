@@ -6,7 +6,12 @@
 //
 // Marked delivered after the answer: a crash in between posts that event again at the next start
 // (at least once); the body's `id` lets a receiver drop the repeat.
-import { markDelivered, noteDeliveryFailed, type OutboxRow, undeliveredEvents } from '../journal/outbox.js';
+import {
+  markDelivered,
+  noteDeliveryFailed,
+  type OutboxRow,
+  undeliveredEvents,
+} from '../journal/outbox.js';
 import type { Journal } from '../journal/open.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -45,19 +50,37 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 export function startDelivery(options: DeliveryOptions): Deliverer {
   const alertAfterMs = options.alertAfterMs ?? 600_000;
-  const states = options.targets.map((target): TargetState => ({ target, failures: 0, failingSince: undefined, lastError: '', retryAt: 0, alerted: false }));
+  const states = options.targets.map((target): TargetState => ({
+    target,
+    failures: 0,
+    failingSince: undefined,
+    lastError: '',
+    retryAt: 0,
+    alerted: false,
+  }));
   let stopped = false;
   let running: Promise<void> | undefined; // one round at a time: a slow receiver does not pile rounds up
   const timer = setInterval(() => {
     if (stopped || running) return;
-    running = Promise.all(states.map((s) => deliverDue(s, options, alertAfterMs).catch((err: unknown) => options.log.warn(`webhook ${s.target.shown}: ${redactSecrets(String(err))}`))))
+    running = Promise.all(
+      states.map((s) =>
+        deliverDue(s, options, alertAfterMs).catch((err: unknown) =>
+          options.log.warn(`webhook ${s.target.shown}: ${redactSecrets(String(err))}`),
+        ),
+      ),
+    )
       .then(() => undefined)
       .finally(() => (running = undefined));
   }, options.pollMs ?? 500);
   timer.unref();
   return {
     failing: () =>
-      states.filter((s) => s.failingSince !== undefined && Date.now() - s.failingSince >= alertAfterMs).map((s) => `webhook ${s.target.shown} failing since ${new Date(s.failingSince!).toISOString()}: ${s.lastError}`),
+      states
+        .filter((s) => s.failingSince !== undefined && Date.now() - s.failingSince >= alertAfterMs)
+        .map(
+          (s) =>
+            `webhook ${s.target.shown} failing since ${new Date(s.failingSince!).toISOString()}: ${s.lastError}`,
+        ),
     async stop() {
       stopped = true;
       clearInterval(timer);
@@ -67,7 +90,11 @@ export function startDelivery(options: DeliveryOptions): Deliverer {
 }
 
 /** Posts the receiver's waiting events in order, until one fails or none is left. */
-async function deliverDue(state: TargetState, options: DeliveryOptions, alertAfterMs: number): Promise<void> {
+async function deliverDue(
+  state: TargetState,
+  options: DeliveryOptions,
+  alertAfterMs: number,
+): Promise<void> {
   const { db } = options;
   if (Date.now() < state.retryAt) return;
   // Inside an open transaction (a file's intake) its events are not committed yet: they wait.
@@ -77,7 +104,10 @@ async function deliverDue(state: TargetState, options: DeliveryOptions, alertAft
     if (!db.open) return;
     if (error === undefined) {
       markDelivered(db, event.id);
-      if (state.alerted) options.log.info(`webhook ${state.target.shown} delivers again`, { event: 'webhook-recovered' });
+      if (state.alerted)
+        options.log.info(`webhook ${state.target.shown} delivers again`, {
+          event: 'webhook-recovered',
+        });
       Object.assign(state, { failures: 0, failingSince: undefined, retryAt: 0, alerted: false });
       continue;
     }
@@ -85,30 +115,50 @@ async function deliverDue(state: TargetState, options: DeliveryOptions, alertAft
     state.failures++;
     state.failingSince ??= Date.now();
     state.lastError = error;
-    state.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.min(state.failures - 1, 20));
+    state.retryAt =
+      Date.now() + Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.min(state.failures - 1, 20));
     if (!state.alerted && Date.now() - state.failingSince >= alertAfterMs) {
       state.alerted = true;
-      options.log.error(`webhook ${state.target.shown} has failed since ${new Date(state.failingSince).toISOString()} (${error}); its events wait in the journal`, { event: 'webhook-failing' });
-    } else options.log.debug(`webhook ${state.target.shown}: ${event.event} not delivered (${error}); tried again later`);
+      options.log.error(
+        `webhook ${state.target.shown} has failed since ${new Date(state.failingSince).toISOString()} (${error}); its events wait in the journal`,
+        { event: 'webhook-failing' },
+      );
+    } else
+      options.log.debug(
+        `webhook ${state.target.shown}: ${event.event} not delivered (${error}); tried again later`,
+      );
     return;
   }
 }
 
 /** Undefined when delivered, else why not (without the URL's secrets). */
-async function post(event: OutboxRow, target: WebhookTarget, options: DeliveryOptions): Promise<string | undefined> {
+async function post(
+  event: OutboxRow,
+  target: WebhookTarget,
+  options: DeliveryOptions,
+): Promise<string | undefined> {
   const request = webhookPost(target.url, event.body, options.format, options.secret);
   try {
-    const res = await fetch(request.url, { method: 'POST', headers: request.headers, body: request.body, redirect: 'error', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await fetch(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: request.body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     const text = await res.text();
     if (res.status < 200 || res.status > 299) return `HTTP ${res.status}`;
     if (options.format !== 'json') {
       const errcode = (safeJson(text) as { errcode?: unknown } | undefined)?.errcode;
-      if (errcode !== undefined && errcode !== 0) return `robot answered errcode ${String(errcode)}`;
+      if (errcode !== undefined && errcode !== 0)
+        return `robot answered errcode ${String(errcode)}`;
     }
     return undefined;
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
-    return redactSecrets(e.cause?.code ?? e.cause?.message ?? e.message).split(target.url).join(target.shown);
+    return redactSecrets(e.cause?.code ?? e.cause?.message ?? e.message)
+      .split(target.url)
+      .join(target.shown);
   }
 }
 

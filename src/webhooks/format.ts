@@ -18,14 +18,34 @@ export function signature(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-export function webhookPost(url: string, stored: string, format: WebhookFormat, secret: string | undefined, now = Date.now()): WebhookPost {
+export function webhookPost(
+  url: string,
+  stored: string,
+  format: WebhookFormat,
+  secret: string | undefined,
+  now = Date.now(),
+): WebhookPost {
   const json = { 'Content-Type': 'application/json; charset=utf-8' };
-  if (format === 'json') return { url, body: stored, headers: { ...json, ...(secret ? { [SIGNATURE_HEADER]: signature(stored, secret) } : {}) } };
+  if (format === 'json')
+    return {
+      url,
+      body: stored,
+      headers: { ...json, ...(secret ? { [SIGNATURE_HEADER]: signature(stored, secret) } : {}) },
+    };
   const event = JSON.parse(stored) as EventBody;
   const title = headline(event);
   const text = markdown(event, title);
-  if (format === 'wecom') return { url, body: JSON.stringify({ msgtype: 'markdown', markdown: { content: text } }), headers: json };
-  return { url: secret ? dingTalkSigned(url, secret, now) : url, body: JSON.stringify({ msgtype: 'markdown', markdown: { title, text } }), headers: json };
+  if (format === 'wecom')
+    return {
+      url,
+      body: JSON.stringify({ msgtype: 'markdown', markdown: { content: text } }),
+      headers: json,
+    };
+  return {
+    url: secret ? dingTalkSigned(url, secret, now) : url,
+    body: JSON.stringify({ msgtype: 'markdown', markdown: { title, text } }),
+    headers: json,
+  };
 }
 
 export function dingTalkSigned(url: string, secret: string, timestamp: number): string {
@@ -51,9 +71,15 @@ function headline(event: EventBody): string {
 
 function markdown(event: EventBody, title: string): string {
   const lines = [`### ${title}`, `- at: ${event.at}`];
-  if (event.file) lines.push(`- file: ${event.file.name}${event.file.id === null ? '' : ` (id ${event.file.id})`}, ${event.file.status}`);
+  if (event.file)
+    lines.push(
+      `- file: ${event.file.name}${event.file.id === null ? '' : ` (id ${event.file.id})`}, ${event.file.status}`,
+    );
   const c = event.file?.counts;
-  if (c) lines.push(`- rows ${c.rows}: accepted ${c.accepted}, failed ${c.failed}, unknown ${c.unknown}, invalid ${c.invalid}, duplicates ${c.duplicates}, to send ${c.pending}`);
+  if (c)
+    lines.push(
+      `- rows ${c.rows}: accepted ${c.accepted}, failed ${c.failed}, unknown ${c.unknown}, invalid ${c.invalid}, duplicates ${c.duplicates}, to send ${c.pending}`,
+    );
   if (event.reason) lines.push(`- reason: ${event.reason}`);
   return lines.join('\n');
 }

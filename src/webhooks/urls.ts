@@ -20,7 +20,10 @@ export interface WebhookTarget {
 
 /** Comma-separated URLs; the reason when one is not usable (without its secrets). */
 export function parseWebhookUrls(text: string): WebhookUrls | string {
-  const urls = text.split(',').map((u) => u.trim()).filter((u) => u !== '');
+  const urls = text
+    .split(',')
+    .map((u) => u.trim())
+    .filter((u) => u !== '');
   if (urls.length === 0) return 'expected one or more URLs, comma-separated';
   for (const u of urls) {
     const problem = webhookUrlProblem(u);
@@ -37,7 +40,8 @@ function webhookUrlProblem(text: string): string | undefined {
     return 'expected an https URL';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'expected an https URL';
-  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return `plain http is allowed only to a loopback host; use https for ${url.hostname}`;
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+    return `plain http is allowed only to a loopback host; use https for ${url.hostname}`;
   return undefined;
 }
 
@@ -45,10 +49,19 @@ function webhookUrlProblem(text: string): string | undefined {
 export function withoutSecrets(text: string): string {
   return text
     .split(',')
-    .map((u) => u.trim().replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?[^/]*@/is, '$1').replace(/[?#].*$/s, ''))
+    .map((u) =>
+      u
+        .trim()
+        .replace(/^([a-z][a-z0-9+.-]*:[\\/]*)?[^/]*@/is, '$1')
+        .replace(/[?#].*$/s, ''),
+    )
     .join(',');
 }
 
 export function webhookTargets(urls: WebhookUrls | undefined): WebhookTarget[] {
-  return (urls?.urls ?? []).map((url) => ({ url, id: createHash('sha256').update(url).digest('hex').slice(0, 16), shown: withoutSecrets(url) }));
+  return (urls?.urls ?? []).map((url) => ({
+    url,
+    id: createHash('sha256').update(url).digest('hex').slice(0, 16),
+    shown: withoutSecrets(url),
+  }));
 }

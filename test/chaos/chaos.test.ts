@@ -13,16 +13,22 @@ import { normalisePhone } from '../../src/intake/phone.js';
 const CHAOS = path.resolve('chaos/chaos.ts');
 
 test('chaos: a bad argument is a usage error, exit 2, with the usage', () => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', CHAOS, '--mode', 'sideways'], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CHAOS, '--mode', 'sideways'], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /--mode expects send, daemon, both, got "sideways"/);
   assert.match(r.stderr, /usage: npm run chaos --/);
 });
 
 test('chaos: the files are the same for the same seed, and say what they must deliver', () => {
-  const round = (seed: number) => generateRound({ seed, round: 0, scale: 'small', appId: 'APP1', tag: 't' });
+  const round = (seed: number) =>
+    generateRound({ seed, round: 0, scale: 'small', appId: 'APP1', tag: 't' });
   const [a, b] = [round(7), round(7)];
-  assert.deepEqual(a.map((f) => f.bytes), b.map((f) => f.bytes));
+  assert.deepEqual(
+    a.map((f) => f.bytes),
+    b.map((f) => f.bytes),
+  );
   assert.notDeepEqual(round(8)[0]!.bytes, a[0]!.bytes);
   const byName = Object.fromEntries(a.map((f) => [f.name.replace(/^t-r0-/, ''), f]));
   // repeat.csv holds rows of groups.csv, and big.csv numbers groups.csv sends the same message to.
@@ -35,36 +41,46 @@ test('chaos: the files are the same for the same seed, and say what they must de
     const phone = (JSON.parse(key) as [string, string, string[], string])[3];
     assert.deepEqual(normalisePhone(phone, false), { ok: true, phone });
   }
-  assert.deepEqual(a.map((f) => f.invalid), [0, 0, 0, 2, 3]);
+  assert.deepEqual(
+    a.map((f) => f.invalid),
+    [0, 0, 0, 2, 3],
+  );
 });
 
-test('chaos: the faults counted are the simulator\'s own choice for its seed', () => {
+test("chaos: the faults counted are the simulator's own choice for its seed", () => {
   const counts = countFaults('http500@0.5,status=160000@/4', 3, 100);
-  assert.equal(counts['status=160000']! + counts.http500!, Object.values(counts).reduce((x, y) => x + y, 0));
+  assert.equal(
+    counts['status=160000']! + counts.http500!,
+    Object.values(counts).reduce((x, y) => x + y, 0),
+  );
   assert.ok(counts.http500! > 20 && counts.http500! < 80, JSON.stringify(counts));
   assert.deepEqual(countFaults('http500@0.5,status=160000@/4', 3, 100), counts);
 });
 
-test('chaos: 10 kills of send and 10 of the daemon, with faults: every message exactly once, every file done', { timeout: 300_000 }, async () => {
-  const figures = await runChaos({
-    kills: 10,
-    mode: 'both',
-    seed: 1126,
-    scale: 'small',
-    faults: 'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01',
-    killWindowMs: [50, 2000],
-    keep: false,
-  });
-  const report = formatFigures(figures);
-  for (const mode of figures.modes) {
-    assert.deepEqual(mode.failures, [], report);
-    assert.equal(mode.kills.total, 10, report);
-    assert.equal(mode.duplicates, 0, report);
-    assert.equal(mode.missing, 0, report);
-    assert.equal(mode.unexpected, 0, report);
-    assert.equal(mode.deliveries, mode.expected, report);
-    assert.equal(mode.filesDone, mode.files, report);
-    assert.ok(mode.faultsTotal > 0 && mode.requests > mode.acceptedRequests, report);
-  }
-  assert.equal(figures.ok, true, report);
-});
+test(
+  'chaos: 10 kills of send and 10 of the daemon, with faults: every message exactly once, every file done',
+  { timeout: 300_000 },
+  async () => {
+    const figures = await runChaos({
+      kills: 10,
+      mode: 'both',
+      seed: 1126,
+      scale: 'small',
+      faults: 'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01',
+      killWindowMs: [50, 2000],
+      keep: false,
+    });
+    const report = formatFigures(figures);
+    for (const mode of figures.modes) {
+      assert.deepEqual(mode.failures, [], report);
+      assert.equal(mode.kills.total, 10, report);
+      assert.equal(mode.duplicates, 0, report);
+      assert.equal(mode.missing, 0, report);
+      assert.equal(mode.unexpected, 0, report);
+      assert.equal(mode.deliveries, mode.expected, report);
+      assert.equal(mode.filesDone, mode.files, report);
+      assert.ok(mode.faultsTotal > 0 && mode.requests > mode.acceptedRequests, report);
+    }
+    assert.equal(figures.ok, true, report);
+  },
+);

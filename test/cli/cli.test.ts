@@ -22,17 +22,36 @@ interface Run {
 function smsdrop(args: string[]): Promise<Run> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, SMSDROP_CONFIG: emptyConfigFile() };
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', tsxLoader, path.join(repo, 'src/cli.ts'), ...args], { cwd: repo, env, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', tsxLoader, path.join(repo, 'src/cli.ts'), ...args],
+      { cwd: repo, env, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
-const COMMANDS = ['simulate', 'send', 'report', 'export', 'retry', 'resume', 'status', 'run', 'suppress', 'backup', 'prune'];
+const COMMANDS = [
+  'simulate',
+  'send',
+  'report',
+  'export',
+  'retry',
+  'resume',
+  'status',
+  'run',
+  'suppress',
+  'backup',
+  'prune',
+];
 
 describe('the command line', () => {
   it('--version prints the version of package.json', async () => {
-    const { version } = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(readFileSync(path.join(repo, 'package.json'), 'utf8')) as {
+      version: string;
+    };
     const [long, short] = await Promise.all([smsdrop(['--version']), smsdrop(['-V'])]);
     for (const r of [long, short]) {
       assert.equal(r.code, 0, r.stderr);
@@ -41,12 +60,17 @@ describe('the command line', () => {
   });
 
   it('bare smsdrop prints the help on stdout and exits 0; so does --help and a bare command group', async () => {
-    const [bare, help, group] = await Promise.all([smsdrop([]), smsdrop(['--help']), smsdrop(['suppress'])]);
+    const [bare, help, group] = await Promise.all([
+      smsdrop([]),
+      smsdrop(['--help']),
+      smsdrop(['suppress']),
+    ]);
     for (const r of [bare, help]) {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stderr, '');
       assert.match(r.stdout, /^Usage: smsdrop /);
-      for (const command of COMMANDS) assert.match(r.stdout, new RegExp(`\\n  ${command}\\b`), command);
+      for (const command of COMMANDS)
+        assert.match(r.stdout, new RegExp(`\\n  ${command}\\b`), command);
     }
     assert.equal(bare.stdout, help.stdout);
     assert.equal(group.code, 0);
@@ -54,7 +78,13 @@ describe('the command line', () => {
   });
 
   it('an unknown command or option is one line and a pointer to the help, exit 2', async () => {
-    const runs = await Promise.all([smsdrop(['sned', 'x.csv']), smsdrop(['--bogus']), smsdrop(['send', '--bogus', 'x.csv']), smsdrop(['send']), smsdrop(['suppress', 'add', '--bogus'])]);
+    const runs = await Promise.all([
+      smsdrop(['sned', 'x.csv']),
+      smsdrop(['--bogus']),
+      smsdrop(['send', '--bogus', 'x.csv']),
+      smsdrop(['send']),
+      smsdrop(['suppress', 'add', '--bogus']),
+    ]);
     const [command, option, subOption, missing, nested] = runs;
     for (const r of runs) {
       assert.equal(r.code, 2, r.stderr);
@@ -65,7 +95,10 @@ describe('the command line', () => {
     }
     assert.match(command!.stderr, /^smsdrop: unknown command 'sned'.*\nsee smsdrop --help\n$/);
     assert.match(option!.stderr, /^smsdrop: unknown option '--bogus'\nsee smsdrop --help\n$/);
-    assert.match(subOption!.stderr, /^smsdrop: unknown option '--bogus'\nsee smsdrop send --help\n$/);
+    assert.match(
+      subOption!.stderr,
+      /^smsdrop: unknown option '--bogus'\nsee smsdrop send --help\n$/,
+    );
     assert.match(missing!.stderr, /missing required argument 'file'\nsee smsdrop send --help\n$/);
     assert.match(nested!.stderr, /\nsee smsdrop suppress add --help\n$/);
   });
@@ -79,22 +112,46 @@ describe('the command line', () => {
       assert.ok(exits, `${command} --help lists its exit statuses:\n${r.stdout}`);
       assert.match(exits[1]!, /^ {2}0 {2}/m, `${command}: exit 0`);
       assert.match(exits[1]!, /^ {2}2 {2}/m, `${command}: exit 2`);
-      assert.match(r.stdout, /\nSettings read .*:\n {2}SMSDROP_/, `${command} --help lists its settings`);
-      for (const line of r.stdout.split('\n')) assert.ok(line.length <= 100, `${command} --help: a line of ${line.length} characters: ${line}`);
+      assert.match(
+        r.stdout,
+        /\nSettings read .*:\n {2}SMSDROP_/,
+        `${command} --help lists its settings`,
+      );
+      for (const line of r.stdout.split('\n'))
+        assert.ok(
+          line.length <= 100,
+          `${command} --help: a line of ${line.length} characters: ${line}`,
+        );
     });
-    const settingsOf = (i: number) => new Set(/\nSettings read .*:\n([\s\S]*)$/.exec(runs[i]!.stdout)![1]!.match(/SMSDROP_[A-Z_]+/g));
+    const settingsOf = (i: number) =>
+      new Set(
+        /\nSettings read .*:\n([\s\S]*)$/.exec(runs[i]!.stdout)![1]!.match(/SMSDROP_[A-Z_]+/g),
+      );
     // The daemon reads every setting; send all but the daemon's own; report just where and in which zone.
     const daemon = settingsOf(COMMANDS.indexOf('run'));
-    for (const s of Object.values(SETTINGS)) assert.ok(daemon.has(s.env), `run --help names ${s.env}`);
+    for (const s of Object.values(SETTINGS))
+      assert.ok(daemon.has(s.env), `run --help names ${s.env}`);
     const send = settingsOf(COMMANDS.indexOf('send'));
-    assert.ok(send.has('SMSDROP_AUTH_TOKEN') && send.has('SMSDROP_REPEAT_WINDOW') && !send.has('SMSDROP_STABILITY_MS'));
-    assert.deepEqual([...settingsOf(COMMANDS.indexOf('report'))].sort(), ['SMSDROP_CONFIG', 'SMSDROP_DATA_DIR', 'SMSDROP_TIMEZONE']);
+    assert.ok(
+      send.has('SMSDROP_AUTH_TOKEN') &&
+        send.has('SMSDROP_REPEAT_WINDOW') &&
+        !send.has('SMSDROP_STABILITY_MS'),
+    );
+    assert.deepEqual([...settingsOf(COMMANDS.indexOf('report'))].sort(), [
+      'SMSDROP_CONFIG',
+      'SMSDROP_DATA_DIR',
+      'SMSDROP_TIMEZONE',
+    ]);
     assert.match(runs[COMMANDS.indexOf('send')]!.stdout, /^ {2}3 {2}rows ended invalid/m);
   });
 
   it('descriptions share one style: lower case, no full stop at the end', async () => {
     const texts: string[] = [];
-    const runs = await Promise.all([smsdrop(['--help']), ...COMMANDS.map((c) => smsdrop([c, '--help'])), smsdrop(['suppress', 'add', '--help'])]);
+    const runs = await Promise.all([
+      smsdrop(['--help']),
+      ...COMMANDS.map((c) => smsdrop([c, '--help'])),
+      smsdrop(['suppress', 'add', '--help']),
+    ]);
     for (const r of runs) {
       // The description is the paragraph after Usage; options' and commands' descriptions follow their names.
       texts.push(r.stdout.split('\n')[2]!);
@@ -104,12 +161,17 @@ describe('the command line', () => {
       for (const line of listed) {
         const term = /^ {2}\S.*? {2,}(\S.*)$/.exec(line);
         if (term) current = texts.push(term[1]!) - 1;
-        else if (current !== undefined && /^ {6,}\S/.test(line)) texts[current] += ` ${line.trim()}`;
+        else if (current !== undefined && /^ {6,}\S/.test(line))
+          texts[current] += ` ${line.trim()}`;
         else current = undefined;
       }
     }
     for (const text of texts) {
-      assert.match(text, /^(?:[a-z"(0-9]|[A-Z0-9]{2,}\b)/, `starts in lower case (or with an acronym): ${text}`);
+      assert.match(
+        text,
+        /^(?:[a-z"(0-9]|[A-Z0-9]{2,}\b)/,
+        `starts in lower case (or with an acronym): ${text}`,
+      );
       assert.doesNotMatch(text, /\.$/, `no full stop at the end: ${text}`);
     }
   });

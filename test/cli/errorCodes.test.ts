@@ -11,10 +11,23 @@ import { inspectFile } from '../../src/intake/inspect.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
-import { CLI, cleanEnv, contactsCsv, REPO, startDaemon, tempDir, waitUntil } from '../daemon/helpers.js';
+import {
+  CLI,
+  cleanEnv,
+  contactsCsv,
+  REPO,
+  startDaemon,
+  tempDir,
+  waitUntil,
+} from '../daemon/helpers.js';
 
 const TOKEN = 'S3cretT0ken0000000000000000000042';
-const PROVIDER = { SMSDROP_BASE_URL: 'http://127.0.0.1:9', SMSDROP_ACCOUNT_SID: 'ACerrors0000000000000000000001', SMSDROP_AUTH_TOKEN: TOKEN, SMSDROP_APP_ID: 'APPerrors000000000000000000001' };
+const PROVIDER = {
+  SMSDROP_BASE_URL: 'http://127.0.0.1:9',
+  SMSDROP_ACCOUNT_SID: 'ACerrors0000000000000000000001',
+  SMSDROP_AUTH_TOKEN: TOKEN,
+  SMSDROP_APP_ID: 'APPerrors000000000000000000001',
+};
 
 interface Run {
   status: number | null;
@@ -24,7 +37,10 @@ interface Run {
 
 function smsdrop(args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env: cleanEnv(env) });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: REPO,
+      env: cleanEnv(env),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -36,7 +52,10 @@ function smsdrop(args: string[], env: Record<string, string>): Promise<Run> {
 /** Exit 2 and, on stderr, one line `smsdrop: CODE: …`: no stack, no token. */
 function assertCodeLine(run: Run, code: string, also?: RegExp): void {
   assert.equal(run.status, 2, run.stderr);
-  const lines = run.stderr.trimEnd().split('\n').filter((l) => l.startsWith('smsdrop: '));
+  const lines = run.stderr
+    .trimEnd()
+    .split('\n')
+    .filter((l) => l.startsWith('smsdrop: '));
   assert.equal(lines.length, 1, run.stderr);
   assert.match(lines[0]!, new RegExp(`^smsdrop: ${code}: `));
   if (also) assert.match(lines[0]!, also);
@@ -57,14 +76,32 @@ after(() => {
 describe('error codes', () => {
   it('every code used in src/ is listed in docs/errors.md, and every code listed there is used', () => {
     const sources = (d: string): string[] =>
-      fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(d, e.name)) : e.name.endsWith('.ts') ? [path.join(d, e.name)] : []));
+      fs
+        .readdirSync(d, { withFileTypes: true })
+        .flatMap((e) =>
+          e.isDirectory()
+            ? sources(path.join(d, e.name))
+            : e.name.endsWith('.ts')
+              ? [path.join(d, e.name)]
+              : [],
+        );
     const used = new Set<string>();
-    for (const file of sources(path.join(REPO, 'src'))) for (const [, code] of fs.readFileSync(file, 'utf8').matchAll(/'(E_[A-Z0-9_]+)'/g)) used.add(code!);
+    for (const file of sources(path.join(REPO, 'src')))
+      for (const [, code] of fs.readFileSync(file, 'utf8').matchAll(/'(E_[A-Z0-9_]+)'/g))
+        used.add(code!);
     for (const key of Object.keys(SETTINGS)) used.add(settingCode(key as ConfigKey)); // made from the setting's name
     const docs = fs.readFileSync(path.join(REPO, 'docs', 'errors.md'), 'utf8');
     const listed = new Set([...docs.matchAll(/^\| `(E_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
-    assert.deepEqual([...used].filter((c) => !listed.has(c)).sort(), [], 'used in src/, not in docs/errors.md');
-    assert.deepEqual([...listed].filter((c) => !used.has(c)).sort(), [], 'in docs/errors.md, not used in src/');
+    assert.deepEqual(
+      [...used].filter((c) => !listed.has(c)).sort(),
+      [],
+      'used in src/, not in docs/errors.md',
+    );
+    assert.deepEqual(
+      [...listed].filter((c) => !used.has(c)).sort(),
+      [],
+      'in docs/errors.md, not used in src/',
+    );
   });
 });
 
@@ -73,8 +110,15 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
     const d = dir('err-ca');
     const csv = path.join(d, 'x.csv');
     fs.writeFileSync(csv, contactsCsv(2));
-    const env = (data: string) => ({ SMSDROP_DATA_DIR: path.join(d, data), SMSDROP_CA_FILE: '/nope.pem', ...PROVIDER });
-    const [send, run] = await Promise.all([smsdrop(['send', csv], env('a')), smsdrop(['run'], env('b'))]);
+    const env = (data: string) => ({
+      SMSDROP_DATA_DIR: path.join(d, data),
+      SMSDROP_CA_FILE: '/nope.pem',
+      ...PROVIDER,
+    });
+    const [send, run] = await Promise.all([
+      smsdrop(['send', csv], env('a')),
+      smsdrop(['run'], env('b')),
+    ]);
     for (const r of [send, run]) assertCodeLine(r, 'E_CONFIG_CA_FILE', /\/nope\.pem/);
   });
 
@@ -95,7 +139,9 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
       [withLogsFile, 'E_LOG_DIR', ['send', csv]],
       [withLogsFile, 'E_LOG_DIR', ['run']],
     ];
-    const runs = await Promise.all(cases.map(([dataDir, , args]) => smsdrop(args, { SMSDROP_DATA_DIR: dataDir })));
+    const runs = await Promise.all(
+      cases.map(([dataDir, , args]) => smsdrop(args, { SMSDROP_DATA_DIR: dataDir })),
+    );
     runs.forEach((r, i) => assertCodeLine(r, cases[i]![1]));
   });
 
@@ -108,7 +154,10 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
     try {
       const csv = path.join(d, 'x.csv');
       fs.writeFileSync(csv, contactsCsv(2));
-      const [send, run] = await Promise.all([smsdrop(['send', csv], { SMSDROP_DATA_DIR: ro }), smsdrop(['run'], { SMSDROP_DATA_DIR: ro })]);
+      const [send, run] = await Promise.all([
+        smsdrop(['send', csv], { SMSDROP_DATA_DIR: ro }),
+        smsdrop(['run'], { SMSDROP_DATA_DIR: ro }),
+      ]);
       for (const r of [send, run]) assertCodeLine(r, 'E_DATA_DIR_READONLY');
     } finally {
       spawnSync('umount', [ro]);
@@ -124,7 +173,10 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
     try {
       const csv = path.join(d, 'big.csv');
       fs.writeFileSync(csv, contactsCsv(20_000));
-      const r = await smsdrop(['send', csv, '--json'], { SMSDROP_DATA_DIR: path.join(small, 'data'), SMSDROP_LOG_LEVEL: 'error' });
+      const r = await smsdrop(['send', csv, '--json'], {
+        SMSDROP_DATA_DIR: path.join(small, 'data'),
+        SMSDROP_LOG_LEVEL: 'error',
+      });
       assertCodeLine(r, 'E_DISK_FULL');
     } finally {
       spawnSync('umount', [small]);
@@ -136,10 +188,25 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
     const csv = path.join(d, 'x.csv');
     fs.writeFileSync(csv, contactsCsv(2));
     const data = path.join(d, 'data');
-    const appOnly = await smsdrop(['send', csv], { SMSDROP_DATA_DIR: data, SMSDROP_APP_ID: PROVIDER.SMSDROP_APP_ID });
-    assertCodeLine(appOnly, 'E_CONFIG_CREDENTIALS', /baseUrl \(SMSDROP_BASE_URL\), accountSid \(SMSDROP_ACCOUNT_SID\), authToken \(SMSDROP_AUTH_TOKEN\) not set/);
-    const noUrl = { SMSDROP_DATA_DIR: data, SMSDROP_ACCOUNT_SID: PROVIDER.SMSDROP_ACCOUNT_SID, SMSDROP_AUTH_TOKEN: TOKEN };
-    assertCodeLine(await smsdrop(['run'], noUrl), 'E_CONFIG_CREDENTIALS', /baseUrl \(SMSDROP_BASE_URL\) not set/);
+    const appOnly = await smsdrop(['send', csv], {
+      SMSDROP_DATA_DIR: data,
+      SMSDROP_APP_ID: PROVIDER.SMSDROP_APP_ID,
+    });
+    assertCodeLine(
+      appOnly,
+      'E_CONFIG_CREDENTIALS',
+      /baseUrl \(SMSDROP_BASE_URL\), accountSid \(SMSDROP_ACCOUNT_SID\), authToken \(SMSDROP_AUTH_TOKEN\) not set/,
+    );
+    const noUrl = {
+      SMSDROP_DATA_DIR: data,
+      SMSDROP_ACCOUNT_SID: PROVIDER.SMSDROP_ACCOUNT_SID,
+      SMSDROP_AUTH_TOKEN: TOKEN,
+    };
+    assertCodeLine(
+      await smsdrop(['run'], noUrl),
+      'E_CONFIG_CREDENTIALS',
+      /baseUrl \(SMSDROP_BASE_URL\) not set/,
+    );
     for (const args of [['report'], ['status'], ['suppress', 'list']]) {
       const r = await smsdrop(args, { ...noUrl, SMSDROP_BASE_URL: 'ftp://not-a-provider' });
       assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
@@ -147,40 +214,63 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
   });
 });
 
-describe('a file planned for one provider is not sent on with another', { timeout: 120_000 }, () => {
-  it('send and resume exit 2 with E_PROVIDER_CHANGED naming both; the daemon files it in failed/ with the code', async () => {
-    const d = dir('err-provider');
-    const data = path.join(d, 'data');
-    const csv = path.join(d, 'list.csv');
-    fs.writeFileSync(csv, contactsCsv(3));
-    await plannedForSimulator(data, csv);
-    const env = { SMSDROP_DATA_DIR: data, ...PROVIDER };
-    const send = await smsdrop(['send', csv, '--json'], env);
-    assertCodeLine(send, 'E_PROVIDER_CHANGED', /planned for the built-in simulator, but the provider settings now name 127\.0\.0\.1 \(account ACerrors0+1\)/);
-    assert.equal(JSON.parse(send.stdout).code, 'E_PROVIDER_CHANGED');
-    assertCodeLine(await smsdrop(['resume', '1'], env), 'E_PROVIDER_CHANGED');
+describe(
+  'a file planned for one provider is not sent on with another',
+  { timeout: 120_000 },
+  () => {
+    it('send and resume exit 2 with E_PROVIDER_CHANGED naming both; the daemon files it in failed/ with the code', async () => {
+      const d = dir('err-provider');
+      const data = path.join(d, 'data');
+      const csv = path.join(d, 'list.csv');
+      fs.writeFileSync(csv, contactsCsv(3));
+      await plannedForSimulator(data, csv);
+      const env = { SMSDROP_DATA_DIR: data, ...PROVIDER };
+      const send = await smsdrop(['send', csv, '--json'], env);
+      assertCodeLine(
+        send,
+        'E_PROVIDER_CHANGED',
+        /planned for the built-in simulator, but the provider settings now name 127\.0\.0\.1 \(account ACerrors0+1\)/,
+      );
+      assert.equal(JSON.parse(send.stdout).code, 'E_PROVIDER_CHANGED');
+      assertCodeLine(await smsdrop(['resume', '1'], env), 'E_PROVIDER_CHANGED');
 
-    fs.mkdirSync(path.join(data, 'processing'), { recursive: true });
-    fs.copyFileSync(csv, path.join(data, 'processing', 'list.csv'));
-    const daemon = await startDaemon({ dataDir: data, env: PROVIDER });
-    try {
-      const note = path.join(data, 'failed', 'list.error.txt');
-      await waitUntil(() => fs.existsSync(note), 30_000, 'list.csv in failed/', () => daemon.output());
-      assert.match(fs.readFileSync(note, 'utf8'), /reason: E_PROVIDER_CHANGED: list\.csv \(file 1\) was planned for the built-in simulator/);
-      assert.ok(!daemon.output().includes(TOKEN));
-    } finally {
-      daemon.kill('SIGKILL');
-      await daemon.exited;
-    }
-  });
-});
+      fs.mkdirSync(path.join(data, 'processing'), { recursive: true });
+      fs.copyFileSync(csv, path.join(data, 'processing', 'list.csv'));
+      const daemon = await startDaemon({ dataDir: data, env: PROVIDER });
+      try {
+        const note = path.join(data, 'failed', 'list.error.txt');
+        await waitUntil(
+          () => fs.existsSync(note),
+          30_000,
+          'list.csv in failed/',
+          () => daemon.output(),
+        );
+        assert.match(
+          fs.readFileSync(note, 'utf8'),
+          /reason: E_PROVIDER_CHANGED: list\.csv \(file 1\) was planned for the built-in simulator/,
+        );
+        assert.ok(!daemon.output().includes(TOKEN));
+      } finally {
+        daemon.kill('SIGKILL');
+        await daemon.exited;
+      }
+    });
+  },
+);
 
 /** A journal where csv's bytes were planned for the built-in simulator and stopped part-way. */
 async function plannedForSimulator(dataDir: string, csv: string): Promise<void> {
   const inspection = await inspectFile(csv);
   fs.mkdirSync(dataDir, { recursive: true });
   const db = openJournal(journalPath(dataDir));
-  const file = createFile(db, { sha256: inspection.sha256, name: 'list.csv', path: csv, size: inspection.size, encoding: inspection.encoding, provider: 'the built-in simulator' });
+  const file = createFile(db, {
+    sha256: inspection.sha256,
+    name: 'list.csv',
+    path: csv,
+    size: inspection.size,
+    encoding: inspection.encoding,
+    provider: 'the built-in simulator',
+  });
   setFileStatus(db, file.id, FILE_STATUS.sending);
   db.close();
 }
@@ -189,5 +279,7 @@ async function plannedForSimulator(dataDir: string, csv: string): Promise<void> 
 function mount(dir: string, options: string): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root to mount a small or read-only tmpfs';
   const r = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' });
-  return r.status === 0 ? undefined : `cannot mount a tmpfs here: ${(r.stderr || r.error?.message || '').trim()}`;
+  return r.status === 0
+    ? undefined
+    : `cannot mount a tmpfs here: ${(r.stderr || r.error?.message || '').trim()}`;
 }

@@ -16,12 +16,25 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 const ESC = '\u001b';
 
-function node(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  const fullEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SMSDROP_CONFIG: emptyConfigFile(), ...env };
+function node(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const fullEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    SMSDROP_CONFIG: emptyConfigFile(),
+    ...env,
+  };
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', tsxLoader, ...args], { cwd: dir, env: fullEnv, timeout: 60_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', tsxLoader, ...args],
+      { cwd: dir, env: fullEnv, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -43,14 +56,29 @@ log.info('second line');
 
 describe('logs', () => {
   it('smsdrop send logs plain readable lines to a pipe: no colour codes', async () => {
-    const r = await node([path.join(repo, 'src/cli.ts'), '--data-dir', path.join(dir, 'plain'), 'send', csv('plain.csv')]);
+    const r = await node([
+      path.join(repo, 'src/cli.ts'),
+      '--data-dir',
+      path.join(dir, 'plain'),
+      'send',
+      csv('plain.csv'),
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /info sending to BUILT-IN SIMULATOR/);
     assert.ok(!r.stderr.includes(ESC), `no escape codes: ${JSON.stringify(r.stderr)}`);
   });
 
   it('SMSDROP_LOG_FORMAT=json: every line on stderr is one JSON object with level, message and timestamp', async () => {
-    const r = await node([path.join(repo, 'src/cli.ts'), '--data-dir', path.join(dir, 'json'), 'send', csv('json.csv')], { SMSDROP_LOG_FORMAT: 'json' });
+    const r = await node(
+      [
+        path.join(repo, 'src/cli.ts'),
+        '--data-dir',
+        path.join(dir, 'json'),
+        'send',
+        csv('json.csv'),
+      ],
+      { SMSDROP_LOG_FORMAT: 'json' },
+    );
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stderr.trimEnd().split('\n');
     assert.ok(lines.length >= 1);
@@ -64,7 +92,10 @@ describe('logs', () => {
   });
 
   it('a bad SMSDROP_LOG_FORMAT is a setting error, exit 2', async () => {
-    const r = await node([path.join(repo, 'src/cli.ts'), 'status'], { SMSDROP_LOG_FORMAT: 'yaml', SMSDROP_DATA_DIR: path.join(dir, 'none') });
+    const r = await node([path.join(repo, 'src/cli.ts'), 'status'], {
+      SMSDROP_LOG_FORMAT: 'yaml',
+      SMSDROP_DATA_DIR: path.join(dir, 'none'),
+    });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /logFormat \(SMSDROP_LOG_FORMAT\) = "yaml"/);
   });
@@ -81,9 +112,21 @@ describe('logs', () => {
       assert.ok(!r.stderr.includes('ABCDEF'), `the sig is masked: ${r.stderr}`);
     }
     assert.ok(!text.stderr.includes(ESC) && !json.stderr.includes(ESC));
-    assert.match(text.stderr, /^\S+Z warn signed with \*\*\* \{"url":"https:\/\/x\/\?sig=\*\*\*","file":"a\.csv"\}\n\S+Z info second line\n$/);
-    const entries = json.stderr.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(entries.map((e) => [e.level, e.message, e.file]), [['warn', 'signed with ***', 'a.csv'], ['info', 'second line', undefined]]);
+    assert.match(
+      text.stderr,
+      /^\S+Z warn signed with \*\*\* \{"url":"https:\/\/x\/\?sig=\*\*\*","file":"a\.csv"\}\n\S+Z info second line\n$/,
+    );
+    const entries = json.stderr
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      entries.map((e) => [e.level, e.message, e.file]),
+      [
+        ['warn', 'signed with ***', 'a.csv'],
+        ['info', 'second line', undefined],
+      ],
+    );
     assert.ok(coloured.stderr.includes(`${ESC}[`), 'colour when asked for');
   });
 });

@@ -15,12 +15,19 @@ const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
 function shownDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'boolean') return value ? '`on`' : '`off`';
-  if (typeof value === 'object' && value !== null && 'text' in value) return `\`${String((value as { text: string }).text)}\``;
+  if (typeof value === 'object' && value !== null && 'text' in value)
+    return `\`${String((value as { text: string }).text)}\``;
   return `\`${String(value)}\``;
 }
 
 /** GitHub's anchor for a heading. */
-const slug = (heading: string) => heading.replace(/`/g, '').trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+const slug = (heading: string) =>
+  heading
+    .replace(/`/g, '')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
 
 describe('the README', () => {
   it('is at most 300 lines', () => {
@@ -29,12 +36,19 @@ describe('the README', () => {
 
   it('has one settings table: every setting once, with its key and default', () => {
     const rows = [...readme.matchAll(/^\| `(SMSDROP_[A-Z_]+)` \| `(\w+)` \| ([^|]+) \|/gm)];
-    assert.deepEqual(rows.map((r) => r[1]), Object.values(SETTINGS).map((s) => s.env), 'the rows, in the order of src/config');
+    assert.deepEqual(
+      rows.map((r) => r[1]),
+      Object.values(SETTINGS).map((s) => s.env),
+      'the rows, in the order of src/config',
+    );
     for (const [, env, key, shown] of rows) {
       const [name, setting] = Object.entries(SETTINGS).find(([, s]) => s.env === env)!;
       assert.equal(key, name, `${env}'s key`);
-      const expected = shownDefault((setting.schema as { parse(v: unknown): unknown }).parse(undefined));
-      if (expected === undefined) assert.match(shown!.trim(), /^(none|the host's)/, `${env} has no default`);
+      const expected = shownDefault(
+        (setting.schema as { parse(v: unknown): unknown }).parse(undefined),
+      );
+      if (expected === undefined)
+        assert.match(shown!.trim(), /^(none|the host's)/, `${env} has no default`);
       else assert.equal(shown!.trim(), expected, `${env}'s default`);
     }
   });
@@ -45,7 +59,9 @@ describe('the README', () => {
   });
 
   it('links lead to files and headings that exist', () => {
-    const docs = readdirSync(path.join(repo, 'docs')).filter((f) => f.endsWith('.md')).map((f) => path.join('docs', f));
+    const docs = readdirSync(path.join(repo, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => path.join('docs', f));
     const anchors = new Map<string, Set<string>>();
     for (const file of ['README.md', ...docs]) {
       const text = readFileSync(path.join(repo, file), 'utf8');
@@ -58,7 +74,8 @@ describe('the README', () => {
         const [where, anchor] = target!.split('#');
         const resolved = where ? path.normalize(path.join(path.dirname(file), where)) : file;
         assert.ok(existsSync(path.join(repo, resolved)), `${file}: ${target} leads nowhere`);
-        if (anchor && resolved.endsWith('.md')) assert.ok(anchors.get(resolved)?.has(anchor), `${file}: no heading for ${target}`);
+        if (anchor && resolved.endsWith('.md'))
+          assert.ok(anchors.get(resolved)?.has(anchor), `${file}: no heading for ${target}`);
       }
     }
   });

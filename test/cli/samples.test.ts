@@ -18,9 +18,15 @@ after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 /** CSV lines without the columns that differ from run to run (the provider's message id and time). */
 function stable(file: string): string[] {
-  const lines = fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, '').trimEnd().split(/\r?\n/);
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .trimEnd()
+    .split(/\r?\n/);
   const header = lines[0]!.split(',');
-  const drop = new Set(['sms_message_sid', 'date_created'].map((name) => header.indexOf(name)).filter((i) => i >= 0));
+  const drop = new Set(
+    ['sms_message_sid', 'date_created'].map((name) => header.indexOf(name)).filter((i) => i >= 0),
+  );
   // The sample's cells hold no quoted commas in these columns' places: the last two columns go.
   return lines.map((line) => {
     const cells = line.split(',');
@@ -31,25 +37,83 @@ function stable(file: string): string[] {
 describe('the bundled sample', () => {
   it('sends as data/samples/expected/ says, and exits 3 for its invalid row', async () => {
     fs.copyFileSync(path.join(samples, 'contacts.csv'), path.join(dir, 'contacts.csv'));
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, SMSDROP_CONFIG: emptyConfigFile() };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      SMSDROP_CONFIG: emptyConfigFile(),
+    };
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--import', tsxLoader, path.join(repo, 'src/cli.ts'), '--data-dir', path.join(dir, 'data'), 'send', 'contacts.csv'], { cwd: dir, env, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          tsxLoader,
+          path.join(repo, 'src/cli.ts'),
+          '--data-dir',
+          path.join(dir, 'data'),
+          'send',
+          'contacts.csv',
+        ],
+        { cwd: dir, env, timeout: 60_000 },
+        (err, stdout, stderr) =>
+          resolve({
+            code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+            stdout,
+            stderr,
+          }),
       );
     });
     assert.equal(run.code, 3, run.stderr);
-    assert.match(run.stdout, /rows 20 {2}invalid 1 {2}duplicates 1 {2}accepted 18 {2}failed 0 {2}unknown 0 {2}pending 0/);
-    assert.deepEqual(stable(path.join(dir, 'contacts.result.csv')), stable(path.join(samples, 'expected/contacts.result.csv')));
-    assert.equal(fs.readFileSync(path.join(dir, 'contacts.rejected.csv'), 'utf8'), fs.readFileSync(path.join(samples, 'expected/contacts.rejected.csv'), 'utf8'));
+    assert.match(
+      run.stdout,
+      /rows 20 {2}invalid 1 {2}duplicates 1 {2}accepted 18 {2}failed 0 {2}unknown 0 {2}pending 0/,
+    );
+    assert.deepEqual(
+      stable(path.join(dir, 'contacts.result.csv')),
+      stable(path.join(samples, 'expected/contacts.result.csv')),
+    );
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'contacts.rejected.csv'), 'utf8'),
+      fs.readFileSync(path.join(samples, 'expected/contacts.rejected.csv'), 'utf8'),
+    );
     const expected = stable(path.join(samples, 'expected/contacts.result.csv'));
-    assert.ok(expected.every((line, i) => i === 0 || /,(accepted,000000,|duplicate,,|invalid,,)/.test(line)), 'the expected file shows what a run gives, not pending rows');
+    assert.ok(
+      expected.every(
+        (line, i) => i === 0 || /,(accepted,000000,|duplicate,,|invalid,,)/.test(line),
+      ),
+      'the expected file shows what a run gives, not pending rows',
+    );
   });
 
-  it("what the README's commands write is ignored by git: outputs next to the sample, the data directory", { skip: !fs.existsSync(path.join(repo, '.git')) }, () => {
-    const written = ['data/samples/contacts.result.csv', 'data/samples/contacts.rejected.csv', 'data/inbox/contacts.csv', 'data/done/contacts.csv', 'data/journal.sqlite', 'data/logs/smsdrop-2026-01-01.log'];
-    const check = spawnSync('git', ['check-ignore', '--no-index', ...written], { cwd: repo, encoding: 'utf8' });
-    assert.deepEqual(check.stdout.trim().split('\n').sort(), [...written].sort(), check.stderr);
-    const kept = spawnSync('git', ['check-ignore', '--no-index', 'data/samples/contacts.csv', 'data/samples/expected/contacts.result.csv', 'data/inbox/.gitkeep'], { cwd: repo, encoding: 'utf8' });
-    assert.equal(kept.stdout, '', 'the sample, its expected results and the inbox stay tracked');
-  });
+  it(
+    "what the README's commands write is ignored by git: outputs next to the sample, the data directory",
+    { skip: !fs.existsSync(path.join(repo, '.git')) },
+    () => {
+      const written = [
+        'data/samples/contacts.result.csv',
+        'data/samples/contacts.rejected.csv',
+        'data/inbox/contacts.csv',
+        'data/done/contacts.csv',
+        'data/journal.sqlite',
+        'data/logs/smsdrop-2026-01-01.log',
+      ];
+      const check = spawnSync('git', ['check-ignore', '--no-index', ...written], {
+        cwd: repo,
+        encoding: 'utf8',
+      });
+      assert.deepEqual(check.stdout.trim().split('\n').sort(), [...written].sort(), check.stderr);
+      const kept = spawnSync(
+        'git',
+        [
+          'check-ignore',
+          '--no-index',
+          'data/samples/contacts.csv',
+          'data/samples/expected/contacts.result.csv',
+          'data/inbox/.gitkeep',
+        ],
+        { cwd: repo, encoding: 'utf8' },
+      );
+      assert.equal(kept.stdout, '', 'the sample, its expected results and the inbox stay tracked');
+    },
+  );
 });

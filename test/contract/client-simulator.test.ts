@@ -9,10 +9,19 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createProviderClient, type ProviderClient, type ProviderClientOptions } from '../../src/provider/client.js';
+import {
+  createProviderClient,
+  type ProviderClient,
+  type ProviderClientOptions,
+} from '../../src/provider/client.js';
 import { formatTimestamp } from '../../src/provider/sign.js';
 import type { BodyFormat, SendOutcome, TemplateSmsRequest } from '../../src/provider/types.js';
-import { startSimulator, type FaultRule, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type FaultRule,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 
 const SID = '8a216da8contract00000000000acc01';
 const TOKEN = 'c0ntract5ecret7oken0000000000042';
@@ -31,7 +40,8 @@ const printed: string[] = [];
 const secretsSeen = new Set<string>([TOKEN]);
 const consoleMethods = ['log', 'info', 'warn', 'error', 'debug'] as const;
 const originalConsole = consoleMethods.map((m) => console[m]);
-for (const m of consoleMethods) console[m] = (...args: unknown[]) => void printed.push(args.map(String).join(' '));
+for (const m of consoleMethods)
+  console[m] = (...args: unknown[]) => void printed.push(args.map(String).join(' '));
 const onWarning = (w: Error) => printed.push(`${w.name}: ${w.message}`);
 process.on('warning', onWarning);
 
@@ -67,7 +77,11 @@ async function simulator(extra: Partial<SimulatorOptions> = {}): Promise<Running
   return sim;
 }
 
-function client(sim: RunningSimulator, format: BodyFormat, extra: Partial<ProviderClientOptions> = {}): ProviderClient {
+function client(
+  sim: RunningSimulator,
+  format: BodyFormat,
+  extra: Partial<ProviderClientOptions> = {},
+): ProviderClient {
   const c = createProviderClient({
     baseUrl: sim.url,
     accountSid: SID,
@@ -167,11 +181,22 @@ for (const scheme of ['http', 'https'] as const) {
       it('wrong token: 111109, account-fatal', async () => {
         const wrongToken = 'wrong0token00000000000000000000x';
         secretsSeen.add(wrongToken);
-        assertRejected(await refused(req(), client(sim, format, { authToken: wrongToken })), '111109', 'account-fatal');
+        assertRejected(
+          await refused(req(), client(sim, format, { authToken: wrongToken })),
+          '111109',
+          'account-fatal',
+        );
       });
 
       it('wrong account: 111141, account-fatal', async () => {
-        assertRejected(await refused(req(), client(sim, format, { accountSid: '8a216da8nosuchaccount000000acc99' })), '111141', 'account-fatal');
+        assertRejected(
+          await refused(
+            req(),
+            client(sim, format, { accountSid: '8a216da8nosuchaccount000000acc99' }),
+          ),
+          '111141',
+          'account-fatal',
+        );
       });
 
       it('timestamp 25 hours old: 111106, clock', async () => {
@@ -180,7 +205,11 @@ for (const scheme of ['http', 'https'] as const) {
       });
 
       it('unknown app: 111181, account-fatal', async () => {
-        assertRejected(await refused(req({ appId: '8a216da8nosuchapp00000000000app9' })), '111181', 'account-fatal');
+        assertRejected(
+          await refused(req({ appId: '8a216da8nosuchapp00000000000app9' })),
+          '111181',
+          'account-fatal',
+        );
       });
 
       it('unknown template: 112311, batch-rejected', async () => {
@@ -192,7 +221,11 @@ for (const scheme of ['http', 'https'] as const) {
       });
 
       it('blocked number: 160034, number-rejected', async () => {
-        assertRejected(await refused(req({ to: ['13800000001', BLOCKED] })), '160034', 'number-rejected');
+        assertRejected(
+          await refused(req({ to: ['13800000001', BLOCKED] })),
+          '160034',
+          'number-rejected',
+        );
       });
 
       it('invalid number: 160042, number-rejected', async () => {
@@ -201,7 +234,11 @@ for (const scheme of ['http', 'https'] as const) {
 
       it('more than 200 numbers (client max raised to 300): 160048, batch-rejected', async () => {
         const to = Array.from({ length: 201 }, (_, i) => `138${String(i).padStart(8, '0')}`);
-        assertRejected(await refused(req({ to }), client(sim, format, { maxPerRequest: 300 })), '160048', 'batch-rejected');
+        assertRejected(
+          await refused(req({ to }), client(sim, format, { maxPerRequest: 300 })),
+          '160048',
+          'batch-rejected',
+        );
       });
 
       it('reqId longer than 32 characters: 160055, batch-rejected', async () => {
@@ -223,7 +260,10 @@ for (const scheme of ['http', 'https'] as const) {
       });
 
       it('a UTC-signing client is accepted by a Shanghai provider (8 hours apart, within 24)', async () => {
-        assert.equal((await send(client(sim, format, { timezone: 'UTC' }), req())).kind, 'accepted');
+        assert.equal(
+          (await send(client(sim, format, { timezone: 'UTC' }), req())).kind,
+          'accepted',
+        );
       });
     });
   }
@@ -232,7 +272,9 @@ for (const scheme of ['http', 'https'] as const) {
 // ---------------------------------------------------------------------------------------------
 // Faults: what the client makes of each, and what the simulator has recorded meanwhile.
 
-const always = (kind: FaultRule['kind'], extra: Partial<FaultRule> = {}): FaultRule[] => [{ kind, everyNth: 1, ...extra }];
+const always = (kind: FaultRule['kind'], extra: Partial<FaultRule> = {}): FaultRule[] => [
+  { kind, everyNth: 1, ...extra },
+];
 
 for (const format of ['json', 'xml'] as const) {
   describe(`faults, ${format}`, () => {
@@ -289,20 +331,100 @@ for (const format of ['json', 'xml'] as const) {
 // Every code of the public tables (shared/reference/provider-facts.md), answered by the simulator
 // (numberCodes: a request holding the number is answered the code) and classed by the client.
 
-const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
+const range = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => String(from + i));
 const TABLE_CODES: Record<string, string[]> = {
   'account-fatal': [
-    ...range(111100, 111105), '111107', '111108', '111109', '111110', '111113', ...range(111128, 111143), ...range(111169, 111182),
-    '112303', '112310', '113302', '160053', '111115', '111212', '111226',
+    ...range(111100, 111105),
+    '111107',
+    '111108',
+    '111109',
+    '111110',
+    '111113',
+    ...range(111128, 111143),
+    ...range(111169, 111182),
+    '112303',
+    '112310',
+    '113302',
+    '160053',
+    '111115',
+    '111212',
+    '111226',
   ],
   clock: ['111106'],
-  transient: ['111000', '111050', '111099', '111111', '111112', '111114', '111116', '160000', ...range(160001, 160010), '160016', '161000', '161042', '161099'],
-  'rate-limited': ['160038', '160039', '160040', '160041', '112314', '160015', '160022', '160021', '160056'],
-  'number-rejected': ['160042', '112316', '112317', '160034', '160051', '160068', '160072', '160073', '160074', '112319', '160013', '160059', '160070'],
+  transient: [
+    '111000',
+    '111050',
+    '111099',
+    '111111',
+    '111112',
+    '111114',
+    '111116',
+    '160000',
+    ...range(160001, 160010),
+    '160016',
+    '161000',
+    '161042',
+    '161099',
+  ],
+  'rate-limited': [
+    '160038',
+    '160039',
+    '160040',
+    '160041',
+    '112314',
+    '160015',
+    '160022',
+    '160021',
+    '160056',
+  ],
+  'number-rejected': [
+    '160042',
+    '112316',
+    '112317',
+    '160034',
+    '160051',
+    '160068',
+    '160072',
+    '160073',
+    '160074',
+    '112319',
+    '160013',
+    '160059',
+    '160070',
+  ],
   'batch-rejected': [
-    '112300', '112306', '160044', '112307', '112308', '112311', '112313', '112323', '160032', '160043', '160052', '160031', '160030', '160033',
-    '160049', '160011', '160018', '160037', '160020', '160045', '160048', '160017', '160055', '160057', '112318', '112309', '112304',
-    '112609', '112610', '112611', '112612',
+    '112300',
+    '112306',
+    '160044',
+    '112307',
+    '112308',
+    '112311',
+    '112313',
+    '112323',
+    '160032',
+    '160043',
+    '160052',
+    '160031',
+    '160030',
+    '160033',
+    '160049',
+    '160011',
+    '160018',
+    '160037',
+    '160020',
+    '160045',
+    '160048',
+    '160017',
+    '160055',
+    '160057',
+    '112318',
+    '112309',
+    '112304',
+    '112609',
+    '112610',
+    '112611',
+    '112612',
   ],
   'duplicate-request': ['160054'],
   ambiguous: ['160050', '160063', '160064'],
@@ -311,17 +433,25 @@ const TABLE_CODES: Record<string, string[]> = {
 
 for (const format of ['json', 'xml'] as const) {
   describe(`every code of the public tables, ${format}`, () => {
-    const entries = Object.entries(TABLE_CODES).flatMap(([cls, codes]) => codes.map((code) => ({ cls, code }))).map((e, i) => ({ ...e, number: `13${String(i).padStart(9, "0")}` }));
+    const entries = Object.entries(TABLE_CODES)
+      .flatMap(([cls, codes]) => codes.map((code) => ({ cls, code })))
+      .map((e, i) => ({ ...e, number: `13${String(i).padStart(9, '0')}` }));
     let sim: RunningSimulator;
     let c: ProviderClient;
     const told: string[] = [];
     before(async () => {
-      sim = await simulator({ numberCodes: Object.fromEntries([...entries.map((e) => [e.number, e.code]), ['13977777777', '177777']]) });
+      sim = await simulator({
+        numberCodes: Object.fromEntries([
+          ...entries.map((e) => [e.number, e.code]),
+          ['13977777777', '177777'],
+        ]),
+      });
       c = client(sim, format, { onUnknownCode: (code) => told.push(code) });
     });
 
     it('each is answered by the simulator and classed by the client as the tables say', async () => {
-      for (const { cls, code, number } of entries) assertRejected(await send(c, req({ to: [number] })), code, cls);
+      for (const { cls, code, number } of entries)
+        assertRejected(await send(c, req({ to: [number] })), code, cls);
       assert.equal(sim.records.length, 0);
       assert.deepEqual(told, [], 'every code of the tables is known');
     });
@@ -374,7 +504,9 @@ describe('wire capture', () => {
     const server = http.createServer((rq, rs) => {
       seen.push({ url: rq.url ?? '', authorization: String(rq.headers.authorization) });
       rq.resume();
-      rq.on('end', () => rs.writeHead(200, { 'content-type': 'application/json' }).end('{"statusCode":"160000"}'));
+      rq.on('end', () =>
+        rs.writeHead(200, { 'content-type': 'application/json' }).end('{"statusCode":"160000"}'),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
@@ -399,10 +531,17 @@ describe('wire capture', () => {
       assert.equal(sid, SID);
       assert.match(stamp ?? '', /^\d{14}$/);
       const sig = new URL(s.url, 'http://x').searchParams.get('sig');
-      assert.equal(sig, createHash('md5').update(`${SID}${TOKEN}${stamp}`).digest('hex').toUpperCase());
+      assert.equal(
+        sig,
+        createHash('md5').update(`${SID}${TOKEN}${stamp}`).digest('hex').toUpperCase(),
+      );
       secretsSeen.add(String(sig)).add(s.authorization);
     }
-    assert.notEqual(seen[0]?.authorization, seen[1]?.authorization, 'each request is signed afresh');
+    assert.notEqual(
+      seen[0]?.authorization,
+      seen[1]?.authorization,
+      'each request is signed afresh',
+    );
   });
 });
 
@@ -410,7 +549,8 @@ describe('secrets', () => {
   it('no token, sig or Authorization value in any outcome or printed line of this suite', () => {
     assert.ok(outcomes.length > 40, `expected many outcomes, got ${outcomes.length}`);
     const text = [...outcomes.map((o) => JSON.stringify(o)), ...printed].join('\n');
-    for (const secret of secretsSeen) assert.ok(!text.includes(secret), `a secret appears in: ${text.slice(0, 200)}`);
+    for (const secret of secretsSeen)
+      assert.ok(!text.includes(secret), `a secret appears in: ${text.slice(0, 200)}`);
     assert.ok(!/sig=[0-9A-F]{32}/.test(text), 'a sig query parameter appears');
   });
 });

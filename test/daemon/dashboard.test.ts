@@ -8,7 +8,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { contactsCsv, httpUrlOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import {
+  contactsCsv,
+  httpUrlOf,
+  type Proc,
+  type Simulator,
+  startDaemon,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
@@ -25,7 +34,10 @@ const FLAGS = [
 /** In CI a missing browser is a failure; on a developer's machine, a skip that says why. */
 function browserMissing(): string | false {
   if (fs.existsSync(CHROMIUM)) return false;
-  if (process.env.CI === 'true') assert.fail(`${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does)`);
+  if (process.env.CI === 'true')
+    assert.fail(
+      `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium; .ci/run does)`,
+    );
   return `${CHROMIUM} is missing (apt-get install -y chromium): the dashboard is not tested in a browser`;
 }
 
@@ -38,7 +50,12 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
 
   before(async () => {
     dir = tempDir('daemon-dashboard');
-    sim = await startSimulatorProcess(dir, ['--latency-ms', '1-3', '--faults', 'status=160032@/7,status=160042@/11']);
+    sim = await startSimulatorProcess(dir, [
+      '--latency-ms',
+      '1-3',
+      '--faults',
+      'status=160032@/7,status=160042@/11',
+    ]);
   });
 
   after(async () => {
@@ -49,44 +66,73 @@ describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
     if (!failed) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('shows a dropped file with its progress and its failures by code', { skip: browserMissing() }, async () => {
-    const data = path.join(dir, 'data');
-    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { SMSDROP_CONCURRENCY: '2' } });
-    const d = daemon;
-    fs.writeFileSync(path.join(data, 'inbox', 'spring-campaign.csv'), contactsCsv(120, { bad: 3 }));
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'spring-campaign.result.csv')), 60_000, 'the file done', d.output);
+  it(
+    'shows a dropped file with its progress and its failures by code',
+    { skip: browserMissing() },
+    async () => {
+      const data = path.join(dir, 'data');
+      daemon = await startDaemon({
+        dataDir: data,
+        simulator: sim,
+        env: { SMSDROP_CONCURRENCY: '2' },
+      });
+      const d = daemon;
+      fs.writeFileSync(
+        path.join(data, 'inbox', 'spring-campaign.csv'),
+        contactsCsv(120, { bad: 3 }),
+      );
+      await waitUntil(
+        () => fs.existsSync(path.join(data, 'done', 'spring-campaign.result.csv')),
+        60_000,
+        'the file done',
+        d.output,
+      );
 
-    browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 820 } });
-    const page = browser.pages()[0] ?? (await browser.newPage());
-    const outside: string[] = [];
-    page.on('request', (r) => {
-      if (!r.url().startsWith(httpUrlOf(d))) outside.push(r.url());
-    });
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    try {
-      await page.goto(`${httpUrlOf(d)}/`);
-      await page.waitForSelector('body[data-loaded="true"]', { timeout: 30_000 });
-      const row = page.locator('#files tbody tr', { hasText: 'spring-campaign.csv' });
-      assert.equal(await row.count(), 1, 'the file is listed');
-      assert.match(await row.innerText(), /done/);
-      assert.equal(await row.locator('[role=progressbar]').getAttribute('aria-valuenow'), '100');
-      assert.match(await row.innerText(), /100\.0%/);
-      assert.equal(await row.locator('a', { hasText: 'result.csv' }).getAttribute('href'), '/files/1/result.csv');
-      const failures = await page.locator('#failure-table tbody').innerText();
-      assert.match(failures, /160032/);
-      assert.match(failures, /160042/);
-      assert.equal(await page.locator('#failures canvas').count(), 1, 'the failure chart is drawn');
-      assert.equal(await page.locator('#rate canvas').count(), 1, 'the send-rate chart is drawn');
-      assert.deepEqual(errors, [], 'no script error');
-      assert.deepEqual(outside, [], 'nothing asked of another host');
-      if (process.env.DASHBOARD_SCREENSHOT) await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT, fullPage: true });
-    } catch (err) {
-      failed = true;
-      const shot = path.join(dir, 'dashboard-failure.png');
-      await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
-      console.error(`dashboard test failed; screenshot kept: ${shot}`);
-      throw err;
-    }
-  });
+      browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: FLAGS,
+        viewport: { width: 1280, height: 820 },
+      });
+      const page = browser.pages()[0] ?? (await browser.newPage());
+      const outside: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(httpUrlOf(d))) outside.push(r.url());
+      });
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(e.message));
+      try {
+        await page.goto(`${httpUrlOf(d)}/`);
+        await page.waitForSelector('body[data-loaded="true"]', { timeout: 30_000 });
+        const row = page.locator('#files tbody tr', { hasText: 'spring-campaign.csv' });
+        assert.equal(await row.count(), 1, 'the file is listed');
+        assert.match(await row.innerText(), /done/);
+        assert.equal(await row.locator('[role=progressbar]').getAttribute('aria-valuenow'), '100');
+        assert.match(await row.innerText(), /100\.0%/);
+        assert.equal(
+          await row.locator('a', { hasText: 'result.csv' }).getAttribute('href'),
+          '/files/1/result.csv',
+        );
+        const failures = await page.locator('#failure-table tbody').innerText();
+        assert.match(failures, /160032/);
+        assert.match(failures, /160042/);
+        assert.equal(
+          await page.locator('#failures canvas').count(),
+          1,
+          'the failure chart is drawn',
+        );
+        assert.equal(await page.locator('#rate canvas').count(), 1, 'the send-rate chart is drawn');
+        assert.deepEqual(errors, [], 'no script error');
+        assert.deepEqual(outside, [], 'nothing asked of another host');
+        if (process.env.DASHBOARD_SCREENSHOT)
+          await page.screenshot({ path: process.env.DASHBOARD_SCREENSHOT, fullPage: true });
+      } catch (err) {
+        failed = true;
+        const shot = path.join(dir, 'dashboard-failure.png');
+        await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
+        console.error(`dashboard test failed; screenshot kept: ${shot}`);
+        throw err;
+      }
+    },
+  );
 });

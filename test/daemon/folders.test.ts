@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { filesOldestFirst, freeName, isCsvName, isIgnoredName, moveExact, moveUnique, prepareFolders, stemOf } from '../../src/daemon/folders.js';
+import {
+  filesOldestFirst,
+  freeName,
+  isCsvName,
+  isIgnoredName,
+  moveExact,
+  moveUnique,
+  prepareFolders,
+  stemOf,
+} from '../../src/daemon/folders.js';
 import { tempDir as makeTempDir } from './helpers.js';
 
 const made: string[] = [];
@@ -21,17 +30,39 @@ describe('daemon folders', () => {
   it('creates inbox/, processing/, done/, failed/ and logs/ under the data directory', () => {
     const root = path.join(tempDir('folders'), 'nested', 'data');
     const folders = prepareFolders(root);
-    for (const dir of [folders.inbox, folders.processing, folders.done, folders.failed, folders.logs]) assert.ok(fs.statSync(dir).isDirectory());
+    for (const dir of [
+      folders.inbox,
+      folders.processing,
+      folders.done,
+      folders.failed,
+      folders.logs,
+    ])
+      assert.ok(fs.statSync(dir).isDirectory());
     assert.equal(folders.inbox, path.join(path.resolve(root), 'inbox'));
   });
 
   it('ignores names being written until they are renamed', () => {
-    for (const name of ['.a.csv', '~$a.csv', 'a.csv.part', 'a.csv.tmp', 'a.csv.crdownload', 'A.CSV.PART']) assert.equal(isIgnoredName(name), true, name);
-    for (const name of ['a.csv', 'a.part.csv', 'tmp.csv', 'a~$.csv']) assert.equal(isIgnoredName(name), false, name);
+    for (const name of [
+      '.a.csv',
+      '~$a.csv',
+      'a.csv.part',
+      'a.csv.tmp',
+      'a.csv.crdownload',
+      'A.CSV.PART',
+    ])
+      assert.equal(isIgnoredName(name), true, name);
+    for (const name of ['a.csv', 'a.part.csv', 'tmp.csv', 'a~$.csv'])
+      assert.equal(isIgnoredName(name), false, name);
   });
 
   it('takes .csv in any letter case', () => {
-    assert.deepEqual(['a.csv', 'a.CSV', 'a.Csv', 'a.csv.txt', 'csv'].map(isCsvName), [true, true, true, false, false]);
+    assert.deepEqual(['a.csv', 'a.CSV', 'a.Csv', 'a.csv.txt', 'csv'].map(isCsvName), [
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
     assert.equal(stemOf('a.CSV'), 'a');
     assert.equal(stemOf('report.xlsx'), 'report.xlsx');
   });
@@ -42,7 +73,11 @@ describe('daemon folders', () => {
     fs.writeFileSync(path.join(b, 'x.csv'), '');
     assert.equal(freeName('x.csv', [a, b]), 'x (2).csv');
     fs.writeFileSync(path.join(a, 'x (2).result.csv'), '');
-    assert.equal(freeName('x.csv', [a, b]), 'x (3).csv', 'a leftover result file also takes the name');
+    assert.equal(
+      freeName('x.csv', [a, b]),
+      'x (3).csv',
+      'a leftover result file also takes the name',
+    );
     fs.writeFileSync(path.join(a, 'y.error.txt'), '');
     assert.equal(freeName('y.csv', [a]), 'y (2).csv');
     // A file named like another's result file must not land on it.
@@ -56,7 +91,9 @@ describe('daemon folders', () => {
     const [from, to] = [tempDir('move-from'), tempDir('move-to')];
     fs.writeFileSync(path.join(to, 'a.csv'), 'first');
     fs.writeFileSync(path.join(from, 'a.csv'), 'second');
-    assert.throws(() => moveExact(path.join(from, 'a.csv'), path.join(to, 'a.csv')), { code: 'EEXIST' });
+    assert.throws(() => moveExact(path.join(from, 'a.csv'), path.join(to, 'a.csv')), {
+      code: 'EEXIST',
+    });
     assert.equal(moveUnique(path.join(from, 'a.csv'), to, 'a.csv', []), 'a (2).csv');
     assert.equal(fs.readFileSync(path.join(to, 'a.csv'), 'utf8'), 'first');
     assert.equal(fs.readFileSync(path.join(to, 'a (2).csv'), 'utf8'), 'second');

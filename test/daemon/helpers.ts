@@ -30,7 +30,11 @@ export const CREDENTIALS = {
  * surface on any free port.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS',
+    ),
+  );
   // Any free port for the daemon's HTTP surface: many daemons run at once (the log says which port).
   return { ...env, SMSDROP_CONFIG: emptyConfigFile(), SMSDROP_HTTP: '127.0.0.1:0', ...extra };
 }
@@ -50,12 +54,23 @@ export interface Proc {
 }
 
 /** `user`: another user to run it as (root only), e.g. one whom file modes stop. */
-export function startProcess(args: string[], env: NodeJS.ProcessEnv, user?: { uid: number; gid: number }): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'], ...user });
+export function startProcess(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  user?: { uid: number; gid: number },
+): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
   let text = '';
   child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let done = false;
   void exited.then(() => (done = true));
   return {
@@ -63,7 +78,12 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, user?: { ui
     output: () => text,
     exited,
     async waitFor(pattern, timeoutMs = 20_000) {
-      await waitUntil(() => pattern.test(text) || done, timeoutMs, `output matching ${pattern}`, () => text);
+      await waitUntil(
+        () => pattern.test(text) || done,
+        timeoutMs,
+        `output matching ${pattern}`,
+        () => text,
+      );
       assert.match(text, pattern, `process ended before printing ${pattern}`);
       return text;
     },
@@ -74,10 +94,16 @@ export function startProcess(args: string[], env: NodeJS.ProcessEnv, user?: { ui
 }
 
 /** Polls `check` every 50 ms; fails with `what` (and `show()`) after `timeoutMs`. */
-export async function waitUntil(check: () => boolean, timeoutMs: number, what: string, show: () => string = () => ''): Promise<void> {
+export async function waitUntil(
+  check: () => boolean,
+  timeoutMs: number,
+  what: string,
+  show: () => string = () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}\n${show()}`);
+    if (Date.now() > deadline)
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}\n${show()}`);
     await sleep(50);
   }
 }
@@ -138,10 +164,14 @@ export function daemonEnv(settings: DaemonSettings): NodeJS.ProcessEnv {
 }
 
 /** A CSV for template 1 (two values); every row a different message. `bad` rows have a broken number. */
-export function contactsCsv(rows: number, options: { from?: number; tag?: string; bad?: number } = {}): string {
+export function contactsCsv(
+  rows: number,
+  options: { from?: number; tag?: string; bad?: number } = {},
+): string {
   const from = options.from ?? 0;
   const lines = ['phone,template,data1,data2'];
-  for (let i = 0; i < rows; i++) lines.push(`${13_800_000_000 + from + i},1,${options.tag ?? 'code'}${from + i},5`);
+  for (let i = 0; i < rows; i++)
+    lines.push(`${13_800_000_000 + from + i},1,${options.tag ?? 'code'}${from + i},5`);
   for (let i = 0; i < (options.bad ?? 0); i++) lines.push(`12-34x${i},1,bad${i},5`);
   return `${lines.join('\n')}\n`;
 }
@@ -173,7 +203,12 @@ export function resultRows(file: string): Record<string, string>[] {
 }
 
 export function listDir(dir: string): string[] {
-  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => !n.startsWith('.')).sort() : [];
+  return fs.existsSync(dir)
+    ? fs
+        .readdirSync(dir)
+        .filter((n) => !n.startsWith('.'))
+        .sort()
+    : [];
 }
 
 /** The daemon's JSON log lines in logDir, every day's file in order (a run crossing midnight has two). */
@@ -192,7 +227,13 @@ export function readJsonLines<T>(file: string): T[] {
 
 /** A one-hour window starting two hours from now in Shanghai: closed now, whatever the hour. */
 export function closedWindow(): string {
-  const hour = Number(new Intl.DateTimeFormat('en-GB', { timeZone: 'Asia/Shanghai', hourCycle: 'h23', hour: '2-digit' }).format(Date.now()));
+  const hour = Number(
+    new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Asia/Shanghai',
+      hourCycle: 'h23',
+      hour: '2-digit',
+    }).format(Date.now()),
+  );
   const hh = (h: number) => String(h % 24).padStart(2, '0');
   return `${hh(hour + 2)}:00-${hh(hour + 3)}:00`;
 }

@@ -19,7 +19,11 @@ describe('an Excel workbook dropped into inbox/', () => {
     it(`${name} goes to failed/ with "save it as CSV UTF-8", not "rename it"`, () => {
       const folders = prepareFolders(path.join(tempDir('inbox-excel'), 'data'));
       fs.writeFileSync(path.join(folders.inbox, name), 'PK\x03\x04');
-      const life = { folders, log: silentLogger(), fresh: new Set<string>() } as unknown as FileLife;
+      const life = {
+        folders,
+        log: silentLogger(),
+        fresh: new Set<string>(),
+      } as unknown as FileLife;
       assert.equal(takeFile(life, path.join(folders.inbox, name)), undefined);
       const note = fs.readFileSync(path.join(folders.failed, `${name}.error.txt`), 'utf8');
       assert.match(note, /reason: E_FILE_EXCEL: this is an Excel workbook: save it as CSV UTF-8/);
@@ -44,14 +48,20 @@ describe('watching inbox/', () => {
       onNotAFile: (entry, what) => told.push(`${path.basename(entry)}: ${what}`),
     });
     try {
-      assert.deepEqual(told.sort(), ['broken.csv: a symbolic link to nothing', 'old folder: a folder']);
+      assert.deepEqual(told.sort(), [
+        'broken.csv: a symbolic link to nothing',
+        'old folder: a folder',
+      ]);
       fs.mkdirSync(path.join(inbox, 'new folder'));
       fs.symlinkSync(path.join(inbox, 'nowhere'), path.join(inbox, 'late-link.csv'));
       fs.writeFileSync(path.join(inbox, 'real.csv'), 'phone\n13800000001\n');
       await until(() => told.length === 4 && files.includes('real.csv'));
       fs.writeFileSync(path.join(inbox, 'more.csv'), 'phone\n13800000002\n');
       await until(() => files.includes('more.csv'));
-      assert.deepEqual(told.slice(2).sort(), ['late-link.csv: a symbolic link to nothing', 'new folder: a folder']);
+      assert.deepEqual(told.slice(2).sort(), [
+        'late-link.csv: a symbolic link to nothing',
+        'new folder: a folder',
+      ]);
       assert.equal(told.length, 4, 'each told once, however often the folder changes');
       assert.ok(files.includes('working-link.csv') && files.includes('target.csv'));
     } finally {

@@ -8,13 +8,27 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { assertEachOnce, closedWindow, contactsCsv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import {
+  assertEachOnce,
+  closedWindow,
+  contactsCsv,
+  listDir,
+  numbersOf,
+  type Proc,
+  type Simulator,
+  startDaemon,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from './helpers.js';
 
 /** As if the file had been taken `days` ago: the journal's clock of it moved back. */
 function ageFile(data: string, days: number): void {
   const db = openJournal(journalPath(data));
   try {
-    db.prepare('UPDATE files SET created_at = ?').run(new Date(Date.now() - days * 86_400_000).toISOString());
+    db.prepare('UPDATE files SET created_at = ?').run(
+      new Date(Date.now() - days * 86_400_000).toISOString(),
+    );
   } finally {
     db.close();
   }
@@ -48,7 +62,11 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
 
   /** A file read in outside the sending window, then a stop: it waits in processing/, nothing sent. */
   async function leaveInProcessing(data: string, name: string, csv: string): Promise<void> {
-    daemon = await start({ dataDir: data, simulator: sim, env: { SMSDROP_SEND_WINDOW: closedWindow() } });
+    daemon = await start({
+      dataDir: data,
+      simulator: sim,
+      env: { SMSDROP_SEND_WINDOW: closedWindow() },
+    });
     fs.writeFileSync(path.join(data, 'inbox', name), csv);
     await daemon.waitFor(/outside the sending window/);
     daemon.kill('SIGTERM');
@@ -65,17 +83,33 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
     daemon = await start({ dataDir: data, simulator: sim });
     const failed = path.join(data, 'failed');
     // The note goes in first, then the file.
-    await waitUntil(() => fs.existsSync(path.join(failed, 'monday.csv')), 20_000, 'monday.csv in failed/', () => daemon!.output());
+    await waitUntil(
+      () => fs.existsSync(path.join(failed, 'monday.csv')),
+      20_000,
+      'monday.csv in failed/',
+      () => daemon!.output(),
+    );
     const note = fs.readFileSync(path.join(failed, 'monday.error.txt'), 'utf8');
-    assert.match(note, /not resumed: it has not moved for 72 h 0 min \(since .*\), longer than SMSDROP_RESUME_WITHIN \(24h\)/);
-    assert.match(note, /Nothing in it was sent\. To send the rest now, drop this same file into inbox\/ again \(not a copy saved again/);
+    assert.match(
+      note,
+      /not resumed: it has not moved for 72 h 0 min \(since .*\), longer than SMSDROP_RESUME_WITHIN \(24h\)/,
+    );
+    assert.match(
+      note,
+      /Nothing in it was sent\. To send the rest now, drop this same file into inbox\/ again \(not a copy saved again/,
+    );
     assert.deepEqual(listDir(failed), ['monday.csv', 'monday.error.txt']);
     await sleep(500);
     assert.equal(sim.records().length, 0, 'nothing sent by surprise');
 
     fs.renameSync(path.join(failed, 'monday.csv'), path.join(data, 'inbox', 'monday.csv'));
     // Its note still holds the name in failed/, so it is taken under a free one.
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'monday (2).result.csv')), 20_000, 'monday (2).csv in done/', () => daemon!.output());
+    await waitUntil(
+      () => fs.existsSync(path.join(data, 'done', 'monday (2).result.csv')),
+      20_000,
+      'monday (2).csv in done/',
+      () => daemon!.output(),
+    );
     assertEachOnce(sim.records(), numbersOf(5));
     daemon.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0, daemon.output());
@@ -85,23 +119,47 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
     const data = path.join(dir, 'data-paused');
     // Every request of this simulator is answered "balance insufficient": sending pauses at once.
     fs.mkdirSync(path.join(dir, 'broke'));
-    const broke = await startSimulatorProcess(path.join(dir, 'broke'), ['--faults', 'status=111142@/1']);
+    const broke = await startSimulatorProcess(path.join(dir, 'broke'), [
+      '--faults',
+      'status=111142@/1',
+    ]);
     try {
-      daemon = await start({ dataDir: data, simulator: broke, env: { SMSDROP_PAUSE_COOLDOWN_MS: '1500' } });
+      daemon = await start({
+        dataDir: data,
+        simulator: broke,
+        env: { SMSDROP_PAUSE_COOLDOWN_MS: '1500' },
+      });
       fs.writeFileSync(path.join(data, 'inbox', 'promo.csv'), contactsCsv(3, { from: 200 }));
       await daemon.waitFor(/sending paused for the account: 111142/);
       ageFile(data, 2); // the account stayed broke for two days
       const failed = path.join(data, 'failed');
-      await waitUntil(() => fs.existsSync(path.join(failed, 'promo.csv')), 20_000, 'promo.csv in failed/', () => daemon!.output());
-      assert.match(fs.readFileSync(path.join(failed, 'promo.error.txt'), 'utf8'), /not resumed: it has not moved for 48 h 0 min/);
+      await waitUntil(
+        () => fs.existsSync(path.join(failed, 'promo.csv')),
+        20_000,
+        'promo.csv in failed/',
+        () => daemon!.output(),
+      );
+      assert.match(
+        fs.readFileSync(path.join(failed, 'promo.error.txt'), 'utf8'),
+        /not resumed: it has not moved for 48 h 0 min/,
+      );
       assert.equal(broke.records().length, 0);
       // Dropped again while the account is still broke: that taking is its new start, so the
       // cooldowns after it resume it (paused again), and it is not held a second time.
       fs.renameSync(path.join(failed, 'promo.csv'), path.join(data, 'inbox', 'promo.csv'));
       await daemon.waitFor(/taken promo\.csv as promo \(2\)\.csv/);
       const cooldowns = (daemon.output().match(/cooldown over/g) ?? []).length;
-      await waitUntil(() => (daemon!.output().match(/cooldown over/g) ?? []).length >= cooldowns + 2, 20_000, 'two more cooldowns', () => daemon!.output());
-      assert.deepEqual(listDir(path.join(data, 'processing')), ['promo (2).csv'], 'still waiting for the account, not held');
+      await waitUntil(
+        () => (daemon!.output().match(/cooldown over/g) ?? []).length >= cooldowns + 2,
+        20_000,
+        'two more cooldowns',
+        () => daemon!.output(),
+      );
+      assert.deepEqual(
+        listDir(path.join(data, 'processing')),
+        ['promo (2).csv'],
+        'still waiting for the account, not held',
+      );
       assert.doesNotMatch(daemon.output(), /failed promo \(2\)\.csv/);
       daemon.kill('SIGTERM');
       assert.equal((await daemon.exited).code, 0, daemon.output());
@@ -116,8 +174,16 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
     await leaveInProcessing(data, 'old.csv', csv);
     ageFile(data, 3);
     daemon = await start({ dataDir: data, simulator: sim, env: { SMSDROP_RESUME_WITHIN: 'off' } });
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'old.result.csv')), 20_000, 'old.csv in done/', () => daemon!.output());
-    assertEachOnce(sim.records().filter((r) => r.to.some((n) => n.startsWith('138000001'))), numbersOf(4, 100));
+    await waitUntil(
+      () => fs.existsSync(path.join(data, 'done', 'old.result.csv')),
+      20_000,
+      'old.csv in done/',
+      () => daemon!.output(),
+    );
+    assertEachOnce(
+      sim.records().filter((r) => r.to.some((n) => n.startsWith('138000001'))),
+      numbersOf(4, 100),
+    );
     daemon.kill('SIGTERM');
     assert.equal((await daemon.exited).code, 0, daemon.output());
   });

@@ -26,9 +26,21 @@ async function setUp(name: string) {
   dirs.push(dir);
   const folders = prepareFolders(path.join(dir, 'data'));
   const config = loadConfig({ env: { SMSDROP_DATA_DIR: folders.root }, configDir: dir });
-  const runtime = await openRuntime(config, { role: 'test', log: silentLogger(), keepSimulatorRecords: true });
+  const runtime = await openRuntime(config, {
+    role: 'test',
+    log: silentLogger(),
+    keepSimulatorRecords: true,
+  });
   runtimes.push(runtime);
-  const life: FileLife = { folders, ctx: runtime.context, log: silentLogger(), active: new Map(), busy: new Map(), cooldown: async () => {}, fresh: new Set<string>() };
+  const life: FileLife = {
+    folders,
+    ctx: runtime.context,
+    log: silentLogger(),
+    active: new Map(),
+    busy: new Map(),
+    cooldown: async () => {},
+    fresh: new Set<string>(),
+  };
   return { folders, runtime, life };
 }
 
@@ -45,9 +57,15 @@ describe('daemon file lifecycle', () => {
     await results[waiting]!.again;
     const second = waiting === 0 ? 'a' : 'b';
     assert.equal(await handleFile(life, `${second}.csv`), undefined);
-    assert.deepEqual(listDir(folders.done), ['a.csv', 'a.result.csv', 'b.csv', 'b.result.csv', `${second}.duplicate.txt`].sort());
+    assert.deepEqual(
+      listDir(folders.done),
+      ['a.csv', 'a.result.csv', 'b.csv', 'b.result.csv', `${second}.duplicate.txt`].sort(),
+    );
     const counts = acceptedPerNumber(runtime.provider.simulator!.records);
-    assert.deepEqual(numbersOf(6).map((n) => counts.get(n)), [1, 1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      numbersOf(6).map((n) => counts.get(n)),
+      [1, 1, 1, 1, 1, 1],
+    );
   });
 
   it('files a file that finished just before a crash with its own results, not as a duplicate of itself', async () => {
@@ -69,7 +87,10 @@ describe('daemon file lifecycle', () => {
     fs.writeFileSync(path.join(folders.processing, 'x.csv'), contactsCsv(2));
     assert.equal(await handleFile(broken, 'x.csv'), undefined, 'handled, not thrown');
     assert.deepEqual(listDir(folders.failed), ['x.csv', 'x.error.txt']);
-    assert.match(fs.readFileSync(path.join(folders.failed, 'x.error.txt'), 'utf8'), /reason: .*not open/);
+    assert.match(
+      fs.readFileSync(path.join(folders.failed, 'x.error.txt'), 'utf8'),
+      /reason: .*not open/,
+    );
     assert.deepEqual(listDir(folders.processing), []);
     assert.equal(broken.busy.size + broken.active.size, 0, 'nothing left marked as running');
   });
@@ -88,14 +109,37 @@ describe('late files: how long a file may rest (lateLimit)', () => {
   const config = (env: Record<string, string>) => {
     const dir = tempDir('late-limit');
     dirs.push(dir);
-    return loadConfig({ env: { SMSDROP_DATA_DIR: path.join(dir, 'data'), ...env }, configDir: dir });
+    return loadConfig({
+      env: { SMSDROP_DATA_DIR: path.join(dir, 'data'), ...env },
+      configDir: dir,
+    });
   };
   it('is SMSDROP_RESUME_WITHIN, unless the sending and message windows can make a file wait longer', () => {
-    assert.deepEqual(lateLimit(config({})), { ms: 24 * 3_600_000, text: 'SMSDROP_RESUME_WITHIN (24h)' });
-    assert.equal(lateLimit(config({ SMSDROP_SEND_WINDOW: '08:00-22:00' })).ms, 24 * 3_600_000, 'closed 10 h a day: less than 24h');
-    const narrow = lateLimit(config({ SMSDROP_RESUME_WITHIN: '2h', SMSDROP_SEND_WINDOW: '08:00-22:00', SMSDROP_MESSAGE_WINDOW: '500/1h' }));
+    assert.deepEqual(lateLimit(config({})), {
+      ms: 24 * 3_600_000,
+      text: 'SMSDROP_RESUME_WITHIN (24h)',
+    });
+    assert.equal(
+      lateLimit(config({ SMSDROP_SEND_WINDOW: '08:00-22:00' })).ms,
+      24 * 3_600_000,
+      'closed 10 h a day: less than 24h',
+    );
+    const narrow = lateLimit(
+      config({
+        SMSDROP_RESUME_WITHIN: '2h',
+        SMSDROP_SEND_WINDOW: '08:00-22:00',
+        SMSDROP_MESSAGE_WINDOW: '500/1h',
+      }),
+    );
     assert.equal(narrow.ms, 11 * 3_600_000, 'closed 10 h, plus a message window of 1 h');
-    assert.match(narrow.text, /^11 h 0 min, what the sending and message windows can make a file wait \(more than SMSDROP_RESUME_WITHIN \(2h\)\)$/);
-    assert.equal(lateLimit(config({ SMSDROP_RESUME_WITHIN: '1h', SMSDROP_SEND_WINDOW: '22:00-06:00' })).ms, 16 * 3_600_000, 'a window across midnight: open 8 h');
+    assert.match(
+      narrow.text,
+      /^11 h 0 min, what the sending and message windows can make a file wait \(more than SMSDROP_RESUME_WITHIN \(2h\)\)$/,
+    );
+    assert.equal(
+      lateLimit(config({ SMSDROP_RESUME_WITHIN: '1h', SMSDROP_SEND_WINDOW: '22:00-06:00' })).ms,
+      16 * 3_600_000,
+      'a window across midnight: open 8 h',
+    );
   });
 });

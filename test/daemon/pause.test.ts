@@ -7,7 +7,18 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getDaemonState } from '../../src/journal/daemonState.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { assertEachOnce, contactsCsv, numbersOf, type Proc, resultRows, type Simulator, startDaemon, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import {
+  assertEachOnce,
+  contactsCsv,
+  numbersOf,
+  type Proc,
+  resultRows,
+  type Simulator,
+  startDaemon,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from './helpers.js';
 
 describe('smsdrop run: account-fatal answer', { timeout: 60_000 }, () => {
   let dir: string;
@@ -17,7 +28,12 @@ describe('smsdrop run: account-fatal answer', { timeout: 60_000 }, () => {
   before(async () => {
     dir = tempDir('daemon-pause');
     // The 30th request is answered "balance insufficient"; the two files make fewer than 60.
-    sim = await startSimulatorProcess(dir, ['--latency-ms', '2-5', '--faults', 'status=111142@/30']);
+    sim = await startSimulatorProcess(dir, [
+      '--latency-ms',
+      '2-5',
+      '--faults',
+      'status=111142@/30',
+    ]);
   });
 
   after(async () => {
@@ -29,7 +45,11 @@ describe('smsdrop run: account-fatal answer', { timeout: 60_000 }, () => {
 
   it('pauses sending, keeps taking files, resumes after the cooldown and sends each message once', async () => {
     const data = path.join(dir, 'data');
-    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { SMSDROP_PAUSE_COOLDOWN_MS: '3000', SMSDROP_CONCURRENCY: '2' } });
+    daemon = await startDaemon({
+      dataDir: data,
+      simulator: sim,
+      env: { SMSDROP_PAUSE_COOLDOWN_MS: '3000', SMSDROP_CONCURRENCY: '2' },
+    });
     const d = daemon;
     fs.writeFileSync(path.join(data, 'inbox', 'first.csv'), contactsCsv(40));
     await d.waitFor(/sending paused for the account: 111142/);
@@ -42,15 +62,37 @@ describe('smsdrop run: account-fatal answer', { timeout: 60_000 }, () => {
         db.close();
       }
     };
-    assert.match(pausedState()?.paused ?? '', /^111142/, 'the pause is in the journal for `smsdrop status`');
+    assert.match(
+      pausedState()?.paused ?? '',
+      /^111142/,
+      'the pause is in the journal for `smsdrop status`',
+    );
     fs.writeFileSync(path.join(data, 'inbox', 'second.csv'), contactsCsv(5, { from: 100 }));
 
     const doneDir = path.join(data, 'done');
-    await waitUntil(() => fs.existsSync(path.join(doneDir, 'first.result.csv')) && fs.existsSync(path.join(doneDir, 'second.result.csv')), 30_000, 'both files in done/', d.output);
+    await waitUntil(
+      () =>
+        fs.existsSync(path.join(doneDir, 'first.result.csv')) &&
+        fs.existsSync(path.join(doneDir, 'second.result.csv')),
+      30_000,
+      'both files in done/',
+      d.output,
+    );
     const out = d.output();
-    assert.ok(out.indexOf('taken second.csv') < out.indexOf('cooldown over'), 'the second file was taken during the pause');
-    assert.equal(resultRows(path.join(doneDir, 'first.result.csv')).filter((r) => r.status === 'accepted').length, 40);
-    assert.equal(resultRows(path.join(doneDir, 'second.result.csv')).filter((r) => r.status === 'accepted').length, 5);
+    assert.ok(
+      out.indexOf('taken second.csv') < out.indexOf('cooldown over'),
+      'the second file was taken during the pause',
+    );
+    assert.equal(
+      resultRows(path.join(doneDir, 'first.result.csv')).filter((r) => r.status === 'accepted')
+        .length,
+      40,
+    );
+    assert.equal(
+      resultRows(path.join(doneDir, 'second.result.csv')).filter((r) => r.status === 'accepted')
+        .length,
+      5,
+    );
     assertEachOnce(sim.records(), [...numbersOf(40), ...numbersOf(5, 100)]);
     assert.equal(d.child.exitCode, null, 'still the same process');
     assert.equal(pausedState()?.paused, null, 'no longer paused');

@@ -7,7 +7,20 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { assertEachOnce, cleanEnv, contactsCsv, CREDENTIALS, numbersOf, readLogLines, REPO, resultRows, type Simulator, startSimulatorProcess, tempDir, waitUntil } from './helpers.js';
+import {
+  assertEachOnce,
+  cleanEnv,
+  contactsCsv,
+  CREDENTIALS,
+  numbersOf,
+  readLogLines,
+  REPO,
+  resultRows,
+  type Simulator,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from './helpers.js';
 
 const run = promisify(execFile);
 const PM2 = path.join(REPO, 'node_modules', '.bin', 'pm2');
@@ -15,7 +28,13 @@ const PM2 = path.join(REPO, 'node_modules', '.bin', 'pm2');
 interface Pm2Process {
   name: string;
   pid: number;
-  pm2_env: { status: string; exec_mode: string; kill_timeout: number; restart_time: number; instances: number };
+  pm2_env: {
+    status: string;
+    exec_mode: string;
+    kill_timeout: number;
+    restart_time: number;
+    instances: number;
+  };
 }
 
 describe('smsdrop under pm2', { timeout: 90_000 }, () => {
@@ -26,7 +45,10 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
   const pm2 = (...args: string[]) => run(PM2, args, { cwd: REPO, env, timeout: 60_000 });
   const list = async () => JSON.parse((await pm2('jlist')).stdout) as Pm2Process[];
   const logLines = () => readLogLines<{ message: string }>(path.join(data, 'logs'));
-  const showLogs = () => logLines().map((l) => l.message).join('\n');
+  const showLogs = () =>
+    logLines()
+      .map((l) => l.message)
+      .join('\n');
 
   before(async () => {
     dir = tempDir('daemon-pm2');
@@ -51,7 +73,12 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
 
   it('starts from ecosystem.config.js, processes a dropped file, and stops cleanly with pm2 stop', async () => {
     await pm2('start', 'ecosystem.config.js');
-    await waitUntil(() => logLines().some((l) => l.message.startsWith('watching ')), 30_000, 'the daemon to watch inbox/', showLogs);
+    await waitUntil(
+      () => logLines().some((l) => l.message.startsWith('watching ')),
+      30_000,
+      'the daemon to watch inbox/',
+      showLogs,
+    );
     const [app] = await list();
     assert.equal(app?.name, 'smsdrop');
     assert.equal(app.pm2_env.status, 'online');
@@ -59,15 +86,28 @@ describe('smsdrop under pm2', { timeout: 90_000 }, () => {
     assert.equal(app.pm2_env.kill_timeout, 15_000, 'grace period + 10 s');
 
     fs.writeFileSync(path.join(data, 'inbox', 'pm2.csv'), contactsCsv(5));
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'pm2.result.csv')), 30_000, 'done/pm2.result.csv', showLogs);
-    assert.equal(resultRows(path.join(data, 'done', 'pm2.result.csv')).filter((r) => r.status === 'accepted').length, 5);
+    await waitUntil(
+      () => fs.existsSync(path.join(data, 'done', 'pm2.result.csv')),
+      30_000,
+      'done/pm2.result.csv',
+      showLogs,
+    );
+    assert.equal(
+      resultRows(path.join(data, 'done', 'pm2.result.csv')).filter((r) => r.status === 'accepted')
+        .length,
+      5,
+    );
     assertEachOnce(sim.records(), numbersOf(5));
 
     await pm2('stop', 'smsdrop');
     const [stopped] = await list();
     assert.equal(stopped?.pm2_env.status, 'stopped');
     assert.equal(stopped.pm2_env.restart_time, 0, 'never restarted');
-    assert.match(logLines().at(-1)?.message ?? '', /stopped cleanly/, 'drained and closed, not killed');
+    assert.match(
+      logLines().at(-1)?.message ?? '',
+      /stopped cleanly/,
+      'drained and closed, not killed',
+    );
     assert.throws(() => process.kill(app.pid, 0), { code: 'ESRCH' }, 'the daemon process is gone');
     assert.ok(!fs.existsSync(path.join(data, 'smsdrop.lock')), 'lock released');
   });

@@ -18,14 +18,18 @@ describe('file pool', () => {
     const started: string[] = [];
     let running = 0;
     let most = 0;
-    const pool = createFilePool(2, async (name) => {
-      started.push(name);
-      most = Math.max(most, ++running);
-      const gate = deferred();
-      gates.set(name, gate);
-      await gate.promise;
-      running--;
-    }, assert.fail);
+    const pool = createFilePool(
+      2,
+      async (name) => {
+        started.push(name);
+        most = Math.max(most, ++running);
+        const gate = deferred();
+        gates.set(name, gate);
+        await gate.promise;
+        running--;
+      },
+      assert.fail,
+    );
     for (const name of ['a', 'b', 'c', 'd']) pool.add(name);
     await tick();
     assert.deepEqual(started, ['a', 'b']);
@@ -45,14 +49,18 @@ describe('file pool', () => {
     const cooldown = deferred();
     const started: string[] = [];
     let pausedOnce = false;
-    const pool = createFilePool(1, async (name) => {
-      started.push(name);
-      if (name === 'paused' && !pausedOnce) {
-        pausedOnce = true;
-        return { again: cooldown.promise };
-      }
-      return undefined;
-    }, assert.fail);
+    const pool = createFilePool(
+      1,
+      async (name) => {
+        started.push(name);
+        if (name === 'paused' && !pausedOnce) {
+          pausedOnce = true;
+          return { again: cooldown.promise };
+        }
+        return undefined;
+      },
+      assert.fail,
+    );
     pool.add('paused');
     pool.add('new');
     await tick();
@@ -61,19 +69,27 @@ describe('file pool', () => {
     cooldown.resolve();
     await tick();
     await pool.onIdle();
-    assert.deepEqual(started, ['paused', 'new', 'newer', 'paused'], 'runs again once the wait is over');
+    assert.deepEqual(
+      started,
+      ['paused', 'new', 'newer', 'paused'],
+      'runs again once the wait is over',
+    );
   });
 
   it('puts returning files ahead of queued new ones', async () => {
     const cooldown = deferred();
     const gate = deferred();
     const started: string[] = [];
-    const pool = createFilePool(1, async (name) => {
-      started.push(name);
-      if (name === 'back' && started.length === 1) return { again: cooldown.promise };
-      if (name === 'busy') await gate.promise;
-      return undefined;
-    }, assert.fail);
+    const pool = createFilePool(
+      1,
+      async (name) => {
+        started.push(name);
+        if (name === 'back' && started.length === 1) return { again: cooldown.promise };
+        if (name === 'busy') await gate.promise;
+        return undefined;
+      },
+      assert.fail,
+    );
     pool.add('back');
     pool.add('busy');
     pool.add('queued');
@@ -90,11 +106,15 @@ describe('file pool', () => {
     const escaped: string[] = [];
     const gate = deferred();
     const started: string[] = [];
-    const pool = createFilePool(1, async (name) => {
-      started.push(name);
-      await gate.promise;
-      throw new Error(`boom ${name}`);
-    }, (name, err) => escaped.push(`${name}: ${(err as Error).message}`));
+    const pool = createFilePool(
+      1,
+      async (name) => {
+        started.push(name);
+        await gate.promise;
+        throw new Error(`boom ${name}`);
+      },
+      (name, err) => escaped.push(`${name}: ${(err as Error).message}`),
+    );
     pool.add('a');
     pool.add('b');
     pool.stop();

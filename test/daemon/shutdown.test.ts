@@ -27,7 +27,11 @@ import {
 const ROWS = 2000;
 const GRACE_MS = 10_000;
 // Every row a different message, so one request per row: long enough to interrupt.
-const LARGE = { SMSDROP_CONCURRENCY: '4', SMSDROP_GRACE_MS: String(GRACE_MS), SMSDROP_PROGRESS_INTERVAL_MS: '1000' };
+const LARGE = {
+  SMSDROP_CONCURRENCY: '4',
+  SMSDROP_GRACE_MS: String(GRACE_MS),
+  SMSDROP_PROGRESS_INTERVAL_MS: '1000',
+};
 
 describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, () => {
   let dir: string;
@@ -52,11 +56,16 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
   });
 
   /** Drops a large file, waits until part of it is sent, interrupts, restarts, checks the end state. */
-  async function interruptAndResume(name: string, from: number, interrupt: (proc: Proc) => Promise<void>): Promise<void> {
+  async function interruptAndResume(
+    name: string,
+    from: number,
+    interrupt: (proc: Proc) => Promise<void>,
+  ): Promise<void> {
     await clearOfDayChange(30_000); // an interrupted run's doubts are retried only on their own day
     const data = path.join(dir, name);
     const numbers = new Set(numbersOf(ROWS, from));
-    const sentOfThisFile = () => [...acceptedPerNumber(sim.records()).keys()].filter((n) => numbers.has(n)).length;
+    const sentOfThisFile = () =>
+      [...acceptedPerNumber(sim.records()).keys()].filter((n) => numbers.has(n)).length;
 
     const first = await daemon(data);
     fs.writeFileSync(path.join(data, 'inbox', 'big.csv'), contactsCsv(ROWS, { from, tag: name }));
@@ -64,17 +73,33 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
     await interrupt(first);
     const sentBefore = sentOfThisFile();
     assert.ok(sentBefore < ROWS, 'interrupted before the end');
-    assert.deepEqual(listDir(path.join(data, 'processing')), ['big.csv'], 'the file waits in processing/');
+    assert.deepEqual(
+      listDir(path.join(data, 'processing')),
+      ['big.csv'],
+      'the file waits in processing/',
+    );
     assert.deepEqual(listDir(path.join(data, 'done')), []);
 
     const second = await daemon(data);
     assert.match(second.output(), /resuming big\.csv/);
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'big.csv')), 60_000, 'done/big.csv', second.output);
-    assertEachOnce(sim.records().filter((r) => r.to.some((n) => numbers.has(n))), [...numbers]);
+    await waitUntil(
+      () => fs.existsSync(path.join(data, 'done', 'big.csv')),
+      60_000,
+      'done/big.csv',
+      second.output,
+    );
+    assertEachOnce(
+      sim.records().filter((r) => r.to.some((n) => numbers.has(n))),
+      [...numbers],
+    );
     const results = resultRows(path.join(data, 'done', 'big.result.csv'));
     assert.equal(results.length, ROWS);
     assert.equal(results.filter((r) => r.status === 'accepted').length, ROWS, 'every row accepted');
-    assert.match(second.output(), /progress: \d+ rows done, \d+ to go, [\d.]+ requests\/s, ETA /, 'a progress line while sending');
+    assert.match(
+      second.output(),
+      /progress: \d+ rows done, \d+ to go, [\d.]+ requests\/s, ETA /,
+      'a progress line while sending',
+    );
     second.kill('SIGTERM');
     assert.equal((await second.exited).code, 0);
   }
@@ -104,10 +129,18 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
     running.push(second);
     const { code } = await second.exited;
     assert.equal(code, 2, second.output());
-    assert.match(second.output(), new RegExp(`another smsdrop process \\(pid ${first.child.pid}: smsdrop run`));
+    assert.match(
+      second.output(),
+      new RegExp(`another smsdrop process \\(pid ${first.child.pid}: smsdrop run`),
+    );
     // The first one is undisturbed and still works.
     fs.writeFileSync(path.join(data, 'inbox', 'small.csv'), contactsCsv(2, { from: 20_000 }));
-    await waitUntil(() => fs.existsSync(path.join(data, 'done', 'small.result.csv')), 20_000, 'done/small.result.csv', first.output);
+    await waitUntil(
+      () => fs.existsSync(path.join(data, 'done', 'small.result.csv')),
+      20_000,
+      'done/small.result.csv',
+      first.output,
+    );
     first.kill('SIGTERM');
     assert.equal((await first.exited).code, 0);
   });
@@ -117,13 +150,22 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
     try {
       const stopAt = async (name: string, graceMs: number) => {
         const data = path.join(dir, name);
-        const proc = await startDaemon({ dataDir: data, simulator: stuck, env: { SMSDROP_GRACE_MS: String(graceMs) } });
+        const proc = await startDaemon({
+          dataDir: data,
+          simulator: stuck,
+          env: { SMSDROP_GRACE_MS: String(graceMs) },
+        });
         running.push(proc);
         const before = stuck.records().length;
         fs.writeFileSync(path.join(data, 'inbox', 'stuck.csv'), contactsCsv(3, { from: 30_000 }));
         await proc.waitFor(/taken stuck\.csv/);
         // The requests are out (the simulator records a request it stalls), and never answered.
-        await waitUntil(() => stuck.records().length > before, 20_000, 'a stalled request', () => proc.output());
+        await waitUntil(
+          () => stuck.records().length > before,
+          20_000,
+          'a stalled request',
+          () => proc.output(),
+        );
         proc.kill('SIGTERM');
         await proc.waitFor(/SIGTERM: stopping/);
         return proc;

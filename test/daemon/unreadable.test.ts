@@ -29,7 +29,12 @@ const isRoot = process.getuid?.() === 0;
 
 /** Why the daemon cannot be run as `nobody` here (the repository unreadable to it, say), if it cannot. */
 function cannotRunAsNobody(home: string): string | undefined {
-  const probe = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], { cwd: REPO, env: cleanEnv({ HOME: home }), encoding: 'utf8', ...NOBODY });
+  const probe = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], {
+    cwd: REPO,
+    env: cleanEnv({ HOME: home }),
+    encoding: 'utf8',
+    ...NOBODY,
+  });
   if (probe.status === 0) return undefined;
   const lines = (probe.error?.message ?? probe.stderr).trim().split('\n');
   // Node's stack print starts with where it failed; the line with the error says why (EACCES, say).
@@ -56,7 +61,12 @@ describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
       fs.chownSync(data, NOBODY.uid, NOBODY.gid);
     }
     sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
-    daemon = await startDaemon({ dataDir: data, simulator: sim, env: { HOME: dir }, ...(isRoot ? { user: NOBODY } : {}) });
+    daemon = await startDaemon({
+      dataDir: data,
+      simulator: sim,
+      env: { HOME: dir },
+      ...(isRoot ? { user: NOBODY } : {}),
+    });
   });
 
   after(async () => {
@@ -70,11 +80,15 @@ describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
     if (skipReason) return t.skip(skipReason);
     // Mode 0o000: chokidar skips, unless told otherwise, a file whose owner may not read it.
     const unreadable = ['locked'];
-    fs.writeFileSync(path.join(folder('inbox'), 'locked.csv'), contactsCsv(3, { from: 0 }), { mode: 0o000 });
+    fs.writeFileSync(path.join(folder('inbox'), 'locked.csv'), contactsCsv(3, { from: 0 }), {
+      mode: 0o000,
+    });
     if (isRoot) {
       // Another user's private file (root's, 0o600): its owner may read it, the daemon may not.
       unreadable.push('theirs');
-      fs.writeFileSync(path.join(folder('inbox'), 'theirs.csv'), contactsCsv(3, { from: 50 }), { mode: 0o600 });
+      fs.writeFileSync(path.join(folder('inbox'), 'theirs.csv'), contactsCsv(3, { from: 50 }), {
+        mode: 0o600,
+      });
     }
     fs.writeFileSync(path.join(folder('inbox'), 'open.csv'), contactsCsv(4, { from: 100 }));
     const wanted: [string, string[]][] = [
@@ -82,10 +96,14 @@ describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
       ['done', ['open.csv', 'open.result.csv']],
     ];
     await waitUntil(
-      () => wanted.every(([where, names]) => names.every((n) => fs.existsSync(path.join(folder(where), n)))),
+      () =>
+        wanted.every(([where, names]) =>
+          names.every((n) => fs.existsSync(path.join(folder(where), n))),
+        ),
       20_000,
       'locked.csv in failed/ and open.csv in done/',
-      () => `failed: ${listDir(folder('failed')).join(' ')}; done: ${listDir(folder('done')).join(' ')}\n${daemon!.output()}`,
+      () =>
+        `failed: ${listDir(folder('failed')).join(' ')}; done: ${listDir(folder('done')).join(' ')}\n${daemon!.output()}`,
     );
     for (const stem of unreadable) {
       const note = fs.readFileSync(path.join(folder('failed'), `${stem}.error.txt`), 'utf8');

@@ -9,7 +9,12 @@ export interface ReceivedEvent {
   id: number;
   event: string;
   at: string;
-  file: { id: number | null; name: string; status: string; counts: Record<string, number> | null } | null;
+  file: {
+    id: number | null;
+    name: string;
+    status: string;
+    counts: Record<string, number> | null;
+  } | null;
   reason?: string;
 }
 
@@ -24,8 +29,18 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(secret: string, options: { down?: boolean } = {}): Promise<Receiver> {
-  const receiver: Receiver = { url: '', events: [], refused: 0, badSignatures: 0, down: options.down ?? false, close: async () => {} };
+export async function startReceiver(
+  secret: string,
+  options: { down?: boolean } = {},
+): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    events: [],
+    refused: 0,
+    badSignatures: 0,
+    down: options.down ?? false,
+    close: async () => {},
+  };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

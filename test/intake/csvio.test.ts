@@ -9,7 +9,24 @@ import path from 'node:path';
 
 /** Deterministic pseudo-random strings rich in the characters that matter here. */
 function* awkwardStrings(count: number): Generator<string> {
-  const alphabet = ["'", "'", '=', '+', '-', '@', '\t', '\r', '\n', ',', '"', ' ', 'a', '1', '张', '\u3000'];
+  const alphabet = [
+    "'",
+    "'",
+    '=',
+    '+',
+    '-',
+    '@',
+    '\t',
+    '\r',
+    '\n',
+    ',',
+    '"',
+    ' ',
+    'a',
+    '1',
+    '张',
+    '\u3000',
+  ];
   let seed = 12345; // xorshift32: exact in 32-bit integer arithmetic
   const next = () => {
     seed ^= seed << 13;
@@ -54,7 +71,11 @@ describe('guardCell / unguardCell', () => {
       const g = guardCell(s);
       if (g !== s) guarded++;
       assert.equal(unguardCell(g), s, `round trip of ${JSON.stringify(s)}`);
-      assert.doesNotMatch(g, /^[=+\-@\t\r]/, `guarded text ${JSON.stringify(g)} must not start a formula`);
+      assert.doesNotMatch(
+        g,
+        /^[=+\-@\t\r]/,
+        `guarded text ${JSON.stringify(g)} must not start a formula`,
+      );
     }
     assert.ok(guarded > 1000, 'the generator exercises the guard');
   });
@@ -62,7 +83,10 @@ describe('guardCell / unguardCell', () => {
 
 describe('csvLine', () => {
   it('quotes only cells that need it, doubles quotes, ends in CRLF', () => {
-    assert.equal(csvLine(['a', 'b c', 'x,y', 'say "hi"', 'l1\nl2', 'r\rx', ' lead', 'trail ', '']), 'a,b c,"x,y","say ""hi""","l1\nl2","r\rx"," lead","trail ",\r\n');
+    assert.equal(
+      csvLine(['a', 'b c', 'x,y', 'say "hi"', 'l1\nl2', 'r\rx', ' lead', 'trail ', '']),
+      'a,b c,"x,y","say ""hi""","l1\nl2","r\rx"," lead","trail ",\r\n',
+    );
   });
   it('guards formulas before quoting', () => {
     assert.equal(csvLine(['=1+2', '-a,b', '@x']), `'=1+2,"'-a,b",'@x\r\n`);
@@ -82,7 +106,10 @@ describe('createCsvWriter', () => {
     const closing = writer.close();
     assert.equal(writer.close(), closing);
     await closing;
-    assert.equal(fs.readFileSync(file, 'utf8'), '\uFEFFphone,note\r\n13800138000,"张三, 销售"\r\n\'+1,\'=x\r\n');
+    assert.equal(
+      fs.readFileSync(file, 'utf8'),
+      '\uFEFFphone,note\r\n13800138000,"张三, 销售"\r\n\'+1,\'=x\r\n',
+    );
     assert.throws(() => writer.write(['late']), /closed/);
   });
 
@@ -104,10 +131,21 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
     const header = ['phone', 'templateId', 'appId', 'data1', 'data2', 'note'];
     const written: string[][] = [];
     for (let i = 0; i < 1000; i++) {
-      const phone = i % 3 === 0 ? `+86${13800000000 + i}` : i % 3 === 1 ? `-${i}` : String(13800000000 + i);
-      written.push([phone, `=t${i}`, `@a${i}`, values[i * 3] ?? '', `v${values[i * 3 + 1] ?? ''}`, values[i * 3 + 2] ?? '']);
+      const phone =
+        i % 3 === 0 ? `+86${13800000000 + i}` : i % 3 === 1 ? `-${i}` : String(13800000000 + i);
+      written.push([
+        phone,
+        `=t${i}`,
+        `@a${i}`,
+        values[i * 3] ?? '',
+        `v${values[i * 3 + 1] ?? ''}`,
+        values[i * 3 + 2] ?? '',
+      ]);
     }
-    const file = tempFile('roundtrip.csv', '\uFEFF' + csvLine(header) + written.map((r) => csvLine(r)).join(''));
+    const file = tempFile(
+      'roundtrip.csv',
+      '\uFEFF' + csvLine(header) + written.map((r) => csvLine(r)).join(''),
+    );
     const rows = await allRows(file);
     assert.equal(rows.length, written.length);
     rows.forEach((row, i) => {
@@ -135,7 +173,10 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
     assert.ok(text.includes('\r\n13900000001,"=""048213""","=""440301199001011234"""\r\n'), text);
     assert.ok(text.includes('\r\n"=""0014155550123""",0,"=""123456789012"""\r\n'), text);
     const rows = await allRows(file, { allowInternational: true });
-    assert.deepEqual(rows.map((r) => [r.phoneRaw, ...r.datas]), cells);
+    assert.deepEqual(
+      rows.map((r) => [r.phoneRaw, ...r.datas]),
+      cells,
+    );
     assert.equal(rows[1]!.phone, '0014155550123');
   });
 
@@ -143,12 +184,17 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
     const file = path.join(TEMP_DIR, 'written.csv');
     const writer = createCsvWriter(file, ['手机号', '参数1', '备注']);
     const values = [...awkwardStrings(200)];
-    for (let i = 0; i < 100; i++) writer.write([String(13900000000 + i), `x${values[i * 2]}`, values[i * 2 + 1] ?? '']);
+    for (let i = 0; i < 100; i++)
+      writer.write([String(13900000000 + i), `x${values[i * 2]}`, values[i * 2 + 1] ?? '']);
     await writer.close();
     const rows = await allRows(file);
     assert.deepEqual(
       rows.map((r) => [r.phone, r.datas[0], r.extras['备注']]),
-      Array.from({ length: 100 }, (_, i) => [String(13900000000 + i), `x${values[i * 2]}`, values[i * 2 + 1]]),
+      Array.from({ length: 100 }, (_, i) => [
+        String(13900000000 + i),
+        `x${values[i * 2]}`,
+        values[i * 2 + 1],
+      ]),
     );
   });
 });

@@ -13,12 +13,19 @@ import { allRows, DEFAULTS, tempFile } from './helpers.js';
  * counts said "the group's last row", and the lines where they should have: the last row of the
  * groups in each slot (groups that share a slot are counted together), and how many groups.
  */
-async function lastRowsSeen(file: string, options: Partial<IntakeOptions> = {}): Promise<{ said: number[]; truth: number[]; groups: number }> {
+async function lastRowsSeen(
+  file: string,
+  options: Partial<IntakeOptions> = {},
+): Promise<{ said: number[]; truth: number[]; groups: number }> {
   const all = { ...DEFAULTS, ...options, bytes: statSync(file).size };
   const counts = await countGroups(file, all);
   assert.ok(counts, 'counts were made');
-  const rows = (await allRows(file, options)).filter((r) => r.appId !== undefined && r.templateId !== undefined);
-  const said = rows.filter((r) => counts.rowRead(GroupCounts.slotOf(r.appId!, r.templateId!, r.datas))).map((r) => r.line);
+  const rows = (await allRows(file, options)).filter(
+    (r) => r.appId !== undefined && r.templateId !== undefined,
+  );
+  const said = rows
+    .filter((r) => counts.rowRead(GroupCounts.slotOf(r.appId!, r.templateId!, r.datas)))
+    .map((r) => r.line);
   const lastOfSlot = new Map<number, number>();
   const groups = new Set<string>();
   for (const r of rows) {
@@ -54,26 +61,40 @@ describe('group counts', () => {
     const ends = ['\r\n', '\n', '\r'];
     let text = '\uFEFF手机号,模板ID,参数1\r\n';
     // Enough rows for many 16 KB reads, so line ends fall on every side of a read's edge.
-    for (let i = 0; i < 6000; i++) text += `1380000${String(i % 5000).padStart(4, '0')},${1 + (i % 3)},v${i % 977}${ends[i % 3]}`;
+    for (let i = 0; i < 6000; i++)
+      text += `1380000${String(i % 5000).padStart(4, '0')},${1 + (i % 3)},v${i % 977}${ends[i % 3]}`;
     const file = tempFile('mixed-ends.csv', text);
     const { said, truth, groups } = await lastRowsSeen(file);
     assert.deepEqual(said, truth);
-    assert.ok(said.length >= groups * 0.99, `${groups} groups, ${said.length} slots: the table spreads them`);
+    assert.ok(
+      said.length >= groups * 0.99,
+      `${groups} groups, ${said.length} slots: the table spreads them`,
+    );
   });
 
   it('agree with intake on a GB18030 file (Chinese Excel)', async () => {
     const lines = ['手机号,模板,参数1,参数2'];
-    for (let i = 0; i < 3000; i++) lines.push(`1390000${String(i).padStart(4, '0')},7,${['张三', '李四', '王五'][i % 3]},${i % 10 === 0 ? `订单${i}` : '您好'}`);
+    for (let i = 0; i < 3000; i++)
+      lines.push(
+        `1390000${String(i).padStart(4, '0')},7,${['张三', '李四', '王五'][i % 3]},${i % 10 === 0 ? `订单${i}` : '您好'}`,
+      );
     const file = tempFile('gb.csv', iconv.encode(lines.join('\r\n'), 'gb18030'));
     const { said, truth } = await lastRowsSeen(file, { encoding: 'gb18030' });
     assert.deepEqual(said, truth);
   });
 
   it('count only the bytes intake will read', async () => {
-    const file = tempFile('grown.csv', 'phone,templateId,参数1\n13800000001,1,a\n13800000002,1,a\n');
+    const file = tempFile(
+      'grown.csv',
+      'phone,templateId,参数1\n13800000001,1,a\n13800000002,1,a\n',
+    );
     const firstRowEnd = Buffer.byteLength('phone,templateId,参数1\n13800000001,1,a\n');
     const counts = await countGroups(file, { ...DEFAULTS, bytes: firstRowEnd });
-    assert.equal(counts!.rowRead(GroupCounts.slotOf('app-default', '1', ['a'])), true, 'the row past the inspected bytes is not counted');
+    assert.equal(
+      counts!.rowRead(GroupCounts.slotOf('app-default', '1', ['a'])),
+      true,
+      'the row past the inspected bytes is not counted',
+    );
   });
 
   it('stop saying "last row" once a row turns up that they did not count', async () => {
@@ -82,12 +103,19 @@ describe('group counts', () => {
     const a = GroupCounts.slotOf('app-default', '1', ['a']);
     assert.equal(counts.rowRead(a), true);
     assert.equal(counts.rowRead(a), false, 'a second row of a: the file is not what was counted');
-    assert.equal(counts.rowRead(GroupCounts.slotOf('app-default', '1', ['b'])), false, 'and nothing they say is trusted any more');
+    assert.equal(
+      counts.rowRead(GroupCounts.slotOf('app-default', '1', ['b'])),
+      false,
+      'and nothing they say is trusted any more',
+    );
   });
 
   it('are not made when the file is shorter than the bytes inspected', async () => {
     const file = tempFile('short.csv', 'phone,templateId,参数1\n13800000001,1,a\n');
-    assert.equal(await countGroups(file, { ...DEFAULTS, bytes: statSync(file).size + 10 }), undefined);
+    assert.equal(
+      await countGroups(file, { ...DEFAULTS, bytes: statSync(file).size + 10 }),
+      undefined,
+    );
   });
 
   it('say nothing once distrusted, or when the file has no usable header', async () => {
@@ -96,7 +124,10 @@ describe('group counts', () => {
     counts.distrust();
     assert.equal(counts.rowRead(GroupCounts.slotOf('app-default', '1', ['a'])), false);
     const noHeader = tempFile('no-header.csv', '13800000001,1,a\n');
-    assert.equal(await countGroups(noHeader, { ...DEFAULTS, bytes: statSync(noHeader).size }), undefined);
+    assert.equal(
+      await countGroups(noHeader, { ...DEFAULTS, bytes: statSync(noHeader).size }),
+      undefined,
+    );
   });
 });
 
@@ -104,17 +135,26 @@ describe('group counts', () => {
 // is complete are counted down all the same, and nothing is said until it is complete.
 describe('group counts made while intake reads', () => {
   const slot = (value: string) => GroupCounts.slotOf('app-default', '1', [value]);
-  const csv = (values: string[]) => `phone,templateId,参数1\n${values.map((v, i) => `1380000${String(i).padStart(4, '0')},1,${v}`).join('\n')}\n`;
+  const csv = (values: string[]) =>
+    `phone,templateId,参数1\n${values.map((v, i) => `1380000${String(i).padStart(4, '0')},1,${v}`).join('\n')}\n`;
 
   it('count down the rows read before they were complete, and say "last row" only after', async () => {
     const file = tempFile('while.csv', csv(['a', 'a', 'b', 'a', 'c', 'c']));
     const counts = GroupCounts.start(file, { ...DEFAULTS, bytes: statSync(file).size });
     // Nothing of the count's thread is taken in before this synchronous code yields.
-    assert.deepEqual([slot('a'), slot('a'), slot('b')].map((s) => counts.rowRead(s)), [false, false, false], 'not complete: nothing said');
+    assert.deepEqual(
+      [slot('a'), slot('a'), slot('b')].map((s) => counts.rowRead(s)),
+      [false, false, false],
+      'not complete: nothing said',
+    );
     assert.equal(counts.ready, false);
     await counts.done;
     assert.equal(counts.ready, true);
-    assert.equal(counts.rowRead(slot('a')), true, "a's third row is its last: the two read before count");
+    assert.equal(
+      counts.rowRead(slot('a')),
+      true,
+      "a's third row is its last: the two read before count",
+    );
     assert.deepEqual([counts.rowRead(slot('c')), counts.rowRead(slot('c'))], [false, true]);
     // b ended before the count was complete: its batch waits for the end of the file, as without counts.
   });
@@ -127,7 +167,11 @@ describe('group counts made while intake reads', () => {
     counts.rowRead(slot('z'));
     await counts.done;
     assert.equal(counts.ready, false);
-    assert.equal(counts.rowRead(slot('z')), false, "z's last row, but the file is not the one counted");
+    assert.equal(
+      counts.rowRead(slot('z')),
+      false,
+      "z's last row, but the file is not the one counted",
+    );
   });
 
   it('are not trusted when intake read another header, before or after they were complete', async () => {
@@ -148,7 +192,10 @@ describe('group counts made while intake reads', () => {
   });
 
   it('stop when intake is over before them, and then say nothing', async () => {
-    const file = tempFile('stopped.csv', csv(Array.from({ length: 50_000 }, (_, i) => `v${i % 7}`)));
+    const file = tempFile(
+      'stopped.csv',
+      csv(Array.from({ length: 50_000 }, (_, i) => `v${i % 7}`)),
+    );
     const counts = GroupCounts.start(file, { ...DEFAULTS, bytes: statSync(file).size });
     await counts.stop();
     assert.equal(counts.ready, false);

@@ -14,13 +14,33 @@ function refusal(header: string[]): FileRefusedError {
 }
 
 describe('mapHeader: the phone column', () => {
-  const aliases = ['phone', 'mobile', 'to', 'number', 'tel', '手机', '手机号', '手机号码', '电话', '号码'];
+  const aliases = [
+    'phone',
+    'mobile',
+    'to',
+    'number',
+    'tel',
+    '手机',
+    '手机号',
+    '手机号码',
+    '电话',
+    '号码',
+  ];
   for (const alias of aliases) {
     it(`finds "${alias}"`, () => {
       assert.equal(mapHeader(['name', alias, 'data1']).phone, 1);
     });
   }
-  for (const spelling of ['PHONE', ' Phone ', 'Mo_bile', 'MO-BILE', 'mo bile', '手机 号', '\u3000手机号码\u3000', 'T_e-L']) {
+  for (const spelling of [
+    'PHONE',
+    ' Phone ',
+    'Mo_bile',
+    'MO-BILE',
+    'mo bile',
+    '手机 号',
+    '\u3000手机号码\u3000',
+    'T_e-L',
+  ]) {
     it(`ignores case, spaces, _ and - in ${JSON.stringify(spelling)}`, () => {
       assert.equal(mapHeader([spelling]).phone, 0);
     });
@@ -35,7 +55,10 @@ describe('mapHeader: the phone column', () => {
     assert.match(refusal(['13800138000', 'hello']).message, /looks like data/);
   });
   it('says so when the header is one cell separated by semicolons or tabs', () => {
-    assert.match(refusal(['手机号;模板ID;参数1']).message, /separated by semicolons: save the file as CSV with commas/);
+    assert.match(
+      refusal(['手机号;模板ID;参数1']).message,
+      /separated by semicolons: save the file as CSV with commas/,
+    );
     assert.match(refusal(['phone\ttemplate']).message, /separated by tabs/);
     assert.doesNotMatch(refusal(['name', 'a;b']).message, /separated by/);
   });
@@ -47,7 +70,16 @@ describe('mapHeader: the phone column', () => {
 });
 
 describe('mapHeader: template and app columns', () => {
-  for (const alias of ['templateId', 'template', 'Template_ID', 'template-id', '模板', '模板ID', '模板id', '模板编号']) {
+  for (const alias of [
+    'templateId',
+    'template',
+    'Template_ID',
+    'template-id',
+    '模板',
+    '模板ID',
+    '模板id',
+    '模板编号',
+  ]) {
     it(`finds template column "${alias}"`, () => {
       assert.equal(mapHeader(['phone', alias]).templateId, 1);
     });

@@ -18,10 +18,18 @@ export function tempFile(name: string, content: string | Buffer): string {
   return file;
 }
 
-export const DEFAULTS: IntakeOptions = { encoding: 'utf-8', allowInternational: false, defaultAppId: 'app-default', defaultTemplateId: 'tpl-default' };
+export const DEFAULTS: IntakeOptions = {
+  encoding: 'utf-8',
+  allowInternational: false,
+  defaultAppId: 'app-default',
+  defaultTemplateId: 'tpl-default',
+};
 
 /** Every row of the file, chunks flattened. */
-export async function allRows(file: string, options: Partial<IntakeOptions> = {}): Promise<IntakeRow[]> {
+export async function allRows(
+  file: string,
+  options: Partial<IntakeOptions> = {},
+): Promise<IntakeRow[]> {
   const rows: IntakeRow[] = [];
   for await (const chunk of readRows(file, { ...DEFAULTS, ...options })) rows.push(...chunk);
   return rows;

@@ -3,8 +3,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { normalisePhone } from '../../src/intake/phone.js';
 
-const ok = (raw: string, phone: string, allowInternational = false) => ({ raw, allowInternational, expected: { ok: true, phone } });
-const bad = (raw: string, reason: RegExp, allowInternational = false) => ({ raw, allowInternational, reason });
+const ok = (raw: string, phone: string, allowInternational = false) => ({
+  raw,
+  allowInternational,
+  expected: { ok: true, phone },
+});
+const bad = (raw: string, reason: RegExp, allowInternational = false) => ({
+  raw,
+  allowInternational,
+  reason,
+});
 
 const VALID = [
   ok('13800138000', '13800138000'),

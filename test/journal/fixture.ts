@@ -6,12 +6,19 @@ import path from 'node:path';
 import { after } from 'node:test';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 
-export function journalWithOneGroup(prefix: string, file: { status: string; createdAt: string }): { db: Journal; dir: string } {
+export function journalWithOneGroup(
+  prefix: string,
+  file: { status: string; createdAt: string },
+): { db: Journal; dir: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   after(() => rmSync(dir, { recursive: true, force: true }));
   const db = openJournal(path.join(dir, 'journal.sqlite'));
   after(() => db.close());
-  db.prepare("INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES (1, 'x', 'f.csv', 0, 'utf-8', ?, ?)").run(file.status, file.createdAt);
-  db.exec("INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (1, 1, 0, 'app', '1', '[]')");
+  db.prepare(
+    "INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES (1, 'x', 'f.csv', 0, 'utf-8', ?, ?)",
+  ).run(file.status, file.createdAt);
+  db.exec(
+    "INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (1, 1, 0, 'app', '1', '[]')",
+  );
   return { db, dir };
 }

@@ -8,10 +8,22 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, mock } from 'node:test';
 import Database from 'better-sqlite3';
-import { applyTransition, type BatchRecord, getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import {
+  applyTransition,
+  type BatchRecord,
+  getBatch,
+  recoverInterrupted,
+  startAttempt,
+} from '../../src/journal/batches.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { closeIntents, enableIntents, intentsPath, JournalLostError, replayIntents } from '../../src/journal/intents.js';
+import {
+  closeIntents,
+  enableIntents,
+  intentsPath,
+  JournalLostError,
+  replayIntents,
+} from '../../src/journal/intents.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
@@ -19,26 +31,54 @@ import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js'
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-const row = (line: number, phone: string, value = 'a'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+const row = (line: number, phone: string, value = 'a'): RowToJournal => ({
+  line,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId: '1',
+  datas: [value],
+  extras: {},
+});
 
 /** A journal with intents on, and one file whose one batch of two numbers is committed and due. */
-function journalWithDueBatch(onLost?: () => void): { file: string; db: Journal; fileId: number; batch: BatchRecord } {
+function journalWithDueBatch(onLost?: () => void): {
+  file: string;
+  db: Journal;
+  fileId: number;
+  batch: BatchRecord;
+} {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intents-'));
   dirs.push(dir);
   const file = path.join(dir, 'journal.sqlite');
   const db = openJournal(file);
   enableIntents(db, 'normal', onLost);
-  const f = createFile(db, { sha256: 'sent', name: 'sent.csv', path: '/sent.csv', size: 1, encoding: 'utf-8' });
+  const f = createFile(db, {
+    sha256: 'sent',
+    name: 'sent.csv',
+    path: '/sent.csv',
+    size: 1,
+    encoding: 'utf-8',
+  });
   const writer = createRowWriter(db, f.id, { maxPerRequest: 200 });
   writer.write([row(2, '13800000001'), row(3, '13800000002')]);
   writer.finish();
-  const batchId = db.prepare('SELECT id FROM batches WHERE file_id = ?').pluck().get(f.id) as number;
+  const batchId = db
+    .prepare('SELECT id FROM batches WHERE file_id = ?')
+    .pluck()
+    .get(f.id) as number;
   return { file, db, fileId: f.id, batch: getBatch(db, batchId) };
 }
 
 /** Another file's intake holding the journal's bulk transaction open, as while a big file is read. */
 function intakeInProgress(db: Journal): void {
-  const other = createFile(db, { sha256: 'reading', name: 'reading.csv', path: '/reading.csv', size: 1, encoding: 'utf-8' });
+  const other = createFile(db, {
+    sha256: 'reading',
+    name: 'reading.csv',
+    path: '/reading.csv',
+    size: 1,
+    encoding: 'utf-8',
+  });
   createRowWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
   assert.equal(db.inTransaction, true);
 }
@@ -66,8 +106,13 @@ describe('intents', () => {
     assert.ok(attemptId);
     assert.equal(db.inTransaction, true, 'the intake transaction stays open');
     assert.deepEqual(read(file, 'SELECT * FROM attempts'), [], 'the journal did not commit');
-    const intents = read<{ batch_id: number; batch_req_id: string; req_id: string }>(intentsPath(file), 'SELECT batch_id, batch_req_id, req_id FROM intents');
-    assert.deepEqual(intents, [{ batch_id: batch.id, batch_req_id: batch.req_id, req_id: batch.req_id }]);
+    const intents = read<{ batch_id: number; batch_req_id: string; req_id: string }>(
+      intentsPath(file),
+      'SELECT batch_id, batch_req_id, req_id FROM intents',
+    );
+    assert.deepEqual(intents, [
+      { batch_id: batch.id, batch_req_id: batch.req_id, req_id: batch.req_id },
+    ]);
     db.close();
   });
 
@@ -78,18 +123,37 @@ describe('intents', () => {
     crash(db);
 
     const reopened = openJournal(file);
-    assert.equal(getBatch(reopened, batch.id).state, 'planned', 'the journal alone does not know the request left');
+    assert.equal(
+      getBatch(reopened, batch.id).state,
+      'planned',
+      'the journal alone does not know the request left',
+    );
     assert.deepEqual(replayIntents(reopened), { replayed: 1, missing: 0 });
     assert.equal(getBatch(reopened, batch.id).state, 'sending');
-    assert.deepEqual(reopened.prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?').all(batch.id), [{ req_id: batch.req_id, finished_at: null }]);
-    assert.deepEqual(read(intentsPath(file), 'SELECT * FROM intents'), [], 'the side file is emptied');
-    assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 }, 'a second replay changes nothing');
+    assert.deepEqual(
+      reopened.prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?').all(batch.id),
+      [{ req_id: batch.req_id, finished_at: null }],
+    );
+    assert.deepEqual(
+      read(intentsPath(file), 'SELECT * FROM intents'),
+      [],
+      'the side file is emptied',
+    );
+    assert.deepEqual(
+      replayIntents(reopened),
+      { replayed: 0, missing: 0 },
+      'a second replay changes nothing',
+    );
 
     recoverInterrupted(reopened, fileId, true);
     const recovered = getBatch(reopened, batch.id);
     assert.equal(recovered.state, 'planned');
     assert.equal(recovered.maybe_sent, 1);
-    assert.equal(recovered.req_id, batch.req_id, 'the same reqId: the provider refuses to send it twice that day');
+    assert.equal(
+      recovered.req_id,
+      batch.req_id,
+      'the same reqId: the provider refuses to send it twice that day',
+    );
     reopened.close();
   });
 
@@ -109,12 +173,17 @@ describe('intents', () => {
     const { file, db, batch } = journalWithDueBatch();
     await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
     intakeInProgress(db);
-    await writeQueueFor(db).run(() => applyTransition(db, batch.id, { to: 'split', statusCode: '160042', statusMsg: 'bad number' }));
+    await writeQueueFor(db).run(() =>
+      applyTransition(db, batch.id, { to: 'split', statusCode: '160042', statusMsg: 'bad number' }),
+    );
     assert.equal(db.inTransaction, false);
-    assert.deepEqual(read(file, `SELECT numbers, state FROM batches WHERE parent_id = ${batch.id}`), [
-      { numbers: 1, state: 'planned' },
-      { numbers: 1, state: 'planned' },
-    ]);
+    assert.deepEqual(
+      read(file, `SELECT numbers, state FROM batches WHERE parent_id = ${batch.id}`),
+      [
+        { numbers: 1, state: 'planned' },
+        { numbers: 1, state: 'planned' },
+      ],
+    );
     db.close();
   });
 
@@ -138,12 +207,26 @@ describe('intents', () => {
     dirs.push(dir);
     const db = openJournal(path.join(dir, 'journal.sqlite'));
     enableIntents(db);
-    const f = createFile(db, { sha256: 'r', name: 'r.csv', path: '/r.csv', size: 1, encoding: 'utf-8' });
+    const f = createFile(db, {
+      sha256: 'r',
+      name: 'r.csv',
+      path: '/r.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, f.id, { maxPerRequest: 2 });
-    const due = () => db.prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id').pluck().all(f.id);
+    const due = () =>
+      db
+        .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(f.id);
     writer.write([row(2, '13800000001'), row(3, '13800000002')]);
     writer.write([row(4, '13800000003')]);
-    assert.deepEqual(due(), [0, 0], 'full, and followed by more of the file, but not committed yet');
+    assert.deepEqual(
+      due(),
+      [0, 0],
+      'full, and followed by more of the file, but not committed yet',
+    );
     commitBulk(db);
     writer.write([row(5, '13800000004')]);
     assert.deepEqual(due(), [1, 0]);
@@ -164,11 +247,21 @@ describe('intents', () => {
     await assert.rejects(doomed, /disk is full/);
     assert.equal(told, 1, 'the runtime is told, and stops');
     // Another file's writes that would commit the journal must not count the lost attempt as covered.
-    await assert.rejects(writeQueueFor(db).run(() => 1), JournalLostError);
+    await assert.rejects(
+      writeQueueFor(db).run(() => 1),
+      JournalLostError,
+    );
     intakeInProgress(db);
-    await assert.rejects(writeQueueFor(db).run(() => 1), JournalLostError);
+    await assert.rejects(
+      writeQueueFor(db).run(() => 1),
+      JournalLostError,
+    );
     commitBulk(db);
-    assert.equal(read(intentsPath(file), 'SELECT * FROM intents').length, 1, 'the intent of the lost attempt stays');
+    assert.equal(
+      read(intentsPath(file), 'SELECT * FROM intents').length,
+      1,
+      'the intent of the lost attempt stays',
+    );
     assert.deepEqual(replayIntents(db), { replayed: 1, missing: 0 });
     assert.equal(getBatch(db, batch.id).state, 'sending');
     crash(db);

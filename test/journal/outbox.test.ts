@@ -15,7 +15,13 @@ function journal() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-outbox-'));
   return { db: openJournal(journalPath(dir)), dir };
 }
-const FILE = { sha256: 'a'.repeat(64), name: 'x.csv', path: '/tmp/x.csv', size: 10, encoding: 'utf-8' };
+const FILE = {
+  sha256: 'a'.repeat(64),
+  name: 'x.csv',
+  path: '/tmp/x.csv',
+  size: 10,
+  encoding: 'utf-8',
+};
 
 describe('the webhook outbox', () => {
   it('writes nothing while no receiver is set', () => {
@@ -38,21 +44,40 @@ describe('the webhook outbox', () => {
         throw new Error('crash');
       })(),
     );
-    assert.deepEqual(undeliveredEvents(db, 'r1', 10).map((e) => e.event), ['file.taken']);
+    assert.deepEqual(
+      undeliveredEvents(db, 'r1', 10).map((e) => e.event),
+      ['file.taken'],
+    );
     setFileStatus(db, file.id, FILE_STATUS.done);
     setDaemonState(db, { paused: '111142: balance' });
     setDaemonState(db, { paused: '111142: balance' }); // no change: no event
     setDaemonState(db, { paused: null });
     const r1 = undeliveredEvents(db, 'r1', 10);
     const r2 = undeliveredEvents(db, 'r2', 10);
-    assert.deepEqual(r1.map((e) => e.event), ['file.taken', 'file.finished', 'sending.paused', 'sending.resumed']);
-    assert.deepEqual(r1.map((e) => JSON.parse(e.body).id), r2.map((e) => JSON.parse(e.body).id), 'one id per event, whatever the receiver');
+    assert.deepEqual(
+      r1.map((e) => e.event),
+      ['file.taken', 'file.finished', 'sending.paused', 'sending.resumed'],
+    );
+    assert.deepEqual(
+      r1.map((e) => JSON.parse(e.body).id),
+      r2.map((e) => JSON.parse(e.body).id),
+      'one id per event, whatever the receiver',
+    );
     const finished = JSON.parse(r1[1]!.body);
-    assert.deepEqual([finished.file.name, finished.file.status, finished.file.counts.rows], ['x.csv', 'done', 0]);
+    assert.deepEqual(
+      [finished.file.name, finished.file.status, finished.file.counts.rows],
+      ['x.csv', 'done', 0],
+    );
     assert.equal(JSON.parse(r1[2]!.body).reason, '111142: balance');
     markDelivered(db, r1[0]!.id);
     assert.equal(undeliveredEvents(db, 'r1', 10).length, 3);
-    assert.deepEqual(outboxBacklog(db).map((b) => [b.target, b.waiting]), [['r1', 3], ['r2', 4]]);
+    assert.deepEqual(
+      outboxBacklog(db).map((b) => [b.target, b.waiting]),
+      [
+        ['r1', 3],
+        ['r2', 4],
+      ],
+    );
     db.close();
     fs.rmSync(dir, { recursive: true });
   });

@@ -16,13 +16,34 @@ import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 
 function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {
-  const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-recovery-')), 'journal.sqlite'));
-  const file = createFile(db, { sha256: 'abc', name: 'x.csv', path: '/x.csv', size: 1, encoding: 'utf-8' });
+  const db = openJournal(
+    path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-recovery-')), 'journal.sqlite'),
+  );
+  const file = createFile(db, {
+    sha256: 'abc',
+    name: 'x.csv',
+    path: '/x.csv',
+    size: 1,
+    encoding: 'utf-8',
+  });
   const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
-  writer.write([{ line: 2, phoneRaw: '13800000001', phone: '13800000001', appId: 'app', templateId: '1', datas: ['a'], extras: {} }]);
+  writer.write([
+    {
+      line: 2,
+      phoneRaw: '13800000001',
+      phone: '13800000001',
+      appId: 'app',
+      templateId: '1',
+      datas: ['a'],
+      extras: {},
+    },
+  ]);
   writer.finish();
   db.prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
-  const batchId = db.prepare('SELECT id FROM batches WHERE file_id = ?').pluck().get(file.id) as number;
+  const batchId = db
+    .prepare('SELECT id FROM batches WHERE file_id = ?')
+    .pluck()
+    .get(file.id) as number;
   return { db, fileId: file.id, batchId };
 }
 
@@ -32,15 +53,31 @@ function countingClient(): ProviderClient & { sent: TemplateSmsRequest[] } {
     sent,
     send: async (req) => {
       sent.push(req);
-      return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20260101000000' };
+      return {
+        kind: 'accepted',
+        statusCode: '000000',
+        smsMessageSid: 'sid',
+        dateCreated: '20260101000000',
+      };
     },
     close: async () => {},
   };
 }
 
 function contextFor(db: Journal, client: ProviderClient, now: number) {
-  const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' } });
-  return { db, client, config, limit: pLimit(2), rateLimiter: createRateLimiter(), pause: new AccountPause(), now: () => now };
+  const config = loadConfig({
+    configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')),
+    env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' },
+  });
+  return {
+    db,
+    client,
+    config,
+    limit: pLimit(2),
+    rateLimiter: createRateLimiter(),
+    pause: new AccountPause(),
+    now: () => now,
+  };
 }
 
 describe('recovery of a batch cut off mid-request', () => {
@@ -50,9 +87,15 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), reqId);
     db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
     const client = countingClient();
-    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')), fileId);
+    const result = await sendFile(
+      contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
+      fileId,
+    );
     assert.equal(result.state, 'finished');
-    assert.deepEqual(client.sent.map((r) => r.reqId), [reqId]);
+    assert.deepEqual(
+      client.sent.map((r) => r.reqId),
+      [reqId],
+    );
     assert.equal(getBatch(db, batchId).first_doubt_at, '2026-01-01T10:00:00.000Z');
   });
 
@@ -61,9 +104,16 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
     db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
     const client = countingClient();
-    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')), fileId); // 00:20 next day
+    const result = await sendFile(
+      contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')),
+      fileId,
+    ); // 00:20 next day
     assert.equal(result.state, 'finished');
-    assert.equal(client.sent.length, 0, 'the provider no longer remembers the reqId: a resend could send twice');
+    assert.equal(
+      client.sent.length,
+      0,
+      'the provider no longer remembers the reqId: a resend could send twice',
+    );
     assert.equal(getBatch(db, batchId).state, 'unknown');
     assert.equal(getBatch(db, batchId).first_doubt_at, '2026-01-01T15:50:00.000Z');
     assert.equal(countFile(db, fileId).unknown, 1);
@@ -91,7 +141,11 @@ describe('recovery of a batch cut off mid-request', () => {
     const ctx = contextFor(db, client, now);
     ctx.config = { ...ctx.config, reqId: false };
     await sendFile(ctx, fileId);
-    assert.equal(client.sent.length, 0, 'without the reqId the provider cannot refuse a second send');
+    assert.equal(
+      client.sent.length,
+      0,
+      'without the reqId the provider cannot refuse a second send',
+    );
     assert.equal(getBatch(db, batchId).state, 'unknown');
     assert.match(getBatch(db, batchId).status_msg ?? '', /reqId is off/);
   });
@@ -101,7 +155,10 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), null);
     db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
     const client = countingClient();
-    const result = await sendFile(contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')), fileId);
+    const result = await sendFile(
+      contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
+      fileId,
+    );
     assert.equal(result.state, 'finished');
     assert.equal(client.sent.length, 0);
     assert.equal(getBatch(db, batchId).state, 'unknown');
@@ -124,10 +181,28 @@ describe('recovery of a batch cut off mid-request', () => {
 
 describe('a send loop that fails', () => {
   it('starts nothing more and waits for the requests in flight before it gives the file up', async () => {
-    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-fail-')), 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'def', name: 'y.csv', path: '/y.csv', size: 1, encoding: 'utf-8' });
+    const db = openJournal(
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-fail-')), 'journal.sqlite'),
+    );
+    const file = createFile(db, {
+      sha256: 'def',
+      name: 'y.csv',
+      path: '/y.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 1 });
-    writer.write(Array.from({ length: 20 }, (_, i) => ({ line: i + 2, phoneRaw: `1380000${String(i).padStart(4, '0')}`, phone: `1380000${String(i).padStart(4, '0')}`, appId: 'app', templateId: '1', datas: [], extras: {} })));
+    writer.write(
+      Array.from({ length: 20 }, (_, i) => ({
+        line: i + 2,
+        phoneRaw: `1380000${String(i).padStart(4, '0')}`,
+        phone: `1380000${String(i).padStart(4, '0')}`,
+        appId: 'app',
+        templateId: '1',
+        datas: [],
+        extras: {},
+      })),
+    );
     writer.finish();
     let started = 0;
     let settled = 0;
@@ -137,14 +212,23 @@ describe('a send loop that fails', () => {
         if (n === 3) throw new Error('journal or client broke');
         await new Promise((resolve) => setTimeout(resolve, 100));
         settled++;
-        return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20260101000000' };
+        return {
+          kind: 'accepted',
+          statusCode: '000000',
+          smsMessageSid: 'sid',
+          dateCreated: '20260101000000',
+        };
       },
       close: async () => {},
     };
     const ctx = contextFor(db, client, Date.now());
     await assert.rejects(sendFile(ctx, file.id), /broke/);
     const startedAtFailure = started;
-    assert.equal(settled, started - 1, 'every request in flight had finished before sendFile gave up');
+    assert.equal(
+      settled,
+      started - 1,
+      'every request in flight had finished before sendFile gave up',
+    );
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(started, startedAtFailure, 'no request started after the failure');
     assert.ok(started < 20);

@@ -11,17 +11,41 @@ import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 
-const row = (line: number, phone: string, value: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+const row = (line: number, phone: string, value: string): RowToJournal => ({
+  line,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId: '1',
+  datas: [value],
+  extras: {},
+});
 
 describe('batch release during intake', () => {
   it('holds a part-full batch, releases a full one when the next chunk is written, releases the rest at finish', () => {
-    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-')), 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'r', name: 'r.csv', path: '/r.csv', size: 1, encoding: 'utf-8' });
+    const db = openJournal(
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-')), 'journal.sqlite'),
+    );
+    const file = createFile(db, {
+      sha256: 'r',
+      name: 'r.csv',
+      path: '/r.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     let releases = 0;
     const writer = createRowWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
-    const due = () => db.prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id);
+    const due = () =>
+      db
+        .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(file.id);
 
-    writer.write([row(2, '13800000001', 'a'), row(3, '13800000002', 'a'), row(4, '13800000003', 'b')]);
+    writer.write([
+      row(2, '13800000001', 'a'),
+      row(3, '13800000002', 'a'),
+      row(4, '13800000003', 'b'),
+    ]);
     assert.deepEqual(due(), [0, 0], 'a is full, but its chunk may be the end of a growing file');
     assert.equal(releases, 0);
     assert.equal(db.prepare('SELECT max(next_attempt_at) FROM batches').pluck().get(), HELD);
@@ -32,21 +56,46 @@ describe('batch release during intake', () => {
 
     writer.finish();
     assert.deepEqual(due(), [1, 1]);
-    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id), [2, 2]);
+    assert.deepEqual(
+      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      [2, 2],
+    );
   });
 
-  it('with the file\'s group counts, releases a group\'s part-full batch one chunk after its last row', async () => {
+  it("with the file's group counts, releases a group's part-full batch one chunk after its last row", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
     const csv = path.join(dir, 'r.csv');
-    const lines = ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,b', '13800000003,1,app,b', '13800000004,1,app,a'];
+    const lines = [
+      'phone,templateId,appId,参数1',
+      '13800000001,1,app,a',
+      '13800000002,1,app,b',
+      '13800000003,1,app,b',
+      '13800000004,1,app,a',
+    ];
     writeFileSync(csv, lines.join('\n'));
     const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false });
     assert.ok(groupCounts);
     const db = openJournal(path.join(dir, 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'c', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const file = createFile(db, {
+      sha256: 'c',
+      name: 'r.csv',
+      path: csv,
+      size: 1,
+      encoding: 'utf-8',
+    });
     let releases = 0;
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, onRelease: () => releases++, groupCounts });
-    const due = () => db.prepare("SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id").pluck().all(file.id);
+    const writer = createRowWriter(db, file.id, {
+      maxPerRequest: 200,
+      onRelease: () => releases++,
+      groupCounts,
+    });
+    const due = () =>
+      db
+        .prepare(
+          "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
+        )
+        .pluck()
+        .all(file.id);
 
     writer.write([row(2, '13800000001', 'a'), row(3, '13800000002', 'b')]);
     writer.write([row(4, '13800000003', 'b')]);
@@ -56,51 +105,114 @@ describe('batch release during intake', () => {
     assert.equal(releases, 1);
     writer.finish();
     assert.deepEqual(due(), ['due', 'due']);
-    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id), [2, 2]);
+    assert.deepEqual(
+      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      [2, 2],
+    );
   });
 
   it('with counts completed while intake read, releases the groups it had read in full by then', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
     const csv = path.join(dir, 'r.csv');
-    writeFileSync(csv, ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,b', '13800000003,1,app,c', '13800000004,1,app,b'].join('\n'));
+    writeFileSync(
+      csv,
+      [
+        'phone,templateId,appId,参数1',
+        '13800000001,1,app,a',
+        '13800000002,1,app,b',
+        '13800000003,1,app,c',
+        '13800000004,1,app,b',
+      ].join('\n'),
+    );
     const groupCounts = GroupCounts.start(csv, { encoding: 'utf-8', allowInternational: false });
     const db = openJournal(path.join(dir, 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'l', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const file = createFile(db, {
+      sha256: 'l',
+      name: 'r.csv',
+      path: csv,
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
-    const due = () => db.prepare("SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id").pluck().all(file.id);
+    const due = () =>
+      db
+        .prepare(
+          "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
+        )
+        .pluck()
+        .all(file.id);
 
     writer.write([row(2, '13800000001', 'a'), row(3, '13800000002', 'b')]); // before the count is complete
     assert.equal(groupCounts.ready, false);
     await groupCounts.done;
     writer.write([row(4, '13800000003', 'c')]);
     writer.write([row(5, '13800000004', 'b')]);
-    assert.deepEqual(due(), ['due', 'held', 'due'], 'a, read in full before the count was complete, goes with c; b just ended');
+    assert.deepEqual(
+      due(),
+      ['due', 'held', 'due'],
+      'a, read in full before the count was complete, goes with c; b just ended',
+    );
     writer.finish();
     assert.deepEqual(due(), ['due', 'due', 'due']);
   });
 
   it('without counts, a part-full batch waits for the end of the file', () => {
-    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-')), 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'n', name: 'n.csv', path: '/n.csv', size: 1, encoding: 'utf-8' });
+    const db = openJournal(
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-')), 'journal.sqlite'),
+    );
+    const file = createFile(db, {
+      sha256: 'n',
+      name: 'n.csv',
+      path: '/n.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
     writer.write([row(2, '13800000001', 'a')]);
     writer.write([row(3, '13800000002', 'b')]);
-    assert.equal(db.prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0').pluck().get(file.id), 0);
+    assert.equal(
+      db
+        .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
+        .pluck()
+        .get(file.id),
+      0,
+    );
     writer.finish();
-    assert.equal(db.prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0').pluck().get(file.id), 2);
+    assert.equal(
+      db
+        .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
+        .pluck()
+        .get(file.id),
+      2,
+    );
   });
 
   it('never adds a row to a batch waiting for its release, even when the group counts were wrong', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-release-'));
     const csv = path.join(dir, 'r.csv');
-    const lines = ['phone,templateId,appId,参数1', '13800000001,1,app,a', '13800000002,1,app,a', '13800000003,1,app,a'];
+    const lines = [
+      'phone,templateId,appId,参数1',
+      '13800000001,1,app,a',
+      '13800000002,1,app,a',
+      '13800000003,1,app,a',
+    ];
     writeFileSync(csv, lines.join('\n'));
     // Counts of the first data row only, as if the file had been rewritten after it was counted.
     const bytes = Buffer.byteLength(`${lines.slice(0, 2).join('\n')}\n`);
-    const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false, bytes });
+    const groupCounts = await countGroups(csv, {
+      encoding: 'utf-8',
+      allowInternational: false,
+      bytes,
+    });
     assert.ok(groupCounts);
     const db = openJournal(path.join(dir, 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'w', name: 'r.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const file = createFile(db, {
+      sha256: 'w',
+      name: 'r.csv',
+      path: csv,
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const batches = () =>
       db
@@ -109,13 +221,33 @@ describe('batch release during intake', () => {
            FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,
         )
         .all(file.id);
-    const row = (line: number, phone: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: ['a'], extras: {} });
+    const row = (line: number, phone: string): RowToJournal => ({
+      line,
+      phoneRaw: phone,
+      phone,
+      appId: 'app',
+      templateId: '1',
+      datas: ['a'],
+      extras: {},
+    });
 
     writer.write([row(2, '13800000001'), row(3, '13800000002')]);
     writer.write([row(4, '13800000003')]);
-    const [released, open] = batches() as { due: number; phones: string | null; rowPhones: string }[];
-    assert.deepEqual(released, { due: 1, phones: '13800000001', rowPhones: '13800000001' }, 'the released batch holds exactly its row');
-    assert.deepEqual([open!.due, open!.rowPhones], [0, '13800000002,13800000003'], 'the rows the count missed are in a new, held batch');
+    const [released, open] = batches() as {
+      due: number;
+      phones: string | null;
+      rowPhones: string;
+    }[];
+    assert.deepEqual(
+      released,
+      { due: 1, phones: '13800000001', rowPhones: '13800000001' },
+      'the released batch holds exactly its row',
+    );
+    assert.deepEqual(
+      [open!.due, open!.rowPhones],
+      [0, '13800000002,13800000003'],
+      'the rows the count missed are in a new, held batch',
+    );
     writer.finish();
     assert.deepEqual(batches(), [
       { due: 1, phones: '13800000001', rowPhones: '13800000001' },

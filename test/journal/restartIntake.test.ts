@@ -29,7 +29,8 @@ const rows: RowToJournal[] = Array.from({ length: 300 }, (_, i) => ({
   datas: [`group${i % 100}`],
   extras: {},
 }));
-const groupIds = (fileId: number) => db.prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
+const groupIds = (fileId: number) =>
+  db.prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
 
 function readInto(fileId: number, upTo: number): void {
   const writer = createRowWriter(db, fileId, { maxPerRequest: 200 });
@@ -44,16 +45,29 @@ describe('an intake cut short, then read again', () => {
     ['discardIntake', discardIntake],
   ] as const) {
     it(`${name} keeps the file's groups, and the second intake uses them again`, () => {
-      const file = createFile(db, { sha256: name.padEnd(64, '0'), name, path: `/in/${name}.csv`, size: 1, encoding: 'utf-8' });
+      const file = createFile(db, {
+        sha256: name.padEnd(64, '0'),
+        name,
+        path: `/in/${name}.csv`,
+        size: 1,
+        encoding: 'utf-8',
+      });
       readInto(file.id, 150);
       const before = groupIds(file.id);
       assert.equal(before.length, 100);
       clear(db, file.id);
       assert.deepEqual(groupIds(file.id), before, 'no group deleted');
-      assert.equal(db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id), 0, 'the rows are gone');
+      assert.equal(
+        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        0,
+        'the rows are gone',
+      );
       readInto(file.id, 300);
       assert.deepEqual(groupIds(file.id), before, 'no group made again');
-      assert.equal(db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id), 300);
+      assert.equal(
+        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        300,
+      );
     });
   }
 });

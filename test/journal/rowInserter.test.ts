@@ -3,14 +3,31 @@
 // are settled by those ids at the end of the file).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRowInserter, ROWS_PER_STATEMENT, type RowValues } from '../../src/journal/rowInserter.js';
+import {
+  createRowInserter,
+  ROWS_PER_STATEMENT,
+  type RowValues,
+} from '../../src/journal/rowInserter.js';
 import { journalWithOneGroup } from './fixture.js';
 
-const valid = (line: number): RowValues => [line, `138 0000 ${line}`, `1380000${line}`, 1, 'valid', null, null, null, null];
+const valid = (line: number): RowValues => [
+  line,
+  `138 0000 ${line}`,
+  `1380000${line}`,
+  1,
+  'valid',
+  null,
+  null,
+  null,
+  null,
+];
 
 describe('rows written many to a statement', () => {
   it('writes every row once, in order, and tells each asker its own id, in full statements and the rest', () => {
-    const { db } = journalWithOneGroup('smsdrop-inserter-', { status: 'intake', createdAt: '2026-11-24T00:00:00.000Z' });
+    const { db } = journalWithOneGroup('smsdrop-inserter-', {
+      status: 'intake',
+      createdAt: '2026-11-24T00:00:00.000Z',
+    });
     db.exec("INSERT INTO rows (file_id, line, phone_raw, intake) VALUES (1, 1, 'x', 'invalid')"); // ids do not start at 1
     const rowsOut = createRowInserter(db, 1);
     const told = new Map<number, number>();
@@ -20,14 +37,24 @@ describe('rows written many to a statement', () => {
       rowsOut.add(valid(line), askId ? (id) => told.set(line, id) : undefined);
     }
     rowsOut.flush();
-    const written = db.prepare('SELECT id, line, phone FROM rows WHERE line > 1 ORDER BY id').all() as { id: number; line: number; phone: string }[];
-    assert.deepEqual(written.map((r) => r.line), Array.from({ length: count }, (_, i) => i + 2), 'each row once, ids in the order added');
+    const written = db
+      .prepare('SELECT id, line, phone FROM rows WHERE line > 1 ORDER BY id')
+      .all() as { id: number; line: number; phone: string }[];
+    assert.deepEqual(
+      written.map((r) => r.line),
+      Array.from({ length: count }, (_, i) => i + 2),
+      'each row once, ids in the order added',
+    );
     assert.ok(told.size > count / 3);
-    for (const [line, id] of told) assert.equal(written.find((r) => r.id === id)?.line, line, `line ${line} told id ${id}`);
+    for (const [line, id] of told)
+      assert.equal(written.find((r) => r.id === id)?.line, line, `line ${line} told id ${id}`);
   });
 
   it('drop forgets the queued rows and their askers', () => {
-    const { db } = journalWithOneGroup('smsdrop-inserter-', { status: 'intake', createdAt: '2026-11-24T00:00:00.000Z' });
+    const { db } = journalWithOneGroup('smsdrop-inserter-', {
+      status: 'intake',
+      createdAt: '2026-11-24T00:00:00.000Z',
+    });
     const rowsOut = createRowInserter(db, 1);
     let asked = 0;
     for (let line = 2; line < 12; line++) rowsOut.add(valid(line), () => asked++);

@@ -8,11 +8,23 @@ import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
-import { parseRepeatWindow, type RepeatWindow, sentBeforeLookup } from '../../src/journal/sentBefore.js';
+import {
+  parseRepeatWindow,
+  type RepeatWindow,
+  sentBeforeLookup,
+} from '../../src/journal/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
-const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId, datas: [value], extras: {} });
+const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({
+  line,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId,
+  datas: [value],
+  extras: {},
+});
 
 function journal(): Journal {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sent-before-'));
@@ -26,10 +38,23 @@ function journal(): Journal {
 
 let files = 0;
 /** A file's rows written as intake writes them, each batch of `perBatch` numbers; returns the file's id. */
-function readFile(db: Journal, rows: RowToJournal[], options: { window?: RepeatWindow; perBatch?: number; status?: FileStatus } = {}): number {
-  const file = createFile(db, { sha256: `f${++files}`, name: `f${files}.csv`, path: `/f${files}.csv`, size: 1, encoding: 'utf-8' });
+function readFile(
+  db: Journal,
+  rows: RowToJournal[],
+  options: { window?: RepeatWindow; perBatch?: number; status?: FileStatus } = {},
+): number {
+  const file = createFile(db, {
+    sha256: `f${++files}`,
+    name: `f${files}.csv`,
+    path: `/f${files}.csv`,
+    size: 1,
+    encoding: 'utf-8',
+  });
   const sentBefore = sentBeforeLookup(db, file.id, options.window ?? DAY);
-  const writer = createRowWriter(db, file.id, { maxPerRequest: options.perBatch ?? 200, ...(sentBefore ? { sentBefore } : {}) });
+  const writer = createRowWriter(db, file.id, {
+    maxPerRequest: options.perBatch ?? 200,
+    ...(sentBefore ? { sentBefore } : {}),
+  });
   writer.write(rows);
   writer.finish();
   setFileStatus(db, file.id, options.status ?? FILE_STATUS.sending);
@@ -37,12 +62,23 @@ function readFile(db: Journal, rows: RowToJournal[], options: { window?: RepeatW
 }
 
 /** Gives every batch of the file holding `phone` this state, with an attempt started `hoursAgo`. */
-function settle(db: Journal, fileId: number, phone: string, state: string, hoursAgo: number | undefined): void {
-  const batch = db.prepare('SELECT batch_id FROM rows WHERE file_id = ? AND phone = ? AND batch_id IS NOT NULL').pluck().get(fileId, phone) as number;
+function settle(
+  db: Journal,
+  fileId: number,
+  phone: string,
+  state: string,
+  hoursAgo: number | undefined,
+): void {
+  const batch = db
+    .prepare('SELECT batch_id FROM rows WHERE file_id = ? AND phone = ? AND batch_id IS NOT NULL')
+    .pluck()
+    .get(fileId, phone) as number;
   db.prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
   if (hoursAgo !== undefined) {
     const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
-    db.prepare("INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')").run(batch, at, at);
+    db.prepare(
+      "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
+    ).run(batch, at, at);
   }
 }
 
@@ -50,19 +86,33 @@ function settle(db: Journal, fileId: number, phone: string, state: string, hours
 function rowsOf(db: Journal, fileId: number): string[] {
   return (
     db
-      .prepare('SELECT r.phone, r.intake, o.line, o.file_id FROM rows r LEFT JOIN rows o ON o.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id')
+      .prepare(
+        'SELECT r.phone, r.intake, o.line, o.file_id FROM rows r LEFT JOIN rows o ON o.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id',
+      )
       .raw()
       .all(fileId) as [string, string, number | null, number | null][]
-  ).map(([phone, intake, line, file]) => (line === null ? `${phone} ${intake}` : `${phone} ${intake} of ${file}:${line}`));
+  ).map(([phone, intake, line, file]) =>
+    line === null ? `${phone} ${intake}` : `${phone} ${intake} of ${file}:${line}`,
+  );
 }
 
 describe('repeats of other files (sentBefore)', () => {
   it('a number another file sent the same message is a duplicate of its row; other numbers and other messages are sent', () => {
     const db = journal();
-    const first = readFile(db, [row(2, '13800000001'), row(3, '13800000002'), row(4, '13800000003', 'b')]);
+    const first = readFile(db, [
+      row(2, '13800000001'),
+      row(3, '13800000002'),
+      row(4, '13800000003', 'b'),
+    ]);
     settle(db, first, '13800000001', 'accepted', 1);
     assert.equal(sentBeforeLookup(db, first, DAY), undefined, "a file's own rows are not repeats");
-    const second = readFile(db, [row(2, '13800000002'), row(3, '13800000001'), row(4, '13800000004'), row(5, '13800000003', 'c'), row(6, '13800000001')]);
+    const second = readFile(db, [
+      row(2, '13800000002'),
+      row(3, '13800000001'),
+      row(4, '13800000004'),
+      row(5, '13800000003', 'c'),
+      row(6, '13800000001'),
+    ]);
     assert.deepEqual(rowsOf(db, second), [
       `13800000002 duplicate of ${first}:3`, // planned in a file being sent: it will go
       `13800000001 duplicate of ${first}:2`,
@@ -70,25 +120,53 @@ describe('repeats of other files (sentBefore)', () => {
       '13800000003 valid', // the same number, another message
       `13800000001 duplicate of ${first}:2`, // twice in this file: both repeat the earlier file's row
     ]);
-    const counts = db.prepare('SELECT rows, duplicates, repeats FROM files WHERE id = ?').raw().get(second);
+    const counts = db
+      .prepare('SELECT rows, duplicates, repeats FROM files WHERE id = ?')
+      .raw()
+      .get(second);
     assert.deepEqual(counts, [5, 3, 3]);
-    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(second), [1, 1], 'only the new rows are planned');
+    assert.deepEqual(
+      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(second),
+      [1, 1],
+      'only the new rows are planned',
+    );
   });
 
   it('counts what may have reached the provider within the window, and what a file being sent still will send', () => {
     const db = journal();
-    const phones = ['13900000001', '13900000002', '13900000003', '13900000004', '13900000005', '13900000006'];
-    const first = readFile(db, phones.map((p, i) => row(i + 2, p)), { perBatch: 1 });
+    const phones = [
+      '13900000001',
+      '13900000002',
+      '13900000003',
+      '13900000004',
+      '13900000005',
+      '13900000006',
+    ];
+    const first = readFile(
+      db,
+      phones.map((p, i) => row(i + 2, p)),
+      { perBatch: 1 },
+    );
     settle(db, first, phones[0]!, 'accepted', 23); // within 24 h
     settle(db, first, phones[1]!, 'accepted', 25); // before the window
     settle(db, first, phones[2]!, 'unknown', 2); // may have arrived
     settle(db, first, phones[3]!, 'failed', 1); // not sent
     settle(db, first, phones[4]!, 'sending', 30); // in flight or cut off: in doubt, whenever it started
     // phones[5]: planned, in a file being sent
-    const second = readFile(db, phones.map((p, i) => row(i + 2, p)));
+    const second = readFile(
+      db,
+      phones.map((p, i) => row(i + 2, p)),
+    );
     assert.deepEqual(
       rowsOf(db, second).map((r) => r.replace(/ of .*/, '')),
-      [`${phones[0]} duplicate`, `${phones[1]} valid`, `${phones[2]} duplicate`, `${phones[3]} valid`, `${phones[4]} duplicate`, `${phones[5]} duplicate`],
+      [
+        `${phones[0]} duplicate`,
+        `${phones[1]} valid`,
+        `${phones[2]} duplicate`,
+        `${phones[3]} valid`,
+        `${phones[4]} duplicate`,
+        `${phones[5]} duplicate`,
+      ],
     );
   });
 
@@ -101,16 +179,31 @@ describe('repeats of other files (sentBefore)', () => {
     // The refused file's row went out (a request cut off): it counts, whenever it started.
     settle(db, refused, '13700000001', 'sending', 48);
     const again = readFile(db, [row(2, '13700000001'), row(3, '13700000002')]);
-    assert.deepEqual(rowsOf(db, again).map((r) => r.replace(/ of .*/, '')), ['13700000001 duplicate', '13700000002 duplicate'], 'the second from the file before, being sent');
+    assert.deepEqual(
+      rowsOf(db, again).map((r) => r.replace(/ of .*/, '')),
+      ['13700000001 duplicate', '13700000002 duplicate'],
+      'the second from the file before, being sent',
+    );
 
     // A planned batch with an attempt behind it (answered "try again", say), or split from one, is
     // kept when its file is read again, and sent then under its own reqId: it counts.
-    const kept = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')], { status: FILE_STATUS.intake, perBatch: 1 });
-    const [tried, split] = db.prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id').pluck().all(kept) as number[];
-    db.prepare("INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')").run(tried);
+    const kept = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')], {
+      status: FILE_STATUS.intake,
+      perBatch: 1,
+    });
+    const [tried, split] = db
+      .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
+      .pluck()
+      .all(kept) as number[];
+    db.prepare(
+      "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
+    ).run(tried);
     db.prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
     const after = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')]);
-    assert.deepEqual(rowsOf(db, after), [`13700000003 duplicate of ${kept}:2`, `13700000004 duplicate of ${kept}:3`]);
+    assert.deepEqual(rowsOf(db, after), [
+      `13700000003 duplicate of ${kept}:2`,
+      `13700000004 duplicate of ${kept}:3`,
+    ]);
     assert.ok(cutShort);
   });
 
@@ -118,8 +211,16 @@ describe('repeats of other files (sentBefore)', () => {
     const db = journal();
     const first = readFile(db, [row(2, '0013800000001'), row(3, '0044207946000')]);
     settle(db, first, '0044207946000', 'accepted', 1);
-    const second = readFile(db, [row(2, '13800000001'), row(3, '0044207946000'), row(4, '00442079460001')]);
-    assert.deepEqual(rowsOf(db, second), ['13800000001 valid', `0044207946000 duplicate of ${first}:3`, '00442079460001 valid']);
+    const second = readFile(db, [
+      row(2, '13800000001'),
+      row(3, '0044207946000'),
+      row(4, '00442079460001'),
+    ]);
+    assert.deepEqual(rowsOf(db, second), [
+      '13800000001 valid',
+      `0044207946000 duplicate of ${first}:3`,
+      '00442079460001 valid',
+    ]);
     const third = readFile(db, [row(2, '0044207946000')], { window: { ms: 0, text: 'off' } });
     assert.deepEqual(rowsOf(db, third), ['0044207946000 valid']);
   });

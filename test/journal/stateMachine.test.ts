@@ -8,14 +8,27 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
 import { applyTransition, getBatch, moveBatch, startAttempt } from '../../src/journal/batches.js';
-import { BATCH_MOVES, BATCH_STATE, type BatchState, OUTCOME_STATES, REPLACED_STATES, sqlList, UNSETTLED_STATES } from '../../src/journal/states.js';
+import {
+  BATCH_MOVES,
+  BATCH_STATE,
+  type BatchState,
+  OUTCOME_STATES,
+  REPLACED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from '../../src/journal/states.js';
 import { journalWithOneGroup } from './fixture.js';
 
-const { db } = journalWithOneGroup('smsdrop-states-', { status: 'sending', createdAt: new Date().toISOString() });
+const { db } = journalWithOneGroup('smsdrop-states-', {
+  status: 'sending',
+  createdAt: new Date().toISOString(),
+});
 let nextId = 1;
 function batchIn(state: BatchState): number {
   const id = nextId++;
-  db.prepare("INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')").run(id, `req${id}`, state);
+  db.prepare(
+    "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')",
+  ).run(id, `req${id}`, state);
   return id;
 }
 
@@ -31,7 +44,13 @@ describe('the batch state machine', () => {
           assert.equal(getBatch(db, id).state, to);
           continue;
         }
-        assert.throws(() => moveBatch(db, id, to), (err) => errorCode(err) === 'E_BATCH_TRANSITION' && /cannot go from/.test((err as Error).message), `${from} -> ${to}`);
+        assert.throws(
+          () => moveBatch(db, id, to),
+          (err) =>
+            errorCode(err) === 'E_BATCH_TRANSITION' &&
+            /cannot go from/.test((err as Error).message),
+          `${from} -> ${to}`,
+        );
         assert.equal(getBatch(db, id).state, from, 'unchanged');
         refused++;
       }
@@ -41,7 +60,10 @@ describe('the batch state machine', () => {
 
   it('an outcome for a batch already final is refused, not written over', () => {
     const id = batchIn('accepted');
-    assert.throws(() => applyTransition(db, id, { to: 'failed', statusCode: '160042', statusMsg: 'late' }), (err) => errorCode(err) === 'E_BATCH_TRANSITION');
+    assert.throws(
+      () => applyTransition(db, id, { to: 'failed', statusCode: '160042', statusMsg: 'late' }),
+      (err) => errorCode(err) === 'E_BATCH_TRANSITION',
+    );
     assert.equal(getBatch(db, id).state, 'accepted');
   });
 
@@ -59,22 +81,41 @@ describe('the batch state machine', () => {
     const all = [...UNSETTLED_STATES, ...OUTCOME_STATES, ...REPLACED_STATES].sort();
     assert.deepEqual(all, Object.values(BATCH_STATE).sort());
     assert.equal(sqlList(UNSETTLED_STATES), "('planned', 'sending')");
-    for (const s of [...OUTCOME_STATES, ...REPLACED_STATES]) if (s !== 'failed' && s !== 'unknown') assert.deepEqual(BATCH_MOVES[s], [], `${s} is final`);
+    for (const s of [...OUTCOME_STATES, ...REPLACED_STATES])
+      if (s !== 'failed' && s !== 'unknown') assert.deepEqual(BATCH_MOVES[s], [], `${s} is final`);
   });
 });
 
 describe('where state and SQL live', () => {
   const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory()
+        ? files(path.join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? [path.join(dir, e.name)]
+          : [],
+    );
   const source = files('src').map((file) => ({ file, text: readFileSync(file, 'utf8') }));
 
   it('no SQL outside src/journal (the simulator aside)', () => {
-    const sqlText = /\b(SELECT\s.+\sFROM|UPDATE\s+\w+\s+SET|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|CREATE\s+(TEMP\s+)?TABLE)\b|\.prepare\(|\.pragma\(/;
-    const outside = source.filter(({ file, text }) => !file.startsWith(path.join('src', 'journal')) && !file.startsWith(path.join('src', 'simulator')) && sqlText.test(text));
-    assert.deepEqual(outside.map((f) => f.file), []);
+    const sqlText =
+      /\b(SELECT\s.+\sFROM|UPDATE\s+\w+\s+SET|INSERT\s+(OR\s+\w+\s+)?INTO|DELETE\s+FROM|CREATE\s+(TEMP\s+)?TABLE)\b|\.prepare\(|\.pragma\(/;
+    const outside = source.filter(
+      ({ file, text }) =>
+        !file.startsWith(path.join('src', 'journal')) &&
+        !file.startsWith(path.join('src', 'simulator')) &&
+        sqlText.test(text),
+    );
+    assert.deepEqual(
+      outside.map((f) => f.file),
+      [],
+    );
   });
 
   it('no module-level WeakMap keyed by a handle anywhere in src/', () => {
-    assert.deepEqual(source.filter(({ text }) => /new WeakMap/.test(text)).map((f) => f.file), []);
+    assert.deepEqual(
+      source.filter(({ text }) => /new WeakMap/.test(text)).map((f) => f.file),
+      [],
+    );
   });
 });

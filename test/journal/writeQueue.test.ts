@@ -24,8 +24,10 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const insert = (what: string) => () => db.prepare('INSERT INTO scratch (what) VALUES (?)').run(what).changes;
-const seen = () => reader.prepare('SELECT what FROM scratch ORDER BY rowid').pluck().all() as string[];
+const insert = (what: string) => () =>
+  db.prepare('INSERT INTO scratch (what) VALUES (?)').run(what).changes;
+const seen = () =>
+  reader.prepare('SELECT what FROM scratch ORDER BY rowid').pluck().all() as string[];
 const clear = () => {
   commitBulk(db);
   db.exec('DELETE FROM scratch');
@@ -101,7 +103,9 @@ describe('the journal write queue', () => {
   it('never leaves a transaction open after a commit that failed, so later writes are committed', async () => {
     clear();
     // A deferred foreign key makes COMMIT fail and leave the transaction open (as SQLITE_BUSY would).
-    db.exec('CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)',
+    );
     db.pragma('foreign_keys = ON');
     try {
       const before = bulkLosses(db);
@@ -110,7 +114,11 @@ describe('the journal write queue', () => {
       assert.equal(db.inTransaction, false);
       assert.equal(bulkLosses(db), before + 1);
       assert.equal(await writeQueueFor(db).run(insert('next turn')), 1);
-      assert.deepEqual(seen(), ['next turn'], 'committed, not a savepoint of a transaction left open');
+      assert.deepEqual(
+        seen(),
+        ['next turn'],
+        'committed, not a savepoint of a transaction left open',
+      );
     } finally {
       db.pragma('foreign_keys = OFF');
     }
@@ -118,9 +126,23 @@ describe('the journal write queue', () => {
 
   it('stops a row writer whose rows were rolled back', async () => {
     clear();
-    const file = createFile(db, { sha256: 'f'.repeat(64), name: 'lost.csv', path: '/in/lost.csv', size: 1, encoding: 'utf-8' });
+    const file = createFile(db, {
+      sha256: 'f'.repeat(64),
+      name: 'lost.csv',
+      path: '/in/lost.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
-    const row = (line: number) => ({ line, phoneRaw: `1380000000${line}`, phone: `1380000000${line}`, appId: 'app', templateId: '1', datas: [], extras: {} });
+    const row = (line: number) => ({
+      line,
+      phoneRaw: `1380000000${line}`,
+      phone: `1380000000${line}`,
+      appId: 'app',
+      templateId: '1',
+      datas: [],
+      extras: {},
+    });
     writer.write([row(2), row(3)]);
     await assert.rejects(
       writeQueueFor(db).run(() => {

@@ -5,9 +5,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { emptyConfigFile } from '../emptyConfig.js';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 
-export const CREDS = { accountSid: 'ACtest00000000000000000000000001', authToken: 'tokentest0000000000000000000001', appId: 'APPtest0000000000000000000000001' };
+export const CREDS = {
+  accountSid: 'ACtest00000000000000000000000001',
+  authToken: 'tokentest0000000000000000000001',
+  appId: 'APPtest0000000000000000000000001',
+};
 export const TEMPLATES = { '1': 2, '2': 1, '3': 0 };
 const CLI = path.resolve('src/cli.ts');
 
@@ -16,11 +24,22 @@ export function tempDir(prefix = 'smsdrop-test-'): string {
 }
 
 export function startSim(options: Partial<SimulatorOptions> = {}): Promise<RunningSimulator> {
-  return startSimulator({ accountSid: CREDS.accountSid, authToken: CREDS.authToken, appIds: [CREDS.appId], templates: TEMPLATES, seed: 7, ...options });
+  return startSimulator({
+    accountSid: CREDS.accountSid,
+    authToken: CREDS.authToken,
+    appIds: [CREDS.appId],
+    templates: TEMPLATES,
+    seed: 7,
+    ...options,
+  });
 }
 
 /** Environment for a child smsdrop: only what the test sets, never the developer's own SMSDROP_*. */
-export function envFor(sim: { url: string }, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+export function envFor(
+  sim: { url: string },
+  dataDir: string,
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SMSDROP_')) env[k] = v;
   return {
@@ -40,8 +59,14 @@ export function envFor(sim: { url: string }, dataDir: string, extra: Record<stri
 }
 
 /** `smsdrop send FILE --json` as a child left running (to be killed, say), with its exit code as a promise. */
-export function startSend(file: string, env: NodeJS.ProcessEnv): { child: ChildProcess; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'send', file, '--json'], { env, stdio: 'ignore' });
+export function startSend(
+  file: string,
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'send', file, '--json'], {
+    env,
+    stdio: 'ignore',
+  });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exited };
 }
@@ -56,7 +81,10 @@ export interface CliResult {
 /** Runs `smsdrop ARGS` to the end (asynchronously, so the in-process simulator keeps answering). */
 export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -86,7 +114,12 @@ export function deliveries(sim: RunningSimulator): Map<string, number> {
   return counts;
 }
 
-export function messageKey(appId: string, templateId: string, datas: string[], phone: string): string {
+export function messageKey(
+  appId: string,
+  templateId: string,
+  datas: string[],
+  phone: string,
+): string {
   return JSON.stringify([appId, templateId, datas, phone]);
 }
 

@@ -11,7 +11,16 @@ import pLimit from 'p-limit';
 import { processFile } from '../../src/pipeline/index.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { cleanUp, sender, simulator } from '../report/helpers.js';
-import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import {
+  CREDS,
+  deliveries,
+  envFor,
+  messageKey,
+  runCli,
+  startSim,
+  tempDir,
+  writeCsv,
+} from './helpers.js';
 
 const SENT = [
   ['13800000001', '张三', '10:00'],
@@ -24,10 +33,14 @@ const ADDED = [
 ];
 
 /** What a UTF-8 export from a script looks like. */
-const utf8Lf = (rows: string[][]) => `phone,templateId,参数1,参数2\n${rows.map((r) => [r[0], '1', r[1], r[2]].join(',')).join('\n')}\n`;
+const utf8Lf = (rows: string[][]) =>
+  `phone,templateId,参数1,参数2\n${rows.map((r) => [r[0], '1', r[1], r[2]].join(',')).join('\n')}\n`;
 /** The same rows as Chinese Excel saves them: GB18030, CRLF, a number written with a space and +86. */
 const excelGb = (rows: string[][]) =>
-  iconv.encode(`phone,templateId,参数1,参数2\r\n${rows.map((r) => [`+86 ${r[0]}`, '1', `"${r[1]}"`, r[2]].join(',')).join('\r\n')}\r\n`, 'gb18030');
+  iconv.encode(
+    `phone,templateId,参数1,参数2\r\n${rows.map((r) => [`+86 ${r[0]}`, '1', `"${r[1]}"`, r[2]].join(',')).join('\r\n')}\r\n`,
+    'gb18030',
+  );
 
 describe('a list given again as other bytes', () => {
   let sim: RunningSimulator;
@@ -37,7 +50,8 @@ describe('a list given again as other bytes', () => {
     await cleanUp(); // what the in-process sender opened
   });
 
-  const timesSent = (r: string[]) => deliveries(sim).get(messageKey(CREDS.appId, '1', [r[1]!, r[2]!], r[0]!)) ?? 0;
+  const timesSent = (r: string[]) =>
+    deliveries(sim).get(messageKey(CREDS.appId, '1', [r[1]!, r[2]!], r[0]!)) ?? 0;
 
   it('sends only the rows no other file sent; says which file and line sent the others; --resend and off send them again', async () => {
     const dir = tempDir();
@@ -47,24 +61,53 @@ describe('a list given again as other bytes', () => {
 
     const resaved = writeCsv(dir, 'list (Excel).csv', excelGb([...SENT, ...ADDED]));
     const planned = await runCli(['send', resaved, '--dry-run', '--json'], env);
-    assert.deepEqual([planned.json!.duplicates, planned.json!.repeats, (planned.json!.plan as { numbers: number }).numbers], [3, 3, 2], 'the dry run leaves them out too');
+    assert.deepEqual(
+      [
+        planned.json!.duplicates,
+        planned.json!.repeats,
+        (planned.json!.plan as { numbers: number }).numbers,
+      ],
+      [3, 3, 2],
+      'the dry run leaves them out too',
+    );
 
     const second = await runCli(['send', resaved], env);
-    assert.equal(second.status, 0, `every row accepted or a duplicate of an accepted row\n${second.stdout}${second.stderr}`);
+    assert.equal(
+      second.status,
+      0,
+      `every row accepted or a duplicate of an accepted row\n${second.stdout}${second.stderr}`,
+    );
     assert.match(second.stdout, /rows 5 {2}invalid 0 {2}duplicates 3 {2}accepted 2 /);
-    assert.match(second.stdout, /^repeats {4}3 row\(s\) not sent: another file sent the same message to their number within the repeat window \(24h\)/m);
+    assert.match(
+      second.stdout,
+      /^repeats {4}3 row\(s\) not sent: another file sent the same message to their number within the repeat window \(24h\)/m,
+    );
     for (const r of [...SENT, ...ADDED]) assert.equal(timesSent(r), 1, `${r.join(' ')} once`);
     const result = readFileSync(path.join(dir, 'list (Excel).result.csv'), 'utf8');
-    assert.match(result, /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number goes with another file \(its report has the outcome\): line 3 of list\.csv \(file 1\),,/m);
+    assert.match(
+      result,
+      /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number goes with another file \(its report has the outcome\): line 3 of list\.csv \(file 1\),,/m,
+    );
     assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,000000,/m);
     const report = await runCli(['report', 'list (Excel).csv'], env);
-    assert.match(report.stdout, /^of the duplicates, 3 go with other files that sent their number the same message \(smsdrop export 2 --status duplicate/m, report.stderr);
+    assert.match(
+      report.stdout,
+      /^of the duplicates, 3 go with other files that sent their number the same message \(smsdrop export 2 --status duplicate/m,
+      report.stderr,
+    );
 
     const again = await runCli(['send', resaved, '--resend', '--json'], env);
-    assert.deepEqual([again.json!.status, again.json!.accepted, again.json!.repeats], ['done', 5, 0], again.stderr);
+    assert.deepEqual(
+      [again.json!.status, again.json!.accepted, again.json!.repeats],
+      ['done', 5, 0],
+      again.stderr,
+    );
     for (const r of SENT) assert.equal(timesSent(r), 2, `${r.join(' ')} sent again on purpose`);
 
-    const off = await runCli(['send', writeCsv(dir, 'copy.csv', utf8Lf(SENT).replace(/\n/g, '\r\n')), '--json'], { ...env, SMSDROP_REPEAT_WINDOW: 'off' });
+    const off = await runCli(
+      ['send', writeCsv(dir, 'copy.csv', utf8Lf(SENT).replace(/\n/g, '\r\n')), '--json'],
+      { ...env, SMSDROP_REPEAT_WINDOW: 'off' },
+    );
     assert.deepEqual([off.json!.accepted, off.json!.repeats], [3, 0], off.stderr);
     for (const r of SENT) assert.equal(timesSent(r), 3);
   });
@@ -72,24 +115,53 @@ describe('a list given again as other bytes', () => {
   it('a list paused part-way, then edited in place and sent as a new file: the rows left to the first are named, exit 3; resume sends them without the old bytes', async () => {
     const dir = tempDir();
     const data = path.join(dir, 'data');
-    const rows = Array.from({ length: 30 }, (_, i) => [`138000001${String(i).padStart(2, '0')}`, '客户', '10:00']);
+    const rows = Array.from({ length: 30 }, (_, i) => [
+      `138000001${String(i).padStart(2, '0')}`,
+      '客户',
+      '10:00',
+    ]);
     const file = writeCsv(dir, 'paused.csv', utf8Lf(rows));
     // A wrong token pauses sending at once: every row stays planned (as a stop part-way leaves them).
-    const first = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000', SMSDROP_MAX_PER_REQUEST: '10' }));
+    const first = await runCli(
+      ['send', file, '--json'],
+      envFor(sim, data, {
+        SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000',
+        SMSDROP_MAX_PER_REQUEST: '10',
+      }),
+    );
     assert.deepEqual([first.status, first.json!.status, first.json!.pending], [3, 'paused', 30]);
     const edited = rows.map((r, i) => (i === 4 ? [r[0]!, '客户', '11:00'] : r));
     writeCsv(dir, 'paused.csv', utf8Lf(edited)); // the same name, other bytes: a new file
-    const second = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+    const second = await runCli(
+      ['send', file, '--json'],
+      envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }),
+    );
     assert.equal(second.status, 3, 'not "every row accepted": 29 of them wait in the paused file');
-    assert.deepEqual([second.json!.accepted, second.json!.repeats, second.json!.waitingIn], [1, 29, [{ id: 1, name: 'paused.csv', status: 'sending', rows: 29, inProgress: false }]]);
+    assert.deepEqual(
+      [second.json!.accepted, second.json!.repeats, second.json!.waitingIn],
+      [1, 29, [{ id: 1, name: 'paused.csv', status: 'sending', rows: 29, inProgress: false }]],
+    );
     const text = await runCli(['send', file], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
-    assert.match(text.stdout, /Not sent yet, waiting in paused\.csv \(id 1\): 29: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)/);
+    assert.match(
+      text.stdout,
+      /Not sent yet, waiting in paused\.csv \(id 1\): 29: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)/,
+    );
     // The first file's bytes are gone: resume sends its rows from the journal.
-    const resumed = await runCli(['resume', '1', '--json'], envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }));
+    const resumed = await runCli(
+      ['resume', '1', '--json'],
+      envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' }),
+    );
     assert.equal(resumed.status, 0, resumed.stderr);
-    assert.deepEqual([resumed.json!.status, resumed.json!.accepted, resumed.json!.pending], ['done', 30, 0]);
+    assert.deepEqual(
+      [resumed.json!.status, resumed.json!.accepted, resumed.json!.pending],
+      ['done', 30, 0],
+    );
     for (const r of rows) assert.equal(timesSent(r), 1, `${r.join(' ')} once`);
-    assert.equal(timesSent(edited[4]!), 1, 'the edited row went with the new file; its old text went with the first (resume sends that file as it was)');
+    assert.equal(
+      timesSent(edited[4]!),
+      1,
+      'the edited row went with the new file; its old text went with the first (resume sends that file as it was)',
+    );
     const again = await runCli(['resume', '1'], envFor(sim, data));
     assert.equal(again.status, 2);
     assert.match(again.stderr, /is done: nothing is pending/);
@@ -98,13 +170,26 @@ describe('a list given again as other bytes', () => {
   it('resume exits 3 when the file it finishes has invalid rows: not every row was accepted', async () => {
     const dir = tempDir();
     const data = path.join(dir, 'data');
-    const rows = [['13800000301', '客户', '10:00'], ['12345', '客户', '10:00'], ['13800000302', '客户', '10:00']];
+    const rows = [
+      ['13800000301', '客户', '10:00'],
+      ['12345', '客户', '10:00'],
+      ['13800000302', '客户', '10:00'],
+    ];
     const file = writeCsv(dir, 'with-invalid.csv', utf8Lf(rows));
-    const first = await runCli(['send', file, '--json'], envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000' }));
-    assert.deepEqual([first.status, first.json!.status, first.json!.pending, first.json!.invalid], [3, 'paused', 2, 1]);
+    const first = await runCli(
+      ['send', file, '--json'],
+      envFor(sim, data, { SMSDROP_AUTH_TOKEN: 'wrongtoken000000000000000000000' }),
+    );
+    assert.deepEqual(
+      [first.status, first.json!.status, first.json!.pending, first.json!.invalid],
+      [3, 'paused', 2, 1],
+    );
     const resumed = await runCli(['resume', '1', '--json'], envFor(sim, data));
     assert.equal(resumed.status, 3, 'one row was invalid');
-    assert.deepEqual([resumed.json!.status, resumed.json!.accepted, resumed.json!.invalid], ['done', 2, 1]);
+    assert.deepEqual(
+      [resumed.json!.status, resumed.json!.accepted, resumed.json!.invalid],
+      ['done', 2, 1],
+    );
   });
 
   it('reads the next file while the requests of the one before wait for a slot (intakes take turns, sending does not)', async () => {
@@ -115,19 +200,32 @@ describe('a list given again as other bytes', () => {
     let freeSlot!: () => void;
     void limit(() => new Promise<void>((resolve) => (freeSlot = resolve)));
     const ctx = { ...s.ctx, limit };
-    const csv = (from: number, rows: number) => `phone,templateId,data1,data2\n${Array.from({ length: rows }, (_, i) => `${13_800_000_000 + from + i},1,a,b`).join('\n')}\n`;
+    const csv = (from: number, rows: number) =>
+      `phone,templateId,data1,data2\n${Array.from({ length: rows }, (_, i) => `${13_800_000_000 + from + i},1,a,b`).join('\n')}\n`;
     // Large enough to be read in several chunks: its full batches are released, and wait for the
     // slot, while it is read.
     const first = processFile(ctx, writeCsv(dir, 'first.csv', csv(10_000, 6_000)));
     const second = processFile(ctx, writeCsv(dir, 'second.csv', csv(20_000, 6)));
-    const statusOf = (name: string) => s.db.prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
+    const statusOf = (name: string) =>
+      s.db.prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
     try {
-      for (let waited = 0; statusOf('second.csv') !== 'sending' && waited < 10_000; waited += 20) await sleep(20);
-      assert.deepEqual([statusOf('first.csv'), statusOf('second.csv')], ['sending', 'sending'], 'both read while no request could start');
+      for (let waited = 0; statusOf('second.csv') !== 'sending' && waited < 10_000; waited += 20)
+        await sleep(20);
+      assert.deepEqual(
+        [statusOf('first.csv'), statusOf('second.csv')],
+        ['sending', 'sending'],
+        'both read while no request could start',
+      );
     } finally {
       freeSlot();
     }
     const results = await Promise.all([first, second]);
-    assert.deepEqual(results.map((r) => [r.outcome, r.counts.accepted]), [['finished', 6_000], ['finished', 6]]);
+    assert.deepEqual(
+      results.map((r) => [r.outcome, r.counts.accepted]),
+      [
+        ['finished', 6_000],
+        ['finished', 6],
+      ],
+    );
   });
 });

@@ -14,22 +14,51 @@ import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
-import { RESULT_HEADER, resultPageSql, spoolResults, writeResultCsv } from '../../src/journal/resultFiles.js';
+import {
+  RESULT_HEADER,
+  resultPageSql,
+  spoolResults,
+  writeResultCsv,
+} from '../../src/journal/resultFiles.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
 after(() => db.close());
 
-function row(line: number, phoneRaw: string, phone: string | undefined, datas: string[], error?: string): RowToJournal {
-  return { line, phoneRaw, ...(phone ? { phone } : {}), appId: 'app', templateId: '1', datas, extras: {}, ...(error ? { error } : {}) };
+function row(
+  line: number,
+  phoneRaw: string,
+  phone: string | undefined,
+  datas: string[],
+  error?: string,
+): RowToJournal {
+  return {
+    line,
+    phoneRaw,
+    ...(phone ? { phone } : {}),
+    appId: 'app',
+    templateId: '1',
+    datas,
+    extras: {},
+    ...(error ? { error } : {}),
+  };
 }
 
 function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): number {
-  const file = createFile(db, { sha256: name.padEnd(64, '0'), name, path: `/in/${name}`, size: 1, encoding: 'utf-8' });
+  const file = createFile(db, {
+    sha256: name.padEnd(64, '0'),
+    name,
+    path: `/in/${name}`,
+    size: 1,
+    encoding: 'utf-8',
+  });
   setFileStatus(db, file.id, FILE_STATUS.sending); // its planned rows count for the files after it (repeats)
   const sentBefore = sentBeforeLookup(db, file.id, { ms: 86_400_000, text: '24h' });
-  const writer = createRowWriter(db, file.id, { maxPerRequest, ...(sentBefore ? { sentBefore } : {}) });
+  const writer = createRowWriter(db, file.id, {
+    maxPerRequest,
+    ...(sentBefore ? { sentBefore } : {}),
+  });
   // Two chunks, the second interleaved with another file's rows: the span then holds foreign ids.
   writer.write(rows.slice(0, 4));
   if (name === 'a') journalFile('other', [row(2, '13900000001', '13900000001', ['x'])]);
@@ -48,18 +77,28 @@ function rowByRow(db: Journal, fileId: number): string {
        WHERE r.file_id = ? ORDER BY r.id`,
     )
     .all(fileId) as Record<string, string | number | null>[];
-  const status = (s: unknown) => (s === 'accepted' || s === 'failed' || s === 'unknown' ? s : 'pending');
+  const status = (s: unknown) =>
+    s === 'accepted' || s === 'failed' || s === 'unknown' ? s : 'pending';
   const lines = rows.map((r) => {
     const head = [String(r.line), String(r.phone_raw), String(r.phone ?? '')];
     if (r.intake === 'invalid') return csvLine([...head, 'invalid', '', String(r.error), '', '']);
     if (r.intake === 'duplicate') {
       const of =
-        r.dup_file === null ? SENT_BY_A_FILE_READ_AGAIN
-        : r.dup_file === fileId ? `duplicate of line ${r.dup_line}`
-        : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
+        r.dup_file === null
+          ? SENT_BY_A_FILE_READ_AGAIN
+          : r.dup_file === fileId
+            ? `duplicate of line ${r.dup_line}`
+            : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
       return csvLine([...head, 'duplicate', '', of, '', '']);
     }
-    return csvLine([...head, status(r.state), String(r.status_code ?? ''), String(r.status_msg ?? ''), String(r.sms_message_sid ?? ''), String(r.date_created ?? '')]);
+    return csvLine([
+      ...head,
+      status(r.state),
+      String(r.status_code ?? ''),
+      String(r.status_msg ?? ''),
+      String(r.sms_message_sid ?? ''),
+      String(r.date_created ?? ''),
+    ]);
   });
   return `\uFEFF${csvLine(RESULT_HEADER)}${lines.join('')}`;
 }
@@ -80,8 +119,14 @@ describe('NAME.result.csv', () => {
       row(12, '+8613800000009', '13800000009', ['e']), // guarded; a second batch of e
       row(13, '8613800000010', '13800000010', ['a']), // digits, not the number as normalised: still plain
     ]);
-    const batches = db.prepare('SELECT b.id, g.datas FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY b.id').all(fileId) as { id: number; datas: string }[];
-    const settle = db.prepare('UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?');
+    const batches = db
+      .prepare(
+        'SELECT b.id, g.datas FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY b.id',
+      )
+      .all(fileId) as { id: number; datas: string }[];
+    const settle = db.prepare(
+      'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
+    );
     const outcomes: Record<string, [string, string, string]> = {
       '["a"]': ['accepted', '000000', 'ok'],
       '["b"]': ['failed', '160034', 'black, listed'],
@@ -111,22 +156,42 @@ describe('NAME.result.csv', () => {
     db.prepare('DELETE FROM rows WHERE file_id = ?').run(readAgain);
     const out = await writeResultCsv(db, fileId, dir, 'again');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
-    assert.equal(db.prepare('SELECT status_msg FROM row_results WHERE file_id = ? AND line = 6').pluck().get(fileId), SENT_BY_A_FILE_READ_AGAIN);
-    assert.match(readFileSync(out, 'utf8'), /^3,13700000002,13700000002,duplicate,,"[^"]+ line 2 of second, ""final"".csv \(file \d+\)",,\r$/m);
+    assert.equal(
+      db
+        .prepare('SELECT status_msg FROM row_results WHERE file_id = ? AND line = 6')
+        .pluck()
+        .get(fileId),
+      SENT_BY_A_FILE_READ_AGAIN,
+    );
+    assert.match(
+      readFileSync(out, 'utf8'),
+      /^3,13700000002,13700000002,duplicate,,"[^"]+ line 2 of second, ""final"".csv \(file \d+\)",,\r$/m,
+    );
   });
 
   it('holds every row when the file spans many pages', async () => {
-    const rows = Array.from({ length: 12_345 }, (_, i) => row(i + 2, String(13_000_000_000 + i), String(13_000_000_000 + i), ['many']));
+    const rows = Array.from({ length: 12_345 }, (_, i) =>
+      row(i + 2, String(13_000_000_000 + i), String(13_000_000_000 + i), ['many']),
+    );
     const fileId = journalFile('many', rows, 200);
     const out = await writeResultCsv(db, fileId, dir, 'many');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
   });
 
   describe('written ahead while sending (spoolResults)', () => {
-    const manyRows = (n: number) => Array.from({ length: n }, (_, i) => row(i + 2, String(13_100_000_000 + i), String(13_100_000_000 + i), ['ahead']));
-    const batchIds = (fileId: number) => db.prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
+    const manyRows = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        row(i + 2, String(13_100_000_000 + i), String(13_100_000_000 + i), ['ahead']),
+      );
+    const batchIds = (fileId: number) =>
+      db
+        .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(fileId) as number[];
     const settle = (ids: number[], msg: string) => {
-      const update = db.prepare("UPDATE batches SET state = 'accepted', status_code = '000000', status_msg = ?, updated_at = ? WHERE id = ?");
+      const update = db.prepare(
+        "UPDATE batches SET state = 'accepted', status_code = '000000', status_msg = ?, updated_at = ? WHERE id = ?",
+      );
       for (const id of ids) update.run(msg, new Date().toISOString(), id);
     };
     const spoolFile = (fileId: number) => path.join(dir, 'spool', `result-${fileId}.csv.part`);
@@ -163,7 +228,11 @@ describe('NAME.result.csv', () => {
       spool.advance(); // page 1 goes; page 2 waits for the 10th batch
       // The 10th is answered "a number rejected": split in two halves, which are then accepted.
       startAttempt(db, getBatch(db, ids[9]!), null); // a batch is answered only once its request went out
-      applyTransition(db, ids[9]!, { to: 'split', statusCode: '160042', statusMsg: 'one number rejected' });
+      applyTransition(db, ids[9]!, {
+        to: 'split',
+        statusCode: '160042',
+        statusMsg: 'one number rejected',
+      });
       assert.equal(getBatch(db, ids[9]!).state, 'split');
       const halves = batchIds(fileId).slice(10);
       assert.equal(halves.length, 2);
@@ -172,9 +241,15 @@ describe('NAME.result.csv', () => {
       spool.advance(); // page 2 goes now
       db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId); // the probe, as above
       await spool.complete();
-      const lines = readFileSync(await writeResultCsv(db, fileId, dir, 'split'), 'utf8').split('\r\n').slice(1, -1);
+      const lines = readFileSync(await writeResultCsv(db, fileId, dir, 'split'), 'utf8')
+        .split('\r\n')
+        .slice(1, -1);
       assert.equal(lines.length, 2000);
-      assert.equal(lines.filter((line) => line.includes(',early,')).length, 2000, 'both pages were written ahead');
+      assert.equal(
+        lines.filter((line) => line.includes(',early,')).length,
+        2000,
+        'both pages were written ahead',
+      );
     });
 
     it('is written afresh when the outcomes changed after the spool was completed', async () => {
@@ -184,7 +259,9 @@ describe('NAME.result.csv', () => {
       spool.advance();
       await spool.complete();
       // An outcome recorded in between (a later millisecond: a real one would be).
-      db.prepare("UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?").run(batchIds(fileId)[0]);
+      db.prepare(
+        "UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?",
+      ).run(batchIds(fileId)[0]);
       const out = await writeResultCsv(db, fileId, dir, 'changed');
       assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
       assert.match(readFileSync(out, 'utf8'), /,second,/);
@@ -214,9 +291,11 @@ describe('NAME.result.csv', () => {
     });
   });
 
-  it('reads rows in id order: rows scanned by rowid range, the status tails and a duplicate\'s earlier row looked up', () => {
+  it("reads rows in id order: rows scanned by rowid range, the status tails and a duplicate's earlier row looked up", () => {
     db.exec('CREATE TEMP TABLE plan_tails (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)');
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${resultPageSql('plan_tails')}`).all(1, 2, 3) as { detail: string }[];
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${resultPageSql('plan_tails')}`).all(1, 2, 3) as {
+      detail: string;
+    }[];
     db.exec('DROP TABLE temp.plan_tails');
     assert.deepEqual(
       plan.map((p) => p.detail),

@@ -7,7 +7,16 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
 import { parseFaults } from '../../src/simulator/index.js';
-import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import {
+  CREDS,
+  deliveries,
+  envFor,
+  messageKey,
+  runCli,
+  startSim,
+  tempDir,
+  writeCsv,
+} from './helpers.js';
 
 const ROWS = 90;
 const phones = Array.from({ length: ROWS }, (_, i) => `136${String(i).padStart(8, '0')}`);
@@ -20,12 +29,27 @@ describe('a provider failing a third of all requests, in doubt', () => {
     const sim = await startSim({ faults: parseFaults('http500@0.2,cut-after@0.13'), seed: 11 });
     try {
       const dir = tempDir();
-      const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_MAX_ATTEMPTS: '2', SMSDROP_RETRY_MAX_MS: '20', SMSDROP_PAUSE_AFTER_FAILURES: '0', SMSDROP_CONCURRENCY: '4' });
+      const env = envFor(sim, path.join(dir, 'data'), {
+        SMSDROP_MAX_ATTEMPTS: '2',
+        SMSDROP_RETRY_MAX_MS: '20',
+        SMSDROP_PAUSE_AFTER_FAILURES: '0',
+        SMSDROP_CONCURRENCY: '4',
+      });
       const sent = await runCli(['send', writeCsv(dir, 'personal.csv', csv), '--json'], env);
       const json = sent.json!;
-      assert.deepEqual([json.accepted, json.unknown, json.failed, json.pending], [ROWS, 0, 0, 0], `${sent.stdout}${sent.stderr}`);
+      assert.deepEqual(
+        [json.accepted, json.unknown, json.failed, json.pending],
+        [ROWS, 0, 0, 0],
+        `${sent.stdout}${sent.stderr}`,
+      );
       const counts = deliveries(sim);
-      phones.forEach((p, i) => assert.equal(counts.get(messageKey(CREDS.appId, '1', [`code${i}`, '5'], p)), 1, `${p} once`));
+      phones.forEach((p, i) =>
+        assert.equal(
+          counts.get(messageKey(CREDS.appId, '1', [`code${i}`, '5'], p)),
+          1,
+          `${p} once`,
+        ),
+      );
     } finally {
       await sim.close();
     }

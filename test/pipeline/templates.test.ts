@@ -7,9 +7,22 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningSimulator } from '../../src/simulator/index.js';
-import { CREDS, deliveries, envFor, messageKey, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import {
+  CREDS,
+  deliveries,
+  envFor,
+  messageKey,
+  runCli,
+  startSim,
+  tempDir,
+  writeCsv,
+} from './helpers.js';
 
-const TEMPLATES = { '1': '【某某公司】您的验证码是{1}，{2}分钟内有效', '2': '【某某公司】{1}', '3': '【某某公司】欢迎' };
+const TEMPLATES = {
+  '1': '【某某公司】您的验证码是{1}，{2}分钟内有效',
+  '2': '【某某公司】{1}',
+  '3': '【某某公司】欢迎',
+};
 const LONG = '长'.repeat(100); // with the signature 106 characters: 2 segments of 67
 const EMOJI = '😀'.repeat(64); // 70 code points (128 UTF-16 units): 1 segment
 
@@ -39,36 +52,65 @@ describe('the templates file', () => {
 
   it('the dry run shows each message, its segments and the billable segments; rows short of values or with too many are invalid', async () => {
     const dir = tempDir();
-    const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_TEMPLATES_FILE: templatesFile(dir, TEMPLATES) });
+    const env = envFor(sim, path.join(dir, 'data'), {
+      SMSDROP_TEMPLATES_FILE: templatesFile(dir, TEMPLATES),
+    });
     const file = writeCsv(dir, 'codes.csv', CSV);
     const json = await runCli(['send', file, '--dry-run', '--json'], env);
     assert.equal(json.status, 0, json.stderr);
     const summary = json.json!;
     assert.equal(summary.invalid, 2);
     const invalid = summary.invalidRows as Array<{ line: number; reason: string }>;
-    assert.deepEqual(invalid.map((r) => r.line), [5, 6]);
-    assert.match(invalid[0]!.reason, /^template 1 takes 2 value\(s\) \(\{1\}\.\.\{2\}\) but the row gives 1: "【某某公司】您的验证码是\{1\}，\{2\}分钟内有效" \(templates\.json\)$/);
+    assert.deepEqual(
+      invalid.map((r) => r.line),
+      [5, 6],
+    );
+    assert.match(
+      invalid[0]!.reason,
+      /^template 1 takes 2 value\(s\) \(\{1\}\.\.\{2\}\) but the row gives 1: "【某某公司】您的验证码是\{1\}，\{2\}分钟内有效" \(templates\.json\)$/,
+    );
     assert.match(invalid[1]!.reason, /template 1 takes 2 value\(s\) .* but the row gives 3/);
     const messages = (summary.plan as { messages: Record<string, unknown> }).messages;
     assert.deepEqual(messages.sample, [
-      { templateId: '1', message: '【某某公司】您的验证码是1234，5分钟内有效', segments: 1, numbers: 2 },
-      { templateId: '1', message: '【某某公司】您的验证码是9999，5分钟内有效', segments: 1, numbers: 1 },
+      {
+        templateId: '1',
+        message: '【某某公司】您的验证码是1234，5分钟内有效',
+        segments: 1,
+        numbers: 2,
+      },
+      {
+        templateId: '1',
+        message: '【某某公司】您的验证码是9999，5分钟内有效',
+        segments: 1,
+        numbers: 1,
+      },
       { templateId: '2', message: `【某某公司】${LONG}`, segments: 2, numbers: 2 },
       { templateId: '2', message: `【某某公司】${EMOJI}`, segments: 1, numbers: 1 },
     ]);
-    assert.deepEqual([messages.groups, messages.numbers, messages.billableSegments], [4, 6, 2 + 1 + 2 * 2 + 1]);
+    assert.deepEqual(
+      [messages.groups, messages.numbers, messages.billableSegments],
+      [4, 6, 2 + 1 + 2 * 2 + 1],
+    );
 
     const text = await runCli(['send', file, '--dry-run'], env);
     assert.equal(text.status, 0);
-    assert.match(text.stdout, /messages \(texts from .*templates\.json\), 4 message\(s\):\n  template 1, 2 number\(s\), 1 segment\(s\): 【某某公司】您的验证码是1234，5分钟内有效\n/);
-    assert.match(text.stdout, /billable segments: 8 \(segments × numbers over 4 message\(s\) to 6 number\(s\)/);
+    assert.match(
+      text.stdout,
+      /messages \(texts from .*templates\.json\), 4 message\(s\):\n  template 1, 2 number\(s\), 1 segment\(s\): 【某某公司】您的验证码是1234，5分钟内有效\n/,
+    );
+    assert.match(
+      text.stdout,
+      /billable segments: 8 \(segments × numbers over 4 message\(s\) to 6 number\(s\)/,
+    );
     assert.match(text.stdout, /line 5: template 1 takes 2 value\(s\)/);
     assert.equal(sim.records.length, 0);
   });
 
   it('a real send leaves out the rows that do not fill their template', async () => {
     const dir = tempDir();
-    const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_TEMPLATES_FILE: templatesFile(dir, TEMPLATES) });
+    const env = envFor(sim, path.join(dir, 'data'), {
+      SMSDROP_TEMPLATES_FILE: templatesFile(dir, TEMPLATES),
+    });
     const before = sim.records.length;
     const result = await runCli(['send', writeCsv(dir, 'codes.csv', CSV), '--json'], env);
     assert.equal(result.status, 3, result.stderr); // invalid rows: not every row accepted
@@ -80,15 +122,31 @@ describe('the templates file', () => {
 
   it('a row whose template the file does not know is invalid, naming the template', async () => {
     const dir = tempDir();
-    const env = envFor(sim, path.join(dir, 'data'), { SMSDROP_TEMPLATES_FILE: templatesFile(dir, { '1': TEMPLATES['1'] }) });
-    const result = await runCli(['send', writeCsv(dir, 'other.csv', 'phone,templateId\n13800000001,3\n'), '--dry-run', '--json'], env);
+    const env = envFor(sim, path.join(dir, 'data'), {
+      SMSDROP_TEMPLATES_FILE: templatesFile(dir, { '1': TEMPLATES['1'] }),
+    });
+    const result = await runCli(
+      [
+        'send',
+        writeCsv(dir, 'other.csv', 'phone,templateId\n13800000001,3\n'),
+        '--dry-run',
+        '--json',
+      ],
+      env,
+    );
     assert.equal(result.status, 0);
-    assert.match((result.json!.invalidRows as Array<{ reason: string }>)[0]!.reason, /template 3 is not in the templates file \(templates\.json\)/);
+    assert.match(
+      (result.json!.invalidRows as Array<{ reason: string }>)[0]!.reason,
+      /template 3 is not in the templates file \(templates\.json\)/,
+    );
   });
 
   it('without a templates file the dry run shows no messages and checks nothing more', async () => {
     const dir = tempDir();
-    const result = await runCli(['send', writeCsv(dir, 'codes.csv', CSV), '--dry-run', '--json'], envFor(sim, path.join(dir, 'data')));
+    const result = await runCli(
+      ['send', writeCsv(dir, 'codes.csv', CSV), '--dry-run', '--json'],
+      envFor(sim, path.join(dir, 'data')),
+    );
     assert.equal(result.status, 0);
     assert.equal(result.json!.invalid, 0);
     assert.equal((result.json!.plan as Record<string, unknown>).messages, undefined);
@@ -102,13 +160,20 @@ describe('the templates file', () => {
   ] as const) {
     it(`a templates file ${what} stops the command: exit 2, one line naming the file and the problem`, async () => {
       const dir = tempDir();
-      const file = content === undefined ? path.join(dir, 'absent.json') : templatesFile(dir, content);
-      const result = await runCli(['send', writeCsv(dir, 'codes.csv', CSV), '--dry-run'], envFor(sim, path.join(dir, 'data'), { SMSDROP_TEMPLATES_FILE: file }));
+      const file =
+        content === undefined ? path.join(dir, 'absent.json') : templatesFile(dir, content);
+      const result = await runCli(
+        ['send', writeCsv(dir, 'codes.csv', CSV), '--dry-run'],
+        envFor(sim, path.join(dir, 'data'), { SMSDROP_TEMPLATES_FILE: file }),
+      );
       assert.equal(result.status, 2);
       assert.equal(result.stdout, '');
       const lines = result.stderr.trim().split('\n');
       assert.equal(lines.length, 1, result.stderr);
-      assert.ok(lines[0]!.startsWith(`smsdrop: E_CONFIG_TEMPLATES: templates file ${file}: `), lines[0]);
+      assert.ok(
+        lines[0]!.startsWith(`smsdrop: E_CONFIG_TEMPLATES: templates file ${file}: `),
+        lines[0],
+      );
       assert.match(lines[0]!, problem);
     });
   }

@@ -32,7 +32,11 @@ describe('cacheKeyOf', () => {
     const keys = new Map<string, Group>();
     for (const group of groups) {
       const key = cacheKeyOf(...group);
-      assert.equal(keys.get(key), undefined, `${JSON.stringify(group)} and ${JSON.stringify(keys.get(key))} share a key`);
+      assert.equal(
+        keys.get(key),
+        undefined,
+        `${JSON.stringify(group)} and ${JSON.stringify(keys.get(key))} share a key`,
+      );
       keys.set(key, group);
     }
   });

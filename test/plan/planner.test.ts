@@ -6,7 +6,13 @@ import type { GroupCounts } from '../../src/intake/groupCounts.js';
 import { GroupCache, type GroupState } from '../../src/plan/groups.js';
 import { Planner, type RowToJournal } from '../../src/plan/planner.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
-import type { GroupKey, HeldBatch, IntakeCounts, PlannedRow, PlanStore } from '../../src/plan/store.js';
+import type {
+  GroupKey,
+  HeldBatch,
+  IntakeCounts,
+  PlannedRow,
+  PlanStore,
+} from '../../src/plan/store.js';
 
 interface FakeRow {
   id: number;
@@ -65,12 +71,20 @@ class FakeStore implements PlanStore {
   setRowBatch(rowId: number, batchId: number): void {
     this.rows[rowId - 1]!.batchId = batchId;
   }
-  placedRowsMatching(keys: Iterable<{ groupId: number; phone: string }>): Array<[number, number, string]> {
+  placedRowsMatching(
+    keys: Iterable<{ groupId: number; phone: string }>,
+  ): Array<[number, number, string]> {
     const wanted = new Set([...keys].map((k) => `${k.groupId}/${k.phone}`));
-    return this.rows.filter((r) => r.intake === 'valid' && r.batchId !== null && wanted.has(`${r.groupId}/${r.phone}`)).map((r) => [r.id, r.groupId!, r.phone!]);
+    return this.rows
+      .filter(
+        (r) => r.intake === 'valid' && r.batchId !== null && wanted.has(`${r.groupId}/${r.phone}`),
+      )
+      .map((r) => [r.id, r.groupId!, r.phone!]);
   }
   findGroup(key: GroupKey): number | undefined {
-    const at = this.groups.findIndex((g) => g.keyHash === key.keyHash && g.datasJson === key.datasJson);
+    const at = this.groups.findIndex(
+      (g) => g.keyHash === key.keyHash && g.datasJson === key.datasJson,
+    );
     return at === -1 ? undefined : at + 1;
   }
   insertGroup(key: GroupKey): number {
@@ -119,12 +133,23 @@ class FakeStore implements PlanStore {
 
   /** Each batch as "group: numbers (held|due)". */
   batchesShown(): string[] {
-    return this.batches.map((b) => `${b.groupId}: ${[...b.phones.map((p) => p.slice(-2)), b.held ? '(held)' : '(due)'].join(' ')}`);
+    return this.batches.map(
+      (b) =>
+        `${b.groupId}: ${[...b.phones.map((p) => p.slice(-2)), b.held ? '(held)' : '(due)'].join(' ')}`,
+    );
   }
 }
 
 let nextLine = 1;
-const row = (phone: string, value: string): RowToJournal => ({ line: ++nextLine, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+const row = (phone: string, value: string): RowToJournal => ({
+  line: ++nextLine,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId: '1',
+  datas: [value],
+  extras: {},
+});
 const phone = (n: number): string => `138000000${String(n).padStart(2, '0')}`;
 
 describe('the planner, on a store in memory', () => {
@@ -133,7 +158,11 @@ describe('the planner, on a store in memory', () => {
     let released = 0;
     const planner = new Planner(store, { maxPerRequest: 2, onRelease: () => released++ });
     planner.write([row(phone(1), 'a'), row(phone(2), 'b'), row(phone(3), 'a'), row(phone(4), 'a')]);
-    assert.deepEqual(store.batchesShown(), ['1: 01 03 (held)', '2: (held)', '1: (held)'], 'numbers of open batches are written when they close or at the end');
+    assert.deepEqual(
+      store.batchesShown(),
+      ['1: 01 03 (held)', '2: (held)', '1: (held)'],
+      'numbers of open batches are written when they close or at the end',
+    );
     planner.write([row(phone(5), 'b'), row('', 'b'), row('13900000000', 'a')]);
     assert.deepEqual(store.batchesShown(), ['1: 01 03 (due)', '2: 02 05 (held)', '1: (held)']);
     assert.equal(released, 1);
@@ -141,7 +170,11 @@ describe('the planner, on a store in memory', () => {
     assert.deepEqual(store.batchesShown(), ['1: 01 03 (due)', '2: 02 05 (due)', '1: 04 (due)']);
     assert.deepEqual(counts, { rows: 7, invalid: 2, duplicates: 0, repeats: 0 });
     assert.deepEqual(store.counts, counts);
-    assert.deepEqual(store.rows.map((r) => r.batchId), [1, 2, 1, 3, 2, null, null], 'rows in file order, each with its batch');
+    assert.deepEqual(
+      store.rows.map((r) => r.batchId),
+      [1, 2, 1, 3, 2, null, null],
+      'rows in file order, each with its batch',
+    );
   });
 
   it('settles doubts at the end: repeats become duplicates, a new number joins its held batch, sent first', () => {
@@ -150,28 +183,54 @@ describe('the planner, on a store in memory', () => {
     const planner = new Planner(store, { maxPerRequest: 3, seenNumbers: new SeenNumbers(1) });
     planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
     planner.write([row(phone(2), 'a'), row(phone(3), 'a')]);
-    assert.deepEqual(store.batchesShown(), ['1: (held)'], 'only the first number placed; the others wait');
+    assert.deepEqual(
+      store.batchesShown(),
+      ['1: (held)'],
+      'only the first number placed; the others wait',
+    );
     const counts = planner.finish();
     assert.deepEqual(store.batchesShown(), ['1: 01 02 03 (due)']);
     assert.deepEqual(
       store.rows.map((r) => [r.intake, r.batchId, r.duplicateOf]),
-      [['valid', 1, null], ['valid', 1, null], ['duplicate', null, 1], ['duplicate', null, 2], ['valid', 1, null]],
+      [
+        ['valid', 1, null],
+        ['valid', 1, null],
+        ['duplicate', null, 1],
+        ['duplicate', null, 2],
+        ['valid', 1, null],
+      ],
     );
     assert.deepEqual(counts, { rows: 5, invalid: 0, duplicates: 2, repeats: 0 });
     assert.deepEqual([...store.first], [1]);
   });
 
-  it('keeps a group\'s last batch held when its last row is read while it has doubts', () => {
+  it("keeps a group's last batch held when its last row is read while it has doubts", () => {
     const store = new FakeStore();
     let reads = 0;
     // The counts say that the third and fourth rows read are their groups' last.
-    const groupCounts = { ready: true, allRead: () => false, rowRead: () => ++reads === 3 || reads === 4 } as unknown as GroupCounts;
-    const planner = new Planner(store, { maxPerRequest: 5, seenNumbers: new SeenNumbers(1), groupCounts });
+    const groupCounts = {
+      ready: true,
+      allRead: () => false,
+      rowRead: () => ++reads === 3 || reads === 4,
+    } as unknown as GroupCounts;
+    const planner = new Planner(store, {
+      maxPerRequest: 5,
+      seenNumbers: new SeenNumbers(1),
+      groupCounts,
+    });
     planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(5), 'b'), row(phone(3), 'a')]);
     planner.write([row(phone(4), 'c')]);
-    assert.deepEqual(store.batchesShown(), ['1: 01 (held)', '2: 05 (due)', '3: (held)'], 'b ended: released a chunk later; a has doubts: held');
+    assert.deepEqual(
+      store.batchesShown(),
+      ['1: 01 (held)', '2: 05 (due)', '3: (held)'],
+      'b ended: released a chunk later; a has doubts: held',
+    );
     planner.finish();
-    assert.deepEqual(store.batchesShown(), ['1: 01 02 03 (due)', '2: 05 (due)', '3: 04 (due)'], 'the new numbers among the doubts joined a\'s batch');
+    assert.deepEqual(
+      store.batchesShown(),
+      ['1: 01 02 03 (due)', '2: 05 (due)', '3: 04 (due)'],
+      "the new numbers among the doubts joined a's batch",
+    );
   });
 
   it('with deferred commits, releases a closed batch only after a commit holds it', () => {
@@ -191,7 +250,14 @@ describe('the planner, on a store in memory', () => {
     const planner = new Planner(store, { maxPerRequest: 5, sentBefore });
     planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
     const counts = planner.finish();
-    assert.deepEqual(store.rows.map((r) => [r.intake, r.duplicateOf]), [['duplicate', 99], ['valid', null], ['duplicate', 99]]);
+    assert.deepEqual(
+      store.rows.map((r) => [r.intake, r.duplicateOf]),
+      [
+        ['duplicate', 99],
+        ['valid', null],
+        ['duplicate', 99],
+      ],
+    );
     assert.deepEqual(counts, { rows: 3, invalid: 0, duplicates: 2, repeats: 2 });
     assert.deepEqual(store.batchesShown(), ['1: 02 (due)']);
   });
@@ -200,11 +266,23 @@ describe('the planner, on a store in memory', () => {
 describe('the group cache', () => {
   it('evicts the group added first, whatever was read since', () => {
     const cache = new GroupCache(2);
-    const group = (key: string): GroupState => ({ key, slot: 0, groupId: 0, batchId: undefined, phones: [], dirty: false, fresh: false, earlier: undefined });
+    const group = (key: string): GroupState => ({
+      key,
+      slot: 0,
+      groupId: 0,
+      batchId: undefined,
+      phones: [],
+      dirty: false,
+      fresh: false,
+      earlier: undefined,
+    });
     assert.equal(cache.add(group('a')), undefined);
     cache.add(group('b'));
     assert.ok(cache.get('a'));
     assert.equal(cache.add(group('c'))?.key, 'a');
-    assert.deepEqual(cache.list().map((g) => g.key), ['b', 'c']);
+    assert.deepEqual(
+      cache.list().map((g) => g.key),
+      ['b', 'c'],
+    );
   });
 });

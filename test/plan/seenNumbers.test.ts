@@ -17,9 +17,18 @@ import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 
-const freshJournal = (): Journal => openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
+const freshJournal = (): Journal =>
+  openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
 const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
-const row = (line: number, phone: string, value: string): RowToJournal => ({ line, phoneRaw: phone, phone, appId: 'app', templateId: '1', datas: [value], extras: {} });
+const row = (line: number, phone: string, value: string): RowToJournal => ({
+  line,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId: '1',
+  datas: [value],
+  extras: {},
+});
 
 /** Rows in three groups, with repeats near and far (the same number in another group is no repeat). */
 function listWithRepeats(): RowToJournal[] {
@@ -28,7 +37,8 @@ function listWithRepeats(): RowToJournal[] {
   for (let k = 0; k < 300; k++) rows.push(row(++line, phoneOf(k), k % 3 === 0 ? 'a' : 'b'));
   for (let k = 0; k < 300; k += 7) rows.push(row(++line, phoneOf(k), k % 3 === 0 ? 'a' : 'b')); // far repeats
   for (let k = 0; k < 50; k++) rows.push(row(++line, phoneOf(k), 'c')); // same numbers, another group
-  for (let k = 0; k < 50; k += 5) rows.push(row(++line, phoneOf(k), 'c'), row(++line, phoneOf(k), 'c')); // near repeats
+  for (let k = 0; k < 50; k += 5)
+    rows.push(row(++line, phoneOf(k), 'c'), row(++line, phoneOf(k), 'c')); // near repeats
   return rows;
 }
 
@@ -42,16 +52,32 @@ function journalled(db: Journal, fileId: number) {
     )
     .all(fileId);
   const batches = db
-    .prepare('SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC')
+    .prepare(
+      'SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC',
+    )
     .all(fileId);
-  const numbersSent = db.prepare('SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?').pluck().all(fileId) as string[];
+  const numbersSent = db
+    .prepare(
+      'SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?',
+    )
+    .pluck()
+    .all(fileId) as string[];
   return { rows, batches, numbersSent: numbersSent.flatMap((p) => p.split(',')).sort() };
 }
 
 function intake(rows: RowToJournal[], seenNumbers?: SeenNumbers, chunk = 37) {
   const db = freshJournal();
-  const file = createFile(db, { sha256: 's', name: 's.csv', path: '/s.csv', size: 1, encoding: 'utf-8' });
-  const writer = createRowWriter(db, file.id, { maxPerRequest: 20, ...(seenNumbers ? { seenNumbers } : {}) });
+  const file = createFile(db, {
+    sha256: 's',
+    name: 's.csv',
+    path: '/s.csv',
+    size: 1,
+    encoding: 'utf-8',
+  });
+  const writer = createRowWriter(db, file.id, {
+    maxPerRequest: 20,
+    ...(seenNumbers ? { seenNumbers } : {}),
+  });
   for (let i = 0; i < rows.length; i += chunk) writer.write(rows.slice(i, i + chunk));
   const counts = writer.finish();
   return { db, fileId: file.id, counts };
@@ -61,7 +87,8 @@ describe('SeenNumbers', () => {
   it('never says "not seen" for a number added to the group, and tells other groups apart', () => {
     const seen = SeenNumbers.forFile(12 * 50_000);
     for (let k = 0; k < 50_000; k++) seen.add(1 + (k % 5), phoneOf(k));
-    for (let k = 0; k < 50_000; k++) assert.ok(seen.mayHave(1 + (k % 5), phoneOf(k)), `number ${k}`);
+    for (let k = 0; k < 50_000; k++)
+      assert.ok(seen.mayHave(1 + (k % 5), phoneOf(k)), `number ${k}`);
     let falseAlarms = 0;
     for (let k = 0; k < 50_000; k++) if (seen.mayHave(6 + (k % 5), phoneOf(k))) falseAlarms++;
     // Full to its size (a file of nothing but 12-byte numbers): about 2% by design.
@@ -74,17 +101,29 @@ describe('one valid row per (group, number) without an index by number', () => {
     const rows = listWithRepeats();
     const usual = intake(rows);
     const allDoubts = intake(rows, new SeenNumbers(1)); // one bit: every number but a group's first is a doubt
-    assert.deepEqual(journalled(allDoubts.db, allDoubts.fileId), journalled(usual.db, usual.fileId));
+    assert.deepEqual(
+      journalled(allDoubts.db, allDoubts.fileId),
+      journalled(usual.db, usual.fileId),
+    );
     assert.deepEqual(allDoubts.counts, usual.counts);
 
     const { rows: fates, batches, numbersSent } = journalled(usual.db, usual.fileId);
     const valid = fates.filter((r: any) => r.intake === 'valid');
     assert.equal(valid.length, 350, '300 numbers in a and b, 50 in c');
-    assert.ok(valid.every((r: any) => r.inItsBatch === 1), 'every valid row is in a batch that holds its number');
+    assert.ok(
+      valid.every((r: any) => r.inItsBatch === 1),
+      'every valid row is in a batch that holds its number',
+    );
     assert.equal(numbersSent.length, 350, 'each number once per group across all batches');
-    const repeats = fates.filter((r: any) => r.intake === 'duplicate') as { line: number; duplicateOfLine: number }[];
+    const repeats = fates.filter((r: any) => r.intake === 'duplicate') as {
+      line: number;
+      duplicateOfLine: number;
+    }[];
     assert.equal(repeats.length, 43 + 20);
-    assert.ok(repeats.every((r) => r.duplicateOfLine < r.line && r.duplicateOfLine >= 2), 'a repeat names the first row with its number');
+    assert.ok(
+      repeats.every((r) => r.duplicateOfLine < r.line && r.duplicateOfLine >= 2),
+      'a repeat names the first row with its number',
+    );
     assert.equal(usual.counts.duplicates, 63);
     // The fewest requests: a 100, b 200, c 50 numbers at 20 a request, every batch but the last full.
     assert.deepEqual(
@@ -93,33 +132,86 @@ describe('one valid row per (group, number) without an index by number', () => {
     );
   });
 
-  it('places a doubt that was a false alarm, once, in its group\'s held batch (no extra request)', () => {
+  it("places a doubt that was a false alarm, once, in its group's held batch (no extra request)", () => {
     // Distinct numbers only: with one bit, all but the group's first are doubts, and none is a repeat.
     const rows = Array.from({ length: 45 }, (_, k) => row(k + 2, phoneOf(k), 'a'));
     const { db, fileId, counts } = intake(rows, new SeenNumbers(1), 10);
     assert.equal(counts.duplicates, 0);
-    assert.deepEqual(db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId), [20, 20, 5]);
-    assert.equal(db.prepare("SELECT count(*) FROM rows WHERE file_id = ? AND intake = 'valid' AND batch_id IS NOT NULL").pluck().get(fileId), 45);
+    assert.deepEqual(
+      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId),
+      [20, 20, 5],
+    );
+    assert.equal(
+      db
+        .prepare(
+          "SELECT count(*) FROM rows WHERE file_id = ? AND intake = 'valid' AND batch_id IS NOT NULL",
+        )
+        .pluck()
+        .get(fileId),
+      45,
+    );
   });
 
-  it('keeps a group\'s last batch held past its last row while a doubt of that group is unsettled', async () => {
+  it("keeps a group's last batch held past its last row while a doubt of that group is unsettled", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-'));
     const csv = path.join(dir, 'g.csv');
-    const rows = [row(2, phoneOf(1), 'a'), row(3, phoneOf(2), 'b'), row(4, phoneOf(3), 'a'), row(5, phoneOf(1), 'a'), row(6, phoneOf(4), 'b'), row(7, phoneOf(9), 'b')];
-    writeFileSync(csv, ['phone,templateId,appId,参数1', ...rows.map((r) => `${r.phone},1,app,${r.datas[0]}`)].join('\n'));
+    const rows = [
+      row(2, phoneOf(1), 'a'),
+      row(3, phoneOf(2), 'b'),
+      row(4, phoneOf(3), 'a'),
+      row(5, phoneOf(1), 'a'),
+      row(6, phoneOf(4), 'b'),
+      row(7, phoneOf(9), 'b'),
+    ];
+    writeFileSync(
+      csv,
+      ['phone,templateId,appId,参数1', ...rows.map((r) => `${r.phone},1,app,${r.datas[0]}`)].join(
+        '\n',
+      ),
+    );
     const groupCounts = await countGroups(csv, { encoding: 'utf-8', allowInternational: false });
     assert.ok(groupCounts);
     const db = openJournal(path.join(dir, 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'g', name: 'g.csv', path: csv, size: 1, encoding: 'utf-8' });
+    const file = createFile(db, {
+      sha256: 'g',
+      name: 'g.csv',
+      path: csv,
+      size: 1,
+      encoding: 'utf-8',
+    });
     // One bit: each group's first number is placed, every later one is a doubt.
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts, seenNumbers: new SeenNumbers(1) });
-    const state = () => db.prepare("SELECT g.datas, b.numbers, CASE WHEN b.next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches b JOIN groups g ON g.id = b.group_id ORDER BY b.id").raw().all();
+    const writer = createRowWriter(db, file.id, {
+      maxPerRequest: 200,
+      groupCounts,
+      seenNumbers: new SeenNumbers(1),
+    });
+    const state = () =>
+      db
+        .prepare(
+          "SELECT g.datas, b.numbers, CASE WHEN b.next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches b JOIN groups g ON g.id = b.group_id ORDER BY b.id",
+        )
+        .raw()
+        .all();
     writer.write(rows.slice(0, 4)); // a's last row is line 5
     writer.write(rows.slice(4, 5));
     writer.write(rows.slice(5));
-    assert.deepEqual(state(), [['["a"]', 1, 'held'], ['["b"]', 1, 'held']], 'a and b have ended, but with doubts: their batches wait for them');
+    assert.deepEqual(
+      state(),
+      [
+        ['["a"]', 1, 'held'],
+        ['["b"]', 1, 'held'],
+      ],
+      'a and b have ended, but with doubts: their batches wait for them',
+    );
     const counts = writer.finish();
-    assert.deepEqual(state(), [['["a"]', 2, 'due'], ['["b"]', 3, 'due']], 'one request per group, with every new number');
+    assert.deepEqual(
+      state(),
+      [
+        ['["a"]', 2, 'due'],
+        ['["b"]', 3, 'due'],
+      ],
+      'one request per group, with every new number',
+    );
     assert.equal(counts.duplicates, 1);
   });
 });
@@ -137,24 +229,54 @@ describe('rows settled when the file is read are sent first', () => {
     }
     const numbers = Array.from({ length: 10 }, (_, k) => phoneOf(k));
     const db = freshJournal();
-    const file = createFile(db, { sha256: 'f', name: 'f.csv', path: '/f.csv', size: 1, encoding: 'utf-8' });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 3, seenNumbers: new AlarmedBy(numbers[1]!) });
+    const file = createFile(db, {
+      sha256: 'f',
+      name: 'f.csv',
+      path: '/f.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
+    const writer = createRowWriter(db, file.id, {
+      maxPerRequest: 3,
+      seenNumbers: new AlarmedBy(numbers[1]!),
+    });
     writer.write(numbers.map((phone, k) => row(k + 2, phone, 'a')));
     writer.finish();
     // Line 3's number is settled last, into a batch of its own (the others are full): the highest id.
-    const batchOfLine3 = db.prepare('SELECT batch_id FROM rows WHERE line = 3').pluck().get() as number;
+    const batchOfLine3 = db
+      .prepare('SELECT batch_id FROM rows WHERE line = 3')
+      .pluck()
+      .get() as number;
     assert.equal(batchOfLine3, db.prepare('SELECT max(id) FROM batches').pluck().get());
 
     const sent: string[][] = [];
     const client: ProviderClient = {
       send: async (request) => {
         sent.push(request.to);
-        return { kind: 'accepted', statusCode: '000000', smsMessageSid: `sid${sent.length}`, dateCreated: '20260101000000' };
+        return {
+          kind: 'accepted',
+          statusCode: '000000',
+          smsMessageSid: `sid${sent.length}`,
+          dateCreated: '20260101000000',
+        };
       },
       close: async () => {},
     };
-    const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
-    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(), pause: new AccountPause() }, file.id);
+    const config = loadConfig({
+      configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')),
+      env: {},
+    });
+    const result = await sendFile(
+      {
+        db,
+        client,
+        config,
+        limit: pLimit(1),
+        rateLimiter: createRateLimiter(),
+        pause: new AccountPause(),
+      },
+      file.id,
+    );
     assert.equal(result.state, 'finished');
     assert.deepEqual(sent[0], [numbers[1]], 'the settled row goes first');
     assert.deepEqual(sent.flat().sort(), [...numbers].sort(), 'every number once');

@@ -11,14 +11,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import selfsigned from 'selfsigned';
-import { ClientSetupError, createProviderClient, type ProviderClientOptions } from '../../src/provider/client.js';
+import {
+  ClientSetupError,
+  createProviderClient,
+  type ProviderClientOptions,
+} from '../../src/provider/client.js';
 import { classifyStatusCode as classOf } from '../../src/provider/codes.js';
 import type { SendOutcome, TemplateSmsRequest } from '../../src/provider/types.js';
 
 const SID = 'ACCOUNTSID00000000000000000000a1';
 const TOKEN = 'SECRETTOKEN9f8e7d6c5b4a3f2e1d0c9b';
 const MSG_SID = 'ff0123456789abcdef0123456789abcd';
-const REQ: TemplateSmsRequest = { to: ['13800000001', '13800000002'], appId: 'app1', templateId: '1', datas: ['123456', '5'] };
+const REQ: TemplateSmsRequest = {
+  to: ['13800000001', '13800000002'],
+  appId: 'app1',
+  templateId: '1',
+  datas: ['123456', '5'],
+};
 const OK_JSON = `{"statusCode":"000000","templateSMS":{"smsMessageSid":"${MSG_SID}","dateCreated":"20240102030405"}}`;
 
 interface Captured {
@@ -40,7 +49,11 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-async function listen(server: http.Server | https.Server, scheme: string, requests: Captured[]): Promise<TestServer> {
+async function listen(
+  server: http.Server | https.Server,
+  scheme: string,
+  requests: Captured[],
+): Promise<TestServer> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const s: TestServer = {
@@ -61,7 +74,12 @@ function handlerFor(script: Script, requests: Captured[]): http.RequestListener 
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const captured = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const captured = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       requests.push(captured);
       script(req, res, captured);
     });
@@ -74,7 +92,9 @@ function handlerFor(script: Script, requests: Captured[]): http.RequestListener 
  * already, so Linux drops the SYNs that follow, as a firewall or a dead route would.
  */
 async function startFullListener(): Promise<number> {
-  const listener = spawn('python3', ['-c', LISTEN_NEVER_ACCEPT], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const listener = spawn('python3', ['-c', LISTEN_NEVER_ACCEPT], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   cleanups.push(async () => {
     listener.kill();
   });
@@ -86,7 +106,9 @@ async function startFullListener(): Promise<number> {
   cleanups.push(async () => {
     filler.destroy();
   });
-  await new Promise<void>((resolve, reject) => filler.once('connect', resolve).once('error', reject));
+  await new Promise<void>((resolve, reject) =>
+    filler.once('connect', resolve).once('error', reject),
+  );
   return port;
 }
 /** Whether a TCP connect to 127.0.0.1:port completes within ms. */
@@ -115,12 +137,17 @@ function startServer(script: Script): Promise<TestServer> {
   return listen(http.createServer(handlerFor(script, requests)), 'http', requests);
 }
 
-const reply = (status: number, body: string, type = 'application/json'): Script => (_req, res) => {
-  res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-};
+const reply =
+  (status: number, body: string, type = 'application/json'): Script =>
+  (_req, res) => {
+    res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
 
-function options(baseUrl: string, extra: Partial<ProviderClientOptions> = {}): ProviderClientOptions {
+function options(
+  baseUrl: string,
+  extra: Partial<ProviderClientOptions> = {},
+): ProviderClientOptions {
   return {
     baseUrl,
     accountSid: SID,
@@ -146,27 +173,47 @@ function assertNoSecrets(outcome: SendOutcome | string, captured?: Captured): vo
   if (captured) {
     const sig = new URL(captured.url, 'http://x').searchParams.get('sig') ?? '';
     assert.ok(!text.includes(sig), `sig leaked: ${text}`);
-    assert.ok(!text.includes(String(captured.headers.authorization)), `authorization leaked: ${text}`);
+    assert.ok(
+      !text.includes(String(captured.headers.authorization)),
+      `authorization leaked: ${text}`,
+    );
   }
 }
 
 describe('what the client sends', () => {
   it('POSTs a signed JSON request whose sig and Authorization share one fresh timestamp', async () => {
     const server = await startServer(reply(200, OK_JSON));
-    const c = client(server.url, { timezone: 'UTC', now: () => new Date(Date.UTC(2024, 0, 2, 3, 4, 5)) });
+    const c = client(server.url, {
+      timezone: 'UTC',
+      now: () => new Date(Date.UTC(2024, 0, 2, 3, 4, 5)),
+    });
     const outcome = await c.send({ ...REQ, reqId: 'batch-1' });
-    assert.deepEqual(outcome, { kind: 'accepted', statusCode: '000000', smsMessageSid: MSG_SID, dateCreated: '20240102030405' });
+    assert.deepEqual(outcome, {
+      kind: 'accepted',
+      statusCode: '000000',
+      smsMessageSid: MSG_SID,
+      dateCreated: '20240102030405',
+    });
     const [r] = server.requests;
     assert.ok(r);
     assert.equal(r.method, 'POST');
     const ts = '20240102030405';
-    const sig = createHash('md5').update(SID + TOKEN + ts).digest('hex').toUpperCase();
+    const sig = createHash('md5')
+      .update(SID + TOKEN + ts)
+      .digest('hex')
+      .toUpperCase();
     assert.equal(r.url, `/2013-12-26/Accounts/${SID}/SMS/TemplateSMS?sig=${sig}`);
     assert.equal(r.headers.authorization, Buffer.from(`${SID}:${ts}`).toString('base64'));
     assert.equal(r.headers.accept, 'application/json');
     assert.equal(r.headers['content-type'], 'application/json;charset=utf-8');
     assert.equal(r.headers['content-length'], String(Buffer.byteLength(r.body)));
-    assert.deepEqual(JSON.parse(r.body), { to: '13800000001,13800000002', appId: 'app1', templateId: '1', datas: ['123456', '5'], reqId: 'batch-1' });
+    assert.deepEqual(JSON.parse(r.body), {
+      to: '13800000001,13800000002',
+      appId: 'app1',
+      templateId: '1',
+      datas: ['123456', '5'],
+      reqId: 'batch-1',
+    });
   });
 
   it('sends XML with a byte Content-Length when asked, and reads the XML answer', async () => {
@@ -194,7 +241,10 @@ describe('what the client sends', () => {
     assert.ok(a && b);
     assert.notEqual(a.headers.authorization, b.headers.authorization);
     assert.notEqual(a.url, b.url);
-    assert.equal(Buffer.from(String(b.headers.authorization), 'base64').toString(), `${SID}:20240102030407`);
+    assert.equal(
+      Buffer.from(String(b.headers.authorization), 'base64').toString(),
+      `${SID}:20240102030407`,
+    );
   });
 
   it('keeps a base URL path prefix and ignores a trailing slash', async () => {
@@ -207,15 +257,24 @@ describe('what the client sends', () => {
 
 describe('answers', () => {
   it('a business error is rejected with its class and statusMsg', async () => {
-    const server = await startServer(reply(200, '{"statusMsg":"【账号】余额不足","statusCode":"111142"}'));
+    const server = await startServer(
+      reply(200, '{"statusMsg":"【账号】余额不足","statusCode":"111142"}'),
+    );
     const outcome = await client(server.url).send(REQ);
-    assert.deepEqual(outcome, { kind: 'rejected', statusCode: '111142', codeClass: 'account-fatal', statusMsg: '【账号】余额不足' });
+    assert.deepEqual(outcome, {
+      kind: 'rejected',
+      statusCode: '111142',
+      codeClass: 'account-fatal',
+      statusMsg: '【账号】余额不足',
+    });
   });
 
   it('a code the tables do not explain: batch-rejected, and told once per code', async () => {
     const codes = ['199999', '199999', '188888', '199999', '160031'];
     let n = 0;
-    const server = await startServer((req, res, captured) => reply(200, JSON.stringify({ statusCode: codes[n++] }))(req, res, captured));
+    const server = await startServer((req, res, captured) =>
+      reply(200, JSON.stringify({ statusCode: codes[n++] }))(req, res, captured),
+    );
     const told: string[] = [];
     const c = client(server.url, { onUnknownCode: (code) => told.push(code) });
     for (const code of codes) {
@@ -255,12 +314,21 @@ describe('transport failures', () => {
 
   it('a connect that times out is not-sent (nothing can have reached the provider), and names the timeout', async (t) => {
     const port = await startFullListener();
-    if (await connects(port, 500)) return t.skip('this kernel completed a connect beyond the listener\'s accept queue: no hanging connect to test with');
+    if (await connects(port, 500))
+      return t.skip(
+        "this kernel completed a connect beyond the listener's accept queue: no hanging connect to test with",
+      );
     const t0 = Date.now();
     const outcome = await client(`http://127.0.0.1:${port}`, { connectTimeoutMs: 300 }).send(REQ);
     assert.equal(outcome.kind, 'not-sent', JSON.stringify(outcome));
-    assert.match(outcome.kind === 'not-sent' ? outcome.reason : '', /connect timeout|ConnectTimeout|UND_ERR_CONNECT_TIMEOUT/i);
-    assert.ok(Date.now() - t0 < 4_000, 'it gave up at the connect timeout, not at the response timeout');
+    assert.match(
+      outcome.kind === 'not-sent' ? outcome.reason : '',
+      /connect timeout|ConnectTimeout|UND_ERR_CONNECT_TIMEOUT/i,
+    );
+    assert.ok(
+      Date.now() - t0 < 4_000,
+      'it gave up at the connect timeout, not at the response timeout',
+    );
     assertNoSecrets(outcome);
   });
 
@@ -307,9 +375,24 @@ describe('local refusals (nothing is sent)', () => {
   // Each takes its code's own class, as the provider's answer with that code would.
   const cases: Array<[string, TemplateSmsRequest, string, string]> = [
     ['no numbers', { ...REQ, to: [] }, '112306', 'batch-rejected'],
-    ['more numbers than maxPerRequest', { ...REQ, to: ['13800000001', '13800000002', '13800000003'] }, '160048', 'batch-rejected'],
-    ['duplicate numbers', { ...REQ, to: ['13800000001', '13800000001'] }, '160045', 'batch-rejected'],
-    ['a number with a comma', { ...REQ, to: ['13800000001,13800000002'] }, '160042', 'number-rejected'],
+    [
+      'more numbers than maxPerRequest',
+      { ...REQ, to: ['13800000001', '13800000002', '13800000003'] },
+      '160048',
+      'batch-rejected',
+    ],
+    [
+      'duplicate numbers',
+      { ...REQ, to: ['13800000001', '13800000001'] },
+      '160045',
+      'batch-rejected',
+    ],
+    [
+      'a number with a comma',
+      { ...REQ, to: ['13800000001,13800000002'] },
+      '160042',
+      'number-rejected',
+    ],
     ['no appId', { ...REQ, appId: '' }, '111181', 'account-fatal'],
     ['no templateId', { ...REQ, templateId: '' }, '112307', 'batch-rejected'],
   ];
@@ -328,7 +411,10 @@ describe('local refusals (nothing is sent)', () => {
 
   it('a control character in an XML body: 160031', async () => {
     const server = await startServer(reply(200, OK_JSON));
-    const outcome = await client(server.url, { format: 'xml' }).send({ ...REQ, datas: ['a\u0001b'] });
+    const outcome = await client(server.url, { format: 'xml' }).send({
+      ...REQ,
+      datas: ['a\u0001b'],
+    });
     assert.equal(outcome.kind === 'rejected' && outcome.statusCode, '160031');
     assert.equal(server.requests.length, 0);
   });
@@ -337,7 +423,10 @@ describe('local refusals (nothing is sent)', () => {
 describe('secrets', () => {
   it('an answer that echoes the token, sig and Authorization has them masked', async () => {
     const server = await startServer((req, res, captured) => {
-      const body = JSON.stringify({ statusCode: '111109', statusMsg: `sig ${req.url} token ${TOKEN} auth ${captured.headers.authorization}` });
+      const body = JSON.stringify({
+        statusCode: '111109',
+        statusMsg: `sig ${req.url} token ${TOKEN} auth ${captured.headers.authorization}`,
+      });
       reply(200, body)(req, res, captured);
     });
     const outcome = await client(server.url).send(REQ);
@@ -347,23 +436,38 @@ describe('secrets', () => {
   });
 
   it('setup errors never show the token', () => {
-    for (const bad of [{ baseUrl: 'http://example.com' }, { maxPerRequest: 0 }, { timezone: 'Mars/Base' }]) {
-      assert.throws(() => createProviderClient(options('https://127.0.0.1:1', bad)), (err: Error) => {
-        assertNoSecrets(err.message);
-        assertNoSecrets(String(err.stack));
-        return err instanceof ClientSetupError;
-      });
+    for (const bad of [
+      { baseUrl: 'http://example.com' },
+      { maxPerRequest: 0 },
+      { timezone: 'Mars/Base' },
+    ]) {
+      assert.throws(
+        () => createProviderClient(options('https://127.0.0.1:1', bad)),
+        (err: Error) => {
+          assertNoSecrets(err.message);
+          assertNoSecrets(String(err.stack));
+          return err instanceof ClientSetupError;
+        },
+      );
     }
   });
 });
 
 describe('setup', () => {
   it('refuses plain http to a non-loopback host', () => {
-    assert.throws(() => createProviderClient(options('http://app.cloopen.com:8883')), ClientSetupError);
+    assert.throws(
+      () => createProviderClient(options('http://app.cloopen.com:8883')),
+      ClientSetupError,
+    );
   });
 
   it('allows plain http to loopback hosts', () => {
-    for (const url of ['http://127.0.0.1:1', 'http://127.1.2.3:1', 'http://[::1]:1', 'http://localhost:1']) {
+    for (const url of [
+      'http://127.0.0.1:1',
+      'http://127.1.2.3:1',
+      'http://[::1]:1',
+      'http://localhost:1',
+    ]) {
       const c = createProviderClient(options(url));
       void c.close();
     }
@@ -371,21 +475,30 @@ describe('setup', () => {
 
   it('names an unreadable CA file', () => {
     const missing = path.join(os.tmpdir(), 'smsdrop-no-such-ca.pem');
-    assert.throws(() => createProviderClient(options('https://127.0.0.1:1', { caFile: missing })), (err: Error) => {
-      return err instanceof ClientSetupError && err.message.includes(missing);
-    });
+    assert.throws(
+      () => createProviderClient(options('https://127.0.0.1:1', { caFile: missing })),
+      (err: Error) => {
+        return err instanceof ClientSetupError && err.message.includes(missing);
+      },
+    );
   });
 
   it('refuses a CA file that holds no certificate', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-client-'));
     const file = path.join(dir, 'ca.pem');
     fs.writeFileSync(file, 'not a certificate');
-    assert.throws(() => createProviderClient(options('https://127.0.0.1:1', { caFile: file })), ClientSetupError);
+    assert.throws(
+      () => createProviderClient(options('https://127.0.0.1:1', { caFile: file })),
+      ClientSetupError,
+    );
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('refuses bad numbers with one message pattern', () => {
-    assert.throws(() => createProviderClient(options('https://127.0.0.1:1', { responseTimeoutMs: -1 })), /Expected `responseTimeoutMs` to be a positive/);
+    assert.throws(
+      () => createProviderClient(options('https://127.0.0.1:1', { responseTimeoutMs: -1 })),
+      /Expected `responseTimeoutMs` to be a positive/,
+    );
   });
 });
 
@@ -402,7 +515,14 @@ describe('https', () => {
   });
   const startTls = () => {
     const requests: Captured[] = [];
-    return listen(https.createServer({ key: pems.private, cert: pems.cert }, handlerFor(reply(200, OK_JSON), requests)), 'https', requests);
+    return listen(
+      https.createServer(
+        { key: pems.private, cert: pems.cert },
+        handlerFor(reply(200, OK_JSON), requests),
+      ),
+      'https',
+      requests,
+    );
   };
 
   it('an untrusted certificate is not-sent, and nothing reaches the server', async () => {

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CLASS_ADVICE, CODE_MEANINGS, classifyStatusCode, describeStatusCode, isKnownStatusCode } from '../../src/provider/codes.js';
+import {
+  CLASS_ADVICE,
+  CODE_MEANINGS,
+  classifyStatusCode,
+  describeStatusCode,
+  isKnownStatusCode,
+} from '../../src/provider/codes.js';
 import type { RejectionClass } from '../../src/provider/types.js';
 
 describe('classifyStatusCode', () => {
@@ -50,24 +56,40 @@ describe('classifyStatusCode', () => {
   }
 
   it('unknown and odd codes are batch-rejected (never retried automatically)', () => {
-    for (const code of ['999999', '111127', '', 'abc', '0', '1600001']) assert.equal(classifyStatusCode(code), 'batch-rejected', code);
+    for (const code of ['999999', '111127', '', 'abc', '0', '1600001'])
+      assert.equal(classifyStatusCode(code), 'batch-rejected', code);
   });
 
   it('tells the codes the tables explain from those they do not', () => {
-    for (const code of ['160031', '111115', '111175', '161023']) assert.equal(isKnownStatusCode(code), true, code);
-    for (const code of ['999999', '111127', '', 'abc']) assert.equal(isKnownStatusCode(code), false, code);
+    for (const code of ['160031', '111115', '111175', '161023'])
+      assert.equal(isKnownStatusCode(code), true, code);
+    for (const code of ['999999', '111127', '', 'abc'])
+      assert.equal(isKnownStatusCode(code), false, code);
   });
 });
 
 describe('advice', () => {
   it('every class has advice', () => {
-    for (const cls of ['account-fatal', 'clock', 'transient', 'rate-limited', 'number-rejected', 'batch-rejected', 'duplicate-request', 'ambiguous', 'outside-hours'] as const) {
+    for (const cls of [
+      'account-fatal',
+      'clock',
+      'transient',
+      'rate-limited',
+      'number-rejected',
+      'batch-rejected',
+      'duplicate-request',
+      'ambiguous',
+      'outside-hours',
+    ] as const) {
       assert.ok(CLASS_ADVICE[cls].length > 10, cls);
     }
   });
 
   it('describes a well-known code with its meaning, others with the class advice', () => {
-    assert.equal(describeStatusCode('111142'), '111142: account balance insufficient: top up the account');
+    assert.equal(
+      describeStatusCode('111142'),
+      '111142: account balance insufficient: top up the account',
+    );
     assert.equal(describeStatusCode('161055'), `161055: ${CLASS_ADVICE.transient}`);
     assert.ok(Object.keys(CODE_MEANINGS).every((c) => /^\d{6}$/.test(c)));
   });

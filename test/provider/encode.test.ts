@@ -1,10 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { XMLParser } from 'fast-xml-parser';
-import { acceptHeader, contentType, encodeBody, escapeXml, hasXmlInvalidChar } from '../../src/provider/encode.js';
+import {
+  acceptHeader,
+  contentType,
+  encodeBody,
+  escapeXml,
+  hasXmlInvalidChar,
+} from '../../src/provider/encode.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 
-const base: TemplateSmsRequest = { to: ['13800000001', '13800000002'], appId: 'app1', templateId: '1', datas: ['6532', '5'] };
+const base: TemplateSmsRequest = {
+  to: ['13800000001', '13800000002'],
+  appId: 'app1',
+  templateId: '1',
+  datas: ['6532', '5'],
+};
 const PROLOG = '<?xml version="1.0" encoding="UTF-8"?>';
 
 describe('encodeBody json', () => {

@@ -46,7 +46,10 @@ describe('formatTimestamp', () => {
   });
 
   it('writes midnight as 00, not 24', () => {
-    assert.equal(formatTimestamp(new Date(Date.UTC(2024, 1, 29, 0, 0, 0)), 'UTC'), '20240229000000');
+    assert.equal(
+      formatTimestamp(new Date(Date.UTC(2024, 1, 29, 0, 0, 0)), 'UTC'),
+      '20240229000000',
+    );
   });
 
   it('defaults to the host local zone', () => {

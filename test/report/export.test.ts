@@ -5,7 +5,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readRows, type IntakeRow } from '../../src/intake/index.js';
-import { parseRowStatuses, requireJournal, resolveFile, UsageError } from '../../src/report/common.js';
+import {
+  parseRowStatuses,
+  requireJournal,
+  resolveFile,
+  UsageError,
+} from '../../src/report/common.js';
 import { exportFile } from '../../src/report/export.js';
 import { APP, cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
 
@@ -21,15 +26,30 @@ const TRICKY: Array<[phone: string, d1: string, d2: string]> = [
 ];
 
 const csvCell = (s: string) => (/[",\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
-const csvOf = (rows: Array<[string, string, string]>) => ['phone,templateId,data1,data2,备注', ...rows.map(([p, a, b], i) => [p, '1', a, b, `note ${i}`].map(csvCell).join(','))];
+const csvOf = (rows: Array<[string, string, string]>) => [
+  'phone,templateId,data1,data2,备注',
+  ...rows.map(([p, a, b], i) => [p, '1', a, b, `note ${i}`].map(csvCell).join(',')),
+];
 
 async function intake(file: string): Promise<IntakeRow[]> {
   const rows: IntakeRow[] = [];
-  for await (const chunk of readRows(file, { encoding: 'utf-8', allowInternational: false, defaultAppId: APP })) rows.push(...chunk);
+  for await (const chunk of readRows(file, {
+    encoding: 'utf-8',
+    allowInternational: false,
+    defaultAppId: APP,
+  }))
+    rows.push(...chunk);
   return rows;
 }
 
-const sent = (r: IntakeRow) => ({ phoneRaw: r.phoneRaw, phone: r.phone, appId: r.appId, templateId: r.templateId, datas: r.datas, note: r.extras['备注'] });
+const sent = (r: IntakeRow) => ({
+  phoneRaw: r.phoneRaw,
+  phone: r.phone,
+  appId: r.appId,
+  templateId: r.templateId,
+  datas: r.datas,
+  note: r.extras['备注'],
+});
 
 describe('export', () => {
   it('round trip: the export read by the intake gives the rows of the original, and dropped back sends the same text', async () => {
@@ -42,41 +62,81 @@ describe('export', () => {
     const exported = path.join(dir, 'tricky.export.csv');
     const db = requireJournal(dataDir);
     try {
-      assert.equal(await exportFile(db, resolveFile(db, 'tricky.csv'), { out: exported }), TRICKY.length);
+      assert.equal(
+        await exportFile(db, resolveFile(db, 'tricky.csv'), { out: exported }),
+        TRICKY.length,
+      );
     } finally {
       db.close();
     }
     const bytes = fs.readFileSync(exported);
     assert.deepEqual([...bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 BOM for Excel');
     const text = bytes.toString('utf8');
-    assert.ok(text.includes("'=SUM(A1:A2)") && text.includes("'@home") && text.includes("'+86 138 0000 0002") && text.includes("'-5 元"), 'formula cells are guarded');
+    assert.ok(
+      text.includes("'=SUM(A1:A2)") &&
+        text.includes("'@home") &&
+        text.includes("'+86 138 0000 0002") &&
+        text.includes("'-5 元"),
+      'formula cells are guarded',
+    );
     assert.ok(!/(^|,)[=+\-@]/m.test(text), 'no cell starts with a formula character');
 
     const back = await intake(exported);
     assert.deepEqual(back.map(sent), (await intake(original)).map(sent));
-    assert.deepEqual(Object.keys(back[0]!.extras), ['备注', 'line', 'status', 'status_code', 'message']);
-    assert.deepEqual(back.map((r) => r.extras.status), TRICKY.map(() => 'accepted'));
+    assert.deepEqual(Object.keys(back[0]!.extras), [
+      '备注',
+      'line',
+      'status',
+      'status_code',
+      'message',
+    ]);
+    assert.deepEqual(
+      back.map((r) => r.extras.status),
+      TRICKY.map(() => 'accepted'),
+    );
 
     // Dropped back as it is, its rows repeat messages the original sent (the repeat window):
     // nothing goes. Sent again on purpose (--resend), every row goes with the same text.
     const second = await simulator();
     const repeated = await sendCsv(dataDir, second, exported);
-    assert.deepEqual([repeated.outcome, repeated.counts.repeats, second.records.length], ['finished', TRICKY.length, 0]);
-    assert.equal((await sendCsv(dataDir, second, exported, {}, { resend: true })).outcome, 'finished');
-    const textOf = (records: typeof first.records) => records.flatMap((r) => r.to.map((to) => `${to} ${JSON.stringify(r.datas)}`)).sort();
-    assert.deepEqual(textOf(second.records), textOf(first.records), 'the same numbers got the same text');
+    assert.deepEqual(
+      [repeated.outcome, repeated.counts.repeats, second.records.length],
+      ['finished', TRICKY.length, 0],
+    );
+    assert.equal(
+      (await sendCsv(dataDir, second, exported, {}, { resend: true })).outcome,
+      'finished',
+    );
+    const textOf = (records: typeof first.records) =>
+      records.flatMap((r) => r.to.map((to) => `${to} ${JSON.stringify(r.datas)}`)).sort();
+    assert.deepEqual(
+      textOf(second.records),
+      textOf(first.records),
+      'the same numbers got the same text',
+    );
   });
 
   it('only the statuses asked for; result columns of an earlier export are not repeated', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const sim = await simulator({ blocked: ['13800000002'] });
-    const lines = ['phone,templateId,data1,data2,status', '13800000001,1,a,b,vip', '13800000002,1,a,b,vip', '123,1,a,b,x'];
+    const lines = [
+      'phone,templateId,data1,data2,status',
+      '13800000001,1,a,b,vip',
+      '13800000002,1,a,b,vip',
+      '123,1,a,b,x',
+    ];
     await sendCsv(dataDir, sim, writeCsvFile(dir, 'mixed.csv', lines), { maxPerRequest: 1 });
     const out = path.join(dir, 'failed.csv');
     const db = requireJournal(dataDir);
     try {
-      assert.equal(await exportFile(db, resolveFile(db, 'mixed.csv'), { statuses: parseRowStatuses('failed,invalid'), out }), 2);
+      assert.equal(
+        await exportFile(db, resolveFile(db, 'mixed.csv'), {
+          statuses: parseRowStatuses('failed,invalid'),
+          out,
+        }),
+        2,
+      );
     } finally {
       db.close();
     }
@@ -89,11 +149,18 @@ describe('export', () => {
       ],
     );
     const header = fs.readFileSync(out, 'utf8').split('\r\n')[0]!;
-    assert.equal(header, '\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message', 'the old "status" column gives way to the result');
+    assert.equal(
+      header,
+      '\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message',
+      'the old "status" column gives way to the result',
+    );
   });
 
   it('an unknown status name is a usage error', () => {
-    assert.throws(() => parseRowStatuses('failed,sent'), (err: Error) => err instanceof UsageError && /unknown status "sent"/.test(err.message));
+    assert.throws(
+      () => parseRowStatuses('failed,sent'),
+      (err: Error) => err instanceof UsageError && /unknown status "sent"/.test(err.message),
+    );
     assert.deepEqual(parseRowStatuses(' Failed , duplicates '), ['failed', 'duplicate']);
   });
 
@@ -101,7 +168,11 @@ describe('export', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const sim = await simulator();
-    await sendCsv(dataDir, sim, writeCsvFile(dir, 'cli.csv', ['phone,templateId,data1,data2', '13800000001,1,=a,b']));
+    await sendCsv(
+      dataDir,
+      sim,
+      writeCsvFile(dir, 'cli.csv', ['phone,templateId,data1,data2', '13800000001,1,=a,b']),
+    );
     // Independent runs, in parallel: each CLI start costs a second or two.
     const [toFile, toStdout, badStatus, badFile] = await Promise.all([
       runCli(['export', 'cli.csv'], { dataDir }),
@@ -110,7 +181,10 @@ describe('export', () => {
       runCli(['export', 'nope.csv'], { dataDir }),
     ]);
     assert.equal(toFile.code, 0, toFile.stderr);
-    assert.match(fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'), /^\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message\r\n13800000001,[^,]+,1,'=a,b,2,accepted,"=""000000""",\r\n$/);
+    assert.match(
+      fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'),
+      /^\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message\r\n13800000001,[^,]+,1,'=a,b,2,accepted,"=""000000""",\r\n$/,
+    );
     assert.equal(toStdout.code, 0, toStdout.stderr);
     assert.equal(toStdout.stdout, fs.readFileSync(path.join(dir, 'cli.export.csv'), 'utf8'));
     assert.equal(badStatus.code, 2);

@@ -8,10 +8,19 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
-import { type FileRunResult, type PipelineContext, type ProcessOptions, processFile } from '../../src/pipeline/index.js';
+import {
+  type FileRunResult,
+  type PipelineContext,
+  type ProcessOptions,
+  processFile,
+} from '../../src/pipeline/index.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 
 export const SID = '8a216da8report00000000000000acc1';
 export const TOKEN = 'rep0rt5ecret7oken000000000000042';
@@ -31,17 +40,36 @@ export function tempDir(): string {
 }
 
 export async function simulator(extra: Partial<SimulatorOptions> = {}): Promise<RunningSimulator> {
-  const sim = await startSimulator({ accountSid: SID, authToken: TOKEN, appIds: [APP], templates: { '1': 2, '2': 1 }, ...extra });
+  const sim = await startSimulator({
+    accountSid: SID,
+    authToken: TOKEN,
+    appIds: [APP],
+    templates: { '1': 2, '2': 1 },
+    ...extra,
+  });
   cleanups.push(() => sim.close());
   return sim;
 }
 
 /** Settings as the program would load them, with no config file and no environment. */
-export function configFor(dataDir: string, sim: RunningSimulator, flags: Record<string, unknown> = {}): Config {
+export function configFor(
+  dataDir: string,
+  sim: RunningSimulator,
+  flags: Record<string, unknown> = {},
+): Config {
   return loadConfig({
     configDir: path.join(dataDir, 'no-config'),
     env: {},
-    flags: { dataDir, baseUrl: sim.url, accountSid: SID, authToken: TOKEN, appId: APP, retryBaseMs: 0, retryMaxMs: 0, ...flags },
+    flags: {
+      dataDir,
+      baseUrl: sim.url,
+      accountSid: SID,
+      authToken: TOKEN,
+      appId: APP,
+      retryBaseMs: 0,
+      retryMaxMs: 0,
+      ...flags,
+    },
   });
 }
 
@@ -53,7 +81,11 @@ export interface Sender {
 }
 
 /** The real sending machinery (journal, client, limits) against `sim`, without the lock. */
-export async function sender(dataDir: string, sim: RunningSimulator, flags: Record<string, unknown> = {}): Promise<Sender> {
+export async function sender(
+  dataDir: string,
+  sim: RunningSimulator,
+  flags: Record<string, unknown> = {},
+): Promise<Sender> {
   const config = configFor(dataDir, sim, flags);
   const db = openJournal(journalPath(dataDir));
   const provider = await connectProvider(config);
@@ -72,7 +104,13 @@ export async function sender(dataDir: string, sim: RunningSimulator, flags: Reco
 }
 
 /** Sends one CSV through the whole pipeline; closes the sender's journal and client after. */
-export async function sendCsv(dataDir: string, sim: RunningSimulator, file: string, flags: Record<string, unknown> = {}, options: ProcessOptions = {}): Promise<FileRunResult> {
+export async function sendCsv(
+  dataDir: string,
+  sim: RunningSimulator,
+  file: string,
+  flags: Record<string, unknown> = {},
+  options: ProcessOptions = {},
+): Promise<FileRunResult> {
   const s = await sender(dataDir, sim, flags);
   try {
     return await processFile(s.ctx, file, options);
@@ -104,14 +142,24 @@ export interface CliRun {
 }
 
 /** Runs `smsdrop ARGS` in dataDir's parent folder with the simulator's credentials in the environment. */
-export function runCli(args: string[], options: { dataDir: string; sim?: RunningSimulator; env?: Record<string, string> }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  options: { dataDir: string; sim?: RunningSimulator; env?: Record<string, string> },
+): Promise<CliRun> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     SMSDROP_DATA_DIR: options.dataDir,
     SMSDROP_RETRY_BASE_MS: '0',
     SMSDROP_RETRY_MAX_MS: '0',
-    ...(options.sim ? { SMSDROP_BASE_URL: options.sim.url, SMSDROP_ACCOUNT_SID: SID, SMSDROP_AUTH_TOKEN: TOKEN, SMSDROP_APP_ID: APP } : {}),
+    ...(options.sim
+      ? {
+          SMSDROP_BASE_URL: options.sim.url,
+          SMSDROP_ACCOUNT_SID: SID,
+          SMSDROP_AUTH_TOKEN: TOKEN,
+          SMSDROP_APP_ID: APP,
+        }
+      : {}),
     ...options.env,
   };
   return new Promise((resolve) => {

@@ -24,13 +24,33 @@ describe('report', () => {
     dir = tempDir();
     dataDir = path.join(dir, 'data');
     const sim = await simulator({ blocked: ['13800000002'] });
-    const lines = ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,b', '13800000003,1,a,b', '1,1,a,b', '13800000001,1,a,b'];
-    const first = await sendCsv(dataDir, sim, writeCsvFile(dir, '=campaign.csv', lines), { maxPerRequest: 1 });
+    const lines = [
+      'phone,templateId,data1,data2',
+      '13800000001,1,a,b',
+      '13800000002,1,a,b',
+      '13800000003,1,a,b',
+      '1,1,a,b',
+      '13800000001,1,a,b',
+    ];
+    const first = await sendCsv(dataDir, sim, writeCsvFile(dir, '=campaign.csv', lines), {
+      maxPerRequest: 1,
+    });
     sha = first.sha256!;
     // Another file of the same name, with other bytes: the name alone is ambiguous.
     fs.mkdirSync(path.join(dir, 'later'));
-    await sendCsv(dataDir, sim, writeCsvFile(path.join(dir, 'later'), 'same.csv', ['phone,templateId,data1,data2', '13800000009,1,a,b']));
-    await sendCsv(dataDir, sim, writeCsvFile(dir, 'same.csv', ['phone,templateId,data1,data2', '13800000008,1,a,b']));
+    await sendCsv(
+      dataDir,
+      sim,
+      writeCsvFile(path.join(dir, 'later'), 'same.csv', [
+        'phone,templateId,data1,data2',
+        '13800000009,1,a,b',
+      ]),
+    );
+    await sendCsv(
+      dataDir,
+      sim,
+      writeCsvFile(dir, 'same.csv', ['phone,templateId,data1,data2', '13800000008,1,a,b']),
+    );
   });
 
   it('FILE is an id, a name, a path or a sha256 prefix; unknown and ambiguous ones are usage errors', () => {
@@ -40,9 +60,18 @@ describe('report', () => {
       assert.equal(resolveFile(db, '=campaign.csv').id, 1);
       assert.equal(resolveFile(db, path.join(dir, '=campaign.csv')).id, 1);
       assert.equal(resolveFile(db, sha.slice(0, 8).toUpperCase()).id, 1);
-      assert.throws(() => resolveFile(db, sha.slice(0, 5)), UsageError, 'a prefix shorter than 6 is not taken');
+      assert.throws(
+        () => resolveFile(db, sha.slice(0, 5)),
+        UsageError,
+        'a prefix shorter than 6 is not taken',
+      );
       assert.throws(() => resolveFile(db, 'nope.csv'), /no file "nope\.csv"/);
-      assert.throws(() => resolveFile(db, 'same.csv'), (err: Error) => err instanceof UsageError && /matches 2 files: id 2 .*; id 3 .*Give the id/.test(err.message));
+      assert.throws(
+        () => resolveFile(db, 'same.csv'),
+        (err: Error) =>
+          err instanceof UsageError &&
+          /matches 2 files: id 2 .*; id 3 .*Give the id/.test(err.message),
+      );
     } finally {
       db.close();
     }
@@ -54,24 +83,46 @@ describe('report', () => {
       const r = fileReport(db, 1);
       assert.deepEqual([r.rows, r.accepted, r.failed, r.invalid, r.duplicates], [5, 2, 1, 1, 1]);
       assert.equal(r.failures.length, 1);
-      assert.deepEqual({ ...r.failures[0], what_to_do: undefined, sample_message: undefined }, { status: 'failed', status_code: '160034', class: 'number-rejected', count: 1, what_to_do: undefined, sample_message: undefined });
+      assert.deepEqual(
+        { ...r.failures[0], what_to_do: undefined, sample_message: undefined },
+        {
+          status: 'failed',
+          status_code: '160034',
+          class: 'number-rejected',
+          count: 1,
+          what_to_do: undefined,
+          sample_message: undefined,
+        },
+      );
       assert.match(r.failures[0]!.what_to_do, /blacklist.*smsdrop retry 1 --failed/);
       assert.equal(r.invalid_reasons[0]!.count, 1);
       assert.equal(r.timing.requests, 3);
       assert.ok(r.timing.first_send! <= r.timing.last_send!);
       const csv = fileReportCsv(r);
-      assert.equal(csv.rows.reduce((n, row) => n + Number(row[5]), 0), r.rows);
+      assert.equal(
+        csv.rows.reduce((n, row) => n + Number(row[5]), 0),
+        r.rows,
+      );
     } finally {
       db.close();
     }
   });
 
   it('plain-language advice: unknown rows say check first; not-sent rows say resend', () => {
-    assert.match(adviceFor('unknown', null, 7).what_to_do, /may have been sent.*smsdrop retry 7 --unknown/);
-    assert.match(adviceFor('unknown', '160050', 7).what_to_do, /may have been sent \(160050: .*\).*--unknown/);
+    assert.match(
+      adviceFor('unknown', null, 7).what_to_do,
+      /may have been sent.*smsdrop retry 7 --unknown/,
+    );
+    assert.match(
+      adviceFor('unknown', '160050', 7).what_to_do,
+      /may have been sent \(160050: .*\).*--unknown/,
+    );
     assert.equal(adviceFor('failed', null, 7).class, 'not sent');
     assert.equal(adviceFor('failed', '112311', 7).class, 'batch-rejected');
-    assert.match(adviceFor('failed', '112311', 7).what_to_do, /^template not found: check the templateId\. Resending unchanged cannot help/);
+    assert.match(
+      adviceFor('failed', '112311', 7).what_to_do,
+      /^template not found: check the templateId\. Resending unchanged cannot help/,
+    );
   });
 
   it('CLI: JSON keys are those of v_files; CSV is UTF-8 with BOM and guarded; the table explains failures', async () => {
@@ -88,14 +139,25 @@ describe('report', () => {
     assert.deepEqual(Object.keys(files[0]!), [...FILE_COLUMNS]);
 
     assert.equal(csv.code, 0, csv.stderr);
-    assert.ok(csv.stdout.startsWith(`\uFEFF${FILE_COLUMNS.join(',')}\r\n1,'=campaign.csv,${sha},done,5,1,1,2,1,0,0,3,`), csv.stdout);
+    assert.ok(
+      csv.stdout.startsWith(
+        `\uFEFF${FILE_COLUMNS.join(',')}\r\n1,'=campaign.csv,${sha},done,5,1,1,2,1,0,0,3,`,
+      ),
+      csv.stdout,
+    );
 
     assert.equal(one.code, 0, one.stderr);
     assert.match(one.stdout, /160034.*number-rejected.*blacklist/);
     assert.match(one.stdout, /requests 3 {2}first send \d{4}-/);
 
     const oneJson = JSON.parse(oneJsonRun.stdout) as Record<string, unknown>;
-    assert.deepEqual(Object.keys(oneJson), [...FILE_COLUMNS, 'repeats', 'failures', 'invalid_reasons', 'timing']);
+    assert.deepEqual(Object.keys(oneJson), [
+      ...FILE_COLUMNS,
+      'repeats',
+      'failures',
+      'invalid_reasons',
+      'timing',
+    ]);
   });
 
   it('CLI: bad arguments exit 2 with a clear message', async () => {
@@ -116,8 +178,19 @@ describe('status', () => {
   it('a file paused by an account-fatal answer: progress, no ETA, and why it is paused', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
-    const sim = await simulator({ faults: [{ kind: 'status', statusCode: '111142', everyNth: 1 }] });
-    const result = await sendCsv(dataDir, sim, writeCsvFile(dir, 'p.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,b', 'x,1,a,b']));
+    const sim = await simulator({
+      faults: [{ kind: 'status', statusCode: '111142', everyNth: 1 }],
+    });
+    const result = await sendCsv(
+      dataDir,
+      sim,
+      writeCsvFile(dir, 'p.csv', [
+        'phone,templateId,data1,data2',
+        '13800000001,1,a,b',
+        '13800000002,1,a,b',
+        'x,1,a,b',
+      ]),
+    );
     assert.equal(result.outcome, 'paused');
 
     const db = requireJournal(dataDir);
@@ -125,22 +198,43 @@ describe('status', () => {
       const now = Date.now();
       const s = readStatus(db, dataDir, now);
       assert.equal(s.process, null);
-      assert.deepEqual(s.paused && { source: s.paused.source, reason: s.paused.reason }, { source: 'last answer', reason: '111142: account balance insufficient: top up the account' });
+      assert.deepEqual(s.paused && { source: s.paused.source, reason: s.paused.reason }, {
+        source: 'last answer',
+        reason: '111142: account balance insufficient: top up the account',
+      });
       assert.equal(s.files.length, 1);
       assert.deepEqual(
         { ...s.files[0], rows_per_second: undefined },
-        { id: 1, name: 'p.csv', status: 'sending', rows: 3, sendable: 2, settled: 0, pending: 2, progress: 0, rows_per_second: undefined, eta_seconds: null, in_flight_requests: 0, in_flight_numbers: 0 },
+        {
+          id: 1,
+          name: 'p.csv',
+          status: 'sending',
+          rows: 3,
+          sendable: 2,
+          settled: 0,
+          pending: 2,
+          progress: 0,
+          rows_per_second: undefined,
+          eta_seconds: null,
+          in_flight_requests: 0,
+          in_flight_numbers: 0,
+        },
       );
       // One answer, over the time since its request started (at least a second, at most a minute).
-      const started = Date.parse(db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string);
-      assert.equal(s.rate.requests_per_second, Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100);
+      const started = Date.parse(
+        db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+      );
+      assert.equal(
+        s.rate.requests_per_second,
+        Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100,
+      );
       assert.match(renderStatus(s), /PAUSED since .*111142.*\n[\s\S]*p\.csv[\s\S]*not moving/);
     } finally {
       db.close();
     }
   });
 
-  it("while the daemon runs, its own record says whether it is paused", async () => {
+  it('while the daemon runs, its own record says whether it is paused', async () => {
     const dataDir = path.join(tempDir(), 'data');
     const writer = openJournal(journalPath(dataDir));
     const lock = acquireLock(dataDir, 'smsdrop run');
@@ -154,18 +248,38 @@ describe('status', () => {
         assert.equal(s.paused?.source, 'daemon');
         assert.equal(s.paused?.reason, '111139: account suspended: contact the provider');
         const since = s.paused?.since;
-        setDaemonState(writer, { paused: '111142: account balance insufficient: top up the account' });
+        setDaemonState(writer, {
+          paused: '111142: account balance insufficient: top up the account',
+        });
         s = readStatus(db, dataDir);
         assert.equal(s.paused?.since, since, 'still the same pause');
         setDaemonState(writer, { paused: null });
         assert.equal(readStatus(db, dataDir).paused, null);
         // A message window holding requests is not a pause: said apart, and cleared by its own event.
-        setDaemonWaiting(writer, 'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z');
+        setDaemonWaiting(
+          writer,
+          'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z',
+        );
         s = readStatus(db, dataDir);
-        assert.deepEqual([s.paused, s.waiting], [null, 'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z']);
-        assert.match(renderStatus(s), /WAITING: message window 10000\/1h used up; the next request starts at 2026-11-25T09:00:00.000Z/);
-        setDaemonState(writer, { paused: '111142: account balance insufficient: top up the account' });
-        assert.match(renderStatus(readStatus(db, dataDir)), /PAUSED since .*111142/, 'a pause says more than a wait');
+        assert.deepEqual(
+          [s.paused, s.waiting],
+          [
+            null,
+            'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z',
+          ],
+        );
+        assert.match(
+          renderStatus(s),
+          /WAITING: message window 10000\/1h used up; the next request starts at 2026-11-25T09:00:00.000Z/,
+        );
+        setDaemonState(writer, {
+          paused: '111142: account balance insufficient: top up the account',
+        });
+        assert.match(
+          renderStatus(readStatus(db, dataDir)),
+          /PAUSED since .*111142/,
+          'a pause says more than a wait',
+        );
         setDaemonState(writer, { paused: null });
         setDaemonWaiting(writer, null);
         assert.equal(readStatus(db, dataDir).waiting, null);

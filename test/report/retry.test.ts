@@ -8,17 +8,34 @@ import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
 import { retryRows } from '../../src/report/retry.js';
-import { acceptedNumbers, cleanUp, runCli, sendCsv, sender, simulator, tempDir, writeCsvFile } from './helpers.js';
+import {
+  acceptedNumbers,
+  cleanUp,
+  runCli,
+  sendCsv,
+  sender,
+  simulator,
+  tempDir,
+  writeCsvFile,
+} from './helpers.js';
 
 after(cleanUp);
 
 const BLOCKED = ['13800000003', '13800000007'];
-const LINES = ['phone,templateId,data1,data2', ...Array.from({ length: 10 }, (_, i) => `1380000000${i},1,code,${i % 2}`), '999,1,code,0'];
+const LINES = [
+  'phone,templateId,data1,data2',
+  ...Array.from({ length: 10 }, (_, i) => `1380000000${i},1,code,${i % 2}`),
+  '999,1,code,0',
+];
 
 function countsOf(dataDir: string): Record<string, unknown> {
   const db = openForReading(dataDir)!;
   try {
-    return db.prepare('SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1').get() as Record<string, unknown>;
+    return db
+      .prepare(
+        'SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1',
+      )
+      .get() as Record<string, unknown>;
   } finally {
     db.close();
   }
@@ -30,7 +47,16 @@ describe('retry --failed', () => {
     const dataDir = path.join(dir, 'data');
     const blocking = await simulator({ blocked: BLOCKED });
     await sendCsv(dataDir, blocking, writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4 });
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 8, failed: 2, unknown: 0, pending: 0 });
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 11,
+      invalid: 1,
+      duplicates: 0,
+      accepted: 8,
+      failed: 2,
+      unknown: 0,
+      pending: 0,
+    });
 
     const open = await simulator();
     const s = await sender(dataDir, open, { maxPerRequest: 4 });
@@ -38,14 +64,45 @@ describe('retry --failed', () => {
     assert.equal(result.retry.rows, 2);
     assert.equal(result.sent?.state, 'finished');
     assert.deepEqual(result.outcome, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
-    assert.deepEqual(acceptedNumbers(open).sort(), BLOCKED, 'only the failed rows were sent, each once');
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 10, failed: 0, unknown: 0, pending: 0 });
+    assert.deepEqual(
+      acceptedNumbers(open).sort(),
+      BLOCKED,
+      'only the failed rows were sent, each once',
+    );
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 11,
+      invalid: 1,
+      duplicates: 0,
+      accepted: 10,
+      failed: 0,
+      unknown: 0,
+      pending: 0,
+    });
 
-    const history = s.db.prepare("SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones").all();
-    assert.deepEqual(history, BLOCKED.map((phones) => ({ phones, status_code: '160034' })), 'the old batches keep their outcome');
-    const rejected = s.db.prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'").pluck().get() as number;
-    assert.equal(rejected, blocking.requestCount - blocking.records.length, 'the earlier refused attempts are still in the journal');
-    const attempts = s.db.prepare('SELECT attempts FROM v_recipients WHERE phone = ?').pluck().get(BLOCKED[0]);
+    const history = s.db
+      .prepare(
+        "SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones",
+      )
+      .all();
+    assert.deepEqual(
+      history,
+      BLOCKED.map((phones) => ({ phones, status_code: '160034' })),
+      'the old batches keep their outcome',
+    );
+    const rejected = s.db
+      .prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'")
+      .pluck()
+      .get() as number;
+    assert.equal(
+      rejected,
+      blocking.requestCount - blocking.records.length,
+      'the earlier refused attempts are still in the journal',
+    );
+    const attempts = s.db
+      .prepare('SELECT attempts FROM v_recipients WHERE phone = ?')
+      .pluck()
+      .get(BLOCKED[0]);
     assert.equal(attempts, 4, 'three earlier requests and the retry');
 
     const again = await retryRows(s.ctx, 1, ['failed']);
@@ -57,8 +114,20 @@ describe('retry --failed', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const capped = ['13800000002', '13800000005']; // over their daily cap: failed, not suppressed
-    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 0, accepted: 8, failed: 2, unknown: 0, pending: 0 });
+    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), {
+      maxPerRequest: 4,
+      rateLimitMaxDeferrals: 0,
+    });
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 11,
+      invalid: 1,
+      duplicates: 0,
+      accepted: 8,
+      failed: 2,
+      unknown: 0,
+      pending: 0,
+    });
     const open = await simulator();
     // The operator sends the failed rows as a file of their own (an export of them, say)...
     await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]));
@@ -68,8 +137,20 @@ describe('retry --failed', () => {
     const result = await retryRows(s.ctx, 1, ['failed']);
     assert.deepEqual([result.retry.rows, result.retry.repeats], [0, 2]);
     assert.deepEqual(acceptedNumbers(open).sort(), capped, 'each number got the message once');
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 11, invalid: 1, duplicates: 2, accepted: 8, failed: 0, unknown: 0, pending: 0 });
-    const why = s.db.prepare("SELECT status_msg FROM row_results WHERE file_id = 1 AND phone = '13800000002'").pluck().get() as string;
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 11,
+      invalid: 1,
+      duplicates: 2,
+      accepted: 8,
+      failed: 0,
+      unknown: 0,
+      pending: 0,
+    });
+    const why = s.db
+      .prepare("SELECT status_msg FROM row_results WHERE file_id = 1 AND phone = '13800000002'")
+      .pluck()
+      .get() as string;
     assert.match(why, /goes with another file .*: line 2 of fix\.csv \(file 2\)/);
   });
 
@@ -77,7 +158,10 @@ describe('retry --failed', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const capped = ['13800000002', '13800000005'];
-    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
+    await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), {
+      maxPerRequest: 4,
+      rateLimitMaxDeferrals: 0,
+    });
     const open = await simulator();
     await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]));
     const run = await runCli(['retry', '1', '--failed', '--json'], { dataDir, sim: open });
@@ -92,34 +176,67 @@ describe('retry --failed', () => {
     const setUp = async () => {
       const dir = tempDir();
       const dataDir = path.join(dir, 'data');
-      await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), { maxPerRequest: 4, rateLimitMaxDeferrals: 0 });
+      await sendCsv(dataDir, await simulator({ capped }), writeCsvFile(dir, 'c.csv', LINES), {
+        maxPerRequest: 4,
+        rateLimitMaxDeferrals: 0,
+      });
       const open = await simulator();
-      const paused = await sendCsv(dataDir, open, writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]), { authToken: 'wr0ngtoken000000000000000000000' });
+      const paused = await sendCsv(
+        dataDir,
+        open,
+        writeCsvFile(dir, 'fix.csv', [LINES[0]!, LINES[3]!, LINES[6]!]),
+        { authToken: 'wr0ngtoken000000000000000000000' },
+      );
       assert.equal(paused.outcome, 'paused');
       return { dataDir, open };
     };
     const json = await setUp();
-    const run = await runCli(['retry', '1', '--failed', '--json'], { dataDir: json.dataDir, sim: json.open });
-    assert.equal(run.code, 3, `not done: nothing has sent those numbers yet\n${run.stdout}${run.stderr}`);
+    const run = await runCli(['retry', '1', '--failed', '--json'], {
+      dataDir: json.dataDir,
+      sim: json.open,
+    });
+    assert.equal(
+      run.code,
+      3,
+      `not done: nothing has sent those numbers yet\n${run.stdout}${run.stderr}`,
+    );
     const summary = JSON.parse(run.stdout) as { repeats: number; waitingIn: unknown };
     assert.equal(summary.repeats, 2);
     assert.deepEqual(summary.waitingIn, [{ id: 2, name: 'fix.csv', status: 'sending', rows: 2 }]);
-    assert.deepEqual(acceptedNumbers(json.open), [], 'not sent by the retry: the paused file would send them again');
+    assert.deepEqual(
+      acceptedNumbers(json.open),
+      [],
+      'not sent by the retry: the paused file would send them again',
+    );
 
     const text = await setUp();
-    const shown = await runCli(['retry', '1', '--failed'], { dataDir: text.dataDir, sim: text.open });
+    const shown = await runCli(['retry', '1', '--failed'], {
+      dataDir: text.dataDir,
+      sim: text.open,
+    });
     assert.equal(shown.code, 3);
-    assert.match(shown.stdout, /^waiting +Not sent yet, waiting in fix\.csv \(id 2\): 2: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)$/m);
+    assert.match(
+      shown.stdout,
+      /^waiting +Not sent yet, waiting in fix\.csv \(id 2\): 2: they go when that file goes on \(give it again, or, its bytes gone or changed, smsdrop resume ID\)$/m,
+    );
   });
 
   it('CLI: resends the failed rows and exits 0 when all were accepted', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
-    await sendCsv(dataDir, await simulator({ blocked: BLOCKED }), writeCsvFile(dir, 'c.csv', LINES));
+    await sendCsv(
+      dataDir,
+      await simulator({ blocked: BLOCKED }),
+      writeCsvFile(dir, 'c.csv', LINES),
+    );
     const open = await simulator();
     const run = await runCli(['retry', 'c.csv', '--failed', '--json'], { dataDir, sim: open });
     assert.equal(run.code, 0, run.stderr);
-    const summary = JSON.parse(run.stdout) as { state: string; retried: Record<string, number>; file: Record<string, number> };
+    const summary = JSON.parse(run.stdout) as {
+      state: string;
+      retried: Record<string, number>;
+      file: Record<string, number>;
+    };
     assert.equal(summary.state, 'finished');
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
     assert.equal(summary.file.accepted, 10);
@@ -130,7 +247,11 @@ describe('retry --failed', () => {
   it('CLI: refuses with exit 2 while another smsdrop process holds the data directory', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
-    await sendCsv(dataDir, await simulator({ blocked: BLOCKED }), writeCsvFile(dir, 'c.csv', LINES));
+    await sendCsv(
+      dataDir,
+      await simulator({ blocked: BLOCKED }),
+      writeCsvFile(dir, 'c.csv', LINES),
+    );
     const open = await simulator();
     const lock = acquireLock(dataDir, 'smsdrop daemon (test)');
     try {
@@ -148,7 +269,10 @@ describe('retry --failed', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     await sendCsv(dataDir, await simulator(), writeCsvFile(dir, 'c.csv', LINES));
-    const [noFlag, noFile] = await Promise.all([runCli(['retry', '1'], { dataDir }), runCli(['retry', '42', '--failed'], { dataDir })]);
+    const [noFlag, noFile] = await Promise.all([
+      runCli(['retry', '1'], { dataDir }),
+      runCli(['retry', '42', '--failed'], { dataDir }),
+    ]);
     assert.equal(noFlag.code, 2);
     assert.match(noFlag.stderr, /--failed, --unknown or both/);
     assert.equal(noFile.code, 2);
@@ -162,7 +286,16 @@ describe('retry --unknown', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const cutting = await simulator({ faults: [{ kind: 'cut-after-accept', everyNth: 1 }] });
-    await sendCsv(dataDir, cutting, writeCsvFile(dir, 'u.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,b']), { reqId: false });
+    await sendCsv(
+      dataDir,
+      cutting,
+      writeCsvFile(dir, 'u.csv', [
+        'phone,templateId,data1,data2',
+        '13800000001,1,a,b',
+        '13800000002,1,a,b',
+      ]),
+      { reqId: false },
+    );
     assert.equal(countsOf(dataDir).unknown, 2);
     assert.equal(acceptedNumbers(cutting).length, 2, 'the provider did take them');
     return { dataDir, open: await simulator() };
@@ -170,7 +303,11 @@ describe('retry --unknown', () => {
 
   it('without a terminal and without --yes: refused with exit 2, nothing sent', async () => {
     const { dataDir, open } = await unknownRun();
-    const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: open, env: { SMSDROP_REQ_ID: 'off' } });
+    const run = await runCli(['retry', '1', '--unknown'], {
+      dataDir,
+      sim: open,
+      env: { SMSDROP_REQ_ID: 'off' },
+    });
     assert.equal(run.code, 2);
     assert.match(run.stderr, /may already have arrived.*add --yes/s);
     assert.equal(open.requestCount, 0);
@@ -187,8 +324,15 @@ describe('retry --unknown', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const recordFile = path.join(dir, 'provider-record.jsonl');
-    const cutting = await simulator({ faults: [{ kind: 'cut-after-accept', everyNth: 1 }], recordFile });
-    const file = writeCsvFile(dir, 'k.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,c']);
+    const cutting = await simulator({
+      faults: [{ kind: 'cut-after-accept', everyNth: 1 }],
+      recordFile,
+    });
+    const file = writeCsvFile(dir, 'k.csv', [
+      'phone,templateId,data1,data2',
+      '13800000001,1,a,b',
+      '13800000002,1,a,c',
+    ]);
     await sendCsv(dataDir, cutting, file, { maxAttempts: 1 });
     assert.equal(countsOf(dataDir).pending, 2, 'paused as for an outage');
     await sendCsv(dataDir, cutting, file, { reqId: false });
@@ -213,15 +357,35 @@ describe('retry --unknown', () => {
     const run = await runCli(['retry', '1', '--unknown', '--json'], { dataDir, sim: provider });
     assert.equal(run.code, 0, run.stderr);
     assert.equal(provider.requestCount, 2, 'each batch asked once more');
-    assert.deepEqual(acceptedNumbers(provider), [], 'the provider refused both repeats (160054): nothing arrived twice');
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 2, invalid: 0, duplicates: 0, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    assert.deepEqual(
+      acceptedNumbers(provider),
+      [],
+      'the provider refused both repeats (160054): nothing arrived twice',
+    );
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 2,
+      invalid: 0,
+      duplicates: 0,
+      accepted: 2,
+      failed: 0,
+      unknown: 0,
+      pending: 0,
+    });
     const summary = JSON.parse(run.stdout) as { retried: Record<string, number> };
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
     const db = openForReading(dataDir)!;
     try {
-      const reqIds = db.prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id').pluck().all();
+      const reqIds = db
+        .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')
+        .pluck()
+        .all();
       assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
-      assert.deepEqual(db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(), attemptsBefore.map((n) => n + 1), 'every attempt of each row stays in its history');
+      assert.deepEqual(
+        db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(),
+        attemptsBefore.map((n) => n + 1),
+        'every attempt of each row stays in its history',
+      );
     } finally {
       db.close();
     }
@@ -230,7 +394,9 @@ describe('retry --unknown', () => {
   it('reqId on, but in doubt since yesterday: the provider has forgotten the reqId, so it asks, and without --yes nothing is sent', async () => {
     const { dataDir, provider } = await unknownWithReqIdRun();
     const db = openJournal(journalPath(dataDir));
-    db.prepare('UPDATE attempts SET started_at = ?').run(new Date(Date.now() - 2 * 86_400_000).toISOString());
+    db.prepare('UPDATE attempts SET started_at = ?').run(
+      new Date(Date.now() - 2 * 86_400_000).toISOString(),
+    );
     db.close();
     const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: provider });
     assert.equal(run.code, 2);
@@ -241,9 +407,22 @@ describe('retry --unknown', () => {
 
   it('with --yes: resent as new requests (which is why it asks)', async () => {
     const { dataDir, open } = await unknownRun();
-    const run = await runCli(['retry', '1', '--unknown', '--yes'], { dataDir, sim: open, env: { SMSDROP_REQ_ID: 'off' } });
+    const run = await runCli(['retry', '1', '--unknown', '--yes'], {
+      dataDir,
+      sim: open,
+      env: { SMSDROP_REQ_ID: 'off' },
+    });
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(acceptedNumbers(open).sort(), ['13800000001', '13800000002']);
-    assert.deepEqual(countsOf(dataDir), { status: 'done', rows: 2, invalid: 0, duplicates: 0, accepted: 2, failed: 0, unknown: 0, pending: 0 });
+    assert.deepEqual(countsOf(dataDir), {
+      status: 'done',
+      rows: 2,
+      invalid: 0,
+      duplicates: 0,
+      accepted: 2,
+      failed: 0,
+      unknown: 0,
+      pending: 0,
+    });
   });
 });

@@ -15,23 +15,39 @@ describe('status: rate and ETA', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     // One number a request, one at a time; the third answer is account-fatal: 2 accepted, 4 pending.
-    const sim = await simulator({ faults: [{ kind: 'status', statusCode: '111142', everyNth: 3 }] });
-    const lines = ['phone,templateId,data1,data2', ...[1, 2, 3, 4, 5, 6].map((n) => `1380000000${n},1,a,b`)];
-    const result = await sendCsv(dataDir, sim, writeCsvFile(dir, 'young.csv', lines), { maxPerRequest: 1, concurrency: 1 });
+    const sim = await simulator({
+      faults: [{ kind: 'status', statusCode: '111142', everyNth: 3 }],
+    });
+    const lines = [
+      'phone,templateId,data1,data2',
+      ...[1, 2, 3, 4, 5, 6].map((n) => `1380000000${n},1,a,b`),
+    ];
+    const result = await sendCsv(dataDir, sim, writeCsvFile(dir, 'young.csv', lines), {
+      maxPerRequest: 1,
+      concurrency: 1,
+    });
     assert.equal(result.outcome, 'paused');
     assert.deepEqual([result.counts.accepted, result.counts.pending], [2, 4]);
 
     const db = requireJournal(dataDir);
     try {
-      const fileStart = Date.parse(db.prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string);
-      const firstRequest = Date.parse(db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string);
+      const fileStart = Date.parse(
+        db.prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
+      );
+      const firstRequest = Date.parse(
+        db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+      );
 
       // 10 s after the file started: 2 rows in 10 s, not in 60.
       let s = readStatus(db, dataDir, fileStart + 10_000);
       assert.equal(s.files[0]!.rows_per_second, 0.2);
       assert.equal(s.files[0]!.eta_seconds, 20, '4 rows to go at 0.2 rows/s');
       assert.equal(s.rate.rows_per_second, 0.2);
-      assert.equal(s.rate.requests_per_second, Math.round((3 / ((fileStart + 10_000 - firstRequest) / 1000)) * 100) / 100, '3 answers since the first request');
+      assert.equal(
+        s.rate.requests_per_second,
+        Math.round((3 / ((fileStart + 10_000 - firstRequest) / 1000)) * 100) / 100,
+        '3 answers since the first request',
+      );
 
       // 40 s after: the same rows over 40 s.
       s = readStatus(db, dataDir, fileStart + 40_000);
@@ -40,12 +56,18 @@ describe('status: rate and ETA', () => {
 
       // Older than a minute: the last minute, as before; with nothing in it, no rate and no ETA.
       s = readStatus(db, dataDir, fileStart + 5 * 60_000);
-      assert.deepEqual([s.files[0]!.rows_per_second, s.files[0]!.eta_seconds, s.rate.requests_per_second], [0, null, 0]);
+      assert.deepEqual(
+        [s.files[0]!.rows_per_second, s.files[0]!.eta_seconds, s.rate.requests_per_second],
+        [0, null, 0],
+      );
 
       // Times for a person are in the configured zone; the JSON keeps UTC.
       s = readStatus(db, dataDir, Date.parse('2026-11-25T16:30:00.000Z'));
       assert.equal(s.now, '2026-11-25T16:30:00.000Z');
-      assert.match(renderStatus(s, 'Asia/Shanghai'), /^smsdrop status at 2026-11-26 00:30:00 Asia\/Shanghai /);
+      assert.match(
+        renderStatus(s, 'Asia/Shanghai'),
+        /^smsdrop status at 2026-11-26 00:30:00 Asia\/Shanghai /,
+      );
     } finally {
       db.close();
     }

@@ -41,7 +41,12 @@ describe('views after a run against the simulator', () => {
   before(async () => {
     dir = tempDir();
     sim = await simulator({ blocked: [BLOCKED] });
-    const result = await sendCsv(path.join(dir, 'data'), sim, writeCsvFile(dir, 'campaign.csv', LINES), { maxPerRequest: 4 });
+    const result = await sendCsv(
+      path.join(dir, 'data'),
+      sim,
+      writeCsvFile(dir, 'campaign.csv', LINES),
+      { maxPerRequest: 4 },
+    );
     assert.equal(result.outcome, 'finished');
     db = openForReading(path.join(dir, 'data'))!;
   });
@@ -50,16 +55,31 @@ describe('views after a run against the simulator', () => {
   it('v_files counts add up and agree with the simulator', () => {
     const f = db.prepare('SELECT * FROM v_files').get() as Record<string, unknown>;
     assert.deepEqual(
-      { rows: f.rows, invalid: f.invalid, duplicates: f.duplicates, accepted: f.accepted, failed: f.failed, unknown: f.unknown, pending: f.pending },
+      {
+        rows: f.rows,
+        invalid: f.invalid,
+        duplicates: f.duplicates,
+        accepted: f.accepted,
+        failed: f.failed,
+        unknown: f.unknown,
+        pending: f.pending,
+      },
       { rows: 14, invalid: 2, duplicates: 2, accepted: 9, failed: 1, unknown: 0, pending: 0 },
     );
-    assert.equal(f.requests, sim.requestCount, 'every request the simulator saw is counted, and no other');
+    assert.equal(
+      f.requests,
+      sim.requestCount,
+      'every request the simulator saw is counted, and no other',
+    );
     assert.equal(f.name, 'campaign.csv');
     assert.equal(f.status, 'done');
   });
 
   it('accepted rows are exactly the numbers the simulator received, each once', () => {
-    const accepted = db.prepare("SELECT phone FROM v_recipients WHERE status = 'accepted' ORDER BY phone").pluck().all();
+    const accepted = db
+      .prepare("SELECT phone FROM v_recipients WHERE status = 'accepted' ORDER BY phone")
+      .pluck()
+      .all();
     const received = acceptedNumbers(sim).sort();
     assert.deepEqual(accepted, received);
     assert.equal(new Set(received).size, received.length, 'no number was accepted twice');
@@ -67,14 +87,25 @@ describe('views after a run against the simulator', () => {
   });
 
   it('v_recipients: one row per input row, with values, outcome and the requests that carried it', () => {
-    const rows = db.prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<Record<string, unknown>>;
+    const rows = db.prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<
+      Record<string, unknown>
+    >;
     assert.equal(rows.length, 14);
     const byLine = new Map(rows.map((r) => [r.line, r]));
     assert.deepEqual(
-      { status: byLine.get(2)!.status, code: byLine.get(2)!.status_code, attempts: byLine.get(2)!.attempts, datas: byLine.get(2)!.datas },
+      {
+        status: byLine.get(2)!.status,
+        code: byLine.get(2)!.status_code,
+        attempts: byLine.get(2)!.attempts,
+        datas: byLine.get(2)!.datas,
+      },
       { status: 'failed', code: '160034', attempts: 3, datas: '["x","1"]' },
     );
-    assert.equal(byLine.get(4)!.attempts, 2, 'in the rejected batch of 4, then in an accepted half');
+    assert.equal(
+      byLine.get(4)!.attempts,
+      2,
+      'in the rejected batch of 4, then in an accepted half',
+    );
     assert.equal(byLine.get(6)!.attempts, 1);
     assert.equal(byLine.get(6)!.status_code, '000000');
     assert.match(String(byLine.get(6)!.sms_message_sid), /^[0-9a-f]{32}$/);
@@ -84,26 +115,42 @@ describe('views after a run against the simulator', () => {
     assert.equal(byLine.get(14)!.phone_raw, '138 0000 0001');
     assert.equal(byLine.get(14)!.phone, '13800000001');
     assert.equal(byLine.get(2)!.extras, '{"note":"blocked"}');
-    assert.ok(rows.every((r) => r.file_name === 'campaign.csv' && r.app_id && r.template_id === '1'));
+    assert.ok(
+      rows.every((r) => r.file_name === 'campaign.csv' && r.app_id && r.template_id === '1'),
+    );
   });
 
   it('v_failures: per file and status code, a count and a sample message', () => {
-    const failures = db.prepare('SELECT status, status_code, count, sample_message FROM v_failures').all() as Array<Record<string, unknown>>;
+    const failures = db
+      .prepare('SELECT status, status_code, count, sample_message FROM v_failures')
+      .all() as Array<Record<string, unknown>>;
     assert.equal(failures.length, 1);
-    assert.deepEqual({ ...failures[0], sample_message: undefined }, { status: 'failed', status_code: '160034', count: 1, sample_message: undefined });
+    assert.deepEqual(
+      { ...failures[0], sample_message: undefined },
+      { status: 'failed', status_code: '160034', count: 1, sample_message: undefined },
+    );
     assert.match(String(failures[0]!.sample_message), /160034/);
   });
 });
 
 describe('query plans', () => {
-  const planOf = (db: Journal, query: string) => (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+  const planOf = (db: Journal, query: string) =>
+    (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map(
+      (r) => r.detail,
+    );
 
   it('v_files for one file reads no table from end to end: index ranges only', () => {
     const db = openJournal(journalPath(tempDir()));
     try {
       const plan = planOf(db, 'SELECT * FROM v_files WHERE id = 1');
       assert.ok(!plan.some((d) => /^SCAN /.test(d)), plan.join('\n'));
-      assert.equal(plan.filter((d) => /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d)).length, 4, plan.join('\n'));
+      assert.equal(
+        plan.filter((d) =>
+          /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d),
+        ).length,
+        4,
+        plan.join('\n'),
+      );
     } finally {
       db.close();
     }
@@ -113,7 +160,12 @@ describe('query plans', () => {
     const db = openJournal(journalPath(tempDir()));
     try {
       const plan = planOf(db, 'SELECT * FROM v_failures WHERE file_id = 1');
-      assert.ok(plan.some((d) => /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d)), plan.join('\n'));
+      assert.ok(
+        plan.some((d) =>
+          /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d),
+        ),
+        plan.join('\n'),
+      );
       assert.ok(!plan.some((d) => /^SCAN (b|batches)\b/.test(d)), plan.join('\n'));
     } finally {
       db.close();
@@ -125,14 +177,30 @@ describe('a journal written before the views existed', () => {
   it('is upgraded when first opened for reading', () => {
     const dataDir = path.join(tempDir(), 'data');
     const old = openJournal(journalPath(dataDir));
-    old.exec("DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; " +
-        ['pruned_at', 'kept_accepted', 'kept_failed', 'kept_unknown', 'kept_pending', 'kept_requests', 'kept_first_send', 'kept_last_send'].map((c) => `ALTER TABLE files DROP COLUMN ${c};`).join(' ') +
-        ' DELETE FROM schema_migrations WHERE version >= 2');
+    old.exec(
+      'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; ' +
+        [
+          'pruned_at',
+          'kept_accepted',
+          'kept_failed',
+          'kept_unknown',
+          'kept_pending',
+          'kept_requests',
+          'kept_first_send',
+          'kept_last_send',
+        ]
+          .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
+          .join(' ') +
+        ' DELETE FROM schema_migrations WHERE version >= 2',
+    );
     old.close();
     const db = openForReading(dataDir)!;
     try {
       assert.deepEqual(db.prepare('SELECT * FROM v_files').all(), []);
-      assert.equal(db.prepare('SELECT max(version) FROM schema_migrations').pluck().get(), MIGRATIONS[MIGRATIONS.length - 1]!.version);
+      assert.equal(
+        db.prepare('SELECT max(version) FROM schema_migrations').pluck().get(),
+        MIGRATIONS[MIGRATIONS.length - 1]!.version,
+      );
     } finally {
       db.close();
     }
@@ -144,14 +212,30 @@ describe('reading while the writer holds a transaction (WAL)', () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
     const sim = await simulator();
-    await sendCsv(dataDir, sim, writeCsvFile(dir, 'a.csv', ['phone,templateId,data1,data2', '13800000001,1,a,b', '13800000002,1,a,b']));
+    await sendCsv(
+      dataDir,
+      sim,
+      writeCsvFile(dir, 'a.csv', [
+        'phone,templateId,data1,data2',
+        '13800000001,1,a,b',
+        '13800000002,1,a,b',
+      ]),
+    );
     const writer = openJournal(journalPath(dataDir));
     const reader = openForReading(dataDir)!;
     try {
       writer.exec('BEGIN IMMEDIATE');
       writer.prepare("UPDATE batches SET state = 'failed'").run();
-      assert.equal(reader.prepare('SELECT accepted FROM v_files').pluck().get(), 2, 'the uncommitted change is not seen, and the read does not wait');
-      const shell = spawnSync('sqlite3', ['-readonly', journalPath(dataDir), 'SELECT accepted, failed FROM v_files;'], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(
+        reader.prepare('SELECT accepted FROM v_files').pluck().get(),
+        2,
+        'the uncommitted change is not seen, and the read does not wait',
+      );
+      const shell = spawnSync(
+        'sqlite3',
+        ['-readonly', journalPath(dataDir), 'SELECT accepted, failed FROM v_files;'],
+        { encoding: 'utf8', timeout: 20_000 },
+      );
       if (!shell.error) {
         assert.equal(shell.status, 0, shell.stderr);
         assert.equal(shell.stdout.trim(), '2|0');

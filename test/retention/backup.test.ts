@@ -8,7 +8,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { assertEachOnce, daemonEnv, listDir, numbersOf, type Proc, type Simulator, startDaemon, startProcess, startSimulatorProcess, tempDir, waitUntil } from '../daemon/helpers.js';
+import {
+  assertEachOnce,
+  daemonEnv,
+  listDir,
+  numbersOf,
+  type Proc,
+  type Simulator,
+  startDaemon,
+  startProcess,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from '../daemon/helpers.js';
 
 const dirs: string[] = [];
 const procs: Proc[] = [];
@@ -21,12 +33,18 @@ after(async () => {
 
 /** One message to `rows` numbers: requests of 50 numbers each. */
 function oneMessageCsv(rows: number): string {
-  return `phone,template,data1,data2\n${numbersOf(rows).map((n) => `${n},1,code,5`).join('\n')}\n`;
+  return `phone,template,data1,data2\n${numbersOf(rows)
+    .map((n) => `${n},1,code,5`)
+    .join('\n')}\n`;
 }
 
 const ROWS = 20_000;
 /** Slow enough that the copy is taken mid-send: 400 requests of 50 numbers at 40 a second. */
-const PACE = { SMSDROP_MAX_PER_REQUEST: '50', SMSDROP_REQUESTS_PER_SECOND: '40', SMSDROP_CONCURRENCY: '4' };
+const PACE = {
+  SMSDROP_MAX_PER_REQUEST: '50',
+  SMSDROP_REQUESTS_PER_SECOND: '40',
+  SMSDROP_CONCURRENCY: '4',
+};
 
 describe('smsdrop backup', () => {
   it('copies the journal mid-send; a run restored from the copy sends each remaining number once', async () => {
@@ -39,7 +57,11 @@ describe('smsdrop backup', () => {
     procs.push(daemon);
     const csv = oneMessageCsv(ROWS);
     fs.writeFileSync(path.join(first, 'inbox', 'big.csv'), csv);
-    await waitUntil(() => fs.existsSync(sim.recordFile) && sim.records().length >= 20, 60_000, '20 requests accepted');
+    await waitUntil(
+      () => fs.existsSync(sim.recordFile) && sim.records().length >= 20,
+      60_000,
+      '20 requests accepted',
+    );
 
     const copyDir = path.join(dir, 'copy');
     const backup = startProcess(['backup', copyDir], daemonEnv({ dataDir: first, simulator: sim }));
@@ -48,7 +70,11 @@ describe('smsdrop backup', () => {
     assert.match(backup.output(), /^copied .* \(integrity check ok\)\n$/);
     // The daemon goes on after the copy: what it sends now the copy does not know.
     const atCopy = sim.records().length;
-    await waitUntil(() => sim.records().length >= atCopy + 10, 60_000, '10 more requests after the copy');
+    await waitUntil(
+      () => sim.records().length >= atCopy + 10,
+      60_000,
+      '10 more requests after the copy',
+    );
     daemon.kill('SIGKILL');
     await daemon.exited;
     assert.ok(sim.records().length * 50 < ROWS, 'killed before the file was sent');
@@ -56,24 +82,39 @@ describe('smsdrop backup', () => {
     assert.deepEqual(listDir(copyDir), ['journal.intents.sqlite', 'journal.sqlite']);
     const copy = new Database(path.join(copyDir, 'journal.sqlite'), { readonly: true });
     assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-    assert.equal(copy.prepare("SELECT status FROM files WHERE name = 'big.csv'").pluck().get(), 'sending');
+    assert.equal(
+      copy.prepare("SELECT status FROM files WHERE name = 'big.csv'").pluck().get(),
+      'sending',
+    );
     copy.close();
 
     // Restore: the copy's two files into a data directory, and the same CSV dropped again.
     const second = path.join(dir, 'second');
     fs.mkdirSync(second);
-    for (const name of listDir(copyDir)) fs.copyFileSync(path.join(copyDir, name), path.join(second, name));
+    for (const name of listDir(copyDir))
+      fs.copyFileSync(path.join(copyDir, name), path.join(second, name));
     const restored = await startDaemon({ dataDir: second, simulator: sim, env: PACE });
     procs.push(restored);
     fs.writeFileSync(path.join(second, 'inbox', 'big.csv'), csv);
-    await waitUntil(() => fs.existsSync(path.join(second, 'done', 'big.result.csv')), 120_000, 'big.csv done', () => restored.output());
+    await waitUntil(
+      () => fs.existsSync(path.join(second, 'done', 'big.result.csv')),
+      120_000,
+      'big.csv done',
+      () => restored.output(),
+    );
     restored.kill('SIGTERM');
     await restored.exited;
 
     assertEachOnce(sim.records(), numbersOf(ROWS));
     const journal = new Database(path.join(second, 'journal.sqlite'), { readonly: true });
-    const repeats = journal.prepare("SELECT count(*) FROM attempts WHERE status_code = '160054'").pluck().get() as number;
+    const repeats = journal
+      .prepare("SELECT count(*) FROM attempts WHERE status_code = '160054'")
+      .pluck()
+      .get() as number;
     journal.close();
-    assert.ok(repeats > 0, 'batches the first daemon sent after the copy were sent again and refused as repeats');
+    assert.ok(
+      repeats > 0,
+      'batches the first daemon sent after the copy were sent again and refused as repeats',
+    );
   });
 });

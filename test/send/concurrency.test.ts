@@ -4,8 +4,17 @@ import pLimit from 'p-limit';
 import { AdaptiveConcurrency, type ConcurrencyChange } from '../../src/send/concurrency.js';
 import type { SendOutcome } from '../../src/provider/types.js';
 
-const ok: SendOutcome = { kind: 'accepted', statusCode: '000000', smsMessageSid: 'x', dateCreated: '' };
-const tooMany = (statusCode = '111114'): SendOutcome => ({ kind: 'rejected', statusCode, codeClass: 'transient' });
+const ok: SendOutcome = {
+  kind: 'accepted',
+  statusCode: '000000',
+  smsMessageSid: 'x',
+  dateCreated: '',
+};
+const tooMany = (statusCode = '111114'): SendOutcome => ({
+  kind: 'rejected',
+  statusCode,
+  codeClass: 'transient',
+});
 const other: SendOutcome = { kind: 'rejected', statusCode: '160042', codeClass: 'number-rejected' };
 const noAnswer: SendOutcome = { kind: 'not-sent', reason: 'refused' };
 
@@ -53,6 +62,9 @@ describe('AdaptiveConcurrency', () => {
     assert.equal(limit.concurrency, 4);
     for (let i = 0; i < 50; i++) a.note(ok);
     assert.equal(limit.concurrency, 4, 'never above the setting');
-    assert.deepEqual(changes.map((c) => c.to), [2, 3, 4]);
+    assert.deepEqual(
+      changes.map((c) => c.to),
+      [2, 3, 4],
+    );
   });
 });

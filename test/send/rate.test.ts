@@ -13,7 +13,14 @@ import { openJournal } from '../../src/journal/open.js';
 import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
-import { AccountPause, createRateLimiter, type MessageWindow, parseMessageWindow, type RateLimiter, type StartTicket } from '../../src/send/rate.js';
+import {
+  AccountPause,
+  createRateLimiter,
+  type MessageWindow,
+  parseMessageWindow,
+  type RateLimiter,
+  type StartTicket,
+} from '../../src/send/rate.js';
 import { parseWindowHours, SendWindow, type WindowHours } from '../../src/send/window.js';
 
 function windowOf(text: string): MessageWindow {
@@ -24,14 +31,20 @@ function windowOf(text: string): MessageWindow {
 
 /** Resolves to 'waiting' if the promise is still pending after a few turns of the event loop. */
 async function settledSoon<T>(promise: Promise<T>): Promise<T | 'waiting'> {
-  return Promise.race([promise, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 50))]);
+  return Promise.race([
+    promise,
+    new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 50)),
+  ]);
 }
 
 /**
  * A take that is still waiting; stop() aborts it and checks that the request did not start (a
  * waiter left waiting would also keep the test process alive).
  */
-async function waitingTake(limiter: RateLimiter, numbers: number): Promise<{ stop(): Promise<void> }> {
+async function waitingTake(
+  limiter: RateLimiter,
+  numbers: number,
+): Promise<{ stop(): Promise<void> }> {
   const stop = new AbortController();
   const take = limiter.take(numbers, stop.signal);
   assert.equal(await settledSoon(take), 'waiting');
@@ -45,10 +58,26 @@ async function waitingTake(limiter: RateLimiter, numbers: number): Promise<{ sto
 
 describe('message window: N/DURATION', () => {
   it('reads counts per second, minute, hour and day', () => {
-    assert.deepEqual(parseMessageWindow('10000/1h'), { messages: 10000, ms: 3_600_000, text: '10000/1h' });
-    assert.deepEqual(parseMessageWindow(' 500 / 10m '), { messages: 500, ms: 600_000, text: '500/10m' });
-    assert.deepEqual(parseMessageWindow('100000/d'), { messages: 100000, ms: 86_400_000, text: '100000/d' });
-    assert.deepEqual(parseMessageWindow('300/1.5S'), { messages: 300, ms: 1_500, text: '300/1.5s' });
+    assert.deepEqual(parseMessageWindow('10000/1h'), {
+      messages: 10000,
+      ms: 3_600_000,
+      text: '10000/1h',
+    });
+    assert.deepEqual(parseMessageWindow(' 500 / 10m '), {
+      messages: 500,
+      ms: 600_000,
+      text: '500/10m',
+    });
+    assert.deepEqual(parseMessageWindow('100000/d'), {
+      messages: 100000,
+      ms: 86_400_000,
+      text: '100000/d',
+    });
+    assert.deepEqual(parseMessageWindow('300/1.5S'), {
+      messages: 300,
+      ms: 1_500,
+      text: '300/1.5s',
+    });
   });
 
   it('says what is wrong with anything else', () => {
@@ -66,7 +95,12 @@ describe('message window: at most N numbers in any span', () => {
     let now = 1_000_000;
     const held: { resumesAt: string; waitMs: number }[] = [];
     let room = 0;
-    const limiter = createRateLimiter({ messageWindow: windowOf('500/1h'), now: () => now, onWindowFull: (e) => held.push(e), onWindowRoom: () => room++ });
+    const limiter = createRateLimiter({
+      messageWindow: windowOf('500/1h'),
+      now: () => now,
+      onWindowFull: (e) => held.push(e),
+      onWindowRoom: () => room++,
+    });
     assert.ok(await limiter.take(200));
     now += 60_000;
     assert.ok(await limiter.take(200));
@@ -74,7 +108,13 @@ describe('message window: at most N numbers in any span', () => {
     const fourth = limiter.take(100); // would fit, but waits its turn behind the third
     assert.equal(await settledSoon(third), 'waiting');
     assert.equal(await settledSoon(fourth), 'waiting');
-    assert.deepEqual(held, [{ window: '500/1h', resumesAt: new Date(1_000_000 + 3_600_000).toISOString(), waitMs: 3_600_000 - 60_000 }]);
+    assert.deepEqual(held, [
+      {
+        window: '500/1h',
+        resumesAt: new Date(1_000_000 + 3_600_000).toISOString(),
+        waitMs: 3_600_000 - 60_000,
+      },
+    ]);
     now = 1_000_000 + 3_600_000; // the first start is exactly one window old: out of it
     assert.equal(room, 0);
     assert.ok(await third);
@@ -100,7 +140,11 @@ describe('message window: at most N numbers in any span', () => {
     const now = 9_000_000;
     const limiter = createRateLimiter({
       messageWindow: windowOf('400/1h'),
-      startedBefore: [{ at: now - 10 * 60_000, numbers: 200 }, { at: now - 5 * 60_000, numbers: 150 }, { at: now - 2 * 3_600_000, numbers: 200 }],
+      startedBefore: [
+        { at: now - 10 * 60_000, numbers: 200 },
+        { at: now - 5 * 60_000, numbers: 150 },
+        { at: now - 2 * 3_600_000, numbers: 200 },
+      ],
       now: () => now,
     });
     assert.ok(await limiter.take(50));
@@ -109,7 +153,12 @@ describe('message window: at most N numbers in any span', () => {
 
   it('a stop ends the wait: the request does not start, and the hold is over (status stops saying WAITING)', async () => {
     const told: string[] = [];
-    const limiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => 0, onWindowFull: () => told.push('full'), onWindowRoom: () => told.push('room') });
+    const limiter = createRateLimiter({
+      messageWindow: windowOf('200/1h'),
+      now: () => 0,
+      onWindowFull: () => told.push('full'),
+      onWindowRoom: () => told.push('room'),
+    });
     assert.ok(await limiter.take(200));
     await (await waitingTake(limiter, 10)).stop();
     await settledSoon(new Promise(() => {})); // (the stop also ends the waiter's sleep)
@@ -123,7 +172,12 @@ describe('message window: at most N numbers in any span', () => {
 describe('message window: stops', () => {
   it('a request stopped while paced per second gives its numbers back to the window', async () => {
     const held: unknown[] = [];
-    const limiter = createRateLimiter({ messageWindow: windowOf('400/1h'), messagesPerSecond: 100, now: () => 0, onWindowFull: (e) => held.push(e) });
+    const limiter = createRateLimiter({
+      messageWindow: windowOf('400/1h'),
+      messagesPerSecond: 100,
+      now: () => 0,
+      onWindowFull: (e) => held.push(e),
+    });
     assert.ok(await limiter.take(200)); // the next request may start 2 s later
     await (await waitingTake(limiter, 200)).stop(); // in the window, waiting for its second
     const next = await waitingTake(limiter, 200); // the window has room for it: only the pacing holds it
@@ -153,7 +207,10 @@ describe('per-second pacing', () => {
     await limiter.take(200);
     await limiter.take(200);
     await limiter.take(1);
-    assert.ok(performance.now() - t0 >= 390, 'two requests of 200 at 1000 numbers/s take 0.4 s to pass');
+    assert.ok(
+      performance.now() - t0 >= 390,
+      'two requests of 200 at 1000 numbers/s take 0.4 s to pass',
+    );
   });
 
   it('requestsPerSecond counts requests, whatever their size', async () => {
@@ -171,17 +228,40 @@ describe('per-second pacing', () => {
 
 describe('a message window and the sending window together', () => {
   it('a request the message window held until after the sending window closed waits for the sending window too', async () => {
-    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-rate-window-')), 'journal.sqlite'));
-    const file = createFile(db, { sha256: 'w', name: 'w.csv', path: '/w.csv', size: 1, encoding: 'utf-8' });
+    const db = openJournal(
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-rate-window-')), 'journal.sqlite'),
+    );
+    const file = createFile(db, {
+      sha256: 'w',
+      name: 'w.csv',
+      path: '/w.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
-    writer.write(Array.from({ length: 400 }, (_, i) => ({ line: i + 2, phoneRaw: '', phone: `138${String(i).padStart(8, '0')}`, appId: 'app', templateId: '1', datas: ['v'], extras: {} })));
+    writer.write(
+      Array.from({ length: 400 }, (_, i) => ({
+        line: i + 2,
+        phoneRaw: '',
+        phone: `138${String(i).padStart(8, '0')}`,
+        appId: 'app',
+        templateId: '1',
+        datas: ['v'],
+        extras: {},
+      })),
+    );
     writer.finish();
     let clock = Date.parse('2026-11-25T21:30:00Z'); // the sending window 08:00-22:00 UTC is open
     let sent = 0;
     const client: ProviderClient = {
       send: async () => {
         sent++;
-        return { kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20261125213000' };
+        return {
+          kind: 'accepted',
+          statusCode: '000000',
+          smsMessageSid: 'sid',
+          dateCreated: '20261125213000',
+        };
       },
       close: async () => {},
     };
@@ -189,11 +269,36 @@ describe('a message window and the sending window together', () => {
     const messageWindowFull = new Promise<void>((resolve) => (held = resolve));
     let closed!: () => void;
     const sendingWindowClosed = new Promise<void>((resolve) => (closed = resolve));
-    const window = new SendWindow(parseWindowHours('08:00-22:00') as WindowHours, 'UTC', { onClosed: () => closed() }, () => clock);
-    const rateLimiter = createRateLimiter({ messageWindow: windowOf('200/1h'), now: () => clock, onWindowFull: () => held() });
-    const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
+    const window = new SendWindow(
+      parseWindowHours('08:00-22:00') as WindowHours,
+      'UTC',
+      { onClosed: () => closed() },
+      () => clock,
+    );
+    const rateLimiter = createRateLimiter({
+      messageWindow: windowOf('200/1h'),
+      now: () => clock,
+      onWindowFull: () => held(),
+    });
+    const config = loadConfig({
+      configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')),
+      env: {},
+    });
     const stop = new AbortController();
-    const sending = sendFile({ db, client, config, limit: pLimit(2), rateLimiter, pause: new AccountPause(), window, stopSignal: stop.signal, now: () => clock }, file.id);
+    const sending = sendFile(
+      {
+        db,
+        client,
+        config,
+        limit: pLimit(2),
+        rateLimiter,
+        pause: new AccountPause(),
+        window,
+        stopSignal: stop.signal,
+        now: () => clock,
+      },
+      file.id,
+    );
     try {
       await messageWindowFull; // the second request waits for 22:30
       while (sent < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the first one goes

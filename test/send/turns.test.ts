@@ -20,10 +20,28 @@ const BATCHES = 20;
 
 describe('turns of the event loop per request', () => {
   it('an answer and the next attempt are journalled in the same turn', async () => {
-    const db = openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-turns-')), 'journal.sqlite'));
-    const file = createFile(db, { sha256: 't', name: 't.csv', path: '/t.csv', size: 1, encoding: 'utf-8' });
+    const db = openJournal(
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-turns-')), 'journal.sqlite'),
+    );
+    const file = createFile(db, {
+      sha256: 't',
+      name: 't.csv',
+      path: '/t.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
     const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
-    writer.write(Array.from({ length: BATCHES }, (_, i) => ({ line: i + 2, phoneRaw: '13800000001', phone: '13800000001', appId: 'app', templateId: '1', datas: [`v${i}`], extras: {} })));
+    writer.write(
+      Array.from({ length: BATCHES }, (_, i) => ({
+        line: i + 2,
+        phoneRaw: '13800000001',
+        phone: '13800000001',
+        appId: 'app',
+        templateId: '1',
+        datas: [`v${i}`],
+        extras: {},
+      })),
+    );
     writer.finish();
 
     let turns = 0;
@@ -34,12 +52,35 @@ describe('turns of the event loop per request', () => {
     };
     // Each answer arrives one turn after its request, as from a quick network.
     const client: ProviderClient = {
-      send: () => new Promise((resolve) => setImmediate(() => resolve({ kind: 'accepted', statusCode: '000000', smsMessageSid: 'sid', dateCreated: '20260101000000' }))),
+      send: () =>
+        new Promise((resolve) =>
+          setImmediate(() =>
+            resolve({
+              kind: 'accepted',
+              statusCode: '000000',
+              smsMessageSid: 'sid',
+              dateCreated: '20260101000000',
+            }),
+          ),
+        ),
       close: async () => {},
     };
-    const config = loadConfig({ configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')), env: {} });
+    const config = loadConfig({
+      configDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-cfg-')),
+      env: {},
+    });
     setImmediate(tick);
-    const result = await sendFile({ db, client, config, limit: pLimit(1), rateLimiter: createRateLimiter(), pause: new AccountPause() }, file.id);
+    const result = await sendFile(
+      {
+        db,
+        client,
+        config,
+        limit: pLimit(1),
+        rateLimiter: createRateLimiter(),
+        pause: new AccountPause(),
+      },
+      file.id,
+    );
     counting = false;
 
     assert.equal(result.state, 'finished');

@@ -2,7 +2,12 @@
 // and the gate requests wait at (one "closed" and one "open" message however many requests wait).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { msUntilOpen, parseWindowHours, SendWindow, type WindowClosed } from '../../src/send/window.js';
+import {
+  msUntilOpen,
+  parseWindowHours,
+  SendWindow,
+  type WindowClosed,
+} from '../../src/send/window.js';
 
 const SHANGHAI = 'Asia/Shanghai'; // UTC+8, no daylight saving
 /** A moment given as Shanghai wall-clock time on 2026-11-22. */
@@ -15,7 +20,15 @@ describe('sending window hours', () => {
     assert.deepEqual(parseWindowHours('08:00-22:00'), { start: 480, end: 1320 });
     assert.deepEqual(parseWindowHours(' 22:30-06:15 '), { start: 1350, end: 375 });
     assert.deepEqual(parseWindowHours('09:00-24:00'), { start: 540, end: 1440 });
-    for (const bad of ['8-22', '08:00', '8:00-22:00', '24:00-06:00', '08:60-22:00', '08:00-24:01', '08:00 - 22:00']) {
+    for (const bad of [
+      '8-22',
+      '08:00',
+      '8:00-22:00',
+      '24:00-06:00',
+      '08:60-22:00',
+      '08:00-24:01',
+      '08:00 - 22:00',
+    ]) {
       assert.match(parseWindowHours(bad) as string, /expected/, bad);
     }
     assert.match(parseWindowHours('08:00-08:00') as string, /shorter than a day/);
@@ -51,7 +64,12 @@ describe('the sending window gate', () => {
 
   it('lets requests through at once when open, without a word', async () => {
     const said: string[] = [];
-    const gate = new SendWindow({ start: 480, end: 1320 }, SHANGHAI, { onClosed: () => said.push('closed'), onOpened: () => said.push('open') }, clockFrom(shanghai('12:00:00')));
+    const gate = new SendWindow(
+      { start: 480, end: 1320 },
+      SHANGHAI,
+      { onClosed: () => said.push('closed'), onOpened: () => said.push('open') },
+      clockFrom(shanghai('12:00:00')),
+    );
     assert.equal(await gate.waitOpen(), true);
     assert.deepEqual(said, []);
     assert.equal(gate.text, '08:00-22:00 Asia/Shanghai');
@@ -61,7 +79,12 @@ describe('the sending window gate', () => {
     const closed: WindowClosed[] = [];
     let opened = 0;
     const now = clockFrom(shanghai('07:59:59', 700)); // 300 ms before 08:00
-    const gate = new SendWindow({ start: 480, end: 1320 }, SHANGHAI, { onClosed: (c) => closed.push(c), onOpened: () => opened++ }, now);
+    const gate = new SendWindow(
+      { start: 480, end: 1320 },
+      SHANGHAI,
+      { onClosed: (c) => closed.push(c), onOpened: () => opened++ },
+      now,
+    );
     const waits = Array.from({ length: 5 }, () => gate.waitOpen());
     assert.equal(closed.length, 1);
     assert.equal(closed[0]!.window, '08:00-22:00 Asia/Shanghai');
@@ -76,7 +99,12 @@ describe('the sending window gate', () => {
 
   it('stops waiting, answering false, when the stop signal comes', async () => {
     let opened = 0;
-    const gate = new SendWindow({ start: 480, end: 1320 }, SHANGHAI, { onOpened: () => opened++ }, clockFrom(shanghai('23:00:00')));
+    const gate = new SendWindow(
+      { start: 480, end: 1320 },
+      SHANGHAI,
+      { onOpened: () => opened++ },
+      clockFrom(shanghai('23:00:00')),
+    );
     const stop = new AbortController();
     const wait = gate.waitOpen(stop.signal);
     stop.abort();

@@ -14,7 +14,11 @@ describe('simulator: URL and authentication', () => {
   test('a correctly signed request is accepted, in JSON and in XML', async () => {
     const json = await call(sim, { format: 'json' });
     assert.equal(json.status, 200);
-    assert.match(json.text, /^\{"statusCode":"000000","templateSMS":\{"smsMessageSid":"[0-9a-f]{32}","dateCreated":"20240501200000"\}\}$/, 'dateCreated in China time, whatever zone the simulator reads stamps in');
+    assert.match(
+      json.text,
+      /^\{"statusCode":"000000","templateSMS":\{"smsMessageSid":"[0-9a-f]{32}","dateCreated":"20240501200000"\}\}$/,
+      'dateCreated in China time, whatever zone the simulator reads stamps in',
+    );
     assert.match(json.contentType, /^application\/json/);
     const xml = await call(sim, { format: 'xml' });
     assert.match(
@@ -31,12 +35,18 @@ describe('simulator: URL and authentication', () => {
     assert.equal(parsed.statusCode, '111109');
     assert.ok(parsed.statusMsg.length > 0);
     const xml = await call(sim, { format: 'xml', sig: 'F'.repeat(32) });
-    assert.match(xml.text, /^<\?xml version="1.0" encoding="UTF-8" standalone="yes"\?><Response><statusCode>111109<\/statusCode><statusMsg>[^<]+<\/statusMsg><\/Response>$/);
+    assert.match(
+      xml.text,
+      /^<\?xml version="1.0" encoding="UTF-8" standalone="yes"\?><Response><statusCode>111109<\/statusCode><statusMsg>[^<]+<\/statusMsg><\/Response>$/,
+    );
   });
 
   test('an unknown path is HTTP 404, a GET on the operation 405', async () => {
     assert.equal((await call(sim, { path: '/2013-12-25/Accounts/x/SMS/TemplateSMS' })).status, 404);
-    assert.equal((await call(sim, { path: `/2013-12-26/Accounts/${SID}/SMS/TemplateSMS/` })).status, 404);
+    assert.equal(
+      (await call(sim, { path: `/2013-12-26/Accounts/${SID}/SMS/TemplateSMS/` })).status,
+      404,
+    );
     assert.equal((await call(sim, { method: 'GET' })).status, 405);
   });
 
@@ -53,19 +63,35 @@ describe('simulator: URL and authentication', () => {
     const stamp = stampAt(NOON);
     assert.equal((await call(sim, { authorization: `Basic ${authOf(stamp)}` })).code, '111102');
     assert.equal((await call(sim, { authorization: '%%%not-base64%%%' })).code, '111102');
-    assert.equal((await call(sim, { authorization: authOf(stamp).replace(/=+$/, '') })).code, '111102');
+    assert.equal(
+      (await call(sim, { authorization: authOf(stamp).replace(/=+$/, '') })).code,
+      '111102',
+    );
   });
 
   test('111104 / 111105: the account id or the timestamp in Authorization is empty', async () => {
     const stamp = stampAt(NOON);
-    assert.equal((await call(sim, { authorization: Buffer.from(`:${stamp}`).toString('base64') })).code, '111104');
-    assert.equal((await call(sim, { authorization: Buffer.from(`${SID}:`).toString('base64') })).code, '111105');
+    assert.equal(
+      (await call(sim, { authorization: Buffer.from(`:${stamp}`).toString('base64') })).code,
+      '111104',
+    );
+    assert.equal(
+      (await call(sim, { authorization: Buffer.from(`${SID}:`).toString('base64') })).code,
+      '111105',
+    );
   });
 
   test('111103: Authorization decodes to something other than sid:timestamp', async () => {
     const stamp = stampAt(NOON);
-    assert.equal((await call(sim, { authorization: Buffer.from(`${SID}${stamp}`).toString('base64') })).code, '111103');
-    assert.equal((await call(sim, { authorization: Buffer.from(`${SID}:${stamp}:x`).toString('base64') })).code, '111103');
+    assert.equal(
+      (await call(sim, { authorization: Buffer.from(`${SID}${stamp}`).toString('base64') })).code,
+      '111103',
+    );
+    assert.equal(
+      (await call(sim, { authorization: Buffer.from(`${SID}:${stamp}:x`).toString('base64') }))
+        .code,
+      '111103',
+    );
   });
 
   test('111107: the account in Authorization differs from the path', async () => {
@@ -74,15 +100,30 @@ describe('simulator: URL and authentication', () => {
   });
 
   test('111113: the timestamp is not yyyyMMddHHmmss', async () => {
-    for (const stamp of ['2024050112000', '2024-05-01T1200', '20240501120000Z', '20240230120000', '20240501250000']) {
+    for (const stamp of [
+      '2024050112000',
+      '2024-05-01T1200',
+      '20240501120000Z',
+      '20240230120000',
+      '20240501250000',
+    ]) {
       assert.equal((await call(sim, { stamp })).code, '111113', stamp);
     }
   });
 
   test('111106: a timestamp more than 24 h old or ahead', async () => {
-    assert.equal((await call(sim, { stamp: stampAt(new Date(NOON.getTime() - 24 * 3600_000 - 1000)) })).code, '111106');
-    assert.equal((await call(sim, { stamp: stampAt(new Date(NOON.getTime() + 24 * 3600_000 + 1000)) })).code, '111106');
-    assert.equal((await call(sim, { stamp: stampAt(new Date(NOON.getTime() - 23 * 3600_000)) })).code, '000000');
+    assert.equal(
+      (await call(sim, { stamp: stampAt(new Date(NOON.getTime() - 24 * 3600_000 - 1000)) })).code,
+      '111106',
+    );
+    assert.equal(
+      (await call(sim, { stamp: stampAt(new Date(NOON.getTime() + 24 * 3600_000 + 1000)) })).code,
+      '111106',
+    );
+    assert.equal(
+      (await call(sim, { stamp: stampAt(new Date(NOON.getTime() - 23 * 3600_000)) })).code,
+      '000000',
+    );
   });
 
   test('a client signing in Asia/Shanghai time is accepted by a simulator on UTC', async () => {

@@ -24,8 +24,12 @@ interface Run {
 
 function simulate(args: string[], env: NodeJS.ProcessEnv = {}): Run {
   const clean = { ...process.env };
-  for (const key of ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID']) delete clean[key];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'simulate', ...args], { cwd: root, env: { ...clean, ...env } });
+  for (const key of ['SMSDROP_ACCOUNT_SID', 'SMSDROP_AUTH_TOKEN', 'SMSDROP_APP_ID'])
+    delete clean[key];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'simulate', ...args], {
+    cwd: root,
+    env: { ...clean, ...env },
+  });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -35,7 +39,8 @@ function simulate(args: string[], env: NodeJS.ProcessEnv = {}): Run {
 
 async function firstLine(run: Run): Promise<string> {
   while (!run.stdout().includes('\n')) {
-    if (run.child.exitCode !== null) throw new Error(`simulate exited ${run.child.exitCode}: ${run.stderr()}`);
+    if (run.child.exitCode !== null)
+      throw new Error(`simulate exited ${run.child.exitCode}: ${run.stderr()}`);
     await new Promise((r) => setTimeout(r, 20));
   }
   return run.stdout().split('\n')[0]!;
@@ -49,18 +54,40 @@ async function exitCode(run: Run): Promise<number | null> {
 describe('smsdrop simulate', { concurrency: true }, () => {
   test('prints "listening on <url>" first, serves the demo account, records, stops cleanly on SIGTERM', async () => {
     const record = path.join(dir, 'record.jsonl');
-    const run = simulate(['--port', '0', '--timezone', 'UTC', '--record', record, '--latency-ms', '1-3']);
+    const run = simulate([
+      '--port',
+      '0',
+      '--timezone',
+      'UTC',
+      '--record',
+      record,
+      '--latency-ms',
+      '1-3',
+    ]);
     try {
       const line = await firstLine(run);
       assert.match(line, /^listening on http:\/\/127\.0\.0\.1:\d+$/);
       const url = line.slice('listening on '.length);
       const stamp = stampAt(new Date());
       const { accountSid, authToken, appId } = DEMO_CREDENTIALS;
-      const res = await request(`${url}/2013-12-26/Accounts/${accountSid}/SMS/TemplateSMS?sig=${sigOf(stamp, accountSid, authToken)}`, {
-        method: 'POST',
-        headers: { accept: 'application/json', 'content-type': 'application/json;charset=utf-8', authorization: authOf(stamp, accountSid) },
-        body: jsonBody({ to: '13800000001', appId, templateId: '1', datas: ['x', 'y'], reqId: 'cli-1' }),
-      });
+      const res = await request(
+        `${url}/2013-12-26/Accounts/${accountSid}/SMS/TemplateSMS?sig=${sigOf(stamp, accountSid, authToken)}`,
+        {
+          method: 'POST',
+          headers: {
+            accept: 'application/json',
+            'content-type': 'application/json;charset=utf-8',
+            authorization: authOf(stamp, accountSid),
+          },
+          body: jsonBody({
+            to: '13800000001',
+            appId,
+            templateId: '1',
+            datas: ['x', 'y'],
+            reqId: 'cli-1',
+          }),
+        },
+      );
       assert.equal(codeIn(await res.body.text()), '000000');
       run.child.kill('SIGTERM');
       assert.equal(await exitCode(run), 0);
@@ -69,7 +96,10 @@ describe('smsdrop simulate', { concurrency: true }, () => {
       assert.equal(records[0]!.reqId, 'cli-1');
       // The demo token is public and printed; templates are listed.
       assert.match(run.stdout(), new RegExp(`auth token: ${authToken}`));
-      assert.match(run.stdout(), /templates: 1 \(2 variables\), 2 \(2 variables\), 3 \(0 variables\)/);
+      assert.match(
+        run.stdout(),
+        /templates: 1 \(2 variables\), 2 \(2 variables\), 3 \(0 variables\)/,
+      );
       // Counted although the CLI keeps no records in memory.
       assert.match(run.stdout(), /^SIGTERM: stopping after 1 requests, 1 accepted$/m);
     } finally {

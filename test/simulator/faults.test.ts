@@ -2,18 +2,26 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Agent } from 'undici';
-import { parseFaults, startSimulator, type FaultRule, type RunningSimulator } from '../../src/simulator/index.js';
+import {
+  parseFaults,
+  startSimulator,
+  type FaultRule,
+  type RunningSimulator,
+} from '../../src/simulator/index.js';
 import { baseOptions, call, start, until } from './helpers.js';
 
 describe('parseFaults', () => {
   test('reads every kind, probabilities and every-Nth rates', () => {
-    assert.deepEqual(parseFaults('http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01'), [
-      { kind: 'http500', probability: 0.05 },
-      { kind: 'status', statusCode: '160000', everyNth: 7 },
-      { kind: 'cut-after-accept', everyNth: 11 },
-      { kind: 'cut-before-accept', everyNth: 13 },
-      { kind: 'stall', probability: 0.01 },
-    ]);
+    assert.deepEqual(
+      parseFaults('http500@0.05,status=160000@/7,cut-after@/11,cut-before@/13,stall@0.01'),
+      [
+        { kind: 'http500', probability: 0.05 },
+        { kind: 'status', statusCode: '160000', everyNth: 7 },
+        { kind: 'cut-after-accept', everyNth: 11 },
+        { kind: 'cut-before-accept', everyNth: 13 },
+        { kind: 'stall', probability: 0.01 },
+      ],
+    );
     assert.deepEqual(parseFaults(' stall@1 , http500@.5 '), [
       { kind: 'stall', probability: 1 },
       { kind: 'http500', probability: 0.5 },
@@ -39,7 +47,11 @@ describe('parseFaults', () => {
   });
 });
 
-async function withSim(faults: FaultRule[], run: (sim: RunningSimulator) => Promise<void>, seed = 1): Promise<void> {
+async function withSim(
+  faults: FaultRule[],
+  run: (sim: RunningSimulator) => Promise<void>,
+  seed = 1,
+): Promise<void> {
   const sim = await start({ faults, seed });
   try {
     await run(sim);
@@ -61,7 +73,8 @@ describe('simulator faults', () => {
   test('status: the chosen business error on every Nth request, others processed', async () => {
     await withSim([{ kind: 'status', statusCode: '160000', everyNth: 2 }], async (sim) => {
       const codes = [];
-      for (let i = 0; i < 4; i++) codes.push((await call(sim, { payload: { to: `1380000000${i}` } })).code);
+      for (let i = 0; i < 4; i++)
+        codes.push((await call(sim, { payload: { to: `1380000000${i}` } })).code);
       assert.deepEqual(codes, ['000000', '160000', '000000', '160000']);
       assert.equal(sim.records.length, 2);
       assert.equal(sim.requestCount, 4);
@@ -103,7 +116,9 @@ describe('simulator faults', () => {
   test('stall: a client that gives up gets no answer', async () => {
     await withSim([{ kind: 'stall', everyNth: 1 }], async (sim) => {
       const impatient = new Agent({ headersTimeout: 200 });
-      await assert.rejects(call(sim, { dispatcher: impatient }), { code: 'UND_ERR_HEADERS_TIMEOUT' });
+      await assert.rejects(call(sim, { dispatcher: impatient }), {
+        code: 'UND_ERR_HEADERS_TIMEOUT',
+      });
       // The client may give up before the server has read the request (a stalled test process).
       await until(() => sim.records.length >= 1);
       assert.equal(sim.records.length, 1);
@@ -117,7 +132,9 @@ describe('simulator faults', () => {
       await withSim(
         [{ kind: 'http500', probability: 0.5 }],
         async (sim) => {
-          for (let i = 0; i < 24; i++) hits += (await call(sim, { payload: { to: '13800000001' } })).status === 500 ? 'x' : '.';
+          for (let i = 0; i < 24; i++)
+            hits +=
+              (await call(sim, { payload: { to: '13800000001' } })).status === 500 ? 'x' : '.';
         },
         seed,
       );
@@ -156,8 +173,14 @@ describe('simulator faults', () => {
   });
 
   test('bad rules given in code are refused at start', async () => {
-    await assert.rejects(startSimulator(baseOptions({ faults: [{ kind: 'status', everyNth: 2 }] })), /6-digit statusCode/);
-    await assert.rejects(startSimulator(baseOptions({ faults: [{ kind: 'http500' }] })), /exactly one of probability and everyNth/);
+    await assert.rejects(
+      startSimulator(baseOptions({ faults: [{ kind: 'status', everyNth: 2 }] })),
+      /6-digit statusCode/,
+    );
+    await assert.rejects(
+      startSimulator(baseOptions({ faults: [{ kind: 'http500' }] })),
+      /exactly one of probability and everyNth/,
+    );
   });
 });
 
@@ -165,9 +188,17 @@ describe('simulate --answer', () => {
   const flags = { port: '0', host: '127.0.0.1', caFile: 'x', templates: '1:2', maxNumbers: '200' };
   test('reads NUMBER=CODE pairs into numberCodes, and refuses anything else', async () => {
     const { simulatorOptionsFromFlags } = await import('../../src/simulator/command.js');
-    assert.deepEqual(simulatorOptionsFromFlags({ ...flags, answer: '13800000077=111115, 13800000078=160071' }, {}).numberCodes, { '13800000077': '111115', '13800000078': '160071' });
+    assert.deepEqual(
+      simulatorOptionsFromFlags({ ...flags, answer: '13800000077=111115, 13800000078=160071' }, {})
+        .numberCodes,
+      { '13800000077': '111115', '13800000078': '160071' },
+    );
     for (const bad of ['13800000077', '13800000077=11111', '13800000077=000000', 'x=111115']) {
-      assert.throws(() => simulatorOptionsFromFlags({ ...flags, answer: bad }, {}), /--answer expects NUMBER=CODE/, bad);
+      assert.throws(
+        () => simulatorOptionsFromFlags({ ...flags, answer: bad }, {}),
+        /--answer expects NUMBER=CODE/,
+        bad,
+      );
     }
   });
 });

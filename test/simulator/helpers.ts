@@ -3,7 +3,11 @@
 import { createHash } from 'node:crypto';
 import net from 'node:net';
 import { request, type Dispatcher } from 'undici';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import {
+  startSimulator,
+  type RunningSimulator,
+  type SimulatorOptions,
+} from '../../src/simulator/index.js';
 
 export const SID = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1';
 export const TOKEN = 'tttttttttttttttttttttttttttttt01';
@@ -13,11 +17,17 @@ export const NOON = new Date('2024-05-01T12:00:00Z');
 
 /** yyyyMMddHHmmss of `d` as read on a clock `offsetHours` ahead of UTC. */
 export function stampAt(d: Date, offsetHours = 0): string {
-  return new Date(d.getTime() + offsetHours * 3_600_000).toISOString().replace(/[-:T]/g, '').slice(0, 14);
+  return new Date(d.getTime() + offsetHours * 3_600_000)
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .slice(0, 14);
 }
 
 export function sigOf(stamp: string, sid = SID, token = TOKEN): string {
-  return createHash('md5').update(sid + token + stamp).digest('hex').toUpperCase();
+  return createHash('md5')
+    .update(sid + token + stamp)
+    .digest('hex')
+    .toUpperCase();
 }
 
 export function authOf(stamp: string, sid = SID): string {
@@ -35,7 +45,13 @@ export interface Payload {
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function jsonBody(p: Payload): string {
-  return JSON.stringify({ to: p.to, appId: p.appId ?? APP, templateId: p.templateId ?? '1', datas: p.datas ?? ['a', 'b'], ...(p.reqId === undefined ? {} : { reqId: p.reqId }) });
+  return JSON.stringify({
+    to: p.to,
+    appId: p.appId ?? APP,
+    templateId: p.templateId ?? '1',
+    datas: p.datas ?? ['a', 'b'],
+    ...(p.reqId === undefined ? {} : { reqId: p.reqId }),
+  });
 }
 
 export function xmlBody(p: Payload): string {
@@ -76,12 +92,17 @@ export function codeIn(text: string): string {
 }
 
 /** A signed request, valid unless the call says otherwise. The clock defaults to NOON. */
-export function buildCall(c: Call = {}): { path: string; headers: Record<string, string>; body: string } {
+export function buildCall(c: Call = {}): {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+} {
   const format = c.format ?? 'json';
   const stamp = c.stamp ?? stampAt(NOON);
   const sid = c.sid ?? SID;
   const sig = c.sig === undefined ? sigOf(stamp) : c.sig;
-  const path = c.path ?? `/2013-12-26/Accounts/${sid}/SMS/TemplateSMS${sig === null ? '' : `?sig=${sig}`}`;
+  const path =
+    c.path ?? `/2013-12-26/Accounts/${sid}/SMS/TemplateSMS${sig === null ? '' : `?sig=${sig}`}`;
   const headers: Record<string, string> = {
     accept: c.accept ?? `application/${format}`,
     'content-type': c.contentType ?? `application/${format};charset=utf-8`,
@@ -96,9 +117,19 @@ export function buildCall(c: Call = {}): { path: string; headers: Record<string,
 export async function call(sim: RunningSimulator, c: Call = {}): Promise<Answer> {
   const { path, headers, body } = buildCall(c);
   const method = c.method ?? 'POST';
-  const res = await request(sim.url + path, { method, headers, body: method === 'POST' ? body : undefined, dispatcher: c.dispatcher });
+  const res = await request(sim.url + path, {
+    method,
+    headers,
+    body: method === 'POST' ? body : undefined,
+    dispatcher: c.dispatcher,
+  });
   const text = await res.body.text();
-  return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), text, code: codeIn(text) };
+  return {
+    status: res.statusCode,
+    contentType: String(res.headers['content-type'] ?? ''),
+    text,
+    code: codeIn(text),
+  };
 }
 
 /** The first complete HTTP response in `raw`, or undefined when it is not all there yet. */
@@ -112,7 +143,10 @@ function firstResponse(raw: Buffer): { head: string; body: string } | undefined 
 }
 
 /** Sends bytes exactly as given (no client fixing the framing) and returns the first answer. */
-export function rawExchange(sim: RunningSimulator, bytes: Buffer | string): Promise<{ head: string; body: string }> {
+export function rawExchange(
+  sim: RunningSimulator,
+  bytes: Buffer | string,
+): Promise<{ head: string; body: string }> {
   const { hostname, port } = new URL(sim.url);
   return new Promise((resolve, reject) => {
     const socket = net.connect(Number(port), hostname);
@@ -126,14 +160,28 @@ export function rawExchange(sim: RunningSimulator, bytes: Buffer | string): Prom
       }
     });
     socket.on('error', reject);
-    socket.on('close', () => reject(new Error(`connection closed without a complete answer: ${JSON.stringify(raw.toString('latin1'))}`)));
+    socket.on('close', () =>
+      reject(
+        new Error(
+          `connection closed without a complete answer: ${JSON.stringify(raw.toString('latin1'))}`,
+        ),
+      ),
+    );
     socket.write(bytes);
   });
 }
 
 /** A request written by hand, header by header. */
-export function rawRequest(path: string, headers: Record<string, string>, body: Buffer | string): Buffer {
-  const lines = [`POST ${path} HTTP/1.1`, 'host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+export function rawRequest(
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | string,
+): Buffer {
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    'host: 127.0.0.1',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), Buffer.from(body)]);
 }
 

@@ -35,7 +35,11 @@ describe('simulator over HTTPS', () => {
     const trusting = new Agent({ connect: { ca: readFileSync(caFile, 'utf8') } });
     try {
       assert.equal((await call(sim, { dispatcher: trusting })).code, '000000');
-      assert.equal((await call(sim, { format: 'xml', dispatcher: trusting, payload: { to: '13800000002' } })).code, '000000');
+      assert.equal(
+        (await call(sim, { format: 'xml', dispatcher: trusting, payload: { to: '13800000002' } }))
+          .code,
+        '000000',
+      );
     } finally {
       await trusting.close();
     }
@@ -45,7 +49,9 @@ describe('simulator over HTTPS', () => {
     const before = sim.records.length;
     const plain = new Agent();
     try {
-      await assert.rejects(call(sim, { dispatcher: plain }), (err: Error & { code?: string }) => /SELF_SIGNED|CERT/.test(String(err.code)));
+      await assert.rejects(call(sim, { dispatcher: plain }), (err: Error & { code?: string }) =>
+        /SELF_SIGNED|CERT/.test(String(err.code)),
+      );
       assert.equal(sim.records.length, before);
     } finally {
       await plain.close();

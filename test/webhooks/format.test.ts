@@ -11,41 +11,83 @@ const EVENT = JSON.stringify({
   id: 7,
   event: 'file.finished',
   at: '2026-01-02T03:04:05.000Z',
-  file: { id: 1, name: '春季.csv', status: 'done', counts: { rows: 10, invalid: 1, duplicates: 0, repeats: 0, accepted: 8, failed: 1, unknown: 0, pending: 0, requests: 9 } },
+  file: {
+    id: 1,
+    name: '春季.csv',
+    status: 'done',
+    counts: {
+      rows: 10,
+      invalid: 1,
+      duplicates: 0,
+      repeats: 0,
+      accepted: 8,
+      failed: 1,
+      unknown: 0,
+      pending: 0,
+      requests: 9,
+    },
+  },
 });
 
 describe('webhook bodies', () => {
   it('json: the stored body as is, signed sha256=HMAC-SHA256 hex of its bytes', () => {
     const post = webhookPost('https://example.test/hook', EVENT, 'json', 'secret');
     assert.equal(post.body, EVENT);
-    assert.equal(post.headers['X-Smsdrop-Signature'], `sha256=${createHmac('sha256', 'secret').update(Buffer.from(EVENT)).digest('hex')}`);
+    assert.equal(
+      post.headers['X-Smsdrop-Signature'],
+      `sha256=${createHmac('sha256', 'secret').update(Buffer.from(EVENT)).digest('hex')}`,
+    );
     assert.equal(signature(EVENT, 'secret'), post.headers['X-Smsdrop-Signature']);
   });
 
   it('wecom: a markdown message with the file and its counts', () => {
-    const body = JSON.parse(webhookPost('https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K', EVENT, 'wecom', undefined).body);
+    const body = JSON.parse(
+      webhookPost(
+        'https://qyapi.weixin.qq.com/cgi-bin/webhook/send?key=K',
+        EVENT,
+        'wecom',
+        undefined,
+      ).body,
+    );
     assert.equal(body.msgtype, 'markdown');
     assert.match(body.markdown.content, /file finished 春季\.csv/);
     assert.match(body.markdown.content, /accepted 8, failed 1/);
   });
 
   it('dingtalk: markdown with a title, the URL signed with timestamp and sign', () => {
-    const post = webhookPost('https://oapi.dingtalk.com/robot/send?access_token=T', EVENT, 'dingtalk', 'SECxyz', 1_700_000_000_000);
+    const post = webhookPost(
+      'https://oapi.dingtalk.com/robot/send?access_token=T',
+      EVENT,
+      'dingtalk',
+      'SECxyz',
+      1_700_000_000_000,
+    );
     const body = JSON.parse(post.body);
     assert.equal(body.msgtype, 'markdown');
     assert.equal(body.markdown.title, 'smsdrop: file finished 春季.csv');
     const url = new URL(post.url);
     assert.equal(url.searchParams.get('access_token'), 'T');
     assert.equal(url.searchParams.get('timestamp'), '1700000000000');
-    assert.equal(url.searchParams.get('sign'), createHmac('sha256', 'SECxyz').update('1700000000000\nSECxyz').digest('base64'));
-    assert.equal(dingTalkSigned('https://x.test/r?access_token=T', 'SECxyz', 1_700_000_000_000), post.url.replace('oapi.dingtalk.com/robot/send', 'x.test/r'));
+    assert.equal(
+      url.searchParams.get('sign'),
+      createHmac('sha256', 'SECxyz').update('1700000000000\nSECxyz').digest('base64'),
+    );
+    assert.equal(
+      dingTalkSigned('https://x.test/r?access_token=T', 'SECxyz', 1_700_000_000_000),
+      post.url.replace('oapi.dingtalk.com/robot/send', 'x.test/r'),
+    );
   });
 });
 
 describe('webhook URLs', () => {
   it('https, or plain http to loopback only; shown without credentials or query', () => {
-    assert.deepEqual(parseWebhookUrls('https://a.test/x?key=S, http://127.0.0.1:9/h'), { urls: ['https://a.test/x?key=S', 'http://127.0.0.1:9/h'] });
-    assert.match(String(parseWebhookUrls('http://hooks.test/x?key=S')), /plain http is allowed only to a loopback host/);
+    assert.deepEqual(parseWebhookUrls('https://a.test/x?key=S, http://127.0.0.1:9/h'), {
+      urls: ['https://a.test/x?key=S', 'http://127.0.0.1:9/h'],
+    });
+    assert.match(
+      String(parseWebhookUrls('http://hooks.test/x?key=S')),
+      /plain http is allowed only to a loopback host/,
+    );
     assert.doesNotMatch(String(parseWebhookUrls('http://u:pw@hooks.test/x?key=S')), /pw|key=S/);
     assert.equal(withoutSecrets('https://u:pw@a.test/x?key=S#f'), 'https://a.test/x');
     const [target] = webhookTargets({ urls: ['https://a.test/x?key=S'] });
@@ -54,15 +96,29 @@ describe('webhook URLs', () => {
   });
 
   it('the json format needs a secret; an invalid URL is named without its secrets', () => {
-    assert.throws(() => validateConfig({ webhookUrl: 'https://a.test/x' }), (e: Error) => e instanceof ConfigError && /SMSDROP_WEBHOOK_SECRET/.test(e.message));
-    assert.equal(validateConfig({ webhookUrl: 'https://a.test/x?key=S', webhookFormat: 'wecom' }).webhookUrl?.urls.length, 1);
-    assert.throws(() => validateConfig({ webhookUrl: 'http://a.test/x?key=TOPSECRET', webhookSecret: 's' }), (e: Error) => !e.message.includes('TOPSECRET'));
+    assert.throws(
+      () => validateConfig({ webhookUrl: 'https://a.test/x' }),
+      (e: Error) => e instanceof ConfigError && /SMSDROP_WEBHOOK_SECRET/.test(e.message),
+    );
+    assert.equal(
+      validateConfig({ webhookUrl: 'https://a.test/x?key=S', webhookFormat: 'wecom' }).webhookUrl
+        ?.urls.length,
+      1,
+    );
+    assert.throws(
+      () => validateConfig({ webhookUrl: 'http://a.test/x?key=TOPSECRET', webhookSecret: 's' }),
+      (e: Error) => !e.message.includes('TOPSECRET'),
+    );
   });
 });
 
 describe('the HTTP address', () => {
   it('HOST:PORT or off', () => {
-    assert.deepEqual(parseHttpAddress('127.0.0.1:7070'), { text: '127.0.0.1:7070', host: '127.0.0.1', port: 7070 });
+    assert.deepEqual(parseHttpAddress('127.0.0.1:7070'), {
+      text: '127.0.0.1:7070',
+      host: '127.0.0.1',
+      port: 7070,
+    });
     assert.deepEqual(parseHttpAddress('[::1]:0'), { text: '[::1]:0', host: '::1', port: 0 });
     assert.deepEqual(parseHttpAddress('OFF'), { text: 'off' });
     assert.match(String(parseHttpAddress('7070')), /expected HOST:PORT/);
@@ -71,7 +127,10 @@ describe('the HTTP address', () => {
   });
 
   it('off loopback only with a token, compared whole', () => {
-    assert.throws(() => checkHttpAccess({ text: '0.0.0.0:7070', host: '0.0.0.0', port: 7070 }, undefined), { code: 'E_CONFIG_HTTP' });
+    assert.throws(
+      () => checkHttpAccess({ text: '0.0.0.0:7070', host: '0.0.0.0', port: 7070 }, undefined),
+      { code: 'E_CONFIG_HTTP' },
+    );
     checkHttpAccess({ text: '0.0.0.0:7070', host: '0.0.0.0', port: 7070 }, 'tok');
     checkHttpAccess({ text: 'localhost:7070', host: 'localhost', port: 7070 }, undefined);
     assert.equal(authorized(undefined, undefined), true);
