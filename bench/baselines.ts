@@ -1,7 +1,8 @@
 // The yardsticks: what the parts smsdrop stands on do alone, on the same file and machine, in the
 // same run. smsdrop cannot beat these; the ratios say how much of their speed it keeps.
-//   parse   csv-parse streaming the file and counting records (defaults plus bom: the part's limit).
-//   insert  better-sqlite3 inserting the parsed rows, 1000 per transaction, into a fresh file with
+//   parse   csv-parse streaming the file and counting records (defaults plus bom: the part's
+//   limit). insert  better-sqlite3 inserting the parsed rows, 1000 per transaction, into a fresh
+//   file with
 //           the journal's pragmas (WAL, synchronous NORMAL) and one column per CSV field; only the
 //           transactions are timed, parsing them again is not.
 //   journal better-sqlite3 storing the same rows in smsdrop's own rows table (a fresh journal:
@@ -290,7 +291,10 @@ export interface RequestResult extends RateResult {
   simulatorCpuSeconds: number;
 }
 
-/** undici alone: `concurrency` workers over one Pool, each sending the next request when its last answers. */
+/**
+ * undici alone: `concurrency` workers over one Pool, each sending the next request when its last
+ * answers.
+ */
 export async function measureRequests(
   baseUrl: string,
   requests: PrebuiltRequest[],

@@ -89,7 +89,10 @@ function scramble30(x: number): number {
   return (x ^ (x >>> 13)) >>> 0;
 }
 
-/** A permutation of 0 .. n - 1 (n <= 2^30): scramble30, applied again while it lands at n or above (cycle walking). */
+/**
+ * A permutation of 0 .. n - 1 (n <= 2^30): scramble30, applied again while it lands at n or above
+ * (cycle walking).
+ */
 export function scrambleBelow(i: number, n: number): number {
   let x = scramble30(i);
   while (x >= n) x = scramble30(x);

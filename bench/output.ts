@@ -17,12 +17,17 @@ export interface BenchResult {
   baselineRequestsPerSec: number;
   /** Our rows/s over the rows/s of parse then insert, one after the other. */
   ratioToIngestBaseline: number;
-  /** Our requests/s over min(baselineRequestsPerSec, concurrency / latency) (latency > 0), else over baselineRequestsPerSec. */
+  /**
+   * Our requests/s over min(baselineRequestsPerSec, concurrency / latency) (latency > 0), else over
+   * baselineRequestsPerSec.
+   */
   networkEfficiency: number;
   peakRssMb: number;
   /** Peak VmRSS (sampled every 50 ms) within each phase of send. */
   peakRssMbByPhase: Record<string, number>;
-  /** Wall time of `smsdrop report FILE`; null when the command is absent or failed (see reportNote). */
+  /**
+   * Wall time of `smsdrop report FILE`; null when the command is absent or failed (see reportNote).
+   */
   reportSeconds: number | null;
   latencyMs: number;
   concurrency: number;
@@ -32,25 +37,38 @@ export interface BenchResult {
   ratioCeiling: number;
   /** Ingest baseline time over the time of this file's requests at the network limit. */
   ratioCeilingNetwork: number;
-  /** Ingest baseline time over the parts' CPU time (parse, insert, requests' client and simulator CPU) spread over every core. */
+  /**
+   * Ingest baseline time over the parts' CPU time (parse, insert, requests' client and simulator
+   * CPU) spread over every core.
+   */
   ratioCeilingCpu: number;
   /**
    * The journal floor: rows/s of better-sqlite3 storing the rows in smsdrop's own rows table
    * (schema, indexes, the intake's transactions), which any intake keeping this journal pays.
    */
   baselineJournalInsertRowsPerSec: number;
-  /** Ingest baseline time over parse then journal floor, on one thread: an intake doing nothing else. */
+  /**
+   * Ingest baseline time over parse then journal floor, on one thread: an intake doing nothing
+   * else.
+   */
   ratioCeilingJournalOneThread: number;
   /** As ratioCeilingCpu, with the journal floor in place of the plain insert. */
   ratioCeilingJournalCpu: number;
-  /** As ratioCeilingJournalOneThread, with the client's CPU of every request (as undici alone needed it) on the same thread. */
+  /**
+   * As ratioCeilingJournalOneThread, with the client's CPU of every request (as undici alone needed
+   * it) on the same thread.
+   */
   ratioCeilingOneThread: number;
-  /** Ingest baseline time over this run's own CPU (send and simulator) spread over every core: the most this run's work allows, however well threaded. */
+  /**
+   * Ingest baseline time over this run's own CPU (send and simulator) spread over every core: the
+   * most this run's work allows, however well threaded.
+   */
   ratioCeilingOwnCpu: number;
   /**
    * CPU seconds: of the send process, of the simulator during it, per request of undici alone
    * (client and simulator, ms), the parts' total for this file, and the most the send process may
-   * use for the ratio target to be reachable at all (every core busy, the simulator's CPU as measured).
+   * use for the ratio target to be reachable at all (every core busy, the simulator's CPU as
+   * measured).
    */
   cpu: {
     sendSeconds: number;
@@ -64,7 +82,9 @@ export interface BenchResult {
   sendPhaseRequestsPerSec: number | null;
   phases: Phases;
   phasesNote: string;
-  /** Requests started during intake and after it: count and mean ms from start to recorded answer. */
+  /**
+   * Requests started during intake and after it: count and mean ms from start to recorded answer.
+   */
   requestTimes: PhaseReport['requests'];
   send: {
     exitCode: number | null;

@@ -18,7 +18,10 @@ process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-/** Kills the child if the benchmark exits first (an error, Ctrl-C): nothing is left running or sending. */
+/**
+ * Kills the child if the benchmark exits first (an error, Ctrl-C): nothing is left running or
+ * sending.
+ */
 export function track(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
@@ -40,7 +43,9 @@ export function build(): { ok: boolean; output: string } {
   return { ok: r.status === 0, output: `${r.stdout ?? ''}${r.stderr ?? ''}`.trim() };
 }
 
-/** The children's environment: no SMSDROP_* of the developer, an empty config file, these values. */
+/**
+ * The children's environment: no SMSDROP_* of the developer, an empty config file, these values.
+ */
 export function childEnv(
   workDir: string,
   creds: Credentials,
@@ -117,12 +122,18 @@ export function startSimulatorProcess(
   });
 }
 
-/** CPU time (user + system) the calling thread has used so far, in seconds (Node 20 has no process.threadCpuUsage). */
+/**
+ * CPU time (user + system) the calling thread has used so far, in seconds (Node 20 has no
+ * process.threadCpuUsage).
+ */
 export function threadCpuSeconds(): number {
   return cpuSecondsOf('thread-self') ?? 0;
 }
 
-/** CPU time (user + system) a process has used so far, in seconds, from /proc; undefined once it is gone. */
+/**
+ * CPU time (user + system) a process has used so far, in seconds, from /proc; undefined once it is
+ * gone.
+ */
 export function cpuSecondsOf(pid: number | 'thread-self'): number | undefined {
   try {
     // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
@@ -158,7 +169,9 @@ export interface SendRun {
   spawnedAtNs: bigint;
   /** VmRSS every 50 ms, to tell which phase the peak belongs to. */
   rss: RssSample[];
-  /** Spawn to exit, in wall-clock ms since the epoch (the journal's timestamps use the same clock). */
+  /**
+   * Spawn to exit, in wall-clock ms since the epoch (the journal's timestamps use the same clock).
+   */
   startedAtMs: number;
   endedAtMs: number;
   seconds: number;
@@ -170,7 +183,10 @@ export interface SendRun {
   stderrTail: string;
 }
 
-/** `smsdrop send FILE --json`, watched from outside. nodeArgs go before the script (e.g. --cpu-prof). */
+/**
+ * `smsdrop send FILE --json`, watched from outside. nodeArgs go before the script (e.g.
+ * --cpu-prof).
+ */
 export function runSend(
   source: CliSource,
   file: string,

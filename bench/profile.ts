@@ -31,7 +31,9 @@ export interface ProfileSummary {
   bySelf: Share[];
   /** Inclusive time of functions in smsdrop's own code (src or dist). */
   byTotal: Share[];
-  /** Per named time window (e.g. the phases of a run): CPU busy and the top functions by self time. */
+  /**
+   * Per named time window (e.g. the phases of a run): CPU busy and the top functions by self time.
+   */
   byWindow?: Record<string, { busyMs: number; top: Share[] }>;
 }
 

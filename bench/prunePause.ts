@@ -68,7 +68,10 @@ const ctx: PipelineContext = {
   defaultAppId: provider.defaultAppId,
 };
 
-/** Sends `file`, measuring the event loop's longest stall meanwhile; `alongside` runs at the same time. */
+/**
+ * Sends `file`, measuring the event loop's longest stall meanwhile; `alongside` runs at the same
+ * time.
+ */
 async function send(
   file: string,
   alongside?: () => Promise<unknown>,

@@ -174,12 +174,17 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   return figures;
 }
 
-/** The kill plan's own stream of random numbers: not the files' (generateRound) nor the simulator's. */
+/**
+ * The kill plan's own stream of random numbers: not the files' (generateRound) nor the simulator's.
+ */
 function createRandomFor(seed: number, mode: Mode): () => number {
   return seededRandom((seed ^ (mode === 'send' ? 0x51ed2701 : 0x2f6b93c5)) >>> 0);
 }
 
-/** Faults the simulator injected: its chooser replayed over its requests (it draws only from its seed). */
+/**
+ * Faults the simulator injected: its chooser replayed over its requests (it draws only from its
+ * seed).
+ */
 export function countFaults(spec: string, seed: number, requests: number): Record<string, number> {
   const rules = parseFaults(spec);
   const choose = createFaultChooser(rules, seed);

@@ -35,7 +35,9 @@ import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
 
 const FINISH_PASSES = 2;
 
-/** The folder's files that are input CSVs (not result, rejected or note files, not hidden or .part). */
+/**
+ * The folder's files that are input CSVs (not result, rejected or note files, not hidden or .part).
+ */
 export function inputCsvs(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder).filter(
@@ -54,7 +56,10 @@ function allFiled(s: ModeSettings): boolean {
   );
 }
 
-/** A round's drops: two files at once, then one a life (the big group last), then the second file again. */
+/**
+ * A round's drops: two files at once, then one a life (the big group last), then the second file
+ * again.
+ */
 function scheduleOf(files: ChaosFile[]): ChaosFile[][] {
   const [a, b, c, d, e] = files as [ChaosFile, ChaosFile, ChaosFile, ChaosFile, ChaosFile];
   return [[a, b], [c], [d], [e], [b]];
@@ -125,7 +130,10 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): 
   );
 }
 
-/** The daemon without kills: the rest of the schedule dropped, then stopped once everything is filed. */
+/**
+ * The daemon without kills: the rest of the schedule dropped, then stopped once everything is
+ * filed.
+ */
 async function runUntilFiled(
   s: ModeSettings,
   run: ModeRun,

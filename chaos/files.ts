@@ -220,7 +220,10 @@ function bigGroup(dice: Dice, size: number, shared: string[]): Row[] {
   return dice.shuffle([...rows, ...invalidRows(dice, '3', [], 3)]);
 }
 
-/** Many groups of 1 to 4 numbers (template 2, one value each), then a group of template 3 (no values). */
+/**
+ * Many groups of 1 to 4 numbers (template 2, one value each), then a group of template 3 (no
+ * values).
+ */
 function smallGroups(dice: Dice, groups: number, noValues: number, tag: string): Row[] {
   const rows: Row[] = [];
   for (let g = 0; g < groups; g++) {

@@ -39,9 +39,14 @@ export interface ModeRun {
   drops: number;
   /** Rows that `retry --unknown` resent. */
   unknownResent: number;
-  /** Rows that `retry --failed` resent (not sent: a transient code kept answering past the attempts). */
+  /**
+   * Rows that `retry --failed` resent (not sent: a transient code kept answering past the
+   * attempts).
+   */
   failedResent: number;
-  /** Things the processes did that they must not (exit 1, a SIGTERM not obeyed, a run that hung). */
+  /**
+   * Things the processes did that they must not (exit 1, a SIGTERM not obeyed, a run that hung).
+   */
   problems: string[];
   /** Worth knowing, not failures in themselves. */
   notes: string[];

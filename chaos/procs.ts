@@ -99,7 +99,10 @@ export interface KillResult {
   stuck: boolean;
 }
 
-/** Sends `signal` after `delayMs` unless the process ended first; a SIGTERM that is not obeyed in time is followed by SIGKILL. */
+/**
+ * Sends `signal` after `delayMs` unless the process ended first; a SIGTERM that is not obeyed in
+ * time is followed by SIGKILL.
+ */
 export async function killAfter(
   proc: CliProcess,
   delayMs: number,

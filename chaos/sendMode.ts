@@ -46,7 +46,10 @@ export async function runSendMode(s: ModeSettings): Promise<ModeRun> {
   return run;
 }
 
-/** One `send` killed at a random moment; true when it ended by itself with the file finished (or refused). */
+/**
+ * One `send` killed at a random moment; true when it ended by itself with the file finished (or
+ * refused).
+ */
 async function sendAndKill(s: ModeSettings, run: ModeRun, file: string): Promise<boolean> {
   const { delayMs, signal } = planKill(s);
   const proc = startCli(['send', file, '--json'], smsdropEnv(s), reportDirOf(s));

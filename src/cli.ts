@@ -92,7 +92,8 @@ try {
   // A setting, an argument, the machine (a full disk, a data directory it may not write): one
   // line with its code, exit 2, so that pm2 does not restart it for ever (ecosystem.config.js).
   exitOnUserError(err);
-  // Anything unexpected: exit 1, never a secret, and the stack in the log file (or here, when there is none).
+  // Anything unexpected: exit 1, never a secret, and the stack in the log file (or here, when there
+  // is none).
   const logs = await logUnexpected(err).catch(() => []);
   const detail =
     logs.length > 0

@@ -10,7 +10,9 @@ export class SmsdropError extends Error {
   }
 }
 
-/** The error's stable code, if it is one of smsdrop's (or a system error's: ENOSPC, SQLITE_FULL…). */
+/**
+ * The error's stable code, if it is one of smsdrop's (or a system error's: ENOSPC, SQLITE_FULL…).
+ */
 export function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -43,7 +45,10 @@ export function userError(err: unknown): SmsdropError | undefined {
   return mapped;
 }
 
-/** Codes that say the machine or the journal failed, not the input: a file is never to blame for them. */
+/**
+ * Codes that say the machine or the journal failed, not the input: a file is never to blame for
+ * them.
+ */
 const MACHINE_CODES: ReadonlySet<string> = new Set([
   'E_DISK_FULL',
   'E_DATA_DIR_READONLY',
@@ -60,7 +65,8 @@ export function isMachineCode(code: string): boolean {
 /** smsdrop's code for SQLite's or the system's, when it says the machine is the problem. */
 export function machineCode(code: string | undefined): string | undefined {
   if (!code) return undefined;
-  // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, which on a full disk comes before SQLITE_FULL.
+  // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, which on a full disk comes before
+  // SQLITE_FULL.
   if (
     code === 'SQLITE_FULL' ||
     code === 'SQLITE_IOERR_SHMSIZE' ||

@@ -6,7 +6,10 @@ import path from 'node:path';
 
 let emptyConfig: string | undefined;
 
-/** `{}`, one file per test process, in a folder anyone may read: some tests run the daemon as another user. */
+/**
+ * `{}`, one file per test process, in a folder anyone may read: some tests run the daemon as
+ * another user.
+ */
 export function emptyConfigFile(): string {
   if (emptyConfig === undefined) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-config-'));

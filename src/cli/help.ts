@@ -152,7 +152,10 @@ export function helpAfter(name: string): string {
   return `\nExit status:\n${exits}\n\nSettings read (SMSDROP_* variables, config/local.json or global flags):\n${wrap(help.settings.join(', '), 78, '  ')}\n`;
 }
 
-/** Adds to every command (and its subcommands): the help text after, and a short pointer after a usage error. */
+/**
+ * Adds to every command (and its subcommands): the help text after, and a short pointer after a
+ * usage error.
+ */
 export function decorateCommands(program: Command): void {
   for (const command of program.commands) {
     command.addHelpText('after', helpAfter(command.name()));

@@ -5,7 +5,10 @@ import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCode, SmsdropError } from '../errors.js';
 
-/** Makes the data directory if needed and checks smsdrop can write there; throws an E_DATA_DIR_… or E_DISK_FULL error. */
+/**
+ * Makes the data directory if needed and checks smsdrop can write there; throws an E_DATA_DIR_… or
+ * E_DISK_FULL error.
+ */
 export function checkDataDir(dataDir: string): void {
   checkWritableDir(dataDir, {
     notADir: 'E_DATA_DIR_NOT_A_DIRECTORY',
@@ -51,7 +54,8 @@ function checkWritableDir(dir: string, codes: DirCodes): void {
         `${codes.what} is a file, not a directory: move the file away, or name another directory`,
       );
     mkdirSync(dir, { recursive: true });
-    // Writing is the only test that holds for root too: access() says yes to root on a read-only mount.
+    // Writing is the only test that holds for root too: access() says yes to root on a read-only
+    // mount.
     const probe = path.join(dir, `.smsdrop-probe-${process.pid}`);
     writeFileSync(probe, 'x');
     rmSync(probe, { force: true });

@@ -103,7 +103,10 @@ const sendWindow = parsedText(parseWindowHours);
 const messageWindow = parsedText(parseMessageWindow);
 /** "DURATION" (e.g. 24h) or off: how long another file's message to a number counts as sent. */
 const repeatWindow = parsedText(parseRepeatWindow).default('24h');
-/** "DURATION" (e.g. 24h) or off: how long after its last accepted request a file stopped part-way resumes on its own (the same form as the repeat window). */
+/**
+ * "DURATION" (e.g. 24h) or off: how long after its last accepted request a file stopped part-way
+ * resumes on its own (the same form as the repeat window).
+ */
 const resumeWithin = parsedText(parseRepeatWindow).default('24h');
 /**
  * "DURATION" or off: how long an ended file's rows stay (journal/prune.ts). 90 days: a quarter's
@@ -356,7 +359,10 @@ export type Config = { [K in keyof Settings]: z.output<Settings[K]['schema']> } 
 export type ConfigKey = keyof Settings;
 export type ConfigOverrides = Partial<Record<ConfigKey, unknown>>;
 
-/** A bad setting: its code names the setting (settingCode), or the kind of mistake (E_CONFIG_FILE, E_CONFIG_CREDENTIALS…). */
+/**
+ * A bad setting: its code names the setting (settingCode), or the kind of mistake (E_CONFIG_FILE,
+ * E_CONFIG_CREDENTIALS…).
+ */
 export class ConfigError extends SmsdropError {}
 
 /** The stable code of a setting's errors: E_CONFIG_ and its environment name without SMSDROP_. */
@@ -431,7 +437,10 @@ export interface LoadConfigOptions {
   forReading?: boolean;
 }
 
-/** Merges every source in order and validates the result. Throws ConfigError naming the setting, or TemplatesFileError. */
+/**
+ * Merges every source in order and validates the result. Throws ConfigError naming the setting, or
+ * TemplatesFileError.
+ */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const configDir = options.configDir ?? path.resolve('config');
@@ -449,7 +458,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const merged: ConfigOverrides = Object.assign({}, ...layers);
   if (options.forReading) for (const key of PROVIDER_SETTINGS) delete merged[key];
   const config = validateConfig(merged);
-  // Read at start-up like the settings, so that a broken file stops the program before any file is read.
+  // Read at start-up like the settings, so that a broken file stops the program before any file is
+  // read.
   const templates = loadTemplates(config.templatesFile, configDir);
   return templates ? { ...config, templates } : config;
 }
@@ -530,7 +540,10 @@ function checkCredentialsComplete(config: Config): void {
   );
 }
 
-/** Settings of the provider: a command that only reads the journal ignores them (see loadConfig's forReading). */
+/**
+ * Settings of the provider: a command that only reads the journal ignores them (see loadConfig's
+ * forReading).
+ */
 export const PROVIDER_SETTINGS: readonly ConfigKey[] = [
   'baseUrl',
   'accountSid',
@@ -568,7 +581,9 @@ function checkKeepCoversWindows(config: Config): void {
   if (problem) throw new ConfigError(settingCode('keep'), `invalid configuration: ${problem}`);
 }
 
-/** Why `keep` (named `what`) is too short for the windows of `config`, or undefined when it is not. */
+/**
+ * Why `keep` (named `what`) is too short for the windows of `config`, or undefined when it is not.
+ */
 export function keepProblem(
   config: Config,
   keep: Config['keep'],

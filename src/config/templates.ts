@@ -25,7 +25,9 @@ export class TemplatesFileError extends SmsdropError {
   }
 }
 
-/** The name of the file looked for in the configuration folder when SMSDROP_TEMPLATES_FILE is unset. */
+/**
+ * The name of the file looked for in the configuration folder when SMSDROP_TEMPLATES_FILE is unset.
+ */
 export const DEFAULT_TEMPLATES_FILE = 'templates.json';
 
 /**
@@ -123,11 +125,17 @@ export function render(template: Template, datas: readonly string[]): string {
   );
 }
 
-/** Characters of a one-segment message, and of each segment of a longer one (the rest carries the joining header). */
+/**
+ * Characters of a one-segment message, and of each segment of a longer one (the rest carries the
+ * joining header).
+ */
 const ONE_SEGMENT = 70;
 const PER_LONG_SEGMENT = 67;
 
-/** SMS segments a message costs, its characters counted as Unicode code points (the signature 【…】 included). */
+/**
+ * SMS segments a message costs, its characters counted as Unicode code points (the signature 【…】
+ * included).
+ */
 export function segmentsOf(message: string): number {
   let chars = 0;
   for (const _ of message) chars++;

@@ -34,7 +34,10 @@ export interface CsvWriterOptions {
 
 export interface CsvWriter {
   write(cells: readonly string[]): void;
-  /** Appends CSV text made elsewhere: whole records, guarded and quoted as csvLine does, each ending in CRLF. */
+  /**
+   * Appends CSV text made elsewhere: whole records, guarded and quoted as csvLine does, each ending
+   * in CRLF.
+   */
   writeText(text: string): void;
   /** Flushes and closes the file. Safe to call twice: returns the same promise. */
   close(): Promise<void>;
@@ -73,7 +76,8 @@ export function createCsvWriter(
     write: (cells) => writeText(csvLine(cells, options.digitsAsText ?? false)),
     writeText,
     close() {
-      // A failure in flush or close rejects (the executor throws); the descriptor is closed either way.
+      // A failure in flush or close rejects (the executor throws); the descriptor is closed either
+      // way.
       closing ??= new Promise<void>((resolve) => {
         try {
           flush();

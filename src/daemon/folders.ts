@@ -27,7 +27,8 @@ export function prepareFolders(dataDir: string): Folders {
     failed: path.join(root, 'failed'),
     logs: path.resolve(logDirOf(root)),
   };
-  // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line with its code.
+  // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line
+  // with its code.
   for (const dir of Object.values(folders))
     (dir === folders.logs ? checkLogDir : checkDataFolder)(dir);
   return folders;
@@ -44,7 +45,10 @@ export function isIgnoredName(name: string): boolean {
   return name.startsWith('.') || name.startsWith('~$') || /\.(part|tmp|crdownload)$/i.test(name);
 }
 
-/** "a.csv" -> "a": the stem every companion file is named after (non-CSV names keep their extension). */
+/**
+ * "a.csv" -> "a": the stem every companion file is named after (non-CSV names keep their
+ * extension).
+ */
 export function stemOf(name: string): string {
   return name.replace(CSV, '');
 }

@@ -42,7 +42,8 @@ export async function runDaemon(config: Config): Promise<number> {
     runtime = await openRuntime(config, {
       role: 'smsdrop run (daemon)',
       log,
-      // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after runtime is set).
+      // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
+      // runtime is set).
       windowEvents: {
         onClosed: (closed) =>
           recordPause(
@@ -189,10 +190,12 @@ function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       // The stop is done (nothing in flight, journal closed) and the process is on its way out: a
-      // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes nothing.
+      // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes
+      // nothing.
       if (stoppedCleanly.has(runtime)) return;
       if (runtime.stop.signal.aborted) {
-        // (Once the log has ended, on the way out after a grace period ran over, nothing can be said.)
+        // (Once the log has ended, on the way out after a grace period ran over, nothing can be
+        // said.)
         if (!log.writableEnded)
           log.warn(
             `${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`,
@@ -252,7 +255,9 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
     })());
 }
 
-/** Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause. */
+/**
+ * Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause.
+ */
 function recordPause(runtime: Runtime, paused: string | null, log: Logger): void {
   try {
     setDaemonState(runtime.db, { paused });
@@ -261,7 +266,9 @@ function recordPause(runtime: Runtime, paused: string | null, log: Logger): void
   }
 }
 
-/** Keeps daemon_state current so `smsdrop status` can say what requests wait for (a message window). */
+/**
+ * Keeps daemon_state current so `smsdrop status` can say what requests wait for (a message window).
+ */
 function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): void {
   try {
     setDaemonWaiting(runtime.db, waiting);

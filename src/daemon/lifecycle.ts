@@ -55,7 +55,10 @@ export interface FileLife {
   log: Logger;
   /** Files being processed: name in processing/ -> sha256 of its bytes. */
   active: Map<string, string>;
-  /** sha256 -> settles when the file running those bytes returns. Same bytes never run twice at once. */
+  /**
+   * sha256 -> settles when the file running those bytes returns. Same bytes never run twice at
+   * once.
+   */
   busy: Map<string, Promise<void>>;
   /** Settles when the account pause's cooldown is over (one cooldown shared by every file). */
   cooldown(): Promise<void>;
@@ -67,7 +70,10 @@ export interface FileLife {
   fresh: Set<string>;
 }
 
-/** Moves a stable inbox file into processing/; returns its name there, or undefined if it went elsewhere. */
+/**
+ * Moves a stable inbox file into processing/; returns its name there, or undefined if it went
+ * elsewhere.
+ */
 export function takeFile(life: FileLife, inboxFile: string): string | undefined {
   const { folders, log } = life;
   const dropped = path.basename(inboxFile);
@@ -117,7 +123,10 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
 
 const EXCEL_NAME = /\.(xlsx|xlsm|xls)$/i;
 
-/** Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV, anything else renamed. */
+/**
+ * Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV,
+ * anything else renamed.
+ */
 function notCsvNote(name: string): { code: string; reason: string; advice: string } {
   if (EXCEL_NAME.test(name))
     return { code: 'E_FILE_EXCEL', reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
@@ -298,7 +307,8 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
         advice,
         sentId,
       );
-      // A refused record wrote its file.failed event with its status; a file never recorded (unreadable) did not.
+      // A refused record wrote its file.failed event with its status; a file never recorded
+      // (unreadable) did not.
       if (!result.file) noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
     }
@@ -432,13 +442,17 @@ function noteEvent(
 }
 
 const NOTHING_SENT = 'Nothing in it was sent. Fix the file and drop it into inbox/ again.';
-// Failed, not left in processing/: a daemon restarted with other settings would otherwise retry it at every start, unseen.
+// Failed, not left in processing/: a daemon restarted with other settings would otherwise retry it
+// at every start, unseen.
 const PROVIDER_CHANGED =
   'Nothing more of it was sent; the journal keeps what was. With the provider settings set back to the ones it was planned for, drop this same file into inbox/ again: it goes on where it stopped, and nothing is sent twice.';
 const SENT_SOME =
   'Some rows may have been sent before this happened; the journal remembers them. Once the cause is fixed, drop the same file into inbox/ again: only what was not sent yet is sent (if everything was, you get its results).';
 
-/** Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never throws. */
+/**
+ * Files a file under failed/ with NAME.error.txt; if even that fails, leaves it where it is. Never
+ * throws.
+ */
 async function failFile(
   life: FileLife,
   name: string,
@@ -462,7 +476,8 @@ async function failFile(
       code,
     });
   } catch (err) {
-    // No room even for a note (full disk?): a rename needs none, so at least take it out of the way.
+    // No room even for a note (full disk?): a rename needs none, so at least take it out of the
+    // way.
     try {
       const target = moveUnique(file, folders.failed, name, [folders.done]);
       log.error(

@@ -14,7 +14,9 @@ export interface FilePool {
   readonly queued: number;
 }
 
-/** `run` should settle every error itself; one that escapes is handed to `onEscape`, never thrown. */
+/**
+ * `run` should settle every error itself; one that escapes is handed to `onEscape`, never thrown.
+ */
 export function createFilePool(
   max: number,
   run: (name: string) => Promise<JobResult>,

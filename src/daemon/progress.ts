@@ -65,7 +65,10 @@ export function startProgress(
   };
 }
 
-/** Numbers still to send in those files: the live batches (planned or being sent), not a scan of rows. */
+/**
+ * Numbers still to send in those files: the live batches (planned or being sent), not a scan of
+ * rows.
+ */
 function pendingRows(db: Journal, hashes: string[]): number {
   return numbersToSend(db, hashes);
 }

@@ -24,7 +24,10 @@ export interface WatchOptions {
   /** A stable file without a line break at its end waits `ms` more before it is reported. */
   onTailWait?(file: string, ms: number): void;
   onError(err: Error): void;
-  /** An entry of inbox/ that is never taken (`what`: "a folder", "a symbolic link to nothing"); told once per entry. */
+  /**
+   * An entry of inbox/ that is never taken (`what`: "a folder", "a symbolic link to nothing"); told
+   * once per entry.
+   */
   onNotAFile?(entry: string, what: string): void;
 }
 
@@ -147,7 +150,10 @@ async function settledTail(
   }
 }
 
-/** The file's size and whether its last byte ends a line (an empty file counts as complete); undefined when it cannot be read. */
+/**
+ * The file's size and whether its last byte ends a line (an empty file counts as complete);
+ * undefined when it cannot be read.
+ */
 function tailOf(file: string): { size: number; complete: boolean } | undefined {
   try {
     const { size } = statSync(file);

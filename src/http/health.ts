@@ -8,7 +8,9 @@ export interface HealthSource {
   db: Journal;
   /** The inbox watcher is running. */
   watching(): boolean;
-  /** Why sending is paused for the account (an account problem, a provider outage), or undefined. */
+  /**
+   * Why sending is paused for the account (an account problem, a provider outage), or undefined.
+   */
   paused(): string | undefined;
   /** Webhook receivers that have failed for long, with why. */
   webhooksFailing(): string[];

@@ -39,7 +39,10 @@ export function fileViews(db: Journal, status: StatusReport): FileView[] {
     }));
 }
 
-/** One file as `smsdrop report FILE --format json` has it, with progress; undefined when there is none. */
+/**
+ * One file as `smsdrop report FILE --format json` has it, with progress; undefined when there is
+ * none.
+ */
 export function fileView(
   db: Journal,
   id: number,
@@ -81,7 +84,10 @@ function failuresOf(db: Journal, fileId: number): FailureLine[] {
 
 export interface Overview {
   status: StatusReport;
-  /** Requests answered and numbers accepted per minute over the last hour (minutes with none left out). */
+  /**
+   * Requests answered and numbers accepted per minute over the last hour (minutes with none left
+   * out).
+   */
   rate: Array<{ minute: string; requests: number; accepted: number }>;
 }
 

@@ -28,7 +28,10 @@ export interface EncodingPart {
 
 /** Parts kept to be named; the refusal counts the rest. */
 const PARTS_KEPT = 6;
-/** As inspect.ts's mostlyUtf8: long sequences per invalid byte above which a line is UTF-8 with stray bytes. */
+/**
+ * As inspect.ts's mostlyUtf8: long sequences per invalid byte above which a line is UTF-8 with
+ * stray bytes.
+ */
 const UTF8_PER_STRAY = 4;
 const CR = 0x0d;
 const LF = 0x0a;

@@ -47,7 +47,10 @@ const NOT_BLANK_RECORD = /[^\s,]/;
  */
 const COUNT_THREAD_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 16 };
 
-/** What the count's thread is given: the file, and the table (over a SharedArrayBuffer) to count into. */
+/**
+ * What the count's thread is given: the file, and the table (over a SharedArrayBuffer) to count
+ * into.
+ */
 export interface CountJob {
   file: string;
   options: Omit<IntakeOptions, 'onHeader'>;
@@ -58,7 +61,9 @@ export interface CountJob {
 export type CountResult = { header: string[] } | undefined;
 
 export class GroupCounts {
-  /** Per slot: rows counted so far minus rows intake has read (negative while the count is behind). */
+  /**
+   * Per slot: rows counted so far minus rows intake has read (negative while the count is behind).
+   */
   readonly #left = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
   #state: 'counting' | 'counted' | 'distrusted' = 'counting';
   #worker: Worker | undefined;
@@ -72,7 +77,10 @@ export class GroupCounts {
     this.done = this.#count(file, options);
   }
 
-  /** Starts counting the rows of each group in the first `options.bytes` bytes of a file without a double quote. */
+  /**
+   * Starts counting the rows of each group in the first `options.bytes` bytes of a file without a
+   * double quote.
+   */
   static start(file: string, options: IntakeOptions): GroupCounts {
     return new GroupCounts(file, options);
   }
@@ -96,7 +104,10 @@ export class GroupCounts {
     return this.#state === 'counted';
   }
 
-  /** Intake read its header (unguarded cells): the counts hold only if they were made under the same. */
+  /**
+   * Intake read its header (unguarded cells): the counts hold only if they were made under the
+   * same.
+   */
   headerRead(header: readonly string[]): void {
     this.#headerRead = header;
     this.#distrustOtherHeader();
@@ -131,7 +142,10 @@ export class GroupCounts {
     return this.#state === 'counted' && Atomics.load(this.#left, slot) === 0;
   }
 
-  /** Counts one row of the group in `slot` as read; true when the count says no row of it is left in the file. */
+  /**
+   * Counts one row of the group in `slot` as read; true when the count says no row of it is left in
+   * the file.
+   */
   rowRead(slot: number): boolean {
     const left = Atomics.sub(this.#left, slot, 1); // the count's thread may be adding to it
     if (this.#state !== 'counted') return false;
@@ -206,7 +220,8 @@ function sameCells(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * The complete counts of a file, before any row is read (undefined when they cannot be made: no
- * usable header, an unreadable file). Intake itself starts the count and reads on (GroupCounts.start).
+ * usable header, an unreadable file). Intake itself starts the count and reads on
+ * (GroupCounts.start).
  */
 export async function countGroups(
   file: string,
@@ -217,7 +232,10 @@ export async function countGroups(
   return counts.ready ? counts : undefined;
 }
 
-/** Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the bytes read. */
+/**
+ * Calls `each` with every line of the file's first `options.bytes` bytes, decoded; returns the
+ * bytes read.
+ */
 function forEachRecord(
   file: string,
   options: Omit<IntakeOptions, 'onHeader'>,

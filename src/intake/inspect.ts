@@ -16,7 +16,10 @@ export interface FileInspection {
   size: number;
   encoding: 'utf-8' | 'gb18030';
   bom: boolean;
-  /** Bytes of the longest line (between line feeds): a line past intake's record limit refuses the file. */
+  /**
+   * Bytes of the longest line (between line feeds): a line past intake's record limit refuses the
+   * file.
+   */
   longestLine: number;
   /**
    * Whether a double quote occurs anywhere. Without one, csv-parse (with intake's options) cannot
@@ -95,7 +98,9 @@ export function wholeCharacters(bytes: Buffer): number {
   return bytes.length - start < sequenceLength(bytes[start]!) ? start : bytes.length;
 }
 
-/** Hashes and measures the file and decides its encoding. Rejects with the fs error if unreadable. */
+/**
+ * Hashes and measures the file and decides its encoding. Rejects with the fs error if unreadable.
+ */
 export async function inspectFile(file: string): Promise<FileInspection> {
   const hash = createHash('sha256');
   const utf8 = utf8Checker();
@@ -186,7 +191,10 @@ async function gbkPassingAsUtf8(file: string): Promise<boolean> {
   return unlikely;
 }
 
-/** Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek, Cyrillic, Hebrew, Arabic. */
+/**
+ * Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek,
+ * Cyrillic, Hebrew, Arabic.
+ */
 function likelyScript(codePoint: number): boolean {
   return (
     codePoint < 0x250 ||
@@ -292,7 +300,9 @@ async function* readChunks(file: string, limit = Number.POSITIVE_INFINITY): Asyn
   }
 }
 
-/** SHA-256 of the first `bytes` bytes of file (to recognise a file that grew from one seen before). */
+/**
+ * SHA-256 of the first `bytes` bytes of file (to recognise a file that grew from one seen before).
+ */
 export async function hashPrefix(file: string, bytes: number): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of readChunks(file, bytes)) hash.update(chunk);

@@ -12,7 +12,9 @@ const COMMA = 44;
 const LF = 10;
 const CR = 13;
 
-/** The line where the quote left open at the end of the file was opened, or undefined if none is. */
+/**
+ * The line where the quote left open at the end of the file was opened, or undefined if none is.
+ */
 export async function openQuoteLine(
   file: string,
   encoding: IntakeOptions['encoding'],

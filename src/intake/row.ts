@@ -11,9 +11,14 @@ export interface IntakeOptions {
   defaultAppId?: string;
   defaultTemplateId?: string;
   allowInternational: boolean;
-  /** A template value longer than this (in characters) makes its row invalid; default DEFAULT_MAX_VALUE_CHARS. */
+  /**
+   * A template value longer than this (in characters) makes its row invalid; default
+   * DEFAULT_MAX_VALUE_CHARS.
+   */
   maxValueChars?: number;
-  /** Called once with the mapped header before any row; extraNames are the keys of IntakeRow.extras. */
+  /**
+   * Called once with the mapped header before any row; extraNames are the keys of IntakeRow.extras.
+   */
   onHeader?: (map: ColumnMap, extraNames: string[]) => void;
   /** Read only the first `bytes` bytes (the ones inspected), whatever was added since. */
   bytes?: number;
@@ -36,7 +41,10 @@ export interface IntakeRow {
   extras: Record<string, string>;
   /** Why the row is invalid (then it is not sent). */
   error?: string;
-  /** An invalid row's cells as read (unguarded), for the rejected file: what the fields above may not keep. */
+  /**
+   * An invalid row's cells as read (unguarded), for the rejected file: what the fields above may
+   * not keep.
+   */
   cells?: string[];
 }
 
@@ -91,7 +99,8 @@ function valuesOf(cells: readonly string[], columns: readonly number[]): string[
 }
 
 /** Cells past the header are ignored when empty (spreadsheets pad rows with commas); when not
- * empty they most likely come from an unquoted comma that shifted the values, so the row is refused. */
+ * empty they most likely come from an unquoted comma that shifted the values, so the row is
+ * refused. */
 function overflowError(cells: readonly string[], headerLength: number): string | undefined {
   for (let i = headerLength; i < cells.length; i++) {
     if (NOT_BLANK.test(cells[i] as string)) {
@@ -101,7 +110,10 @@ function overflowError(cells: readonly string[], headerLength: number): string |
   return undefined;
 }
 
-/** A cell in a rejected file's "beyond the header" columns: the row is still too long (see ColumnMap.beyond). */
+/**
+ * A cell in a rejected file's "beyond the header" columns: the row is still too long (see
+ * ColumnMap.beyond).
+ */
 function beyondError(cells: readonly string[], map: ColumnMap): string | undefined {
   const filled = map.beyond.filter((column) => NOT_BLANK.test(cells[column] ?? '')).length;
   if (filled === 0) return undefined;
@@ -189,7 +201,10 @@ const REPLACEMENT = '\uFFFD';
 const UNDECODABLE =
   "a value holds bytes that are not text in the file's encoding (shown as \uFFFD): fix the cell, or save the file again as CSV UTF-8";
 
-/** Whether a cell that would be sent holds U+FFFD (a stray byte): such a message would reach the recipient damaged. */
+/**
+ * Whether a cell that would be sent holds U+FFFD (a stray byte): such a message would reach the
+ * recipient damaged.
+ */
 function holdsUndecodable(
   datas: readonly string[],
   templateId: string | undefined,
@@ -209,7 +224,9 @@ export const DEFAULT_MAX_VALUE_CHARS = 500;
 // a NUL or an escape has no place in a message, and the provider's handling of it is unknown.
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
-/** Why a template value cannot be sent as it is (a control character, or too long), if one cannot. */
+/**
+ * Why a template value cannot be sent as it is (a control character, or too long), if one cannot.
+ */
 function unsendableValue(
   datas: readonly string[],
   map: ColumnMap,

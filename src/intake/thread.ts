@@ -3,7 +3,10 @@
 // then first registers tsx's loader, and imports the module after.
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
-/** Starts the module `name` next to `base` (an import.meta.url), with base's own extension, as a worker. */
+/**
+ * Starts the module `name` next to `base` (an import.meta.url), with base's own extension, as a
+ * worker.
+ */
 export function startWorker(base: string, name: string, options: WorkerOptions): Worker {
   const entry = new URL(`./${name}${base.endsWith('.ts') ? '.ts' : '.js'}`, base);
   if (!entry.pathname.endsWith('.ts')) return new Worker(entry, options);

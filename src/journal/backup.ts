@@ -16,12 +16,18 @@ import { intentsPath } from './intents.js';
 
 export interface BackupResult {
   journal: string;
-  /** The intents file's copy; undefined when the data directory had none (nothing was ever deferred). */
+  /**
+   * The intents file's copy; undefined when the data directory had none (nothing was ever
+   * deferred).
+   */
   intents: string | undefined;
   bytes: number;
 }
 
-/** Copies `journalFile` (and its intents file) into `targetDir` as journal.sqlite (and journal.intents.sqlite). */
+/**
+ * Copies `journalFile` (and its intents file) into `targetDir` as journal.sqlite (and
+ * journal.intents.sqlite).
+ */
 export async function backupJournal(journalFile: string, targetDir: string): Promise<BackupResult> {
   const journalCopy = path.join(targetDir, path.basename(journalFile));
   const intentsCopy = intentsPath(journalCopy);

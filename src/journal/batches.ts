@@ -105,7 +105,10 @@ export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
   for (const id of batchIds) db.firstToSend.add(id);
 }
 
-/** The batches to send first (sendFirst) that are due now: each is handed out once, then is an ordinary batch. */
+/**
+ * The batches to send first (sendFirst) that are due now: each is handed out once, then is an
+ * ordinary batch.
+ */
 export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
   const ids = db.firstToSend;
   if (ids.size === 0) return [];
@@ -130,9 +133,14 @@ export class IllegalTransitionError extends SmsdropError {
 export type Assignment = readonly [sql: string, ...params: (string | number | null)[]];
 
 export interface MoveOptions {
-  /** A claim: the move happens only from these states (else false); what another run moved is its own. */
+  /**
+   * A claim: the move happens only from these states (else false); what another run moved is its
+   * own.
+   */
   onlyFrom?: readonly BatchState[];
-  /** A claim of the batch as it was read: a row id reused by another batch (other req_id) is not it. */
+  /**
+   * A claim of the batch as it was read: a row id reused by another batch (other req_id) is not it.
+   */
   reqId?: string;
   now?: string;
 }
@@ -225,7 +233,9 @@ export type Transition =
       deferral?: boolean;
       /** The attempt does not count against the batch (it was not the batch's fault). */
       refundAttempt?: boolean;
-      /** None of its attempts count any more (they met an outage: see RetrySettings.providerSilent). */
+      /**
+       * None of its attempts count any more (they met an outage: see RetrySettings.providerSilent).
+       */
       resetAttempts?: boolean;
       statusCode: string | null;
       statusMsg: string;
@@ -238,7 +248,9 @@ export interface AttemptResult {
   reason: string;
 }
 
-/** The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt. */
+/**
+ * The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt.
+ */
 export function finishAttempt(
   db: Journal,
   attemptId: number,
@@ -428,7 +440,10 @@ export function providerSilentFor(db: Journal, batchId: number, attempts: number
 
 /** What a batch's attempts say of whether, and since when, it may have reached the provider. */
 export interface AttemptHistory {
-  /** Every attempt carried the batch's reqId (one without it was a request the provider could not recognise again). */
+  /**
+   * Every attempt carried the batch's reqId (one without it was a request the provider could not
+   * recognise again).
+   */
   everyAttemptCarriedReqId: boolean;
   /** An answer said "failed, but may have sent some" (the ambiguous class). */
   partial: boolean;
@@ -436,7 +451,10 @@ export interface AttemptHistory {
   firstDoubtAt: string | null;
 }
 
-/** SQL on an attempt's outcome: it may have reached the provider, without its word on what became of it. */
+/**
+ * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of
+ * it.
+ */
 const MAY_HAVE_ARRIVED =
   "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
 

@@ -51,7 +51,9 @@ export class RowsLostError extends SmsdropError {
   }
 }
 
-/** Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed. */
+/**
+ * Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed.
+ */
 export function bulkWrite(db: Journal, rows: number, write: () => void): void {
   if (!db.bulk.open) {
     db.exec('BEGIN');

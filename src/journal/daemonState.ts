@@ -17,12 +17,17 @@ export interface DaemonState {
   paused: string | null;
   /** When the current pause began (kept while the reason changes). */
   paused_since: string | null;
-  /** What requests wait for while sending is not paused (a message window used up); null: nothing. */
+  /**
+   * What requests wait for while sending is not paused (a message window used up); null: nothing.
+   */
   waiting: string | null;
   updated_at: string;
 }
 
-/** A change between paused and not is a webhook event (sending.paused, sending.resumed), written in the same transaction. */
+/**
+ * A change between paused and not is a webhook event (sending.paused, sending.resumed), written in
+ * the same transaction.
+ */
 export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
   if (db.webhookTargets.length === 0) {
     writeDaemonState(db, update);
@@ -52,7 +57,10 @@ function writeDaemonState(db: Journal, update: DaemonStateUpdate): void {
   ).run(update.pid ?? process.pid, update.paused, update.paused === null ? null : now, now);
 }
 
-/** What requests wait for (null: nothing), kept apart from the pause: each is set and cleared by its own events. */
+/**
+ * What requests wait for (null: nothing), kept apart from the pause: each is set and cleared by its
+ * own events.
+ */
 export function setDaemonWaiting(
   db: Journal,
   waiting: string | null,

@@ -18,7 +18,9 @@ export interface FileRecord {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  /** The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken). */
+  /**
+   * The daemon's last taking of these bytes from inbox/, when it continued this record (noteTaken).
+   */
   taken_at: string | null;
   /** The provider and account it was planned for (see migration 12); null: not recorded. */
   provider: string | null;
@@ -108,7 +110,10 @@ export function setFileProvider(db: Journal, id: number, provider: string): void
   sql(db, 'UPDATE files SET provider = ? WHERE id = ?').run(provider, id);
 }
 
-/** Done and refused are webhook events (file.finished, file.failed), written in the same transaction. */
+/**
+ * Done and refused are webhook events (file.finished, file.failed), written in the same
+ * transaction.
+ */
 export function setFileStatus(db: Journal, id: number, status: FileStatus, error?: string): void {
   const finished = status === FILE_STATUS.done || status === FILE_STATUS.refused ? nowIso() : null;
   const update = () =>
@@ -210,7 +215,9 @@ export function restartIntake(db: Journal, fileId: number): KeptRows {
   return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
 }
 
-/** The file's row counts from its rows (for a file whose intake stopped before its writer could). */
+/**
+ * The file's row counts from its rows (for a file whose intake stopped before its writer could).
+ */
 export function recountFile(db: Journal, fileId: number): void {
   sql(
     db,
@@ -231,7 +238,9 @@ export interface WaitingFile {
   rows: number;
   /** Its status: only a file read to the end (sending) can be resumed from the journal. */
   status: FileStatus;
-  /** Being read or sent now, in this process (the daemon's other file): it sends them as it goes on. */
+  /**
+   * Being read or sent now, in this process (the daemon's other file): it sends them as it goes on.
+   */
   inProgress?: boolean;
 }
 
@@ -307,7 +316,9 @@ export interface FileCounts {
   requests: number;
 }
 
-/** Row counts by final status (they add up to rows) and requests made: the file's line of v_files. */
+/**
+ * Row counts by final status (they add up to rows) and requests made: the file's line of v_files.
+ */
 export function countFile(db: Journal, fileId: number): FileCounts {
   return sql(
     db,

@@ -4,9 +4,9 @@
 // Why: a request may leave only once its attempt is on disk. Committing the journal for that
 // commits the intake's rows too, and with numbers in no order each row's entry of the unique
 // (group, number) index lands on a page of its own: a commit every turn of the event loop wrote
-// about one 4 KB page to the WAL per row read (docs/benchmark-history.md). Here the journal commits every
-// tens of thousands of rows, and each turn's requests commit only their intents: one row each in
-// this file (batch, reqId, start time), a page or two per turn.
+// about one 4 KB page to the WAL per row read (docs/benchmark-history.md). Here the journal commits
+// every tens of thousands of rows, and each turn's requests commit only their intents: one row each
+// in this file (batch, reqId, start time), a page or two per turn.
 //
 // Why it is safe:
 // - A batch is sent only once its definition (its numbers, its reqId, its rows) is committed in
@@ -45,7 +45,9 @@ export interface IntentLog {
   deleteCovered: Database.Statement;
   /** Noted during the current turn, written by commitIntents. */
   noted: Intent[];
-  /** Intents written to the side file, up to this seq, are in a committed journal transaction too. */
+  /**
+   * Intents written to the side file, up to this seq, are in a committed journal transaction too.
+   */
   coveredSeq: number;
   lastSeq: number;
   /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
@@ -148,7 +150,10 @@ export function noteAttemptStarted(db: Journal, intent: Intent): void {
   db.intents?.noted.push(intent);
 }
 
-/** A write of this turn created batches (split halves): they must be committed before anyone sends them. */
+/**
+ * A write of this turn created batches (split halves): they must be committed before anyone sends
+ * them.
+ */
 export function needsJournalCommit(db: Journal): void {
   const log = db.intents;
   if (log) log.mustCommit = true;

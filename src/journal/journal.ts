@@ -24,7 +24,9 @@ export class Journal {
   readonly firstToSend = new Set<number>();
   /** Journal records of files being processed now (the daemon runs several at once). */
   readonly filesInProgress = new Set<number>();
-  /** The end of the last intake's turn: intakes of one journal run one after the other (pipeline). */
+  /**
+   * The end of the last intake's turn: intakes of one journal run one after the other (pipeline).
+   */
   lastIntakeTurn: Promise<void> = Promise.resolve();
   /**
    * Result-file spools (pipeline/resultFiles.ts): the completed ones by file id, with what their

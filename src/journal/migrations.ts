@@ -23,8 +23,9 @@
 //   v_files        one row per file with its counts (they add up to rows) and requests made.
 //   v_recipients   one row per input row: who, with what (datas and extras are JSON: the template
 //                  values in order, the file's other columns by name), and what became of it.
-//   v_failures     failed and unknown numbers per file, status and code: how many, a sample message.
-//   daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop status`.
+//   v_failures     failed and unknown numbers per file, status and code: how many, a sample
+//   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
+//   status`.
 
 /**
  * How a row repeating another file's row is described (the view below, and the result file),
@@ -33,7 +34,10 @@
  */
 export const SENT_BY_ANOTHER_FILE =
   'the same message to this number goes with another file (its report has the outcome)';
-/** The same, when that row is gone: its file was read again (a file cut short, then continued by its complete copy). */
+/**
+ * The same, when that row is gone: its file was read again (a file cut short, then continued by its
+ * complete copy).
+ */
 export const SENT_BY_A_FILE_READ_AGAIN =
   'the same message to this number goes with another file read again since (its report has the outcome)';
 

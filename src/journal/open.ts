@@ -10,7 +10,10 @@ import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } fro
 export type { Journal };
 
 export interface OpenJournalOptions {
-  /** 'normal' survives any crash of the process; 'full' also survives power loss, at a cost per commit. */
+  /**
+   * 'normal' survives any crash of the process; 'full' also survives power loss, at a cost per
+   * commit.
+   */
   synchronous?: 'normal' | 'full';
   readonly?: boolean;
 }

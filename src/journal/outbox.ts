@@ -18,7 +18,9 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The JSON body of an event, as posted and signed. */
 export interface EventBody {
-  /** The first outbox row's id: the same for every receiver, so that a receiver can drop a repeat. */
+  /**
+   * The first outbox row's id: the same for every receiver, so that a receiver can drop a repeat.
+   */
   id: number;
   event: WebhookEvent;
   at: string;
@@ -26,7 +28,9 @@ export interface EventBody {
   reason?: string;
 }
 
-/** About a file the journal does not know (not a .csv, unreadable): its name and what became of it. */
+/**
+ * About a file the journal does not know (not a .csv, unreadable): its name and what became of it.
+ */
 export interface FileAside {
   name: string;
   status: string;
@@ -65,7 +69,10 @@ export function recordEvent(
   }
 }
 
-/** recordEvent in a transaction of its own, for events whose news is no journal write (a file moved to failed/). */
+/**
+ * recordEvent in a transaction of its own, for events whose news is no journal write (a file moved
+ * to failed/).
+ */
 export function recordEventNow(
   db: Journal,
   event: WebhookEvent,

@@ -11,7 +11,8 @@
 // The work goes in small steps, each one write of the journal's write queue (writeQueue.ts): no
 // transaction is held across an await, an intake's open bulk transaction simply takes each step
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
-// thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is open.
+// thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
+// open.
 import { parseDurationOrOff, type WrittenDuration } from '../log/duration.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import { FILE_STATUS, sqlList, UNSETTLED_STATES } from './states.js';
@@ -51,11 +52,17 @@ export interface PrunedRecords {
   attempts: number;
 }
 
-/** Batches of file `f` that a later run may still send, or that the repeat window counts whenever they started (sentBefore.ts). */
+/**
+ * Batches of file `f` that a later run may still send, or that the repeat window counts whenever
+ * they started (sentBefore.ts).
+ */
 const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}
   AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
 
-/** Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet and holding nothing that may still go, oldest first. */
+/**
+ * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet and holding nothing
+ * that may still go, oldest first.
+ */
 export function filesToPrune(db: Journal, endedBefore: string): FileToPrune[] {
   const files = sql(
     db,
@@ -95,7 +102,10 @@ export function markPruned(db: Journal, fileId: number): boolean {
   return info.changes === 1;
 }
 
-/** The deletes of a pruned file's records that hold numbers and values, children first; each takes up to :limit. */
+/**
+ * The deletes of a pruned file's records that hold numbers and values, children first; each takes
+ * up to :limit.
+ */
 const DELETES = [
   'DELETE FROM attempts WHERE id IN (SELECT a.id FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
   'DELETE FROM batch_numbers WHERE batch_id IN (SELECT n.batch_id FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = :id LIMIT :limit)',
@@ -152,7 +162,10 @@ export function deleteParentsStep(
   }
 }
 
-/** Forgets suppressed numbers added before `before` (ISO): only when asked, the list is a do-not-contact list. */
+/**
+ * Forgets suppressed numbers added before `before` (ISO): only when asked, the list is a
+ * do-not-contact list.
+ */
 export function forgetSuppressedBefore(db: Journal, before: string, dryRun: boolean): number {
   if (dryRun)
     return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
@@ -245,10 +258,15 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
   return { ...result, files: pruned, suppressed, bytesAfter: journalSize(db).bytes, checkpointed };
 }
 
-/** How long to wait for a moment with no transaction open (an intake commits at least every 2 s). */
+/**
+ * How long to wait for a moment with no transaction open (an intake commits at least every 2 s).
+ */
 const NO_TRANSACTION_POLL_MS = 100;
 
-/** The file's batches and groups, a step at a time, each when no transaction is open (deleteParentsStep). */
+/**
+ * The file's batches and groups, a step at a time, each when no transaction is open
+ * (deleteParentsStep).
+ */
 async function deleteParents(db: Journal, fileId: number, options: PruneOptions): Promise<void> {
   while (!options.signal?.aborted) {
     const started = performance.now();

@@ -188,7 +188,10 @@ export interface RecipientRow {
   status_msg: string | null;
 }
 
-/** The file's rows in file order (rows_by_file keeps them in row id order: nothing is sorted), of these statuses (all: none given). */
+/**
+ * The file's rows in file order (rows_by_file keeps them in row id order: nothing is sorted), of
+ * these statuses (all: none given).
+ */
 export function recipients(
   db: Journal,
   fileId: number,
@@ -202,7 +205,10 @@ export function recipients(
   ).iterate(fileId, ...statuses) as IterableIterator<RecipientRow>;
 }
 
-/** Numbers still to send: in live batches (planned or being sent), of every file or of the files with these hashes still sending. */
+/**
+ * Numbers still to send: in live batches (planned or being sent), of every file or of the files
+ * with these hashes still sending.
+ */
 export function numbersToSend(db: Journal, sha256s?: readonly string[]): number {
   if (sha256s === undefined)
     return sqlPluck(
@@ -238,7 +244,10 @@ export interface GroupToSend {
   numbers: number;
 }
 
-/** The file's groups with numbers still to send, in the order they were read (the dry run's message preview). */
+/**
+ * The file's groups with numbers still to send, in the order they were read (the dry run's message
+ * preview).
+ */
 export function groupsToSend(db: Journal, fileId: number): IterableIterator<GroupToSend> {
   return sql(
     db,

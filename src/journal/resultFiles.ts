@@ -53,9 +53,14 @@ export async function writeResultCsv(
  * change.
  */
 export interface ResultSpool {
-  /** Writes a few more pages, if their rows are final (a few ms at most): call it now and then while sending. */
+  /**
+   * Writes a few more pages, if their rows are final (a few ms at most): call it now and then while
+   * sending.
+   */
   advance(): void;
-  /** Sending finished: writes the rest, and keeps the file for the next writeResultCsv of this file. */
+  /**
+   * Sending finished: writes the rest, and keeps the file for the next writeResultCsv of this file.
+   */
   complete(): Promise<void>;
   /** Sending did not finish (paused, stopped, failed): the file is dropped. */
   discard(): Promise<void>;
@@ -82,7 +87,9 @@ function batchesStamp(db: Journal, fileId: number): string {
   return JSON.stringify(stamp);
 }
 
-/** Removes spool files a crash or a failed filing left behind (they are written again when needed). */
+/**
+ * Removes spool files a crash or a failed filing left behind (they are written again when needed).
+ */
 function removeLeftovers(db: Journal, dir: string): void {
   for (const name of readdirSync(dir)) {
     const file = path.join(dir, name);
@@ -191,7 +198,10 @@ const FINAL_STATES = new Set<string>(OUTCOME_STATES);
 const UNSETTLED = new Set<string>(UNSETTLED_STATES);
 
 interface ResultPages {
-  /** Writes the next pages whose rows are all final until `deadline` (a performance.now() time) passes. */
+  /**
+   * Writes the next pages whose rows are all final until `deadline` (a performance.now() time)
+   * passes.
+   */
   writeFinal(deadline: number): void;
   /** Writes every page not written yet, final or not (pending rows say pending). */
   writeRest(): void;
@@ -246,7 +256,10 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
     waitingFor = waitingFor.filter((id) => UNSETTLED.has(batchState.get(id) as string));
     return waitingFor.length > 0;
   };
-  /** Makes the tails of the next page's batches; false (and none made) if some have no final outcome yet. */
+  /**
+   * Makes the tails of the next page's batches; false (and none made) if some have no final outcome
+   * yet.
+   */
   const tailNextPage = (): boolean => {
     const batches = (untailed.all(next, pageEnd(), fileId) as number[]).map(
       (id) => batchById.get(id) as BatchTail,
@@ -290,7 +303,10 @@ type BatchTail = [
 ];
 const TAIL_COLUMNS = 'id, state, status_code, status_msg, sms_message_sid, date_created';
 
-/** A batch's status cells as csvLine writes them (no CRLF); none when they hold the marker (its rows go through csvLine). */
+/**
+ * A batch's status cells as csvLine writes them (no CRLF); none when they hold the marker (its rows
+ * go through csvLine).
+ */
 function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchTail): void {
   const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(
     0,
@@ -299,7 +315,10 @@ function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchT
   if (!tail.includes(MARKER)) insert.run(id, tail);
 }
 
-/** The tails of the file's batches that have none yet, in pages of batches (faster than page by page of rows). */
+/**
+ * The tails of the file's batches that have none yet, in pages of batches (faster than page by page
+ * of rows).
+ */
 function fillTails(db: Journal, fileId: number, tails: string, insert: Statement): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
   const page = db
@@ -361,7 +380,10 @@ function replaceMarkers(text: string, oddRow: (id: number) => string): string {
   return out + text.slice(from);
 }
 
-/** The result line (without CRLF) of a row SQLite did not write: invalid, duplicate, or with cells to quote or guard. */
+/**
+ * The result line (without CRLF) of a row SQLite did not write: invalid, duplicate, or with cells
+ * to quote or guard.
+ */
 function oddRowWriter(db: Journal): (id: number) => string {
   const rowById = db
     .prepare(
@@ -394,7 +416,9 @@ type ResultTuple = [
   string | null,
 ];
 
-/** A valid row's status is its batch's outcome; pending until the batch has one (as row_results). */
+/**
+ * A valid row's status is its batch's outcome; pending until the batch has one (as row_results).
+ */
 function rowStatusOf(batchState: string | null): string {
   return batchState === 'accepted' || batchState === 'failed' || batchState === 'unknown'
     ? batchState
@@ -517,7 +541,8 @@ function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => Rejecte
     while (beyond.length > 0 && beyond[beyond.length - 1]!.trim() === '') beyond.pop();
     return {
       phone: at(map.phone, r.phone_raw),
-      // An id the row did not have came from the default (SMSDROP_APP_ID…): left empty, it is the default again.
+      // An id the row did not have came from the default (SMSDROP_APP_ID…): left empty, it is the
+      // default again.
       appId: at(map.appId, r.app_id ?? ''),
       templateId: at(map.templateId, r.template_id ?? ''),
       datas,

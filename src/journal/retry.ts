@@ -36,7 +36,9 @@ import {
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
 
 export interface PreparedRetry {
-  /** Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are. */
+  /**
+   * Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are.
+   */
   rows: number;
   /** The first new batch: later batches of the file are the others and their split halves (and,
    * for a file still in progress, halves of its other batches split meanwhile). */
@@ -56,12 +58,17 @@ export type KeepsOwnReqId = (history: AttemptHistory) => boolean;
 /** How a retry treats unknown batches. */
 export interface UnknownRule {
   keepsOwnReqId: KeepsOwnReqId;
-  /** Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown. */
+  /**
+   * Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown.
+   */
   newReqIds: boolean;
 }
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
-/** Numbers of the file's unknown batches a retry would send under their own reqId, and under new ones. */
+/**
+ * Numbers of the file's unknown batches a retry would send under their own reqId, and under new
+ * ones.
+ */
 export function countUnknownByReqId(
   db: Journal,
   fileId: number,
@@ -149,7 +156,8 @@ export function prepareRetry(
         if (history) {
           // In doubt since its first attempt that may have arrived: the sender checks the day again
           // before each request, and an answer that leaves it open ends it unknown, never failed.
-          // A fresh count of attempts: the earlier ones stay in the attempts table (and in v_recipients).
+          // A fresh count of attempts: the earlier ones stay in the attempts table (and in
+          // v_recipients).
           const restart: Assignment[] = [
             ['attempts = 0, next_attempt_at = 0'],
             ['maybe_sent = ?', DOUBT.all],

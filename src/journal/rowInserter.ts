@@ -16,7 +16,10 @@ export type RowValues = [
   error: string | null,
   extras: string | null,
   batchId: number | null,
-  /** A repeat of another file's row: that row (sentBefore.ts). Repeats within the file are marked when doubts are settled. */
+  /**
+   * A repeat of another file's row: that row (sentBefore.ts). Repeats within the file are marked
+   * when doubts are settled.
+   */
   duplicateOf: number | null,
 ];
 
@@ -28,7 +31,10 @@ const COLUMN_COUNT = 10;
 export const ROWS_PER_STATEMENT = 50;
 
 export interface RowInserter {
-  /** Queues a row (written once ROWS_PER_STATEMENT are queued); `onId`, if given, is told its id when it is written. */
+  /**
+   * Queues a row (written once ROWS_PER_STATEMENT are queued); `onId`, if given, is told its id
+   * when it is written.
+   */
   add(values: RowValues, onId?: (rowId: number) => void): void;
   /** Writes the rows still queued, so that they come before whatever is written next. */
   flush(): void;

@@ -18,10 +18,11 @@
 // or cut short during its intake, are not counted: that file's intake throws them away when it is
 // read again, and sends those rows then if nothing else did.
 //
-// Intake asks once per group (the planner, when it loads a group), not per row: the groups of the window are read
-// into a sorted array of key hashes when the writer starts, so a file with no group in common with
-// the window's files pays a binary search per group. The numbers of a group found there are read
-// once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a Map).
+// Intake asks once per group (the planner, when it loads a group), not per row: the groups of the
+// window are read into a sorted array of key hashes when the writer starts, so a file with no group
+// in common with the window's files pays a binary search per group. The numbers of a group found
+// there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
+// Map).
 import { parseDurationOrOff, UNIT_MS, type WrittenDuration } from '../log/duration.js';
 import { type Journal, sqlRaw, sqlPluck } from './open.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
@@ -29,7 +30,10 @@ import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
 /** The repeat window, as written ("24h", "7d"), or off (0 ms). */
 export type RepeatWindow = WrittenDuration;
 
-/** Further back, a repeat is a campaign sent again on purpose, and the look-up grows with the window. */
+/**
+ * Further back, a repeat is a campaign sent again on purpose, and the look-up grows with the
+ * window.
+ */
 const LONGEST_WINDOW_MS = 90 * UNIT_MS.d;
 
 /** "24h", "7d", "90m" (s, m, h or d), or "off" / "0": the window, or the reason it is not one. */
@@ -154,7 +158,8 @@ function numbersOf(db: Journal, groupIds: number[], since: string): SentBefore {
        JOIN rows r INDEXED BY rows_by_batch ON r.batch_id = b.id
      WHERE b.group_id IN (SELECT value FROM json_each(:groups)) AND r.intake = 'valid' AND ${COUNTS}`;
   const params = { groups: JSON.stringify(groupIds), since };
-  // Counted first, so the arrays are made to size: grown by doubling, they held up to twice the room.
+  // Counted first, so the arrays are made to size: grown by doubling, they held up to twice the
+  // room.
   const count = sqlPluck(db, `SELECT count(*) ${from}`).get(params) as number;
   const rows = sqlRaw(
     db,

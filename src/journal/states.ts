@@ -1,8 +1,9 @@
 // State names of the journal, and the state machine of a batch, written down where they live.
 //
 // A ROW ends in exactly one of: invalid, duplicate, accepted, failed, unknown; until then it is
-// pending. invalid and duplicate are decided at intake (rows.intake, by the planner); a valid row's status is its
-// batch's outcome, read through the row_results view (the row itself is never rewritten).
+// pending. invalid and duplicate are decided at intake (rows.intake, by the planner); a valid row's
+// status is its batch's outcome, read through the row_results view (the row itself is never
+// rewritten).
 //
 // A BATCH is one request's worth of numbers of one group:
 //

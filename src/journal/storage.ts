@@ -33,7 +33,10 @@ export function ensureIncrementalVacuum(db: Journal): boolean {
   return true;
 }
 
-/** Moves every page of the WAL into the database and cuts the WAL to 0 bytes (when no reader holds it back). */
+/**
+ * Moves every page of the WAL into the database and cuts the WAL to 0 bytes (when no reader holds
+ * it back).
+ */
 export function checkpointTruncate(db: Journal): { busy: boolean } {
   const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
   return { busy: (result?.busy ?? 0) !== 0 };

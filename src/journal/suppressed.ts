@@ -4,7 +4,8 @@
 // grouping, with the reason, so they show in the rejected file and the reports like any other
 // rejected row.
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
-// batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call time.
+// batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call
+// time.
 import { batchPhones } from './batches.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 
@@ -16,7 +17,10 @@ export interface SuppressedNumber {
   addedAt: string;
 }
 
-/** Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many were new. */
+/**
+ * Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many
+ * were new.
+ */
 export function suppressNumbers(
   db: Journal,
   phones: readonly string[],
@@ -95,7 +99,10 @@ function anySuppressed(db: Journal): boolean {
   return sql(db, 'SELECT 1 FROM suppressed LIMIT 1').get() !== undefined;
 }
 
-/** Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out too). */
+/**
+ * Copies the list into another journal (a dry run's throwaway one, so that its plan leaves them out
+ * too).
+ */
 export function copySuppressed(from: Journal, to: Journal): void {
   const insert = sql(
     to,

@@ -42,7 +42,10 @@ export function writeQueueFor(db: Journal): WriteQueue {
  */
 export const MAX_DEFERRED_MS = 2_000;
 
-/** This turn's writes may stay in the intake's open transaction, their requests made safe by intents. */
+/**
+ * This turn's writes may stay in the intake's open transaction, their requests made safe by
+ * intents.
+ */
 function mayDefer(db: Journal): boolean {
   const openMs = bulkOpenMs(db);
   return intentsEnabled(db) && db.inTransaction && openMs !== undefined && openMs < MAX_DEFERRED_MS;

@@ -58,7 +58,8 @@ export function createLogger(options: LoggerOptions): Logger {
     );
   }
   if (options.logDir) {
-    // The log folder lies in the data directory: a bad one is told as such, not as a stack from the rotation.
+    // The log folder lies in the data directory: a bad one is told as such, not as a stack from the
+    // rotation.
     checkDataDir(path.dirname(options.logDir));
     checkLogDir(options.logDir);
     transports.push(
@@ -104,7 +105,9 @@ function onFileFailure(logger: Logger, file: DailyRotateFile): void {
   file.on('error', failed);
 }
 
-/** Loggers that write files, so that an error nobody caught still reaches a log file with its stack. */
+/**
+ * Loggers that write files, so that an error nobody caught still reaches a log file with its stack.
+ */
 const fileLoggers = new Set<Logger>();
 
 /**
@@ -128,7 +131,10 @@ export async function logUnexpected(err: unknown): Promise<string[]> {
   return dirs;
 }
 
-/** Ends a logger and closes its file streams, waiting (2 s at most each) for the last lines to be written. */
+/**
+ * Ends a logger and closes its file streams, waiting (2 s at most each) for the last lines to be
+ * written.
+ */
 async function endLogger(log: Logger, files: DailyRotateFile[]): Promise<void> {
   const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
   log.end();

@@ -60,7 +60,8 @@ export function registerSendCommand(program: Command): void {
           ? await dryRun(config, file, log)
           : await sendForeground(config, file, opts, log);
         printSummary(result, file, opts, config);
-        // A refusal is an error like the others: one line with its code on stderr (exit 2), besides the summary.
+        // A refusal is an error like the others: one line with its code on stderr (exit 2), besides
+        // the summary.
         if (result.outcome === 'refused')
           process.stderr.write(
             `${redactSecrets(`smsdrop: ${result.code ? `${result.code}: ` : ''}${result.reason ?? 'refused'}`)}\n`,
@@ -131,7 +132,10 @@ type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[]; messages?: Mes
 /** No file of the real journal is the dry run's own. */
 const NO_FILE = 0;
 
-/** The plan, made in a throwaway journal: the real one is only read, to say if it was sent and what other files sent. */
+/**
+ * The plan, made in a throwaway journal: the real one is only read, to say if it was sent and what
+ * other files sent.
+ */
 async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
@@ -150,7 +154,8 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       pause: new AccountPause(),
       defaultAppId: defaultAppIdFor(config),
     };
-    // The rows other files sent are the real journal's (the repeat window): a real run would not send them.
+    // The rows other files sent are the real journal's (the repeat window): a real run would not
+    // send them.
     const sentBefore = () =>
       real && config.repeatWindow
         ? sentBeforeLookup(real, NO_FILE, config.repeatWindow)
@@ -274,7 +279,9 @@ function printSummary(
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** The sending window, for the plan: requests start only inside it, so the estimate may span days. */
+/**
+ * The sending window, for the plan: requests start only inside it, so the estimate may span days.
+ */
 function windowOf(config: Config): { sendWindow?: { window: string; opensInSeconds: number } } {
   if (config.sendWindow === undefined) return {};
   const window = new SendWindow(config.sendWindow, config.sendWindowZone);
@@ -295,7 +302,10 @@ function windowLine({
   return `sending window ${window}: ${now}. Requests start only inside it, so sending may take longer than the estimate.`;
 }
 
-/** The slowest of: the concurrency, and each rate limit (a message window from empty, as if no request were recent). */
+/**
+ * The slowest of: the concurrency, and each rate limit (a message window from empty, as if no
+ * request were recent).
+ */
 function estimateSeconds(plan: { requests: number; numbers: number }, config: Config): number {
   const byConcurrency = (plan.requests * ESTIMATED_REQUEST_MS) / config.concurrency / 1000;
   const byRequests = config.requestsPerSecond > 0 ? plan.requests / config.requestsPerSecond : 0;

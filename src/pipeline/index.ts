@@ -52,7 +52,10 @@ import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 export interface PipelineContext extends SendContext {
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
-  /** The provider and account requests go to (providerIdentity), recorded with each file planned; none: not recorded or checked (a dry run). */
+  /**
+   * The provider and account requests go to (providerIdentity), recorded with each file planned;
+   * none: not recorded or checked (a dry run).
+   */
   provider?: string;
 }
 
@@ -146,7 +149,8 @@ export async function processFile(
   }
   let file = findLatestFile(ctx.db, inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
-  // Read again, a refused file would continue from its rows; they were pruned, and what went out then with them.
+  // Read again, a refused file would continue from its rows; they were pruned, and what went out
+  // then with them.
   if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend)
     return result('refused', file, { reason: prunedRefusal(file) });
   if (file && file.status !== FILE_STATUS.done) {
@@ -271,7 +275,10 @@ async function intakeTurn(db: Journal): Promise<() => void> {
   return turnOver;
 }
 
-/** How often the result file's next final pages are written while sending (~2 ms of work at most each time). */
+/**
+ * How often the result file's next final pages are written while sending (~2 ms of work at most
+ * each time).
+ */
 const RESULTS_AHEAD_MS = 10;
 
 /**
@@ -407,7 +414,9 @@ async function letSendingRun(db: Journal): Promise<void> {
   }
 }
 
-/** Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed. */
+/**
+ * Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed.
+ */
 function stillUnfinished(db: Journal, earlier: FileRecord): boolean {
   const now = getFile(db, earlier.id);
   return (
@@ -427,9 +436,9 @@ function filesInProgress(db: Journal): Set<number> {
  * The unfinished file with sends whose bytes this file begins with (longest first): the same rows
  * at the same lines, so this file continues it, and what was sent is not sent again (without
  * this, the complete file would be a new file). A refused one (typically: it was still being
- * copied), or one cut short (a crash, a stop, an account pause) at this same path, which grew there. Not
- * one cut short at another path: that file resumes on its own (a daemon file waiting out an
- * account pause, say), and taken over, it would then be read as a new file and sent again. Nor
+ * copied), or one cut short (a crash, a stop, an account pause) at this same path, which grew
+ * there. Not one cut short at another path: that file resumes on its own (a daemon file waiting out
+ * an account pause, say), and taken over, it would then be read as a new file and sent again. Nor
  * one being processed now.
  */
 async function grownFromUnfinished(
@@ -481,7 +490,9 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
   };
 }
 
-/** Records the file's header. Group counts made under another header than intake read say nothing. */
+/**
+ * Records the file's header. Group counts made under another header than intake read say nothing.
+ */
 function headerTaker(
   db: Journal,
   fileId: number,
@@ -536,7 +547,9 @@ function refuse(
   return { code, reason: told };
 }
 
-/** A file still being written after it was taken would lose the rows added late: refuse it whole. */
+/**
+ * A file still being written after it was taken would lose the rows added late: refuse it whole.
+ */
 function assertUnchanged(filePath: string, inspection: FileInspection): void {
   const size = statSync(filePath).size; // a file gone while it is read is refused too
   if (size !== inspection.size) {
@@ -548,7 +561,10 @@ function assertUnchanged(filePath: string, inspection: FileInspection): void {
   }
 }
 
-/** How the file's size differs from when it was inspected ("N bytes, now M"); undefined if it does not, or it is gone (nothing more to read from it). */
+/**
+ * How the file's size differs from when it was inspected ("N bytes, now M"); undefined if it does
+ * not, or it is gone (nothing more to read from it).
+ */
 function sizeChange(filePath: string, inspection: FileInspection): string | undefined {
   const size = statSync(filePath, { throwIfNoEntry: false })?.size;
   return size === undefined || size === inspection.size
@@ -583,11 +599,14 @@ export interface Refusal {
   reason: string;
 }
 
-/** The refusal an error makes, told apart by its code (userError maps SQLite's and the system's). */
+/**
+ * The refusal an error makes, told apart by its code (userError maps SQLite's and the system's).
+ */
 function refusalOf(filePath: string, err: unknown): Refusal {
   const known = userError(err);
   const e = err as NodeJS.ErrnoException;
-  // The journal's own failures (a full disk under it, any SQLite error) are not the file's fault: say which it was.
+  // The journal's own failures (a full disk under it, any SQLite error) are not the file's fault:
+  // say which it was.
   if (known && isMachineCode(known.code))
     return {
       code: known.code,
@@ -649,7 +668,10 @@ export function waitingNote(waiting: readonly WaitingFile[]): string | undefined
     : undefined;
 }
 
-/** How the idle files holding a file's repeats go on: given again; one read to the end, also from the journal. */
+/**
+ * How the idle files holding a file's repeats go on: given again; one read to the end, also from
+ * the journal.
+ */
 function goesOn(idle: readonly WaitingFile[]): string {
   const resumable = idle.every((w) => w.status === FILE_STATUS.sending);
   return resumable

@@ -37,9 +37,14 @@ export interface RuntimeOptions {
   log: Logger;
   /** See ConnectOptions. */
   keepSimulatorRecords?: boolean;
-  /** Told, besides the log, when requests start waiting for the sending window and when it opens. */
+  /**
+   * Told, besides the log, when requests start waiting for the sending window and when it opens.
+   */
   windowEvents?: SendWindowEvents;
-  /** Told, besides the log, when a message window holds requests (with why) and when it lets them go (null). */
+  /**
+   * Told, besides the log, when a message window holds requests (with why) and when it lets them go
+   * (null).
+   */
   onMessageWindow?: (waiting: string | null) => void;
 }
 
@@ -74,7 +79,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       (closing ??= (async () => {
         await provider.close().catch(() => {});
         try {
-          // What requests recorded on intents alone goes into the journal now, not at the next start.
+          // What requests recorded on intents alone goes into the journal now, not at the next
+          // start.
           commitBulkQuietly(openDb);
           closeIntents(openDb);
           openDb.close();
@@ -90,7 +96,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   }
 }
 
-/** Requests in flight, halved when the provider says there are too many, said in the log each time they change. */
+/**
+ * Requests in flight, halved when the provider says there are too many, said in the log each time
+ * they change.
+ */
 function adaptiveConcurrencyOf(
   limit: LimitFunction,
   config: Config,
@@ -145,7 +154,8 @@ function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortCont
     log.error(
       `${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`,
     );
-  // A journal that loses requests' records stops this process (JournalLostError); the next start settles them.
+  // A journal that loses requests' records stops this process (JournalLostError); the next start
+  // settles them.
   const onLost = () => {
     const lost = new JournalLostError();
     log.error(withCode(lost), { event: 'journal-lost', code: lost.code });
@@ -186,7 +196,10 @@ function rateLimiterOf(
   });
 }
 
-/** The sending window of the settings, if any, saying in the log when requests wait for it and when they go again. */
+/**
+ * The sending window of the settings, if any, saying in the log when requests wait for it and when
+ * they go again.
+ */
 function sendWindowOf(
   config: Config,
   log: Logger,
@@ -239,9 +252,9 @@ export async function openForegroundRuntime(
 }
 
 /**
- * Ctrl-C / SIGTERM for a command in the foreground (send, retry, resume): the first stops new requests
- * and lets those in flight finish and be recorded; the second exits at once (what was in flight
- * is then in doubt, and settled from the journal at the next run).
+ * Ctrl-C / SIGTERM for a command in the foreground (send, retry, resume): the first stops new
+ * requests and lets those in flight finish and be recorded; the second exits at once (what was in
+ * flight is then in doubt, and settled from the journal at the next run).
  */
 export function stopOnSignals(runtime: Runtime, log: Logger): void {
   const onSignal = (signal: string) => {

@@ -40,7 +40,9 @@ export class Doubts {
     return this.seen.mayHave(groupId, phone);
   }
 
-  /** A doubt about to be written: the returned callback takes its row id, and only then it counts. */
+  /**
+   * A doubt about to be written: the returned callback takes its row id, and only then it counts.
+   */
   add(groupId: number, phone: string): (rowId: number) => void {
     this.#groups.add(groupId);
     return (rowId) => void this.#doubts.push({ rowId, groupId, phone });

@@ -82,7 +82,8 @@ export function cacheKeyOf(appId: string, templateId: string, datas: readonly st
 /** A group's identity for the journal, made once per group loaded (not per row). */
 export function groupKey(appId: string, templateId: string, datas: readonly string[]): GroupKey {
   // 48 bits of MD5 narrow the search; the full values are compared, so a collision is harmless.
-  // Of the journal's own key form (groupKeyOf), so journals written before keep finding their groups.
+  // Of the journal's own key form (groupKeyOf), so journals written before keep finding their
+  // groups.
   const keyHash = parseInt(hash('md5', groupKeyOf(appId, templateId, datas)).slice(0, 12), 16);
   return { appId, templateId, datasJson: JSON.stringify(datas), keyHash };
 }

@@ -30,11 +30,19 @@ export type RowToJournal = IntakeRow & { keptRowId?: number };
 
 export interface PlannerOptions {
   maxPerRequest: number;
-  /** Called after closed batches (full, or their group ended) were released (due once the bulk transaction commits). */
+  /**
+   * Called after closed batches (full, or their group ended) were released (due once the bulk
+   * transaction commits).
+   */
   onRelease?: () => void;
-  /** Rows of this file already in the journal from an interrupted intake (counted, not rewritten). */
+  /**
+   * Rows of this file already in the journal from an interrupted intake (counted, not rewritten).
+   */
   rowsKept?: number;
-  /** The file's rows per group, counted while intake reads: a group's batch is released after its last row. */
+  /**
+   * The file's rows per group, counted while intake reads: a group's batch is released after its
+   * last row.
+   */
   groupCounts?: GroupCounts;
   /** The file's size: the filter of numbers already placed is sized for it (see SeenNumbers). */
   fileBytes?: number;
@@ -47,13 +55,21 @@ export interface PlannerOptions {
 export interface RowWriter {
   /** Writes one chunk of rows, in the intake's bulk transaction. */
   write(rows: readonly RowToJournal[]): void;
-  /** Writes the open batches and the file's counts, and commits. Call once, after the last chunk. */
+  /**
+   * Writes the open batches and the file's counts, and commits. Call once, after the last chunk.
+   */
   finish(): IntakeCounts;
-  /** Reading stopped early (the file is refused): settles the doubts and writes the open batches' numbers, releasing none. */
+  /**
+   * Reading stopped early (the file is refused): settles the doubts and writes the open batches'
+   * numbers, releasing none.
+   */
   abandon(): void;
 }
 
-/** Used when the caller does not say how large the file is (32 MB: a million rows of the bench's kind). */
+/**
+ * Used when the caller does not say how large the file is (32 MB: a million rows of the bench's
+ * kind).
+ */
 const DEFAULT_FILE_BYTES = 32_000_000;
 const NO_GROUP = 'row has no phone number, appId or templateId';
 
@@ -231,7 +247,9 @@ export class Planner implements RowWriter {
     return state;
   }
 
-  /** A group not in memory, from the journal (made there if new), with its batch still held, if any. */
+  /**
+   * A group not in memory, from the journal (made there if new), with its batch still held, if any.
+   */
   #loadGroup(key: string, appId: string, templateId: string, datas: readonly string[]): GroupState {
     const journalKey = groupKey(appId, templateId, datas);
     const found = this.#store.findGroup(journalKey);
@@ -284,7 +302,9 @@ export class Planner implements RowWriter {
     return batchId;
   }
 
-  /** The batch the group's next number goes into (a new one when it has none open, or it is full). */
+  /**
+   * The batch the group's next number goes into (a new one when it has none open, or it is full).
+   */
   #openBatchOf(state: GroupState, now: string): number {
     if (
       placeNumber(state.batchId === undefined ? undefined : state.phones.length, this.#limits) ===
@@ -309,7 +329,10 @@ export class Planner implements RowWriter {
     state.dirty = false;
   }
 
-  /** The group's batch takes no more numbers (full, or the group ended): write it. The group opens a new one next time. */
+  /**
+   * The group's batch takes no more numbers (full, or the group ended): write it. The group opens a
+   * new one next time.
+   */
   #closeBatch(state: GroupState): void {
     this.#saveBatch(state);
     this.#closed.close(state.batchId!);

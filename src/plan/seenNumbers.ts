@@ -5,11 +5,14 @@
 //
 // Why not a unique index on (group, number): numbers in a list come in no order, so each row's
 // index entry lands on a page of its own, and every commit rewrote most of the index into the WAL.
-// Storing 1M random numbers took 10.3 s with that index and 4.4 s without (docs/benchmark-history.md). Why
-// not an exact set in memory: it would hold every number of the file (a 4M-row list: 60+ MB),
-// where this takes one byte per row the file could hold.
+// Storing 1M random numbers took 10.3 s with that index and 4.4 s without
+// (docs/benchmark-history.md). Why not an exact set in memory: it would hold every number of the
+// file (a 4M-row list: 60+ MB), where this takes one byte per row the file could hold.
 
-/** Bits per row the file could hold, and bits set per number: ~2% false alarms when every row of the file is a distinct valid number, far fewer in a file with more than a number per row. */
+/**
+ * Bits per row the file could hold, and bits set per number: ~2% false alarms when every row of the
+ * file is a distinct valid number, far fewer in a file with more than a number per row.
+ */
 const BITS_PER_ROW = 8;
 const HASHES = 5;
 /**

@@ -3,7 +3,9 @@
 // decides; the store only reads and writes what it is told. The journal implements it
 // (journal/planStore.ts); the planner's own tests use a fake kept in memory.
 
-/** A group's identity as the journal stores it: ids, values as JSON, and a hash to look it up by. */
+/**
+ * A group's identity as the journal stores it: ids, values as JSON, and a hash to look it up by.
+ */
 export interface GroupKey {
   appId: string;
   templateId: string;
@@ -43,13 +45,17 @@ export interface HeldBatch {
 }
 
 export interface PlanStore {
-  // Rows, in the file's order: a row's id is known once it is written (onId), before the chunk ends.
+  // Rows, in the file's order: a row's id is known once it is written (onId), before the chunk
+  // ends.
   addRow(row: PlannedRow, onId?: (rowId: number) => void): void;
   /** Writes the rows added so far, so they come before whatever is written next. */
   flushRows(): void;
   /** Forgets the rows added but not yet written (their chunk failed). */
   dropRows(): void;
-  /** An interrupted intake's row, found again at its line: it moves between the rows before and after. */
+  /**
+   * An interrupted intake's row, found again at its line: it moves between the rows before and
+   * after.
+   */
   moveKeptRow(rowId: number): void;
   /** The numbers, by group, of the rows an interrupted intake left in batches. */
   keptNumbers(): Iterable<[groupId: number, phone: string]>;
@@ -70,7 +76,10 @@ export interface PlanStore {
   /** A group's ids and values (to load it again by its key). */
   groupValues(groupId: number): { appId: string; templateId: string; datas: string[] };
 
-  /** The group's latest batch still held (not yet released): the only one that may take more numbers. */
+  /**
+   * The group's latest batch still held (not yet released): the only one that may take more
+   * numbers.
+   */
   heldBatchOf(groupId: number): HeldBatch | undefined;
   /** A new empty batch of the group, held; `now` is its creation time. */
   insertBatch(groupId: number, now: string): number;
@@ -83,11 +92,15 @@ export interface PlanStore {
   sendFirst(batchIds: Iterable<number>): void;
   finishIntakeCounts(counts: IntakeCounts): void;
 
-  /** Whether a batch may be released only once a commit holds it (requests' commits are deferred). */
+  /**
+   * Whether a batch may be released only once a commit holds it (requests' commits are deferred).
+   */
   readonly releaseOnlyCommitted: boolean;
   /** Commits so far: what was written before the count moved is in the journal for good. */
   commits(): number;
-  /** Runs `write` (of `rows` rows) in the open bulk transaction, committing when it is large enough. */
+  /**
+   * Runs `write` (of `rows` rows) in the open bulk transaction, committing when it is large enough.
+   */
   writeInBulk(rows: number, write: () => void): void;
   commit(): void;
   /** True when rows this store wrote were rolled back with a bulk transaction. */

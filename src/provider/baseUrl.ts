@@ -7,7 +7,10 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === 'localhost' || h === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
-/** Why the base URL cannot be used, or undefined when it can. Never repeats credentials written into it. */
+/**
+ * Why the base URL cannot be used, or undefined when it can. Never repeats credentials written into
+ * it.
+ */
 export function baseUrlProblem(baseUrl: string): string | undefined {
   let url: URL;
   try {

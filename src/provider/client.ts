@@ -32,7 +32,9 @@ export interface ProviderClientOptions {
   /** Numbers per request above which the client refuses (160048) without sending. */
   maxPerRequest: number;
   connectTimeoutMs: number;
-  /** Allowed for the response headers, and again between body chunks, once the request is written. */
+  /**
+   * Allowed for the response headers, and again between body chunks, once the request is written.
+   */
   responseTimeoutMs: number;
   /** Extra CA (PEM file) trusted in addition to Node's default roots. */
   caFile?: string;
@@ -201,8 +203,9 @@ function checkPem(pem: string, what: string): string {
 
 // ---------------------------------------------------------------------------------------------
 // Local refusals: requests the provider would refuse anyway are answered here with the code the
-// provider would use (and its class), so they never cost a request or an ambiguous outcome. The reqId length
-// (160055) and number formats (160042) are left to the provider, which owns those rules.
+// provider would use (and its class), so they never cost a request or an ambiguous outcome. The
+// reqId length (160055) and number formats (160042) are left to the provider, which owns those
+// rules.
 
 interface Refusal {
   statusCode: string;

@@ -42,7 +42,9 @@ export function providerIdentity(config: Config): string {
 }
 
 export interface ConnectOptions {
-  /** Keep the built-in simulator's accepted requests in memory (tests); off, its memory stays flat. */
+  /**
+   * Keep the built-in simulator's accepted requests in memory (tests); off, its memory stays flat.
+   */
   keepSimulatorRecords?: boolean;
   /** Told the first time the provider answers a status code the code tables do not explain. */
   onUnknownCode?: (statusCode: string) => void;

@@ -33,7 +33,8 @@ export type RejectionClass =
  * - accepted: statusCode 000000.
  * - rejected: the server answered with another statusCode (or the client refused the request
  *   before sending it, `local: true`, classed as the provider's answer with that code would be).
- * - not-sent: nothing reached the server (connect refused/timeout, DNS, TLS handshake): safe to retry.
+ * - not-sent: nothing reached the server (connect refused/timeout, DNS, TLS handshake): safe to
+ *   retry.
  * - in-doubt: the request may have been received (reset or timeout after writing, non-200,
  *   malformed body): retry only with the same reqId.
  */

@@ -70,7 +70,9 @@ export function fileListTable(files: readonly FileLine[], zone?: string): string
   return out.join('\n');
 }
 
-/** Columns a terminal gives `text`: two for a wide (CJK, full-width) character, one for the others. */
+/**
+ * Columns a terminal gives `text`: two for a wide (CJK, full-width) character, one for the others.
+ */
 export function columns(text: string): number {
   let n = 0;
   for (const ch of text) n += isWide(ch.codePointAt(0)!) ? 2 : 1;

@@ -155,7 +155,10 @@ interface Target {
   unknown: { ownReqId: number; newReqId: number };
 }
 
-/** Checks the arguments against the journal (read-only, before the lock): exits 2 when they are wrong. */
+/**
+ * Checks the arguments against the journal (read-only, before the lock): exits 2 when they are
+ * wrong.
+ */
 function findTarget(config: Config, query: string, statuses: readonly RetryStatus[]): Target {
   let db;
   try {
@@ -164,7 +167,8 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
     if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
       const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
       const sent = attemptsOf(db, file.id);
-      // Requests may have gone out while it was read: the same bytes continue it; a fixed copy would be a new file.
+      // Requests may have gone out while it was read: the same bytes continue it; a fixed copy
+      // would be a new file.
       if (sent > 0)
         throw new UsageError(
           `${what}, after ${sent} request(s) went out while it was read: give the same file again (send or the inbox) to send the rest`,
@@ -183,7 +187,10 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
   }
 }
 
-/** Whether unknown rows that cannot keep their reqId may go under new ones: asked, or --yes. Exits 2 on no. */
+/**
+ * Whether unknown rows that cannot keep their reqId may go under new ones: asked, or --yes. Exits 2
+ * on no.
+ */
 async function confirmUnknown(
   file: FileRecord,
   unknown: Target['unknown'],

@@ -56,7 +56,9 @@ export interface StatusReport {
   /** The process holding the data directory, if it is alive. */
   process: { pid: number; what: string; since: string | null } | null;
   paused: { reason: string; since: string | null; source: 'daemon' | 'last answer' } | null;
-  /** What the running daemon's requests wait for while it is not paused (a message window used up). */
+  /**
+   * What the running daemon's requests wait for while it is not paused (a message window used up).
+   */
   waiting: string | null;
   in_flight: { requests: number; numbers: number };
   /**
@@ -68,7 +70,10 @@ export interface StatusReport {
   /** Over the last minute, or since sending started if that is less. */
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
-  /** The journal on disk (null: no journal yet), the oldest file whose rows it holds, and how many were pruned. */
+  /**
+   * The journal on disk (null: no journal yet), the oldest file whose rows it holds, and how many
+   * were pruned.
+   */
   journal: (JournalSize & { oldest_file: HeldFile | null; pruned_files: number }) | null;
 }
 
@@ -169,7 +174,9 @@ function filesInProgress(db: Journal, since: string, now: number): FileProgress[
   });
 }
 
-/** The daemon's own record, if the process holding the data directory is the daemon that wrote it. */
+/**
+ * The daemon's own record, if the process holding the data directory is the daemon that wrote it.
+ */
 function runningDaemonState(db: Journal, holder: StatusReport['process']): DaemonState | undefined {
   const daemon = getDaemonState(db);
   return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;

@@ -52,12 +52,16 @@ export interface Timing {
   requests: number;
   first_send: string | null;
   last_send: string | null;
-  /** Requests over the time from first to last send; null with fewer than two moments to measure. */
+  /**
+   * Requests over the time from first to last send; null with fewer than two moments to measure.
+   */
   requests_per_second: number | null;
 }
 
 export interface FileReport extends FileLine {
-  /** Of the duplicates, the rows whose message another file sends their number (the repeat window). */
+  /**
+   * Of the duplicates, the rows whose message another file sends their number (the repeat window).
+   */
   repeats: number;
   failures: FailureLine[];
   invalid_reasons: Array<{ reason: string; count: number }>;

@@ -33,7 +33,9 @@ export interface SendContext {
   config: Config;
   /** Shared request concurrency (one p-limit for the whole process). */
   limit: LimitFunction;
-  /** Lowers and raises `limit` as the provider answers (send/concurrency.ts); none: it stays as set. */
+  /**
+   * Lowers and raises `limit` as the provider answers (send/concurrency.ts); none: it stays as set.
+   */
   concurrency?: AdaptiveConcurrency;
   rateLimiter: RateLimiter;
   pause: AccountPause;

@@ -100,8 +100,8 @@ export function decideAfterAttempt(
   /**
    * A batch that may have been accepted whole, every attempt under its reqId: while the provider
    * remembers that reqId, one more request cannot send it twice (it answers 160054, which settles
-   * it as accepted), so giving up would leave `unknown` what a request can still settle. It goes on,
-   * its attempts beyond SMSDROP_MAX_ATTEMPTS backed off to the largest delay, until an answer
+   * it as accepted), so giving up would leave `unknown` what a request can still settle. It goes
+   * on, its attempts beyond SMSDROP_MAX_ATTEMPTS backed off to the largest delay, until an answer
    * settles it or the sender finds the reqId no longer safe (the provider's day is over, checked
    * before each request: whyNotUnderOwnReqId) and ends it unknown. After "may have sent some" a
    * 160054 settles nothing (which numbers?), so such a batch still ends unknown.

@@ -50,7 +50,10 @@ export interface RateLimits {
   startedBefore?: readonly WindowStart[];
   /** Told when the window holds requests back, once per hold, so a limit never acts unseen. */
   onWindowFull?: (e: { window: string; resumesAt: string; waitMs: number }) => void;
-  /** Told when a hold said by onWindowFull ends: a held request starts, or the last one held gives up. */
+  /**
+   * Told when a hold said by onWindowFull ends: a held request starts, or the last one held gives
+   * up.
+   */
   onWindowRoom?: () => void;
   /** The window's clock (tests): ms since the epoch. */
   now?: () => number;
@@ -60,15 +63,22 @@ export interface RateLimits {
 export interface StartTicket {
   /**
    * The request leaves now (its attempt is in the journal): the window counts it from here, not
-   * from when it was let through, so that no two starts the journal records are closer than allowed.
+   * from when it was let through, so that no two starts the journal records are closer than
+   * allowed.
    */
   started(): void;
-  /** The provider cannot have sent it (never written, or refused as a whole): its numbers do not use up the window. */
+  /**
+   * The provider cannot have sent it (never written, or refused as a whole): its numbers do not use
+   * up the window.
+   */
   giveBack(): void;
 }
 
 export interface RateLimiter {
-  /** Resolves when a request of `numbers` numbers may start; undefined when `signal` stopped the wait. */
+  /**
+   * Resolves when a request of `numbers` numbers may start; undefined when `signal` stopped the
+   * wait.
+   */
   take(numbers: number, signal?: AbortSignal): Promise<StartTicket | undefined>;
 }
 
@@ -255,7 +265,9 @@ export class AccountPause {
   since: Date | undefined;
   #troubleInARow = 0;
 
-  /** pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never. */
+  /**
+   * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
+   */
   constructor(private readonly pauseAfterTrouble = 0) {}
 
   /** A request got no business answer (not sent, in doubt, transient error). */
@@ -273,7 +285,10 @@ export class AccountPause {
     this.#troubleInARow = 0;
   }
 
-  /** statusCode: the provider's code that paused it, if one did (read as such, never from the reason's text). */
+  /**
+   * statusCode: the provider's code that paused it, if one did (read as such, never from the
+   * reason's text).
+   */
   pause(reason: string, statusCode?: string): void {
     if (this.reason) return;
     this.reason = reason;

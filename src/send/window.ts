@@ -63,7 +63,10 @@ export function closedMsPerDay(hours: WindowHours): number {
   return (MINUTES_PER_DAY - openMinutes) * 60_000;
 }
 
-/** 0 when `now` is inside the window; otherwise how long until it opens (by the zone's clock at `now`). */
+/**
+ * 0 when `now` is inside the window; otherwise how long until it opens (by the zone's clock at
+ * `now`).
+ */
 export function msUntilOpen(hours: WindowHours, zone: string, now: number): number {
   const day = MINUTES_PER_DAY * 60_000;
   const t = timeOfDayMs(now, zone);
@@ -115,7 +118,9 @@ export class SendWindow {
     return msUntilOpen(this.hours, this.zone, now);
   }
 
-  /** Resolves true once the window is open, at once if it is; false if `signal` stopped the wait. */
+  /**
+   * Resolves true once the window is open, at once if it is; false if `signal` stopped the wait.
+   */
   async waitOpen(signal?: AbortSignal): Promise<boolean> {
     const now = this.now();
     let wait = this.opensInMs(now);

@@ -1,12 +1,14 @@
 // The provider's URL and credential checks, in the order the real service reports them. Written
-// independently of the client's signing code on purpose: a signing bug must not hide in shared code.
+// independently of the client's signing code on purpose: a signing bug must not hide in shared
+// code.
 import { createHash } from 'node:crypto';
 import { parseStamp } from './clock.js';
 import { remembering } from './memo.js';
 
 const SMS_PATH = /^\/2013-12-26\/Accounts\/([^/]+)\/SMS\/TemplateSMS$/;
-// The URL every client sends, read without the WHATWG parser: letters and digits only, so the parser
-// would neither re-encode nor normalise anything in it, and `sig` would come back exactly as written.
+// The URL every client sends, read without the WHATWG parser: letters and digits only, so the
+// parser would neither re-encode nor normalise anything in it, and `sig` would come back exactly as
+// written.
 const PLAIN_SMS_URL =
   /^\/2013-12-26\/Accounts\/([A-Za-z0-9]+)\/SMS\/TemplateSMS(?:\?sig=([A-Za-z0-9]*))?$/;
 const DAY_MS = 24 * 60 * 60 * 1000;

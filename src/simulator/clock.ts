@@ -33,7 +33,9 @@ function rememberedPerZone<K, V>(
   };
 }
 
-/** Wall-clock fields of a whole second since the epoch (the format has no fraction), in the zone. */
+/**
+ * Wall-clock fields of a whole second since the epoch (the format has no fraction), in the zone.
+ */
 const wallFieldsOf = rememberedPerZone((second: number, timeZone) =>
   readWallFields(second * 1000, timeZone),
 );
@@ -96,7 +98,9 @@ function readInstant(stamp: string, timeZone: string | undefined): number | unde
 
 const instantOf = rememberedPerZone(readInstant);
 
-/** The instant a yyyyMMddHHmmss wall time names in the zone, or undefined when it is no real time. */
+/**
+ * The instant a yyyyMMddHHmmss wall time names in the zone, or undefined when it is no real time.
+ */
 export function parseStamp(stamp: string, timeZone?: string): number | undefined {
   return instantOf(stamp, timeZone);
 }

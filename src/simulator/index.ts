@@ -36,7 +36,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 /** smsMessageSid: 16 random bytes in hex. */
 const SID_BYTES = 16;
-// One call into the system's RNG per sid cost more than building the reply: draw them 256 at a time.
+// One call into the system's RNG per sid cost more than building the reply: draw them 256 at a
+// time.
 const SIDS_PER_DRAW = 256;
 let sidPool = Buffer.alloc(0);
 let sidOffset = 0;

@@ -9,7 +9,9 @@ export function appendRecord(file: string, record: AcceptedRecord): void {
   appendFileSync(file, `${JSON.stringify(record)}\n`, 'utf8');
 }
 
-/** Creates the record file's folder, so a bad path fails at start rather than on the first accept. */
+/**
+ * Creates the record file's folder, so a bad path fails at start rather than on the first accept.
+ */
 export function prepareRecordFile(file: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   appendFileSync(file, '', 'utf8');

@@ -77,7 +77,10 @@ export function errorReply(statusCode: string, format: WireFormat): Reply {
   return { contentType: contentTypeOf(format), body };
 }
 
-/** An accepted request. The JSON member is `templateSMS` (lowercase t), the XML element `TemplateSMS`. */
+/**
+ * An accepted request. The JSON member is `templateSMS` (lowercase t), the XML element
+ * `TemplateSMS`.
+ */
 export function successReply(
   smsMessageSid: string,
   dateCreated: string,

@@ -1,5 +1,6 @@
 // The business checks on a well-formed request, in the provider's order: app, template, variables,
-// numbers (an international one only alone: 160059), reqId, blacklist. Pure apart from the reqId memory, which only accepted requests update.
+// numbers (an international one only alone: 160059), reqId, blacklist. Pure apart from the reqId
+// memory, which only accepted requests update.
 import type { Submission } from './wire.js';
 
 /** The spec's limit of numbers per request (the simulator's default). */
@@ -23,7 +24,9 @@ export interface Catalogue {
   numberCodes: ReadonlyMap<string, string>;
 }
 
-/** reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on. */
+/**
+ * reqIds accepted, with the natural day (yyyyMMdd in the simulator's zone) they were accepted on.
+ */
 export class ReqIdMemory {
   #dayOf = new Map<string, string>();
 

@@ -9,7 +9,10 @@ export interface Certificate {
 
 const HOUR_MS = 60 * 60 * 1000;
 
-/** Generated asynchronously (native RSA key generation, a few hundred ms) so start-up does not block. */
+/**
+ * Generated asynchronously (native RSA key generation, a few hundred ms) so start-up does not
+ * block.
+ */
 export async function makeCertificate(): Promise<Certificate> {
   // Loaded here, not at start: node-forge behind it is large, and only --https needs it.
   const { default: selfsigned } = await import('selfsigned');

@@ -1,9 +1,11 @@
-// The simulator's public vocabulary: options, fault rules and what it remembers of accepted requests.
-// index.ts re-exports all of it; other modules import from here to avoid an import cycle.
+// The simulator's public vocabulary: options, fault rules and what it remembers of accepted
+// requests. index.ts re-exports all of it; other modules import from here to avoid an import cycle.
 
 export type FaultKind = 'http500' | 'status' | 'cut-after-accept' | 'cut-before-accept' | 'stall';
 
-/** One fault: applies to a request with `probability` (seeded PRNG) or to every `everyNth` request. */
+/**
+ * One fault: applies to a request with `probability` (seeded PRNG) or to every `everyNth` request.
+ */
 export interface FaultRule {
   kind: FaultKind;
   /** Only for kind 'status': the 6-character statusCode answered instead of processing. */
@@ -36,12 +38,21 @@ export interface SimulatorOptions {
    * as a whole (any code of the tables: 111115 IP not whitelisted, 160070, 160071...).
    */
   numberCodes?: Record<string, string>;
-  /** Numbers per request above which 160048 is answered (default 200; older docs and the Java SDK say 100). */
+  /**
+   * Numbers per request above which 160048 is answered (default 200; older docs and the Java SDK
+   * say 100).
+   */
   maxNumbers?: number;
   faults?: FaultRule[];
-  /** JSON lines, one per accepted request; appended, and read back at start to remember today's reqIds. */
+  /**
+   * JSON lines, one per accepted request; appended, and read back at start to remember today's
+   * reqIds.
+   */
   recordFile?: string;
-  /** Keep accepted requests in `records` (default true). Off for a long-running built-in simulator, whose memory must not grow. */
+  /**
+   * Keep accepted requests in `records` (default true). Off for a long-running built-in simulator,
+   * whose memory must not grow.
+   */
   keepRecords?: boolean;
   /** Seed of the PRNG behind probabilistic faults. Default: random. */
   seed?: number;

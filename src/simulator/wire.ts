@@ -21,7 +21,8 @@ export interface Submission {
 
 export type Decoded = { ok: true; submission: Submission } | { ok: false; code: string };
 
-// The type, then optionally a UTF-8 charset, then optionally a trailing ";" (the doc sample's form).
+// The type, then optionally a UTF-8 charset, then optionally a trailing ";" (the doc sample's
+// form).
 const ACCEPT = /^\s*application\/(json|xml)\s*(?:;\s*charset\s*=\s*utf-8\s*)?;?\s*$/i;
 const CONTENT_TYPE = ACCEPT;
 // XML 1.0, UTF-8, optional standalone; nothing (not even a BOM or a blank) before it.
@@ -137,7 +138,9 @@ const xmlParser = new XMLParser({
 
 const isBlank = (v: unknown) => isString(v) && v.trim() === '';
 
-/** Drops the whitespace between elements, which the parser keeps as `#text` once trimming is off. */
+/**
+ * Drops the whitespace between elements, which the parser keeps as `#text` once trimming is off.
+ */
 function elements(node: unknown): Record<string, unknown> | undefined {
   if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
   const { '#text': between, ...rest } = node as Record<string, unknown>;

@@ -11,7 +11,10 @@ export interface WebhookUrls {
   urls: string[];
 }
 
-/** A receiver: its URL, the id its outbox rows carry (the URL holds secrets), and what may be shown of it. */
+/**
+ * A receiver: its URL, the id its outbox rows carry (the URL holds secrets), and what may be shown
+ * of it.
+ */
 export interface WebhookTarget {
   url: string;
   id: string;

@@ -93,7 +93,8 @@ test(
       (result.ratioCeilingCpu as number) > 0 &&
         (result.ratioCeiling as number) <= (result.ratioCeilingCpu as number),
     );
-    // The journal floor: parse then store in the journal schema, one thread. From the rounded rates.
+    // The journal floor: parse then store in the journal schema, one thread. From the rounded
+    // rates.
     const perRow = (key: string) => 1 / (result[key] as number);
     const oneThread =
       (perRow('baselineParseRowsPerSec') + perRow('baselineInsertRowsPerSec')) /

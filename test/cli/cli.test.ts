@@ -127,7 +127,8 @@ describe('the command line', () => {
       new Set(
         /\nSettings read .*:\n([\s\S]*)$/.exec(runs[i]!.stdout)![1]!.match(/SMSDROP_[A-Z_]+/g),
       );
-    // The daemon reads every setting; send all but the daemon's own; report just where and in which zone.
+    // The daemon reads every setting; send all but the daemon's own; report just where and in which
+    // zone.
     const daemon = settingsOf(COMMANDS.indexOf('run'));
     for (const s of Object.values(SETTINGS))
       assert.ok(daemon.has(s.env), `run --help names ${s.env}`);
@@ -153,9 +154,11 @@ describe('the command line', () => {
       smsdrop(['suppress', 'add', '--help']),
     ]);
     for (const r of runs) {
-      // The description is the paragraph after Usage; options' and commands' descriptions follow their names.
+      // The description is the paragraph after Usage; options' and commands' descriptions follow
+      // their names.
       texts.push(r.stdout.split('\n')[2]!);
-      // Option and command lines: a name, two spaces or more, the description, wrapped onto lines indented further.
+      // Option and command lines: a name, two spaces or more, the description, wrapped onto lines
+      // indented further.
       const listed = r.stdout.split(/\n(?:Exit status|Settings read)/)[0]!.split('\n');
       let current: number | undefined;
       for (const line of listed) {

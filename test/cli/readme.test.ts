@@ -11,7 +11,9 @@ import { SETTINGS } from '../../src/config/index.js';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const readme = readFileSync(path.join(repo, 'README.md'), 'utf8');
 
-/** The default as the table writes it: `on`/`off`, the number, the text; undefined is free prose. */
+/**
+ * The default as the table writes it: `on`/`off`, the number, the text; undefined is free prose.
+ */
 function shownDefault(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'boolean') return value ? '`on`' : '`off`';

@@ -16,7 +16,9 @@ const tsxLoader = pathToFileURL(path.join(repo, 'node_modules/tsx/dist/loader.mj
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-samples-test-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-/** CSV lines without the columns that differ from run to run (the provider's message id and time). */
+/**
+ * CSV lines without the columns that differ from run to run (the provider's message id and time).
+ */
 function stable(file: string): string[] {
   const lines = fs
     .readFileSync(file, 'utf8')

@@ -153,7 +153,8 @@ describe('configuration', () => {
       /messageWindow \(SMSDROP_MESSAGE_WINDOW\) = "150\/1m": allows fewer numbers than one full request of maxPerRequest \(SMSDROP_MAX_PER_REQUEST\) = 200/,
     );
     assert.equal(attempt({ SMSDROP_MESSAGE_WINDOW: '150/1m', SMSDROP_MAX_PER_REQUEST: '100' }), '');
-    // Intl takes CST for America/Chicago: a window of 08:00-22:00 "CST" would send through the Chinese night.
+    // Intl takes CST for America/Chicago: a window of 08:00-22:00 "CST" would send through the
+    // Chinese night.
     assert.match(
       attempt({ SMSDROP_SEND_WINDOW_ZONE: 'CST' }),
       /sendWindowZone \(SMSDROP_SEND_WINDOW_ZONE\) = "CST": expected an IANA time zone written Area\/City/,
@@ -163,7 +164,8 @@ describe('configuration', () => {
       attempt({ SMSDROP_TIMEZONE: 'UTC', SMSDROP_SEND_WINDOW_ZONE: 'Asia/Shanghai' }),
       '',
     );
-    // A base URL that could only fail later (plain http off loopback, credentials in it) exits here, without the password.
+    // A base URL that could only fail later (plain http off loopback, credentials in it) exits
+    // here, without the password.
     assert.match(
       attempt({ SMSDROP_BASE_URL: 'http://app.cloopen.com:8883' }),
       /baseUrl .*plain http is allowed only to a loopback host/,

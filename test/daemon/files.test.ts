@@ -44,7 +44,8 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     data = path.join(dir, 'data');
     sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
     // A stability time well above the slow writer's pauses (100 ms): a stalled test process must
-    // not make a half-written file look complete (300 ms against 150 ms pauses did, once, under load).
+    // not make a half-written file look complete (300 ms against 150 ms pauses did, once, under
+    // load).
     daemon = await startDaemon({
       dataDir: data,
       simulator: sim,
@@ -69,8 +70,8 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     // Renamed into place after being written under an ignored name.
     fs.writeFileSync(path.join(inbox(), 'renamed.csv.part'), contactsCsv(10, { from: 100 }));
     // whole.csv, dropped at the same moment, finishing proves the daemon has looked at the folder
-    // past the stability time; the .part file must still be where it was written, untaken. (Checking
-    // that done/ is empty instead raced with whole.csv on fast machines.)
+    // past the stability time; the .part file must still be where it was written, untaken.
+    // (Checking that done/ is empty instead raced with whole.csv on fast machines.)
     await waitForFiles(done(), ['whole.result.csv']);
     await sleep(400);
     assert.ok(
@@ -84,7 +85,8 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
     ].filter((n) => n.startsWith('renamed'));
     assert.deepEqual(takenPart, [], 'a .part file must not be taken');
     fs.renameSync(path.join(inbox(), 'renamed.csv.part'), path.join(inbox(), 'renamed.csv'));
-    // Written in pieces, each pause far shorter than the stability time (1500 ms): taken only when complete.
+    // Written in pieces, each pause far shorter than the stability time (1500 ms): taken only when
+    // complete.
     const slow = contactsCsv(30, { from: 200 }).split('\n');
     const fd = fs.openSync(path.join(inbox(), 'slow.csv'), 'w');
     for (let i = 0; i < slow.length; i += 5) {

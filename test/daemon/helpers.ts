@@ -35,7 +35,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
       ([k]) => !k.startsWith('SMSDROP_') && !k.startsWith('PM2_') && k !== 'NODE_OPTIONS',
     ),
   );
-  // Any free port for the daemon's HTTP surface: many daemons run at once (the log says which port).
+  // Any free port for the daemon's HTTP surface: many daemons run at once (the log says which
+  // port).
   return { ...env, SMSDROP_CONFIG: emptyConfigFile(), SMSDROP_HTTP: '127.0.0.1:0', ...extra };
 }
 
@@ -163,7 +164,10 @@ export function daemonEnv(settings: DaemonSettings): NodeJS.ProcessEnv {
   });
 }
 
-/** A CSV for template 1 (two values); every row a different message. `bad` rows have a broken number. */
+/**
+ * A CSV for template 1 (two values); every row a different message. `bad` rows have a broken
+ * number.
+ */
 export function contactsCsv(
   rows: number,
   options: { from?: number; tag?: string; bad?: number } = {},
@@ -211,14 +215,19 @@ export function listDir(dir: string): string[] {
     : [];
 }
 
-/** The daemon's JSON log lines in logDir, every day's file in order (a run crossing midnight has two). */
+/**
+ * The daemon's JSON log lines in logDir, every day's file in order (a run crossing midnight has
+ * two).
+ */
 export function readLogLines<T>(logDir: string): T[] {
   return listDir(logDir)
     .filter((n) => /^smsdrop-.*\.log$/.test(n))
     .flatMap((n) => readJsonLines<T>(path.join(logDir, n)));
 }
 
-/** The complete lines of a JSON-lines log, parsed. A line still being written (or none) is left out. */
+/**
+ * The complete lines of a JSON-lines log, parsed. A line still being written (or none) is left out.
+ */
 export function readJsonLines<T>(file: string): T[] {
   const lines = fs.readFileSync(file, 'utf8').split('\n');
   lines.pop(); // after the last newline: empty, or a line not finished yet

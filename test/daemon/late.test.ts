@@ -38,7 +38,10 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
   let dir: string;
   let sim: Simulator;
   let daemon: Proc | undefined;
-  /** Every daemon started, so that a failed test leaves none running (their pipes would hold the run open). */
+  /**
+   * Every daemon started, so that a failed test leaves none running (their pipes would hold the run
+   * open).
+   */
   const daemons: Proc[] = [];
   const start = async (settings: Parameters<typeof startDaemon>[0]) => {
     daemon = await startDaemon(settings);
@@ -60,7 +63,9 @@ describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, (
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A file read in outside the sending window, then a stop: it waits in processing/, nothing sent. */
+  /**
+   * A file read in outside the sending window, then a stop: it waits in processing/, nothing sent.
+   */
   async function leaveInProcessing(data: string, name: string, csv: string): Promise<void> {
     daemon = await start({
       dataDir: data,

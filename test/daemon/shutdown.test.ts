@@ -55,7 +55,9 @@ describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, (
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  /** Drops a large file, waits until part of it is sent, interrupts, restarts, checks the end state. */
+  /**
+   * Drops a large file, waits until part of it is sent, interrupts, restarts, checks the end state.
+   */
   async function interruptAndResume(
     name: string,
     from: number,

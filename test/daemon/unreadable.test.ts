@@ -27,7 +27,10 @@ import {
 const NOBODY = { uid: 65534, gid: 65534 };
 const isRoot = process.getuid?.() === 0;
 
-/** Why the daemon cannot be run as `nobody` here (the repository unreadable to it, say), if it cannot. */
+/**
+ * Why the daemon cannot be run as `nobody` here (the repository unreadable to it, say), if it
+ * cannot.
+ */
 function cannotRunAsNobody(home: string): string | undefined {
   const probe = spawnSync(process.execPath, ['--import', 'tsx', CLI, '--help'], {
     cwd: REPO,

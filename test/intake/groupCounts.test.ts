@@ -156,7 +156,8 @@ describe('group counts made while intake reads', () => {
       "a's third row is its last: the two read before count",
     );
     assert.deepEqual([counts.rowRead(slot('c')), counts.rowRead(slot('c'))], [false, true]);
-    // b ended before the count was complete: its batch waits for the end of the file, as without counts.
+    // b ended before the count was complete: its batch waits for the end of the file, as without
+    // counts.
   });
 
   it('are not trusted when intake read more rows of a group than the whole file has', async () => {

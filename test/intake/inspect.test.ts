@@ -1,4 +1,5 @@
-// inspectFile: fingerprint and encoding of real files (the committed GB18030 Excel export included).
+// inspectFile: fingerprint and encoding of real files (the committed GB18030 Excel export
+// included).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -97,7 +98,8 @@ describe('inspectFile', () => {
       Buffer.from(',caf\n'),
     ]); // Latin-1 é
     assert.equal((await inspectFile(tempFile('stray.csv', stray))).encoding, 'utf-8');
-    // Long GB18030 text also has some valid UTF-8 sequences by chance (about 1 per 10 invalid ones).
+    // Long GB18030 text also has some valid UTF-8 sequences by chance (about 1 per 10 invalid
+    // ones).
     const gb = iconv.encode(
       `phone,data1\n${Array.from({ length: 3000 }, (_, i) => `${13800000000 + i},尊敬的客户您的订单已发货请查收验证码`).join('\n')}\n`,
       'gb18030',
@@ -149,7 +151,8 @@ describe('inspectFile', () => {
       ).encoding,
       'utf-8',
     );
-    // GB2312 characters that read as Cyrillic (一: һ) do not outweigh one that reads as nothing a list holds (元).
+    // GB2312 characters that read as Cyrillic (一: һ) do not outweigh one that reads as nothing a
+    // list holds (元).
     assert.equal(
       (
         await inspectFile(

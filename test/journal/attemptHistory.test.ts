@@ -11,7 +11,10 @@ const { db } = journalWithOneGroup('smsdrop-history-', {
 });
 let nextBatch = 1;
 
-/** A batch under reqId 'R' with these attempts: [outcome (null: never finished), req_id, started_at]. */
+/**
+ * A batch under reqId 'R' with these attempts: [outcome (null: never finished), req_id,
+ * started_at].
+ */
 function batchWith(attempts: Array<[string | null, string | null, string]>): number {
   const id = nextBatch++;
   db.prepare(

@@ -70,7 +70,9 @@ function journalWithDueBatch(onLost?: () => void): {
   return { file, db, fileId: f.id, batch: getBatch(db, batchId) };
 }
 
-/** Another file's intake holding the journal's bulk transaction open, as while a big file is read. */
+/**
+ * Another file's intake holding the journal's bulk transaction open, as while a big file is read.
+ */
 function intakeInProgress(db: Journal): void {
   const other = createFile(db, {
     sha256: 'reading',
@@ -92,7 +94,9 @@ function read<T>(file: string, query: string): T[] {
   }
 }
 
-/** The process dies: the journal's open transaction is rolled back, the side file stays as written. */
+/**
+ * The process dies: the journal's open transaction is rolled back, the side file stays as written.
+ */
 function crash(db: Journal): void {
   closeIntents(db);
   db.close();
@@ -246,7 +250,8 @@ describe('intents', () => {
     });
     await assert.rejects(doomed, /disk is full/);
     assert.equal(told, 1, 'the runtime is told, and stops');
-    // Another file's writes that would commit the journal must not count the lost attempt as covered.
+    // Another file's writes that would commit the journal must not count the lost attempt as
+    // covered.
     await assert.rejects(
       writeQueueFor(db).run(() => 1),
       JournalLostError,

@@ -37,7 +37,10 @@ function journal(): Journal {
 }
 
 let files = 0;
-/** A file's rows written as intake writes them, each batch of `perBatch` numbers; returns the file's id. */
+/**
+ * A file's rows written as intake writes them, each batch of `perBatch` numbers; returns the file's
+ * id.
+ */
 function readFile(
   db: Journal,
   rows: RowToJournal[],

@@ -102,7 +102,8 @@ describe('the journal write queue', () => {
 
   it('never leaves a transaction open after a commit that failed, so later writes are committed', async () => {
     clear();
-    // A deferred foreign key makes COMMIT fail and leave the transaction open (as SQLITE_BUSY would).
+    // A deferred foreign key makes COMMIT fail and leave the transaction open (as SQLITE_BUSY
+    // would).
     db.exec(
       'CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)',
     );

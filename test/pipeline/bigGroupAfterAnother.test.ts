@@ -21,7 +21,9 @@ import {
 const NUMBERS = 10_000;
 const phoneOf = (i: number) => `13${5 + (i % 4)}024${String(i).padStart(5, '0')}`;
 
-/** The issue's file: 10,000 numbers sharing one message, and the first one written again at the end. */
+/**
+ * The issue's file: 10,000 numbers sharing one message, and the first one written again at the end.
+ */
 function bigGroupCsv(): string {
   let s = 'phone,templateId,data1,data2\n';
   for (let i = 0; i < NUMBERS; i++) s += `${phoneOf(i)},1,g10k,x\n`;

@@ -317,8 +317,8 @@ describe('crashes', () => {
           SMSDROP_MAX_PER_REQUEST: '5',
           SMSDROP_CONCURRENCY: '4',
         });
-        // 400 requests in all. Each run is killed once the simulator has taken a random 1 to 60 more
-        // of them: in the middle of sending, however fast or slow this machine is today.
+        // 400 requests in all. Each run is killed once the simulator has taken a random 1 to 60
+        // more of them: in the middle of sending, however fast or slow this machine is today.
         let kills = 0;
         for (let round = 0; round < 5; round++) {
           const run = startSend(file, env);

@@ -34,7 +34,9 @@ export function startSim(options: Partial<SimulatorOptions> = {}): Promise<Runni
   });
 }
 
-/** Environment for a child smsdrop: only what the test sets, never the developer's own SMSDROP_*. */
+/**
+ * Environment for a child smsdrop: only what the test sets, never the developer's own SMSDROP_*.
+ */
 export function envFor(
   sim: { url: string },
   dataDir: string,
@@ -58,7 +60,10 @@ export function envFor(
   };
 }
 
-/** `smsdrop send FILE --json` as a child left running (to be killed, say), with its exit code as a promise. */
+/**
+ * `smsdrop send FILE --json` as a child left running (to be killed, say), with its exit code as a
+ * promise.
+ */
 export function startSend(
   file: string,
   env: NodeJS.ProcessEnv,

@@ -173,7 +173,8 @@ describe('sending while reading', () => {
       assert.equal(final.json!.rows, ROWS);
       assert.equal(final.json!.duplicates, duplicates);
       assert.equal(final.json!.accepted, ROWS - duplicates);
-      // The rows kept from the killed run were moved to their place: the result file is in line order.
+      // The rows kept from the killed run were moved to their place: the result file is in line
+      // order.
       const lines = readFileSync(path.join(dir, 'killed.result.csv'), 'utf8')
         .trim()
         .split('\r\n')

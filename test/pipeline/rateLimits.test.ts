@@ -67,7 +67,8 @@ describe('message window (SMSDROP_MESSAGE_WINDOW)', () => {
     const got = deliveries(sim);
     for (const p of phones)
       assert.equal(got.get(JSON.stringify([sim.records[0]!.appId, '1', ['w', 'x'], p])), 1, p);
-    // Five requests of 200: two per window, so the last starts at least two windows after the first.
+    // Five requests of 200: two per window, so the last starts at least two windows after the
+    // first.
     const starts = startsIn(data);
     assert.equal(starts.length, 5);
     assert.ok(
@@ -75,7 +76,8 @@ describe('message window (SMSDROP_MESSAGE_WINDOW)', () => {
       `journal: ${busiestSpan(starts, 4000)} numbers started within 4 s`,
     );
     assert.ok(starts[4]!.at - starts[0]!.at >= 8000);
-    // The provider sees them a request's latency later, which a loaded machine stretches: allow it 1 s.
+    // The provider sees them a request's latency later, which a loaded machine stretches: allow it
+    // 1 s.
     const received = sim.records
       .filter((r) => Date.parse(r.time) >= t0 - 1000)
       .map((r) => ({ at: Date.parse(r.time), numbers: r.to.length }));
@@ -88,7 +90,8 @@ describe('message window (SMSDROP_MESSAGE_WINDOW)', () => {
   it('the next run goes on with the window the last one used: a restart does not start a fresh one', async () => {
     const dir = tempDir();
     const data = path.join(dir, 'data');
-    // Long enough that the second run starts inside it however slowly a loaded machine starts processes.
+    // Long enough that the second run starts inside it however slowly a loaded machine starts
+    // processes.
     const env = envFor(sim, data, { SMSDROP_MESSAGE_WINDOW: '400/12s' });
     const first = await runCli(
       ['send', writeCsv(dir, 'a.csv', csvOf(numbers(5000, 400), 'a')), '--json'],

@@ -35,7 +35,9 @@ const ADDED = [
 /** What a UTF-8 export from a script looks like. */
 const utf8Lf = (rows: string[][]) =>
   `phone,templateId,参数1,参数2\n${rows.map((r) => [r[0], '1', r[1], r[2]].join(',')).join('\n')}\n`;
-/** The same rows as Chinese Excel saves them: GB18030, CRLF, a number written with a space and +86. */
+/**
+ * The same rows as Chinese Excel saves them: GB18030, CRLF, a number written with a space and +86.
+ */
 const excelGb = (rows: string[][]) =>
   iconv.encode(
     `phone,templateId,参数1,参数2\r\n${rows.map((r) => [`+86 ${r[0]}`, '1', `"${r[1]}"`, r[2]].join(',')).join('\r\n')}\r\n`,
@@ -121,7 +123,8 @@ describe('a list given again as other bytes', () => {
       '10:00',
     ]);
     const file = writeCsv(dir, 'paused.csv', utf8Lf(rows));
-    // A wrong token pauses sending at once: every row stays planned (as a stop part-way leaves them).
+    // A wrong token pauses sending at once: every row stays planned (as a stop part-way leaves
+    // them).
     const first = await runCli(
       ['send', file, '--json'],
       envFor(sim, data, {

@@ -204,7 +204,8 @@ describe('NAME.result.csv', () => {
       settle(ids.slice(0, 9), 'early'); // the 10th (rows 1,801-2,000) is still out: page 2 must wait
       const spool = spoolResults(db, fileId);
       spool.advance();
-      // A probe, not a real transition: what the outcomes say now shows which pages went out before.
+      // A probe, not a real transition: what the outcomes say now shows which pages went out
+      // before.
       db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId);
       settle(ids.slice(9), 'late');
       await spool.complete();

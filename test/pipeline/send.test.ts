@@ -314,7 +314,8 @@ describe('send: dry run, bad input and exit status', () => {
           SMSDROP_SEND_WINDOW_ZONE: 'UTC',
         }),
       );
-    // Opens in one to two hours, whatever the minute now (a little less should the hour turn meanwhile).
+    // Opens in one to two hours, whatever the minute now (a little less should the hour turn
+    // meanwhile).
     const closed = await run(`${hour(2)}-${hour(3)}`, true);
     assert.equal(closed.status, 0, closed.stderr);
     const plan = closed.json!.plan as { sendWindow: { window: string; opensInSeconds: number } };

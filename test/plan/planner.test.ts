@@ -1,5 +1,6 @@
 // The planner on a store kept in memory: which batch each row joins, when batches are released,
-// and how doubts are settled, with no journal underneath (the journal's own tests run it on SQLite).
+// and how doubts are settled, with no journal underneath (the journal's own tests run it on
+// SQLite).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { GroupCounts } from '../../src/intake/groupCounts.js';

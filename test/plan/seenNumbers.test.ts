@@ -30,7 +30,9 @@ const row = (line: number, phone: string, value: string): RowToJournal => ({
   extras: {},
 });
 
-/** Rows in three groups, with repeats near and far (the same number in another group is no repeat). */
+/**
+ * Rows in three groups, with repeats near and far (the same number in another group is no repeat).
+ */
 function listWithRepeats(): RowToJournal[] {
   const rows: RowToJournal[] = [];
   let line = 1;
@@ -125,7 +127,8 @@ describe('one valid row per (group, number) without an index by number', () => {
       'a repeat names the first row with its number',
     );
     assert.equal(usual.counts.duplicates, 63);
-    // The fewest requests: a 100, b 200, c 50 numbers at 20 a request, every batch but the last full.
+    // The fewest requests: a 100, b 200, c 50 numbers at 20 a request, every batch but the last
+    // full.
     assert.deepEqual(
       batches.map((b: any) => b.numbers),
       [...Array(5).fill(20), ...Array(10).fill(20), 20, 20, 10],
@@ -133,7 +136,8 @@ describe('one valid row per (group, number) without an index by number', () => {
   });
 
   it("places a doubt that was a false alarm, once, in its group's held batch (no extra request)", () => {
-    // Distinct numbers only: with one bit, all but the group's first are doubts, and none is a repeat.
+    // Distinct numbers only: with one bit, all but the group's first are doubts, and none is a
+    // repeat.
     const rows = Array.from({ length: 45 }, (_, k) => row(k + 2, phoneOf(k), 'a'));
     const { db, fileId, counts } = intake(rows, new SeenNumbers(1), 10);
     assert.equal(counts.duplicates, 0);
@@ -242,7 +246,8 @@ describe('rows settled when the file is read are sent first', () => {
     });
     writer.write(numbers.map((phone, k) => row(k + 2, phone, 'a')));
     writer.finish();
-    // Line 3's number is settled last, into a batch of its own (the others are full): the highest id.
+    // Line 3's number is settled last, into a batch of its own (the others are full): the highest
+    // id.
     const batchOfLine3 = db
       .prepare('SELECT batch_id FROM rows WHERE line = 3')
       .pluck()

@@ -141,7 +141,10 @@ export interface CliRun {
   stderr: string;
 }
 
-/** Runs `smsdrop ARGS` in dataDir's parent folder with the simulator's credentials in the environment. */
+/**
+ * Runs `smsdrop ARGS` in dataDir's parent folder with the simulator's credentials in the
+ * environment.
+ */
 export function runCli(
   args: string[],
   options: { dataDir: string; sim?: RunningSimulator; env?: Record<string, string> },

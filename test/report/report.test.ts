@@ -255,7 +255,8 @@ describe('status', () => {
         assert.equal(s.paused?.since, since, 'still the same pause');
         setDaemonState(writer, { paused: null });
         assert.equal(readStatus(db, dataDir).paused, null);
-        // A message window holding requests is not a pause: said apart, and cleared by its own event.
+        // A message window holding requests is not a pause: said apart, and cleared by its own
+        // event.
         setDaemonWaiting(
           writer,
           'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z',

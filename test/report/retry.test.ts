@@ -172,7 +172,10 @@ describe('retry --failed', () => {
 
   it('CLI: failed rows another file holds but has not sent (it paused) are not resent, and retry exits 3 naming that file', async () => {
     const capped = ['13800000002', '13800000005'];
-    /** File 1 with the capped numbers failed, then the export of them (file 2) paused at once (a wrong token): it holds them, unsent. */
+    /**
+     * File 1 with the capped numbers failed, then the export of them (file 2) paused at once (a
+     * wrong token): it holds them, unsent.
+     */
     const setUp = async () => {
       const dir = tempDir();
       const dataDir = path.join(dir, 'data');
@@ -281,7 +284,9 @@ describe('retry --failed', () => {
 });
 
 describe('retry --unknown', () => {
-  /** reqId off and every answer cut after the provider accepted: all rows unknown, all delivered. */
+  /**
+   * reqId off and every answer cut after the provider accepted: all rows unknown, all delivered.
+   */
   async function unknownRun() {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');

@@ -14,7 +14,8 @@ describe('status: rate and ETA', () => {
   it('a file younger than a minute is measured over its own elapsed time; an idle one has no ETA', async () => {
     const dir = tempDir();
     const dataDir = path.join(dir, 'data');
-    // One number a request, one at a time; the third answer is account-fatal: 2 accepted, 4 pending.
+    // One number a request, one at a time; the third answer is account-fatal: 2 accepted, 4
+    // pending.
     const sim = await simulator({
       faults: [{ kind: 'status', statusCode: '111142', everyNth: 3 }],
     });

@@ -33,7 +33,9 @@ const ROWS = 30;
 const WATCHED = numbersOf(ROWS)[7]!;
 const KEEP = { SMSDROP_KEEP: '2s', SMSDROP_REPEAT_WINDOW: 'off', SMSDROP_RESUME_WITHIN: 'off' };
 
-/** One message to ROWS numbers, and two rows with broken numbers (a rejected file, invalid_cells). */
+/**
+ * One message to ROWS numbers, and two rows with broken numbers (a rejected file, invalid_cells).
+ */
 function listCsv(): string {
   return `phone,template,data1,data2\n${numbersOf(ROWS)
     .map((n) => `${n},1,code,5`)

@@ -321,7 +321,8 @@ describe('sameProviderDay', () => {
     );
   });
   it('is false in the last minutes before China midnight: the resend could arrive after it', () => {
-    // 15:54:00Z is 23:54 in Shanghai, 15:57:30Z is 23:57:30: within PROVIDER_DAY_MARGIN_MS of midnight.
+    // 15:54:00Z is 23:54 in Shanghai, 15:57:30Z is 23:57:30: within PROVIDER_DAY_MARGIN_MS of
+    // midnight.
     assert.equal(
       sameProviderDay(
         new Date('2026-11-21T10:00:00Z'),

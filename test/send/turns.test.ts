@@ -85,7 +85,8 @@ describe('turns of the event loop per request', () => {
 
     assert.equal(result.state, 'finished');
     assert.equal(countFile(db, file.id).accepted, BATCHES);
-    // Three turns a request when the outcome and the next attempt each had a transaction of their own.
+    // Three turns a request when the outcome and the next attempt each had a transaction of their
+    // own.
     assert.ok(turns <= 2.5 * BATCHES, `${turns} turns for ${BATCHES} requests`);
   });
 });

@@ -201,7 +201,9 @@ export function start(extra: Partial<SimulatorOptions> = {}): Promise<RunningSim
   return startSimulator(baseOptions(extra));
 }
 
-/** Waits until `check` holds (polling; no time limit of its own: the test runner's timeout applies). */
+/**
+ * Waits until `check` holds (polling; no time limit of its own: the test runner's timeout applies).
+ */
 export async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
 }
