@@ -254,7 +254,7 @@ function profileSummary(profileDir: string, run: SendRun, phases: PhaseReport['p
   if (files.length === 0) return undefined;
   const file = path.join(profileDir, files[0]!);
   const windows = Object.fromEntries(
-    Object.entries(phases).map(([name, p]) => [name, { startS: p!.startS, endS: p!.endS }]),
+    Object.entries(phases).map(([name, p]) => [name, { startS: p.startS, endS: p.endS }]),
   );
   return { file, summary: summariseProfile(file, 25, { originNs: run.spawnedAtNs, windows }) };
 }
@@ -278,7 +278,7 @@ function sourceState(): { commit: string | null; srcModified: boolean | null } {
 function rssByPhase(run: SendRun, phases: PhaseReport['phases']): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, p] of Object.entries(phases)) {
-    const inside = run.rss.filter((r) => r.t >= p!.startS && r.t <= p!.endS);
+    const inside = run.rss.filter((r) => r.t >= p.startS && r.t <= p.endS);
     if (inside.length > 0) out[name] = round(Math.max(...inside.map((r) => r.rssKb)) / 1024, 1);
   }
   return out;
@@ -334,7 +334,7 @@ function resultOf(
   },
 ): BenchResult {
   const s = run.summary ?? {};
-  const num = (k: string) => (typeof s[k] === 'number' ? (s[k] as number) : 0);
+  const num = (k: string) => (typeof s[k] === 'number' ? s[k] : 0);
   const requests = num('requests');
   const rowsPerSec = o.rows / run.seconds;
   const requestsPerSec = requests / run.seconds;

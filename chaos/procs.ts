@@ -68,8 +68,8 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, reportDir?: str
   });
   let text = '';
   let done = false;
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (text += d.toString()));
   const exited = new Promise<Exit>((resolve) =>
     child.once('exit', (code, signal) => {
       done = true;
@@ -140,6 +140,12 @@ export async function runToEnd(
   ]);
   if (!ended) proc.child.kill('SIGKILL');
   return { exit: await proc.exited, timedOut: !ended };
+}
+
+/** A field of a JSON summary as text: a string as it is, nothing as '', anything else as JSON. */
+export function textOf(value: unknown): string {
+  if (value === undefined) return '';
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }
 
 /** The last line of stdout that parses as a JSON object, if any. */

@@ -19,7 +19,7 @@ import {
   smsdropEnv,
   STOP_TIMEOUT_MS,
 } from './mode.js';
-import { killAfter, lastJson, logProcess, runToEnd, startCli } from './procs.js';
+import { killAfter, lastJson, logProcess, runToEnd, startCli, textOf } from './procs.js';
 
 /** `send --json` statuses after which running the file again sends nothing more. */
 const FINISHED = new Set(['done', 'already-sent']);
@@ -66,11 +66,10 @@ async function sendAndKill(s: ModeSettings, run: ModeRun, file: string): Promise
     return false;
   }
   if (result.exit.code === 1) run.problems.push(`${title}: exited 1: ${lastLine(proc.output())}`);
-  const status = String(lastJson(proc.output())?.status ?? '');
+  const summary = lastJson(proc.output());
+  const status = textOf(summary?.status);
   if (status === 'refused')
-    run.notes.push(
-      `${title}: refused: ${String(lastJson(proc.output())?.reason ?? lastLine(proc.output()))}`,
-    );
+    run.notes.push(`${title}: refused: ${textOf(summary?.reason) || lastLine(proc.output())}`);
   return FINISHED.has(status) || status === 'refused';
 }
 
@@ -84,7 +83,7 @@ async function sendToTheEnd(s: ModeSettings, run: ModeRun, file: string): Promis
     const title = `send ${path.basename(file)} (to the end)`;
     logProcess(logFileOf(s), title, proc, exit);
     const summary = lastJson(proc.output());
-    const status = String(summary?.status ?? '');
+    const status = textOf(summary?.status);
     if (timedOut) {
       run.problems.push(`${title}: did not finish within ${s.finishTimeoutMs} ms`);
       return;
@@ -93,7 +92,7 @@ async function sendToTheEnd(s: ModeSettings, run: ModeRun, file: string): Promis
     if (FINISHED.has(status)) return;
     last =
       status === 'refused'
-        ? `refused: ${String(summary?.reason ?? '')}`
+        ? `refused: ${textOf(summary?.reason)}`
         : `status ${status || '?'}: ${lastLine(proc.output())}`;
   }
   run.problems.push(

@@ -35,7 +35,7 @@ export function addSettingFlags(program: Command): Command {
  * command only reads the journal, and the provider's settings are not looked at.
  */
 export function configFor(command: Command, options: { forReading?: boolean } = {}): Config {
-  const flags = command.optsWithGlobals() as Record<string, unknown>;
+  const flags = command.optsWithGlobals<Record<string, unknown>>();
   const overrides: ConfigOverrides = {
     dataDir: flags.dataDir,
     format: flags.bodyFormat,

@@ -413,7 +413,7 @@ function readJsonFile(file: string): ConfigOverrides {
       'E_CONFIG_FILE',
       `configuration file ${file} is not valid: expected a JSON object`,
     );
-  return parsed as ConfigOverrides;
+  return parsed;
 }
 
 /** " at line L, column C" of the syntax error, from the position V8 names, or nothing. */
@@ -455,7 +455,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   layers.push(
     Object.fromEntries(Object.entries(options.flags ?? {}).filter(([, v]) => v !== undefined)),
   );
-  const merged: ConfigOverrides = Object.assign({}, ...layers);
+  const merged: ConfigOverrides = {};
+  for (const layer of layers) Object.assign(merged, layer);
   if (options.forReading) for (const key of PROVIDER_SETTINGS) delete merged[key];
   const config = validateConfig(merged);
   // Read at start-up like the settings, so that a broken file stops the program before any file is

@@ -29,8 +29,9 @@ export function prepareFolders(dataDir: string): Folders {
   };
   // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line
   // with its code.
-  for (const dir of Object.values(folders))
-    (dir === folders.logs ? checkLogDir : checkDataFolder)(dir);
+  const { root: _, logs, ...stages } = folders;
+  for (const dir of [root, ...Object.values(stages)]) checkDataFolder(dir);
+  checkLogDir(logs);
   return folders;
 }
 

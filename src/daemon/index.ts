@@ -25,7 +25,8 @@ import { schedulePruning } from '../retention/schedule.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
 export async function runDaemon(config: Config): Promise<number> {
-  checkDataDir(config.dataDir); // before its folders are made: a path under a file is one line, not a stack
+  // before its folders are made: a path under a file is one line, not a stack
+  checkDataDir(config.dataDir);
   const folders = prepareFolders(config.dataDir);
   const log = createLogger({
     level: config.logLevel,
@@ -72,7 +73,8 @@ export async function runDaemon(config: Config): Promise<number> {
     return await serve(config, folders, runtime, log, surface);
   } catch (err) {
     await surface.close().catch(() => {});
-    await runtime.close().catch(() => {}); // release the journal and the lock before the error exits
+    // release the journal and the lock before the error exits
+    await runtime.close().catch(() => {});
     throw err;
   } finally {
     await closeLogger(log);
@@ -94,7 +96,8 @@ async function serve(
   log: Logger,
   surface: OperatorSurface,
 ): Promise<number> {
-  const stopRequested = onStopSignal(runtime, log); // before any line a supervisor or test waits for
+  // before any line a supervisor or test waits for
+  const stopRequested = onStopSignal(runtime, log);
   announce(config, folders, runtime, log);
   recordPause(runtime, null, log);
   recordWaiting(runtime, null, log);
@@ -157,7 +160,8 @@ async function serve(
   progress.stop();
   await pruning.stop(); // it stops between two steps: none holds the journal after this
   await surface.close();
-  recordWaiting(runtime, null, log); // no longer true once this daemon stops, whoever holds the journal next
+  // no longer true once this daemon stops, whoever holds the journal next
+  recordWaiting(runtime, null, log);
   if (!drained) {
     log.warn(
       `grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`,

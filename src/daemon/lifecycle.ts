@@ -148,7 +148,8 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     });
     return undefined;
   }
-  const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it with the reason
+  // unreadable: processFile refuses it with the reason
+  const inspection = await inspectFile(file).catch(() => undefined);
   const sha256 = inspection?.sha256;
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {
@@ -374,7 +375,8 @@ function sizeNow(file: string): number | undefined {
 function checkLateGrowth(life: FileLife, target: string, size: number): void {
   const delay = Math.max(life.ctx.config.stabilityMs * 4, 1000);
   setTimeout(() => {
-    if (life.ctx.stopSignal?.aborted) return; // the daemon is stopping: its log may be closed already
+    // the daemon is stopping: its log may be closed already
+    if (life.ctx.stopSignal?.aborted) return;
     const file = path.join(life.folders.done, target);
     const now = sizeNow(file);
     if (now === undefined || now === size) return;
@@ -521,7 +523,8 @@ async function publish(
     return target;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return moveUnique(from, dir, target, [folders.done, folders.failed]); // someone else wrote there meanwhile
+    // someone else wrote there meanwhile
+    return moveUnique(from, dir, target, [folders.done, folders.failed]);
   }
 }
 

@@ -3,7 +3,7 @@
 // mistakes (a public address without a token, an address in use) are HttpSetupErrors: the daemon
 // stops with one line and exit 2, which pm2 does not restart.
 import type { Config } from '../config/index.js';
-import { checkHttpAccess, type HttpAddress } from '../http/address.js';
+import { checkHttpAccess } from '../http/address.js';
 import { createMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
 import { journalPath } from '../journal/open.js';
@@ -66,7 +66,7 @@ export async function startOperatorSurface(
   }
   let watching = false;
   let http: HttpSurface | undefined;
-  const address = config.http as HttpAddress;
+  const address = config.http;
   if (address.host !== undefined && address.port !== undefined) {
     try {
       http = await startHttpSurface(

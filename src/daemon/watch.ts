@@ -28,7 +28,7 @@ export interface WatchOptions {
    * An entry of inbox/ that is never taken (`what`: "a folder", "a symbolic link to nothing"); told
    * once per entry.
    */
-  onNotAFile?(entry: string, what: string): void;
+  onNotAFile?: (entry: string, what: string) => void;
 }
 
 /** How long a file must stay unchanged, and how often its size is looked at meanwhile. */

@@ -102,7 +102,8 @@ interface LineState {
   longSeqs: number;
   invalid: number;
   // GB18030
-  gbStep: number; // 0: a new character; 1: after a lead; 2: after lead and digit; 3: after lead, digit, lead
+  // 0: a new character; 1: after a lead; 2: after lead and digit; 3: after lead, digit, lead
+  gbStep: number;
   gbLead: number;
   gbValid: boolean;
   outsideGb2312: boolean;

@@ -40,7 +40,7 @@ const ROLE_OF = new Map<string, Role>(
 );
 const ROLE_LABEL: Record<Role, string> = { phone: 'phone', templateId: 'template', appId: 'app' };
 
-const IGNORED = /[\s_\-]/g;
+const IGNORED = /[\s_-]/g;
 const VALUE_COLUMN = /^(data|var|param|参数|变量)(\d+)$/;
 
 /** The name as compared: lower case, without spaces (any kind), _ and -. */
@@ -89,7 +89,7 @@ function valueColumns(header: string[], byNumber: Map<number, number[]>): number
 }
 
 function refuseNoPhone(header: string[]): never {
-  const looksLikeData = header.some((cell) => /^\+?\d[\d\s\-]{5,}$/.test(cell.trim()));
+  const looksLikeData = header.some((cell) => /^\+?\d[\d\s-]{5,}$/.test(cell.trim()));
   refuse(
     'no phone column: the first row must be a header with a column named phone, mobile, to, number, tel, ' +
       '手机, 手机号, 手机号码, 电话 or 号码' +

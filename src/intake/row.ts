@@ -222,6 +222,7 @@ function holdsUndecodable(
 export const DEFAULT_MAX_VALUE_CHARS = 500;
 // C0 controls but tab, LF and CR (a value may hold tabs and line breaks), DEL, and the C1 controls:
 // a NUL or an escape has no place in a message, and the provider's handling of it is unknown.
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]/;
 
 /**
@@ -289,7 +290,8 @@ function valueName(map: ColumnMap, index: number): string {
  * cell left blank by mistake: the provider would send the message with nothing in its place.
  */
 function emptyValueBeforeFilled(datas: readonly string[]): number | undefined {
-  for (let i = 0; i < datas.length - 1; i++) if (!NOT_BLANK.test(datas[i]!)) return i; // the last is never empty (trailing ones were dropped)
+  // the last is never empty (trailing ones were dropped)
+  for (let i = 0; i < datas.length - 1; i++) if (!NOT_BLANK.test(datas[i]!)) return i;
   return undefined;
 }
 

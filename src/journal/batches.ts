@@ -370,7 +370,8 @@ export function moveToNewBatch(
     childId,
     phones.join(','),
   );
-  needsJournalCommit(db); // before it can be sent: an intent of it would name a batch a crash could take back
+  // before it can be sent: an intent of it would name a batch a crash could take back
+  needsJournalCommit(db);
   const move = sql(db, 'UPDATE rows SET batch_id = ? WHERE batch_id = ? AND phone = ?');
   for (const phone of phones) move.run(childId, from.id, phone);
   return childId;

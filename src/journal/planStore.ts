@@ -106,7 +106,8 @@ export class JournalPlanStore implements PlanStore {
   moveKeptRow(rowId: number): void {
     this.#rows.flush(); // the rows read before it keep lower ids
     const values = this.#sql.readKept.get(rowId) as unknown[];
-    this.#sql.deleteKept.run(rowId); // (first: a unique index of rows by number, dropped by migration 4, once required it)
+    // (first: a unique index of rows by number, dropped by migration 4, once required it)
+    this.#sql.deleteKept.run(rowId);
     this.#sql.insertKept.run(...values);
   }
 

@@ -276,7 +276,8 @@ async function deleteParents(db: Journal, fileId: number, options: PruneOptions)
       await new Promise((resolve) => setTimeout(resolve, NO_TRANSACTION_POLL_MS));
     else {
       options.onStep?.('delete', performance.now() - started, performance.now() - started);
-      await new Promise((resolve) => setImmediate(resolve)); // requests get their turn between steps
+      // requests get their turn between steps
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 }

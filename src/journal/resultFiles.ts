@@ -57,7 +57,7 @@ export interface ResultSpool {
    * Writes a few more pages, if their rows are final (a few ms at most): call it now and then while
    * sending.
    */
-  advance(): void;
+  advance: () => void;
   /**
    * Sending finished: writes the rest, and keeps the file for the next writeResultCsv of this file.
    */
@@ -482,7 +482,8 @@ export async function writeRejectedCsv(
     ...Array.from({ length: maxBeyond }, (_, i) => beyondHeaderName(i + 1)),
   ];
   const file = path.join(outDir, `${baseName}.rejected.csv`);
-  const writer = createCsvWriter(file, header, { digitsAsText: true }); // to be fixed in Excel and dropped back
+  // to be fixed in Excel and dropped back
+  const writer = createCsvWriter(file, header, { digitsAsText: true });
   for (const r of db.prepare(query).iterate(fileId) as IterableIterator<RejectedRow>) {
     const cells = cellsOf(r);
     writer.write([
@@ -515,7 +516,8 @@ function rejectedCells(db: Journal, fileId: number): (r: RejectedRow) => Rejecte
   try {
     map = parsed?.columns ? mapHeader(parsed.columns) : undefined;
   } catch {
-    map = undefined; // a header refused now (never: it was accepted when read): the columns as recorded
+    // a header refused now (never: it was accepted when read): the columns as recorded
+    map = undefined;
   }
   const extraNames = parsed?.extras ?? [];
   return (r) => {

@@ -92,7 +92,8 @@ function createWriteQueue(db: Journal): WriteQueue {
     try {
       commitBulk(db);
     } catch (err) {
-      return fail(journalLost(db) ? new JournalLostError() : err); // SQLite rolled back the bulk transaction, these writes too
+      // SQLite rolled back the bulk transaction, these writes too
+      return fail(journalLost(db) ? new JournalLostError() : err);
     }
     // Nothing else keeps a transaction open across turns: were one open, these writes would be
     // only part of it, not on disk.

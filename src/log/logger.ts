@@ -120,7 +120,7 @@ export async function logUnexpected(err: unknown): Promise<string[]> {
   for (const log of fileLoggers) {
     if (log.writableEnded) continue;
     for (const t of log.transports) if (t instanceof winston.transports.Console) log.remove(t);
-    const files = log.transports.filter((t) => t instanceof DailyRotateFile) as DailyRotateFile[];
+    const files = log.transports.filter((t): t is DailyRotateFile => t instanceof DailyRotateFile);
     dirs.push(...files.map((t) => (t as unknown as { dirname: string }).dirname));
     log.error(`unexpected error: ${(err as Error)?.message ?? String(err)}`, {
       event: 'unexpected-error',

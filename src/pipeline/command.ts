@@ -86,7 +86,8 @@ async function sendForeground(
     (locked) => `smsdrop: ${locked}`,
   );
   // Inspected here, so that the progress bar knows the file's size and journal identity.
-  const inspection = await inspectFile(file).catch(() => undefined); // unreadable: processFile refuses it
+  // unreadable: processFile refuses it
+  const inspection = await inspectFile(file).catch(() => undefined);
   const progress =
     inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
   try {
@@ -145,7 +146,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     const context: PipelineContext = {
       db,
       client: {
-        send: async () => ({ kind: 'not-sent', reason: 'dry run' }),
+        send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),
         close: async () => {},
       },
       config,

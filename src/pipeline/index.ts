@@ -376,7 +376,8 @@ async function intake(
     // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
     // next file then waits with this one's queued requests for a slot (through another file's
     // sending window, at worst).
-    await sending?.done.catch(() => {}); // its requests are recorded either way; the refusal is the news
+    // its requests are recorded either way; the refusal is the news
+    await sending?.done.catch(() => {});
     return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, err));
   }
   readingOver.abort();
@@ -448,9 +449,11 @@ async function grownFromUnfinished(
 ): Promise<FileRecord | undefined> {
   const busy = filesInProgress(db);
   for (const earlier of unfinishedWithSends(db, inspection.size)) {
-    if (busy.has(earlier.id)) continue; // it is still being read or sent: not for this file to take over
+    // it is still being read or sent: not for this file to take over
+    if (busy.has(earlier.id)) continue;
     if (earlier.status !== FILE_STATUS.refused && earlier.path !== path.resolve(filePath)) continue;
-    if (earlier.encoding !== inspection.encoding) continue; // the same bytes would not read the same
+    // the same bytes would not read the same
+    if (earlier.encoding !== inspection.encoding) continue;
     if ((await hashPrefix(filePath, earlier.size)) === earlier.sha256) return earlier;
   }
   return undefined;

@@ -41,8 +41,11 @@ export class GroupCache {
   add(state: GroupState): GroupState | undefined {
     let evicted: GroupState | undefined;
     if (this.#groups.size >= this.capacity) {
-      evicted = this.#groups.values().next().value as GroupState;
-      this.#groups.delete(evicted.key);
+      const oldest = this.#groups.values().next();
+      if (!oldest.done) {
+        evicted = oldest.value;
+        this.#groups.delete(evicted.key);
+      }
     }
     this.#groups.set(state.key, state);
     return evicted;

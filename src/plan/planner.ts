@@ -136,7 +136,8 @@ export class Planner implements RowWriter {
       this.#writeRows(rows);
       this.#store.flushRows();
     } finally {
-      this.#store.dropRows(); // after a failure: the rows still queued are not in the journal, nor their doubts
+      // after a failure: the rows still queued are not in the journal, nor their doubts
+      this.#store.dropRows();
     }
   }
 
@@ -349,9 +350,12 @@ export class Planner implements RowWriter {
       state.batchId !== undefined &&
       state.phones.length > 0 &&
       !this.#doubts.inGroup(state.groupId)
-    )
+    ) {
       this.#closeBatch(state);
-    else this.#saveBatch(state); // with doubts: still held, for the new numbers among them (no batch: nothing to save)
+    } else {
+      // with doubts: still held, for the new numbers among them (no batch: nothing to save)
+      this.#saveBatch(state);
+    }
     this.#groups.delete(state);
   }
 

@@ -378,7 +378,8 @@ function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutc
       dateCreated: decoded.dateCreated ?? '',
     };
   }
-  const statusCode = scrub(decoded.statusCode, secrets); // a code is never a secret, but an echoing server could make it one
+  // a code is never a secret, but an echoing server could make it one
+  const statusCode = scrub(decoded.statusCode, secrets);
   const outcome: SendOutcome = {
     kind: 'rejected',
     statusCode,

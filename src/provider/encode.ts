@@ -46,6 +46,7 @@ export function escapeXml(text: string): string {
  * surrogates, U+FFFE/U+FFFF). Such a value cannot be sent in an XML body: no escape exists.
  */
 export function hasXmlInvalidChar(text: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what it looks for
   return /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(
     text,
   );

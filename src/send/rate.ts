@@ -90,7 +90,8 @@ export function createRateLimiter(limits: RateLimits = {}): RateLimiter {
   const byMessage = limits.messagesPerSecond ? pacer(limits.messagesPerSecond) : undefined;
   if (!window && !byRequest && !byMessage)
     return {
-      take: async (_numbers, signal) => (signal?.aborted ? undefined : NOTHING_TO_GIVE_BACK),
+      take: (_numbers, signal) =>
+        Promise.resolve(signal?.aborted ? undefined : NOTHING_TO_GIVE_BACK),
     };
   return {
     async take(numbers, signal) {

@@ -6,7 +6,7 @@ import { type SendContext, sendReadyBatches } from './index.js';
 
 export interface SendingWhileReading {
   /** Intake calls this after releasing a batch. */
-  released(): void;
+  released: () => void;
   /** Settles when sending has stopped and its requests are recorded; rejects with what it threw. */
   done: Promise<void>;
 }

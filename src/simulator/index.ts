@@ -260,7 +260,8 @@ class Simulator implements RunningSimulator {
     // body's end reaches this handler: the socket is marked broken by then.
     const decoded = decodeSubmission(req.headers, body, this.#broken.has(req.socket));
     if (!decoded.ok) return errorReply(decoded.code, format);
-    const today = dayOf(now, PROVIDER_ZONE); // the reqId's natural day is the provider's, in China, whatever zone the client signs in
+    // the reqId's natural day is the provider's, in China, whatever zone the client signs in
+    const today = dayOf(now, PROVIDER_ZONE);
     const verdict = judgeSubmission(decoded.submission, this.#catalogue, this.#memory, today);
     if (!verdict.ok) return errorReply(verdict.code, format);
     const record = this.#accept(decoded.submission, verdict.numbers, now, today);

@@ -86,10 +86,11 @@ export function successReply(
   dateCreated: string,
   format: WireFormat,
 ): Reply {
+  // The JSON is what JSON.stringify would write for these values (hex and digits need no
+  // escaping), without the object.
   const body =
     format === 'json'
-      ? // What JSON.stringify would write for these values (hex and digits need no escaping), without the object.
-        `{"statusCode":"000000","templateSMS":{"smsMessageSid":"${smsMessageSid}","dateCreated":"${dateCreated}"}}`
+      ? `{"statusCode":"000000","templateSMS":{"smsMessageSid":"${smsMessageSid}","dateCreated":"${dateCreated}"}}`
       : `${XML_PROLOG}<Response><statusCode>000000</statusCode><TemplateSMS><smsMessageSid>${smsMessageSid}</smsMessageSid><dateCreated>${dateCreated}</dateCreated></TemplateSMS></Response>`;
   return { contentType: contentTypeOf(format), body };
 }

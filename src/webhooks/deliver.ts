@@ -59,7 +59,8 @@ export function startDelivery(options: DeliveryOptions): Deliverer {
     alerted: false,
   }));
   let stopped = false;
-  let running: Promise<void> | undefined; // one round at a time: a slow receiver does not pile rounds up
+  // one round at a time: a slow receiver does not pile rounds up
+  let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (stopped || running) return;
     running = Promise.all(
@@ -151,7 +152,7 @@ async function post(
     if (options.format !== 'json') {
       const errcode = (safeJson(text) as { errcode?: unknown } | undefined)?.errcode;
       if (errcode !== undefined && errcode !== 0)
-        return `robot answered errcode ${String(errcode)}`;
+        return `robot answered errcode ${JSON.stringify(errcode)}`;
     }
     return undefined;
   } catch (err) {
