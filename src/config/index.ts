@@ -317,7 +317,7 @@ export const SETTINGS = {
   templatesFile: {
     schema: optionalText,
     env: 'SMSDROP_TEMPLATES_FILE',
-    doc: 'JSON file of each template id\'s approved text, e.g. {"1": "【公司】您的验证码是{1}，{2}分钟内有效"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES).',
+    doc: 'JSON file of each template id\'s approved text, e.g. {"1": "【公司】您的验证码是{1}，{2}分钟内有效"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check; off: no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES).',
   },
   progressIntervalMs: {
     schema: int(1_000, 3_600_000).default(10_000),

@@ -30,14 +30,18 @@ export class TemplatesFileError extends SmsdropError {
  */
 export const DEFAULT_TEMPLATES_FILE = 'templates.json';
 
+/** The templatesFile value that turns the check off even where config/templates.json exists. */
+export const TEMPLATES_OFF = 'off';
+
 /**
  * The templates of `named` (the templatesFile setting: it must exist), else of
- * configDir/templates.json when there is one, else undefined (the feature is off).
+ * configDir/templates.json when there is one, else undefined (the feature is off, as with `off`).
  */
 export function loadTemplates(
   named: string | undefined,
   configDir: string,
 ): TemplateBook | undefined {
+  if (named === TEMPLATES_OFF) return undefined;
   const file = named ? path.resolve(named) : path.join(configDir, DEFAULT_TEMPLATES_FILE);
   if (!named && !existsSync(file)) return undefined;
   let text: string;

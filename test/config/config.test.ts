@@ -264,6 +264,20 @@ describe('configuration', () => {
   });
 });
 
+describe('templates file', () => {
+  const templates = { 'templates.json': { '1': '您的验证码是{1}' } };
+
+  it('is config/templates.json when there is one and nothing names another', () => {
+    const c = loadConfig({ configDir: configDir(templates), env: {} });
+    assert.equal(c.templates?.byId.get('1')?.values, 1);
+  });
+
+  it('is none with SMSDROP_TEMPLATES_FILE=off, even where config/templates.json exists', () => {
+    const env = { SMSDROP_TEMPLATES_FILE: 'off' };
+    assert.equal(loadConfig({ configDir: configDir(templates), env }).templates, undefined);
+  });
+});
+
 describe('provider credentials', () => {
   it('all three or none: a missing token is an error, not a quiet switch to the simulator', () => {
     const dir = configDir({});
