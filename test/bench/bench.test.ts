@@ -62,9 +62,7 @@ test(
     for (const key of REQUIRED_KEYS) assert.ok(key in result, `missing ${key}`);
     for (const key of REQUIRED_KEYS.filter((k) => k !== 'reportSeconds')) {
       assert.ok(
-        typeof result[key] === 'number' &&
-          Number.isFinite(result[key]) &&
-          (result[key] as number) > 0,
+        typeof result[key] === 'number' && Number.isFinite(result[key]) && result[key] > 0,
         `${key} = ${String(result[key])}`,
       );
     }

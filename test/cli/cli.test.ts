@@ -74,7 +74,10 @@ describe('the command line', () => {
     }
     assert.equal(bare.stdout, help.stdout);
     assert.equal(group.code, 0);
-    assert.match(group.stdout, /^Usage: smsdrop suppress .*\n[\s\S]*\n  add\b[\s\S]*\n  list\b/);
+    assert.match(
+      group.stdout,
+      /^Usage: smsdrop suppress .*\n[\s\S]*\n {2}add\b[\s\S]*\n {2}list\b/,
+    );
   });
 
   it('an unknown command or option is one line and a pointer to the help, exit 2', async () => {
@@ -93,14 +96,14 @@ describe('the command line', () => {
       assert.equal(lines.length, 2, r.stderr);
       assert.match(lines[0]!, /^smsdrop: /);
     }
-    assert.match(command!.stderr, /^smsdrop: unknown command 'sned'.*\nsee smsdrop --help\n$/);
-    assert.match(option!.stderr, /^smsdrop: unknown option '--bogus'\nsee smsdrop --help\n$/);
+    assert.match(command.stderr, /^smsdrop: unknown command 'sned'.*\nsee smsdrop --help\n$/);
+    assert.match(option.stderr, /^smsdrop: unknown option '--bogus'\nsee smsdrop --help\n$/);
     assert.match(
-      subOption!.stderr,
+      subOption.stderr,
       /^smsdrop: unknown option '--bogus'\nsee smsdrop send --help\n$/,
     );
-    assert.match(missing!.stderr, /missing required argument 'file'\nsee smsdrop send --help\n$/);
-    assert.match(nested!.stderr, /\nsee smsdrop suppress add --help\n$/);
+    assert.match(missing.stderr, /missing required argument 'file'\nsee smsdrop send --help\n$/);
+    assert.match(nested.stderr, /\nsee smsdrop suppress add --help\n$/);
   });
 
   it("each command's help lists its exit statuses and the settings it reads, in one style", async () => {

@@ -89,7 +89,8 @@ describe('error codes', () => {
     for (const file of sources(path.join(REPO, 'src')))
       for (const [, code] of fs.readFileSync(file, 'utf8').matchAll(/'(E_[A-Z0-9_]+)'/g))
         used.add(code!);
-    for (const key of Object.keys(SETTINGS)) used.add(settingCode(key as ConfigKey)); // made from the setting's name
+    // and each setting's code, made from its name
+    for (const key of Object.keys(SETTINGS)) used.add(settingCode(key as ConfigKey));
     const docs = fs.readFileSync(path.join(REPO, 'docs', 'errors.md'), 'utf8');
     const listed = new Set([...docs.matchAll(/^\| `(E_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
     assert.deepEqual(
@@ -231,7 +232,7 @@ describe(
         'E_PROVIDER_CHANGED',
         /planned for the built-in simulator, but the provider settings now name 127\.0\.0\.1 \(account ACerrors0+1\)/,
       );
-      assert.equal(JSON.parse(send.stdout).code, 'E_PROVIDER_CHANGED');
+      assert.equal((JSON.parse(send.stdout) as { code: string }).code, 'E_PROVIDER_CHANGED');
       assertCodeLine(await smsdrop(['resume', '1'], env), 'E_PROVIDER_CHANGED');
 
       fs.mkdirSync(path.join(data, 'processing'), { recursive: true });

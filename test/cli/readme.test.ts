@@ -19,7 +19,8 @@ function shownDefault(value: unknown): string | undefined {
   if (typeof value === 'boolean') return value ? '`on`' : '`off`';
   if (typeof value === 'object' && value !== null && 'text' in value)
     return `\`${String((value as { text: string }).text)}\``;
-  return `\`${String(value)}\``;
+  if (typeof value === 'string' || typeof value === 'number') return `\`${value}\``;
+  assert.fail(`a default the table has no way to show: ${JSON.stringify(value)}`);
 }
 
 /** GitHub's anchor for a heading. */

@@ -39,6 +39,7 @@ const outcomes: SendOutcome[] = [];
 const printed: string[] = [];
 const secretsSeen = new Set<string>([TOKEN]);
 const consoleMethods = ['log', 'info', 'warn', 'error', 'debug'] as const;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- kept only to be put back on console
 const originalConsole = consoleMethods.map((m) => console[m]);
 for (const m of consoleMethods)
   console[m] = (...args: unknown[]) => void printed.push(args.map(String).join(' '));
@@ -442,7 +443,7 @@ for (const format of ['json', 'xml'] as const) {
     before(async () => {
       sim = await simulator({
         numberCodes: Object.fromEntries([
-          ...entries.map((e) => [e.number, e.code]),
+          ...entries.map((e): [string, string] => [e.number, e.code]),
           ['13977777777', '177777'],
         ]),
       });
@@ -477,7 +478,7 @@ describe('https trust', () => {
 
   it('the CA written by the simulator to caFile is trusted by the client', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-contract-'));
-    cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    cleanups.push(() => fs.promises.rm(dir, { recursive: true, force: true }));
     const caFile = path.join(dir, 'ca.pem');
     const sim = await simulator({ https: true, caFile });
     assert.equal(sim.caFile, caFile);

@@ -47,7 +47,7 @@ export function tempDir(prefix: string): string {
 /** A child process whose output is kept, with its exit as a promise. */
 export interface Proc {
   child: ChildProcess;
-  output(): string;
+  output: () => string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves with the output once `pattern` appears in it. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
@@ -67,8 +67,8 @@ export function startProcess(
     ...user,
   });
   let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (text += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
@@ -203,7 +203,7 @@ export function numbersOf(rows: number, from = 0): string[] {
 
 /** Records of a result CSV (BOM and header handled), keyed by header name. */
 export function resultRows(file: string): Record<string, string>[] {
-  return parse(fs.readFileSync(file), { bom: true, columns: true }) as Record<string, string>[];
+  return parse<Record<string, string>>(fs.readFileSync(file), { bom: true, columns: true });
 }
 
 export function listDir(dir: string): string[] {

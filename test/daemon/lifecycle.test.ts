@@ -10,7 +10,7 @@ import { prepareFolders } from '../../src/daemon/folders.js';
 import { type FileLife, handleFile, lateLimit, takeFile } from '../../src/daemon/lifecycle.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { processFile, type PipelineContext } from '../../src/pipeline/index.js';
+import { processFile } from '../../src/pipeline/index.js';
 import { openRuntime, type Runtime } from '../../src/pipeline/runtime.js';
 import { acceptedPerNumber, contactsCsv, listDir, numbersOf, tempDir } from './helpers.js';
 
@@ -83,7 +83,7 @@ describe('daemon file lifecycle', () => {
     const { folders, life } = await setUp('broken');
     const closed = openJournal(journalPath(path.join(folders.root, 'other')));
     closed.close();
-    const broken: FileLife = { ...life, ctx: { ...life.ctx, db: closed } as PipelineContext };
+    const broken: FileLife = { ...life, ctx: { ...life.ctx, db: closed } };
     fs.writeFileSync(path.join(folders.processing, 'x.csv'), contactsCsv(2));
     assert.equal(await handleFile(broken, 'x.csv'), undefined, 'handled, not thrown');
     assert.deepEqual(listDir(folders.failed), ['x.csv', 'x.error.txt']);

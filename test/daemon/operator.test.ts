@@ -105,7 +105,7 @@ describe('smsdrop run: dashboard, metrics, health check, webhooks', { timeout: 9
     }>;
     assert.equal(failures[0]?.status_code, '160032');
     assert.equal(failures[0]?.count, 3);
-    assert.match(failures[0]!.what_to_do, /smsdrop/);
+    assert.match(failures[0].what_to_do, /smsdrop/);
     const list = (await (await fetch(`${url}/api/files`)).json()) as {
       files: Array<Record<string, unknown>>;
     };

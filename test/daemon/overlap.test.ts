@@ -62,7 +62,7 @@ describe(
         () => fs.existsSync(path.join(failed, 'big.csv')),
         30_000,
         'big.csv in failed/',
-        () => `${listDir(failed)}\n${daemon.output()}`,
+        () => `${listDir(failed).join(', ')}\n${daemon.output()}`,
       );
       const sentBefore = sim.records().length;
       assert.ok(sentBefore > 0);

@@ -51,13 +51,13 @@ describe('file pool', () => {
     let pausedOnce = false;
     const pool = createFilePool(
       1,
-      async (name) => {
+      (name) => {
         started.push(name);
         if (name === 'paused' && !pausedOnce) {
           pausedOnce = true;
-          return { again: cooldown.promise };
+          return Promise.resolve({ again: cooldown.promise });
         }
-        return undefined;
+        return Promise.resolve(undefined);
       },
       assert.fail,
     );

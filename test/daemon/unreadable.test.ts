@@ -114,7 +114,8 @@ describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
       assert.match(note, /Nothing in it was sent/);
       assert.match(daemon!.output(), new RegExp(`failed ${stem}\\.csv: .*EACCES`));
     }
-    assertEachOnce(sim.records(), numbersOf(4, 100)); // open.csv's numbers once each, none of the others'
+    // open.csv's numbers once each, none of the others'
+    assertEachOnce(sim.records(), numbersOf(4, 100));
     assert.equal(daemon!.child.exitCode, null, 'the daemon is still running');
     daemon!.kill('SIGTERM');
     assert.equal((await daemon!.exited).code, 0, daemon!.output());

@@ -45,7 +45,7 @@ describe('inspectFile: files of two encodings', () => {
       partCount: 2,
     });
     assert.equal(
-      describeParts(inspection.mixed!.parts, 2),
+      describeParts(inspection.mixed.parts, 2),
       'UTF-8 from line 1 to 11, GB18030 from line 12 to 21',
     );
   });

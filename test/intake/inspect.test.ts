@@ -219,7 +219,8 @@ describe('the streaming UTF-8 check', () => {
     assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), zhang.subarray(0, 2)])), 1);
     assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), emoji.subarray(0, 3)])), 1);
     assert.equal(wholeCharacters(Buffer.concat([Buffer.from('a'), emoji.subarray(0, 1)])), 1);
-    assert.equal(wholeCharacters(Buffer.from([0x80, 0x80])), 2); // no first byte at all: left to isUtf8
+    // No first byte at all: left to isUtf8.
+    assert.equal(wholeCharacters(Buffer.from([0x80, 0x80])), 2);
   });
 
   it('says what a fatal TextDecoder says, however the bytes are cut into reads', () => {

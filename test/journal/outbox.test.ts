@@ -8,7 +8,13 @@ import { describe, it } from 'node:test';
 import { setDaemonState } from '../../src/journal/daemonState.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { markDelivered, outboxBacklog, undeliveredEvents } from '../../src/journal/outbox.js';
+import {
+  type EventBody,
+  markDelivered,
+  type OutboxRow,
+  outboxBacklog,
+  undeliveredEvents,
+} from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 
 function journal() {
@@ -22,6 +28,9 @@ const FILE = {
   size: 10,
   encoding: 'utf-8',
 };
+
+/** An outbox row's body: the event as recordEvent wrote it. */
+const bodyOf = (row: OutboxRow) => JSON.parse(row.body) as EventBody;
 
 describe('the webhook outbox', () => {
   it('writes nothing while no receiver is set', () => {
@@ -59,16 +68,16 @@ describe('the webhook outbox', () => {
       ['file.taken', 'file.finished', 'sending.paused', 'sending.resumed'],
     );
     assert.deepEqual(
-      r1.map((e) => JSON.parse(e.body).id),
-      r2.map((e) => JSON.parse(e.body).id),
+      r1.map((e) => bodyOf(e).id),
+      r2.map((e) => bodyOf(e).id),
       'one id per event, whatever the receiver',
     );
-    const finished = JSON.parse(r1[1]!.body);
+    const finished = bodyOf(r1[1]!);
     assert.deepEqual(
-      [finished.file.name, finished.file.status, finished.file.counts.rows],
+      [finished.file?.name, finished.file?.status, finished.file?.counts?.rows],
       ['x.csv', 'done', 0],
     );
-    assert.equal(JSON.parse(r1[2]!.body).reason, '111142: balance');
+    assert.equal(bodyOf(r1[2]!).reason, '111142: balance');
     markDelivered(db, r1[0]!.id);
     assert.equal(undeliveredEvents(db, 'r1', 10).length, 3);
     assert.deepEqual(

@@ -51,14 +51,14 @@ function countingClient(): ProviderClient & { sent: TemplateSmsRequest[] } {
   const sent: TemplateSmsRequest[] = [];
   return {
     sent,
-    send: async (req) => {
+    send: (req) => {
       sent.push(req);
-      return {
+      return Promise.resolve({
         kind: 'accepted',
         statusCode: '000000',
         smsMessageSid: 'sid',
         dateCreated: '20260101000000',
-      };
+      });
     },
     close: async () => {},
   };
@@ -166,7 +166,7 @@ describe('recovery of a batch cut off mid-request', () => {
     assert.equal(countFile(db, fileId).unknown, 1);
   });
 
-  it('a batch already claimed by another run is not sent again', async () => {
+  it('a batch already claimed by another run is not sent again', () => {
     const { db, batchId } = journalWithOneBatch();
     assert.ok(startAttempt(db, getBatch(db, batchId), 'r1') !== undefined);
     assert.equal(startAttempt(db, getBatch(db, batchId), 'r1'), undefined);

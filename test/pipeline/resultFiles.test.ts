@@ -53,7 +53,8 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
     size: 1,
     encoding: 'utf-8',
   });
-  setFileStatus(db, file.id, FILE_STATUS.sending); // its planned rows count for the files after it (repeats)
+  // Its planned rows count for the files after it (repeats).
+  setFileStatus(db, file.id, FILE_STATUS.sending);
   const sentBefore = sentBeforeLookup(db, file.id, { ms: 86_400_000, text: '24h' });
   const writer = createRowWriter(db, file.id, {
     maxPerRequest,
@@ -228,7 +229,8 @@ describe('NAME.result.csv', () => {
       const spool = spoolResults(db, fileId);
       spool.advance(); // page 1 goes; page 2 waits for the 10th batch
       // The 10th is answered "a number rejected": split in two halves, which are then accepted.
-      startAttempt(db, getBatch(db, ids[9]!), null); // a batch is answered only once its request went out
+      // (A batch is answered only once its request went out.)
+      startAttempt(db, getBatch(db, ids[9]!), null);
       applyTransition(db, ids[9]!, {
         to: 'split',
         statusCode: '160042',

@@ -295,7 +295,7 @@ describe('send: dry run, bad input and exit status', () => {
     const text = await runCli(['send', file, '--dry-run'], envFor(sim, path.join(dir, 'data')));
     assert.match(
       text.stdout,
-      /invalid rows \(the first 10 of 13; a real run writes them all to NAME\.rejected\.csv\):\n  line 3: /,
+      /invalid rows \(the first 10 of 13; a real run writes them all to NAME\.rejected\.csv\):\n {2}line 3: /,
     );
     assert.equal(sim.records.length, 0);
   });

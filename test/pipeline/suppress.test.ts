@@ -90,7 +90,7 @@ describe('smsdrop suppress', () => {
     assert.match(added.stdout, /^2 number\(s\) suppressed/);
     assert.match(
       added.stderr,
-      /1 line\(s\) of .*optouts\.csv are not phone numbers and were skipped:\n  .*optouts\.csv:3: "n\/a": /,
+      /1 line\(s\) of .*optouts\.csv are not phone numbers and were skipped:\n {2}.*optouts\.csv:3: "n\/a": /,
     );
     const bad = await runCli(['suppress', 'add', '13900000003', '1.39E+10'], env);
     assert.equal(bad.status, 2);

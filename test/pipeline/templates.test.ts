@@ -96,7 +96,7 @@ describe('the templates file', () => {
     assert.equal(text.status, 0);
     assert.match(
       text.stdout,
-      /messages \(texts from .*templates\.json\), 4 message\(s\):\n  template 1, 2 number\(s\), 1 segment\(s\): 【某某公司】您的验证码是1234，5分钟内有效\n/,
+      /messages \(texts from .*templates\.json\), 4 message\(s\):\n {2}template 1, 2 number\(s\), 1 segment\(s\): 【某某公司】您的验证码是1234，5分钟内有效\n/,
     );
     assert.match(
       text.stdout,

@@ -44,6 +44,21 @@ function listWithRepeats(): RowToJournal[] {
   return rows;
 }
 
+/** A row's fate as journalled; inItsBatch is 1 when its batch holds its number. */
+interface JournalledRow {
+  line: number;
+  intake: string;
+  duplicateOfLine: number | null;
+  datas: string;
+  inItsBatch: number;
+}
+
+interface JournalledBatch {
+  datas: string;
+  numbers: number;
+  due: number;
+}
+
 /** What intake made of the rows: each row's fate (by line), and each batch's numbers. */
 function journalled(db: Journal, fileId: number) {
   const rows = db
@@ -52,12 +67,12 @@ function journalled(db: Journal, fileId: number) {
        FROM rows r JOIN groups g ON g.id = r.group_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
        WHERE r.file_id = ? ORDER BY r.line`,
     )
-    .all(fileId);
+    .all(fileId) as JournalledRow[];
   const batches = db
     .prepare(
       'SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC',
     )
-    .all(fileId);
+    .all(fileId) as JournalledBatch[];
   const numbersSent = db
     .prepare(
       'SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?',
@@ -102,7 +117,8 @@ describe('one valid row per (group, number) without an index by number', () => {
   it('journals the same rows, duplicates and batches whether the filter is exact enough or says "maybe" to everything', () => {
     const rows = listWithRepeats();
     const usual = intake(rows);
-    const allDoubts = intake(rows, new SeenNumbers(1)); // one bit: every number but a group's first is a doubt
+    // One bit: every number but a group's first is a doubt.
+    const allDoubts = intake(rows, new SeenNumbers(1));
     assert.deepEqual(
       journalled(allDoubts.db, allDoubts.fileId),
       journalled(usual.db, usual.fileId),
@@ -110,28 +126,27 @@ describe('one valid row per (group, number) without an index by number', () => {
     assert.deepEqual(allDoubts.counts, usual.counts);
 
     const { rows: fates, batches, numbersSent } = journalled(usual.db, usual.fileId);
-    const valid = fates.filter((r: any) => r.intake === 'valid');
+    const valid = fates.filter((r) => r.intake === 'valid');
     assert.equal(valid.length, 350, '300 numbers in a and b, 50 in c');
     assert.ok(
-      valid.every((r: any) => r.inItsBatch === 1),
+      valid.every((r) => r.inItsBatch === 1),
       'every valid row is in a batch that holds its number',
     );
     assert.equal(numbersSent.length, 350, 'each number once per group across all batches');
-    const repeats = fates.filter((r: any) => r.intake === 'duplicate') as {
-      line: number;
-      duplicateOfLine: number;
-    }[];
+    const repeats = fates.filter((r) => r.intake === 'duplicate');
     assert.equal(repeats.length, 43 + 20);
     assert.ok(
-      repeats.every((r) => r.duplicateOfLine < r.line && r.duplicateOfLine >= 2),
+      repeats.every(
+        (r) => r.duplicateOfLine !== null && r.duplicateOfLine < r.line && r.duplicateOfLine >= 2,
+      ),
       'a repeat names the first row with its number',
     );
     assert.equal(usual.counts.duplicates, 63);
     // The fewest requests: a 100, b 200, c 50 numbers at 20 a request, every batch but the last
     // full.
     assert.deepEqual(
-      batches.map((b: any) => b.numbers),
-      [...Array(5).fill(20), ...Array(10).fill(20), 20, 20, 10],
+      batches.map((b) => b.numbers),
+      [...Array<number>(5).fill(20), ...Array<number>(10).fill(20), 20, 20, 10],
     );
   });
 
@@ -256,14 +271,14 @@ describe('rows settled when the file is read are sent first', () => {
 
     const sent: string[][] = [];
     const client: ProviderClient = {
-      send: async (request) => {
+      send: (request) => {
         sent.push(request.to);
-        return {
+        return Promise.resolve({
           kind: 'accepted',
           statusCode: '000000',
           smsMessageSid: `sid${sent.length}`,
           dateCreated: '20260101000000',
-        };
+        });
       },
       close: async () => {},
     };

@@ -41,10 +41,10 @@ type Script = (req: http.IncomingMessage, res: http.ServerResponse, captured: Ca
 interface TestServer {
   url: string;
   requests: Captured[];
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
-const cleanups: Array<() => Promise<void>> = [];
+const cleanups: Array<() => void | Promise<void>> = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
@@ -95,15 +95,15 @@ async function startFullListener(): Promise<number> {
   const listener = spawn('python3', ['-c', LISTEN_NEVER_ACCEPT], {
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  cleanups.push(async () => {
+  cleanups.push(() => {
     listener.kill();
   });
   const port = await new Promise<number>((resolve, reject) => {
     listener.once('error', reject);
-    listener.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+    listener.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
   });
   const filler = net.connect(port, '127.0.0.1');
-  cleanups.push(async () => {
+  cleanups.push(() => {
     filler.destroy();
   });
   await new Promise<void>((resolve, reject) =>

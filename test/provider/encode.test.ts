@@ -30,7 +30,7 @@ describe('encodeBody json', () => {
   });
 
   it('omits datas when empty and reqId when absent', () => {
-    const body = JSON.parse(encodeBody({ ...base, datas: [] }, 'json'));
+    const body = JSON.parse(encodeBody({ ...base, datas: [] }, 'json')) as Record<string, unknown>;
     assert.deepEqual(Object.keys(body), ['to', 'appId', 'templateId']);
   });
 
@@ -38,7 +38,7 @@ describe('encodeBody json', () => {
     const body = encodeBody({ ...base, datas: ['验证码', '🎉👍'] }, 'json');
     assert.ok(body.includes('"验证码"'));
     assert.ok(body.includes('🎉👍'));
-    assert.deepEqual(JSON.parse(body).datas, ['验证码', '🎉👍']);
+    assert.deepEqual((JSON.parse(body) as { datas: string[] }).datas, ['验证码', '🎉👍']);
   });
 });
 
@@ -61,7 +61,9 @@ describe('encodeBody xml', () => {
     const tricky = `a&b<c>d"e'f &amp;`;
     const xml = encodeBody({ ...base, datas: [tricky, '中文😀'] }, 'xml');
     assert.ok(xml.includes('<data>a&amp;b&lt;c&gt;d&quot;e&apos;f &amp;amp;</data>'));
-    const parsed = new XMLParser({ parseTagValue: false }).parse(xml);
+    const parsed = new XMLParser({ parseTagValue: false }).parse(xml) as {
+      TemplateSMS: { datas: { data: string[] } };
+    };
     assert.deepEqual(parsed.TemplateSMS.datas.data, [tricky, '中文😀']);
   });
 

@@ -234,7 +234,7 @@ describe('status', () => {
     }
   });
 
-  it('while the daemon runs, its own record says whether it is paused', async () => {
+  it('while the daemon runs, its own record says whether it is paused', () => {
     const dataDir = path.join(tempDir(), 'data');
     const writer = openJournal(journalPath(dataDir));
     const lock = acquireLock(dataDir, 'smsdrop run');

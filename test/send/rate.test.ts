@@ -25,8 +25,15 @@ import { parseWindowHours, SendWindow, type WindowHours } from '../../src/send/w
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);
-  assert.equal(typeof window, 'object', String(window));
-  return window as MessageWindow;
+  if (typeof window === 'string') assert.fail(window);
+  return window;
+}
+
+/** What parseMessageWindow says is wrong with `text`; fails if it takes the text. */
+function refusalOf(text: string): string {
+  const window = parseMessageWindow(text);
+  if (typeof window !== 'string') assert.fail(`${text} was taken: ${JSON.stringify(window)}`);
+  return window;
 }
 
 /** Resolves to 'waiting' if the promise is still pending after a few turns of the event loop. */
@@ -81,12 +88,12 @@ describe('message window: N/DURATION', () => {
   });
 
   it('says what is wrong with anything else', () => {
-    assert.match(String(parseMessageWindow('10000')), /expected N\/DURATION/);
-    assert.match(String(parseMessageWindow('10000 per hour')), /expected N\/DURATION/);
-    assert.match(String(parseMessageWindow('-5/1h')), /expected N\/DURATION/);
-    assert.match(String(parseMessageWindow('0/1h')), /at least 1 number/);
-    assert.match(String(parseMessageWindow('100/0.5s')), /at least 1 s/);
-    assert.match(String(parseMessageWindow('100/8d')), /at most 7 days/);
+    assert.match(refusalOf('10000'), /expected N\/DURATION/);
+    assert.match(refusalOf('10000 per hour'), /expected N\/DURATION/);
+    assert.match(refusalOf('-5/1h'), /expected N\/DURATION/);
+    assert.match(refusalOf('0/1h'), /at least 1 number/);
+    assert.match(refusalOf('100/0.5s'), /at least 1 s/);
+    assert.match(refusalOf('100/8d'), /at most 7 days/);
   });
 });
 
@@ -180,7 +187,8 @@ describe('message window: stops', () => {
     });
     assert.ok(await limiter.take(200)); // the next request may start 2 s later
     await (await waitingTake(limiter, 200)).stop(); // in the window, waiting for its second
-    const next = await waitingTake(limiter, 200); // the window has room for it: only the pacing holds it
+    // The window has room for it: only the pacing holds it.
+    const next = await waitingTake(limiter, 200);
     assert.deepEqual(held, [], 'the window was never full');
     await next.stop();
   });
@@ -254,14 +262,14 @@ describe('a message window and the sending window together', () => {
     let clock = Date.parse('2026-11-25T21:30:00Z'); // the sending window 08:00-22:00 UTC is open
     let sent = 0;
     const client: ProviderClient = {
-      send: async () => {
+      send: () => {
         sent++;
-        return {
+        return Promise.resolve({
           kind: 'accepted',
           statusCode: '000000',
           smsMessageSid: 'sid',
           dateCreated: '20261125213000',
-        };
+        });
       },
       close: async () => {},
     };
@@ -301,9 +309,11 @@ describe('a message window and the sending window together', () => {
     );
     try {
       await messageWindowFull; // the second request waits for 22:30
-      while (sent < 1) await new Promise((resolve) => setTimeout(resolve, 10)); // the first one goes
+      // the first one goes
+      while (sent < 1) await new Promise((resolve) => setTimeout(resolve, 10));
       clock = Date.parse('2026-11-25T22:31:00Z'); // the message window has room again, but it is night
-      await Promise.race([sendingWindowClosed, sending]); // (sending ends first only if the request went)
+      // (sending ends first only if the request went)
+      await Promise.race([sendingWindowClosed, sending]);
       assert.equal(sent, 1, 'nothing starts outside the sending window');
     } finally {
       stop.abort();

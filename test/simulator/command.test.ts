@@ -32,8 +32,8 @@ function simulate(args: string[], env: NodeJS.ProcessEnv = {}): Run {
   });
   let out = '';
   let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (err += c));
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
   return { child, stdout: () => out, stderr: () => err };
 }
 

@@ -29,6 +29,22 @@ const EVENT = JSON.stringify({
   },
 });
 
+/** The markdown messages of a WeCom and of a DingTalk group robot, as webhookPost writes them. */
+interface WeComMessage {
+  msgtype: string;
+  markdown: { content: string };
+}
+interface DingTalkMessage {
+  msgtype: string;
+  markdown: { title: string; text: string };
+}
+
+/** The refusal a parser answered with; fails if it took the text. */
+function refusal(result: object | string): string {
+  if (typeof result !== 'string') assert.fail(`taken: ${JSON.stringify(result)}`);
+  return result;
+}
+
 describe('webhook bodies', () => {
   it('json: the stored body as is, signed sha256=HMAC-SHA256 hex of its bytes', () => {
     const post = webhookPost('https://example.test/hook', EVENT, 'json', 'secret');
@@ -48,7 +64,7 @@ describe('webhook bodies', () => {
         'wecom',
         undefined,
       ).body,
-    );
+    ) as WeComMessage;
     assert.equal(body.msgtype, 'markdown');
     assert.match(body.markdown.content, /file finished 春季\.csv/);
     assert.match(body.markdown.content, /accepted 8, failed 1/);
@@ -62,7 +78,7 @@ describe('webhook bodies', () => {
       'SECxyz',
       1_700_000_000_000,
     );
-    const body = JSON.parse(post.body);
+    const body = JSON.parse(post.body) as DingTalkMessage;
     assert.equal(body.msgtype, 'markdown');
     assert.equal(body.markdown.title, 'smsdrop: file finished 春季.csv');
     const url = new URL(post.url);
@@ -85,14 +101,14 @@ describe('webhook URLs', () => {
       urls: ['https://a.test/x?key=S', 'http://127.0.0.1:9/h'],
     });
     assert.match(
-      String(parseWebhookUrls('http://hooks.test/x?key=S')),
+      refusal(parseWebhookUrls('http://hooks.test/x?key=S')),
       /plain http is allowed only to a loopback host/,
     );
-    assert.doesNotMatch(String(parseWebhookUrls('http://u:pw@hooks.test/x?key=S')), /pw|key=S/);
+    assert.doesNotMatch(refusal(parseWebhookUrls('http://u:pw@hooks.test/x?key=S')), /pw|key=S/);
     assert.equal(withoutSecrets('https://u:pw@a.test/x?key=S#f'), 'https://a.test/x');
     const [target] = webhookTargets({ urls: ['https://a.test/x?key=S'] });
     assert.equal(target?.shown, 'https://a.test/x');
-    assert.match(target!.id, /^[0-9a-f]{16}$/);
+    assert.match(target.id, /^[0-9a-f]{16}$/);
   });
 
   it('the json format needs a secret; an invalid URL is named without its secrets', () => {
@@ -121,8 +137,8 @@ describe('the HTTP address', () => {
     });
     assert.deepEqual(parseHttpAddress('[::1]:0'), { text: '[::1]:0', host: '::1', port: 0 });
     assert.deepEqual(parseHttpAddress('OFF'), { text: 'off' });
-    assert.match(String(parseHttpAddress('7070')), /expected HOST:PORT/);
-    assert.match(String(parseHttpAddress('0.0.0.0:70000')), /expected HOST:PORT/);
+    assert.match(refusal(parseHttpAddress('7070')), /expected HOST:PORT/);
+    assert.match(refusal(parseHttpAddress('0.0.0.0:70000')), /expected HOST:PORT/);
     assert.equal(validateConfig({}).http.text, '127.0.0.1:7070');
   });
 
