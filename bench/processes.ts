@@ -58,6 +58,7 @@ export function childEnv(
   return {
     ...env,
     SMSDROP_CONFIG: configFile,
+    SMSDROP_TEMPLATES_FILE: 'off', // a developer's config/templates.json would refuse its rows
     SMSDROP_ACCOUNT_SID: creds.accountSid,
     SMSDROP_AUTH_TOKEN: creds.authToken,
     SMSDROP_APP_ID: creds.appId,

@@ -76,6 +76,7 @@ export function smsdropEnv(s: ModeSettings): NodeJS.ProcessEnv {
     SMSDROP_BASE_URL: s.simulatorUrl,
     SMSDROP_DATA_DIR: dataDirOf(s),
     SMSDROP_CONFIG: s.configFile,
+    SMSDROP_TEMPLATES_FILE: 'off', // a developer's config/templates.json would refuse its rows
     SMSDROP_LOG_LEVEL: 'info',
     SMSDROP_RETRY_BASE_MS: '5',
     SMSDROP_RETRY_MAX_MS: '50',

@@ -1,5 +1,6 @@
-// An empty config file for the smsdrop processes the tests start (SMSDROP_CONFIG), so a developer's
-// own config/local.json cannot change what the tests see.
+// Settings for the smsdrop processes the tests start, so that what a developer keeps in the
+// checkout's config/ (local.json, templates.json: the processes run in the checkout) cannot change
+// what the tests see: an empty config file (SMSDROP_CONFIG) and no templates check.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,4 +19,9 @@ export function emptyConfigFile(): string {
     fs.writeFileSync(emptyConfig, '{}', { mode: 0o644 });
   }
   return emptyConfig;
+}
+
+/** The environment that keeps a developer's config/ out of a test's smsdrop process. */
+export function isolatedSettings(): { SMSDROP_CONFIG: string; SMSDROP_TEMPLATES_FILE: string } {
+  return { SMSDROP_CONFIG: emptyConfigFile(), SMSDROP_TEMPLATES_FILE: 'off' };
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SETTINGS } from '../../src/config/index.js';
-import { emptyConfigFile } from '../emptyConfig.js';
+import { isolatedSettings } from '../emptyConfig.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsxLoader = pathToFileURL(path.join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -20,7 +20,7 @@ interface Run {
 }
 
 function smsdrop(args: string[]): Promise<Run> {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, SMSDROP_CONFIG: emptyConfigFile() };
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...isolatedSettings() };
   return new Promise((resolve) => {
     execFile(
       process.execPath,

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { emptyConfigFile } from '../emptyConfig.js';
+import { isolatedSettings } from '../emptyConfig.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsxLoader = pathToFileURL(path.join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
@@ -23,7 +23,7 @@ function node(
   const fullEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    SMSDROP_CONFIG: emptyConfigFile(),
+    ...isolatedSettings(),
     ...env,
   };
   return new Promise((resolve) => {

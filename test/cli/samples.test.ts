@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { emptyConfigFile } from '../emptyConfig.js';
+import { isolatedSettings } from '../emptyConfig.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const samples = path.join(repo, 'data/samples');
@@ -42,7 +42,7 @@ describe('the bundled sample', () => {
     const env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      SMSDROP_CONFIG: emptyConfigFile(),
+      ...isolatedSettings(),
     };
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(

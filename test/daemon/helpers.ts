@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { readRecordFile } from '../../src/simulator/record.js';
-import { emptyConfigFile } from '../emptyConfig.js';
+import { isolatedSettings } from '../emptyConfig.js';
 import type { AcceptedRecord } from '../../src/simulator/types.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -37,7 +37,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   );
   // Any free port for the daemon's HTTP surface: many daemons run at once (the log says which
   // port).
-  return { ...env, SMSDROP_CONFIG: emptyConfigFile(), SMSDROP_HTTP: '127.0.0.1:0', ...extra };
+  return { ...env, ...isolatedSettings(), SMSDROP_HTTP: '127.0.0.1:0', ...extra };
 }
 
 export function tempDir(prefix: string): string {

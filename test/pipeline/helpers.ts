@@ -4,7 +4,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { emptyConfigFile } from '../emptyConfig.js';
+import { isolatedSettings } from '../emptyConfig.js';
 import {
   startSimulator,
   type RunningSimulator,
@@ -54,7 +54,7 @@ export function envFor(
     SMSDROP_RETRY_BASE_MS: '5',
     SMSDROP_RETRY_MAX_MS: '50',
     SMSDROP_LOG_LEVEL: 'warn',
-    SMSDROP_CONFIG: emptyConfigFile(), // a developer's config/local.json cannot change the test
+    ...isolatedSettings(), // what a developer keeps in config/ cannot change the test
     SMSDROP_HTTP: '127.0.0.1:0', // (read by the daemon only; any free port, should one start)
     ...extra,
   };
