@@ -11,7 +11,7 @@ import type { Config } from '../config/index.js';
 import { setDaemonState, setDaemonWaiting } from '../journal/daemonState.js';
 import { checkDataDir } from '../config/dataDir.js';
 import { errorCode } from '../errors.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { closeLogger, createLogger, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
@@ -279,24 +279,4 @@ function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): v
   } catch (err) {
     log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`);
   }
-}
-
-/** Ends the logger so its last lines reach the log file before the process exits. */
-async function closeLogger(log: Logger): Promise<void> {
-  // Taken first: an ended logger no longer lists its transports. The rotating file transport
-  // writes its last lines only when its own stream is closed, after the logger has finished.
-  const files = log.transports.filter(
-    (t) => 'logStream' in t && typeof (t as { close?: unknown }).close === 'function',
-  );
-  const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
-  log.end();
-  await Promise.race([finished, sleep(2_000)]);
-  const flushed = files.map(
-    (t) =>
-      new Promise<void>((resolve) => {
-        t.once('finish', () => resolve());
-        (t as unknown as { close(): void }).close();
-      }),
-  );
-  await Promise.race([Promise.all(flushed), sleep(2_000)]);
 }

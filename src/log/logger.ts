@@ -126,16 +126,19 @@ export async function logUnexpected(err: unknown): Promise<string[]> {
       event: 'unexpected-error',
       stack: (err as Error)?.stack ?? String(err),
     });
-    await endLogger(log, files);
+    await closeLogger(log);
   }
   return dirs;
 }
 
 /**
  * Ends a logger and closes its file streams, waiting (2 s at most each) for the last lines to be
- * written.
+ * written, so they reach the log file before the process exits.
  */
-async function endLogger(log: Logger, files: DailyRotateFile[]): Promise<void> {
+export async function closeLogger(log: Logger): Promise<void> {
+  // Taken first: an ended logger no longer lists its transports. The rotating file transport
+  // writes its last lines only when its own stream is closed, after the logger has finished.
+  const files = log.transports.filter((t): t is DailyRotateFile => t instanceof DailyRotateFile);
   const finished = new Promise<void>((resolve) => log.once('finish', () => resolve()));
   log.end();
   await Promise.race([finished, sleep(2_000)]);
