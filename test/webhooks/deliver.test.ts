@@ -14,6 +14,7 @@ import { outboxBacklog } from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { startDelivery } from '../../src/webhooks/deliver.js';
 import { webhookTargets } from '../../src/webhooks/urls.js';
+import { waitUntil } from '../daemon/helpers.js';
 import { startReceiver } from '../daemon/webhookReceiver.js';
 
 const SECRET = 'hook-s3cret-never-shown';
@@ -31,14 +32,6 @@ function memoryLogger(lines: Array<{ level: string; message: string; event?: str
     format: winston.format.json(),
     transports: [new winston.transports.Stream({ stream })],
   });
-}
-
-async function waitUntil(what: string, condition: () => boolean, timeoutMs = 15_000) {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('webhook delivery to a receiver that is down', () => {
@@ -70,19 +63,23 @@ describe('webhook delivery to a receiver that is down', () => {
       setFileStatus(db, file.id, FILE_STATUS.done);
       assert.deepEqual(delivery.failing(), [], 'not failing before anything was tried');
 
-      await waitUntil('the receiver to be named failing', () => delivery.failing().length > 0);
+      await waitUntil(() => delivery.failing().length > 0, 15_000, 'the receiver named failing');
       const [failing] = delivery.failing();
       assert.match(
         failing!,
         /^webhook http:\/\/127\.0\.0\.1:\d+\/hook failing since .*: HTTP 503$/,
       );
-      await waitUntil('the log to say so', () => lines.some((l) => l.event === 'webhook-failing'));
+      await waitUntil(
+        () => lines.some((l) => l.event === 'webhook-failing'),
+        15_000,
+        'the log line',
+      );
       assert.ok(receiver.refused >= 2, 'tried again');
       assert.equal(receiver.events.length, 0);
       assert.ok(outboxBacklog(db).length > 0, 'the events wait in the journal');
 
       receiver.down = false;
-      await waitUntil('the events to arrive', () => outboxBacklog(db).length === 0);
+      await waitUntil(() => outboxBacklog(db).length === 0, 15_000, 'the events to arrive');
       assert.deepEqual(delivery.failing(), [], 'healthy again');
       assert.deepEqual(
         receiver.events.map((e) => e.event),
