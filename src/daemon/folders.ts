@@ -29,9 +29,9 @@ export function prepareFolders(dataDir: string): Folders {
   };
   // Checked, not only made: a file in a folder's place, or one smsdrop may not write, is one line
   // with its code.
-  const { root: _, logs, ...stages } = folders;
-  for (const dir of [root, ...Object.values(stages)]) checkDataFolder(dir);
-  checkLogDir(logs);
+  for (const dir of [root, folders.inbox, folders.processing, folders.done, folders.failed])
+    checkDataFolder(dir);
+  checkLogDir(folders.logs);
   return folders;
 }
 

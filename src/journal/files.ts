@@ -142,13 +142,10 @@ export function setFileHeader(
   sql(db, 'UPDATE files SET header = ? WHERE id = ?').run(JSON.stringify(header), id);
 }
 
-/**
- * keptGroups: an intake thrown away or redone keeps the file's groups. The intake that reads the
- * file again finds each one by its values and uses it again, and pruning removes them with the
- * file. Deleting them cost a scan of the whole rows table per group (rows.group_id's foreign key
- * has no index of its own): a file of 2,500 groups stopped while it was read took ~18 s to start
- * again in a journal of 190,000 rows, deaf to SIGTERM all the while.
- */
+// keptGroups: an intake thrown away or redone keeps the file's groups. The intake that reads the
+// file again finds each one by its values and uses it again, and pruning removes them with the
+// file. Deleting them would scan the whole rows table per group (rows.group_id's foreign key has no
+// index of its own): seconds for a file of thousands of groups, deaf to SIGTERM all the while.
 
 /** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
 export function discardIntake(db: Journal, fileId: number): void {
