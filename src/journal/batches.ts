@@ -6,7 +6,7 @@ import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import { SmsdropError } from '../errors.js';
-import { BATCH_MOVES, type BatchState, type Doubt } from './states.js';
+import { BATCH_MOVES, BATCH_STATE, type BatchState, type Doubt, sqlList } from './states.js';
 
 export interface BatchRecord {
   id: number;
@@ -145,10 +145,20 @@ export interface MoveOptions {
   now?: string;
 }
 
+/** For each state, the states a batch may come from to reach it (BATCH_MOVES read backwards). */
+const MOVES_INTO = Object.fromEntries(
+  Object.values(BATCH_STATE).map((to) => [
+    to,
+    sqlList(Object.values(BATCH_STATE).filter((from) => BATCH_MOVES[from].includes(to))),
+  ]),
+) as Record<BatchState, string>;
+
 /**
- * The one way a batch changes state: checked against BATCH_MOVES, then written with `assignments`
- * in one statement that also asserts the state it was read in. Returns false only for a claim
- * (onlyFrom, reqId) the batch no longer answers to; any other illegal move throws.
+ * The one way a batch changes state: one UPDATE that moves it only from a state BATCH_MOVES allows
+ * (and, for a claim, only from `onlyFrom` and only while it has `reqId`). So two writers racing
+ * for the same move cannot both make it: the loser's UPDATE changes nothing, and only then is the
+ * batch read, to say why. Returns false only for a claim (onlyFrom, reqId) the batch no longer
+ * answers to; any other move that changed nothing throws (E_BATCH_TRANSITION, E_BATCH_MISSING).
  */
 export function moveBatch(
   db: Journal,
@@ -157,29 +167,33 @@ export function moveBatch(
   assignments: readonly Assignment[] = [],
   options: MoveOptions = {},
 ): boolean {
-  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as
-    [BatchState, string] | undefined;
-  const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
-  if (
-    !current ||
-    (options.reqId !== undefined && current[1] !== options.reqId) ||
-    (options.onlyFrom && !options.onlyFrom.includes(current[0]))
-  ) {
-    if (claim) return false;
-    throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
-  }
-  const from = current[0];
-  if (!BATCH_MOVES[from].includes(to)) throw new IllegalTransitionError(batchId, from, to);
   const set = assignments.map(([text]) => `, ${text}`).join('');
   const params = assignments.flatMap(([, ...values]) => values);
-  sql(db, `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state = ?`).run(
+  const claimedFrom = options.onlyFrom ? ` AND state IN ${sqlList(options.onlyFrom)}` : '';
+  const claimedReqId = options.reqId === undefined ? '' : ' AND req_id = ?';
+  const changed = sql(
+    db,
+    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${MOVES_INTO[to]}${claimedFrom}${claimedReqId}`,
+  ).run(
     to,
     options.now ?? nowIso(),
     ...params,
     batchId,
-    from,
-  );
-  return true;
+    ...(options.reqId === undefined ? [] : [options.reqId]),
+  ).changes;
+  if (changed > 0) return true;
+  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as
+    [BatchState, string] | undefined;
+  const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
+  if (
+    claim &&
+    (!current ||
+      (options.reqId !== undefined && current[1] !== options.reqId) ||
+      (options.onlyFrom !== undefined && !options.onlyFrom.includes(current[0])))
+  )
+    return false;
+  if (!current) throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
+  throw new IllegalTransitionError(batchId, current[0], to);
 }
 
 /**
