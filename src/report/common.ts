@@ -1,6 +1,7 @@
 // What the report commands share: the journal opened for reading only (no lock, so reports work
-// while the daemon sends; WAL keeps readers and the writer out of each other's way), a FILE
-// argument resolved to exactly one file, row-status lists, and table and CSV output.
+// while the daemon sends; WAL keeps readers and the writer out of each other's way; never upgraded
+// under another process), a FILE argument resolved to exactly one file, row-status lists, and
+// table and CSV output.
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { SmsdropError } from '../errors.js';
 import { type FileRecord, getFile } from '../journal/files.js';
+import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
 import { MIGRATIONS } from '../journal/migrations.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { appliedMigrations, filesByShaPrefix, filesNamed } from '../journal/reads.js';
@@ -21,7 +23,12 @@ export class UsageError extends SmsdropError {
   }
 }
 
-/** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
+/**
+ * The journal of dataDir, read-only; undefined when nothing was ever journalled there. A reader
+ * never changes a journal another process holds: one written by an older version (missing a
+ * migration) is upgraded only under the data directory's lock, and while a daemon or a `send`
+ * holds it the reader stops with E_JOURNAL_NEEDS_UPGRADE instead.
+ */
 export function openForReading(dataDir: string): Journal | undefined {
   const file = journalPath(dataDir);
   if (!existsSync(file)) return undefined;
@@ -29,11 +36,29 @@ export function openForReading(dataDir: string): Journal | undefined {
   // Every migration, not only the highest: a journal may lack one below it.
   const applied = appliedMigrations(db);
   if (MIGRATIONS.every((m) => applied.has(m.version))) return db;
-  // A journal last written by an older version lacks the views: upgrading is one short write
-  // transaction (the writer's busy timeout covers a daemon writing at the same moment).
   db.close();
-  openJournal(file).close();
+  upgradeUnlessHeld(dataDir, file);
   return openJournal(file, { readonly: true });
+}
+
+/** Upgrades the journal (migrations, and the one-time VACUUM) if no other process holds it. */
+function upgradeUnlessHeld(dataDir: string, file: string): void {
+  let lock: Lock;
+  try {
+    lock = acquireLock(dataDir, 'smsdrop (upgrading the journal to read it)');
+  } catch (err) {
+    if (!(err instanceof LockedError)) throw err;
+    const holder = err.holderPid > 0 ? ` (pid ${err.holderPid})` : '';
+    throw new SmsdropError(
+      'E_JOURNAL_NEEDS_UPGRADE',
+      `the journal ${file} was written by an older smsdrop and needs an upgrade, which a reader does not make while another smsdrop process${holder} uses it: upgrade with the daemon stopped (stop it, run this command once, then start the daemon of this version)`,
+    );
+  }
+  try {
+    openJournal(file).close();
+  } finally {
+    lock.release();
+  }
 }
 
 /** The journal or a usage error naming the data directory. */

@@ -2,13 +2,24 @@
 // received, the views answer from indexes, and readers never wait for the writer (WAL).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { acquireLock } from '../../src/journal/lock.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
-import { acceptedNumbers, cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
+import {
+  acceptedNumbers,
+  cleanUp,
+  runCli,
+  sendCsv,
+  simulator,
+  tempDir,
+  writeCsvFile,
+} from './helpers.js';
 
 after(cleanUp);
 
@@ -173,27 +184,40 @@ describe('query plans', () => {
   });
 });
 
+/**
+ * A journal as an older version left it: without the views and later tables, and made before
+ * auto_vacuum was INCREMENTAL (so opening it to write would VACUUM it).
+ */
+function writeOldJournal(dataDir: string): void {
+  const old = openJournal(journalPath(dataDir));
+  old.exec(
+    'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; ' +
+      [
+        'pruned_at',
+        'kept_accepted',
+        'kept_failed',
+        'kept_unknown',
+        'kept_pending',
+        'kept_requests',
+        'kept_first_send',
+        'kept_last_send',
+      ]
+        .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
+        .join(' ') +
+      ' DELETE FROM schema_migrations WHERE version >= 2',
+  );
+  old.pragma('auto_vacuum = NONE');
+  old.exec('VACUUM');
+  old.close();
+}
+
+const sha256Of = (file: string): string =>
+  createHash('sha256').update(readFileSync(file)).digest('hex');
+
 describe('a journal written before the views existed', () => {
   it('is upgraded when first opened for reading', () => {
     const dataDir = path.join(tempDir(), 'data');
-    const old = openJournal(journalPath(dataDir));
-    old.exec(
-      'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; ' +
-        [
-          'pruned_at',
-          'kept_accepted',
-          'kept_failed',
-          'kept_unknown',
-          'kept_pending',
-          'kept_requests',
-          'kept_first_send',
-          'kept_last_send',
-        ]
-          .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
-          .join(' ') +
-        ' DELETE FROM schema_migrations WHERE version >= 2',
-    );
-    old.close();
+    writeOldJournal(dataDir);
     const db = openForReading(dataDir)!;
     try {
       assert.deepEqual(db.prepare('SELECT * FROM v_files').all(), []);
@@ -204,6 +228,31 @@ describe('a journal written before the views existed', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('is left as it is while another process holds the data directory: the reader says to upgrade with the daemon stopped, exit 2', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    writeOldJournal(dataDir);
+    const before = sha256Of(journalPath(dataDir));
+    // This test's process stands for a daemon of the older version, running.
+    const lock = acquireLock(dataDir, 'smsdrop daemon');
+    try {
+      for (const args of [['status'], ['report'], ['export', '1', '--out', '-']]) {
+        const run = await runCli(args, { dataDir });
+        assert.equal(run.code, 2, `${args[0]}: ${run.stderr}`);
+        assert.match(
+          run.stderr,
+          /^smsdrop: E_JOURNAL_NEEDS_UPGRADE: .*upgrade with the daemon stopped/m,
+        );
+        assert.doesNotMatch(run.stderr, /\n\s+at /, 'no stack');
+        assert.equal(sha256Of(journalPath(dataDir)), before, `${args[0]} changed the journal`);
+      }
+    } finally {
+      lock.release();
+    }
+    const run = await runCli(['status'], { dataDir });
+    assert.equal(run.code, 0, run.stderr);
+    assert.notEqual(sha256Of(journalPath(dataDir)), before, 'upgraded once nobody holds it');
   });
 });
 
