@@ -42,17 +42,30 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   setSecureDelete(db, true);
   // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
   db.pragma('cache_size = -8000');
-  // A checkpoint once the WAL holds 20,000 pages (80 MB), not SQLite's 1,000. While a file is read
-  // and sent, each request's turn commits the rows read since the last one, and a list in no
-  // particular order puts each row's entry of the (group, number) index on a page of its own: a
-  // commit of 1,000 rows writes ~1,000 pages, so with the default every commit ran a checkpoint
-  // and its two fsyncs. A 1M-row list in random order took 48.9-51.6 s to send with the default,
-  // 38.3-40.1 s with this (docs/benchmark-history.md). The WAL file stays at most ~80 MB.
-  db.pragma('wal_autocheckpoint = 20000');
+  walBound(db);
   // A journal made before is rewritten once (storage.ts).
   ensureIncrementalVacuum(db);
   migrate(db);
   return db;
+}
+
+/** Pages of WAL after which a commit checkpoints them into the database (4 KB pages: 16 MB). */
+export const WAL_CHECKPOINT_PAGES = 4096;
+/** What a WAL grown past the bound (one big commit) is cut back to once it starts over. */
+export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Keeps the WAL small: a checkpoint once it holds WAL_CHECKPOINT_PAGES, not SQLite's 1,000, and
+ * not more. Each request's outcome is a commit of a few pages; with 20,000 pages the WAL of a
+ * 20,000-row list of personalised rows reached 82 MB for a 0.8 MB file (issue 32). The default,
+ * 1,000, ran a checkpoint with its two fsyncs after nearly every 1,000-row commit of a list in
+ * random order (docs/benchmark-history.md). Intake commits 50,000 rows at a time (bulk.ts): a
+ * commit's pages all go to the WAL first, so the peak is this bound plus the largest commit, and
+ * journal_size_limit cuts the file back after it (docs/operations.md has the measures).
+ */
+function walBound(db: Journal): void {
+  db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 function migrate(db: Journal): void {

@@ -1,13 +1,13 @@
-// How the journal is opened: WAL (readers never wait for the writer), and checkpoints only every
-// 20,000 pages. With SQLite's 1,000, a run sending a list in random order ran a checkpoint, with
-// its two fsyncs, after nearly every commit (see open.ts); this test keeps the setting from
-// quietly going back.
+// How the journal is opened: WAL (readers never wait for the writer), and checkpoints every
+// WAL_CHECKPOINT_PAGES pages. With SQLite's 1,000, a run sending a list in random order ran a
+// checkpoint, with its two fsyncs, after nearly every commit (see open.ts); this test keeps the
+// setting from quietly going back (walBound.test.ts keeps it from growing the WAL).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openJournal } from '../../src/journal/open.js';
+import { openJournal, WAL_CHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from '../../src/journal/open.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-open-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +18,9 @@ describe('openJournal', () => {
     const db = openJournal(file);
     try {
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-      assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), 20000);
+      assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
+      assert.ok(WAL_CHECKPOINT_PAGES > 3000);
+      assert.equal(db.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT_BYTES);
       db.exec('CREATE TABLE scratch (filler BLOB NOT NULL)');
       const insert = db.prepare('INSERT INTO scratch (filler) VALUES (zeroblob(3000))');
       // Three commits of ~1,000 pages each: with the default, each would have been checkpointed
