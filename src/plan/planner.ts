@@ -16,7 +16,7 @@ import type { SentBeforeLookup } from '../journal/sentBefore.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
 import { cacheKeyOf, GroupCache, type GroupState, groupKey } from './groups.js';
-import { type PlanLimits, placeNumber } from './index.js';
+import { checkedLimits, type PlanLimits, placeNumber } from './index.js';
 import { SeenNumbers } from './seenNumbers.js';
 import type { IntakeCounts, PlanStore } from './store.js';
 
@@ -87,7 +87,7 @@ export class Planner implements RowWriter {
 
   constructor(store: PlanStore, options: PlannerOptions) {
     this.#store = store;
-    this.#limits = { maxPerRequest: options.maxPerRequest };
+    this.#limits = checkedLimits({ maxPerRequest: options.maxPerRequest });
     this.#onRelease = options.onRelease;
     this.#groupCounts = options.groupCounts;
     this.#counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };

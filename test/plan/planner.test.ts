@@ -3,7 +3,9 @@
 // SQLite).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { errorCode } from '../../src/errors.js';
 import type { GroupCounts } from '../../src/intake/groupCounts.js';
+import { placeNumber } from '../../src/plan/index.js';
 import { GroupCache, type GroupState } from '../../src/plan/groups.js';
 import { Planner, type RowToJournal } from '../../src/plan/planner.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
@@ -261,6 +263,82 @@ describe('the planner, on a store in memory', () => {
     );
     assert.deepEqual(counts, { rows: 3, invalid: 0, duplicates: 2, repeats: 2 });
     assert.deepEqual(store.batchesShown(), ['1: 02 (due)']);
+  });
+});
+
+/** Rows for groups of these sizes, the groups' rows interleaved (one of each in turn). */
+function interleavedRows(groupSizes: number[]): RowToJournal[] {
+  const rows: RowToJournal[] = [];
+  for (let i = 0; i < Math.max(0, ...groupSizes); i++)
+    groupSizes.forEach((size, g) => {
+      if (i < size) rows.push(row(`138${g}${String(i).padStart(7, '0')}`, `g${g}`));
+    });
+  return rows;
+}
+
+describe('the rule (placeNumber), through the planner', () => {
+  it('is exhaustive for every group-size mix up to 3 groups of 0..7 numbers and limits 1..4', () => {
+    for (let max = 1; max <= 4; max++)
+      for (let a = 0; a < 8; a++)
+        for (let b = 0; b < 8; b++)
+          for (let c = 0; c < 8; c++) {
+            const sizes = [a, b, c];
+            const rows = interleavedRows(sizes);
+            const store = new FakeStore();
+            const planner = new Planner(store, { maxPerRequest: max, fileBytes: 10_000 });
+            for (let at = 0; at < rows.length; at += 5) planner.write(rows.slice(at, at + 5));
+            planner.finish();
+            const what = `sizes ${sizes.join(',')}, max ${max}`;
+            // the fewest requests possible, all full but each group's last
+            const fewest = sizes.reduce((n, s) => n + Math.ceil(s / max), 0);
+            assert.equal(store.batches.length, fewest, what);
+            for (const batch of store.batches) {
+              assert.ok(batch.phones.length >= 1 && batch.phones.length <= max, what);
+              assert.equal(new Set(batch.phones).size, batch.phones.length, what);
+              assert.ok(!batch.held, what);
+            }
+            // every row exactly once, in its group's batch, numbers in row order
+            const inBatches = store.batches.flatMap((batch) => batch.phones);
+            assert.deepEqual([...inBatches].sort(), rows.map((r) => r.phone).sort(), what);
+            store.rows.forEach((stored, i) => {
+              const batch = store.batches[stored.batchId! - 1]!;
+              assert.equal(
+                store.groups[batch.groupId - 1]!.datasJson,
+                JSON.stringify(rows[i]!.datas),
+              );
+              assert.ok(batch.phones.includes(rows[i]!.phone!), what);
+            });
+            for (const g of [0, 1, 2]) {
+              const ofGroup = store.batches.filter((x) => x.phones[0]?.startsWith(`138${g}`));
+              assert.deepEqual(
+                ofGroup.flatMap((x) => x.phones),
+                rows.filter((r) => r.phone!.startsWith(`138${g}`)).map((r) => r.phone),
+                `${what}: group ${g} in row order`,
+              );
+              assert.ok(
+                ofGroup.slice(0, -1).every((x) => x.phones.length === max),
+                what,
+              );
+            }
+          }
+  });
+
+  it('places a number in the open request until it is full', () => {
+    assert.equal(placeNumber(undefined, { maxPerRequest: 2 }), 'new');
+    assert.equal(placeNumber(1, { maxPerRequest: 2 }), 'open');
+    assert.equal(placeNumber(2, { maxPerRequest: 2 }), 'new');
+  });
+
+  it('refuses limits it cannot plan with (E_PLAN_INPUT), before writing anything', () => {
+    for (const maxPerRequest of [0, -1, 2.5, Number.NaN]) {
+      const store = new FakeStore();
+      assert.throws(
+        () => new Planner(store, { maxPerRequest }),
+        (err) => errorCode(err) === 'E_PLAN_INPUT',
+        String(maxPerRequest),
+      );
+      assert.deepEqual(store.rows, []);
+    }
   });
 });
 
