@@ -1,7 +1,10 @@
 // Files in progress, at most `max` at a time (request concurrency is bounded separately, by the
-// one p-limit all files share). A job may hand back a promise to run it again after: a file
-// paused by the account switch, or waiting for another file with the same bytes, frees its place
-// meanwhile, so new files keep being read in; it comes back first in line.
+// one p-limit all files share), on p-queue. A job may hand back a promise to run it again after:
+// a file paused by the account switch, or waiting for another file with the same bytes, frees its
+// place meanwhile, so new files keep being read in; it comes back first in line (a higher
+// priority: p-queue keeps the order of equal priorities).
+import PQueue from 'p-queue';
+
 export type JobResult = void | { again: Promise<void> };
 
 export interface FilePool {
@@ -14,6 +17,9 @@ export interface FilePool {
   readonly queued: number;
 }
 
+const NEW = 0;
+const RETURNING = 1;
+
 /**
  * `run` should settle every error itself; one that escapes is handed to `onEscape`, never thrown.
  */
@@ -22,67 +28,37 @@ export function createFilePool(
   run: (name: string) => Promise<JobResult>,
   onEscape: (name: string, err: unknown) => void,
 ): FilePool {
-  const queue: string[] = [];
-  /** Files coming back (after a pause or a wait) go before new ones, in the order they return. */
-  const returning: string[] = [];
-  let running = 0;
+  const queue = new PQueue({ concurrency: max });
   let stopped = false;
-  let idleWaiters: Array<() => void> = [];
 
-  const notifyIfIdle = () => {
-    if (running > 0) return;
-    const waiters = idleWaiters;
-    idleWaiters = [];
-    for (const resolve of waiters) resolve();
-  };
-
-  const tryToStartAnother = () => {
-    while (!stopped && running < max && returning.length + queue.length > 0)
-      void start((returning.shift() ?? queue.shift())!);
-    notifyIfIdle();
-  };
-
-  const start = async (name: string) => {
-    running++;
-    let result: JobResult = undefined;
-    try {
-      result = await run(name);
-    } catch (err) {
-      onEscape(name, err);
-    } finally {
-      running--;
-    }
-    if (result) void result.again.then(() => comeBack(name));
-    tryToStartAnother();
-  };
-
-  const comeBack = (name: string) => {
+  const enqueue = (name: string, priority: number) => {
     if (stopped) return;
-    returning.push(name);
-    tryToStartAnother();
+    void queue.add(
+      async () => {
+        let result: JobResult = undefined;
+        try {
+          result = await run(name);
+        } catch (err) {
+          onEscape(name, err);
+        }
+        if (result) void result.again.then(() => enqueue(name, RETURNING));
+      },
+      { priority },
+    );
   };
 
   return {
-    add(name) {
-      if (stopped) return;
-      queue.push(name);
-      tryToStartAnother();
-    },
+    add: (name) => enqueue(name, NEW),
     stop() {
       stopped = true;
-      queue.length = 0;
-      returning.length = 0;
+      queue.clear();
     },
-    onIdle() {
-      return running === 0
-        ? Promise.resolve()
-        : new Promise((resolve) => idleWaiters.push(resolve));
-    },
+    onIdle: () => queue.onPendingZero(),
     get running() {
-      return running;
+      return queue.pending;
     },
     get queued() {
-      return returning.length + queue.length;
+      return queue.size;
     },
   };
 }

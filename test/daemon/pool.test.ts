@@ -1,6 +1,8 @@
 // The pool of files in progress: bounded, first come first served, and a file that must wait
 // (account pause, same bytes already running) frees its place and comes back before new files.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { createFilePool } from '../../src/daemon/pool.js';
 
@@ -124,5 +126,17 @@ describe('file pool', () => {
     await tick();
     assert.deepEqual(started, ['a']);
     assert.deepEqual(escaped, ['a: boom a']);
+  });
+
+  it("is p-queue's queue (a priority for returning files), not one of its own", () => {
+    const root = path.resolve(import.meta.dirname, '../..');
+    const source = readFileSync(path.join(root, 'src/daemon/pool.ts'), 'utf8');
+    assert.match(source, /^import PQueue from 'p-queue';$/m);
+    assert.doesNotMatch(source, /idleWaiters|\.shift\(\)/, 'no hand-made queue or idle waiters');
+    const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    // p-queue 10 needs Node 22; these machines run Node 20.
+    assert.match(manifest.dependencies['p-queue'] ?? '', /^\^9\./);
   });
 });
