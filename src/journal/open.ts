@@ -55,13 +55,14 @@ export const WAL_CHECKPOINT_PAGES = 4096;
 export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
- * Keeps the WAL small: a checkpoint once it holds WAL_CHECKPOINT_PAGES, not SQLite's 1,000, and
- * not more. Each request's outcome is a commit of a few pages; with 20,000 pages the WAL of a
- * 20,000-row list of personalised rows reached 82 MB for a 0.8 MB file (issue 32). The default,
- * 1,000, ran a checkpoint with its two fsyncs after nearly every 1,000-row commit of a list in
- * random order (docs/benchmark-history.md). Intake commits 50,000 rows at a time (bulk.ts): a
- * commit's pages all go to the WAL first, so the peak is this bound plus the largest commit, and
- * journal_size_limit cuts the file back after it (docs/operations.md has the measures).
+ * Keeps the WAL small: a checkpoint once it holds WAL_CHECKPOINT_PAGES, neither SQLite's 1,000 nor
+ * more. Each request's outcome is a commit of a few pages; with 20,000 pages the WAL of a
+ * 20,000-row list of rows with values of their own reached 82 MB for a 0.8 MB file. With 1,000, a
+ * checkpoint and its two fsyncs ran after nearly every 1,000-row commit of a list in random order
+ * (docs/benchmark-history.md). Intake commits 50,000 rows at a time (bulk.ts), and a commit's
+ * pages all go to the WAL first: the peak is this bound plus the largest commit, and
+ * journal_size_limit cuts the file back after it (measures in docs/operations.md). The intents
+ * file keeps SQLite's 1,000 pages: its rows are deleted as the journal commits.
  */
 function walBound(db: Journal): void {
   db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
