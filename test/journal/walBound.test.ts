@@ -3,7 +3,7 @@
 // every 20,000 pages the WAL of such a send reached 82 MB for a 0.8 MB file. Sizes only: the
 // files are sampled from outside while `smsdrop send` runs, nothing is timed.
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { WAL_CHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from '../../src/journal/open.js';
@@ -24,9 +24,12 @@ const WAL_BOUND = WAL_CHECKPOINT_PAGES * 4096 + 8 * 1024 * 1024;
 
 const running: Proc[] = [];
 let sim: Simulator | undefined;
+const dir = tempDir('wal-bound');
 after(async () => {
   for (const proc of running) proc.kill('SIGKILL');
+  await Promise.all(running.map((proc) => proc.exited));
   await sim?.stop();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
@@ -34,7 +37,6 @@ const sizeOf = (file: string): number => statSync(file, { throwIfNoEntry: false 
 describe('the write-ahead log during a long send', () => {
   it(`stays under ${WAL_BOUND / 1024 / 1024} MB for ${ROWS} rows, each its own request, and is cut back after`, async () => {
     assert.ok(WAL_SIZE_LIMIT_BYTES <= WAL_BOUND);
-    const dir = tempDir('wal-bound');
     sim = await startSimulatorProcess(dir);
     const csv = path.join(dir, 'list.csv');
     writeFileSync(csv, contactsCsv(ROWS));
