@@ -24,6 +24,11 @@ export interface IntakeOptions {
   bytes?: number;
   /** The templates file's texts: a row whose values do not fill its template is invalid. */
   templates?: TemplateBook;
+  /**
+   * Every byte of the file is text in `encoding` (FileInspection.exact): a U+FFFD in a value is
+   * text the file holds. Otherwise it marks a byte that is not text, and its row is invalid.
+   */
+  decodedExactly?: boolean;
 }
 
 export interface IntakeRow {
@@ -171,7 +176,8 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     const beyond = beyondError(cells, map);
     if (beyond) errors.push(beyond);
   }
-  if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
+  if (!options.decodedExactly && holdsUndecodable(row.datas, templateId, appId))
+    errors.push(UNDECODABLE);
   const gap = emptyValueBeforeFilled(row.datas);
   if (gap !== undefined)
     errors.push(

@@ -87,7 +87,7 @@ async function sendForeground(
   );
   // Inspected here, so that the progress bar knows the file's size and journal identity.
   // unreadable: processFile refuses it
-  const inspection = await inspectFile(file).catch(() => undefined);
+  const inspection = await inspectFile(file, config.encoding).catch(() => undefined);
   const progress =
     inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
   try {
