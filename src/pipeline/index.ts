@@ -483,6 +483,7 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
     allowInternational: ctx.config.allowInternational,
     maxValueChars: ctx.config.maxValueChars,
     decodedExactly: inspection.exact,
+    quoted: inspection.quoted,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
     ...(ctx.config.templates ? { templates: ctx.config.templates } : {}),
