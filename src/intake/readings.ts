@@ -143,6 +143,8 @@ const LOWER = /\p{Lowercase}/u;
 const UPPER = /\p{Uppercase}/u;
 const LATIN_OR_GREEK = /[\p{Script=Latin}\p{Script=Greek}]/u;
 const COMMON = /[\p{Script=Common}\p{Script=Inherited}]/u;
+/** Marks that follow a symbol (❤️: U+2764 U+FE0F), not a letter. */
+const VARIATION_SELECTOR = /[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/u;
 
 /**
  * Whether text read as UTF-8 is text a list may hold. Not when a character is no text, and not
@@ -163,8 +165,7 @@ export function plausibleUtf8(text: string): boolean {
     }
     const cp = ch.codePointAt(0)!;
     if (cp >= 0x80) {
-      if (MARK.test(ch) && !(previous && (LETTER.test(previous) || MARK.test(previous))))
-        return false;
+      if (MARK.test(ch) && !previous && !VARIATION_SELECTOR.test(ch)) return false;
       if (rareLetter(cp)) return false;
     }
     if (previous && UPPER.test(ch) && LOWER.test(previous)) return false;
