@@ -4,11 +4,11 @@
 // valid UTF-8 all the way through mean UTF-8 unless they read clearly as Chinese in GB18030 and
 // implausibly in UTF-8 (readings.ts), and a file both readings of which stay plausible is
 // refused; a file's name (NAME.gb18030.csv) or SMSDROP_ENCODING settles it. Bytes that are UTF-8
-// but for a few stray
-// bytes (mostlyUtf8: read as GB18030, every Chinese value of such a file would be sent garbled;
-// read as UTF-8, only the cells with a stray byte hold U+FFFD, and those rows are refused);
-// anything else is read as GB18030. But a file some of whose lines say UTF-8 and others GB18030
-// (encodingParts.ts: two exports joined, or a BOM above GB18030 rows) is mixed, and refused.
+// but for a few stray bytes mean UTF-8 too (mostlyUtf8: read as GB18030, every Chinese value of
+// such a file would be sent garbled; read as UTF-8, only the cells with a stray byte hold U+FFFD,
+// and those rows are refused); anything else is read as GB18030. But a file some of whose lines
+// say UTF-8 and others GB18030 (encodingParts.ts: two exports joined, or a BOM above GB18030
+// rows) is mixed, and refused.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
@@ -134,7 +134,7 @@ type Measures = Omit<FileInspection, 'encoding' | 'exact' | 'mixed' | 'ambiguous
 
 /**
  * Hashes and measures the file and decides its encoding. Rejects with the fs error if unreadable.
- * `told`: the encoding SMSDROP_ENCODING sets; a BOM, then the file's name, say more.
+ * `setting`: SMSDROP_ENCODING; a BOM, then the file's name, say more than it.
  */
 export async function inspectFile(
   file: string,
