@@ -19,6 +19,7 @@ import {
   recountFile,
   restartIntake,
   setFileHeader,
+  setFileEncoding,
   setFileProvider,
   setFileStatus,
   unfinishedWithSends,
@@ -157,6 +158,7 @@ export async function processFile(
     // Refused with nothing sent, it is read anew from its first row: for the provider of now.
     const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
     if (anew && ctx.provider) setFileProvider(ctx.db, file.id, ctx.provider);
+    if (anew) setFileEncoding(ctx.db, file.id, inspection.encoding);
     const changed = anew ? undefined : providerChange(file, ctx.provider);
     if (changed) return result('refused', file, { code: changed.code, reason: changed.message });
   }

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import iconv from 'iconv-lite';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
@@ -96,6 +97,31 @@ describe('encodings end to end', () => {
     const set = await send('ani.csv', bytes, { SMSDROP_ENCODING: 'gb18030' });
     assert.equal(set.status, 0);
     assert.deepEqual(set.sent, expected(['员斩斋'], 300));
+  });
+
+  it('refused, then settled in the same data directory, the file is read anew and recorded in its new encoding', async () => {
+    const dir = tempDir();
+    const data = path.join(dir, 'data');
+    const file = writeCsv(dir, 'ani.csv', list(['Անի'], 500));
+    const before = sim.records.length;
+    assert.equal((await runCli(['send', file, '--json'], envFor(sim, data))).status, 2);
+    const settled = await runCli(
+      ['send', file, '--json'],
+      envFor(sim, data, { SMSDROP_ENCODING: 'gb18030' }),
+    );
+    assert.equal(settled.status, 0, settled.stderr);
+    assert.deepEqual(
+      deliveries({ ...sim, records: sim.records.slice(before) }),
+      expected(['员斩斋'], 500),
+    );
+    const db = new Database(path.join(data, 'journal.sqlite'), { readonly: true });
+    try {
+      assert.deepEqual(db.prepare('SELECT status, encoding FROM files').all(), [
+        { status: 'done', encoding: 'gb18030' },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 
   it('a bad SMSDROP_ENCODING stops the command with its code', async () => {
