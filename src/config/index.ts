@@ -269,6 +269,23 @@ export const SETTINGS = {
     env: 'SMSDROP_MAX_VALUE_CHARS',
     doc: 'Characters one template value may hold at most; a longer value makes its row invalid (a whole long message is a few hundred characters).',
   },
+  encoding: {
+    schema: z.preprocess(
+      (v) => {
+        if (typeof v !== 'string') return blankAsUnset(v);
+        const s = v.trim().toLowerCase();
+        if (s === 'utf8') return 'utf-8';
+        return s === 'gbk' || s === 'gb2312' ? 'gb18030' : s || undefined;
+      },
+      z
+        .enum(['auto', 'utf-8', 'gb18030'], {
+          errorMap: () => ({ message: 'expected auto, utf8 or gb18030' }),
+        })
+        .default('auto'),
+    ),
+    env: 'SMSDROP_ENCODING',
+    doc: 'auto, utf8 or gb18030: the encoding of files without a UTF-8 BOM and without one in their name (NAME.utf8.csv, NAME.gb18030.csv); auto tells them apart from the bytes, and refuses a file that reads plausibly both ways (E_FILE_ENCODING_AMBIGUOUS).',
+  },
   resumeWithin: {
     schema: resumeWithin,
     env: 'SMSDROP_RESUME_WITHIN',

@@ -130,18 +130,18 @@ export function render(template: Template, datas: readonly string[]): string {
 }
 
 /**
- * Characters of a one-segment message, and of each segment of a longer one (the rest carries the
- * joining header).
+ * UTF-16 units of a one-segment message, and of each segment of a longer one (the rest carries the
+ * joining header): a Chinese message goes out in UCS-2, 140 bytes a segment, 6 of them the header
+ * of a long one (3GPP TS 23.038 and 23.040).
  */
 const ONE_SEGMENT = 70;
 const PER_LONG_SEGMENT = 67;
 
 /**
- * SMS segments a message costs, its characters counted as Unicode code points (the signature 【…】
- * included).
+ * SMS segments a message costs, as the carriers bill it: its UTF-16 units (an emoji or an
+ * ideograph beyond the BMP takes two, as in UCS-2 on the air), the signature 【…】 included.
  */
 export function segmentsOf(message: string): number {
-  let chars = 0;
-  for (const _ of message) chars++;
-  return chars <= ONE_SEGMENT ? 1 : Math.ceil(chars / PER_LONG_SEGMENT);
+  const units = message.length;
+  return units <= ONE_SEGMENT ? 1 : Math.ceil(units / PER_LONG_SEGMENT);
 }

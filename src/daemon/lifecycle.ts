@@ -149,7 +149,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     return undefined;
   }
   // unreadable: processFile refuses it with the reason
-  const inspection = await inspectFile(file).catch(() => undefined);
+  const inspection = await inspectFile(file, life.ctx.config.encoding).catch(() => undefined);
   const sha256 = inspection?.sha256;
   const other = sha256 ? life.busy.get(sha256) : undefined;
   if (other) {

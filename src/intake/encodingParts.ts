@@ -38,8 +38,11 @@ const LF = 0x0a;
 
 export interface LineClassifier {
   push(chunk: Buffer): void;
-  /** The parts, in file order (at most PARTS_KEPT of them), and how many there were in all. */
-  end(): { parts: EncodingPart[]; partCount: number };
+  /**
+   * The parts, in file order (at most PARTS_KEPT of them), how many there were in all, and whether
+   * every line is valid GB18030.
+   */
+  end(): { parts: EncodingPart[]; partCount: number; allGb18030: boolean };
 }
 
 /** `bom`: the file starts with a UTF-8 BOM, which says UTF-8 for line 1. */
@@ -48,6 +51,7 @@ export function lineClassifier(bom: boolean): LineClassifier {
   let partCount = 0;
   let line = 1;
   let afterCr = false;
+  let allGb18030 = true;
   const state = freshLine();
 
   let lastEncoding: LineEncoding | undefined;
@@ -60,6 +64,7 @@ export function lineClassifier(bom: boolean): LineClassifier {
     if (parts.length === partCount) parts.at(-1)!.lastLine = line;
   };
   const endLine = () => {
+    if (!state.gbValid || state.gbStep !== 0) allGb18030 = false;
     const encoding = classify(state);
     if (encoding) note(encoding);
     resetLine(state);
@@ -89,7 +94,7 @@ export function lineClassifier(bom: boolean): LineClassifier {
     },
     end() {
       if (state.high) endLine();
-      return { parts, partCount };
+      return { parts, partCount, allGb18030 };
     },
   };
 }

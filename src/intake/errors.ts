@@ -14,6 +14,7 @@ export type RefusalCode =
   | 'E_FILE_CSV'
   | 'E_FILE_CHANGED'
   | 'E_FILE_MIXED_ENCODING'
+  | 'E_FILE_ENCODING_AMBIGUOUS'
   | 'E_NO_PHONE_COLUMN'
   | 'E_NO_TEMPLATE_COLUMN'
   | 'E_NO_APP_COLUMN'

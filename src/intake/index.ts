@@ -15,11 +15,13 @@ import { unguardCell } from '../csvio/guard.js';
 import { FileRefusedError, type RefusalCode } from './errors.js';
 import { mapHeader } from './headers.js';
 import { openQuoteLine } from './quotes.js';
+import { markQuotedEmpty } from './quotedEmpty.js';
 import {
   buildRow,
   extraColumnNames,
   flagSwallowedRows,
   isBlankRecord,
+  takeQuotedEmpty,
   type IntakeOptions,
   type IntakeRow,
   type RowShape,
@@ -121,11 +123,21 @@ function gb18030Decoder(): Transform {
   });
 }
 
-function openRecords(
-  file: string,
-  encoding: IntakeOptions['encoding'],
-  bytes: number | undefined,
-): Readable {
+/** UTF-8 bytes to text (the BOM dropped), for a file whose text is marked before csv-parse. */
+function utf8Decoder(): Transform {
+  const decoder = new TextDecoder('utf-8');
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      done(null, decoder.decode(chunk, { stream: true }));
+    },
+    flush(done) {
+      done(null, decoder.decode());
+    },
+  });
+}
+
+function openRecords(file: string, options: IntakeOptions): Readable {
+  const { encoding, bytes } = options;
   const parser = parse({
     bom: true,
     relax_column_count: true,
@@ -139,7 +151,16 @@ function openRecords(
     highWaterMark: READ_SIZE,
     ...(bytes ? { end: bytes - 1 } : {}),
   });
-  const streams = encoding === 'gb18030' ? [source, gb18030Decoder(), parser] : [source, parser];
+  // A file without a double quote has no quoted empty value: csv-parse reads its bytes directly.
+  const streams =
+    options.quoted === false
+      ? [source, ...(encoding === 'gb18030' ? [gb18030Decoder()] : []), parser]
+      : [
+          source,
+          encoding === 'gb18030' ? gb18030Decoder() : utf8Decoder(),
+          markQuotedEmpty(),
+          parser,
+        ];
   // Errors reach the consumer through the parser's iterator; the callback only keeps them from
   // being unhandled.
   pipeline(streams, () => {});
@@ -281,17 +302,16 @@ export async function* readRows(file: string, options: IntakeOptions): AsyncGene
   let chunk: IntakeRow[] = [];
   let anyRow = false;
   try {
-    for await (const cells of openRecords(file, options.encoding, options.bytes) as AsyncIterable<
-      string[]
-    >) {
+    for await (const cells of openRecords(file, options) as AsyncIterable<string[]>) {
       const start = line + 1;
       line = start + extraLines(cells);
+      const quotedEmpty = options.quoted === false ? undefined : takeQuotedEmpty(cells);
       if (isBlankRecord(cells)) continue;
       if (shape === undefined) {
         shape = header.take(file, cells, start, options);
         continue;
       }
-      const row = buildRow(cells, start, shape);
+      const row = buildRow(cells, start, shape, quotedEmpty);
       if (line > start) flagSwallowedRows(row, cells, line, shape);
       chunk.push(row);
       anyRow = true;

@@ -1,15 +1,19 @@
 // First pass over a dropped file's bytes, streaming in constant memory: its fingerprint (sha256,
 // size, so the journal can recognise a file it has seen) and its text encoding. Chinese Excel
 // saves "CSV" in GB18030 unless told "CSV UTF-8", so: a UTF-8 BOM means UTF-8; bytes that are
-// valid UTF-8 all the way through mean UTF-8; so do bytes that are UTF-8 but for a few stray
-// bytes (mostlyUtf8: read as GB18030, every Chinese value of such a file would be sent garbled;
-// read as UTF-8, only the cells with a stray byte hold U+FFFD, and those rows are refused);
-// anything else is read as GB18030. But a file some of whose lines say UTF-8 and others GB18030
-// (encodingParts.ts: two exports joined, or a BOM above GB18030 rows) is mixed, and refused.
+// valid UTF-8 all the way through mean UTF-8 unless they read clearly as Chinese in GB18030 and
+// implausibly in UTF-8 (readings.ts), and a file both readings of which stay plausible is
+// refused; a file's name (NAME.gb18030.csv) or SMSDROP_ENCODING settles it. Bytes that are UTF-8
+// but for a few stray bytes mean UTF-8 too (mostlyUtf8: read as GB18030, every Chinese value of
+// such a file would be sent garbled; read as UTF-8, only the cells with a stray byte hold U+FFFD,
+// and those rows are refused); anything else is read as GB18030. But a file some of whose lines
+// say UTF-8 and others GB18030 (encodingParts.ts: two exports joined, or a BOM above GB18030
+// rows) is mixed, and refused.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
 import { type EncodingPart, lineClassifier } from './encodingParts.js';
+import { type TwoReadings, validUtf8Judge } from './readings.js';
 
 export interface FileInspection {
   sha256: string;
@@ -32,6 +36,16 @@ export interface FileInspection {
    * one part would be sent garbled, so intake refuses the file, naming the parts.
    */
   mixed?: { parts: EncodingPart[]; partCount: number };
+  /**
+   * Every byte is text in the encoding, so a U+FFFD read from it is text the file holds, not the
+   * mark of a byte that is not text.
+   */
+  exact: boolean;
+  /**
+   * Set when the file is valid UTF-8 and both its readings, in UTF-8 and in GB18030, are plausible
+   * (readings.ts): intake refuses it, showing both readings of this value.
+   */
+  ambiguous?: TwoReadings;
 }
 
 const QUOTE = 0x22;
@@ -98,10 +112,48 @@ export function wholeCharacters(bytes: Buffer): number {
   return bytes.length - start < sequenceLength(bytes[start]!) ? start : bytes.length;
 }
 
+/** An encoding the user named for a file: a setting (SMSDROP_ENCODING) or the file's name. */
+export type ToldEncoding = 'utf-8' | 'gb18030';
+/** SMSDROP_ENCODING: auto, or the encoding of files whose BOM and name say none. */
+export type EncodingSetting = 'auto' | ToldEncoding;
+
+/** `NAME.utf8.csv`, `NAME.gb18030.csv` (or .gbk., .gb2312.): the name says the encoding. */
+const NAMED_ENCODING = /\.(utf-?8|gb18030|gbk|gb2312)\.[^./\\]+$/i;
+
+/** The encoding a file's name gives, if any. */
+export function encodingInName(file: string): ToldEncoding | undefined {
+  const named = NAMED_ENCODING.exec(file)?.[1]?.toLowerCase();
+  if (named === undefined) return undefined;
+  return named.startsWith('utf') ? 'utf-8' : 'gb18030';
+}
+
+type Measures = Omit<FileInspection, 'encoding' | 'exact' | 'mixed' | 'ambiguous'> & {
+  ascii: boolean;
+  validUtf8: boolean;
+};
+
 /**
  * Hashes and measures the file and decides its encoding. Rejects with the fs error if unreadable.
+ * `setting`: SMSDROP_ENCODING; a BOM, then the file's name, say more than it.
  */
-export async function inspectFile(file: string): Promise<FileInspection> {
+export async function inspectFile(
+  file: string,
+  setting: EncodingSetting = 'auto',
+): Promise<FileInspection> {
+  const { ascii, validUtf8, ...measures } = await measure(file);
+  if (ascii) return { ...measures, encoding: 'utf-8', exact: true };
+  const named = measures.bom
+    ? undefined
+    : (encodingInName(file) ?? (setting === 'auto' ? undefined : setting));
+  if (named === 'utf-8') return { ...measures, encoding: named, exact: validUtf8 };
+  if (named === 'gb18030') return { ...measures, encoding: named, exact: await isGb18030(file) };
+  if (validUtf8 && measures.bom) return { ...measures, encoding: 'utf-8', exact: true };
+  if (validUtf8) return { ...measures, ...(await judgeValidUtf8(file)) };
+  return { ...measures, ...(await notAllUtf8(file, measures.bom)) };
+}
+
+/** Fingerprint, size, lines and quotes of the file, and whether it is ASCII, or valid UTF-8. */
+async function measure(file: string): Promise<Measures> {
   const hash = createHash('sha256');
   const utf8 = utf8Checker();
   let size = 0;
@@ -131,12 +183,21 @@ export async function inspectFile(file: string): Promise<FileInspection> {
   }
   longestLine = Math.max(longestLine, lineSoFar);
   const sha256 = hash.digest('hex');
-  if (ascii) return { sha256, size, encoding: 'utf-8', bom, quoted, longestLine };
-  if (utf8.end()) {
-    const encoding = !bom && (await gbkPassingAsUtf8(file)) ? 'gb18030' : 'utf-8';
-    return { sha256, size, encoding, bom, quoted, longestLine };
-  }
-  return { sha256, size, bom, quoted, longestLine, ...(await notAllUtf8(file, bom)) };
+  return { sha256, size, bom, quoted, longestLine, ascii, validUtf8: utf8.end() };
+}
+
+/**
+ * A file of valid UTF-8 without a BOM is UTF-8 unless its GB18030 reading is clearly Chinese and
+ * its UTF-8 reading is not plausible (readings.ts); when both stay plausible, it is ambiguous.
+ */
+async function judgeValidUtf8(
+  file: string,
+): Promise<Pick<FileInspection, 'encoding' | 'exact' | 'ambiguous'>> {
+  const judge = validUtf8Judge();
+  for await (const chunk of readChunks(file)) if (judge.push(chunk)) break;
+  const verdict = judge.end();
+  if ('encoding' in verdict) return { encoding: verdict.encoding, exact: true };
+  return { encoding: 'utf-8', exact: true, ambiguous: verdict.ambiguous };
 }
 
 /**
@@ -147,60 +208,16 @@ export async function inspectFile(file: string): Promise<FileInspection> {
 async function notAllUtf8(
   file: string,
   bom: boolean,
-): Promise<Pick<FileInspection, 'encoding' | 'mixed'>> {
+): Promise<Pick<FileInspection, 'encoding' | 'exact' | 'mixed'>> {
   const classifier = lineClassifier(bom);
   for await (const chunk of readChunks(file)) classifier.push(chunk);
-  const { parts, partCount } = classifier.end();
+  const { parts, partCount, allGb18030 } = classifier.end();
   const first = parts[0];
-  if (first === undefined)
-    return { encoding: bom || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030' };
-  if (partCount === 1) return { encoding: first.encoding };
-  return { encoding: first.encoding, mixed: { parts, partCount } };
-}
-
-/**
- * Whether a file of valid UTF-8 is in fact GB18030 whose every pair of bytes happens to be valid
- * UTF-8 as well. Common characters are (元 reads as U+052A, 女士 as "Ůʿ"), so a Chinese Excel file
- * whose only Chinese is a unit in each row (128.00元), or a few names, passes the UTF-8 check, and
- * every such value would be sent garbled. Chinese in UTF-8 takes 3 bytes a character: a file with
- * one such sequence is UTF-8. One whose non-ASCII characters are all 2-byte sequences is GB18030
- * when every second byte is one GB2312 uses (0xA1 and up) and, read as UTF-8, one of its
- * characters is of no script a list would hold (IPA, modifier letters, combining marks alone,
- * Armenian, Syriac…: 元 reads as U+052A). Latin with accents, Greek, Cyrillic, Hebrew and Arabic
- * are such scripts (José, Dương, Иван stay UTF-8), though many GB2312 characters read as them
- * too (一 as һ): one character of the others decides, however many of these there are. Stops at
- * the first 3-byte sequence, so UTF-8 Chinese costs little.
- */
-async function gbkPassingAsUtf8(file: string): Promise<boolean> {
-  let lead = 0; // the first byte of a 2-byte sequence whose second byte is in the next read
-  let unlikely = false;
-  for await (const chunk of readChunks(file)) {
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i]!;
-      if (lead !== 0) {
-        if (b < 0xa1) return false; // a GB2312 pair never ends so
-        unlikely ||= !likelyScript(((lead & 0x1f) << 6) | (b & 0x3f));
-        lead = 0;
-      } else if (b >= 0xe0) {
-        return false; // a 3- or 4-byte sequence: UTF-8
-      } else if (b >= 0xc0) {
-        lead = b;
-      }
-    }
-  }
-  return unlikely;
-}
-
-/**
- * Code points of 2-byte UTF-8 a list may well hold: Latin-1 and Latin Extended-A and B, Greek,
- * Cyrillic, Hebrew, Arabic.
- */
-function likelyScript(codePoint: number): boolean {
-  return (
-    codePoint < 0x250 ||
-    (codePoint >= 0x370 && codePoint < 0x500) ||
-    (codePoint >= 0x590 && codePoint < 0x700)
-  );
+  const encoding = first?.encoding ?? (bom || (await mostlyUtf8(file)) ? 'utf-8' : 'gb18030');
+  // Not valid UTF-8: read as UTF-8, its stray bytes become U+FFFD.
+  const exact = encoding === 'gb18030' && allGb18030;
+  if (first === undefined || partCount === 1) return { encoding, exact };
+  return { encoding, exact, mixed: { parts, partCount } };
 }
 
 /**

@@ -5,6 +5,7 @@ import { unguardCell } from '../csvio/guard.js';
 import { type TemplateBook, templateFillError } from '../config/templates.js';
 import type { ColumnMap } from './headers.js';
 import { normalisePhone } from './phone.js';
+import { QUOTED_EMPTY } from './quotedEmpty.js';
 
 export interface IntakeOptions {
   encoding: 'utf-8' | 'gb18030';
@@ -24,6 +25,16 @@ export interface IntakeOptions {
   bytes?: number;
   /** The templates file's texts: a row whose values do not fill its template is invalid. */
   templates?: TemplateBook;
+  /**
+   * Every byte of the file is text in `encoding` (FileInspection.exact): a U+FFFD in a value is
+   * text the file holds. Otherwise it marks a byte that is not text, and its row is invalid.
+   */
+  decodedExactly?: boolean;
+  /**
+   * Whether the file holds a double quote (FileInspection.quoted); false: it has no quoted empty
+   * value to tell apart, and is parsed without looking for one.
+   */
+  quoted?: boolean;
 }
 
 export interface IntakeRow {
@@ -35,7 +46,7 @@ export interface IntakeRow {
   phone?: string;
   appId?: string;
   templateId?: string;
-  /** Template values exactly as written; trailing empty values dropped. */
+  /** Template values exactly as written; trailing empty values dropped, unless quoted (""). */
   datas: string[];
   /** Other columns by header name. */
   extras: Record<string, string>;
@@ -90,11 +101,30 @@ function idAt(
   return value !== '' ? value : fallback || undefined;
 }
 
-function valuesOf(cells: readonly string[], columns: readonly number[]): string[] {
+/**
+ * Columns of the record whose cell was a quoted empty value (quotedEmpty.ts), now made '' in
+ * place; undefined when none was.
+ */
+export function takeQuotedEmpty(cells: string[]): Set<number> | undefined {
+  let quoted: Set<number> | undefined;
+  for (let i = 0; i < cells.length; i++) {
+    if (cells[i] !== QUOTED_EMPTY) continue;
+    cells[i] = '';
+    (quoted ??= new Set()).add(i);
+  }
+  return quoted;
+}
+
+/** Trailing empty values are dropped (a file may mix templates), but not a quoted one (""). */
+function valuesOf(
+  cells: readonly string[],
+  columns: readonly number[],
+  quotedEmpty: ReadonlySet<number> | undefined,
+): string[] {
   const datas = new Array<string>(columns.length);
   for (let i = 0; i < columns.length; i++) datas[i] = cellAt(cells, columns[i] as number);
   let end = datas.length;
-  while (end > 0 && datas[end - 1] === '') end--;
+  while (end > 0 && datas[end - 1] === '' && !quotedEmpty?.has(columns[end - 1]!)) end--;
   return end === datas.length ? datas : datas.slice(0, end); // (slice: shrinking .length is slow)
 }
 
@@ -132,9 +162,13 @@ export function idsOf(
   };
 }
 
-/** A row's template values. */
-export function datasOf(cells: readonly string[], shape: Pick<RowShape, 'map'>): string[] {
-  return valuesOf(cells, shape.map.datas);
+/** A row's template values (`quotedEmpty`: takeQuotedEmpty's columns). */
+export function datasOf(
+  cells: readonly string[],
+  shape: Pick<RowShape, 'map'>,
+  quotedEmpty?: ReadonlySet<number>,
+): string[] {
+  return valuesOf(cells, shape.map.datas, quotedEmpty);
 }
 
 /** What makes rows one group (one message text): the same app, template and values. */
@@ -142,13 +176,18 @@ export function groupKeyOf(appId: string, templateId: string, datas: readonly st
   return `${appId}\u0000${templateId}\u0000${JSON.stringify(datas)}`;
 }
 
-export function buildRow(cells: readonly string[], line: number, shape: RowShape): IntakeRow {
+export function buildRow(
+  cells: readonly string[],
+  line: number,
+  shape: RowShape,
+  quotedEmpty?: ReadonlySet<number>,
+): IntakeRow {
   const { map, options } = shape;
   const phoneRaw = cellAt(cells, map.phone);
   const extras: Record<string, string> = {};
   for (let i = 0; i < map.extras.length; i++)
     extras[shape.extraNames[i] as string] = cellAt(cells, map.extras[i] as number);
-  const row: IntakeRow = { line, phoneRaw, datas: datasOf(cells, shape), extras };
+  const row: IntakeRow = { line, phoneRaw, datas: datasOf(cells, shape, quotedEmpty), extras };
   const errors: string[] = [];
   const phone = normalisePhone(phoneRaw, options.allowInternational);
   if (phone.ok) row.phone = phone.phone;
@@ -171,8 +210,9 @@ export function buildRow(cells: readonly string[], line: number, shape: RowShape
     const beyond = beyondError(cells, map);
     if (beyond) errors.push(beyond);
   }
-  if (holdsUndecodable(row.datas, templateId, appId)) errors.push(UNDECODABLE);
-  const gap = emptyValueBeforeFilled(row.datas);
+  if (!options.decodedExactly && holdsUndecodable(row.datas, templateId, appId))
+    errors.push(UNDECODABLE);
+  const gap = emptyValueBeforeFilled(row.datas, map.datas, quotedEmpty);
   if (gap !== undefined)
     errors.push(
       `${valueName(map, gap)} is empty while a later value is not: the message would go with a blank in it`,
@@ -289,9 +329,14 @@ function valueName(map: ColumnMap, index: number): string {
  * dropped (a file may mix templates with fewer variables), but an empty one in the middle is a
  * cell left blank by mistake: the provider would send the message with nothing in its place.
  */
-function emptyValueBeforeFilled(datas: readonly string[]): number | undefined {
-  // the last is never empty (trailing ones were dropped)
-  for (let i = 0; i < datas.length - 1; i++) if (!NOT_BLANK.test(datas[i]!)) return i;
+function emptyValueBeforeFilled(
+  datas: readonly string[],
+  columns: readonly number[],
+  quotedEmpty: ReadonlySet<number> | undefined,
+): number | undefined {
+  // the last is never empty unless quoted (trailing ones were dropped); a quoted one is meant
+  for (let i = 0; i < datas.length - 1; i++)
+    if (!NOT_BLANK.test(datas[i]!) && !quotedEmpty?.has(columns[i]!)) return i;
   return undefined;
 }
 

@@ -111,6 +111,14 @@ export function setFileProvider(db: Journal, id: number, provider: string): void
 }
 
 /**
+ * A refused file read anew is read in the encoding found now (a name or a setting may say another
+ * than the bytes did: an ambiguous file settled), which a file growing from it must share.
+ */
+export function setFileEncoding(db: Journal, id: number, encoding: string): void {
+  sql(db, 'UPDATE files SET encoding = ? WHERE id = ?').run(encoding, id);
+}
+
+/**
  * Done and refused are webhook events (file.finished, file.failed), written in the same
  * transaction.
  */

@@ -258,6 +258,36 @@ export function groupsToSend(db: Journal, fileId: number): IterableIterator<Grou
   ).iterate(fileId) as IterableIterator<GroupToSend>;
 }
 
+/** Rows of one template that give one number of values (valueCounts). */
+export interface ValueCount {
+  templateId: string;
+  values: number;
+  rows: number;
+  firstLine: number;
+}
+
+/**
+ * The file's valid rows by template and number of values, only for templates given more than one
+ * number of values (most rows first). Counted from the groups; the rows only for such templates.
+ */
+export function unevenValueCounts(db: Journal, fileId: number): ValueCount[] {
+  const templates = sqlPluck(
+    db,
+    `SELECT template_id FROM groups WHERE file_id = ?
+     GROUP BY template_id HAVING count(DISTINCT json_array_length(datas)) > 1 ORDER BY template_id`,
+  ).all(fileId) as string[];
+  if (templates.length === 0) return [];
+  const counts = sql(
+    db,
+    `SELECT g.template_id AS templateId, json_array_length(g.datas) AS "values",
+       count(*) AS rows, min(r.line) AS firstLine
+     FROM groups g JOIN rows r ON r.group_id = g.id AND r.intake = 'valid'
+     WHERE g.file_id = ? AND g.template_id = ?
+     GROUP BY json_array_length(g.datas) ORDER BY rows DESC, "values"`,
+  );
+  return templates.flatMap((t) => counts.all(fileId, t) as ValueCount[]);
+}
+
 /** When the file's next planned batch is due (ms since the epoch), or null when none is planned. */
 export function nextDueAt(db: Journal, fileId: number): number | null {
   return sqlPluck(

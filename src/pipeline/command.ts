@@ -30,6 +30,7 @@ import {
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
+import { type UnevenValues, unevenValues, unevenValuesLines } from './valueCounts.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -78,7 +79,7 @@ async function sendForeground(
   file: string,
   opts: { resend?: boolean },
   log: Logger,
-): Promise<FileRunResult> {
+): Promise<DryRunResult> {
   const runtime = await openForegroundRuntime(
     config,
     `smsdrop send ${path.basename(file)}`,
@@ -87,7 +88,7 @@ async function sendForeground(
   );
   // Inspected here, so that the progress bar knows the file's size and journal identity.
   // unreadable: processFile refuses it
-  const inspection = await inspectFile(file).catch(() => undefined);
+  const inspection = await inspectFile(file, config.encoding).catch(() => undefined);
   const progress =
     inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
   try {
@@ -102,7 +103,7 @@ async function sendForeground(
       log.error(
         `sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`,
       );
-    return result;
+    return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
     await runtime.close();
@@ -128,7 +129,18 @@ interface InvalidRow {
   reason: string;
 }
 
-type DryRunResult = FileRunResult & { invalidRows?: InvalidRow[]; messages?: MessagesPreview };
+type DryRunResult = FileRunResult & {
+  invalidRows?: InvalidRow[];
+  messages?: MessagesPreview;
+  unevenValues?: UnevenValues[];
+};
+
+/** Templates the file's rows give different numbers of values, if any (valueCounts.ts). */
+function unevenOf(db: Journal, result: FileRunResult): { unevenValues?: UnevenValues[] } {
+  if (!result.file || result.outcome === 'already-sent' || result.outcome === 'refused') return {};
+  const uneven = unevenValues(db, result.file.id);
+  return uneven.length > 0 ? { unevenValues: uneven } : {};
+}
 
 /** No file of the real journal is the dry run's own. */
 const NO_FILE = 0;
@@ -171,6 +183,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       ...result,
       invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS),
       ...messages,
+      ...unevenOf(db, result),
     };
   } finally {
     db.close();
@@ -252,6 +265,7 @@ function printSummary(
           }
         : {}),
       ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
+      ...(result.unevenValues ? { unevenValues: result.unevenValues } : {}),
     };
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;
@@ -277,6 +291,7 @@ function printSummary(
   } else {
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }
+  if (result.unevenValues) lines.push(...unevenValuesLines(result.unevenValues));
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

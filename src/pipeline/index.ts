@@ -19,6 +19,7 @@ import {
   recountFile,
   restartIntake,
   setFileHeader,
+  setFileEncoding,
   setFileProvider,
   setFileStatus,
   unfinishedWithSends,
@@ -36,7 +37,7 @@ import { createRowWriter, type RowToJournal } from '../plan/rowWriter.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
-import { mixedEncodingRefusal } from '../intake/encodingParts.js';
+import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import {
   type RepeatWindow,
@@ -143,7 +144,7 @@ export async function processFile(
 
   let inspection = options.inspection;
   try {
-    inspection ??= await inspectFile(filePath);
+    inspection ??= await inspectFile(filePath, ctx.config.encoding);
   } catch (err) {
     return result('refused', undefined, refusalOf(filePath, err));
   }
@@ -157,6 +158,7 @@ export async function processFile(
     // Refused with nothing sent, it is read anew from its first row: for the provider of now.
     const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
     if (anew && ctx.provider) setFileProvider(ctx.db, file.id, ctx.provider);
+    if (anew) setFileEncoding(ctx.db, file.id, inspection.encoding);
     const changed = anew ? undefined : providerChange(file, ctx.provider);
     if (changed) return result('refused', file, { code: changed.code, reason: changed.message });
   }
@@ -321,13 +323,8 @@ async function intake(
 ): Promise<Refusal | undefined> {
   const kept = restartIntake(ctx.db, file.id);
   setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
-  if (inspection.mixed)
-    return refuse(
-      ctx.db,
-      file.id,
-      inspection.size,
-      refusalOf(filePath, mixedEncodingRefusal(filePath, inspection.mixed)),
-    );
+  const unreadable = encodingRefusal(filePath, inspection);
+  if (unreadable) return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, unreadable));
   // Aborted when reading is over, refused or not: the requests started by then are let finish, and
   // sendFile takes over (the part-full batches released at the end, the retries).
   const readingOver = new AbortController();
@@ -487,6 +484,8 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
     bytes: inspection.size,
     allowInternational: ctx.config.allowInternational,
     maxValueChars: ctx.config.maxValueChars,
+    decodedExactly: inspection.exact,
+    quoted: inspection.quoted,
     ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
     ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
     ...(ctx.config.templates ? { templates: ctx.config.templates } : {}),

@@ -70,7 +70,7 @@ export function previewLines(preview: MessagesPreview): string[] {
     );
   }
   lines.push(
-    `billable segments: ${preview.billableSegments} (segments × numbers over ${preview.groups} message(s) to ${preview.numbers} number(s); 70 characters make one segment, 67 each beyond)`,
+    `billable segments: ${preview.billableSegments} (segments × numbers over ${preview.groups} message(s) to ${preview.numbers} number(s); 70 UTF-16 units make one segment, 67 each beyond, an emoji counting two)`,
   );
   return lines;
 }

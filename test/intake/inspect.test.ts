@@ -29,6 +29,7 @@ describe('inspectFile', () => {
       },
       {
         encoding: 'utf-8',
+        exact: true,
         bom: true,
         quoted: true,
         sha256: undefined,
@@ -46,6 +47,7 @@ describe('inspectFile', () => {
         sha256: '',
         size: fs.statSync(file).size,
         encoding: 'utf-8',
+        exact: true,
         bom: false,
         quoted: false,
         longestLine: 18,
@@ -123,8 +125,8 @@ describe('inspectFile', () => {
     assert.equal((await inspectFile(tempFile('gb-name.csv', names))).encoding, 'gb18030');
     // The cut pair at a read's end (256 KB) is judged with the next read.
     const padded = Buffer.concat([
-      Buffer.alloc(256 * 1024 - 1, 'a'),
-      iconv.encode('元\n', 'gb18030'),
+      Buffer.alloc(256 * 1024 - 2, 'a'),
+      iconv.encode(',元\n2,元\n', 'gb18030'),
     ]);
     assert.equal((await inspectFile(tempFile('gb-cut.csv', padded))).encoding, 'gb18030');
   });

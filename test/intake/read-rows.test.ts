@@ -179,14 +179,14 @@ describe('readRows: line numbers', () => {
 });
 
 describe('readRows: values', () => {
-  it('drops trailing empty values only, and never trims', async () => {
+  it('drops trailing empty values only, unless quoted, and never trims', async () => {
     const file = tempFile(
       'values.csv',
       'phone,data1,data2,data3,data4\n13800138000, a ,,c\t,\n13900139000,,,,\n13700137000,"",x,"",""\n',
     );
     assert.deepEqual(
       (await allRows(file)).map((r) => r.datas),
-      [[' a ', '', 'c\t'], [], ['', 'x']],
+      [[' a ', '', 'c\t'], [], ['', 'x', '', '']],
     );
   });
 

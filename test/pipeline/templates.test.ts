@@ -24,7 +24,9 @@ const TEMPLATES = {
   '3': '【某某公司】欢迎',
 };
 const LONG = '长'.repeat(100); // with the signature 106 characters: 2 segments of 67
-const EMOJI = '😀'.repeat(64); // 70 code points (128 UTF-16 units): 1 segment
+// With the signature 70 characters, but 121 UTF-16 units (an emoji is two), as carriers count:
+// 2 segments.
+const EMOJI = '长'.repeat(13) + '😀'.repeat(51);
 
 const CSV = [
   'phone,templateId,data1,data2,data3',
@@ -85,11 +87,11 @@ describe('the templates file', () => {
         numbers: 1,
       },
       { templateId: '2', message: `【某某公司】${LONG}`, segments: 2, numbers: 2 },
-      { templateId: '2', message: `【某某公司】${EMOJI}`, segments: 1, numbers: 1 },
+      { templateId: '2', message: `【某某公司】${EMOJI}`, segments: 2, numbers: 1 },
     ]);
     assert.deepEqual(
       [messages.groups, messages.numbers, messages.billableSegments],
-      [4, 6, 2 + 1 + 2 * 2 + 1],
+      [4, 6, 2 + 1 + 2 * 2 + 2],
     );
 
     const text = await runCli(['send', file, '--dry-run'], env);
@@ -100,7 +102,7 @@ describe('the templates file', () => {
     );
     assert.match(
       text.stdout,
-      /billable segments: 8 \(segments × numbers over 4 message\(s\) to 6 number\(s\)/,
+      /billable segments: 9 \(segments × numbers over 4 message\(s\) to 6 number\(s\); 70 UTF-16 units make one segment, 67 each beyond, an emoji counting two\)/,
     );
     assert.match(text.stdout, /line 5: template 1 takes 2 value\(s\)/);
     assert.equal(sim.records.length, 0);
