@@ -12,6 +12,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   CLI,
+  cleanEnv,
   contactsCsv,
   daemonEnv,
   REPO,
@@ -27,16 +28,37 @@ interface Run {
   stderr: string;
 }
 
+const started = new Set<ChildProcess>();
+after(() => {
+  for (const child of started)
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+});
+
 /** tsx by its file, so that a process started in another folder (`export`'s) finds it. */
 const TSX = import.meta.resolve('tsx');
 
 /** `smsdrop ARGS` started with the given umask (octal text, as sh's `umask` takes it). */
-function startUnder(umask: string, args: string[], env: NodeJS.ProcessEnv, cwd = REPO) {
+function startUnder(
+  umask: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd = REPO,
+  user?: { uid: number; gid: number },
+) {
   const child: ChildProcess = spawn(
     'sh',
     ['-c', `umask ${umask}; exec "$0" --import "$@"`, process.execPath, TSX, CLI, ...args],
-    { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    // Never outlives its test, even one that failed waiting for it.
+    {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+      ...user,
+    },
   );
+  started.add(child);
   let output = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -255,5 +277,76 @@ describe('a data directory others may read', { timeout: 120_000 }, () => {
       assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
     }
     assert.equal(fs.existsSync(path.join(data, 'inbox')), false, 'nothing made');
+  });
+});
+
+const isRoot = process.getuid?.() === 0;
+/** The daemon's user, and an account in the drop group only (ids no one else on the box uses). */
+const DAEMON = { uid: 65534, gid: 65534 };
+const DROPPER = { uid: 65532, gid: 65533 };
+
+/** What `sh -c SCRIPT` does as the dropper: its status (0: allowed). */
+function asDropper(script: string, input?: string): number | null {
+  return spawnSync('sh', ['-c', script], { ...DROPPER, ...(input ? { input } : {}) }).status;
+}
+
+describe('another account drops files into inbox/ and reads nothing', { timeout: 120_000 }, () => {
+  let dir: string;
+  let data: string;
+  let sim: Simulator;
+  let skip: string | undefined;
+
+  before(async () => {
+    dir = tempDir('perms-drop');
+    fs.chmodSync(dir, 0o755); // mkdtemp's 0700 would keep both accounts out
+    data = path.join(dir, 'data');
+    if (!isRoot) return void (skip = 'needs root: it runs the daemon and a dropper as two users');
+    const probe = spawnSync(process.execPath, ['--import', TSX, CLI, '--help'], {
+      cwd: REPO,
+      env: cleanEnv({ HOME: dir }),
+      ...DAEMON,
+    });
+    if (probe.status !== 0) return void (skip = `user 65534 cannot run the CLI from ${REPO}`);
+    // What docs/operations.md tells the operator to do, the data directory first:
+    fs.mkdirSync(data, { mode: 0o710 });
+    fs.chmodSync(data, 0o710);
+    fs.chownSync(data, DAEMON.uid, DROPPER.gid);
+    sim = await startSimulatorProcess(dir, ['--latency-ms', '0-3']);
+  });
+
+  after(async () => {
+    await sim?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('through a group-writable, setgid, sticky inbox/', async (t) => {
+    if (skip) return t.skip(skip);
+    const env = daemonEnv({ dataDir: data, simulator: sim, env: { HOME: dir } });
+    const daemon = startUnder('022', ['run'], env, REPO, DAEMON);
+    const inbox = path.join(data, 'inbox');
+    try {
+      await waitUntil(() => /watching .*inbox/.test(daemon.output()), 30_000, 'the daemon');
+      // ... then the inbox the daemon made (0700): the drop group may add files, not list them.
+      fs.chownSync(inbox, DAEMON.uid, DROPPER.gid);
+      fs.chmodSync(inbox, 0o3730);
+      const dropped = path.join(inbox, 'from-alice.csv');
+      assert.equal(asDropper(`umask 022; cat > '${dropped}'`, contactsCsv(3, { from: 300 })), 0);
+      assert.notEqual(asDropper(`ls '${inbox}'`), 0, 'the dropper lists inbox/');
+      const result = path.join(data, 'done', 'from-alice.result.csv');
+      await waitUntil(() => fs.existsSync(result), 60_000, 'the result', daemon.output);
+      for (const file of [result, path.join(data, 'journal.sqlite')])
+        assert.notEqual(asDropper(`cat '${file}' > /dev/null`), 0, `the dropper reads ${file}`);
+      assert.notEqual(asDropper(`ls '${data}'`), 0, 'the dropper lists the data directory');
+    } finally {
+      daemon.child.kill('SIGTERM');
+    }
+    assert.equal((await daemon.exited).status, 0, daemon.output());
+    assert.equal(fs.statSync(inbox).mode & 0o7777, 0o3730, 'inbox/ as the operator left it');
+    // The dropped file stays its dropper's, with its dropper's mode (smsdrop may not change it):
+    // done/ around it keeps everyone else out. Everything smsdrop made grants nothing to others.
+    const taken = path.join(data, 'done', 'from-alice.csv');
+    assert.equal(fs.statSync(taken).uid, DROPPER.uid);
+    assert.equal(fs.statSync(path.dirname(taken)).mode & 0o077, 0);
+    assert.deepEqual(openToOthers(data), ['644 data/done/from-alice.csv']);
   });
 });
