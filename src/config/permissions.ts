@@ -43,19 +43,18 @@ export function guardDataDir(settings: AccessSettings, warn: (message: string) =
 /**
  * The data directory itself and its journal files (journal.sqlite, the intents file and their -wal
  * and -shm), where any of them grants anything to others. A folder others may only enter (o+x)
- * counts: the journal's name is known. Nothing yet, or nothing that can be looked at: none.
+ * counts: the journal's name is known. No folder there (yet), or one that cannot be listed: none.
  */
 export function openToOthers(dataDir: string): string[] {
   const root = path.resolve(dataDir);
-  const rootMode = modeOf(root);
-  if (rootMode === undefined) return [];
   let names: string[];
   try {
     names = readdirSync(root)
       .filter((name) => name.startsWith('journal.'))
       .sort();
   } catch {
-    names = [];
+    // Not made yet, or not a folder: the command says what is wrong with it, if anything.
+    return [];
   }
   const candidates = [root, ...names.map((name) => path.join(root, name))];
   return candidates.filter((p) => ((modeOf(p) ?? 0) & 0o007) !== 0);

@@ -251,6 +251,15 @@ describe('a data directory others may read', { timeout: 120_000 }, () => {
     assert.doesNotMatch(second.output, /E_DATA_DIR_OPEN/);
   });
 
+  it('is not said of a data directory that is a file: that is another error', async () => {
+    const file = path.join(dir, 'a-file');
+    fs.writeFileSync(file, 'x', { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
+    const run = await runUnder('022', ['run'], daemonEnv({ dataDir: file }));
+    assert.equal(run.status, 2, run.output);
+    assert.match(run.stderr, /^smsdrop: E_DATA_DIR_NOT_A_DIRECTORY: .*\n$/);
+  });
+
   it('is said once by the daemon, which goes on', async () => {
     const data = openDataDir('daemon');
     const daemon = startUnder('022', ['run'], daemonEnv({ dataDir: data }));
