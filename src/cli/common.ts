@@ -2,7 +2,9 @@
 // status codes (2: usage, configuration or file-level error; 1: anything unexpected).
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
+import { guardDataDir } from '../config/permissions.js';
 import { userError, withCode } from '../errors.js';
+import { createLogger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
@@ -32,7 +34,9 @@ export function addSettingFlags(program: Command): Command {
 
 /**
  * Merged settings for a command; on a bad value prints the reason and exits 2. forReading: the
- * command only reads the journal, and the provider's settings are not looked at.
+ * command only reads the journal, and the provider's settings are not looked at. Also sets who may
+ * read what the command writes, and says (once) when others may read the data directory
+ * (config/permissions.ts).
  */
 export function configFor(command: Command, options: { forReading?: boolean } = {}): Config {
   const flags = command.optsWithGlobals<Record<string, unknown>>();
@@ -48,7 +52,15 @@ export function configFor(command: Command, options: { forReading?: boolean } = 
     logLevel: flags.logLevel,
   };
   try {
-    return loadConfig({ flags: overrides, ...options });
+    const config = loadConfig({ flags: overrides, ...options });
+    // Before anything is opened or written: every command's files get the same modes.
+    guardDataDir(config, (message) =>
+      createLogger({ level: 'warn', format: config.logFormat }).warn(message, {
+        event: 'data-dir-open',
+        code: 'E_DATA_DIR_OPEN',
+      }),
+    );
+    return config;
   } catch (err) {
     exitOnUserError(err);
     throw err;

@@ -22,7 +22,9 @@ const DAEMON_ONLY = new Set(
 const ALL = Object.values(SETTINGS).map((s) => s.env);
 /** What `send`, `retry` and `resume` read: every setting but the daemon's own. */
 const SENDING = ALL.filter((env) => !DAEMON_ONLY.has(env));
-const READING = ['SMSDROP_DATA_DIR', 'SMSDROP_TIMEZONE'];
+/** Who may read what a command writes, and whether an open data directory stops it. */
+const ACCESS = ['SMSDROP_SHARE_WITH_GROUP', 'SMSDROP_STRICT_PERMISSIONS'];
+const READING = ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_TIMEZONE'];
 
 export const COMMAND_HELP: Record<string, CommandHelp> = {
   send: {
@@ -117,6 +119,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     settings: [
       'SMSDROP_DATA_DIR',
+      ...ACCESS,
       'SMSDROP_KEEP',
       'SMSDROP_REPEAT_WINDOW',
       'SMSDROP_RESUME_WITHIN',
@@ -130,7 +133,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [2, `${USAGE}, no journal in the data directory, or DIR already holds a journal copy`],
       UNEXPECTED,
     ],
-    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'],
+    settings: ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_CONFIG'],
   },
   suppress: {
     exits: [
@@ -138,7 +141,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [2, `${USAGE}, or a NUMBER that is not a phone number (nothing is changed)`],
       UNEXPECTED,
     ],
-    settings: ['SMSDROP_DATA_DIR', 'SMSDROP_CONFIG'],
+    settings: ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_CONFIG'],
   },
 };
 

@@ -179,6 +179,16 @@ export const SETTINGS = {
     env: 'SMSDROP_DATA_DIR',
     doc: 'Root of inbox/, processing/, done/, failed/, the journal and logs.',
   },
+  shareWithGroup: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_SHARE_WITH_GROUP',
+    doc: "on/off: the owner's group may read (not write) the folders and files smsdrop writes (the data directory, backups, exports, result files); off: only the owner. Other users never may, whatever the umask. See docs/operations.md#who-can-read-what.",
+  },
+  strictPermissions: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_STRICT_PERMISSIONS',
+    doc: 'on/off: a data directory or journal other users may read stops start-up (E_DATA_DIR_OPEN, exit 2) instead of a warning naming the command that closes it.',
+  },
   timezone: {
     schema: timeZone,
     env: 'SMSDROP_TIMEZONE',

@@ -33,6 +33,7 @@ import {
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
+import { tightenTaken } from '../config/permissions.js';
 import { EXCEL_ADVICE } from '../intake/index.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
@@ -83,6 +84,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
         folders.processing,
         folders.done,
       ]);
+      tightenTaken(path.join(folders.failed, name), life.ctx.config.shareWithGroup);
       const { code, reason, advice } = notCsvNote(dropped);
       writeFileSync(
         path.join(folders.failed, `${stemOf(name)}.error.txt`),
@@ -98,6 +100,8 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
+    // It holds numbers too: from now on as closed as the files smsdrop writes.
+    tightenTaken(path.join(folders.processing, name), life.ctx.config.shareWithGroup);
     life.fresh.add(name);
     log.info(`taken ${dropped}${name === dropped ? '' : ` as ${name}`}`, {
       event: 'file-taken',

@@ -130,8 +130,8 @@ describe('the command line', () => {
       new Set(
         /\nSettings read .*:\n([\s\S]*)$/.exec(runs[i]!.stdout)![1]!.match(/SMSDROP_[A-Z_]+/g),
       );
-    // The daemon reads every setting; send all but the daemon's own; report just where and in which
-    // zone.
+    // The daemon reads every setting; send all but the daemon's own; report just where, who may
+    // read what it writes, and in which zone.
     const daemon = settingsOf(COMMANDS.indexOf('run'));
     for (const s of Object.values(SETTINGS))
       assert.ok(daemon.has(s.env), `run --help names ${s.env}`);
@@ -144,6 +144,8 @@ describe('the command line', () => {
     assert.deepEqual([...settingsOf(COMMANDS.indexOf('report'))].sort(), [
       'SMSDROP_CONFIG',
       'SMSDROP_DATA_DIR',
+      'SMSDROP_SHARE_WITH_GROUP',
+      'SMSDROP_STRICT_PERMISSIONS',
       'SMSDROP_TIMEZONE',
     ]);
     assert.match(runs[COMMANDS.indexOf('send')]!.stdout, /^ {2}3 {2}rows ended invalid/m);

@@ -21,6 +21,7 @@ describe('an Excel workbook dropped into inbox/', () => {
       fs.writeFileSync(path.join(folders.inbox, name), 'PK\x03\x04');
       const life = {
         folders,
+        ctx: { config: { shareWithGroup: false } },
         log: silentLogger(),
         fresh: new Set<string>(),
       } as unknown as FileLife;
