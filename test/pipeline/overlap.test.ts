@@ -6,7 +6,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
 import { clearOfDayChange } from '../dayChange.js';
 import {
