@@ -15,7 +15,7 @@
 //           sending pre-built, signed, valid requests to the simulator; building is not timed.
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import Database from 'better-sqlite3';
+import Database from '../src/journal/sqlite.js';
 import { parse } from 'csv-parse';
 import { ROWS_PER_COMMIT } from '../src/journal/bulk.js';
 import { createRowInserter } from '../src/journal/rowInserter.js';

@@ -12,7 +12,7 @@
 //   - rows written once, batches planned during intake: the last batch opened, and planning has
 //     no phase of its own (it is inside intake).
 // Ends are accurate to one chunk of rows (1000) or of batches (200).
-import Database from 'better-sqlite3';
+import Database from '../src/journal/sqlite.js';
 
 export interface Phase {
   startS: number;

@@ -5,7 +5,7 @@
 // journal's queue: what requests wait for at most), the event loop's longest stall in both runs,
 // the journal's size before and after, and the one-time VACUUM that sets auto_vacuum on a copy of
 // the journal made without it. Quote the numbers of one run on one machine.
-import Database from 'better-sqlite3';
+import Database from '../src/journal/sqlite.js';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -3,7 +3,7 @@
 // took it; a resend refused as a repeat, 160054, is not, since nothing was sent again). The files'
 // end states come from the journal's v_files view, and are checked against what the generator
 // says each file holds (its rows, its invalid rows), not against smsdrop's own idea of them.
-import Database from 'better-sqlite3';
+import Database from '../src/journal/sqlite.js';
 import { existsSync } from 'node:fs';
 import type { AcceptedRecord } from '../src/simulator/types.js';
 import { messageKey } from './files.js';

@@ -9,7 +9,7 @@
 // between the two reads may be in neither: its batch is in the copy (a batch is committed before it
 // is sent), so a run from the copy sends it again under the same reqId, which the provider refuses
 // (160054) on the same day. Each copy is then made a single file (journal_mode DELETE) and checked.
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { intentsPath } from './intents.js';

@@ -22,7 +22,7 @@
 //   lost answer would leave the batch unknown, so commits then stay per turn (openRuntime).
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
 import { moveBatch } from './batches.js';
 import type { Journal } from './open.js';

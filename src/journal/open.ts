@@ -1,6 +1,6 @@
 // Opens (and creates or upgrades) the journal: one SQLite file per data directory, in WAL mode so
 // that readers (reports, the sqlite3 shell) never block the single writer, the program.
-import Database from 'better-sqlite3';
+import Database from './sqlite.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Journal } from './journal.js';

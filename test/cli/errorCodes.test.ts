@@ -106,7 +106,7 @@ describe('error codes', () => {
   });
 });
 
-describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, () => {
+describe('set-up errors: exit 2, one line with the code', () => {
   it('a CA file that cannot be read: send and run', async () => {
     const d = dir('err-ca');
     const csv = path.join(d, 'x.csv');
@@ -217,7 +217,7 @@ describe('set-up errors: exit 2, one line with the code', { timeout: 120_000 }, 
 
 describe(
   'a file planned for one provider is not sent on with another',
-  { timeout: 120_000 },
+  // no timeout of its own: scripts/run-tests.mjs bounds the file
   () => {
     it('send and resume exit 2 with E_PROVIDER_CHANGED naming both; the daemon files it in failed/ with the code', async () => {
       const d = dir('err-provider');

@@ -34,7 +34,7 @@ const manyGroupsCsv = () =>
 
 describe(
   'smsdrop run: large groups after other files, and a file stopped while it is read',
-  { timeout: 120_000 },
+  // no timeout of its own: scripts/run-tests.mjs bounds the file
   () => {
     let dir: string;
     let sim: Simulator;

@@ -41,7 +41,7 @@ function browserMissing(): string | false {
   return `${CHROMIUM} is missing (apt-get install -y chromium): the dashboard is not tested in a browser`;
 }
 
-describe('the dashboard in Chromium', { timeout: 120_000 }, () => {
+describe('the dashboard in Chromium', () => {
   let dir: string;
   let sim: Simulator;
   let daemon: Proc | undefined;

@@ -23,7 +23,7 @@ import {
   waitUntil,
 } from './helpers.js';
 
-describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
+describe('smsdrop run: files dropped into inbox/', () => {
   let dir: string;
   let data: string;
   let sim: Simulator;
@@ -319,7 +319,7 @@ describe('smsdrop run: files dropped into inbox/', { timeout: 90_000 }, () => {
   });
 });
 
-describe('smsdrop run without credentials', { timeout: 30_000 }, () => {
+describe('smsdrop run without credentials', () => {
   it('says loudly that the built-in simulator is used and nothing leaves the machine, and still works', async () => {
     const data = path.join(tempDir('daemon-demo'), 'data');
     const daemon = await startDaemon({ dataDir: data });

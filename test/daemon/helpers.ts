@@ -54,13 +54,17 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** `user`: another user to run it as (root only), e.g. one whom file modes stop. */
+/**
+ * `user`: another user to run it as (root only), e.g. one whom file modes stop. `nodeArgs`: options
+ * for node itself (before the CLI).
+ */
 export function startProcess(
   args: string[],
   env: NodeJS.ProcessEnv,
   user?: { uid: number; gid: number },
+  nodeArgs: string[] = [],
 ): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', CLI, ...args], {
     cwd: REPO,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

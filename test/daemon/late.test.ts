@@ -34,7 +34,7 @@ function ageFile(data: string, days: number): void {
   }
 }
 
-describe('smsdrop run: a file stopped part-way long ago', { timeout: 90_000 }, () => {
+describe('smsdrop run: a file stopped part-way long ago', () => {
   let dir: string;
   let sim: Simulator;
   let daemon: Proc | undefined;

@@ -32,7 +32,7 @@ async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return proc.output();
 }
 
-describe('smsdrop run: dashboard, metrics, health check, webhooks', { timeout: 90_000 }, () => {
+describe('smsdrop run: dashboard, metrics, health check, webhooks', () => {
   let dir: string;
   let sim: Simulator;
   let receiver: Receiver;

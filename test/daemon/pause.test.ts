@@ -20,7 +20,7 @@ import {
   waitUntil,
 } from './helpers.js';
 
-describe('smsdrop run: account-fatal answer', { timeout: 60_000 }, () => {
+describe('smsdrop run: account-fatal answer', () => {
   let dir: string;
   let sim: Simulator;
   let daemon: Proc | undefined;

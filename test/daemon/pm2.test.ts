@@ -37,7 +37,7 @@ interface Pm2Process {
   };
 }
 
-describe('smsdrop under pm2', { timeout: 90_000 }, () => {
+describe('smsdrop under pm2', () => {
   let dir: string;
   let data: string;
   let sim: Simulator;

@@ -33,7 +33,7 @@ const LARGE = {
   SMSDROP_PROGRESS_INTERVAL_MS: '1000',
 };
 
-describe('smsdrop run: interrupted during a large file', { timeout: 120_000 }, () => {
+describe('smsdrop run: interrupted during a large file', () => {
   let dir: string;
   let sim: Simulator;
   const running: Proc[] = [];

@@ -45,7 +45,7 @@ function cannotRunAsNobody(home: string): string | undefined {
   return `the tests run as root and user 65534 cannot run the CLI from ${REPO} (a folder it may not read?): ${why?.trim()}`;
 }
 
-describe('smsdrop run: a file it may not read', { timeout: 60_000 }, () => {
+describe('smsdrop run: a file it may not read', () => {
   let dir: string;
   let data: string;
   let sim: Simulator;

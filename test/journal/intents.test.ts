@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, mock } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import {
   applyTransition,
   type BatchRecord,

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
 import { createRowWriter } from '../../src/plan/rowWriter.js';

@@ -305,7 +305,7 @@ describe('an outage shorter than the pause threshold', () => {
 describe('crashes', () => {
   it(
     'SIGKILL at random moments, then send again: every number delivered exactly once',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       await clearOfDayChange(30_000); // a killed run's doubts are retried only on their own day
       const sim = await startSim({ latencyMs: [2, 15] });
@@ -346,7 +346,7 @@ describe('crashes', () => {
 describe('a file that grows after it was taken (a copy that paused)', () => {
   it(
     'interrupted mid-send, then grown: the next run continues it, sending only the rows it had not sent',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       await clearOfDayChange(30_000); // the killed run's doubts are retried only on their own day
       const sim = await startSim({ latencyMs: [2, 15] });
@@ -377,7 +377,7 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
   );
   it(
     'grown after it was read, while its requests went out: refused, not done; the complete file then sends only the rest',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       const sim = await startSim({ latencyMs: [10, 20] });
       try {

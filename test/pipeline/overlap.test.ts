@@ -6,7 +6,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
 import { clearOfDayChange } from '../dayChange.js';
 import {
@@ -126,7 +126,7 @@ describe('sending while reading', () => {
 
   it(
     'starts on full batches before the last row of an unquoted file is read; off, or quoted, waits for it',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       const cases: {
         name: string;
@@ -160,7 +160,7 @@ describe('sending while reading', () => {
 
   it(
     'SIGKILL while reading, then send again: the rows already sent are kept and skipped, every number once',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       sim.records.length = 0;
       const { dir, final, expected, duplicates } = await killWhileReadingThenResend(
@@ -190,7 +190,7 @@ describe('sending while reading', () => {
 
   it(
     'a run killed while reading after rate-limited answers (attempts given back) resumes all the same',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       const limited = await startSim({
         latencyMs: [10, 20],
@@ -212,7 +212,7 @@ describe('sending while reading', () => {
 
   it(
     'a file that grows after requests went out is refused, keeping them; given again once complete, it sends only the rest',
-    { timeout: 120_000 },
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
       sim.records.length = 0;
       const dir = tempDir();

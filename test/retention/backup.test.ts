@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import {
   assertEachOnce,
   daemonEnv,
