@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import Database from '../../src/journal/sqlite.js';
 import iconv from 'iconv-lite';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
