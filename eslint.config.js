@@ -46,6 +46,27 @@ export default tseslint.config(
     },
   },
   {
+    // better-sqlite3 is two packages, one per Node line (src/journal/sqlite.ts picks the one that
+    // runs): a value import of 'better-sqlite3' names the Node 22+ build, absent on Node 20.
+    files: ['**/*.ts'],
+    ignores: ['src/journal/sqlite.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'better-sqlite3',
+              message:
+                'import Database from src/journal/sqlite.js (it loads the build for this Node)',
+              allowTypeImports: true,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs'],
     languageOptions: { globals: globals.node },
   },
