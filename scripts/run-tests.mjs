@@ -155,6 +155,14 @@ function summarise(results, limitMs, seconds) {
         .join(', ')}`,
   );
   for (const r of bad) console.log(`✖ ${r.file}: ${describeResult(r, limitMs)}`);
+  // A file that failed without a failed test (timed out, killed, crashed) counts as one failure.
+  const unexplained = bad.filter((r) => {
+    const own = counts(r.output);
+    return (own.fail ?? 0) + (own.cancelled ?? 0) === 0;
+  }).length;
+  const failed = (total.fail ?? 0) + (total.cancelled ?? 0) + unexplained;
+  // The plain closing line CI services read: passed, failed and skipped tests over every file.
+  console.log(`tests: ${total.pass ?? 0} passed, ${failed} failed, ${total.skipped ?? 0} skipped`);
   return bad.length === 0;
 }
 
