@@ -3,7 +3,7 @@
 // mistakes (a public address without a token, an address in use) are HttpSetupErrors: the daemon
 // stops with one line and exit 2, which pm2 does not restart.
 import type { Config } from '../config/index.js';
-import { checkHttpAccess } from '../http/address.js';
+import { checkHttpAccess, hostList } from '../http/address.js';
 import { createMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
 import { journalPath } from '../journal/open.js';
@@ -47,7 +47,7 @@ export async function startOperatorSurface(
   const metrics = createMetrics({
     db: runtime.db,
     journalFile: journalPath(config.dataDir),
-    paused,
+    pausedCode: () => context.pause.code,
   });
   context.client = metrics.timed(context.client);
   context.rateLimiter = metrics.counted(context.rateLimiter);
@@ -75,6 +75,8 @@ export async function startOperatorSurface(
           db: runtime.db,
           dataDir: config.dataDir,
           token: config.httpToken,
+          hosts: hostList(config.httpHosts),
+          healthzOpen: config.healthzOpen,
           metrics,
           health: {
             db: runtime.db,

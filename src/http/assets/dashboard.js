@@ -10,7 +10,8 @@
  *   count: number, what_to_do: string }} Failure
  * @typedef {{ id: number, name: string, status: string, progress: number | null,
  *   eta_seconds: number | null, accepted: number, failed: number, unknown: number,
- *   invalid: number, duplicates: number, pending: number, failures: Failure[] }} FileRow
+ *   invalid: number, duplicates: number, pending: number, failures: Failure[],
+ *   pruned: boolean }} FileRow
  * @typedef {{ paused: { reason: string } | null, waiting: string | null,
  *   in_flight: { requests: number }, files: unknown[],
  *   rate: { requests_per_second: number } }} Status
@@ -64,12 +65,26 @@ function el(tag, attrs, text) {
   return e;
 }
 
+/** The daemon wants a token (SMSDROP_HTTP_TOKEN) that the page address lacks, or has wrong. */
+class TokenNeeded extends Error {
+  constructor() {
+    super(
+      token
+        ? 'the daemon refused the token in this page address: check SMSDROP_HTTP_TOKEN'
+        : 'the daemon needs its token: open this page as ' +
+            location.origin +
+            '/#token=SMSDROP_HTTP_TOKEN',
+    );
+  }
+}
+
 /**
  * @param {string} url
  * @returns {Promise<unknown>}
  */
 async function getJson(url) {
   const r = await fetch(url, { headers, cache: 'no-store' });
+  if (r.status === 401) throw new TokenNeeded();
   if (!r.ok && r.status !== 503) throw new Error(url + ': ' + String(r.status));
   /** @type {unknown} */
   const body = await r.json();
@@ -152,6 +167,10 @@ function progressCell(f) {
 function linksCell(f) {
   const links = el('td');
   if (f.status !== 'done' && f.status !== 'refused') return links;
+  if (f.pruned) {
+    links.appendChild(el('span', { class: 'muted' }, 'pruned'));
+    return links;
+  }
   const result = el('a', {}, 'result.csv');
   download(result, '/files/' + String(f.id) + '/result.csv');
   links.appendChild(result);
@@ -298,9 +317,14 @@ async function refresh() {
     byId('updated').textContent = 'Last update ' + new Date().toLocaleTimeString() + '.';
     document.body.setAttribute('data-loaded', 'true');
   } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
     byId('state').textContent =
-      'no answer from the daemon: ' + (err instanceof Error ? err.message : String(err));
+      err instanceof TokenNeeded ? message : 'no answer from the daemon: ' + message;
     byId('state').className = 'state paused';
+    if (err instanceof TokenNeeded) {
+      byId('nofiles').textContent = 'Files are shown once the page has the token.';
+      document.body.setAttribute('data-token-needed', 'true');
+    }
   }
 }
 
