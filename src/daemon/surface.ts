@@ -80,6 +80,8 @@ export async function startOperatorSurface(
           metrics,
           health: {
             db: runtime.db,
+            dataDir: config.dataDir,
+            diskFloorBytes: config.diskFloorMb * 1024 * 1024,
             watching: () => watching,
             paused,
             webhooksFailing: () => delivery?.failing() ?? [],

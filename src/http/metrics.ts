@@ -13,6 +13,7 @@ import {
   numbersByOutcome,
   requestsByOutcome,
   rowsByStatus,
+  unfinishedFileLines,
 } from '../journal/reads.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { RateLimiter } from '../send/rate.js';
@@ -129,9 +130,22 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
   gauge(registry, 'smsdrop_rows', 'Rows of every file, by status.', ['status'], (g) => {
     for (const [status, rows] of Object.entries(rowsByStatus(db))) g.set({ status }, rows);
   });
-  gauge(registry, 'smsdrop_files', 'Files in the journal, by status.', ['status'], (g) => {
-    for (const f of filesByStatus(db)) g.set({ status: f.status }, f.files);
-  });
+  gauge(
+    registry,
+    'smsdrop_files',
+    'Files in the journal, by status ("stopped": reading or sending stopped part-way, none of this process\'s files in progress).',
+    ['status'],
+    (g) => {
+      for (const f of filesByStatus(db)) g.inc({ status: f.status }, f.files);
+      // A file that stopped part-way (its last status write failed on a full disk, or an earlier
+      // run ended) is not being read or sent, whatever its journal status says.
+      for (const f of unfinishedFileLines(db))
+        if (!db.filesInProgress.has(f.id)) {
+          g.dec({ status: f.status }, 1);
+          g.inc({ status: 'stopped' }, 1);
+        }
+    },
+  );
   gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) =>
     g.set(db.filesInProgress.size),
   );
