@@ -43,11 +43,11 @@ export async function startOperatorSurface(
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
   runtime.db.webhookTargets = targets.map((t) => t.id);
   const { context } = runtime;
-  const paused = () => context.pause.reason;
+  const paused = () => context.pause.outage?.reason;
   const metrics = createMetrics({
     db: runtime.db,
     journalFile: journalPath(config.dataDir),
-    pausedCode: () => context.pause.code,
+    pausedCode: () => context.pause.outage?.code,
   });
   context.client = metrics.timed(context.client);
   context.rateLimiter = metrics.counted(context.rateLimiter);

@@ -280,6 +280,12 @@ export class AccountPause {
   since: Date | undefined;
   #troubleInARow = 0;
   #onGoingOn: (() => void) | undefined;
+  /**
+   * The pause being lived through: set by pause(), kept through resume() (a cooldown's trial) and
+   * gone at the first answer that lets sending go on. What /healthz and /metrics show, so that
+   * they do not flicker to "on" at each cooldown of an outage.
+   */
+  outage: { reason: string; code: string } | undefined;
 
   /**
    * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
@@ -308,6 +314,7 @@ export class AccountPause {
   noteAnswer(goingOn = true): void {
     this.#troubleInARow = 0;
     if (!goingOn) return;
+    this.outage = undefined;
     const resumed = this.#onGoingOn;
     this.#onGoingOn = undefined;
     resumed?.();
@@ -332,6 +339,7 @@ export class AccountPause {
     this.reason = reason;
     this.statusCode = statusCode;
     this.code = code ?? (statusCode ? PAUSE_CODE.account : PAUSE_CODE.unreachable);
+    this.outage = { reason, code: this.code };
     this.since = new Date();
   }
   resume(): void {
