@@ -83,41 +83,62 @@ function listen(server: Server, address: Required<HttpAddress>): Promise<void> {
 
 type Assets = ReturnType<typeof dashboardAssets>;
 
+/**
+ * The route a request may have answered, or undefined when it is answered already: a method other
+ * than GET, a Host not this daemon's, an asset, a missing token (and /healthz's open answer).
+ */
+function admitted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  source: SurfaceSource,
+  assets: Assets,
+): string | undefined {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    send(res, 405, 'text/plain', 'read-only: only GET\n');
+    return undefined;
+  }
+  if (!source.token && !hostAllowed(req.headers.host, source.hosts)) {
+    send(
+      res,
+      421,
+      'text/plain',
+      'this daemon answers requests for localhost, 127.0.0.1 or [::1] (or SMSDROP_HTTP_HOSTS) only\n',
+    );
+    return undefined;
+  }
+  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
+  // The page and its scripts hold no figures, so a browser may load them without the token; the
+  // page then asks for the figures with the token it is given in its address's #fragment.
+  const asset = assets.get(route);
+  if (asset) {
+    send(res, 200, asset.type, asset.body);
+    return undefined;
+  }
+  if (authorized(req.headers.authorization, source.token)) return route;
+  if (route === '/healthz' && source.healthzOpen) {
+    const { ok } = checkHealth(source.health);
+    sendJson(res, ok ? 200 : 503, { ok });
+    return undefined;
+  }
+  res.setHeader('WWW-Authenticate', 'Bearer');
+  send(
+    res,
+    401,
+    'text/plain',
+    'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n',
+  );
+  return undefined;
+}
+
 async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   source: SurfaceSource,
   assets: Assets,
 ): Promise<void> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.setHeader('Allow', 'GET, HEAD');
-    return send(res, 405, 'text/plain', 'read-only: only GET\n');
-  }
-  if (!source.token && !hostAllowed(req.headers.host, source.hosts))
-    return send(
-      res,
-      421,
-      'text/plain',
-      'this daemon answers requests for localhost, 127.0.0.1 or [::1] (or SMSDROP_HTTP_HOSTS) only\n',
-    );
-  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
-  // The page and its scripts hold no figures, so a browser may load them without the token; the
-  // page then asks for the figures with the token it is given in its address's #fragment.
-  const asset = assets.get(route);
-  if (asset) return send(res, 200, asset.type, asset.body);
-  if (!authorized(req.headers.authorization, source.token)) {
-    if (route === '/healthz' && source.healthzOpen) {
-      const { ok } = checkHealth(source.health);
-      return sendJson(res, ok ? 200 : 503, { ok });
-    }
-    res.setHeader('WWW-Authenticate', 'Bearer');
-    return send(
-      res,
-      401,
-      'text/plain',
-      'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n',
-    );
-  }
+  const route = admitted(req, res, source, assets);
+  if (route === undefined) return;
   if (route === '/healthz') {
     const health = checkHealth(source.health);
     return sendJson(res, health.ok ? 200 : 503, health);
