@@ -15,7 +15,7 @@
 // open.
 import { parseDurationOrOff, type WrittenDuration } from '../log/duration.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
-import { FILE_STATUS, OUTCOME_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
 
@@ -115,8 +115,8 @@ function keepTotals(db: Journal, fileId: number): void {
   sql(
     db,
     `INSERT INTO pruned_totals (kind, outcome, code, count)
-     SELECT 'numbers', state, coalesce(status_code, ''), sum(numbers) FROM batches
-       WHERE file_id = :id AND state IN ${sqlList(OUTCOME_STATES)} GROUP BY state, status_code
+     SELECT 'numbers', ${SETTLED_AS} AS outcome, coalesce(status_code, ''), sum(numbers) FROM batches
+       WHERE file_id = :id AND state IN ${sqlList(SETTLED_STATES)} GROUP BY outcome, status_code
      UNION ALL
      SELECT 'requests', a.outcome, '', count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id
        WHERE b.file_id = :id AND a.outcome IS NOT NULL GROUP BY a.outcome

@@ -3,7 +3,15 @@
 // v_recipients) are the report interface that users query too (migrations.ts).
 import type { FileCounts, FileRecord } from './files.js';
 import { type Journal, sql, sqlPluck } from './open.js';
-import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import {
+  BATCH_STATE,
+  FILE_STATUS,
+  OUTCOME_STATES,
+  SETTLED_AS,
+  SETTLED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from './states.js';
 
 /** A line of v_files. */
 export interface FileLine extends FileCounts {
@@ -300,7 +308,9 @@ export function rowsByStatus(
 
 /**
  * Numbers with an outcome since the journal began, by outcome and provider status code ('' without
- * one): those of files still held, and pruned files' (pruned_totals). Never goes down.
+ * one): those of files still held, and pruned files' (pruned_totals). A number resent by `smsdrop
+ * retry` counts once per outcome it got: a retried batch keeps its own (failed: never sent;
+ * unknown: maybe sent). Never goes down.
  */
 export function numbersByOutcome(
   db: Journal,
@@ -308,8 +318,9 @@ export function numbersByOutcome(
   return sql(
     db,
     `SELECT outcome, code, sum(n) AS numbers FROM (
-       SELECT state AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS n FROM batches
-         WHERE state IN ${sqlList(OUTCOME_STATES)} AND ${NOT_PRUNED} GROUP BY state, status_code
+       SELECT ${SETTLED_AS} AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS n
+         FROM batches WHERE state IN ${sqlList(SETTLED_STATES)} AND ${NOT_PRUNED}
+         GROUP BY outcome, status_code
        UNION ALL
        SELECT outcome, code, count AS n FROM pruned_totals WHERE kind = 'numbers')
      GROUP BY outcome, code ORDER BY outcome, code`,

@@ -36,9 +36,10 @@ after(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** The counters' samples: `name{labels} value` lines of the _total families named. */
-function totals(metrics: string): string[] {
-  return metrics.split('\n').filter((l) => /^smsdrop_(numbers|requests)_total\{/.test(l));
+/** The counters' samples: series -> value, of the _total families of numbers and requests. */
+function totals(metrics: string): Map<string, number> {
+  const lines = metrics.split('\n').filter((l) => /^smsdrop_(numbers|requests)_total\{/.test(l));
+  return new Map(lines.map((l) => [l.replace(/ \S+$/, ''), Number(l.replace(/^.* /, ''))]));
 }
 
 async function sentAndStopped(settings: Parameters<typeof startDaemon>[0], name: string) {
@@ -54,16 +55,32 @@ async function sentAndStopped(settings: Parameters<typeof startDaemon>[0], name:
 }
 
 describe('the operator surface over pruning and restores', { timeout: 120_000 }, () => {
-  it('counters never go down when a file is pruned; its download answers 410', async () => {
+  it('counters never go down when a file is retried, then pruned; its download answers 410', async () => {
     const dir = tempDir('surface-prune');
     dirs.push(dir);
     const sim = await startSimulatorProcess(dir, ['--faults', 'status=160032@/2']);
     sims.push(sim);
     const settings = { dataDir: path.join(dir, 'data'), simulator: sim, env: KEEP };
-    const before = totals(await sentAndStopped(settings, 'list.csv'));
+    const sent = totals(await sentAndStopped(settings, 'list.csv'));
+    const failed = 'smsdrop_numbers_total{outcome="failed",code="160032"}';
+    const accepted = 'smsdrop_numbers_total{outcome="accepted",code="000000"}';
+    assert.ok((sent.get(failed) ?? 0) > 0, [...sent.keys()].join('\n'));
+    // `smsdrop retry` resends the failed numbers: they counted as failed, and still do.
+    const retry = startProcess(['retry', '1', '--failed'], daemonEnv(settings));
+    await retry.exited;
+    const d1 = await startDaemon({ ...settings, env: { ...KEEP, SMSDROP_KEEP: 'off' } });
+    procs.push(d1);
+    const before = totals(await (await fetch(`${httpUrlOf(d1)}/metrics`)).text());
+    d1.kill('SIGTERM');
+    await d1.exited;
+    for (const [series, value] of sent)
+      assert.ok(
+        (before.get(series) ?? 0) >= value,
+        `${series} after the retry: ${before.get(series)}`,
+      );
     assert.ok(
-      before.some((l) => /outcome="accepted"/.test(l)),
-      before.join('\n'),
+      (before.get(accepted) ?? 0) > (sent.get(accepted) ?? 0),
+      'the retry got some accepted',
     );
     const ended = Date.now();
     await sleep(Math.max(0, ended + 2_500 - Date.now())); // past SMSDROP_KEEP
