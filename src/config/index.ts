@@ -357,7 +357,7 @@ export const SETTINGS = {
   webhookSecret: {
     schema: idText,
     env: 'SMSDROP_WEBHOOK_SECRET',
-    doc: "Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of the body, hex); with dingtalk, the robot's signing secret. Required for the json format. Never printed or logged.",
+    doc: "Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of TIMESTAMP.BODY, TIMESTAMP being the X-Smsdrop-Timestamp header, hex); with dingtalk, the robot's signing secret. Required for the json format. Never printed or logged.",
   },
   webhookFormat: {
     schema: z.enum(WEBHOOK_FORMATS).default('json'),
