@@ -12,6 +12,7 @@ export default tseslint.config(
   js.configs.recommended,
   {
     files: ['**/*.ts'],
+    ignores: ['src/http/assets/'],
     extends: [...tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: { project: './tsconfig.check.json', tsconfigRootDir: import.meta.dirname },
@@ -68,7 +69,17 @@ export default tseslint.config(
   },
   {
     files: ['**/*.js', '**/*.mjs'],
+    ignores: ['src/http/assets/'],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // The dashboard's script, run by the browser as served: checked against the DOM's types.
+    files: ['src/http/assets/**/*.js', 'src/http/assets/**/*.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      globals: globals.browser,
+      parserOptions: { project: './tsconfig.browser.json', tsconfigRootDir: import.meta.dirname },
+    },
   },
   prettier,
   {

@@ -361,6 +361,21 @@ export const SETTINGS = {
     env: 'SMSDROP_HTTP_TOKEN',
     doc: 'Daemon: bearer token every HTTP request must carry (Authorization: Bearer TOKEN); required when SMSDROP_HTTP is not a loopback address. Never printed or logged.',
   },
+  httpHosts: {
+    schema: optionalText,
+    env: 'SMSDROP_HTTP_HOSTS',
+    doc: 'Daemon: host names, comma-separated, that HTTP requests may name in their Host header besides loopback ones (localhost, 127.0.0.1, [::1]) while no SMSDROP_HTTP_TOKEN is set; any other is refused (421), so that a web page cannot read the surface through a DNS rebinding name.',
+  },
+  healthzOpen: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_HEALTHZ_OPEN',
+    doc: 'Daemon: on: /healthz answers without the token too (for load balancers that cannot send a header), with only {"ok": true|false} and 200 or 503; the token still shows the reasons.',
+  },
+  diskFloorMb: {
+    schema: int(0, 1_000_000).default(64),
+    env: 'SMSDROP_DISK_FLOOR_MB',
+    doc: "Daemon: /healthz answers 503 when the data directory's volume has less free space than this (MB); 0: only a full one.",
+  },
   webhookUrl: {
     schema: webhookUrls,
     env: 'SMSDROP_WEBHOOK_URL',
@@ -369,7 +384,7 @@ export const SETTINGS = {
   webhookSecret: {
     schema: idText,
     env: 'SMSDROP_WEBHOOK_SECRET',
-    doc: "Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of the body, hex); with dingtalk, the robot's signing secret. Required for the json format. Never printed or logged.",
+    doc: "Daemon: key of the X-Smsdrop-Signature header (sha256=HMAC-SHA256 of TIMESTAMP.BODY, TIMESTAMP being the X-Smsdrop-Timestamp header, hex); with dingtalk, the robot's signing secret. Required for the json format. Never printed or logged.",
   },
   webhookFormat: {
     schema: z.enum(WEBHOOK_FORMATS).default('json'),

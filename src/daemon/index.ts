@@ -254,7 +254,12 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
       cooling = undefined;
       if (runtime.stop.signal.aborted) return;
       runtime.context.pause.resume();
-      recordPause(runtime, null, log);
+      // Resumed (in the journal, for `smsdrop status` and the sending.resumed webhook) once an
+      // answer lets sending go on: a cooldown that finds the provider still down changes nothing.
+      runtime.context.pause.afterAnswer(() => {
+        recordPause(runtime, null, log);
+        log.info('the provider answers again: sending goes on', { event: 'sending-resumed' });
+      });
       log.info('cooldown over: trying to send again', { event: 'account-resumed' });
     })());
 }

@@ -3,7 +3,7 @@
 // mistakes (a public address without a token, an address in use) are HttpSetupErrors: the daemon
 // stops with one line and exit 2, which pm2 does not restart.
 import type { Config } from '../config/index.js';
-import { checkHttpAccess } from '../http/address.js';
+import { checkHttpAccess, hostList } from '../http/address.js';
 import { createMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
 import { journalPath } from '../journal/open.js';
@@ -43,11 +43,11 @@ export async function startOperatorSurface(
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
   runtime.db.webhookTargets = targets.map((t) => t.id);
   const { context } = runtime;
-  const paused = () => context.pause.reason;
+  const paused = () => context.pause.outage?.reason;
   const metrics = createMetrics({
     db: runtime.db,
     journalFile: journalPath(config.dataDir),
-    paused,
+    pausedCode: () => context.pause.outage?.code,
   });
   context.client = metrics.timed(context.client);
   context.rateLimiter = metrics.counted(context.rateLimiter);
@@ -75,9 +75,13 @@ export async function startOperatorSurface(
           db: runtime.db,
           dataDir: config.dataDir,
           token: config.httpToken,
+          hosts: hostList(config.httpHosts),
+          healthzOpen: config.healthzOpen,
           metrics,
           health: {
             db: runtime.db,
+            dataDir: config.dataDir,
+            diskFloorBytes: config.diskFloorMb * 1024 * 1024,
             watching: () => watching,
             paused,
             webhooksFailing: () => delivery?.failing() ?? [],

@@ -1,11 +1,19 @@
-// GET /healthz: 200 while the daemon can do its job (journal writable, inbox watched, sending not
-// paused, webhooks delivered), 503 with the reasons otherwise: a supervisor or a load balancer
-// reads the status, a person the reasons.
+// GET /healthz: 200 while the daemon can do its job (journal writable, room on the data
+// directory's volume, inbox watched, sending not paused, webhooks delivered), 503 with the reasons
+// otherwise: a supervisor or a load balancer reads the status, a person the reasons. The disk is
+// looked at on each request (statfs, and a small file written and removed next to the journal),
+// so a volume filled up or freed is seen at the next probe.
+import { rmSync, statfsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { errorCode } from '../errors.js';
 import type { Journal } from '../journal/open.js';
 import { journalLost } from '../journal/intents.js';
 
 export interface HealthSource {
   db: Journal;
+  dataDir: string;
+  /** Free bytes below which the data directory's volume counts as full (SMSDROP_DISK_FLOOR_MB). */
+  diskFloorBytes: number;
   /** The inbox watcher is running. */
   watching(): boolean;
   /**
@@ -18,7 +26,7 @@ export interface HealthSource {
 
 export interface Health {
   ok: boolean;
-  checks: { journal: string; inbox: string; sending: string; webhooks: string };
+  checks: { journal: string; disk: string; inbox: string; sending: string; webhooks: string };
   reasons: string[];
 }
 
@@ -30,6 +38,8 @@ export function checkHealth(source: HealthSource): Health {
       ? 'failed: it lost requests’ records (see the log)'
       : 'writable';
   if (journal !== 'writable') reasons.push(`journal ${journal}`);
+  const disk = checkDisk(source.dataDir, source.diskFloorBytes);
+  if (!disk.ok) reasons.push(`data directory ${disk.text}`);
   const inbox = source.watching() ? 'watched' : 'not watched';
   if (inbox !== 'watched') reasons.push(`inbox ${inbox}`);
   const paused = source.paused();
@@ -40,10 +50,44 @@ export function checkHealth(source: HealthSource): Health {
     ok: reasons.length === 0,
     checks: {
       journal,
+      disk: disk.text,
       inbox,
       sending: paused ? `paused: ${paused}` : 'on',
       webhooks: failing.length > 0 ? failing.join('; ') : 'ok',
     },
     reasons,
   };
+}
+
+const MB = 1024 * 1024;
+/** What the probe writes: a journal write appends a page of this size to the WAL. */
+const PROBE = Buffer.alloc(4096);
+
+/** Room on the data directory's volume, and whether a small file can be written there now. */
+function checkDisk(dataDir: string, floorBytes: number): { ok: boolean; text: string } {
+  let free: number;
+  try {
+    const fs = statfsSync(dataDir);
+    free = fs.bavail * fs.bsize;
+  } catch (err) {
+    return { ok: false, text: `not readable (${errorCode(err) ?? String(err)})` };
+  }
+  const room = `${(free / MB).toFixed(1)} MB free`;
+  if (free === 0) return { ok: false, text: `volume full (E_DISK_FULL): ${room}` };
+  if (free < floorBytes)
+    return {
+      ok: false,
+      text: `volume nearly full (E_DISK_FULL): ${room}, below SMSDROP_DISK_FLOOR_MB=${floorBytes / MB}`,
+    };
+  const probe = path.join(dataDir, '.healthz-probe');
+  try {
+    writeFileSync(probe, PROBE);
+  } catch (err) {
+    const code = errorCode(err);
+    const named = code === 'ENOSPC' || code === 'EDQUOT' ? `E_DISK_FULL, ${code}` : code;
+    return { ok: false, text: `not writable (${named ?? String(err)}): ${room}` };
+  } finally {
+    rmSync(probe, { force: true });
+  }
+  return { ok: true, text: `writable: ${room}` };
 }

@@ -1,8 +1,11 @@
-// The daemon's Prometheus metrics (GET /metrics), names prefixed smsdrop_. What the journal knows
-// (numbers, rows and files by status, requests by outcome) is read from it at scrape time; only
-// what it does not keep is counted as it happens, cheaply: request latency and requests in flight
-// (a wrapper around the provider client) and time waited on rate limits (around the limiter).
-import { statSync } from 'node:fs';
+// The daemon's Prometheus metrics (GET /metrics), names prefixed smsdrop_, and prom-client's
+// process metrics (process_*, nodejs_*). What the journal knows (numbers, rows and files by
+// status, requests by outcome) is read from it at scrape time; only what it does not keep is
+// counted as it happens, cheaply: request latency and requests in flight (a wrapper around the
+// provider client) and time waited on rate limits (around the limiter). Totals since the journal
+// began are counters (_total) that pruning does not lower (pruned_totals); states now are gauges.
+// Label values come from fixed sets: outcomes, provider status codes, smsdrop's E_ codes.
+import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
 import type { Journal } from '../journal/open.js';
 import {
@@ -10,6 +13,7 @@ import {
   numbersByOutcome,
   requestsByOutcome,
   rowsByStatus,
+  unfinishedFileLines,
 } from '../journal/reads.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { RateLimiter } from '../send/rate.js';
@@ -17,8 +21,8 @@ import type { RateLimiter } from '../send/rate.js';
 export interface MetricsSource {
   db: Journal;
   journalFile: string;
-  /** Why sending is paused now, or undefined. */
-  paused(): string | undefined;
+  /** The code of the pause (E_...) while sending is paused, else undefined. */
+  pausedCode(): string | undefined;
 }
 
 export interface DaemonMetrics {
@@ -31,6 +35,13 @@ export interface DaemonMetrics {
 
 export function createMetrics(source: MetricsSource): DaemonMetrics {
   const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry });
+  // Gauges named like counters (promtool check metrics refuses them): the sums of
+  // nodejs_active_handles{type} and the like, which stay.
+  for (const name of ['handles', 'requests', 'resources'])
+    registry.removeSingleMetric(`nodejs_active_${name}_total`);
+  buildInfo(registry);
+  journalCounters(registry, source.db);
   journalGauges(registry, source);
   const latency = new client.Histogram({
     name: 'smsdrop_request_duration_seconds',
@@ -78,44 +89,78 @@ export function createMetrics(source: MetricsSource): DaemonMetrics {
   };
 }
 
+/** `smsdrop_build_info{version,node} 1`: which smsdrop and Node answer. */
+function buildInfo(registry: client.Registry): void {
+  // package.json sits two folders above both src/http/ and dist/http/.
+  const { version } = JSON.parse(
+    readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+  ) as { version: string };
+  new client.Gauge({
+    name: 'smsdrop_build_info',
+    help: 'The smsdrop version and the Node.js version running it (always 1).',
+    labelNames: ['version', 'node'],
+    registers: [registry],
+  }).set({ version, node: process.version }, 1);
+}
+
+/**
+ * Totals since the journal began, read from it when scraped: they never go down, a restart or a
+ * prune included (a pruned file's share is kept in pruned_totals).
+ */
+function journalCounters(registry: client.Registry, db: Journal): void {
+  counter(
+    registry,
+    'smsdrop_numbers_total',
+    'Numbers with an outcome, by outcome and provider status code.',
+    ['outcome', 'code'],
+    (c) => {
+      for (const n of numbersByOutcome(db)) c.inc({ outcome: n.outcome, code: n.code }, n.numbers);
+    },
+  );
+  counter(
+    registry,
+    'smsdrop_requests_total',
+    'Requests to the provider that got an outcome, by outcome (those in flight: smsdrop_requests_in_flight).',
+    ['outcome'],
+    (c) => {
+      for (const r of requestsByOutcome(db)) c.inc({ outcome: r.outcome }, r.requests);
+    },
+  );
+}
+
 /** Gauges whose values are read from the journal when scraped. */
 function journalGauges(registry: client.Registry, source: MetricsSource): void {
   const { db } = source;
-  gauge(
-    registry,
-    'smsdrop_numbers',
-    'Numbers with an outcome, by outcome and provider status code.',
-    ['outcome', 'code'],
-    (g) => {
-      for (const n of numbersByOutcome(db)) g.set({ outcome: n.outcome, code: n.code }, n.numbers);
-    },
-  );
-  gauge(
-    registry,
-    'smsdrop_requests',
-    'Requests made to the provider, by outcome.',
-    ['outcome'],
-    (g) => {
-      for (const r of requestsByOutcome(db)) g.set({ outcome: r.outcome }, r.requests);
-    },
-  );
   gauge(registry, 'smsdrop_rows', 'Rows of every file, by status.', ['status'], (g) => {
     for (const [status, rows] of Object.entries(rowsByStatus(db))) g.set({ status }, rows);
   });
-  gauge(registry, 'smsdrop_files', 'Files in the journal, by status.', ['status'], (g) => {
-    for (const f of filesByStatus(db)) g.set({ status: f.status }, f.files);
-  });
+  gauge(
+    registry,
+    'smsdrop_files',
+    'Files in the journal, by status ("stopped": reading or sending stopped part-way, none of this process\'s files in progress).',
+    ['status'],
+    (g) => {
+      for (const f of filesByStatus(db)) g.inc({ status: f.status }, f.files);
+      // A file that stopped part-way (its last status write failed on a full disk, or an earlier
+      // run ended) is not being read or sent, whatever its journal status says.
+      for (const f of unfinishedFileLines(db))
+        if (!db.filesInProgress.has(f.id)) {
+          g.dec({ status: f.status }, 1);
+          g.inc({ status: 'stopped' }, 1);
+        }
+    },
+  );
   gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) =>
     g.set(db.filesInProgress.size),
   );
   gauge(
     registry,
     'smsdrop_paused',
-    'Sending paused (1) with the reason as a label, or not (0).',
+    'Sending paused (1, reason: its code, docs/errors.md), or not (0).',
     ['reason'],
     (g) => {
-      const reason = source.paused();
-      g.set({ reason: reason ?? '' }, reason ? 1 : 0);
+      const code = source.pausedCode();
+      g.set({ reason: code ?? '' }, code ? 1 : 0);
     },
   );
   gauge(
@@ -139,6 +184,26 @@ function gauge(
   fill: (g: client.Gauge) => void,
 ): void {
   new client.Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      fill(this);
+    },
+  });
+}
+
+/** A counter set afresh at each scrape from totals the journal keeps. */
+function counter(
+  registry: client.Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  fill: (c: client.Counter) => void,
+): void {
+  new client.Counter({
     name,
     help,
     labelNames,

@@ -1,7 +1,8 @@
 // The daemon's HTTP surface (SMSDROP_HTTP): read-only. GET /healthz, /metrics, /api/status,
 // /api/files, /api/files/:id, /files/:id/result.csv and /rejected.csv, and the dashboard (/ and
 // its assets, served from here: it works with no internet). Off loopback every request needs the
-// bearer token (address.ts). Nothing here changes anything: any other method is refused.
+// bearer token; without one, the Host header must name this host (address.ts). Nothing here
+// changes anything: any other method is refused.
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import { getFile } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { FILE_STATUS } from '../journal/states.js';
-import { authorized, type HttpAddress, HttpSetupError } from './address.js';
+import { authorized, hostAllowed, type HttpAddress, HttpSetupError } from './address.js';
 import { dashboardAssets } from './dashboard.js';
 import { checkHealth, type HealthSource } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
@@ -21,6 +22,10 @@ export interface SurfaceSource {
   db: Journal;
   dataDir: string;
   token: string | undefined;
+  /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
+  hosts: readonly string[];
+  /** /healthz answers ok or not without the token (SMSDROP_HEALTHZ_OPEN). */
+  healthzOpen: boolean;
   health: HealthSource;
   metrics: DaemonMetrics;
 }
@@ -78,30 +83,62 @@ function listen(server: Server, address: Required<HttpAddress>): Promise<void> {
 
 type Assets = ReturnType<typeof dashboardAssets>;
 
+/**
+ * The route a request may have answered, or undefined when it is answered already: a method other
+ * than GET, a Host not this daemon's, an asset, a missing token (and /healthz's open answer).
+ */
+function admitted(
+  req: IncomingMessage,
+  res: ServerResponse,
+  source: SurfaceSource,
+  assets: Assets,
+): string | undefined {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    send(res, 405, 'text/plain', 'read-only: only GET\n');
+    return undefined;
+  }
+  if (!source.token && !hostAllowed(req.headers.host, source.hosts)) {
+    send(
+      res,
+      421,
+      'text/plain',
+      'this daemon answers requests for localhost, 127.0.0.1 or [::1] (or SMSDROP_HTTP_HOSTS) only\n',
+    );
+    return undefined;
+  }
+  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
+  // The page and its scripts hold no figures, so a browser may load them without the token; the
+  // page then asks for the figures with the token it is given in its address's #fragment.
+  const asset = assets.get(route);
+  if (asset) {
+    send(res, 200, asset.type, asset.body);
+    return undefined;
+  }
+  if (authorized(req.headers.authorization, source.token)) return route;
+  if (route === '/healthz' && source.healthzOpen) {
+    const { ok } = checkHealth(source.health);
+    sendJson(res, ok ? 200 : 503, { ok });
+    return undefined;
+  }
+  res.setHeader('WWW-Authenticate', 'Bearer');
+  send(
+    res,
+    401,
+    'text/plain',
+    'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n',
+  );
+  return undefined;
+}
+
 async function handle(
   req: IncomingMessage,
   res: ServerResponse,
   source: SurfaceSource,
   assets: Assets,
 ): Promise<void> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.setHeader('Allow', 'GET, HEAD');
-    return send(res, 405, 'text/plain', 'read-only: only GET\n');
-  }
-  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
-  // The page and its scripts hold no figures, so a browser may load them without the token; the
-  // page then asks for the figures with the token it is given in its address's #fragment.
-  const asset = assets.get(route);
-  if (asset) return send(res, 200, asset.type, asset.body);
-  if (!authorized(req.headers.authorization, source.token)) {
-    res.setHeader('WWW-Authenticate', 'Bearer');
-    return send(
-      res,
-      401,
-      'text/plain',
-      'a bearer token is required (Authorization: Bearer SMSDROP_HTTP_TOKEN)\n',
-    );
-  }
+  const route = admitted(req, res, source, assets);
+  if (route === undefined) return;
   if (route === '/healthz') {
     const health = checkHealth(source.health);
     return sendJson(res, health.ok ? 200 : 503, health);
@@ -151,6 +188,13 @@ async function sendResultFile(
 ): Promise<void> {
   const file = getFile(db, id);
   if (!file) return send(res, 404, 'text/plain', `no file ${id}\n`);
+  if (file.pruned_at !== null)
+    return send(
+      res,
+      410,
+      'text/plain',
+      `${file.name}: its rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): \`smsdrop report ${id}\` still has its counts, no longer who got it\n`,
+    );
   const over =
     (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
     !db.filesInProgress.has(id) &&
@@ -171,6 +215,7 @@ async function sendResultFile(
         : await writeRejectedCsv(db, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
+      ...NOT_CACHED,
       'Content-Type': 'text/csv; charset=utf-8',
       'Content-Disposition': `attachment; filename*=UTF-8''${encodeURIComponent(path.basename(written))}`,
     });
@@ -186,6 +231,9 @@ async function sendResultFile(
   }
 }
 
+/** On every answer: figures and phone numbers stay out of caches, and types are as sent. */
+const NOT_CACHED = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
+
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(body, null, 2)}\n`);
 }
@@ -195,10 +243,6 @@ function send(res: ServerResponse, status: number, type: string, body: string | 
     res.destroy();
     return;
   }
-  res.writeHead(status, {
-    'Content-Type': type,
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-  });
+  res.writeHead(status, { ...NOT_CACHED, 'Content-Type': type });
   res.end(body);
 }

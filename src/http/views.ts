@@ -3,7 +3,7 @@
 // ETA as `smsdrop status` reckons them (report/status.ts), and the send rate of the last hour.
 import type { Journal } from '../journal/open.js';
 import { getFile } from '../journal/files.js';
-import { listFiles, sendRateByMinute } from '../journal/reads.js';
+import { listFiles, prunedFileIds, sendRateByMinute } from '../journal/reads.js';
 import {
   adviceFor,
   type FailureLine,
@@ -21,7 +21,8 @@ export interface Progress {
   rows_per_second: number | null;
 }
 
-export type FileView = FileLine & Progress & { failures: FailureLine[] };
+/** pruned: its rows went (SMSDROP_KEEP), so no result file can be written from the journal. */
+export type FileView = FileLine & Progress & { failures: FailureLine[]; pruned: boolean };
 
 /** The files shown at most by /api/files and the dashboard: the latest ones. */
 const MOST_FILES = 200;
@@ -29,6 +30,7 @@ const MOST_FILES = 200;
 /** Every file (the latest MOST_FILES), newest first, with progress and failures by code. */
 export function fileViews(db: Journal, status: StatusReport): FileView[] {
   const live = new Map(status.files.map((f) => [f.id, f]));
+  const pruned = prunedFileIds(db);
   return listFiles(db)
     .slice(-MOST_FILES)
     .reverse()
@@ -36,6 +38,7 @@ export function fileViews(db: Journal, status: StatusReport): FileView[] {
       ...line,
       ...progressOf(line, live.get(line.id)),
       failures: failuresOf(db, line.id),
+      pruned: pruned.has(line.id),
     }));
 }
 

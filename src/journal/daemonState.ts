@@ -26,7 +26,7 @@ export interface DaemonState {
 
 /**
  * A change between paused and not is a webhook event (sending.paused, sending.resumed), written in
- * the same transaction.
+ * the same transaction; a new reason while paused is none (one outage: one pair).
  */
 export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
   if (db.webhookTargets.length === 0) {
@@ -37,7 +37,7 @@ export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
     const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as
       string | null | undefined;
     writeDaemonState(db, update);
-    if (update.paused !== null && update.paused !== before)
+    if (update.paused !== null && typeof before !== 'string')
       recordEvent(db, 'sending.paused', null, update.paused);
     else if (update.paused === null && typeof before === 'string')
       recordEvent(db, 'sending.resumed', null);

@@ -381,4 +381,21 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE files ADD COLUMN provider TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'totals that pruning keeps',
+    sql: `
+      -- What pruned files had sent, summed, for /metrics' counters (smsdrop_numbers_total,
+      -- smsdrop_requests_total), which must never go down: added to in the write that marks a file
+      -- pruned (prune.ts markPruned), before its batches and attempts go. kind: 'numbers' (outcome
+      -- by status code) or 'requests' (outcome, code '').
+      CREATE TABLE pruned_totals (
+        kind TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        code TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (kind, outcome, code)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];

@@ -3,6 +3,7 @@
 // that a crash loses neither or both; the daemon (webhooks/deliver.ts) posts them in order per
 // receiver and marks each delivered. Nothing is written while no receiver is set
 // (Journal.webhookTargets).
+import { randomUUID } from 'node:crypto';
 import { countFile, type FileCounts, getFile } from './files.js';
 import { type Journal, nowIso, sql } from './open.js';
 
@@ -19,9 +20,11 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 /** The JSON body of an event, as posted and signed. */
 export interface EventBody {
   /**
-   * The first outbox row's id: the same for every receiver, so that a receiver can drop a repeat.
+   * A random UUID given when the event is written: the same for every receiver and every repeat,
+   * and never the same for two events, on any host or after a backup is restored, so that a
+   * receiver can drop a repeat by it.
    */
-  id: number;
+  id: string;
   event: WebhookEvent;
   at: string;
   file: { id: number | null; name: string; status: string; counts: FileCounts | null } | null;
@@ -49,24 +52,20 @@ export function recordEvent(
 ): void {
   if (db.webhookTargets.length === 0) return;
   const at = nowIso();
-  const body: Omit<EventBody, 'id'> = {
+  const body: EventBody = {
+    id: randomUUID(),
     event,
     at,
     file: fileOf(db, file),
     ...(reason !== undefined ? { reason } : {}),
   };
-  let id: number | undefined;
-  for (const target of db.webhookTargets) {
-    const info = sql(
-      db,
-      'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)',
-    ).run(event, target, '', at);
-    id ??= Number(info.lastInsertRowid);
-    sql(db, 'UPDATE webhook_outbox SET body = ? WHERE id = ?').run(
-      JSON.stringify({ id, ...body }),
-      Number(info.lastInsertRowid),
+  for (const target of db.webhookTargets)
+    sql(db, 'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)').run(
+      event,
+      target,
+      JSON.stringify(body),
+      at,
     );
-  }
 }
 
 /**

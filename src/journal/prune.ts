@@ -15,7 +15,7 @@
 // open.
 import { parseDurationOrOff, type WrittenDuration } from '../log/duration.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
-import { FILE_STATUS, sqlList, UNSETTLED_STATES } from './states.js';
+import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
 
@@ -90,6 +90,14 @@ export function recordsOf(db: Journal, fileId: number): PrunedRecords {
  */
 export function markPruned(db: Journal, fileId: number): boolean {
   if (db.filesInProgress.has(fileId)) return false;
+  return db.transaction(() => {
+    const marked = markPrunedRow(db, fileId);
+    if (marked) keepTotals(db, fileId);
+    return marked;
+  })();
+}
+
+function markPrunedRow(db: Journal, fileId: number): boolean {
   const info = sql(
     db,
     `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests) =
@@ -100,6 +108,20 @@ export function markPruned(db: Journal, fileId: number): boolean {
      WHERE id = :id AND pruned_at IS NULL`,
   ).run({ id: fileId, now: nowIso() });
   return info.changes === 1;
+}
+
+/** Adds what the file sent to pruned_totals, so that /metrics' counters never go down. */
+function keepTotals(db: Journal, fileId: number): void {
+  sql(
+    db,
+    `INSERT INTO pruned_totals (kind, outcome, code, count)
+     SELECT 'numbers', ${SETTLED_AS} AS outcome, coalesce(status_code, ''), sum(numbers) FROM batches
+       WHERE file_id = :id AND state IN ${sqlList(SETTLED_STATES)} GROUP BY outcome, status_code
+     UNION ALL
+     SELECT 'requests', a.outcome, '', count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id
+       WHERE b.file_id = :id AND a.outcome IS NOT NULL GROUP BY a.outcome
+     ON CONFLICT (kind, outcome, code) DO UPDATE SET count = count + excluded.count`,
+  ).run({ id: fileId });
 }
 
 /**

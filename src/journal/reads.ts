@@ -3,7 +3,15 @@
 // v_recipients) are the report interface that users query too (migrations.ts).
 import type { FileCounts, FileRecord } from './files.js';
 import { type Journal, sql, sqlPluck } from './open.js';
-import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import {
+  BATCH_STATE,
+  FILE_STATUS,
+  OUTCOME_STATES,
+  SETTLED_AS,
+  SETTLED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from './states.js';
 
 /** A line of v_files. */
 export interface FileLine extends FileCounts {
@@ -17,6 +25,13 @@ export interface FileLine extends FileCounts {
 
 export function listFiles(db: Journal): FileLine[] {
   return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
+}
+
+/** Ids of the files whose rows were pruned (SMSDROP_KEEP): their counts stay, their rows went. */
+export function prunedFileIds(db: Journal): Set<number> {
+  return new Set(
+    sqlPluck(db, 'SELECT id FROM files WHERE pruned_at IS NOT NULL').all() as number[],
+  );
 }
 
 export function fileLine(db: Journal, fileId: number): FileLine {
@@ -321,27 +336,45 @@ export function rowsByStatus(
   >;
 }
 
-/** Numbers with an outcome, by outcome and provider status code ('' without one). */
+/**
+ * Numbers with an outcome since the journal began, by outcome and provider status code ('' without
+ * one): those of files still held, and pruned files' (pruned_totals). A number resent by `smsdrop
+ * retry` counts once per outcome it got: a retried batch keeps its own (failed: never sent;
+ * unknown: maybe sent). Never goes down.
+ */
 export function numbersByOutcome(
   db: Journal,
 ): Array<{ outcome: string; code: string; numbers: number }> {
   return sql(
     db,
-    `SELECT state AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS numbers FROM batches
-     WHERE state IN ${sqlList(OUTCOME_STATES)} GROUP BY state, status_code ORDER BY state, status_code`,
+    `SELECT outcome, code, sum(n) AS numbers FROM (
+       SELECT ${SETTLED_AS} AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS n
+         FROM batches WHERE state IN ${sqlList(SETTLED_STATES)} AND ${NOT_PRUNED}
+         GROUP BY outcome, status_code
+       UNION ALL
+       SELECT outcome, code, count AS n FROM pruned_totals WHERE kind = 'numbers')
+     GROUP BY outcome, code ORDER BY outcome, code`,
   ).all() as Array<{ outcome: string; code: string; numbers: number }>;
 }
 
-/** Requests made, by outcome ('in flight' while unanswered). */
+/** Requests answered (or given up on) since the journal began, by outcome. Never goes down. */
 export function requestsByOutcome(db: Journal): Array<{ outcome: string; requests: number }> {
   return sql(
     db,
-    "SELECT coalesce(outcome, 'in flight') AS outcome, count(*) AS requests FROM attempts GROUP BY outcome ORDER BY outcome",
-  ).all() as Array<{
-    outcome: string;
-    requests: number;
-  }>;
+    `SELECT outcome, sum(n) AS requests FROM (
+       SELECT a.outcome, count(*) AS n FROM attempts a JOIN batches b ON b.id = a.batch_id
+         WHERE a.outcome IS NOT NULL AND ${NOT_PRUNED} GROUP BY a.outcome
+       UNION ALL
+       SELECT outcome, count AS n FROM pruned_totals WHERE kind = 'requests')
+     GROUP BY outcome ORDER BY outcome`,
+  ).all() as Array<{ outcome: string; requests: number }>;
 }
+
+/**
+ * A batch (alias b, or batches) of a file not marked pruned: a pruned file's records, on their way
+ * out, are counted in pruned_totals already.
+ */
+const NOT_PRUNED = `file_id NOT IN (SELECT id FROM files WHERE pruned_at IS NOT NULL)`;
 
 /** Per minute since `since` (ISO): requests answered and the numbers accepted by them. */
 export function sendRateByMinute(

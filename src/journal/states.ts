@@ -57,6 +57,11 @@ export const OUTCOME_STATES: readonly BatchState[] = [
   BATCH_STATE.unknown,
 ];
 /** Final states whose numbers went on in other batches (split halves, a retry's new batches). */
+/** Batches that got an outcome: those that still have it, and those `smsdrop retry` replaced. */
+export const SETTLED_STATES: readonly string[] = [...OUTCOME_STATES, BATCH_STATE.retried];
+/** The outcome a settled batch got (a retried one: failed, or unknown when it may have gone). */
+export const SETTLED_AS = `CASE WHEN state != '${BATCH_STATE.retried}' THEN state WHEN maybe_sent = 0 THEN '${BATCH_STATE.failed}' ELSE '${BATCH_STATE.unknown}' END`;
+
 export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
 
 /**

@@ -15,6 +15,7 @@ import {
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
+import { errorCode } from '../errors.js';
 import type { Journal } from '../journal/open.js';
 import { nextDueAt } from '../journal/reads.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
@@ -201,12 +202,13 @@ async function sendBatch(
     },
     now(),
   );
-  noteProviderHealth(ctx.pause, outcome);
+  noteProviderHealth(ctx.pause, outcome, decision.pauseAccount === undefined);
   ctx.concurrency?.note(outcome);
   const recorded = journal.run(() =>
     finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition),
   );
-  if (decision.pauseAccount) ctx.pause.pause(decision.pauseAccount, decision.pauseCode);
+  if (decision.pauseAccount)
+    ctx.pause.pause(decision.pauseAccount, decision.pauseCode, errorCode(outcome));
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
   return {
     recorded: recorded.then(() =>
@@ -275,11 +277,12 @@ function mayHaveSent(outcome: SendOutcome): boolean {
   return true;
 }
 
-function noteProviderHealth(pause: AccountPause, outcome: SendOutcome): void {
-  if (outcome.kind === 'not-sent' || outcome.kind === 'in-doubt') pause.noteTrouble(outcome.reason);
+function noteProviderHealth(pause: AccountPause, outcome: SendOutcome, goingOn: boolean): void {
+  if (outcome.kind === 'not-sent' || outcome.kind === 'in-doubt')
+    pause.noteTrouble(outcome.reason, errorCode(outcome));
   else if (outcome.kind === 'rejected' && outcome.codeClass === 'transient')
     pause.noteTrouble(`status ${outcome.statusCode}`);
-  else pause.noteAnswer();
+  else pause.noteAnswer(goingOn);
 }
 
 export function retrySettings(config: Config): RetrySettings {

@@ -256,6 +256,15 @@ function untilAborted(
 }
 
 /**
+ * A pause's code when its cause has none of its own (docs/errors.md): the provider refused the
+ * account (a status code), or answered no request.
+ */
+export const PAUSE_CODE = {
+  account: 'E_PROVIDER_ACCOUNT',
+  unreachable: 'E_PROVIDER_UNREACHABLE',
+} as const;
+
+/**
  * Shared "stop sending for the account" switch: set by an account-fatal answer, or by a burst
  * of requests in a row that got no business answer (provider down, 5xx, timeouts), so an outage
  * pauses the work in a resumable state instead of using up every batch's attempts.
@@ -263,42 +272,80 @@ function untilAborted(
 export class AccountPause {
   reason: string | undefined;
   statusCode: string | undefined;
+  /**
+   * The pause's stable code (E_...), from a fixed set: what /metrics labels it with, where the
+   * reason's free text (addresses, ports, the provider's words) would make a new series each time.
+   */
+  code: string | undefined;
   since: Date | undefined;
   #troubleInARow = 0;
+  #onGoingOn: (() => void) | undefined;
+  /**
+   * The pause being lived through: set by pause(), kept through resume() (a cooldown's trial) and
+   * gone at the first answer that lets sending go on. What /healthz and /metrics show, so that
+   * they do not flicker to "on" at each cooldown of an outage.
+   */
+  outage: { reason: string; code: string } | undefined;
 
   /**
    * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
    */
   constructor(private readonly pauseAfterTrouble = 0) {}
 
-  /** A request got no business answer (not sent, in doubt, transient error). */
-  noteTrouble(what: string): void {
+  /**
+   * A request got no business answer (not sent, in doubt, transient error). code: the outcome's
+   * own, when it has one.
+   */
+  noteTrouble(what: string, code?: string): void {
     this.#troubleInARow++;
     if (this.pauseAfterTrouble > 0 && this.#troubleInARow >= this.pauseAfterTrouble) {
       this.pause(
         `the provider failed ${this.#troubleInARow} requests in a row (last: ${what}); check the network and the provider's status`,
+        undefined,
+        code ?? PAUSE_CODE.unreachable,
       );
     }
   }
 
-  /** A request got a business answer: the provider is there. */
-  noteAnswer(): void {
+  /**
+   * A request got a business answer: the provider is there. goingOn: the answer does not pause
+   * sending again (an account-fatal one does), so sending has truly resumed (afterAnswer).
+   */
+  noteAnswer(goingOn = true): void {
     this.#troubleInARow = 0;
+    if (!goingOn) return;
+    this.outage = undefined;
+    const resumed = this.#onGoingOn;
+    this.#onGoingOn = undefined;
+    resumed?.();
+  }
+
+  /**
+   * `then` runs once, at the first answer that lets sending go on after resume(); a new pause
+   * first drops it: a cooldown that finds the provider still down (or the account still refused)
+   * never tells of a resumption.
+   */
+  afterAnswer(then: () => void): void {
+    this.#onGoingOn = then;
   }
 
   /**
    * statusCode: the provider's code that paused it, if one did (read as such, never from the
    * reason's text).
    */
-  pause(reason: string, statusCode?: string): void {
+  pause(reason: string, statusCode?: string, code?: string): void {
     if (this.reason) return;
+    this.#onGoingOn = undefined;
     this.reason = reason;
     this.statusCode = statusCode;
+    this.code = code ?? (statusCode ? PAUSE_CODE.account : PAUSE_CODE.unreachable);
+    this.outage = { reason, code: this.code };
     this.since = new Date();
   }
   resume(): void {
     this.reason = undefined;
     this.statusCode = undefined;
+    this.code = undefined;
     this.since = undefined;
     this.#troubleInARow = 0;
   }

@@ -58,6 +58,16 @@ describe('the dashboard in Chromium', () => {
     ]);
   });
 
+  async function openPage() {
+    browser ??= await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: FLAGS,
+      viewport: { width: 1280, height: 820 },
+    });
+    return browser.pages()[0] ?? (await browser.newPage());
+  }
+
   after(async () => {
     await browser?.close();
     daemon?.kill('SIGKILL');
@@ -88,13 +98,7 @@ describe('the dashboard in Chromium', () => {
         d.output,
       );
 
-      browser = await chromium.launchPersistentContext(path.join(dir, 'chromium-profile'), {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: FLAGS,
-        viewport: { width: 1280, height: 820 },
-      });
-      const page = browser.pages()[0] ?? (await browser.newPage());
+      const page = await openPage();
       const outside: string[] = [];
       page.on('request', (r) => {
         if (!r.url().startsWith(httpUrlOf(d))) outside.push(r.url());
@@ -132,6 +136,39 @@ describe('the dashboard in Chromium', () => {
         await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
         console.error(`dashboard test failed; screenshot kept: ${shot}`);
         throw err;
+      }
+    },
+  );
+
+  it(
+    'opened without its token, says it needs one; with it in the address, shows the files',
+    { skip: browserMissing() },
+    async () => {
+      const token = 'dashboard-token-0123456789';
+      const d = await startDaemon({
+        dataDir: path.join(dir, 'token'),
+        env: { SMSDROP_HTTP_TOKEN: token },
+      });
+      const page = await openPage();
+      try {
+        await page.goto(`${httpUrlOf(d)}/`);
+        await page.waitForSelector('body[data-token-needed="true"]', { timeout: 30_000 });
+        assert.match(
+          await page.locator('#state').innerText(),
+          /needs its token: open this page as http:\/\/127\.0\.0\.1:\d+\/#token=SMSDROP_HTTP_TOKEN/,
+        );
+        assert.doesNotMatch(await page.locator('body').innerText(), /no answer|No file yet/);
+        await page.goto(`${httpUrlOf(d)}/#token=${token}`);
+        await page.reload();
+        await page.waitForSelector('body[data-loaded="true"]', { timeout: 30_000 });
+        assert.match(await page.locator('#nofiles').innerText(), /No file yet/);
+      } catch (err) {
+        failed = true;
+        await page.screenshot({ path: path.join(dir, 'token-failure.png') }).catch(() => {});
+        throw err;
+      } finally {
+        d.kill('SIGTERM');
+        await d.exited;
       }
     },
   );

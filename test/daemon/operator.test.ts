@@ -116,8 +116,8 @@ describe('smsdrop run: dashboard, metrics, health check, webhooks', () => {
     assert.equal((await fetch(`${url}/api/files/99`)).status, 404);
 
     const metrics = await (await fetch(`${url}/metrics`)).text();
-    assert.match(metrics, /^smsdrop_numbers\{outcome="accepted",code="000000"\} 3$/m);
-    assert.match(metrics, /^smsdrop_numbers\{outcome="failed",code="160032"\} 3$/m);
+    assert.match(metrics, /^smsdrop_numbers_total\{outcome="accepted",code="000000"\} 3$/m);
+    assert.match(metrics, /^smsdrop_numbers_total\{outcome="failed",code="160032"\} 3$/m);
     assert.match(metrics, /^smsdrop_rows\{status="invalid"\} 1$/m);
     assert.match(metrics, /^smsdrop_files\{status="done"\} 1$/m);
     assert.match(metrics, /^smsdrop_request_duration_seconds_count\{outcome="accepted"\} 3$/m);

@@ -1,12 +1,13 @@
-// A webhook receiver for the tests: node:http on 127.0.0.1, any free port. It checks each POST's
-// X-Smsdrop-Signature against the raw body, keeps what it accepted, and can be "down" (answers
-// 503) until told otherwise.
+// A webhook receiver for the tests: node:http on 127.0.0.1, any free port. It checks each POST
+// as docs/dashboard.md tells a receiver to (X-Smsdrop-Signature over "X-Smsdrop-Timestamp.BODY",
+// a timestamp of the last 5 minutes), keeps what it accepted with its delivery id, and can be
+// "down" (answers 503) until told otherwise.
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface ReceivedEvent {
-  id: number;
+  id: string;
   event: string;
   at: string;
   file: {
@@ -22,6 +23,8 @@ export interface Receiver {
   url: string;
   /** Events accepted (signature right), in arrival order. */
   events: ReceivedEvent[];
+  /** The X-Smsdrop-Delivery header of every POST. */
+  deliveries: string[];
   /** POSTs refused: while down, or with a wrong signature. */
   refused: number;
   badSignatures: number;
@@ -36,6 +39,7 @@ export async function startReceiver(
   const receiver: Receiver = {
     url: '',
     events: [],
+    deliveries: [],
     refused: 0,
     badSignatures: 0,
     down: options.down ?? false,
@@ -45,15 +49,19 @@ export async function startReceiver(
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const expected = `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
-      if (req.headers['x-smsdrop-signature'] !== expected) receiver.badSignatures++;
-      if (receiver.down || req.headers['x-smsdrop-signature'] !== expected) {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const timestamp = String(req.headers['x-smsdrop-timestamp']);
+      const expected = `sha256=${createHmac('sha256', secret).update(`${timestamp}.${raw}`).digest('hex')}`;
+      const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) <= 300;
+      const signedRight = req.headers['x-smsdrop-signature'] === expected && fresh;
+      receiver.deliveries.push(String(req.headers['x-smsdrop-delivery']));
+      if (!signedRight) receiver.badSignatures++;
+      if (receiver.down || !signedRight) {
         receiver.refused++;
         res.writeHead(503).end();
         return;
       }
-      receiver.events.push(JSON.parse(raw.toString('utf8')) as ReceivedEvent);
+      receiver.events.push(JSON.parse(raw) as ReceivedEvent);
       res.writeHead(204).end();
     });
   });

@@ -8,7 +8,7 @@ import { parseWebhookUrls, webhookTargets, withoutSecrets } from '../../src/webh
 import { ConfigError, validateConfig } from '../../src/config/index.js';
 
 const EVENT = JSON.stringify({
-  id: 7,
+  id: '0b6c9a52-93b1-4c43-8d0e-6a1f5e2d7c11',
   event: 'file.finished',
   at: '2026-01-02T03:04:05.000Z',
   file: {
@@ -46,14 +46,40 @@ function refusal(result: object | string): string {
 }
 
 describe('webhook bodies', () => {
-  it('json: the stored body as is, signed sha256=HMAC-SHA256 hex of its bytes', () => {
-    const post = webhookPost('https://example.test/hook', EVENT, 'json', 'secret');
+  it('json: the stored body as is, signed sha256=HMAC-SHA256 hex of "TIMESTAMP.BODY", with a delivery id', () => {
+    const now = 1_700_000_000_500;
+    const post = webhookPost('https://example.test/hook', EVENT, 'json', 'secret', now);
+    const again = webhookPost('https://example.test/hook', EVENT, 'json', 'secret', now);
     assert.equal(post.body, EVENT);
+    assert.equal(post.headers['X-Smsdrop-Timestamp'], '1700000000');
     assert.equal(
       post.headers['X-Smsdrop-Signature'],
-      `sha256=${createHmac('sha256', 'secret').update(Buffer.from(EVENT)).digest('hex')}`,
+      `sha256=${createHmac('sha256', 'secret').update(`1700000000.${EVENT}`).digest('hex')}`,
     );
-    assert.equal(signature(EVENT, 'secret'), post.headers['X-Smsdrop-Signature']);
+    assert.equal(signature(1_700_000_000, EVENT, 'secret'), post.headers['X-Smsdrop-Signature']);
+    assert.match(post.headers['X-Smsdrop-Delivery'] ?? '', /^[0-9a-f-]{36}$/);
+    assert.notEqual(post.headers['X-Smsdrop-Delivery'], again.headers['X-Smsdrop-Delivery']);
+  });
+
+  it('robots: a file name or reason is plain text in the markdown (no link, tag or mention)', () => {
+    const hostile = JSON.stringify({
+      ...(JSON.parse(EVENT) as object),
+      file: {
+        id: 1,
+        name: '[x](https://evil.test) @all <font color="red">*b*</font>\n# h.csv',
+        status: 'done',
+        counts: null,
+      },
+      reason: 'see [here](https://evil.test) @all',
+    });
+    for (const format of ['wecom', 'dingtalk'] as const) {
+      const body = JSON.parse(
+        webhookPost('https://robot.test/send', hostile, format, undefined).body,
+      ) as { markdown: { content?: string; text?: string } };
+      const text = body.markdown.content ?? body.markdown.text ?? '';
+      assert.doesNotMatch(text, /\]\(|<font|@all|\*b\*|\n# h/, `${format}: ${text}`);
+      assert.match(text, /x.*evil\.test.*all.*font.*h\.csv/, 'the name is still there to read');
+    }
   });
 
   it('wecom: a markdown message with the file and its counts', () => {
