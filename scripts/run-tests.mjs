@@ -16,7 +16,15 @@
 // of the file's own inside this run's, removed when every test passed and kept, with its path
 // printed, when one failed (the journals and logs of a failure are worth reading).
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import {
+  appendFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -71,6 +79,7 @@ function killTagged(dir) {
 // from inside a test (test/harness/) is a test file of its own, not a part of that test.
 const fileEnv = { ...process.env };
 delete fileEnv.NODE_TEST_CONTEXT;
+delete fileEnv.SMSDROP_TEST_TOTALS; // the counts of this run only, not of runs its tests start
 
 const running = new Map(); // pgid -> the file's TMPDIR
 
@@ -163,6 +172,12 @@ function summarise(results, limitMs, seconds) {
   const failed = (total.fail ?? 0) + (total.cancelled ?? 0) + unexplained;
   // The plain closing line CI services read: passed, failed and skipped tests over every file.
   console.log(`tests: ${total.pass ?? 0} passed, ${failed} failed, ${total.skipped ?? 0} skipped`);
+  // .ci/run adds up the runs on each Node line from this file.
+  if (process.env.SMSDROP_TEST_TOTALS)
+    appendFileSync(
+      process.env.SMSDROP_TEST_TOTALS,
+      `${JSON.stringify({ passed: total.pass ?? 0, failed, skipped: total.skipped ?? 0 })}\n`,
+    );
   return bad.length === 0;
 }
 
