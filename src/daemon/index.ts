@@ -126,8 +126,11 @@ async function serve(
   }
   const watcher = await watchInbox(folders.inbox, {
     stabilityMs: config.stabilityMs,
-    onFile: (file) => {
+    rescanMs: config.inboxRescanMs,
+    pollMs: config.inboxPollMs,
+    onFile: (file, foundBy) => {
       if (runtime.stop.signal.aborted) return; // left in inbox/ for the next start
+      if (foundBy === 'rescan') foundByRescan(config, file, log);
       const name = takeFile(life, file);
       if (name) pool.add(name);
     },
@@ -146,7 +149,7 @@ async function serve(
   surface.setWatching(true);
   if (!runtime.stop.signal.aborted)
     log.info(
-      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`,
+      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms; ${config.inboxPollMs > 0 ? `polled every ${config.inboxPollMs} ms` : 'file-system events'}, rescanned every ${config.inboxRescanMs} ms)`,
     );
 
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
@@ -173,6 +176,14 @@ async function serve(
   log.info('stopped cleanly: journal closed, lock released');
   // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
   return errorCode(runtime.stop.signal.reason) === 'E_JOURNAL_LOST' ? EXIT.incomplete : EXIT.ok;
+}
+
+/** A file the watcher's events did not announce: said, so that missed events are seen. */
+function foundByRescan(config: Config, file: string, log: Logger): void {
+  log.info(
+    `${path.basename(file)} was found by the rescan of inbox/ (every ${config.inboxRescanMs} ms): no file-system event announced it${config.inboxPollMs > 0 ? '' : '; if this happens often, inbox/ may be a network share: see SMSDROP_INBOX_POLL_MS'}`,
+    { event: 'file-found-by-rescan', dropped: path.basename(file) },
+  );
 }
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {

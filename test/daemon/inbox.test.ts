@@ -43,6 +43,7 @@ describe('watching inbox/', () => {
     const files: string[] = [];
     const watcher = await watchInbox(inbox, {
       stabilityMs: 100,
+      rescanMs: 60_000,
       onFile: (file) => files.push(path.basename(file)),
       onError: (err) => assert.fail(err),
       onNotAFile: (entry, what) => told.push(`${path.basename(entry)}: ${what}`),
