@@ -50,6 +50,7 @@ const PAGE = `<!doctype html>
       <tbody></tbody>
     </table>
     <p id="nofiles" class="muted">No file yet: drop a CSV file into inbox/.</p>
+    <p id="inbox" class="muted"></p>
   </section>
   <section class="charts">
     <div>
@@ -145,6 +146,11 @@ function showState(status, health) {
   state.textContent = text;
   state.className = 'state ' + cls;
   document.getElementById('health').textContent = health.ok ? 'healthy' : 'unhealthy: ' + health.reasons.join('; ');
+}
+
+function showInbox(waiting) {
+  var names = (waiting || []).map(function (f) { return f.name + ' (' + duration(f.waiting_seconds) + ')'; });
+  document.getElementById('inbox').textContent = names.length ? 'Waiting in inbox/: ' + names.join(', ') : '';
 }
 
 function progressCell(f) {
@@ -248,6 +254,7 @@ function refresh() {
   Promise.all([getJson('/api/status'), getJson('/api/files')]).then(function (got) {
     showState(got[0].status, got[0].health);
     showFiles(got[1].files);
+    showInbox(got[0].status.inbox);
     showRate(got[0].rate);
     showFailures(got[1].files);
     document.getElementById('updated').textContent = 'Last update ' + new Date().toLocaleTimeString() + '.';
