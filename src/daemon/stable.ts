@@ -76,20 +76,7 @@ export function followStableFiles(root: string, options: StableFileOptions): Sta
   const check = (file: string, entry: Followed) => {
     const identity = identityOf(file);
     if (identity === undefined) return void followed.delete(file);
-    const now = Date.now();
-    if (identity !== entry.identity) {
-      entry.identity = identity;
-      entry.unchangedSince = now;
-      return;
-    }
-    const unchanged = now - entry.unchangedSince;
-    if (unchanged < options.stabilityMs) return;
-    const waitMs = options.stabilityMs * TAIL_WAIT_FACTOR;
-    if (unchanged < waitMs && endsInsideALine(file)) {
-      if (!entry.toldTail) options.onTailWait?.(file, waitMs - unchanged);
-      entry.toldTail = true;
-      return;
-    }
+    if (!isStable(file, entry, identity, options)) return;
     followed.delete(file);
     reported.set(file, identity);
     options.onFile(file, entry.foundBy);
@@ -110,6 +97,33 @@ export function followStableFiles(root: string, options: StableFileOptions): Sta
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The followed file has not changed for the stability time (TAIL_WAIT_FACTOR times that when it
+ * does not end with a line break, said once). `identity`: what it is now.
+ */
+function isStable(
+  file: string,
+  entry: Followed,
+  identity: string,
+  options: StableFileOptions,
+): boolean {
+  const now = Date.now();
+  if (identity !== entry.identity) {
+    entry.identity = identity;
+    entry.unchangedSince = now;
+    return false;
+  }
+  const unchanged = now - entry.unchangedSince;
+  if (unchanged < options.stabilityMs) return false;
+  const waitMs = options.stabilityMs * TAIL_WAIT_FACTOR;
+  if (unchanged < waitMs && endsInsideALine(file)) {
+    if (!entry.toldTail) options.onTailWait?.(file, waitMs - unchanged);
+    entry.toldTail = true;
+    return false;
+  }
+  return true;
 }
 
 /** A file's identity, or undefined when nothing readable as a file is there (links followed). */
