@@ -2,8 +2,10 @@
 // N times. Each life may drop the next files of the schedule into inbox/ at a random moment
 // before its kill (a round: two files at once, then one per life, and one file dropped a second
 // time, same bytes, once the first copy was taken); a new round comes once every dropped file is
-// filed. Then the daemon runs without kills until inbox/ and processing/ are empty, is stopped,
-// and the rows left unknown are resent (retry --unknown).
+// filed. Some copies are dropped at the moment of a take: the instant the copy of the same name
+// waiting in inbox/ leaves it (the daemon once missed those). Then the daemon runs without kills
+// until inbox/ and processing/ are empty, is stopped, and the rows left unknown are resent (retry
+// --unknown).
 import {
   existsSync,
   mkdirSync,
@@ -57,12 +59,29 @@ function allFiled(s: ModeSettings): boolean {
 }
 
 /**
- * A round's drops: two files at once, then one a life (the big group last), then the second file
- * again.
+ * Files dropped together. `atTake`: dropped the moment the copy of the same name waiting in inbox/
+ * is taken (at once when none waits).
  */
-function scheduleOf(files: ChaosFile[]): ChaosFile[][] {
+interface Drop {
+  files: ChaosFile[];
+  atTake?: true;
+}
+
+/**
+ * A round's drops: two files at once, the second again at the moment it is taken, then one a life
+ * (the big group last; the fourth again at its take), then the second file again.
+ */
+function scheduleOf(files: ChaosFile[]): Drop[] {
   const [a, b, c, d, e] = files as [ChaosFile, ChaosFile, ChaosFile, ChaosFile, ChaosFile];
-  return [[a, b], [c], [d], [e], [b]];
+  return [
+    { files: [a, b] },
+    { files: [b], atTake: true },
+    { files: [c] },
+    { files: [d] },
+    { files: [d], atTake: true },
+    { files: [e] },
+    { files: [b] },
+  ];
 }
 
 /**
@@ -80,9 +99,60 @@ function drop(s: ModeSettings, run: ModeRun, files: ChaosFile[]): boolean {
   return true;
 }
 
+/**
+ * Drops `d` the moment no copy of its names waits in inbox/ any more (polled every millisecond);
+ * false, and nothing dropped, once `waitOn` says no take will come (the daemon is gone).
+ */
+async function dropAtTake(
+  s: ModeSettings,
+  run: ModeRun,
+  d: Drop,
+  waitOn: () => boolean,
+): Promise<boolean> {
+  const inbox = folder(s, 'inbox');
+  const waiting = () => d.files.some((f) => existsSync(path.join(inbox, f.name)));
+  const atATake = waiting();
+  while (waiting()) {
+    if (!waitOn()) return false;
+    await sleep(1);
+  }
+  const taken = Date.now();
+  if (!drop(s, run, d.files)) return false;
+  const names = d.files.map((f) => f.name).join(', ');
+  run.notes.push(
+    atATake
+      ? `${names} dropped again ${Date.now() - taken} ms after its copy was taken`
+      : `${names} dropped again (its copy was taken already)`,
+  );
+  return true;
+}
+
+/**
+ * The next drops of the schedule in one life: the first at a random moment (at once when it waits
+ * for a take), then those that wait for its take; each leaves the schedule once dropped.
+ */
+async function dropDuringLife(
+  s: ModeSettings,
+  run: ModeRun,
+  schedule: Drop[],
+  delayMs: number,
+  alive: () => boolean,
+): Promise<void> {
+  const next = schedule[0];
+  if (!next) return;
+  if (next.atTake) {
+    if (await dropAtTake(s, run, next, alive)) schedule.shift();
+    return;
+  }
+  await sleep(Math.floor(s.random() * delayMs));
+  if (!drop(s, run, next.files)) return;
+  schedule.shift();
+  while (schedule[0]?.atTake && (await dropAtTake(s, run, schedule[0], alive))) schedule.shift();
+}
+
 export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
   const run = newRun();
-  const schedule: ChaosFile[][] = [];
+  const schedule: Drop[] = [];
   mkdirSync(folder(s, 'inbox'), { recursive: true });
   for (
     let started = 0;
@@ -105,17 +175,15 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
 }
 
 /** One daemon life: started, maybe given the next drop at a random moment, killed. */
-async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): Promise<void> {
+async function oneLife(s: ModeSettings, run: ModeRun, schedule: Drop[]): Promise<void> {
   const { delayMs, signal } = planKill(s);
   const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const next = schedule[0];
-  const dropping = next
-    ? sleep(Math.floor(s.random() * delayMs)).then(() => drop(s, run, next) && schedule.shift())
-    : Promise.resolve();
+  const dropping = dropDuringLife(s, run, schedule, delayMs, () => proc.alive());
   const result = await killAfter(proc, delayMs, signal, STOP_TIMEOUT_MS);
   await dropping;
-  const title = `run${next ? ` (dropping ${next.map((f) => f.name).join(', ')})` : ''}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
+  const title = `run${next ? ` (dropping ${next.files.map((f) => f.name).join(', ')}${next.atTake ? ' at its take' : ''})` : ''}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
     countKill(run, signal);
@@ -134,17 +202,16 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: ChaosFile[][]): 
  * The daemon without kills: the rest of the schedule dropped, then stopped once everything is
  * filed.
  */
-async function runUntilFiled(
-  s: ModeSettings,
-  run: ModeRun,
-  schedule: ChaosFile[][],
-): Promise<void> {
+async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: Drop[]): Promise<void> {
   const proc = startCli(['run'], smsdropEnv(s), reportDirOf(s));
   run.starts++;
   const deadline = Date.now() + s.finishTimeoutMs;
+  const waitOn = () => proc.alive() && Date.now() < deadline;
   let settled = false;
   while (proc.alive() && Date.now() < deadline) {
-    if (schedule.length > 0 && drop(s, run, schedule[0]!)) schedule.shift();
+    const next = schedule[0];
+    if (next && (next.atTake ? await dropAtTake(s, run, next, waitOn) : drop(s, run, next.files)))
+      schedule.shift();
     if (schedule.length === 0 && allFiled(s)) {
       settled = true;
       break;

@@ -89,6 +89,11 @@ export function smsdropEnv(s: ModeSettings): NodeJS.ProcessEnv {
     SMSDROP_PAUSE_COOLDOWN_MS: '1000',
     SMSDROP_RATE_LIMIT_DELAY_MS: '100',
     SMSDROP_STABILITY_MS: '200',
+    // Any free port: another run (or a daemon) on this machine may hold the default one.
+    SMSDROP_HTTP: '127.0.0.1:0',
+    // No rescan within a run: every file is found by its event, or the run fails (the rescan, a
+    // safety net, would take a file whose event was missed some seconds later, and hide it).
+    SMSDROP_INBOX_RESCAN_MS: '3600000',
     SMSDROP_GRACE_MS: '2000',
     SMSDROP_PROGRESS_INTERVAL_MS: '60000',
     // The defaults, written out: both matter to the verdict (a repeat in another file is sent

@@ -316,6 +316,21 @@ export const SETTINGS = {
     env: 'SMSDROP_STABILITY_MS',
     doc: 'Daemon: a dropped file is taken once its size has not changed for this long (four times as long when it does not end with a line break).',
   },
+  inboxRescanMs: {
+    schema: int(1_000, 3_600_000).default(10_000),
+    env: 'SMSDROP_INBOX_RESCAN_MS',
+    doc: 'Daemon: how often inbox/ is scanned whatever the file-system events say, a safety net: a stable file no event announced is taken, and the log says it was found by the rescan.',
+  },
+  inboxPollMs: {
+    schema: int(0, 600_000)
+      .refine(
+        (ms) => ms === 0 || ms >= 100,
+        'expected 0 (events) or a whole number from 100 to 600000',
+      )
+      .default(0),
+    env: 'SMSDROP_INBOX_POLL_MS',
+    doc: 'Daemon: 0 (default): inbox/ is watched through file-system events (inotify). Otherwise inbox/ and every file in it are polled every this many ms: for a network share (SMB/CIFS, NFS), where files written by other machines raise no event (docs/operations.md).',
+  },
   graceMs: {
     schema: int(0, 600_000).default(30_000),
     env: 'SMSDROP_GRACE_MS',

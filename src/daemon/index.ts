@@ -20,7 +20,7 @@ import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
 import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
-import { watchInbox } from './watch.js';
+import { type InboxWatcher, watchInbox } from './watch.js';
 import { schedulePruning } from '../retention/schedule.js';
 
 /** Runs until a signal; resolves with the exit status (0 after a clean drain). */
@@ -124,29 +124,13 @@ async function serve(
     log.info(`resuming ${name} from processing/`, { event: 'file-resumed', file: name });
     pool.add(name);
   }
-  const watcher = await watchInbox(folders.inbox, {
-    stabilityMs: config.stabilityMs,
-    onFile: (file) => {
-      if (runtime.stop.signal.aborted) return; // left in inbox/ for the next start
-      const name = takeFile(life, file);
-      if (name) pool.add(name);
-    },
-    onTailWait: (file, ms) =>
-      log.info(
-        `${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`,
-        { event: 'file-tail-wait', dropped: path.basename(file) },
-      ),
-    onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
-    onNotAFile: (entry, what) =>
-      log.warn(
-        `inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`,
-        { event: 'inbox-not-a-file', entry: path.basename(entry) },
-      ),
-  });
+  const watcher = await watchForFiles(config, folders, runtime, life, log, (name) =>
+    pool.add(name),
+  );
   surface.setWatching(true);
   if (!runtime.stop.signal.aborted)
     log.info(
-      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms)`,
+      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms; ${config.inboxPollMs > 0 ? `polled every ${config.inboxPollMs} ms` : 'file-system events'}, rescanned every ${config.inboxRescanMs} ms)`,
     );
 
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
@@ -173,6 +157,47 @@ async function serve(
   log.info('stopped cleanly: journal closed, lock released');
   // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
   return errorCode(runtime.stop.signal.reason) === 'E_JOURNAL_LOST' ? EXIT.incomplete : EXIT.ok;
+}
+
+/** Watches inbox/: each stable file is taken into processing/ and handed to `onTaken`. */
+function watchForFiles(
+  config: Config,
+  folders: Folders,
+  runtime: Runtime,
+  life: FileLife,
+  log: Logger,
+  onTaken: (name: string) => void,
+): Promise<InboxWatcher> {
+  return watchInbox(folders.inbox, {
+    stabilityMs: config.stabilityMs,
+    rescanMs: config.inboxRescanMs,
+    pollMs: config.inboxPollMs,
+    onFile: (file, foundBy) => {
+      if (runtime.stop.signal.aborted) return; // left in inbox/ for the next start
+      if (foundBy === 'rescan') foundByRescan(config, file, log);
+      const name = takeFile(life, file);
+      if (name) onTaken(name);
+    },
+    onTailWait: (file, ms) =>
+      log.info(
+        `${path.basename(file)} does not end with a line break: it is taken once unchanged for ${ms} ms more, in case it is still being copied`,
+        { event: 'file-tail-wait', dropped: path.basename(file) },
+      ),
+    onError: (err) => log.error(`watching inbox/: ${describeError(err)}`),
+    onNotAFile: (entry, what) =>
+      log.warn(
+        `inbox/${path.basename(entry)} is ${what}: only files are taken; it is left where it is (drop the CSV file itself into inbox/)`,
+        { event: 'inbox-not-a-file', entry: path.basename(entry) },
+      ),
+  });
+}
+
+/** A file the watcher's events did not announce: said, so that missed events are seen. */
+function foundByRescan(config: Config, file: string, log: Logger): void {
+  log.info(
+    `${path.basename(file)} was found by the rescan of inbox/ (every ${config.inboxRescanMs} ms): no file-system event announced it${config.inboxPollMs > 0 ? '' : '; if this happens often, inbox/ may be a network share: see SMSDROP_INBOX_POLL_MS'}`,
+    { event: 'file-found-by-rescan', dropped: path.basename(file) },
+  );
 }
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {

@@ -51,6 +51,7 @@ const PAGE = `<!doctype html>
       <tbody></tbody>
     </table>
     <p id="nofiles" class="muted">No file yet: drop a CSV file into inbox/.</p>
+    <p id="inbox" class="muted"></p>
   </section>
   <section class="charts">
     <div>

@@ -4,7 +4,10 @@
 // why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
 // inferred: the last answer of all was account-fatal, and sending stops on those. And how big the
 // journal is, and since when it holds files' rows (pruning, SMSDROP_KEEP, removes older ones).
+// And the files waiting in inbox/, read from the folder, so that one not taken is seen.
+import path from 'node:path';
 import { lockHolder } from '../journal/lock.js';
+import { filesWaitingIn, type WaitingFile } from '../daemon/folders.js';
 import type { Command } from 'commander';
 import { configFor } from '../cli/common.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
@@ -71,6 +74,11 @@ export interface StatusReport {
   rate: { requests_per_second: number; rows_per_second: number };
   files: FileProgress[];
   /**
+   * Files in inbox/ not taken yet, longest waiting first: since their last change there (their
+   * move into inbox/, or their last write while being copied).
+   */
+  inbox: WaitingFile[];
+  /**
    * The journal on disk (null: no journal yet), the oldest file whose rows it holds, and how many
    * were pruned.
    */
@@ -126,6 +134,7 @@ export function readStatus(
       rows_per_second: round(sum(files, (f) => f.rows_per_second)),
     },
     files,
+    inbox: filesWaitingIn(path.join(dataDir, 'inbox'), now),
     journal: db
       ? {
           ...journalSize(db),
@@ -229,6 +238,7 @@ export function renderStatus(s: StatusReport, zone?: string): string {
     `rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`,
   );
   out.push(`journal    ${journalLine(s.journal, zone)}`);
+  out.push(`inbox      ${inboxLine(s)}`);
   if (s.files.length === 0) {
     out.push('no file in progress');
     return out.join('\n');
@@ -265,6 +275,18 @@ function journalLine(j: StatusReport['journal'], zone: string | undefined): stri
     ? `oldest file held: id ${j.oldest_file.id} ${j.oldest_file.name}, taken ${formatMoment(j.oldest_file.created_at, zone)}${j.oldest_file.finished_at ? `, ended ${formatMoment(j.oldest_file.finished_at, zone)}` : ', not ended'}`
     : 'no file held';
   return `${formatBytes(j.bytes)} (${parts}); ${oldest}${pruned}`;
+}
+
+/** The files waiting in inbox/ and for how long, the longest waiting first (ten at most). */
+function inboxLine(s: StatusReport): string {
+  if (s.inbox.length === 0) return 'no file waiting';
+  const shown = s.inbox
+    .slice(0, 10)
+    .map((f) => `${f.name} (${formatDuration(f.waiting_seconds)})`)
+    .join(', ');
+  const more = s.inbox.length > 10 ? ` and ${s.inbox.length - 10} more` : '';
+  const taker = s.process ? '' : '; taken once the daemon runs';
+  return `${s.inbox.length} file(s) waiting: ${shown}${more}${taker}`;
 }
 
 function inFlight(s: StatusReport): string {

@@ -44,6 +44,7 @@ describe('watching inbox/', () => {
     const files: string[] = [];
     const watcher = await watchInbox(inbox, {
       stabilityMs: 100,
+      rescanMs: 60_000,
       onFile: (file) => files.push(path.basename(file)),
       onError: (err) => assert.fail(err),
       onNotAFile: (entry, what) => told.push(`${path.basename(entry)}: ${what}`),
@@ -65,6 +66,39 @@ describe('watching inbox/', () => {
       ]);
       assert.equal(told.length, 4, 'each told once, however often the folder changes');
       assert.ok(files.includes('working-link.csv') && files.includes('target.csv'));
+    } finally {
+      await watcher.close();
+    }
+  });
+});
+
+describe('watching inbox/: whatever the order of events', () => {
+  it('reports each file of a burst once, and a file renamed over one not yet stable once, as it ends', async () => {
+    const inbox = tempDir('inbox-burst');
+    const staging = tempDir('inbox-burst-staging');
+    const reported: Array<{ name: string; text: string }> = [];
+    const watcher = await watchInbox(inbox, {
+      stabilityMs: 300,
+      rescanMs: 3_600_000,
+      onFile: (file) => {
+        reported.push({ name: path.basename(file), text: fs.readFileSync(file, 'utf8') });
+        fs.rmSync(file); // taken
+      },
+      onError: (err) => assert.fail(err),
+    });
+    try {
+      const names = Array.from({ length: 50 }, (_, i) => `burst-${i}.csv`);
+      for (const name of names) {
+        fs.writeFileSync(path.join(staging, name), `phone\n${name}\n`);
+        fs.renameSync(path.join(staging, name), path.join(inbox, name));
+      }
+      fs.writeFileSync(path.join(inbox, 'over.csv'), 'phone\nfirst\n');
+      fs.writeFileSync(path.join(staging, 'over.csv'), 'phone\nsecond\n');
+      fs.renameSync(path.join(staging, 'over.csv'), path.join(inbox, 'over.csv'));
+      await until(() => reported.length >= 51);
+      await new Promise((resolve) => setTimeout(resolve, 500)); // nothing reported twice
+      assert.deepEqual(reported.map((r) => r.name).sort(), [...names, 'over.csv'].sort());
+      assert.equal(reported.find((r) => r.name === 'over.csv')?.text, 'phone\nsecond\n');
     } finally {
       await watcher.close();
     }

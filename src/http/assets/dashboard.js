@@ -12,8 +12,9 @@
  *   eta_seconds: number | null, accepted: number, failed: number, unknown: number,
  *   invalid: number, duplicates: number, pending: number, failures: Failure[],
  *   pruned: boolean }} FileRow
+ * @typedef {{ name: string, waiting_seconds: number }} WaitingInInbox
  * @typedef {{ paused: { reason: string } | null, waiting: string | null,
- *   in_flight: { requests: number }, files: unknown[],
+ *   in_flight: { requests: number }, files: unknown[], inbox?: WaitingInInbox[],
  *   rate: { requests_per_second: number } }} Status
  * @typedef {{ ok: boolean, reasons: string[] }} Health
  * @typedef {{ minute: string, requests: number, accepted: number }} Minute
@@ -300,6 +301,15 @@ function failureChartOptions() {
   };
 }
 
+/**
+ * Files in inbox/ not taken yet (still being written, or unseen by the watcher), and how long.
+ * @param {WaitingInInbox[]} waiting
+ */
+function showInbox(waiting) {
+  const names = waiting.map((f) => f.name + ' (' + duration(f.waiting_seconds) + ')');
+  byId('inbox').textContent = names.length ? 'Waiting in inbox/: ' + names.join(', ') : '';
+}
+
 /** @param {string} id */
 function chartWidth(id) {
   return Math.max(320, (byId(id).parentElement?.clientWidth ?? 344) - 24);
@@ -312,6 +322,7 @@ async function refresh() {
     );
     showState(status.status, status.health);
     showFiles(files.files);
+    showInbox(status.status.inbox ?? []);
     showRate(status.rate);
     showFailures(files.files);
     byId('updated').textContent = 'Last update ' + new Date().toLocaleTimeString() + '.';
