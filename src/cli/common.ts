@@ -2,7 +2,8 @@
 // status codes (2: usage, configuration or file-level error; 1: anything unexpected).
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
-import { userError, withCode } from '../errors.js';
+import { type ErrorCode, userError, withCode } from '../errors.js';
+import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
@@ -63,6 +64,24 @@ export function configFor(command: Command, options: { forReading?: boolean } = 
 export function exitOnUserError(err: unknown, after = ''): void {
   const known = userError(err);
   if (known) exitWith(EXIT.usage, `smsdrop: ${withCode(known)}${after}`);
+}
+
+/**
+ * Says why sending stopped for the account, with its code, in the log; a pause the operator must
+ * fix first (a token, an account, a certificate: every code but E_PROVIDER_FAILING, an outage) is
+ * also the one line `smsdrop: E_CODE: message` and exit 2, like every set-up error. Returns the
+ * exit status.
+ */
+export function tellPause(
+  pause: { reason: string; code: ErrorCode },
+  log: Logger,
+  again: string,
+): number {
+  const told = `${pause.code}: ${pause.reason}. Fix it, then run the same command again${again}.`;
+  log.error(`sending stopped: ${told}`, { code: pause.code });
+  if (pause.code === 'E_PROVIDER_FAILING') return EXIT.incomplete;
+  process.stderr.write(`${redactSecrets(`smsdrop: ${told}`)}\n`);
+  return EXIT.usage;
 }
 
 export function exitWith(code: number, message?: string): never {

@@ -3,6 +3,7 @@
 // shape, and so a command added without an entry fails the CLI test rather than shipping bare.
 import type { Command } from 'commander';
 import { SETTINGS } from '../config/index.js';
+import { SmsdropError } from '../errors.js';
 
 interface CommandHelp {
   exits: Array<[code: number, meaning: string]>;
@@ -145,7 +146,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
 /** The help text after a command's options: its exit statuses and the settings it reads. */
 export function helpAfter(name: string): string {
   const help = COMMAND_HELP[name];
-  if (!help) throw new Error(`no help entry for command ${name}`);
+  if (!help) throw new SmsdropError('E_INTERNAL', `no help entry for command ${name}`);
   const exits = help.exits
     .map(([code, meaning]) => `  ${code}  ${wrap(meaning, 78, '     ').trimStart()}`)
     .join('\n');

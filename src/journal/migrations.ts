@@ -381,4 +381,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE files ADD COLUMN provider TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'the code of a pause',
+    sql: `
+      -- Why the daemon paused sending, as its stable code (docs/errors.md: E_PROVIDER_AUTH…),
+      -- beside the text: smsdrop status shows it, and scripts match it.
+      ALTER TABLE daemon_state ADD COLUMN paused_code TEXT;
+    `,
+  },
 ];

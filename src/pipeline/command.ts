@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitWith, tellPause } from '../cli/common.js';
 import { startSendProgress } from '../cli/progress.js';
 import { inspectFile } from '../intake/inspect.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
@@ -68,7 +68,12 @@ export function registerSendCommand(program: Command): void {
           );
         if (result.invalidRows && !opts.json)
           printInvalidRows(result.invalidRows, result.counts.invalid);
-        process.exit(exitStatus(result));
+        const paused = result.outcome === 'paused' && result.code && result.reason;
+        process.exit(
+          paused
+            ? tellPause({ reason: result.reason!, code: result.code! }, log, ' to finish the file')
+            : exitStatus(result),
+        );
       },
     );
 }
@@ -98,10 +103,6 @@ async function sendForeground(
     progress?.stop();
     if (result.file && result.outcome !== 'already-sent')
       await writeResults(runtime.db, result, file);
-    if (result.outcome === 'paused')
-      log.error(
-        `sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`,
-      );
     return result;
   } finally {
     progress?.stop();
@@ -260,7 +261,8 @@ function printSummary(
     `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`,
   ];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
-  if (result.reason) lines.push(`reason     ${result.reason}`);
+  if (result.reason)
+    lines.push(`reason     ${result.code ? `${result.code}: ` : ''}${result.reason}`);
   lines.push(
     `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
   );

@@ -3,7 +3,8 @@
 import type { Command } from 'commander';
 import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
 import type { Journal } from '../journal/open.js';
-import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
+import { UsageError } from '../errors.js';
+import { openForReading, resolveFile, writeCsv } from './common.js';
 import {
   fileListCsv,
   fileListTable,

@@ -9,7 +9,12 @@
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
 import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
+import type { AccountStopCode } from '../provider/codes.js';
 import { sleepUnlessStopped } from './sleep.js';
+
+/** Why sending stopped for the account, as a code (docs/errors.md). */
+export type PauseCode =
+  AccountStopCode | 'E_PROVIDER_TLS' | 'E_PROVIDER_UNREACHABLE' | 'E_PROVIDER_FAILING';
 
 /** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
 export interface MessageWindow {
@@ -262,21 +267,29 @@ function untilAborted(
  */
 export class AccountPause {
   reason: string | undefined;
+  /** The stable code of the pause (docs/errors.md): what the operator has to fix. */
+  code: PauseCode | undefined;
   statusCode: string | undefined;
   since: Date | undefined;
   #troubleInARow = 0;
+  /** The provider gave a business answer since this process started. */
+  #answered = false;
 
   /**
    * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
    */
   constructor(private readonly pauseAfterTrouble = 0) {}
 
-  /** A request got no business answer (not sent, in doubt, transient error). */
-  noteTrouble(what: string): void {
+  /**
+   * A request got no business answer (not sent, in doubt, transient error); code: what it says
+   * of the provider (E_PROVIDER_UNREACHABLE: nothing reached it).
+   */
+  noteTrouble(what: string, code: PauseCode): void {
     this.#troubleInARow++;
     if (this.pauseAfterTrouble > 0 && this.#troubleInARow >= this.pauseAfterTrouble) {
       this.pause(
         `the provider failed ${this.#troubleInARow} requests in a row (last: ${what}); check the network and the provider's status`,
+        code,
       );
     }
   }
@@ -284,20 +297,24 @@ export class AccountPause {
   /** A request got a business answer: the provider is there. */
   noteAnswer(): void {
     this.#troubleInARow = 0;
+    this.#answered = true;
   }
 
   /**
-   * statusCode: the provider's code that paused it, if one did (read as such, never from the
-   * reason's text).
+   * code: the pause's own; E_PROVIDER_UNREACHABLE once the provider has answered is an outage
+   * (E_PROVIDER_FAILING), not a wrong address. statusCode: the provider's code that paused it, if
+   * one did (read as such, never from the reason's text).
    */
-  pause(reason: string, statusCode?: string): void {
+  pause(reason: string, code: PauseCode, statusCode?: string): void {
     if (this.reason) return;
     this.reason = reason;
+    this.code = code === 'E_PROVIDER_UNREACHABLE' && this.#answered ? 'E_PROVIDER_FAILING' : code;
     this.statusCode = statusCode;
     this.since = new Date();
   }
   resume(): void {
     this.reason = undefined;
+    this.code = undefined;
     this.statusCode = undefined;
     this.since = undefined;
     this.#troubleInARow = 0;

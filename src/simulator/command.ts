@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DEMO_CREDENTIALS } from '../config/index.js';
-import { SmsdropError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { parseFaults, parseTemplates } from './faults.js';
 import type { RunningSimulator, SimulatorOptions } from './types.js';
 
@@ -25,12 +25,6 @@ interface SimulateFlags {
   seed?: string;
   record?: string;
   timezone?: string;
-}
-
-class UsageError extends SmsdropError {
-  constructor(message: string) {
-    super('E_USAGE', message);
-  }
 }
 
 export function registerSimulateCommand(program: Command): void {
