@@ -2,7 +2,7 @@
 // status codes (2: usage, configuration or file-level error; 1: anything unexpected).
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
-import { type ErrorCode, userError, withCode } from '../errors.js';
+import { type ErrorCode, type SmsdropError, userError, withCode } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
@@ -82,6 +82,11 @@ export function tellPause(
   if (pause.code === 'E_PROVIDER_FAILING') return EXIT.incomplete;
   process.stderr.write(`${redactSecrets(`smsdrop: ${told}`)}\n`);
   return EXIT.usage;
+}
+
+/** One of smsdrop's errors, as the one line `smsdrop: E_CODE: message`, and exit 2. */
+export function exitWithError(err: SmsdropError): never {
+  exitWith(EXIT.usage, `smsdrop: ${withCode(err)}`);
 }
 
 export function exitWith(code: number, message?: string): never {

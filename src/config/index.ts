@@ -49,6 +49,15 @@ const idText = z.preprocess(
   z.string().optional(),
 );
 
+/** The provider's template ids are digits: another is refused (160057, 112318), after sending. */
+const templateIdText = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
+  z
+    .string()
+    .regex(/^\d+$/, "expected the template's number, digits only (the provider's template ids)")
+    .optional(),
+);
+
 const isTimeZone = (tz: string): boolean => {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -145,7 +154,7 @@ export const SETTINGS = {
     doc: 'appId used when a CSV has no appId column.',
   },
   templateId: {
-    schema: idText,
+    schema: templateIdText,
     env: 'SMSDROP_TEMPLATE_ID',
     doc: 'templateId used when a CSV has no template column.',
   },

@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
-import { configFor, EXIT, exitWith, tellPause } from '../cli/common.js';
+import { configFor, EXIT, exitWithError, tellPause } from '../cli/common.js';
+import { SmsdropError } from '../errors.js';
 import { startSendProgress } from '../cli/progress.js';
 import { inspectFile } from '../intake/inspect.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
@@ -50,7 +51,12 @@ export function registerSendCommand(program: Command): void {
       ) => {
         const config = configFor(command);
         if (!existsSync(file) || !statSync(file).isFile())
-          exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
+          exitWithError(
+            new SmsdropError(
+              'E_NOT_A_FILE',
+              `${file}: ${existsSync(file) ? 'a directory, not a file' : 'no such file'}`,
+            ),
+          );
         const log = createLogger({
           level: config.logLevel,
           format: config.logFormat,

@@ -12,7 +12,7 @@
 // first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError, exitWith, tellPause } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, exitWithError, tellPause } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import {
   attemptsOf,
@@ -125,9 +125,8 @@ export function registerRetryCommand(program: Command): void {
         ...(flags.unknown ? ['unknown' as const] : []),
       ];
       if (statuses.length === 0)
-        exitWith(
-          EXIT.usage,
-          'smsdrop retry: say which rows to resend: --failed, --unknown or both',
+        exitWithError(
+          new UsageError('retry: say which rows to resend: --failed, --unknown or both'),
         );
       const target = findTarget(config, file, statuses);
       if (target.rows === 0) {
@@ -207,11 +206,11 @@ async function confirmUnknown(
     'so those messages may already have arrived. Resending uses new requests with new reqIds, which the provider cannot recognise as repeats: ' +
     `a message that did arrive would arrive twice${safe}.`;
   if (!process.stdin.isTTY)
-    exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
+    exitWithError(new UsageError(`retry: ${warning} Not resent: add --yes to resend them anyway.`));
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await prompt.question(`${warning}\nResend them anyway? [y/N] `);
-    if (!/^y(es)?$/i.test(answer.trim())) exitWith(EXIT.usage, 'smsdrop retry: not resent');
+    if (!/^y(es)?$/i.test(answer.trim())) exitWithError(new UsageError('retry: not resent'));
   } finally {
     prompt.close();
   }
