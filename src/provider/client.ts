@@ -346,7 +346,7 @@ function exchange(
       onResponseData(c, chunk) {
         size += chunk.length;
         if (size > MAX_RESPONSE_BYTES)
-          return c.abort(new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+          return c.abort(new AbortedError(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
         chunks.push(chunk);
       },
       onResponseEnd() {
