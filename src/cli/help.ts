@@ -34,11 +34,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ],
       [
         3,
-        'rows ended invalid, failed, unknown or pending, sending paused or was stopped, or repeats wait in another file',
+        'rows ended invalid, failed, unknown or pending, sending paused for an outage (E_PROVIDER_FAILING) or was stopped, or repeats wait in another file',
       ],
       [
         2,
-        `${USAGE}, a file refused as a whole (unreadable, no phone column), or the data directory in use by another smsdrop`,
+        `${USAGE}, a file refused as a whole (unreadable, no phone column), the data directory in use by another smsdrop, or sending stopped by what only the operator can fix (a token, account, app or certificate refused, no provider reached: E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
@@ -77,7 +77,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [3, 'some resent rows not accepted, or waiting in another file'],
       [
         2,
-        `${USAGE}, no such FILE, unknown rows not confirmed, or the data directory in use (stop the daemon first)`,
+        `${USAGE}, no such FILE, unknown rows not confirmed, the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
@@ -89,7 +89,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [3, 'rows not accepted, still pending, or waiting in another file'],
       [
         2,
-        `${USAGE}, no such FILE, nothing to resume, or the data directory in use (stop the daemon first)`,
+        `${USAGE}, no such FILE, nothing to resume, the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
