@@ -100,9 +100,6 @@ export function smsdropEnv(s: ModeSettings): NodeJS.ProcessEnv {
     // once; a file stopped part-way resumes since it moved less than 24 h ago).
     SMSDROP_REPEAT_WINDOW: '24h',
     SMSDROP_RESUME_WITHIN: '24h',
-    // Any free port for the daemon's HTTP surface: the default address may be another daemon's
-    // (or another chaos run's) on the same machine.
-    SMSDROP_HTTP: '127.0.0.1:0',
   });
 }
 

@@ -32,13 +32,14 @@ program
   .version(version, '-V, --version', 'print the version')
   .helpOption('-h, --help', 'print this help')
   .helpCommand('help [command]', 'print the help of a command')
-  // A usage error is one line and a pointer, not the whole help: the line is what went wrong.
+  // A usage error is one line with its code and a pointer, not the whole help: the line is what
+  // went wrong.
   .showHelpAfterError('see smsdrop --help')
   .configureOutput({
     outputError: (text, write) =>
       write(
         text
-          .replace(/^error: /, 'smsdrop: ')
+          .replace(/^error: /, 'smsdrop: E_USAGE: ')
           .replace(/\n\(Did you mean (.*)\?\)/, ' (did you mean $1?)'),
       ),
   })

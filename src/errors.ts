@@ -1,12 +1,95 @@
 // The base of smsdrop's own errors: each carries a stable code (as undici's do), so code that
-// tells errors apart reads `code`, never a message or a class name. docs/errors.md lists them.
+// tells errors apart reads `code`, never a message or a class name. docs/errors.md lists them, and
+// a test holds ERROR_CODES and that list to each other.
+
+/** Every code smsdrop gives an error, but the settings' own (ConfigCode). */
+export const ERROR_CODES = [
+  // settings as a whole; each setting has its own code besides (ConfigCode)
+  'E_CONFIG_FILE',
+  'E_CONFIG_UNKNOWN_SETTING',
+  'E_CONFIG_CREDENTIALS',
+  'E_CONFIG_TEMPLATES',
+  // the data directory and the machine
+  'E_DATA_DIR_NOT_A_DIRECTORY',
+  'E_DATA_DIR_READONLY',
+  'E_DATA_DIR_UNUSABLE',
+  'E_DATA_DIR_LOCKED',
+  'E_DATA_DIR_OPEN',
+  'E_HTTP_ADDRESS_IN_USE',
+  'E_LOG_DIR',
+  'E_DISK_FULL',
+  'E_SQLITE_NOT_INSTALLED',
+  // the journal
+  'E_JOURNAL_WRITE',
+  'E_JOURNAL_LOST',
+  'E_JOURNAL_CORRUPT',
+  'E_JOURNAL_NEEDS_UPGRADE',
+  'E_BACKUP_INTEGRITY',
+  // the provider
+  'E_PROVIDER_CHANGED',
+  'E_PROVIDER_AUTH',
+  'E_PROVIDER_ACCOUNT',
+  'E_PROVIDER_BALANCE',
+  'E_PROVIDER_APP',
+  'E_PROVIDER_IP',
+  'E_PROVIDER_CLOCK',
+  'E_PROVIDER_TLS',
+  'E_PROVIDER_UNREACHABLE',
+  'E_PROVIDER_FAILING',
+  // files refused as a whole
+  'E_FILE_UNREADABLE',
+  'E_FILE_NOT_CSV',
+  'E_FILE_EXCEL',
+  'E_FILE_UTF16',
+  'E_FILE_MIXED_ENCODING',
+  'E_FILE_ENCODING_AMBIGUOUS',
+  'E_FILE_EMPTY',
+  'E_FILE_NO_ROWS',
+  'E_FILE_QUOTE',
+  'E_FILE_LONG_RECORD',
+  'E_FILE_CSV',
+  'E_FILE_CHANGED',
+  'E_FILE_PRUNED',
+  'E_NO_PHONE_COLUMN',
+  'E_NO_TEMPLATE_COLUMN',
+  'E_NO_APP_COLUMN',
+  'E_HEADER_TWO_COLUMNS',
+  'E_HEADER_VALUE_COLUMNS',
+  // the daemon
+  'E_RESUME_LATE',
+  'E_UNEXPECTED',
+  // arguments
+  'E_USAGE',
+  'E_NOT_A_FILE',
+  // bugs
+  'E_BATCH_TRANSITION',
+  'E_BATCH_MISSING',
+  'E_PLAN_INPUT',
+  'E_INTERNAL',
+  'E_ABORTED',
+] as const;
+
+/** The codes of the settings: `E_CONFIG_` and the setting's environment name without SMSDROP_. */
+export type ConfigCode = `E_CONFIG_${Uppercase<string>}`;
+
+/** A stable code of smsdrop's: one of ERROR_CODES, or a setting's. */
+export type ErrorCode = (typeof ERROR_CODES)[number] | ConfigCode;
+
 export class SmsdropError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = new.target.name;
+  }
+}
+
+/** A command's argument is wrong: the command prints the message and exits 2. */
+export class UsageError extends SmsdropError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('E_USAGE', message, options);
   }
 }
 
@@ -22,10 +105,11 @@ export function errorCode(err: unknown): string | undefined {
  * Codes that mean a bug in smsdrop, not a setting or the machine: they exit 1 with the stack,
  * like any error nobody expected.
  */
-const BUG_CODES: ReadonlySet<string> = new Set([
+const BUG_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   'E_BATCH_TRANSITION',
   'E_BATCH_MISSING',
   'E_PLAN_INPUT',
+  'E_INTERNAL',
 ]);
 
 /**
@@ -37,19 +121,18 @@ export function userError(err: unknown): SmsdropError | undefined {
   if (err instanceof SmsdropError) return BUG_CODES.has(err.code) ? undefined : err;
   const code = machineCode(errorCode(err));
   if (!code) return undefined;
-  const mapped = new SmsdropError(
+  return new SmsdropError(
     code,
     `${MACHINE_ADVICE[code]} (${errorCode(err)}: ${(err as Error).message})`,
+    { cause: err },
   );
-  mapped.cause = err;
-  return mapped;
 }
 
 /**
  * Codes that say the machine or the journal failed, not the input: a file is never to blame for
  * them.
  */
-const MACHINE_CODES: ReadonlySet<string> = new Set([
+const MACHINE_CODES: ReadonlySet<string> = new Set<ErrorCode>([
   'E_DISK_FULL',
   'E_DATA_DIR_READONLY',
   'E_DATA_DIR_UNUSABLE',
@@ -63,7 +146,7 @@ export function isMachineCode(code: string): boolean {
 }
 
 /** smsdrop's code for SQLite's or the system's, when it says the machine is the problem. */
-export function machineCode(code: string | undefined): string | undefined {
+export function machineCode(code: string | undefined): MachineCode | undefined {
   if (!code) return undefined;
   // SQLITE_IOERR_SHMSIZE: the -shm file could not grow, which on a full disk comes before
   // SQLITE_FULL.
@@ -82,7 +165,14 @@ export function machineCode(code: string | undefined): string | undefined {
   return undefined;
 }
 
-const MACHINE_ADVICE: Record<string, string> = {
+type MachineCode =
+  | 'E_DISK_FULL'
+  | 'E_DATA_DIR_READONLY'
+  | 'E_DATA_DIR_UNUSABLE'
+  | 'E_JOURNAL_WRITE'
+  | 'E_JOURNAL_CORRUPT';
+
+const MACHINE_ADVICE: Record<MachineCode, string> = {
   E_DISK_FULL:
     'no space left on the disk of the data directory: free some, then run the same command again (nothing is sent twice)',
   E_DATA_DIR_READONLY:

@@ -3,8 +3,8 @@
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
 import { guardDataDir } from '../config/permissions.js';
-import { userError, withCode } from '../errors.js';
-import { createLogger } from '../log/logger.js';
+import { type ErrorCode, type SmsdropError, userError, withCode } from '../errors.js';
+import { createLogger, type Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
 export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
@@ -75,6 +75,29 @@ export function configFor(command: Command, options: { forReading?: boolean } = 
 export function exitOnUserError(err: unknown, after = ''): void {
   const known = userError(err);
   if (known) exitWith(EXIT.usage, `smsdrop: ${withCode(known)}${after}`);
+}
+
+/**
+ * Says why sending stopped for the account, with its code, in the log; a pause the operator must
+ * fix first (a token, an account, a certificate: every code but E_PROVIDER_FAILING, an outage) is
+ * also the one line `smsdrop: E_CODE: message` and exit 2, like every set-up error. Returns the
+ * exit status.
+ */
+export function tellPause(
+  pause: { reason: string; code: ErrorCode },
+  log: Logger,
+  again: string,
+): number {
+  const told = `${pause.code}: ${pause.reason}. Fix it, then run the same command again${again}.`;
+  log.error(`sending stopped: ${told}`, { code: pause.code });
+  if (pause.code === 'E_PROVIDER_FAILING') return EXIT.incomplete;
+  process.stderr.write(`${redactSecrets(`smsdrop: ${told}`)}\n`);
+  return EXIT.usage;
+}
+
+/** One of smsdrop's errors, as the one line `smsdrop: E_CODE: message`, and exit 2. */
+export function exitWithError(err: SmsdropError): never {
+  exitWith(EXIT.usage, `smsdrop: ${withCode(err)}`);
 }
 
 export function exitWith(code: number, message?: string): never {

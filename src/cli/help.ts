@@ -3,6 +3,7 @@
 // shape, and so a command added without an entry fails the CLI test rather than shipping bare.
 import type { Command } from 'commander';
 import { SETTINGS } from '../config/index.js';
+import { SmsdropError } from '../errors.js';
 
 interface CommandHelp {
   exits: Array<[code: number, meaning: string]>;
@@ -35,11 +36,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ],
       [
         3,
-        'rows ended invalid, failed, unknown or pending, sending paused or was stopped, or repeats wait in another file',
+        'rows ended invalid, failed, unknown or pending, sending paused for an outage (E_PROVIDER_FAILING) or was stopped, or repeats wait in another file',
       ],
       [
         2,
-        `${USAGE}, a file refused as a whole (unreadable, no phone column), or the data directory in use by another smsdrop`,
+        `${USAGE}, a file refused as a whole (unreadable, no phone column), the data directory in use by another smsdrop, or sending stopped by what only the operator can fix (a token, account, app or certificate refused, no provider reached: E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
@@ -78,7 +79,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [3, 'some resent rows not accepted, or waiting in another file'],
       [
         2,
-        `${USAGE}, no such FILE, unknown rows not confirmed, or the data directory in use (stop the daemon first)`,
+        `${USAGE}, no such FILE, unknown rows not confirmed, the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
@@ -90,7 +91,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [3, 'rows not accepted, still pending, or waiting in another file'],
       [
         2,
-        `${USAGE}, no such FILE, nothing to resume, or the data directory in use (stop the daemon first)`,
+        `${USAGE}, no such FILE, nothing to resume, the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],
@@ -148,7 +149,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
 /** The help text after a command's options: its exit statuses and the settings it reads. */
 export function helpAfter(name: string): string {
   const help = COMMAND_HELP[name];
-  if (!help) throw new Error(`no help entry for command ${name}`);
+  if (!help) throw new SmsdropError('E_INTERNAL', `no help entry for command ${name}`);
   const exits = help.exits
     .map(([code, meaning]) => `  ${code}  ${wrap(meaning, 78, '     ').trimStart()}`)
     .join('\n');

@@ -3,7 +3,7 @@
 // stack from the first library that tripped over it (the log file's rotation, SQLite).
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { errorCode, SmsdropError } from '../errors.js';
+import { type ErrorCode, errorCode, SmsdropError } from '../errors.js';
 
 /**
  * Makes the data directory if needed and checks smsdrop can write there; throws an E_DATA_DIR_… or
@@ -39,9 +39,9 @@ export function checkLogDir(logDir: string): void {
 }
 
 interface DirCodes {
-  notADir: string;
-  readOnly: string;
-  other: string;
+  notADir: ErrorCode;
+  readOnly: ErrorCode;
+  other: ErrorCode;
   what: string;
 }
 

@@ -14,7 +14,7 @@ import { baseUrlProblem } from '../provider/baseUrl.js';
 import { parseWebhookUrls, WEBHOOK_FORMATS, withoutSecrets } from '../webhooks/urls.js';
 import { parseMessageWindow } from '../send/rate.js';
 import { parseWindowHours } from '../send/window.js';
-import { SmsdropError } from '../errors.js';
+import { type ConfigCode, SmsdropError } from '../errors.js';
 import { loadTemplates, type TemplateBook } from './templates.js';
 
 const onOff = z.preprocess(
@@ -47,6 +47,15 @@ const optionalText = z.preprocess(blankAsUnset, z.string().optional());
 const idText = z.preprocess(
   (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
   z.string().optional(),
+);
+
+/** The provider's template ids are digits: another is refused (160057, 112318), after sending. */
+const templateIdText = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
+  z
+    .string()
+    .regex(/^\d+$/, "expected the template's number, digits only (the provider's template ids)")
+    .optional(),
 );
 
 const isTimeZone = (tz: string): boolean => {
@@ -145,7 +154,7 @@ export const SETTINGS = {
     doc: 'appId used when a CSV has no appId column.',
   },
   templateId: {
-    schema: idText,
+    schema: templateIdText,
     env: 'SMSDROP_TEMPLATE_ID',
     doc: 'templateId used when a CSV has no template column.',
   },
@@ -423,8 +432,10 @@ export type ConfigOverrides = Partial<Record<ConfigKey, unknown>>;
 export class ConfigError extends SmsdropError {}
 
 /** The stable code of a setting's errors: E_CONFIG_ and its environment name without SMSDROP_. */
-export function settingCode(key: ConfigKey): string {
-  return `E_CONFIG_${SETTINGS[key].env.replace(/^SMSDROP_/, '')}`;
+export function settingCode(key: ConfigKey): ConfigCode {
+  // Environment names are upper case already: toUpperCase only lets the type say so.
+  const name = SETTINGS[key].env.replace(/^SMSDROP_/, '').toUpperCase() as Uppercase<string>;
+  return `E_CONFIG_${name}`;
 }
 
 const configSchema = z
@@ -547,7 +558,7 @@ export function validateConfig(merged: ConfigOverrides): Config {
   );
 }
 
-function issueCode(issue: z.ZodIssue | undefined): string {
+function issueCode(issue: z.ZodIssue | undefined): ConfigCode {
   const key = String(issue?.path[0] ?? '');
   if (issue?.code === 'unrecognized_keys' || !(key in SETTINGS)) return 'E_CONFIG_UNKNOWN_SETTING';
   return settingCode(key as ConfigKey);

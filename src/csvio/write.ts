@@ -3,6 +3,7 @@
 // The writer is synchronous underneath (buffered writeSync): callers write rows from loops over
 // the journal, and a synchronous write keeps memory flat however far the disk falls behind.
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { SmsdropError } from '../errors.js';
 import { guardCell, guardDigits } from './guard.js';
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
@@ -67,7 +68,7 @@ export function createCsvWriter(
   };
 
   const writeText = (text: string): void => {
-    if (closing) throw new Error(`CSV writer for ${file} is closed`);
+    if (closing) throw new SmsdropError('E_INTERNAL', `CSV writer for ${file} is closed`);
     pending += text;
     if (pending.length >= FLUSH_AT) flush();
   };

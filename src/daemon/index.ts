@@ -8,7 +8,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import { setDaemonState, setDaemonWaiting } from '../journal/daemonState.js';
+import {
+  type DaemonStateUpdate,
+  setDaemonState,
+  setDaemonWaiting,
+} from '../journal/daemonState.js';
 import { checkDataDir } from '../config/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
@@ -49,10 +53,12 @@ export async function runDaemon(config: Config): Promise<number> {
         onClosed: (closed) =>
           recordPause(
             runtime,
-            `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
+            {
+              paused: `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
+            },
             log,
           ),
-        onOpened: () => recordPause(runtime, null, log),
+        onOpened: () => recordPause(runtime, { paused: null }, log),
       },
       onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
     });
@@ -99,7 +105,7 @@ async function serve(
   // before any line a supervisor or test waits for
   const stopRequested = onStopSignal(runtime, log);
   announce(config, folders, runtime, log);
-  recordPause(runtime, null, log);
+  recordPause(runtime, { paused: null }, log);
   recordWaiting(runtime, null, log);
   const life: FileLife = {
     folders,
@@ -265,13 +271,15 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
   let cooling: Promise<void> | undefined;
   return () =>
     (cooling ??= (async () => {
-      const reason = runtime.context.pause.reason ?? 'account problem';
-      const code = runtime.context.pause.statusCode;
-      const explained = `${reason}${code ? ` (${describeStatusCode(code)})` : ''}`;
-      recordPause(runtime, explained, log);
+      const { pause } = runtime.context;
+      const reason = pause.reason ?? 'account problem';
+      const statusCode = pause.statusCode;
+      const code = pause.code ?? 'E_PROVIDER_ACCOUNT';
+      const explained = `${reason}${statusCode ? ` (${describeStatusCode(statusCode)})` : ''}`;
+      recordPause(runtime, { paused: explained, code }, log);
       log.error(
-        `sending paused for the account: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
-        { event: 'account-paused', reason },
+        `sending paused for the account: ${code}: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
+        { event: 'account-paused', reason, code },
       );
       await sleep(config.pauseCooldownMs, undefined, { signal: runtime.stop.signal }).catch(
         () => {},
@@ -282,7 +290,7 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
       // Resumed (in the journal, for `smsdrop status` and the sending.resumed webhook) once an
       // answer lets sending go on: a cooldown that finds the provider still down changes nothing.
       runtime.context.pause.afterAnswer(() => {
-        recordPause(runtime, null, log);
+        recordPause(runtime, { paused: null }, log);
         log.info('the provider answers again: sending goes on', { event: 'sending-resumed' });
       });
       log.info('cooldown over: trying to send again', { event: 'account-resumed' });
@@ -292,9 +300,9 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
 /**
  * Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause.
  */
-function recordPause(runtime: Runtime, paused: string | null, log: Logger): void {
+function recordPause(runtime: Runtime, state: DaemonStateUpdate, log: Logger): void {
   try {
-    setDaemonState(runtime.db, { paused });
+    setDaemonState(runtime.db, state);
   } catch (err) {
     log.warn(`cannot record the pause state in the journal: ${describeError(err)}`);
   }

@@ -45,7 +45,7 @@ import {
   repeatsNote,
 } from '../pipeline/index.js';
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
-import { errorCode, userError } from '../errors.js';
+import { errorCode, SmsdropError, userError } from '../errors.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -330,7 +330,7 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
       );
       return undefined;
     case 'planned':
-      throw new Error('a dry run has no place in the daemon');
+      throw new SmsdropError('E_INTERNAL', 'a dry run has no place in the daemon');
   }
 }
 

@@ -12,6 +12,7 @@
 import Database from './sqlite.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { SmsdropError } from '../errors.js';
 import { intentsPath } from './intents.js';
 
 export interface BackupResult {
@@ -72,7 +73,10 @@ function settleCopy(file: string): number {
     copy.pragma('journal_mode = DELETE');
     const check = copy.pragma('integrity_check', { simple: true });
     if (check !== 'ok')
-      throw new Error(`the copy ${file} failed SQLite's integrity check: ${String(check)}`);
+      throw new SmsdropError(
+        'E_BACKUP_INTEGRITY',
+        `the copy ${file} failed SQLite's integrity check: ${String(check)}; the journal itself may be damaged: run smsdrop backup again, and keep an earlier copy`,
+      );
     return (
       (copy.pragma('page_count', { simple: true }) as number) *
       (copy.pragma('page_size', { simple: true }) as number)

@@ -2,12 +2,15 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
+import type { ErrorCode } from '../errors.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import { recordEvent } from './outbox.js';
 
 export interface DaemonStateUpdate {
   /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */
   paused: string | null;
+  /** The pause's stable code (docs/errors.md), such as E_PROVIDER_BALANCE. */
+  code?: ErrorCode;
   /** The daemon's process id. Default: this process. */
   pid?: number;
 }
@@ -15,6 +18,8 @@ export interface DaemonStateUpdate {
 export interface DaemonState {
   pid: number | null;
   paused: string | null;
+  /** The pause's stable code; null when not paused (or paused by a daemon that kept none). */
+  paused_code: ErrorCode | null;
   /** When the current pause began (kept while the reason changes). */
   paused_since: string | null;
   /**
@@ -48,13 +53,21 @@ function writeDaemonState(db: Journal, update: DaemonStateUpdate): void {
   const now = nowIso();
   sql(
     db,
-    `INSERT INTO daemon_state (id, pid, paused, paused_since, updated_at) VALUES (1, ?, ?, ?, ?)
+    `INSERT INTO daemon_state (id, pid, paused, paused_code, paused_since, updated_at)
+     VALUES (1, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO UPDATE SET
        pid = excluded.pid,
        paused = excluded.paused,
+       paused_code = excluded.paused_code,
        paused_since = CASE WHEN excluded.paused IS NULL THEN NULL ELSE coalesce(daemon_state.paused_since, excluded.paused_since) END,
        updated_at = excluded.updated_at`,
-  ).run(update.pid ?? process.pid, update.paused, update.paused === null ? null : now, now);
+  ).run(
+    update.pid ?? process.pid,
+    update.paused,
+    update.paused === null ? null : (update.code ?? null),
+    update.paused === null ? null : now,
+    now,
+  );
 }
 
 /**
@@ -77,6 +90,6 @@ export function setDaemonWaiting(
 export function getDaemonState(db: Journal): DaemonState | undefined {
   return sql(
     db,
-    'SELECT pid, paused, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1',
+    'SELECT pid, paused, paused_code, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1',
   ).get() as DaemonState | undefined;
 }

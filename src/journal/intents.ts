@@ -210,7 +210,8 @@ export function journalCommitted(db: Journal): void {
 export function replayIntents(db: Journal): { replayed: number; missing: number } {
   // Within an open transaction, attempts not yet committed would pass for recorded, and their
   // intents would be deleted.
-  if (db.inTransaction) throw new Error('replayIntents: commit the journal first');
+  if (db.inTransaction)
+    throw new SmsdropError('E_INTERNAL', 'replayIntents: commit the journal first');
   const file = intentsPath(db.name);
   const log = db.intents;
   let side: Database.Database;

@@ -398,4 +398,13 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 14,
+    name: 'the code of a pause',
+    sql: `
+      -- Why the daemon paused sending, as its stable code (docs/errors.md: E_PROVIDER_AUTH…),
+      -- beside the text: smsdrop status shows it, and scripts match it.
+      ALTER TABLE daemon_state ADD COLUMN paused_code TEXT;
+    `,
+  },
 ];

@@ -5,6 +5,7 @@
 // While an intake holds its bulk transaction open (bulk.ts), the turn's writes join it and the one
 // commit carries both (test/journal/writeQueue.test.ts); or, with intents enabled (intents.ts),
 // the transaction stays open and only the turn's intents are committed, in their own small file.
+import { SmsdropError } from '../errors.js';
 import { bulkOpenMs, commitBulk, noteIfRolledBack } from './bulk.js';
 import {
   commitIntents,
@@ -98,7 +99,12 @@ function createWriteQueue(db: Journal): WriteQueue {
     // Nothing else keeps a transaction open across turns: were one open, these writes would be
     // only part of it, not on disk.
     if (db.inTransaction)
-      return fail(new Error('journal writes were not committed: a transaction is still open'));
+      return fail(
+        new SmsdropError(
+          'E_INTERNAL',
+          'journal writes were not committed: a transaction is still open',
+        ),
+      );
     journalCommitted(db);
     batch.forEach((job, i) => job.resolve(results[i]));
   };

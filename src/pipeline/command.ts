@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitWithError, tellPause } from '../cli/common.js';
+import { SmsdropError } from '../errors.js';
 import { startSendProgress } from '../cli/progress.js';
 import { inspectFile } from '../intake/inspect.js';
 import { type Config, defaultAppIdFor } from '../config/index.js';
@@ -51,7 +52,12 @@ export function registerSendCommand(program: Command): void {
       ) => {
         const config = configFor(command);
         if (!existsSync(file) || !statSync(file).isFile())
-          exitWith(EXIT.usage, `smsdrop: ${file}: no such file`);
+          exitWithError(
+            new SmsdropError(
+              'E_NOT_A_FILE',
+              `${file}: ${existsSync(file) ? 'a directory, not a file' : 'no such file'}`,
+            ),
+          );
         const log = createLogger({
           level: config.logLevel,
           format: config.logFormat,
@@ -69,7 +75,12 @@ export function registerSendCommand(program: Command): void {
           );
         if (result.invalidRows && !opts.json)
           printInvalidRows(result.invalidRows, result.counts.invalid);
-        process.exit(exitStatus(result));
+        const paused = result.outcome === 'paused' && result.code && result.reason;
+        process.exit(
+          paused
+            ? tellPause({ reason: result.reason!, code: result.code! }, log, ' to finish the file')
+            : exitStatus(result),
+        );
       },
     );
 }
@@ -99,10 +110,6 @@ async function sendForeground(
     progress?.stop();
     if (result.file && result.outcome !== 'already-sent')
       await writeResults(runtime.db, result, file);
-    if (result.outcome === 'paused')
-      log.error(
-        `sending stopped: ${result.reason}. Fix it, then run the same command again to finish the file.`,
-      );
     return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
@@ -274,7 +281,8 @@ function printSummary(
     `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`,
   ];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
-  if (result.reason) lines.push(`reason     ${result.reason}`);
+  if (result.reason)
+    lines.push(`reason     ${result.code ? `${result.code}: ` : ''}${result.reason}`);
   lines.push(
     `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
   );

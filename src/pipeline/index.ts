@@ -29,7 +29,7 @@ import {
 import type { Journal } from '../journal/open.js';
 import { planSummary as planSummaryOf } from '../journal/reads.js';
 import { commitBulk } from '../journal/bulk.js';
-import { errorCode, isMachineCode, SmsdropError, userError } from '../errors.js';
+import { type ErrorCode, errorCode, isMachineCode, SmsdropError, userError } from '../errors.js';
 import { BUILT_IN_SIMULATOR } from '../provider/connect.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
 import { replayIntents } from '../journal/intents.js';
@@ -96,8 +96,11 @@ export interface FileRunResult {
   plan?: PlanSummary;
   /** Why the file was refused, or why sending paused. */
   reason?: string;
-  /** The refusal's stable code (docs/errors.md): E_FILE_EMPTY, E_DISK_FULL, E_PROVIDER_CHANGED… */
-  code?: string;
+  /**
+   * The stable code (docs/errors.md) of the refusal (E_FILE_EMPTY, E_DISK_FULL…) or of the pause
+   * (E_PROVIDER_AUTH…).
+   */
+  code?: ErrorCode;
   /** Files holding, not sent yet, rows this file left to them as repeats (see waitingRepeats). */
   waiting?: WaitingFile[];
   elapsedMs: number;
@@ -153,7 +156,7 @@ export async function processFile(
   // Read again, a refused file would continue from its rows; they were pruned, and what went out
   // then with them.
   if (file?.status === FILE_STATUS.refused && file.pruned_at !== null && !options.resend)
-    return result('refused', file, { reason: prunedRefusal(file) });
+    return result('refused', file, { code: 'E_FILE_PRUNED', reason: prunedRefusal(file) });
   if (file && file.status !== FILE_STATUS.done) {
     // Refused with nothing sent, it is read anew from its first row: for the provider of now.
     const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
@@ -184,7 +187,10 @@ export async function processFile(
   }
   const inProgress = filesInProgress(ctx.db);
   if (inProgress.has(file.id))
-    throw new Error(`${filePath}: its journal record (file ${file.id}) is already being processed`);
+    throw new SmsdropError(
+      'E_INTERNAL',
+      `${filePath}: its journal record (file ${file.id}) is already being processed`,
+    );
   inProgress.add(file.id);
   try {
     return await runFile(ctx, file, filePath, inspection, options, result);
@@ -235,7 +241,7 @@ async function runFile(
     // the complete file continues it.
     const grown = sizeChange(filePath, inspection);
     if (grown) {
-      const changed = {
+      const changed: Refusal = {
         code: 'E_FILE_CHANGED',
         reason: `${filePath}: the file changed after it was read (${grown}): was it still being copied?`,
       };
@@ -251,7 +257,11 @@ async function runFile(
     commitBulk(ctx.db);
     return result('finished', file);
   }
-  return result(sent.state, file, sent.state === 'paused' ? { reason: sent.reason } : {});
+  return result(
+    sent.state,
+    file,
+    sent.state === 'paused' ? { reason: sent.reason, code: sent.code } : {},
+  );
 }
 
 const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
@@ -597,7 +607,7 @@ export function providerChange(
 
 /** Why a file is refused, with its stable code. */
 export interface Refusal {
-  code: string;
+  code: ErrorCode;
   reason: string;
 }
 

@@ -15,11 +15,12 @@ import type { Dispatcher, Pool as PoolType } from 'undici';
 // memory this daemon never uses). undici has no "exports" map, so the path is public; it is
 // pinned by package-lock.json and covered by every client test.
 const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
-import { SmsdropError } from '../errors.js';
+import { type ConfigCode, SmsdropError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../log/redact.js';
 import { baseUrlProblem } from './baseUrl.js';
 import { classifyStatusCode, isKnownStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
+import { isCertificateError } from './certificateErrors.js';
 import { acceptHeader, contentType, encodeBody, hasXmlInvalidChar } from './encode.js';
 import { formatTimestamp, signRequest } from './sign.js';
 import type { BodyFormat, SendOutcome, TemplateSmsRequest } from './types.js';
@@ -118,7 +119,7 @@ function unknownCodeNotice(
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const fail = (message: string, code: string): never => {
+const fail = (message: string, code: ConfigCode): never => {
   throw new ClientSetupError(code, message);
 };
 
@@ -151,7 +152,7 @@ function checkOptions(o: ProviderClientOptions): Setup {
   };
 }
 
-function requirePositive(name: string, v: unknown, whole: boolean, code: string): void {
+function requirePositive(name: string, v: unknown, whole: boolean, code: ConfigCode): void {
   const ok =
     typeof v === 'number' && Number.isFinite(v) && v > 0 && (!whole || Number.isInteger(v));
   if (!ok)
@@ -192,13 +193,18 @@ function readCaFile(file: string): string {
 }
 
 function checkPem(pem: string, what: string): string {
-  try {
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error('no PEM certificate');
-    new X509Certificate(pem);
-  } catch {
+  if (!pem.includes('-----BEGIN CERTIFICATE-----') || !parsesAsCertificate(pem))
     fail(`${what} does not hold a PEM certificate`, 'E_CONFIG_CA_FILE');
-  }
   return pem;
+}
+
+function parsesAsCertificate(pem: string): boolean {
+  try {
+    new X509Certificate(pem);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,7 +346,7 @@ function exchange(
       onResponseData(c, chunk) {
         size += chunk.length;
         if (size > MAX_RESPONSE_BYTES)
-          return c.abort(new Error(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
+          return c.abort(new AbortedError(`answer larger than ${MAX_RESPONSE_BYTES} bytes`));
         chunks.push(chunk);
       },
       onResponseEnd() {
@@ -361,8 +367,10 @@ function exchange(
 function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutcome {
   if (r.kind === 'failed') {
     const reason = scrub(describeError(r.error), secrets);
-    return r.written
-      ? { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` }
+    if (r.written)
+      return { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` };
+    return isCertificateError(r.error)
+      ? { kind: 'not-sent', reason, code: 'E_PROVIDER_TLS' }
       : { kind: 'not-sent', reason };
   }
   if (r.status !== 200)

@@ -210,3 +210,40 @@ export const SUPPRESSING_CODES: ReadonlySet<string> = new Set([
 export function describeStatusCode(code: string): string {
   return `${code}: ${CODE_MEANINGS[code] ?? CLASS_ADVICE[classifyStatusCode(code)]}`;
 }
+
+/** The error codes of an answer that stops sending for the account (docs/errors.md). */
+export type AccountStopCode =
+  | 'E_PROVIDER_AUTH'
+  | 'E_PROVIDER_ACCOUNT'
+  | 'E_PROVIDER_BALANCE'
+  | 'E_PROVIDER_APP'
+  | 'E_PROVIDER_IP'
+  | 'E_PROVIDER_CLOCK';
+
+const STOP_CODES: Readonly<Record<string, AccountStopCode>> = {
+  '111106': 'E_PROVIDER_CLOCK',
+  '111113': 'E_PROVIDER_CLOCK',
+  '111115': 'E_PROVIDER_IP',
+  '160053': 'E_PROVIDER_IP',
+  '111142': 'E_PROVIDER_BALANCE',
+  '111143': 'E_PROVIDER_AUTH',
+  '111212': 'E_PROVIDER_APP',
+  '111226': 'E_PROVIDER_APP',
+  '112303': 'E_PROVIDER_APP',
+  '112310': 'E_PROVIDER_APP',
+  '113302': 'E_PROVIDER_APP',
+};
+
+/**
+ * smsdrop's code for a provider status code that stops sending for the account (account-fatal,
+ * or a timestamp refused twice): what the operator has to fix, by the ranges of
+ * provider-facts.md. Any other account-fatal code is the account's.
+ */
+export function accountStopCode(statusCode: string): AccountStopCode {
+  const single = STOP_CODES[statusCode];
+  if (single) return single;
+  const n = /^\d{6}$/.test(statusCode) ? Number(statusCode) : 0;
+  if (n >= 111100 && n <= 111110) return 'E_PROVIDER_AUTH';
+  if (n >= 111169 && n <= 111182) return 'E_PROVIDER_APP';
+  return 'E_PROVIDER_ACCOUNT';
+}

@@ -47,7 +47,15 @@ export type SendOutcome =
       statusMsg?: string;
       local?: boolean;
     }
-  | { kind: 'not-sent'; reason: string }
+  | {
+      kind: 'not-sent';
+      reason: string;
+      /**
+       * E_PROVIDER_TLS: the server's certificate is not trusted (self-signed, expired, another
+       * host's, an unknown CA) or it speaks no TLS. A set-up mistake: trying again cannot help.
+       */
+      code?: 'E_PROVIDER_TLS';
+    }
   | { kind: 'in-doubt'; reason: string; httpStatus?: number };
 
 export type OutcomeKind = SendOutcome['kind'];

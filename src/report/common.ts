@@ -8,20 +8,13 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
-import { SmsdropError } from '../errors.js';
+import { SmsdropError, UsageError } from '../errors.js';
 import { type FileRecord, getFile } from '../journal/files.js';
 import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
 import { MIGRATIONS } from '../journal/migrations.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
 import { appliedMigrations, filesByShaPrefix, filesNamed } from '../journal/reads.js';
 import { ROW_STATUS, type RowStatus } from '../journal/states.js';
-
-/** A bad argument: the command prints the message and exits 2. */
-export class UsageError extends SmsdropError {
-  constructor(message: string) {
-    super('E_USAGE', message);
-  }
-}
 
 /**
  * The journal of dataDir, read-only; undefined when nothing was ever journalled there. A reader

@@ -1,9 +1,10 @@
 // `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
+import { configFor, exitOnUserError, exitWithError } from '../cli/common.js';
 import type { Journal } from '../journal/open.js';
-import { openForReading, resolveFile, UsageError, writeCsv } from './common.js';
+import { UsageError } from '../errors.js';
+import { openForReading, resolveFile, writeCsv } from './common.js';
 import {
   fileListCsv,
   fileListTable,
@@ -40,9 +41,8 @@ export function registerReportCommand(program: Command): void {
 function takeReportFormat(command: Command): ReportFormat {
   const value = (command.opts().format ?? 'table') as string;
   if (!(REPORT_FORMATS as readonly string[]).includes(value)) {
-    exitWith(
-      EXIT.usage,
-      `smsdrop report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`,
+    exitWithError(
+      new UsageError(`report: --format expects ${REPORT_FORMATS.join(', ')}; got "${value}"`),
     );
   }
   return value as ReportFormat;

@@ -4,7 +4,7 @@
 // stopped, then edited in place and given again as a new file, whose rows the repeat window then
 // leaves to this one). Like retry it sends, so it takes the data-directory lock.
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, tellPause } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import { commitBulk } from '../journal/bulk.js';
 import {
@@ -20,7 +20,8 @@ import { createLogger, logDirOf } from '../log/logger.js';
 import { everyRowAccepted, providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { sendFile, type SendResult } from '../send/index.js';
-import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
+import { UsageError } from '../errors.js';
+import { optionalLine, requireJournal, resolveFile } from './common.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -63,11 +64,13 @@ export function registerResumeCommand(program: Command): void {
       } finally {
         await runtime.close();
       }
-      if (sent.state === 'paused')
-        log.error(`sending stopped: ${sent.reason}. Fix it, then run the same command again.`);
       printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
       process.exit(
-        sent.state === 'finished' && everyRowAccepted(counts, waiting) ? EXIT.ok : EXIT.incomplete,
+        sent.state === 'paused'
+          ? tellPause(sent, log, '')
+          : sent.state === 'finished' && everyRowAccepted(counts, waiting)
+            ? EXIT.ok
+            : EXIT.incomplete,
       );
     });
 }
@@ -109,7 +112,7 @@ function printSummary(
   if (json) {
     const extra = {
       ...(waiting.length > 0 ? { waitingIn: waiting } : {}),
-      ...(sent.state === 'paused' ? { reason: sent.reason } : {}),
+      ...(sent.state === 'paused' ? { reason: sent.reason, code: sent.code } : {}),
     };
     process.stdout.write(
       `${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`,

@@ -12,7 +12,7 @@
 // first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError, exitWith } from '../cli/common.js';
+import { configFor, EXIT, exitOnUserError, exitWithError, tellPause } from '../cli/common.js';
 import type { Config } from '../config/index.js';
 import {
   attemptsOf,
@@ -40,7 +40,8 @@ import { openForegroundRuntime } from '../pipeline/runtime.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
-import { optionalLine, requireJournal, resolveFile, UsageError } from './common.js';
+import { UsageError } from '../errors.js';
+import { optionalLine, requireJournal, resolveFile } from './common.js';
 
 export interface RetryResult {
   retry: PreparedRetry;
@@ -124,9 +125,8 @@ export function registerRetryCommand(program: Command): void {
         ...(flags.unknown ? ['unknown' as const] : []),
       ];
       if (statuses.length === 0)
-        exitWith(
-          EXIT.usage,
-          'smsdrop retry: say which rows to resend: --failed, --unknown or both',
+        exitWithError(
+          new UsageError('retry: say which rows to resend: --failed, --unknown or both'),
         );
       const target = findTarget(config, file, statuses);
       if (target.rows === 0) {
@@ -206,11 +206,11 @@ async function confirmUnknown(
     'so those messages may already have arrived. Resending uses new requests with new reqIds, which the provider cannot recognise as repeats: ' +
     `a message that did arrive would arrive twice${safe}.`;
   if (!process.stdin.isTTY)
-    exitWith(EXIT.usage, `smsdrop retry: ${warning} Not resent: add --yes to resend them anyway.`);
+    exitWithError(new UsageError(`retry: ${warning} Not resent: add --yes to resend them anyway.`));
   const prompt = createInterface({ input: process.stdin, output: process.stderr });
   try {
     const answer = await prompt.question(`${warning}\nResend them anyway? [y/N] `);
-    if (!/^y(es)?$/i.test(answer.trim())) exitWith(EXIT.usage, 'smsdrop retry: not resent');
+    if (!/^y(es)?$/i.test(answer.trim())) exitWithError(new UsageError('retry: not resent'));
   } finally {
     prompt.close();
   }
@@ -234,13 +234,12 @@ async function runRetry(
     const changed = providerChange(file, runtime.context.provider);
     if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
     const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
-    if (result.sent?.state === 'paused')
-      log.error(`sending stopped: ${result.sent.reason}. Fix it, then run the same command again.`);
     // The file's repeats (this retry's, and intake's) whose number another file holds but has not
     // sent: with the lock held here, nothing sends them now (a file paused, stopped, or cut
     // short), so the file is not done: exit 3, as send and resume do.
     const waiting = result.counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
     printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
+    if (result.sent?.state === 'paused') return tellPause(result.sent, log, '');
     const o = result.outcome;
     // Nothing sent (every row asked for was a repeat of another file's): finished as well.
     const finished = result.sent === undefined || result.sent.state === 'finished';
@@ -262,8 +261,9 @@ function printRetrySummary(
   const state = r.sent?.state ?? 'nothing to resend';
   if (json) {
     const waitingIn = waiting.length > 0 ? { waitingIn: waiting } : {};
+    const paused = r.sent?.state === 'paused' ? { reason: r.sent.reason, code: r.sent.code } : {};
     process.stdout.write(
-      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, file: r.counts, elapsedMs: r.elapsedMs })}\n`,
+      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, ...paused, file: r.counts, elapsedMs: r.elapsedMs })}\n`,
     );
     return;
   }

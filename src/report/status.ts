@@ -24,7 +24,8 @@ import {
   unfinishedFileLines,
 } from '../journal/reads.js';
 import { journalSize, type JournalSize } from '../journal/storage.js';
-import { CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
+import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
+import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { openForReading, renderTable } from './common.js';
@@ -58,7 +59,13 @@ export interface StatusReport {
   data_dir: string;
   /** The process holding the data directory, if it is alive. */
   process: { pid: number; what: string; since: string | null } | null;
-  paused: { reason: string; since: string | null; source: 'daemon' | 'last answer' } | null;
+  paused: {
+    reason: string;
+    /** The pause's stable code (docs/errors.md); null for a sending window that is closed. */
+    code: ErrorCode | null;
+    since: string | null;
+    source: 'daemon' | 'last answer';
+  } | null;
   /**
    * What the running daemon's requests wait for while it is not paused (a message window used up).
    */
@@ -198,13 +205,19 @@ function pauseOf(
 ): StatusReport['paused'] {
   if (daemon)
     return daemon.paused
-      ? { reason: daemon.paused, since: daemon.paused_since, source: 'daemon' }
+      ? {
+          reason: daemon.paused,
+          code: daemon.paused_code,
+          since: daemon.paused_since,
+          source: 'daemon',
+        }
       : null;
   if (!filesLeft) return null;
   const last = lastAnswer(db);
   if (last?.outcome !== 'rejected:account-fatal' || !last.status_code) return null;
   return {
     reason: describeStatusCode(last.status_code),
+    code: accountStopCode(last.status_code),
     since: last.finished_at,
     source: 'last answer',
   };
@@ -299,7 +312,7 @@ function inFlight(s: StatusReport): string {
 
 function sendingState(s: StatusReport, zone: string | undefined): string {
   if (s.paused)
-    return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.reason}`;
+    return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.code ? `${s.paused.code}: ` : ''}${s.paused.reason}`;
   if (s.waiting) return `WAITING: ${s.waiting}`;
   if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';

@@ -15,7 +15,6 @@ import {
   startAttempt,
   type Transition,
 } from '../journal/batches.js';
-import { errorCode } from '../errors.js';
 import type { Journal } from '../journal/open.js';
 import { nextDueAt } from '../journal/reads.js';
 import { writeQueueFor } from '../journal/writeQueue.js';
@@ -23,8 +22,14 @@ import { type Doubt, OUTCOME_STATES } from '../journal/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
-import { decideAfterAttempt, type RetrySettings, whyNotUnderOwnReqId } from './policy.js';
-import type { AccountPause, RateLimiter, StartTicket } from './rate.js';
+import { accountStopCode } from '../provider/codes.js';
+import {
+  type Decision,
+  decideAfterAttempt,
+  type RetrySettings,
+  whyNotUnderOwnReqId,
+} from './policy.js';
+import type { AccountPause, PauseCode, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
 
@@ -50,7 +55,9 @@ export interface SendContext {
 }
 
 export type SendResult =
-  { state: 'finished' } | { state: 'paused'; reason: string } | { state: 'stopped' };
+  | { state: 'finished' }
+  | { state: 'paused'; reason: string; code: PauseCode }
+  | { state: 'stopped' };
 
 /** Sends until every batch of the file is final, or sending must stop. */
 export async function sendFile(ctx: SendContext, fileId: number): Promise<SendResult> {
@@ -71,7 +78,8 @@ export async function sendFile(ctx: SendContext, fileId: number): Promise<SendRe
 
 function stopReason(ctx: SendContext): SendResult | undefined {
   if (ctx.stopSignal?.aborted) return { state: 'stopped' };
-  if (ctx.pause.paused) return { state: 'paused', reason: ctx.pause.reason! };
+  if (ctx.pause.paused)
+    return { state: 'paused', reason: ctx.pause.reason!, code: ctx.pause.code! };
   return undefined;
 }
 
@@ -208,7 +216,7 @@ async function sendBatch(
     finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition),
   );
   if (decision.pauseAccount)
-    ctx.pause.pause(decision.pauseAccount, decision.pauseCode, errorCode(outcome));
+    ctx.pause.pause(decision.pauseAccount, pauseCodeOf(decision, outcome), decision.pauseCode);
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
   return {
     recorded: recorded.then(() =>
@@ -279,10 +287,21 @@ function mayHaveSent(outcome: SendOutcome): boolean {
 
 function noteProviderHealth(pause: AccountPause, outcome: SendOutcome, goingOn: boolean): void {
   if (outcome.kind === 'not-sent' || outcome.kind === 'in-doubt')
-    pause.noteTrouble(outcome.reason, errorCode(outcome));
+    pause.noteTrouble(outcome.reason, troubleCode(outcome));
   else if (outcome.kind === 'rejected' && outcome.codeClass === 'transient')
-    pause.noteTrouble(`status ${outcome.statusCode}`);
+    pause.noteTrouble(`status ${outcome.statusCode}`, 'E_PROVIDER_FAILING');
   else pause.noteAnswer(goingOn);
+}
+
+/** What an answer that is no business answer says of the provider. */
+function troubleCode(outcome: SendOutcome): PauseCode {
+  if (outcome.kind !== 'not-sent') return 'E_PROVIDER_FAILING';
+  return outcome.code ?? 'E_PROVIDER_UNREACHABLE';
+}
+
+/** The pause's code: the provider's status code's, or what the outcome says of the provider. */
+function pauseCodeOf(decision: Decision, outcome: SendOutcome): PauseCode {
+  return decision.pauseCode ? accountStopCode(decision.pauseCode) : troubleCode(outcome);
 }
 
 export function retrySettings(config: Config): RetrySettings {

@@ -144,6 +144,12 @@ export function decideAfterAttempt(
         },
       };
     case 'not-sent':
+      // A certificate refused now is refused at every attempt: a set-up mistake, not an outage.
+      if (outcome.code === 'E_PROVIDER_TLS')
+        return pauseWithoutBlame(
+          null,
+          `the provider's certificate is not trusted (${outcome.reason}): check SMSDROP_BASE_URL, or trust its CA with SMSDROP_CA_FILE`,
+        );
       return retry(`not sent: ${outcome.reason}`, null, DOUBT.none);
     case 'in-doubt':
       if (!settings.reqIdOn)
@@ -264,7 +270,7 @@ export function decideAfterAttempt(
 }
 
 /** Not the batch's fault: it goes back to planned, uncharged, and sending stops for the account. */
-function pauseWithoutBlame(code: string, message: string): Decision {
+function pauseWithoutBlame(code: string | null, message: string): Decision {
   return {
     transition: {
       to: 'planned',
@@ -275,7 +281,7 @@ function pauseWithoutBlame(code: string, message: string): Decision {
       statusMsg: message,
     },
     pauseAccount: message,
-    pauseCode: code,
+    ...(code === null ? {} : { pauseCode: code }),
   };
 }
 

@@ -9,7 +9,12 @@
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
 import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
+import type { AccountStopCode } from '../provider/codes.js';
 import { sleepUnlessStopped } from './sleep.js';
+
+/** Why sending stopped for the account, as a code (docs/errors.md). */
+export type PauseCode =
+  AccountStopCode | 'E_PROVIDER_TLS' | 'E_PROVIDER_UNREACHABLE' | 'E_PROVIDER_FAILING';
 
 /** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
 export interface MessageWindow {
@@ -256,27 +261,19 @@ function untilAborted(
 }
 
 /**
- * A pause's code when its cause has none of its own (docs/errors.md): the provider refused the
- * account (a status code), or answered no request.
- */
-export const PAUSE_CODE = {
-  account: 'E_PROVIDER_ACCOUNT',
-  unreachable: 'E_PROVIDER_UNREACHABLE',
-} as const;
-
-/**
  * Shared "stop sending for the account" switch: set by an account-fatal answer, or by a burst
  * of requests in a row that got no business answer (provider down, 5xx, timeouts), so an outage
  * pauses the work in a resumable state instead of using up every batch's attempts.
  */
 export class AccountPause {
   reason: string | undefined;
-  statusCode: string | undefined;
   /**
-   * The pause's stable code (E_...), from a fixed set: what /metrics labels it with, where the
-   * reason's free text (addresses, ports, the provider's words) would make a new series each time.
+   * The pause's stable code (docs/errors.md), from a fixed set: what the operator has to fix, and
+   * what /metrics labels it with, where the reason's free text (addresses, ports, the provider's
+   * words) would make a new series each time.
    */
-  code: string | undefined;
+  code: PauseCode | undefined;
+  statusCode: string | undefined;
   since: Date | undefined;
   #troubleInARow = 0;
   #onGoingOn: (() => void) | undefined;
@@ -285,7 +282,9 @@ export class AccountPause {
    * gone at the first answer that lets sending go on. What /healthz and /metrics show, so that
    * they do not flicker to "on" at each cooldown of an outage.
    */
-  outage: { reason: string; code: string } | undefined;
+  outage: { reason: string; code: PauseCode } | undefined;
+  /** The provider gave a business answer since this process started. */
+  #answered = false;
 
   /**
    * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
@@ -293,16 +292,15 @@ export class AccountPause {
   constructor(private readonly pauseAfterTrouble = 0) {}
 
   /**
-   * A request got no business answer (not sent, in doubt, transient error). code: the outcome's
-   * own, when it has one.
+   * A request got no business answer (not sent, in doubt, transient error); code: what it says
+   * of the provider (E_PROVIDER_UNREACHABLE: nothing reached it).
    */
-  noteTrouble(what: string, code?: string): void {
+  noteTrouble(what: string, code: PauseCode): void {
     this.#troubleInARow++;
     if (this.pauseAfterTrouble > 0 && this.#troubleInARow >= this.pauseAfterTrouble) {
       this.pause(
         `the provider failed ${this.#troubleInARow} requests in a row (last: ${what}); check the network and the provider's status`,
-        undefined,
-        code ?? PAUSE_CODE.unreachable,
+        code,
       );
     }
   }
@@ -313,6 +311,7 @@ export class AccountPause {
    */
   noteAnswer(goingOn = true): void {
     this.#troubleInARow = 0;
+    this.#answered = true;
     if (!goingOn) return;
     this.outage = undefined;
     const resumed = this.#onGoingOn;
@@ -330,22 +329,23 @@ export class AccountPause {
   }
 
   /**
-   * statusCode: the provider's code that paused it, if one did (read as such, never from the
-   * reason's text).
+   * code: the pause's own; E_PROVIDER_UNREACHABLE once the provider has answered is an outage
+   * (E_PROVIDER_FAILING), not a wrong address. statusCode: the provider's code that paused it, if
+   * one did (read as such, never from the reason's text).
    */
-  pause(reason: string, statusCode?: string, code?: string): void {
+  pause(reason: string, code: PauseCode, statusCode?: string): void {
     if (this.reason) return;
     this.#onGoingOn = undefined;
     this.reason = reason;
+    this.code = code === 'E_PROVIDER_UNREACHABLE' && this.#answered ? 'E_PROVIDER_FAILING' : code;
     this.statusCode = statusCode;
-    this.code = code ?? (statusCode ? PAUSE_CODE.account : PAUSE_CODE.unreachable);
     this.outage = { reason, code: this.code };
     this.since = new Date();
   }
   resume(): void {
     this.reason = undefined;
-    this.statusCode = undefined;
     this.code = undefined;
+    this.statusCode = undefined;
     this.since = undefined;
     this.#troubleInARow = 0;
   }

@@ -2,11 +2,12 @@
 // The first stdout line is exactly `listening on <url>` so scripts and tests can wait for it.
 // Credentials come from the same variables the sender reads, else the demo ones (not secrets).
 import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { DEMO_CREDENTIALS } from '../config/index.js';
-import { SmsdropError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { parseFaults, parseTemplates } from './faults.js';
 import type { RunningSimulator, SimulatorOptions } from './types.js';
 
@@ -15,6 +16,8 @@ interface SimulateFlags {
   host: string;
   https?: boolean;
   caFile: string;
+  tlsCert?: string;
+  tlsKey?: string;
   templates: string;
   latencyMs?: string;
   blocked?: string;
@@ -25,12 +28,6 @@ interface SimulateFlags {
   seed?: string;
   record?: string;
   timezone?: string;
-}
-
-class UsageError extends SmsdropError {
-  constructor(message: string) {
-    super('E_USAGE', message);
-  }
 }
 
 export function registerSimulateCommand(program: Command): void {
@@ -47,6 +44,8 @@ export function registerSimulateCommand(program: Command): void {
       'with --https: where to write the certificate to trust',
       path.join(os.tmpdir(), 'smsdrop-simulator-ca.pem'),
     )
+    .option('--tls-cert <file>', 'with --https: serve this certificate (PEM), with --tls-key')
+    .option('--tls-key <file>', "with --https: the served certificate's key (PEM)")
     .option('--templates <spec>', 'templateId:variable count, comma-separated', '1:2,2:2,3:0')
     .option('--latency-ms <ms>', 'delay before answering: N or MIN-MAX')
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
@@ -111,6 +110,21 @@ function parseNumberCodes(text: string): Record<string, string> {
   return out;
 }
 
+function readCertificate(flags: SimulateFlags): { key: string; cert: string } {
+  if (!flags.https || flags.tlsCert === undefined || flags.tlsKey === undefined)
+    throw new UsageError('--tls-cert and --tls-key go together, with --https');
+  const read = (flag: string, file: string): string => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`${flag}: cannot read ${file}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  };
+  return { cert: read('--tls-cert', flags.tlsCert), key: read('--tls-key', flags.tlsKey) };
+}
+
 function list(text: string | undefined): string[] {
   return (text ?? '')
     .split(',')
@@ -148,6 +162,8 @@ export function simulatorOptionsFromFlags(
     keepRecords: false,
   };
   if (options.https) options.caFile = flags.caFile;
+  if (flags.tlsCert !== undefined || flags.tlsKey !== undefined)
+    options.certificate = readCertificate(flags);
   if (flags.latencyMs !== undefined) options.latencyMs = parseLatency(flags.latencyMs);
   // Always a known seed, printed at start, so a run with probabilistic faults can be replayed.
   options.seed =

@@ -54,7 +54,7 @@ function newMessageSid(): string {
 /** Starts listening; resolves once the URL is known (and, with https, the certificate written). */
 export async function startSimulator(o: SimulatorOptions): Promise<RunningSimulator> {
   validateOptions(o);
-  const certificate = o.https ? await makeCertificate() : undefined;
+  const certificate = o.https ? (o.certificate ?? (await makeCertificate())) : undefined;
   if (certificate && o.caFile) writeFileSync(o.caFile, certificate.cert, 'utf8');
   if (o.recordFile) prepareRecordFile(o.recordFile);
   const server = certificate

@@ -22,6 +22,11 @@ export interface SimulatorOptions {
   https?: boolean;
   /** With https: where to write the CA certificate (PEM). */
   caFile?: string;
+  /**
+   * With https: the key and certificate (PEM) to serve instead of a self-signed one made at start
+   * (an expired one, another host's, one of an unknown CA: to test a client's refusals).
+   */
+  certificate?: { key: string; cert: string };
   accountSid: string;
   authToken: string;
   appIds: string[];

@@ -4,7 +4,8 @@
 // it works while the daemon runs; files read after the change follow it, files already read do not.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
+import { configFor, exitWithError } from '../cli/common.js';
+import { SmsdropError, UsageError } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { normalisePhone } from '../intake/phone.js';
 import { journalPath, openJournal } from '../journal/open.js';
@@ -56,7 +57,7 @@ function addNumbers(
   opts: { file?: string; reason: string },
 ): void {
   if (numbers.length === 0 && !opts.file)
-    exitWith(EXIT.usage, 'smsdrop suppress add: no numbers given');
+    exitWithError(new UsageError('suppress add: no numbers given'));
   const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
   const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
   const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
@@ -124,9 +125,8 @@ function normalisedOrExit(config: Config, numbers: readonly string[]): string[] 
     return [];
   });
   if (bad.length > 0)
-    exitWith(
-      EXIT.usage,
-      `smsdrop suppress: not phone numbers, nothing changed:\n  ${bad.join('\n  ')}`,
+    exitWithError(
+      new UsageError(`suppress: not phone numbers, nothing changed: ${bad.join(', ')}`),
     );
   return phones;
 }
@@ -141,9 +141,11 @@ function readListFile(config: Config, file: string): { phones: string[]; skipped
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    exitWith(
-      EXIT.usage,
-      `smsdrop suppress: ${file}: cannot read the file: ${(err as Error).message}`,
+    exitWithError(
+      new SmsdropError(
+        'E_FILE_UNREADABLE',
+        `suppress: ${file}: cannot read the file: ${(err as Error).message}`,
+      ),
     );
   }
   const phones: string[] = [];

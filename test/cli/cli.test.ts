@@ -80,7 +80,7 @@ describe('the command line', () => {
     );
   });
 
-  it('an unknown command or option is one line and a pointer to the help, exit 2', async () => {
+  it('an unknown command or option is one line with its code and a pointer to the help, exit 2', async () => {
     const runs = await Promise.all([
       smsdrop(['sned', 'x.csv']),
       smsdrop(['--bogus']),
@@ -94,13 +94,19 @@ describe('the command line', () => {
       assert.equal(r.stdout, '');
       const lines = r.stderr.trimEnd().split('\n');
       assert.equal(lines.length, 2, r.stderr);
-      assert.match(lines[0]!, /^smsdrop: /);
+      assert.match(lines[0]!, /^smsdrop: E_USAGE: /);
     }
-    assert.match(command.stderr, /^smsdrop: unknown command 'sned'.*\nsee smsdrop --help\n$/);
-    assert.match(option.stderr, /^smsdrop: unknown option '--bogus'\nsee smsdrop --help\n$/);
+    assert.match(
+      command.stderr,
+      /^smsdrop: E_USAGE: unknown command 'sned'.*\nsee smsdrop --help\n$/,
+    );
+    assert.match(
+      option.stderr,
+      /^smsdrop: E_USAGE: unknown option '--bogus'\nsee smsdrop --help\n$/,
+    );
     assert.match(
       subOption.stderr,
-      /^smsdrop: unknown option '--bogus'\nsee smsdrop send --help\n$/,
+      /^smsdrop: E_USAGE: unknown option '--bogus'\nsee smsdrop send --help\n$/,
     );
     assert.match(missing.stderr, /missing required argument 'file'\nsee smsdrop send --help\n$/);
     assert.match(nested.stderr, /\nsee smsdrop suppress add --help\n$/);

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SETTINGS, settingCode, type ConfigKey } from '../../src/config/index.js';
+import { ERROR_CODES } from '../../src/errors.js';
 import { inspectFile } from '../../src/intake/inspect.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
@@ -103,6 +104,39 @@ describe('error codes', () => {
       [],
       'in docs/errors.md, not used in src/',
     );
+  });
+});
+
+describe('the ErrorCode union', () => {
+  it('docs/errors.md lists every code of ERROR_CODES and of the settings, and nothing else', () => {
+    const docs = fs.readFileSync(path.join(REPO, 'docs', 'errors.md'), 'utf8');
+    const listed = new Set([...docs.matchAll(/^\| `(E_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
+    const union = new Set<string>([
+      ...ERROR_CODES,
+      ...Object.keys(SETTINGS).map((key) => settingCode(key as ConfigKey)),
+    ]);
+    assert.deepEqual([...union].filter((c) => !listed.has(c)).sort(), [], 'not in docs/errors.md');
+    assert.deepEqual([...listed].filter((c) => !union.has(c)).sort(), [], 'not in ERROR_CODES');
+  });
+
+  it('no production code throws a bare Error: each error says its code', () => {
+    const bare: string[] = [];
+    const walk = (d: string): void => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const file = path.join(d, e.name);
+        if (e.isDirectory()) walk(file);
+        // The simulator is a test tool; the dashboard's script runs in the browser.
+        else if (/\.ts$/.test(e.name) && !/simulator|dashboard/.test(file))
+          fs.readFileSync(file, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              if (/\bthrow new Error\(|fail\(new Error\(/.test(line))
+                bare.push(`${path.relative(REPO, file)}:${i + 1}`);
+            });
+      }
+    };
+    walk(path.join(REPO, 'src'));
+    assert.deepEqual(bare, []);
   });
 });
 

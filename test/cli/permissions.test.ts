@@ -101,7 +101,7 @@ function assertHas(root: string, names: string[]): void {
 }
 
 for (const umask of ['022', '002']) {
-  describe(`with the umask at ${umask}`, { timeout: 180_000 }, () => {
+  describe(`with the umask at ${umask}`, () => {
     let dir: string;
     let data: string;
     let work: string;
@@ -189,7 +189,7 @@ for (const umask of ['022', '002']) {
   });
 }
 
-describe('SMSDROP_SHARE_WITH_GROUP=on', { timeout: 120_000 }, () => {
+describe('SMSDROP_SHARE_WITH_GROUP=on', () => {
   let dir: string;
   let sim: Simulator;
   before(async () => {
@@ -220,7 +220,7 @@ describe('SMSDROP_SHARE_WITH_GROUP=on', { timeout: 120_000 }, () => {
   });
 });
 
-describe('a data directory others may read', { timeout: 120_000 }, () => {
+describe('a data directory others may read', () => {
   let dir: string;
   before(() => {
     dir = tempDir('perms-open');
@@ -299,7 +299,7 @@ function asDropper(script: string, input?: string): number | null {
   return spawnSync('sh', ['-c', script], { ...DROPPER, ...(input ? { input } : {}) }).status;
 }
 
-describe('another account drops files into inbox/ and reads nothing', { timeout: 120_000 }, () => {
+describe('another account drops files into inbox/ and reads nothing', () => {
   let dir: string;
   let data: string;
   let sim: Simulator;

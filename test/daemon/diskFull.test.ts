@@ -54,7 +54,7 @@ interface Health {
   reasons: string[];
 }
 
-describe('smsdrop run: a data directory whose volume fills up', { timeout: 90_000 }, () => {
+describe('smsdrop run: a data directory whose volume fills up', () => {
   let dir: string;
   let small: string;
   let cannotMount: string | undefined;

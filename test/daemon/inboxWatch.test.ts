@@ -31,7 +31,7 @@ const NEVER_MS = '3600000';
 /** chokidar polling every 10 min: no event within a test, as on a network share. */
 const NO_EVENTS = { SMSDROP_INBOX_POLL_MS: '600000' };
 
-describe('smsdrop run: no file left unseen in inbox/', { timeout: 180_000 }, () => {
+describe('smsdrop run: no file left unseen in inbox/', () => {
   const daemons: Proc[] = [];
   const dirs: string[] = [];
 

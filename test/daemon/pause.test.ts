@@ -52,7 +52,7 @@ describe('smsdrop run: account-fatal answer', () => {
     });
     const d = daemon;
     fs.writeFileSync(path.join(data, 'inbox', 'first.csv'), contactsCsv(40));
-    await d.waitFor(/sending paused for the account: 111142/);
+    await d.waitFor(/sending paused for the account: E_PROVIDER_BALANCE: 111142/);
     assert.match(d.output(), /top up the account/, 'says what to fix');
     const pausedState = () => {
       const db = openJournal(journalPath(data), { readonly: true });
@@ -67,6 +67,7 @@ describe('smsdrop run: account-fatal answer', () => {
       /^111142/,
       'the pause is in the journal for `smsdrop status`',
     );
+    assert.equal(pausedState()?.paused_code, 'E_PROVIDER_BALANCE', 'with its code');
     fs.writeFileSync(path.join(data, 'inbox', 'second.csv'), contactsCsv(5, { from: 100 }));
 
     const doneDir = path.join(data, 'done');
@@ -96,6 +97,7 @@ describe('smsdrop run: account-fatal answer', () => {
     assertEachOnce(sim.records(), [...numbersOf(40), ...numbersOf(5, 100)]);
     assert.equal(d.child.exitCode, null, 'still the same process');
     assert.equal(pausedState()?.paused, null, 'no longer paused');
+    assert.equal(pausedState()?.paused_code, null);
     d.kill('SIGTERM');
     assert.equal((await d.exited).code, 0);
   });

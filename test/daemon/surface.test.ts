@@ -36,7 +36,7 @@ function getWithHost(url: string, route: string, host: string): Promise<number> 
   });
 }
 
-describe('smsdrop run: the operator surface by its conventions', { timeout: 120_000 }, () => {
+describe('smsdrop run: the operator surface by its conventions', () => {
   let dir: string;
   let sim: Simulator;
   const procs: Proc[] = [];

@@ -179,7 +179,7 @@ describe('faults on the wire', () => {
 });
 
 describe('account-fatal answers', () => {
-  it('a wrong token stops the run with pending batches and exit 3; the right token then finishes it', async () => {
+  it('a wrong token stops the run with pending batches, E_PROVIDER_AUTH and exit 2; the right token then finishes it', async () => {
     const sim = await startSim();
     try {
       const dir = tempDir();
@@ -193,8 +193,9 @@ describe('account-fatal answers', () => {
           SMSDROP_MAX_PER_REQUEST: '10',
         }),
       );
-      assert.equal(wrong.status, 3);
+      assert.equal(wrong.status, 2);
       assert.equal(wrong.json!.status, 'paused');
+      assert.equal(wrong.json!.code, 'E_PROVIDER_AUTH');
       assert.equal(wrong.json!.pending, 50);
       assert.match(String(wrong.json!.reason), /111109/);
       assert.ok(
@@ -228,8 +229,9 @@ describe('an outage', () => {
         ['send', file, '--json'],
         envFor(down, data, { SMSDROP_MAX_PER_REQUEST: '10', SMSDROP_CONCURRENCY: '4' }),
       );
-      assert.equal(first.status, 3);
+      assert.equal(first.status, 3, 'an outage: exit 3, not a set-up mistake');
       assert.equal(first.json!.status, 'paused');
+      assert.equal(first.json!.code, 'E_PROVIDER_FAILING');
       assert.match(String(first.json!.reason), /failed 2\d requests in a row/);
       assert.deepEqual([first.json!.pending, first.json!.failed, first.json!.unknown], [100, 0, 0]);
     } finally {

@@ -22,7 +22,11 @@ const csvOf = (phones: string[]) =>
 const keyOf = (phone: string) => messageKey(CREDS.appId, '1', ['code', '42'], phone);
 
 describe('account codes of the public tables', () => {
-  for (const code of ['111115', '111212', '111226']) {
+  for (const [code, error] of [
+    ['111115', 'E_PROVIDER_IP'],
+    ['111212', 'E_PROVIDER_APP'],
+    ['111226', 'E_PROVIDER_APP'],
+  ] as const) {
     it(`${code} on every request: the run stops at once with every row pending`, async () => {
       const sim = await startSim({ faults: parseFaults(`status=${code}@/1`) });
       try {
@@ -35,10 +39,10 @@ describe('account codes of the public tables', () => {
             SMSDROP_CONCURRENCY: '2',
           }),
         );
-        assert.equal(result.status, 3, result.stderr);
+        assert.equal(result.status, 2, result.stderr);
         assert.deepEqual(
-          [result.json!.status, result.json!.pending, result.json!.failed],
-          ['paused', 200, 0],
+          [result.json!.status, result.json!.code, result.json!.pending, result.json!.failed],
+          ['paused', error, 200, 0],
         );
         assert.match(String(result.json!.reason), new RegExp(code));
         assert.ok(

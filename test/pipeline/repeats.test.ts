@@ -132,7 +132,10 @@ describe('a list given again as other bytes', () => {
         SMSDROP_MAX_PER_REQUEST: '10',
       }),
     );
-    assert.deepEqual([first.status, first.json!.status, first.json!.pending], [3, 'paused', 30]);
+    assert.deepEqual(
+      [first.status, first.json!.status, first.json!.code, first.json!.pending],
+      [2, 'paused', 'E_PROVIDER_AUTH', 30],
+    );
     const edited = rows.map((r, i) => (i === 4 ? [r[0]!, '客户', '11:00'] : r));
     writeCsv(dir, 'paused.csv', utf8Lf(edited)); // the same name, other bytes: a new file
     const second = await runCli(
@@ -185,7 +188,7 @@ describe('a list given again as other bytes', () => {
     );
     assert.deepEqual(
       [first.status, first.json!.status, first.json!.pending, first.json!.invalid],
-      [3, 'paused', 2, 1],
+      [2, 'paused', 2, 1],
     );
     const resumed = await runCli(['resume', '1', '--json'], envFor(sim, data));
     assert.equal(resumed.status, 3, 'one row was invalid');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  accountStopCode,
   CLASS_ADVICE,
   CODE_MEANINGS,
   classifyStatusCode,
@@ -92,5 +93,32 @@ describe('advice', () => {
     );
     assert.equal(describeStatusCode('161055'), `161055: ${CLASS_ADVICE.transient}`);
     assert.ok(Object.keys(CODE_MEANINGS).every((c) => /^\d{6}$/.test(c)));
+  });
+});
+
+describe('accountStopCode', () => {
+  it('names what the operator has to fix, for every code that stops the account', () => {
+    const expected: Record<string, string> = {
+      '111100': 'E_PROVIDER_AUTH',
+      '111109': 'E_PROVIDER_AUTH',
+      '111143': 'E_PROVIDER_AUTH',
+      '111138': 'E_PROVIDER_ACCOUNT',
+      '111141': 'E_PROVIDER_ACCOUNT',
+      '111142': 'E_PROVIDER_BALANCE',
+      '111181': 'E_PROVIDER_APP',
+      '111182': 'E_PROVIDER_APP',
+      '111212': 'E_PROVIDER_APP',
+      '112310': 'E_PROVIDER_APP',
+      '111115': 'E_PROVIDER_IP',
+      '160053': 'E_PROVIDER_IP',
+      '111106': 'E_PROVIDER_CLOCK',
+      '111113': 'E_PROVIDER_CLOCK',
+    };
+    for (const [code, error] of Object.entries(expected))
+      assert.equal(accountStopCode(code), error, code);
+    // Every account-fatal code of the tables gets one of them.
+    for (let n = 111100; n <= 111182; n++)
+      if (classifyStatusCode(String(n)) === 'account-fatal')
+        assert.match(accountStopCode(String(n)), /^E_PROVIDER_[A-Z]+$/);
   });
 });

@@ -5,12 +5,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { readRows, type IntakeRow } from '../../src/intake/index.js';
-import {
-  parseRowStatuses,
-  requireJournal,
-  resolveFile,
-  UsageError,
-} from '../../src/report/common.js';
+import { UsageError } from '../../src/errors.js';
+import { parseRowStatuses, requireJournal, resolveFile } from '../../src/report/common.js';
 import { exportFile } from '../../src/report/export.js';
 import { APP, cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
 

@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { setDaemonState, setDaemonWaiting } from '../../src/journal/daemonState.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { requireJournal, resolveFile, UsageError } from '../../src/report/common.js';
+import { UsageError } from '../../src/errors.js';
+import { requireJournal, resolveFile } from '../../src/report/common.js';
 import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { adviceFor, FILE_COLUMNS, fileReport } from '../../src/report/summary.js';
@@ -198,10 +199,14 @@ describe('status', () => {
       const now = Date.now();
       const s = readStatus(db, dataDir, now);
       assert.equal(s.process, null);
-      assert.deepEqual(s.paused && { source: s.paused.source, reason: s.paused.reason }, {
-        source: 'last answer',
-        reason: '111142: account balance insufficient: top up the account',
-      });
+      assert.deepEqual(
+        s.paused && { source: s.paused.source, reason: s.paused.reason, code: s.paused.code },
+        {
+          source: 'last answer',
+          reason: '111142: account balance insufficient: top up the account',
+          code: 'E_PROVIDER_BALANCE',
+        },
+      );
       assert.equal(s.files.length, 1);
       assert.deepEqual(
         { ...s.files[0], rows_per_second: undefined },
@@ -228,7 +233,10 @@ describe('status', () => {
         s.rate.requests_per_second,
         Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100,
       );
-      assert.match(renderStatus(s), /PAUSED since .*111142.*\n[\s\S]*p\.csv[\s\S]*not moving/);
+      assert.match(
+        renderStatus(s),
+        /PAUSED since .*: E_PROVIDER_BALANCE: 111142.*\n[\s\S]*p\.csv[\s\S]*not moving/,
+      );
     } finally {
       db.close();
     }
@@ -239,7 +247,10 @@ describe('status', () => {
     const writer = openJournal(journalPath(dataDir));
     const lock = acquireLock(dataDir, 'smsdrop run');
     try {
-      setDaemonState(writer, { paused: '111139: account suspended: contact the provider' });
+      setDaemonState(writer, {
+        paused: '111139: account suspended: contact the provider',
+        code: 'E_PROVIDER_ACCOUNT',
+      });
       const db = requireJournal(dataDir);
       try {
         let s = readStatus(db, dataDir);
@@ -247,6 +258,8 @@ describe('status', () => {
         assert.equal(s.process?.what, 'smsdrop run');
         assert.equal(s.paused?.source, 'daemon');
         assert.equal(s.paused?.reason, '111139: account suspended: contact the provider');
+        assert.equal(s.paused?.code, 'E_PROVIDER_ACCOUNT');
+        assert.match(renderStatus(s), /PAUSED since .*: E_PROVIDER_ACCOUNT: 111139: account/);
         const since = s.paused?.since;
         setDaemonState(writer, {
           paused: '111142: account balance insufficient: top up the account',

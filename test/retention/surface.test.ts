@@ -54,7 +54,7 @@ async function sentAndStopped(settings: Parameters<typeof startDaemon>[0], name:
   return metrics;
 }
 
-describe('the operator surface over pruning and restores', { timeout: 120_000 }, () => {
+describe('the operator surface over pruning and restores', () => {
   it('counters never go down when a file is retried, then pruned; its download answers 410', async () => {
     const dir = tempDir('surface-prune');
     dirs.push(dir);
