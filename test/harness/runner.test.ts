@@ -3,7 +3,7 @@
 // it ends, and a file that never ends is stopped and reported.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -70,6 +70,31 @@ describe('the test runner', () => {
     assert.equal(r.status, 1, r.output);
     assert.match(r.output, /hangs\.test\.ts: TIMED OUT: still running after 3 s, stopped/);
     assert.match(r.output, /✖ test\/fixtures\/harness\/hangs\.test\.ts: TIMED OUT/);
+    // The plain closing line counts the stopped file as a failure, though no test of it failed.
+    assert.match(r.output, /^tests: 0 passed, 1 failed, 0 skipped$/m);
     assert.ok(Date.now() - started < 60_000, 'stopped near its limit, not at the end of time');
+  });
+
+  it('is the one time limit: no suite or test of test/ sets a timeout of its own', () => {
+    // A loaded machine reaches any fixed limit of a suite; the runner's per-file limit is generous.
+    const own: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (entry.name.endsWith('.test.ts'))
+          readFileSync(file, 'utf8')
+            .split('\n')
+            .forEach((line, i) => {
+              if (
+                /\b(describe|it|test|suite)\(.*\{ timeout: /.test(line) ||
+                /^\s*\{ timeout: [\d_]+ \},?$/.test(line)
+              )
+                own.push(`${path.relative(REPO, file)}:${i + 1}`);
+            });
+      }
+    };
+    walk(path.join(REPO, 'test'));
+    assert.deepEqual(own, []);
   });
 });
