@@ -135,7 +135,7 @@ describe('smsdrop run: a file stopped part-way long ago', () => {
         env: { SMSDROP_PAUSE_COOLDOWN_MS: '1500' },
       });
       fs.writeFileSync(path.join(data, 'inbox', 'promo.csv'), contactsCsv(3, { from: 200 }));
-      await daemon.waitFor(/sending paused for the account: 111142/);
+      await daemon.waitFor(/sending paused for the account: E_PROVIDER_BALANCE: 111142/);
       ageFile(data, 2); // the account stayed broke for two days
       const failed = path.join(data, 'failed');
       await waitUntil(
