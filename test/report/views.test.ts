@@ -191,7 +191,7 @@ describe('query plans', () => {
 function writeOldJournal(dataDir: string): void {
   const old = openJournal(journalPath(dataDir));
   old.exec(
-    'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; ' +
+    'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; DROP TABLE pruned_totals; ' +
       [
         'pruned_at',
         'kept_accepted',
