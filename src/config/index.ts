@@ -10,10 +10,9 @@ import { z } from 'zod';
 import { parseKeep } from '../journal/prune.js';
 import { parseRepeatWindow } from '../journal/sentBefore.js';
 import { parseHttpAddress } from '../http/address.js';
-import { baseUrlProblem } from '../provider/baseUrl.js';
+import { baseUrlProblem } from './settings/baseUrl.js';
 import { parseWebhookUrls, WEBHOOK_FORMATS, withoutSecrets } from '../webhooks/urls.js';
-import { parseMessageWindow } from '../send/rate.js';
-import { parseWindowHours } from '../send/window.js';
+import { parseMessageWindow, parseWindowHours } from './settings/windows.js';
 import { type ConfigCode, SmsdropError } from '../errors.js';
 import { loadTemplates, type TemplateBook } from './templates.js';
 

@@ -6,7 +6,7 @@
 // points at 127.0.0.1 (DNS rebinding), since the browser sees one origin.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { SmsdropError } from '../errors.js';
-import { isLoopbackHost } from '../provider/baseUrl.js';
+import { isLoopbackHost } from '../config/settings/baseUrl.js';
 
 /** The setting as read: `text` as written; host and port undefined when it is off. */
 export interface HttpAddress {
