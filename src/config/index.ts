@@ -7,8 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseKeep } from '../journal/prune.js';
-import { parseRepeatWindow } from '../journal/sentBefore.js';
+import { parseKeep, parseRepeatWindow } from './settings/durations.js';
 import { parseHttpAddress } from './settings/httpAddress.js';
 import { baseUrlProblem } from './settings/baseUrl.js';
 import { parseWebhookUrls, WEBHOOK_FORMATS, withoutSecrets } from './settings/webhookUrls.js';
