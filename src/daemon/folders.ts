@@ -4,7 +4,7 @@
 // processing/, done/ or failed/, so a file and its results always share one name.
 import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { checkDataFolder, checkLogDir } from '../config/dataDir.js';
+import { checkDataFolder, checkLogDir } from '../datadir/dataDir.js';
 import { logDirOf } from '../log/logger.js';
 
 export interface Folders {

@@ -13,7 +13,7 @@ import {
   setDaemonState,
   setDaemonWaiting,
 } from '../journal/daemonState.js';
-import { checkDataDir } from '../config/dataDir.js';
+import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';

@@ -33,7 +33,7 @@ import {
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
-import { tightenTaken } from '../config/permissions.js';
+import { tightenTaken } from '../datadir/permissions.js';
 import { EXCEL_ADVICE } from '../intake/index.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
