@@ -2,7 +2,7 @@
 // status codes (2: usage, configuration or file-level error; 1: anything unexpected).
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
-import { guardDataDir } from '../config/permissions.js';
+import { guardDataDir } from '../datadir/permissions.js';
 import { type ErrorCode, type SmsdropError, userError, withCode } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
@@ -36,7 +36,7 @@ export function addSettingFlags(program: Command): Command {
  * Merged settings for a command; on a bad value prints the reason and exits 2. forReading: the
  * command only reads the journal, and the provider's settings are not looked at. Also sets who may
  * read what the command writes, and says (once) when others may read the data directory
- * (config/permissions.ts).
+ * (datadir/permissions.ts).
  */
 export function configFor(command: Command, options: { forReading?: boolean } = {}): Config {
   const flags = command.optsWithGlobals<Record<string, unknown>>();

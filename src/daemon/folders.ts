@@ -4,7 +4,8 @@
 // processing/, done/ or failed/, so a file and its results always share one name.
 import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { checkDataFolder, checkLogDir } from '../config/dataDir.js';
+import { checkDataFolder, checkLogDir } from '../datadir/dataDir.js';
+import { COMPANIONS, stemOf } from '../datadir/names.js';
 import { logDirOf } from '../log/logger.js';
 
 export interface Folders {
@@ -35,26 +36,10 @@ export function prepareFolders(dataDir: string): Folders {
   return folders;
 }
 
-const CSV = /\.csv$/i;
-
-export function isCsvName(name: string): boolean {
-  return CSV.test(name);
-}
-
 /** Names being written or owned by an editor: left alone until renamed. */
 export function isIgnoredName(name: string): boolean {
   return name.startsWith('.') || name.startsWith('~$') || /\.(part|tmp|crdownload)$/i.test(name);
 }
-
-/**
- * "a.csv" -> "a": the stem every companion file is named after (non-CSV names keep their
- * extension).
- */
-export function stemOf(name: string): string {
-  return name.replace(CSV, '');
-}
-
-export const COMPANIONS = ['.result.csv', '.rejected.csv', '.error.txt', '.duplicate.txt'] as const;
 
 function namesOf(name: string): string[] {
   const stem = stemOf(name);

@@ -13,13 +13,14 @@ import {
   setDaemonState,
   setDaemonWaiting,
 } from '../journal/daemonState.js';
-import { checkDataDir } from '../config/dataDir.js';
+import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
-import { describeError, type FileLife, handleFile, takeFile } from './lifecycle.js';
+import { describeError } from '../log/redact.js';
+import { type FileLife, handleFile, takeFile } from './lifecycle.js';
 import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';

@@ -33,11 +33,11 @@ import {
 import { FILE_STATUS } from '../journal/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
-import { tightenTaken } from '../config/permissions.js';
+import { tightenTaken } from '../datadir/permissions.js';
 import { EXCEL_ADVICE } from '../intake/index.js';
 import { inspectFile } from '../intake/inspect.js';
 import type { Logger } from '../log/logger.js';
-import { redactSecrets } from '../log/redact.js';
+import { describeError, redactSecrets } from '../log/redact.js';
 import {
   type FileRunResult,
   type PipelineContext,
@@ -47,7 +47,8 @@ import {
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
 import { errorCode, SmsdropError, userError } from '../errors.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
-import { type Folders, freeName, isCsvName, moveExact, moveUnique, stemOf } from './folders.js';
+import { isCsvName, stemOf } from '../datadir/names.js';
+import { type Folders, freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
 
 export interface FileLife {
@@ -557,10 +558,4 @@ function duplicateNote(name: string, original: FileRecord, stem: string): string
     'To send the same file again on purpose: smsdrop send --resend FILE',
     '',
   ].join('\n');
-}
-
-export function describeError(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const text = e?.message ?? String(err);
-  return redactSecrets(e?.code && !text.includes(e.code) ? `${e.code} ${text}` : text);
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../log/logger.js';
 import { registerSecret } from '../log/redact.js';
 import type { Runtime } from '../pipeline/runtime.js';
 import { type Deliverer, startDelivery } from '../webhooks/deliver.js';
-import { webhookTargets } from '../webhooks/urls.js';
+import { webhookTargets } from '../config/settings/webhookUrls.js';
 
 export interface OperatorSurface {
   /** The inbox watcher runs (true) or not: /healthz says so. */

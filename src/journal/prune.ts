@@ -13,22 +13,10 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
-import { parseDurationOrOff, type WrittenDuration } from '../log/duration.js';
 import { type Journal, nowIso, sql, sqlPluck } from './open.js';
 import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
-
-/** How long ended files are kept, as written ("90d"), or off (0 ms). */
-export type Keep = WrittenDuration;
-
-/** "90d", "12h", "30m", "2s", or "off" / "0": the keep, or the reason the text is not one. */
-export function parseKeep(text: string): Keep | string {
-  const keep = parseDurationOrOff(text);
-  if (!keep) return 'expected a duration such as 90d, 30d or 12h (s, m, h or d), or off';
-  if (keep.text !== 'off' && keep.ms <= 0) return 'expected a duration above 0, or off';
-  return keep;
-}
 
 /** Records deleted per step: a step is one write of the queue, and requests wait for it. */
 export const PRUNE_STEP_RECORDS = 2_000;

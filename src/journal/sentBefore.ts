@@ -23,28 +23,9 @@
 // in common with the window's files pays a binary search per group. The numbers of a group found
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
-import { parseDurationOrOff, UNIT_MS, type WrittenDuration } from '../log/duration.js';
+import type { RepeatWindow } from '../config/settings/durations.js';
 import { type Journal, sqlRaw, sqlPluck } from './open.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
-
-/** The repeat window, as written ("24h", "7d"), or off (0 ms). */
-export type RepeatWindow = WrittenDuration;
-
-/**
- * Further back, a repeat is a campaign sent again on purpose, and the look-up grows with the
- * window.
- */
-const LONGEST_WINDOW_MS = 90 * UNIT_MS.d;
-
-/** "24h", "7d", "90m" (s, m, h or d), or "off" / "0": the window, or the reason it is not one. */
-export function parseRepeatWindow(text: string): RepeatWindow | string {
-  const window = parseDurationOrOff(text);
-  if (!window) return 'expected a duration such as 24h, 7d or 90m (s, m, h or d), or off';
-  if (window.text === 'off') return window;
-  if (window.ms < UNIT_MS.m) return 'expected at least 1 minute, or off';
-  if (window.ms > LONGEST_WINDOW_MS) return 'expected at most 90 days';
-  return window;
-}
 
 /** An earlier file's rows of one message: which row, if any, has a number. */
 export interface SentBefore {

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import winston from 'winston';
-import { checkDataDir, checkLogDir } from '../config/dataDir.js';
+import { checkDataDir, checkLogDir } from '../datadir/dataDir.js';
 import { errorCode, machineCode } from '../errors.js';
 import DailyRotateFile from 'winston-daily-rotate-file';
 import { redactSecrets } from './redact.js';

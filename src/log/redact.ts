@@ -17,3 +17,10 @@ export function redactSecrets(text: string): string {
   for (const secret of registeredSecrets) out = out.split(secret).join('***');
   return out;
 }
+
+/** An error as one line of a log or a note: its code when the message lacks it, secrets masked. */
+export function describeError(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const text = e?.message ?? String(err);
+  return redactSecrets(e?.code && !text.includes(e.code) ? `${e.code} ${text}` : text);
+}

@@ -39,11 +39,8 @@ import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.
 import { FileRefusedError } from '../intake/errors.js';
 import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
-import {
-  type RepeatWindow,
-  type SentBeforeLookup,
-  sentBeforeLookup,
-} from '../journal/sentBefore.js';
+import type { RepeatWindow } from '../config/settings/durations.js';
+import { type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';

@@ -17,7 +17,7 @@ import type { Dispatcher, Pool as PoolType } from 'undici';
 const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof PoolType;
 import { type ConfigCode, SmsdropError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../log/redact.js';
-import { baseUrlProblem } from './baseUrl.js';
+import { baseUrlProblem } from '../config/settings/baseUrl.js';
 import { classifyStatusCode, isKnownStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
 import { isCertificateError } from './certificateErrors.js';

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { COMPANIONS, isCsvName, stemOf } from '../daemon/folders.js';
+import { COMPANIONS, isCsvName, stemOf } from '../datadir/names.js';
 import type { Journal } from '../journal/open.js';
 import { recordsOfBytes } from '../journal/reads.js';
 

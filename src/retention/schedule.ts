@@ -4,7 +4,7 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Runtime } from '../pipeline/runtime.js';
-import { describeError } from '../daemon/lifecycle.js';
+import { describeError } from '../log/redact.js';
 import { describePrune, prune } from './prune.js';
 
 export const PRUNE_EVERY_MS = 24 * 3_600_000;

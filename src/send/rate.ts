@@ -8,38 +8,13 @@
 //                      window's last span count too, so a restart does not start a fresh window.
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
-import { type DurationUnit, durationMs, UNIT_MS } from '../log/duration.js';
+import type { MessageWindow } from '../config/settings/windows.js';
 import type { AccountStopCode } from '../provider/codes.js';
 import { sleepUnlessStopped } from './sleep.js';
 
 /** Why sending stopped for the account, as a code (docs/errors.md). */
 export type PauseCode =
   AccountStopCode | 'E_PROVIDER_TLS' | 'E_PROVIDER_UNREACHABLE' | 'E_PROVIDER_FAILING';
-
-/** N numbers per span of `ms` milliseconds, as written (e.g. "10000/1h"). */
-export interface MessageWindow {
-  messages: number;
-  ms: number;
-  text: string;
-}
-
-const WINDOW_TEXT = /^(\d+)\s*\/\s*(\d+(?:\.\d+)?)?\s*(s|m|h|d)$/;
-/** A window longer than a week is a quota, not a rate: not what this limit is for. */
-const LONGEST_WINDOW_MS = 7 * UNIT_MS.d;
-
-/** "N/DURATION" (s, m, h or d; "500/10m", "10000/h") -> the window, or the reason it is not one. */
-export function parseMessageWindow(text: string): MessageWindow | string {
-  const m = WINDOW_TEXT.exec(text.trim().toLowerCase());
-  if (!m)
-    return 'expected N/DURATION, numbers per span of time, such as 10000/1h or 500/10m (s, m, h or d)';
-  const messages = Number(m[1]);
-  const ms = durationMs(m[2] ?? '1', m[3] as DurationUnit);
-  if (!Number.isSafeInteger(messages) || messages < 1)
-    return 'expected at least 1 number per window';
-  if (ms < UNIT_MS.s) return 'expected a window of at least 1 s';
-  if (ms > LONGEST_WINDOW_MS) return 'expected a window of at most 7 days';
-  return { messages, ms, text: `${messages}/${m[2] ?? ''}${m[3]}` };
-}
 
 /** A request's start as the window counts it: `at` in ms since the epoch. */
 export interface WindowStart {

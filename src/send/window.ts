@@ -3,33 +3,11 @@
 // hold late sends until morning. Outside it no request starts; reading files in, the journal and
 // the answers to requests already in flight go on, and every row stays pending until the window
 // opens. Nothing else changes: a request that was due simply starts later.
+import { MINUTES_PER_DAY, type WindowHours } from '../config/settings/windows.js';
 import { sleepUnlessStopped } from './sleep.js';
 
-const MINUTES_PER_DAY = 24 * 60;
-const WINDOW_TEXT = /^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-4]):([0-5]\d)$/;
 /** How long one wait sleeps before it looks at the clock again (clock changes, DST, a stop). */
 const LOOK_AGAIN_MS = 60_000;
-
-/** Minutes after midnight, local to the window's zone: start inclusive, end exclusive. */
-export interface WindowHours {
-  start: number;
-  end: number;
-}
-
-/**
- * "HH:MM-HH:MM" (24-hour clock, end 24:00 allowed) -> the hours, or the reason it is not a window.
- * A window whose end is before its start spans midnight (22:00-06:00).
- */
-export function parseWindowHours(text: string): WindowHours | string {
-  const m = WINDOW_TEXT.exec(text.trim());
-  if (!m) return 'expected HH:MM-HH:MM on a 24-hour clock, such as 08:00-22:00';
-  const start = Number(m[1]) * 60 + Number(m[2]);
-  const end = Number(m[3]) * 60 + Number(m[4]);
-  if (end > MINUTES_PER_DAY) return 'expected an end no later than 24:00';
-  if (start === end || (start === 0 && end === MINUTES_PER_DAY))
-    return 'expected a window shorter than a day (leave it unset to send at any hour)';
-  return { start, end };
-}
 
 function hhmm(minutes: number): string {
   return `${String(Math.floor(minutes / 60)).padStart(2, '0')}:${String(minutes % 60).padStart(2, '0')}`;

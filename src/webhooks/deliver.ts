@@ -16,7 +16,7 @@ import type { Journal } from '../journal/open.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { webhookPost } from './format.js';
-import type { WebhookFormat, WebhookTarget } from './urls.js';
+import type { WebhookFormat, WebhookTarget } from '../config/settings/webhookUrls.js';
 
 export interface DeliveryOptions {
   db: Journal;

@@ -6,7 +6,7 @@
 // X-GitHub-Delivery); the event's id in the body stays the same across repeats.
 import { createHmac, randomUUID } from 'node:crypto';
 import type { EventBody } from '../journal/outbox.js';
-import type { WebhookFormat } from './urls.js';
+import type { WebhookFormat } from '../config/settings/webhookUrls.js';
 
 export interface WebhookPost {
   url: string;

@@ -4,15 +4,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { isCsvName, stemOf } from '../../src/datadir/names.js';
 import {
   filesOldestFirst,
   freeName,
-  isCsvName,
   isIgnoredName,
   moveExact,
   moveUnique,
   prepareFolders,
-  stemOf,
 } from '../../src/daemon/folders.js';
 import { tempDir as makeTempDir } from './helpers.js';
 

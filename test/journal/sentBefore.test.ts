@@ -8,11 +8,8 @@ import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
-import {
-  parseRepeatWindow,
-  type RepeatWindow,
-  sentBeforeLookup,
-} from '../../src/journal/sentBefore.js';
+import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
+import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };

@@ -14,14 +14,18 @@ import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import {
-  AccountPause,
-  createRateLimiter,
   type MessageWindow,
   parseMessageWindow,
+  parseWindowHours,
+  type WindowHours,
+} from '../../src/config/settings/windows.js';
+import {
+  AccountPause,
+  createRateLimiter,
   type RateLimiter,
   type StartTicket,
 } from '../../src/send/rate.js';
-import { parseWindowHours, SendWindow, type WindowHours } from '../../src/send/window.js';
+import { SendWindow } from '../../src/send/window.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);

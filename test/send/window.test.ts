@@ -2,12 +2,8 @@
 // and the gate requests wait at (one "closed" and one "open" message however many requests wait).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  msUntilOpen,
-  parseWindowHours,
-  SendWindow,
-  type WindowClosed,
-} from '../../src/send/window.js';
+import { parseWindowHours } from '../../src/config/settings/windows.js';
+import { msUntilOpen, SendWindow, type WindowClosed } from '../../src/send/window.js';
 
 const SHANGHAI = 'Asia/Shanghai'; // UTC+8, no daylight saving
 /** A moment given as Shanghai wall-clock time on 2026-11-22. */

@@ -13,7 +13,7 @@ import { journalPath, openJournal } from '../../src/journal/open.js';
 import { outboxBacklog } from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { startDelivery } from '../../src/webhooks/deliver.js';
-import { webhookTargets } from '../../src/webhooks/urls.js';
+import { webhookTargets } from '../../src/config/settings/webhookUrls.js';
 import { waitUntil } from '../daemon/helpers.js';
 import { startReceiver } from '../daemon/webhookReceiver.js';
 

@@ -2,9 +2,14 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { authorized, checkHttpAccess, parseHttpAddress } from '../../src/http/address.js';
+import { parseHttpAddress } from '../../src/config/settings/httpAddress.js';
+import { authorized, checkHttpAccess } from '../../src/http/address.js';
 import { dingTalkSigned, signature, webhookPost } from '../../src/webhooks/format.js';
-import { parseWebhookUrls, webhookTargets, withoutSecrets } from '../../src/webhooks/urls.js';
+import {
+  parseWebhookUrls,
+  webhookTargets,
+  withoutSecrets,
+} from '../../src/config/settings/webhookUrls.js';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
 
 const EVENT = JSON.stringify({

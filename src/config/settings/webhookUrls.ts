@@ -2,7 +2,7 @@
 // (HTTPS, or plain http to loopback only), and never shown with their credentials or query (a
 // WeCom robot's key and a DingTalk robot's access_token are in the query).
 import { createHash } from 'node:crypto';
-import { isLoopbackHost } from '../provider/baseUrl.js';
+import { isLoopbackHost } from './baseUrl.js';
 
 export const WEBHOOK_FORMATS = ['json', 'wecom', 'dingtalk'] as const;
 export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
