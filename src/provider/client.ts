@@ -21,7 +21,8 @@ import { baseUrlProblem } from '../config/settings/baseUrl.js';
 import { classifyStatusCode, isKnownStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
 import { isCertificateError } from './certificateErrors.js';
-import { acceptHeader, contentType, encodeBody, hasXmlInvalidChar } from './encode.js';
+import { acceptHeader, contentType, encodeBody } from './encode.js';
+import { refuseLocally } from './localRefusals.js';
 import { formatTimestamp, signRequest } from './sign.js';
 import type { BodyFormat, SendOutcome, TemplateSmsRequest } from './types.js';
 
@@ -205,46 +206,6 @@ function parsesAsCertificate(pem: string): boolean {
   } catch {
     return false;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Local refusals: requests the provider would refuse anyway are answered here with the code the
-// provider would use (and its class), so they never cost a request or an ambiguous outcome. The
-// reqId length (160055) and number formats (160042) are left to the provider, which owns those
-// rules.
-
-interface Refusal {
-  statusCode: string;
-  statusMsg: string;
-}
-
-function refuseLocally(
-  req: TemplateSmsRequest,
-  maxPerRequest: number,
-  format: BodyFormat,
-): Refusal | undefined {
-  const r = (statusCode: string, statusMsg: string): Refusal => ({ statusCode, statusMsg });
-  if (!Array.isArray(req.to) || req.to.length === 0) return r('112306', 'no recipient numbers');
-  if (req.to.length > maxPerRequest)
-    return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
-  if (req.to.some((n) => typeof n !== 'string' || n.trim() === '' || n.includes(','))) {
-    return r('160042', 'a recipient number is empty or contains a comma');
-  }
-  if (new Set(req.to).size !== req.to.length)
-    return r('160045', 'duplicate numbers in one request');
-  if (typeof req.appId !== 'string' || req.appId === '') return r('111181', 'appId missing');
-  if (typeof req.templateId !== 'string' || req.templateId === '')
-    return r('112307', 'templateId missing');
-  if (!Array.isArray(req.datas) || req.datas.some((d) => typeof d !== 'string')) {
-    return r('160052', 'template data must be a list of strings');
-  }
-  if (
-    format === 'xml' &&
-    [...req.to, req.appId, req.templateId, req.reqId ?? '', ...req.datas].some(hasXmlInvalidChar)
-  ) {
-    return r('160031', 'a value holds a character XML cannot carry (control character)');
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

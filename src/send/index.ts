@@ -160,18 +160,14 @@ async function sendBatch(
   // window) is judged when its turn comes, on that day's terms.
   const ticket = await waitForTurn(ctx, toSend.batch.numbers);
   if (!ticket) return;
-  const { batch, appId, templateId, datas, phones } = toSend;
+  const { batch } = toSend;
   const batchId = batch.id;
   const journal = writeQueueFor(ctx.db);
   const now = ctx.now ?? Date.now;
   const notResent = batch.maybe_sent ? whyNotResent(ctx, batch, new Date(now())) : undefined;
   if (notResent) {
     ticket.giveBack();
-    const statusMsg = `in doubt since ${batch.first_doubt_at ?? 'an earlier run'}; ${notResent}`;
-    await journal.run(() =>
-      applyTransition(ctx.db, batchId, { to: 'unknown', statusCode: batch.status_code, statusMsg }),
-    );
-    ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
+    await endUnknown(ctx, batch, notResent);
     return;
   }
   const reqId = ctx.config.reqId ? batch.req_id : null;
@@ -186,30 +182,9 @@ async function sendBatch(
     return;
   }
   ticket.started();
-  const outcome = await ctx.client.send({
-    to: phones.split(','),
-    appId,
-    templateId,
-    datas,
-    ...(reqId ? { reqId } : {}),
-  });
+  const outcome = await request(ctx, toSend, reqId);
   if (!mayHaveSent(outcome)) ticket.giveBack();
-  const attempts = batch.attempts + 1;
-  const decision = decideAfterAttempt(
-    outcome,
-    {
-      attempts,
-      deferrals: batch.deferrals,
-      doubt: batch.maybe_sent as Doubt,
-      numbers: batch.numbers,
-      lastStatusCode: batch.status_code,
-    },
-    {
-      ...retrySettings(ctx.config),
-      providerSilent: outageSuspected(ctx, outcome, batchId, attempts),
-    },
-    now(),
-  );
+  const decision = decide(ctx, batch, outcome, now);
   noteProviderHealth(ctx.pause, outcome, decision.pauseAccount === undefined);
   ctx.concurrency?.note(outcome);
   const recorded = journal.run(() =>
@@ -223,6 +198,56 @@ async function sendBatch(
       ctx.onBatchDone?.({ rowsSettled: settled, transition: decision.transition.to }),
     ),
   };
+}
+
+/** A batch in doubt that may not be sent again now ends unknown, saying why. */
+async function endUnknown(ctx: SendContext, batch: BatchRecord, notResent: string): Promise<void> {
+  const statusMsg = `in doubt since ${batch.first_doubt_at ?? 'an earlier run'}; ${notResent}`;
+  await writeQueueFor(ctx.db).run(() =>
+    applyTransition(ctx.db, batch.id, { to: 'unknown', statusCode: batch.status_code, statusMsg }),
+  );
+  ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
+}
+
+/** The batch's one request, under its reqId when it has one (reqId is on). */
+function request(
+  ctx: SendContext,
+  toSend: BatchToSend,
+  reqId: string | null,
+): Promise<SendOutcome> {
+  const { appId, templateId, datas, phones } = toSend;
+  return ctx.client.send({
+    to: phones.split(','),
+    appId,
+    templateId,
+    datas,
+    ...(reqId ? { reqId } : {}),
+  });
+}
+
+/** What to do with the batch after this attempt (send/policy.ts), told its history and settings. */
+function decide(
+  ctx: SendContext,
+  batch: BatchRecord,
+  outcome: SendOutcome,
+  now: () => number,
+): Decision {
+  const attempts = batch.attempts + 1;
+  return decideAfterAttempt(
+    outcome,
+    {
+      attempts,
+      deferrals: batch.deferrals,
+      doubt: batch.maybe_sent as Doubt,
+      numbers: batch.numbers,
+      lastStatusCode: batch.status_code,
+    },
+    {
+      ...retrySettings(ctx.config),
+      providerSilent: outageSuspected(ctx, outcome, batch.id, attempts),
+    },
+    now(),
+  );
 }
 
 /**
