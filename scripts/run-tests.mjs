@@ -118,6 +118,11 @@ function runFile(file, tmp, limitMs) {
     timedOut = true;
     killGroup(child.pid);
   }, limitMs);
+  // The pipes may still hold the file's last output (its counts) when it exits: read to their end,
+  // which comes once everything holding them is killed; a bound, should something else hold them.
+  const drained = Promise.all(
+    [child.stdout, child.stderr].map((stream) => new Promise((done) => stream.once('close', done))),
+  );
   return new Promise((resolve) => {
     // 'exit', not 'close': a process left behind may hold the pipes open for ever.
     child.once('exit', (code, signal) => {
@@ -126,7 +131,10 @@ function runFile(file, tmp, limitMs) {
       killTagged(dir);
       running.delete(child.pid);
       const seconds = (Date.now() - started) / 1000;
-      resolve({ file, code, signal, timedOut, seconds, output, dir });
+      const bound = new Promise((done) => setTimeout(done, 5_000).unref());
+      void Promise.race([drained, bound]).then(() =>
+        resolve({ file, code, signal, timedOut, seconds, output, dir }),
+      );
     });
   });
 }

@@ -75,6 +75,12 @@ describe('the test runner', () => {
     assert.ok(Date.now() - started < 60_000, 'stopped near its limit, not at the end of time');
   });
 
+  it('counts every test of a file whose last output is still in the pipe when it exits', async () => {
+    const r = await runTests(['loud']);
+    assert.equal(r.status, 0, r.output.slice(-2_000));
+    assert.match(r.output, /^tests: 40 passed, 0 failed, 0 skipped$/m);
+  });
+
   it('is the one time limit: no suite or test of test/ sets a timeout of its own', () => {
     // A loaded machine reaches any fixed limit of a suite; the runner's per-file limit is generous.
     const own: string[] = [];
