@@ -108,8 +108,8 @@ async function sendForeground(
       ...(inspection ? { inspection } : {}),
     });
     progress?.stop();
-    if (result.file && result.outcome !== 'already-sent')
-      await writeResults(runtime.db, result, file);
+    // Already sent: the earlier send's results, written again beside the file given.
+    if (result.file) await writeResults(runtime.db, result, file);
     return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
@@ -278,7 +278,7 @@ function printSummary(
     return;
   }
   const lines = [
-    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`,
+    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ` (nothing sent again; use --resend to send it again). The counts and the result files beside it are the earlier send's` : ''}`,
   ];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason)
