@@ -39,10 +39,19 @@ function stable(file: string): string[] {
 
 /** `smsdrop send contacts.csv` in the test's folder, against the built-in simulator. */
 function sendSample(): Promise<{ code: number; stdout: string; stderr: string }> {
+  return smsdrop(['send', 'contacts.csv']);
+}
+
+/** `smsdrop ARGS` in the test's folder, on its data directory. */
+function smsdrop(
+  args: string[],
+  settings: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     ...isolatedSettings(),
+    ...settings,
   };
   return new Promise((resolve) => {
     execFile(
@@ -53,8 +62,7 @@ function sendSample(): Promise<{ code: number; stdout: string; stderr: string }>
         path.join(repo, 'src/cli.ts'),
         '--data-dir',
         path.join(dir, 'data'),
-        'send',
-        'contacts.csv',
+        ...args,
       ],
       { cwd: dir, env, timeout: 60_000 },
       (err, stdout, stderr) =>
@@ -123,6 +131,20 @@ describe('the bundled sample', () => {
       fs.readFileSync(path.join(dir, 'contacts.rejected.csv'), 'utf8'),
       fs.readFileSync(path.join(samples, 'expected/contacts.rejected.csv'), 'utf8'),
     );
+  });
+
+  it('sent again after its rows were pruned, leaves the result files beside it as they are', async () => {
+    const windowsOff = { SMSDROP_REPEAT_WINDOW: 'off', SMSDROP_RESUME_WITHIN: 'off' };
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const prune = await smsdrop(['prune', '--older-than', '1s'], windowsOff);
+    assert.equal(prune.code, 0, prune.stderr);
+    const written = fs.readFileSync(path.join(dir, 'contacts.result.csv'), 'utf8');
+    const run = await sendSample();
+    assert.match(
+      run.stdout,
+      /already-sent .*its rows were pruned, so no result files were written/,
+    );
+    assert.equal(fs.readFileSync(path.join(dir, 'contacts.result.csv'), 'utf8'), written);
   });
 
   it(
