@@ -291,6 +291,11 @@ function resultPages(db: Journal, fileId: number, writer: CsvWriter): ResultPage
 }
 
 const MARKER = '\x01';
+/**
+ * Digits Excel would change (the status code 000000, a date 20260101120000, a number 0044…) are
+ * written as ="digits", as export writes them (csvio's guardDigits): Excel shows them as they are.
+ */
+const DIGITS_AS_TEXT = true;
 
 /** A batch as its tail is made from: TAIL_COLUMNS, in this order. */
 type BatchTail = [
@@ -308,10 +313,8 @@ const TAIL_COLUMNS = 'id, state, status_code, status_msg, sms_message_sid, date_
  * go through csvLine).
  */
 function addTail(insert: Statement, [id, state, code, msg, sid, created]: BatchTail): void {
-  const tail = csvLine([rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? '']).slice(
-    0,
-    -2,
-  );
+  const cells = [rowStatusOf(state), code ?? '', msg ?? '', sid ?? '', created ?? ''];
+  const tail = csvLine(cells, DIGITS_AS_TEXT).slice(0, -2);
   if (!tail.includes(MARKER)) insert.run(id, tail);
 }
 
@@ -347,7 +350,9 @@ export function resultPageSql(tails: string): string {
   // cell equal to it is too, and only a raw cell written otherwise (spaces, +86: ~1% of the
   // bench's rows) needs the pattern match (one match of both cells: 1M rows, 590 ms a pass over
   // every page; the comparison first: 375 ms; two matches cost a third more).
-  const plainPhones = `(r.phone_raw = r.phone OR r.phone_raw NOT GLOB '*[^0-9]*')`;
+  // And neither is digits Excel would change (guardDigits: a leading 0, or 12 digits or more).
+  const keptByExcel = (cell: string) => `(${cell} NOT GLOB '0?*' AND length(${cell}) < 12)`;
+  const plainPhones = `(${keptByExcel('r.phone')} AND (r.phone_raw = r.phone OR (r.phone_raw NOT GLOB '*[^0-9]*' AND ${keptByExcel('r.phone_raw')})))`;
   const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND ${plainPhones}`;
   // A duplicate's line (a list given again is all duplicates: one look-up each in JS cost 8 s a
   // million), its message as row_results words it (migration 7), here without the view's batch
@@ -392,16 +397,19 @@ function oddRowWriter(db: Journal): (id: number) => string {
     .raw(true);
   return (id) => {
     const [line, phoneRaw, phone, status, code, msg, sid, created] = rowById.get(id) as ResultTuple;
-    return csvLine([
-      String(line),
-      phoneRaw,
-      phone ?? '',
-      status,
-      code ?? '',
-      msg ?? '',
-      sid ?? '',
-      created ?? '',
-    ]).slice(0, -2);
+    return csvLine(
+      [
+        String(line),
+        phoneRaw,
+        phone ?? '',
+        status,
+        code ?? '',
+        msg ?? '',
+        sid ?? '',
+        created ?? '',
+      ],
+      DIGITS_AS_TEXT,
+    ).slice(0, -2);
   };
 }
 

@@ -108,13 +108,18 @@ async function sendForeground(
       ...(inspection ? { inspection } : {}),
     });
     progress?.stop();
-    if (result.file && result.outcome !== 'already-sent')
-      await writeResults(runtime.db, result, file);
+    // Already sent: the earlier send's results, written again beside the file given; unless its
+    // rows were pruned (the result files would be empty, over the ones written then).
+    if (result.file && !rowsPruned(result)) await writeResults(runtime.db, result, file);
     return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
     await runtime.close();
   }
+}
+
+function rowsPruned(result: FileRunResult): boolean {
+  return result.outcome === 'already-sent' && result.file?.pruned_at != null;
 }
 
 async function writeResults(
@@ -278,7 +283,7 @@ function printSummary(
     return;
   }
   const lines = [
-    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ' (nothing sent again; use --resend to send it again)' : ''}`,
+    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ` (nothing sent again; use --resend to send it again). ${rowsPruned(result) ? "The counts are the earlier send's; its rows were pruned, so no result files were written" : "The counts and the result files beside it are the earlier send's"}` : ''}`,
   ];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason)

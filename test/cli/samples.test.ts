@@ -3,11 +3,12 @@
 // what the README's commands write stays out of git's tracked files.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import fs from 'node:fs';
+import fs, { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { openJournal } from '../../src/journal/open.js';
 import { isolatedSettings } from '../emptyConfig.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -36,35 +37,48 @@ function stable(file: string): string[] {
   });
 }
 
+/** `smsdrop send contacts.csv` in the test's folder, against the built-in simulator. */
+function sendSample(): Promise<{ code: number; stdout: string; stderr: string }> {
+  return smsdrop(['send', 'contacts.csv']);
+}
+
+/** `smsdrop ARGS` in the test's folder, on its data directory. */
+function smsdrop(
+  args: string[],
+  settings: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...isolatedSettings(),
+    ...settings,
+  };
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [
+        '--import',
+        tsxLoader,
+        path.join(repo, 'src/cli.ts'),
+        '--data-dir',
+        path.join(dir, 'data'),
+        ...args,
+      ],
+      { cwd: dir, env, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+          stdout,
+          stderr,
+        }),
+    );
+  });
+}
+
 describe('the bundled sample', () => {
   it('sends as data/samples/expected/ says, and exits 3 for its invalid row', async () => {
     fs.copyFileSync(path.join(samples, 'contacts.csv'), path.join(dir, 'contacts.csv'));
-    const env = {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      ...isolatedSettings(),
-    };
-    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [
-          '--import',
-          tsxLoader,
-          path.join(repo, 'src/cli.ts'),
-          '--data-dir',
-          path.join(dir, 'data'),
-          'send',
-          'contacts.csv',
-        ],
-        { cwd: dir, env, timeout: 60_000 },
-        (err, stdout, stderr) =>
-          resolve({
-            code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
-            stdout,
-            stderr,
-          }),
-      );
-    });
+    const run = await sendSample();
     assert.equal(run.code, 3, run.stderr);
     assert.match(
       run.stdout,
@@ -81,10 +95,56 @@ describe('the bundled sample', () => {
     const expected = stable(path.join(samples, 'expected/contacts.result.csv'));
     assert.ok(
       expected.every(
-        (line, i) => i === 0 || /,(accepted,000000,|duplicate,,|invalid,,)/.test(line),
+        (line, i) => i === 0 || /,(accepted,"=""000000""",|duplicate,,|invalid,,)/.test(line),
       ),
       'the expected file shows what a run gives, not pending rows',
     );
+  });
+
+  it("finds rows with the README's SQL examples, after the sample was sent", () => {
+    const block = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(repo, 'README.md'), 'utf8'));
+    const queries = block![1]!.trim().split('\n');
+    assert.ok(queries.length > 0);
+    const db = openJournal(path.join(dir, 'data/journal.sqlite'), { readonly: true });
+    try {
+      for (const query of queries) assert.ok(db.prepare(query).all().length > 0, query);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("sent again, answers already-sent and writes the earlier send's result files beside it", async () => {
+    fs.rmSync(path.join(dir, 'contacts.result.csv'));
+    fs.rmSync(path.join(dir, 'contacts.rejected.csv'));
+    const run = await sendSample();
+    // The earlier send's counts, so its exit status: line 14 is invalid.
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(
+      run.stdout,
+      /contacts\.csv {2}already-sent .*the result files beside it are the earlier send's/,
+    );
+    assert.deepEqual(
+      stable(path.join(dir, 'contacts.result.csv')),
+      stable(path.join(samples, 'expected/contacts.result.csv')),
+    );
+    assert.equal(
+      fs.readFileSync(path.join(dir, 'contacts.rejected.csv'), 'utf8'),
+      fs.readFileSync(path.join(samples, 'expected/contacts.rejected.csv'), 'utf8'),
+    );
+  });
+
+  it('sent again after its rows were pruned, leaves the result files beside it as they are', async () => {
+    const windowsOff = { SMSDROP_REPEAT_WINDOW: 'off', SMSDROP_RESUME_WITHIN: 'off' };
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const prune = await smsdrop(['prune', '--older-than', '1s'], windowsOff);
+    assert.equal(prune.code, 0, prune.stderr);
+    const written = fs.readFileSync(path.join(dir, 'contacts.result.csv'), 'utf8');
+    const run = await sendSample();
+    assert.match(
+      run.stdout,
+      /already-sent .*its rows were pruned, so no result files were written/,
+    );
+    assert.equal(fs.readFileSync(path.join(dir, 'contacts.result.csv'), 'utf8'), written);
   });
 
   it(

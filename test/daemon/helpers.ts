@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
+import { unguardCell } from '../../src/csvio/index.js';
 import { readRecordFile } from '../../src/simulator/record.js';
 import { isolatedSettings } from '../emptyConfig.js';
 import type { AcceptedRecord } from '../../src/simulator/types.js';
@@ -206,8 +207,13 @@ export function numbersOf(rows: number, from = 0): string[] {
 }
 
 /** Records of a result CSV (BOM and header handled), keyed by header name. */
+/** A result or rejected file's rows, each cell as the text it stands for (="000000" is 000000). */
 export function resultRows(file: string): Record<string, string>[] {
-  return parse<Record<string, string>>(fs.readFileSync(file), { bom: true, columns: true });
+  return parse<Record<string, string>>(fs.readFileSync(file), {
+    bom: true,
+    columns: true,
+    cast: (value) => unguardCell(value),
+  });
 }
 
 export function listDir(dir: string): string[] {

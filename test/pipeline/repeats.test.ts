@@ -90,7 +90,7 @@ describe('a list given again as other bytes', () => {
       result,
       /^3,'\+86 13800000002,13800000002,duplicate,,the same message to this number goes with another file \(its report has the outcome\): line 3 of list\.csv \(file 1\),,/m,
     );
-    assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,000000,/m);
+    assert.match(result, /^5,'\+86 13800000004,13800000004,accepted,"=""000000""",/m);
     const report = await runCli(['report', 'list (Excel).csv'], env);
     assert.match(
       report.stdout,

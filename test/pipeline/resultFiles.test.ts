@@ -68,6 +68,9 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
   return file.id;
 }
 
+/** Digits Excel would change (000000, a date, 0044…) are written as ="digits", as export does. */
+const DIGITS_AS_TEXT = true;
+
 /** The reference: each row's cells as the row_results logic says, through csvLine. */
 function rowByRow(db: Journal, fileId: number): string {
   const rows = db
@@ -82,7 +85,8 @@ function rowByRow(db: Journal, fileId: number): string {
     s === 'accepted' || s === 'failed' || s === 'unknown' ? s : 'pending';
   const lines = rows.map((r) => {
     const head = [String(r.line), String(r.phone_raw), String(r.phone ?? '')];
-    if (r.intake === 'invalid') return csvLine([...head, 'invalid', '', String(r.error), '', '']);
+    if (r.intake === 'invalid')
+      return csvLine([...head, 'invalid', '', String(r.error), '', ''], DIGITS_AS_TEXT);
     if (r.intake === 'duplicate') {
       const of =
         r.dup_file === null
@@ -90,16 +94,19 @@ function rowByRow(db: Journal, fileId: number): string {
           : r.dup_file === fileId
             ? `duplicate of line ${r.dup_line}`
             : `${SENT_BY_ANOTHER_FILE}: line ${r.dup_line} of ${r.dup_name} (file ${r.dup_file})`;
-      return csvLine([...head, 'duplicate', '', of, '', '']);
+      return csvLine([...head, 'duplicate', '', of, '', ''], DIGITS_AS_TEXT);
     }
-    return csvLine([
-      ...head,
-      status(r.state),
-      String(r.status_code ?? ''),
-      String(r.status_msg ?? ''),
-      String(r.sms_message_sid ?? ''),
-      String(r.date_created ?? ''),
-    ]);
+    return csvLine(
+      [
+        ...head,
+        status(r.state),
+        String(r.status_code ?? ''),
+        String(r.status_msg ?? ''),
+        String(r.sms_message_sid ?? ''),
+        String(r.date_created ?? ''),
+      ],
+      DIGITS_AS_TEXT,
+    );
   });
   return `\uFEFF${csvLine(RESULT_HEADER)}${lines.join('')}`;
 }
@@ -118,7 +125,9 @@ describe('NAME.result.csv', () => {
       row(10, '13800000007', '13800000007', ['e']),
       row(11, '13800000008', '13800000008', ['e']),
       row(12, '+8613800000009', '13800000009', ['e']), // guarded; a second batch of e
-      row(13, '8613800000010', '13800000010', ['a']), // digits, not the number as normalised: still plain
+      row(13, '8613800000010', '13800000010', ['a']), // digits, 12 or more: Excel would change it
+      row(14, '00447911123456', '00447911123456', ['a']), // a leading 0: Excel would drop it
+      row(15, '013800000011', '13800000011', ['a']), // the same, as written only
     ]);
     const batches = db
       .prepare(
@@ -139,7 +148,17 @@ describe('NAME.result.csv', () => {
       if (o) settle.run(o[0], o[1], o[2], `sid${b.id}`, '20261121120000', b.id);
     }
     const out = await writeResultCsv(db, fileId, dir, 'a');
-    assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
+    const text = readFileSync(out, 'utf8');
+    assert.equal(text, rowByRow(db, fileId));
+    // Excel shows these as written (="digits", in CSV quotes): the code, the date, and numbers
+    // with a leading 0 or of 12 digits or more.
+    assert.match(
+      text,
+      /\r\n2,13800000001,13800000001,accepted,"=""000000""",ok,sid\d+,"=""20261121120000"""\r\n/,
+    );
+    assert.match(text, /\r\n13,"=""8613800000010""",13800000010,accepted,/);
+    assert.match(text, /\r\n14,"=""00447911123456""","=""00447911123456""",accepted,/);
+    assert.match(text, /\r\n15,"=""013800000011""",13800000011,accepted,/);
   });
 
   it('is exactly the row-by-row rendering for rows repeating other files, one of them with a name to quote', async () => {

@@ -178,7 +178,7 @@ describe('send on the same bytes again', () => {
     assert.equal(result.status, 3);
     const resultCsv = readFileSync(path.join(dir, 'list.result.csv'), 'utf8');
     assert.match(resultCsv, /^\uFEFFline,phone,normalised_phone,status/);
-    assert.match(resultCsv, /\r\n2,13800000001,13800000001,accepted,000000,/);
+    assert.match(resultCsv, /\r\n2,13800000001,13800000001,accepted,"=""000000""",/);
     assert.match(resultCsv, /\r\n3,12345,,invalid,,not a mainland/);
     const rejected = readFileSync(path.join(dir, 'list.rejected.csv'), 'utf8');
     // In line order, although their reasons sort the other way (the index they are read by).
