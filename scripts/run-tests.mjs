@@ -224,7 +224,9 @@ function main() {
     const passed = summarise(results, limitMs, (Date.now() - started) / 1000);
     if (passed) rmSync(tmp, { recursive: true, force: true });
     else console.error(`test folders kept in ${tmp}`);
-    process.exit(passed ? 0 : 1);
+    // Written to a pipe (CI), stdout is asynchronous: exit once what was written has gone out, or
+    // the last lines (the closing counts) would be lost.
+    process.stdout.write('', () => process.exit(passed ? 0 : 1));
   });
 }
 
