@@ -47,7 +47,12 @@ describe('the test runner', () => {
   for (const how of ['fail', 'killed', 'detached']) {
     it(`kills what a test file left running when the file ends (${how})`, async () => {
       const pidFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'harness-')), 'pid');
-      const r = await runTests(['leaves-child'], { HARNESS_LEAVE: how, HARNESS_PID_FILE: pidFile });
+      // Its test ended, but the process it left running keeps the file alive: the file's limit
+      // stops it (a short one here).
+      const r = await runTests(['leaves-child', '--file-timeout', '10'], {
+        HARNESS_LEAVE: how,
+        HARNESS_PID_FILE: pidFile,
+      });
       assert.equal(r.status, how === 'detached' ? 0 : 1, r.output);
       const pid = Number(readFileSync(pidFile, 'utf8'));
       assert.ok(pid > 0);
