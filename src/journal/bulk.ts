@@ -7,7 +7,9 @@
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import { SmsdropError } from '../errors.js';
 import { intentsLost, journalCommitted } from './intents.js';
-import type { Journal } from './open.js';
+import type { BulkState, Journal } from './connection.js';
+
+export type { BulkState };
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -18,18 +20,6 @@ export const ROWS_PER_COMMIT = 50_000;
  * ROWS_PER_COMMIT, and the first requests start early.
  */
 const FIRST_ROWS_PER_COMMIT = 5_000;
-
-/** A journal's bulk transactions (kept on the Journal). */
-export interface BulkState {
-  /** Rows written in the open bulk transaction, and when it began; undefined: none is open. */
-  open: { rows: number; since: number } | undefined;
-  /** Successful commits so far (see bulkCommits). */
-  commits: number;
-  /** Rows of the next commit (see startBulkRamp); undefined: ROWS_PER_COMMIT. */
-  nextSize: number | undefined;
-  /** Bulk transactions that SQLite rolled back (see bulkLosses). */
-  losses: number;
-}
 
 /**
  * How many open bulk transactions of this connection were rolled back as a whole (a full disk or

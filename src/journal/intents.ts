@@ -24,38 +24,13 @@
 //   crash loses at most that much of answers.
 import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
-import { moveBatch } from './batches.js';
-import type { Journal } from './open.js';
+import type { Intent, IntentLog, Journal } from './connection.js';
+import { moveBatch } from './moves.js';
+import { intentsPath } from './paths.js';
 import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
 
-interface Intent {
-  batchId: number;
-  /** The batch's own req_id: a batch id reused after a rollback is not the batch that was sent. */
-  batchReqId: string;
-  /** The reqId the request carried (null with reqId off). */
-  reqId: string | null;
-  startedAt: string;
-}
-
-/** A journal's intents (kept on the Journal while enabled). */
-export interface IntentLog {
-  side: Database.Database;
-  /** The side file's two statements of every turn, prepared once. */
-  insert: Database.Statement;
-  deleteCovered: Database.Statement;
-  /** Noted during the current turn, written by commitIntents. */
-  noted: Intent[];
-  /**
-   * Intents written to the side file, up to this seq, are in a committed journal transaction too.
-   */
-  coveredSeq: number;
-  lastSeq: number;
-  /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
-  mustCommit: boolean;
-  /** SQLite rolled back an open transaction that held attempts (see journalLost). */
-  lost: boolean;
-  onLost: (() => void) | undefined;
-}
+export type { IntentLog };
+export { intentsPath };
 
 /**
  * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):
@@ -70,11 +45,6 @@ export class JournalLostError extends SmsdropError {
       "the journal rolled back the records of requests in progress (a full disk? an I/O error?): nothing more is sent by this process; restart smsdrop once the journal's disk is well, and those requests are settled from their intents",
     );
   }
-}
-
-/** The side file of a journal file. */
-export function intentsPath(journalFile: string): string {
-  return `${journalFile.replace(/\.sqlite$/, '')}.intents.sqlite`;
 }
 
 /**

@@ -1,8 +1,9 @@
 // What the report commands, the daemon's progress line and the sender ask of the journal, each a
 // named read. Read-only; each query is an index range. The views (v_files, v_failures,
 // v_recipients) are the report interface that users query too (migrations.ts).
-import type { FileCounts, FileRecord } from './files.js';
-import { type Journal, sql, sqlPluck } from './open.js';
+import type { FileCounts, FileRecord } from './fileReads.js';
+import type { Journal } from './connection.js';
+import { sql, sqlPluck } from './sql.js';
 import {
   BATCH_STATE,
   FILE_STATUS,

@@ -4,7 +4,8 @@
 // (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the
 // planner flushes the rest at the end of each chunk and before any other write of rows, so ids
 // still follow the file's order.
-import { type Journal, sql } from './open.js';
+import type { Journal } from './connection.js';
+import { sql } from './sql.js';
 
 /** A row's columns, in INSERT order, but for its file (the inserter's own). */
 export type RowValues = [

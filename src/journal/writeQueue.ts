@@ -16,14 +16,9 @@ import {
   journalLost,
   takeMustCommit,
 } from './intents.js';
-import type { Journal } from './open.js';
+import type { Journal, WriteQueue } from './connection.js';
 
-export interface WriteQueue {
-  /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
-  run<T>(write: () => T): Promise<T>;
-  /** True while writes wait for their transaction (it runs at the next turn of the event loop). */
-  waiting(): boolean;
-}
+export type { WriteQueue };
 
 interface Job {
   write: () => unknown;
