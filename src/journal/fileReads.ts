@@ -61,3 +61,13 @@ export function countFile(db: Journal, fileId: number): FileCounts {
      FROM v_files v JOIN files f ON f.id = v.id WHERE v.id = ?`,
   ).get(fileId) as FileCounts;
 }
+
+/** A line of v_files. */
+export interface FileLine extends FileCounts {
+  id: number;
+  name: string;
+  sha256: string;
+  status: string;
+  started_at: string | null;
+  finished_at: string | null;
+}
