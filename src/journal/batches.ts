@@ -2,7 +2,7 @@
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { type BatchRecord, batchPhones, getBatch, HELD, newReqId } from './batchNumbers.js';
-import type { Journal } from './connection.js';
+import { INSIDE, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
@@ -68,7 +68,7 @@ function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow
  * for them.
  */
 export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
-  for (const id of batchIds) db.firstToSend.add(id);
+  for (const id of batchIds) db[INSIDE].firstToSend.add(id);
 }
 
 /**
@@ -76,7 +76,7 @@ export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
  * ordinary batch.
  */
 export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
-  const ids = db.firstToSend;
+  const ids = db[INSIDE].firstToSend;
   if (ids.size === 0) return [];
   const due: BatchToSend[] = [];
   for (const id of ids) {

@@ -59,17 +59,42 @@ export interface WriteQueue {
 /** How a statement returns rows: objects, arrays of columns, or the first column alone. */
 export type StatementMode = 'object' | 'raw' | 'pluck';
 
-export class Journal {
-  /** Prepared statements by mode and SQL text: preparing costs more than running. */
-  readonly #statements = new Map<string, Database.Statement>();
+/**
+ * The key of what only src/journal/ reaches on a Journal: the state its modules keep and the
+ * statement cache. index.ts does not export it, and ESLint keeps the rest of src/ from importing
+ * this file (eslint.config.js), so nothing else can read or flip that state.
+ */
+export const INSIDE = Symbol('the journal inside');
+
+/** What lives as long as the connection and only the journal's modules touch (Journal[INSIDE]). */
+export interface JournalInside {
   /** The open bulk transaction and its commits (bulk.ts). */
-  readonly bulk: BulkState = { open: undefined, commits: 0, nextSize: undefined, losses: 0 };
+  readonly bulk: BulkState;
   /** Requests made durable in the side file while a bulk transaction is open (intents.ts). */
   intents: IntentLog | undefined;
   /** The one write queue (writeQueue.ts), made on first use. */
   writeQueue: WriteQueue | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
-  readonly firstToSend = new Set<number>();
+  readonly firstToSend: Set<number>;
+  /**
+   * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
+   * statement is shared by every caller of the same text, and one caller switching it would
+   * change what the others read.
+   */
+  statement(mode: StatementMode, text: string): Database.Statement;
+}
+
+export class Journal {
+  readonly #connection: Database.Database;
+  /** Prepared statements by mode and SQL text: preparing costs more than running. */
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly [INSIDE]: JournalInside = {
+    bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
+    intents: undefined,
+    writeQueue: undefined,
+    firstToSend: new Set<number>(),
+    statement: (mode, text) => this.#statement(mode, text),
+  };
   /** Journal records of files being processed now (the daemon runs several at once). */
   readonly filesInProgress = new Set<number>();
   /**
@@ -94,18 +119,15 @@ export class Journal {
   /** Temporary tables made so far (each gets a name of its own). */
   #temporaryTables = 0;
 
-  constructor(readonly connection: Database.Database) {}
+  constructor(connection: Database.Database) {
+    this.#connection = connection;
+  }
 
-  /**
-   * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
-   * statement is shared by every caller of the same text, and one caller switching it would
-   * change what the others read.
-   */
-  statement(mode: StatementMode, text: string): Database.Statement {
+  #statement(mode: StatementMode, text: string): Database.Statement {
     const key = `${mode}\u0000${text}`;
     let statement = this.#statements.get(key);
     if (!statement) {
-      statement = this.connection.prepare(text);
+      statement = this.#connection.prepare(text);
       if (mode === 'raw') statement.raw(true);
       else if (mode === 'pluck') statement.pluck(true);
       this.#statements.set(key, statement);
@@ -118,29 +140,31 @@ export class Journal {
     return `${prefix}_${++this.#temporaryTables}`;
   }
 
+  // The connection's own verbs: for the journal's modules, and for tests that set a journal up by
+  // hand (nothing else in src/ calls prepare, exec, pragma or transaction).
   get name(): string {
-    return this.connection.name;
+    return this.#connection.name;
   }
   get inTransaction(): boolean {
-    return this.connection.inTransaction;
+    return this.#connection.inTransaction;
   }
   get open(): boolean {
-    return this.connection.open;
+    return this.#connection.open;
   }
   prepare(text: string): Database.Statement {
-    return this.connection.prepare(text);
+    return this.#connection.prepare(text);
   }
   exec(text: string): this {
-    this.connection.exec(text);
+    this.#connection.exec(text);
     return this;
   }
   pragma(text: string, options?: Database.PragmaOptions): unknown {
-    return this.connection.pragma(text, options);
+    return this.#connection.pragma(text, options);
   }
   transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
-    return this.connection.transaction(fn);
+    return this.#connection.transaction(fn);
   }
   close(): void {
-    this.connection.close();
+    this.#connection.close();
   }
 }

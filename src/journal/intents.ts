@@ -24,7 +24,7 @@
 //   crash loses at most that much of answers.
 import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
-import type { Intent, IntentLog, Journal } from './connection.js';
+import { INSIDE, type Intent, type IntentLog, type Journal } from './connection.js';
 import { moveBatch } from './moves.js';
 import { intentsPath } from './paths.js';
 import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
@@ -56,7 +56,7 @@ export function enableIntents(
   synchronous: 'normal' | 'full' = 'normal',
   onLost?: () => void,
 ): void {
-  if (db.intents) return;
+  if (db[INSIDE].intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
   side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -71,7 +71,7 @@ export function enableIntents(
     'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)',
   );
   const deleteCovered = side.prepare('DELETE FROM intents WHERE seq <= ?');
-  db.intents = {
+  db[INSIDE].intents = {
     side,
     insert,
     deleteCovered,
@@ -85,19 +85,19 @@ export function enableIntents(
 }
 
 export function intentsEnabled(db: Journal): boolean {
-  return db.intents !== undefined;
+  return db[INSIDE].intents !== undefined;
 }
 
 export function closeIntents(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log) return;
-  db.intents = undefined;
+  db[INSIDE].intents = undefined;
   log.side.close();
 }
 
 /** The open transaction was rolled back (bulk.ts): see JournalLostError. */
 export function intentsLost(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.lost) return;
   log.lost = true;
   log.noted = [];
@@ -106,18 +106,18 @@ export function intentsLost(db: Journal): void {
 
 /** Whether this connection lost requests' records (see JournalLostError). */
 export function journalLost(db: Journal): boolean {
-  return db.intents?.lost ?? false;
+  return db[INSIDE].intents?.lost ?? false;
 }
 
 /** The turn's writes failed (rolled back): the attempts they noted never happened. */
 export function forgetNoted(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (log) log.noted = [];
 }
 
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
 export function noteAttemptStarted(db: Journal, intent: Intent): void {
-  db.intents?.noted.push(intent);
+  db[INSIDE].intents?.noted.push(intent);
 }
 
 /**
@@ -125,13 +125,13 @@ export function noteAttemptStarted(db: Journal, intent: Intent): void {
  * them.
  */
 export function needsJournalCommit(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (log) log.mustCommit = true;
 }
 
 /** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */
 export function takeMustCommit(db: Journal): boolean {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log?.mustCommit) return false;
   log.mustCommit = false;
   return true;
@@ -142,7 +142,7 @@ export function takeMustCommit(db: Journal): boolean {
  * requests may leave. Intents already covered by a journal commit are deleted on the way.
  */
 export function commitIntents(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.noted.length === 0) return;
   const noted = log.noted;
   log.noted = [];
@@ -164,7 +164,7 @@ export function commitIntents(db: Journal): void {
  * forgotten, and those in the side file no longer needed (deleted with the next write).
  */
 export function journalCommitted(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.lost) return; // the intents of what was lost must stay
   log.noted = [];
   log.coveredSeq = log.lastSeq;
@@ -183,7 +183,7 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
   if (db.inTransaction)
     throw new SmsdropError('E_INTERNAL', 'replayIntents: commit the journal first');
   const file = intentsPath(db.name);
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   let side: Database.Database;
   try {
     side = log?.side ?? new Database(file, { fileMustExist: true });

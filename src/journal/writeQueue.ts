@@ -16,7 +16,7 @@ import {
   journalLost,
   takeMustCommit,
 } from './intents.js';
-import type { Journal, WriteQueue } from './connection.js';
+import { INSIDE, type Journal, type WriteQueue } from './connection.js';
 
 export type { WriteQueue };
 
@@ -28,7 +28,7 @@ interface Job {
 
 /** The one queue of a journal (files in progress together share it). */
 export function writeQueueFor(db: Journal): WriteQueue {
-  return (db.writeQueue ??= createWriteQueue(db));
+  return (db[INSIDE].writeQueue ??= createWriteQueue(db));
 }
 
 /**
