@@ -46,7 +46,8 @@ import {
 } from '../pipeline/index.js';
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
 import { errorCode, SmsdropError, userError } from '../errors.js';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import { isCsvName, stemOf } from '../datadir/names.js';
 import { type Folders, freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -339,7 +340,7 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
   const { db } = life.ctx;
   const fileId = result.file!.id;
   const target = await publish(life, name, life.folders.done, async (dir, stem) => {
-    await writeResultCsv(db, fileId, dir, stem);
+    await writeResultCsv(db, fileId, dir, stem, life.ctx.spools);
     await writeRejectedCsv(db, fileId, dir, stem);
   });
   const c = result.counts;
@@ -411,7 +412,7 @@ async function fileDuplicate(life: FileLife, name: string, original: FileRecord)
     writeFileSync(path.join(dir, `${stem}.duplicate.txt`), duplicateNote(name, original, stem));
     // A pruned original has no rows left to write results from: the note says so.
     if (original.pruned_at !== null) return;
-    await writeResultCsv(db, original.id, dir, stem);
+    await writeResultCsv(db, original.id, dir, stem, life.ctx.spools);
     await writeRejectedCsv(db, original.id, dir, stem);
   });
   life.log.info(
@@ -475,7 +476,8 @@ async function failFile(
   try {
     const target = await publish(life, name, folders.failed, async (dir, stem) => {
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
-      if (resultsOf !== undefined) await writeResultCsv(life.ctx.db, resultsOf, dir, stem);
+      if (resultsOf !== undefined)
+        await writeResultCsv(life.ctx.db, resultsOf, dir, stem, life.ctx.spools);
     });
     log.error(`failed ${name}: ${clean} -> failed/${target}`, {
       event: 'file-failed',

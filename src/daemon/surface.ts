@@ -73,6 +73,7 @@ export async function startOperatorSurface(
         { text: address.text, host: address.host, port: address.port },
         {
           db: runtime.db,
+          spools: runtime.spools,
           dataDir: config.dataDir,
           token: config.httpToken,
           hosts: hostList(config.httpHosts),

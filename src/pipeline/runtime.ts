@@ -22,12 +22,15 @@ import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
+import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   db: Journal;
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
+  /** Result files written ahead while sending (one set per process). */
+  spools: ResultSpools;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       onUnknownCode: unknownCodeLogger(options.log),
     });
     const limit = pLimit(config.concurrency);
+    const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       db,
       client: provider.client,
@@ -72,6 +76,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
+      spools,
     };
     let closing: Promise<void> | undefined;
     const openDb = db;
@@ -88,7 +93,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
           lock.release();
         }
       })());
-    return { db, provider, context, stop, close };
+    return { db, provider, context, stop, close, spools };
   } catch (err) {
     db?.close();
     lock.release();
