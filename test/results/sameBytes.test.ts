@@ -126,4 +126,28 @@ describe('result files written by results/', () => {
     assert.equal(spools.pending(fileId), false, 'the spooled file was taken');
     assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
   });
+
+  it('NAME.rejected.csv holds every invalid row in line order when they span many pages', async () => {
+    const file = createFile(db, {
+      sha256: 'pages'.padEnd(64, '0'),
+      name: 'pages.csv',
+      path: '/in/pages.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
+    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const rows = Array.from({ length: 5000 }, (_, i) =>
+      i % 2 === 0
+        ? row(i + 2, `1${i}`, undefined, ['p'], { error: `bad ${i}` })
+        : row(i + 2, String(13_200_000_000 + i), String(13_200_000_000 + i), ['p']),
+    );
+    writer.write(rows);
+    writer.finish();
+    const rejected = await writeRejectedCsv(db, file.id, dir, 'pages');
+    const lines = readFileSync(rejected!, 'utf8').split('\r\n').slice(1, -1);
+    assert.deepEqual(
+      lines.map((line) => Number(line.split(',')[0])),
+      rows.filter((r) => r.error).map((r) => r.line),
+    );
+  });
 });
