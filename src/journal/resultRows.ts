@@ -5,17 +5,11 @@ import type { Journal } from './open.js';
 import { SENT_BY_ANOTHER_FILE } from './migrations.js';
 import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
 
-/** A row's status cells: status, status_code, message, sms_message_sid, date_created. */
-export type StatusCells = [
-  status: string,
-  code: string | null,
-  msg: string | null,
-  sid: string | null,
-  created: string | null,
-];
+/** A row's status cells (empty where the journal has none). */
+export type StatusCells = [status: string, code: string, msg: string, sid: string, created: string];
 
-/** A row's result cells, as the row_results view has them. */
-export type ResultTuple = [line: number, phoneRaw: string, phone: string | null, ...StatusCells];
+/** A row's result cells, as the row_results view has them (empty where it has none). */
+export type ResultTuple = [line: string, phoneRaw: string, phone: string, ...StatusCells];
 
 /**
  * How result cells are written, from results/: each returns the cells as one CSV record without
@@ -55,12 +49,13 @@ const MARKER = '\x01';
 type BatchTail = [
   id: number,
   state: string,
-  code: string | null,
-  msg: string | null,
-  sid: string | null,
-  created: string | null,
+  code: string,
+  msg: string,
+  sid: string,
+  created: string,
 ];
-const TAIL_COLUMNS = 'id, state, status_code, status_msg, sms_message_sid, date_created';
+const TAIL_COLUMNS =
+  "id, state, ifnull(status_code, ''), ifnull(status_msg, ''), ifnull(sms_message_sid, ''), ifnull(date_created, '')";
 
 /**
  * What a file's batches look like: a batch added (split, retried), an outcome recorded or a state
@@ -91,7 +86,7 @@ function pageStatements(db: Journal, tails: string) {
     batchState: db.prepare('SELECT state FROM batches WHERE id = ?').pluck(),
     oddRow: db
       .prepare(
-        'SELECT line, phone_raw, phone, status, status_code, status_msg, sms_message_sid, date_created FROM row_results WHERE id = ?',
+        "SELECT CAST(line AS TEXT), phone_raw, ifnull(phone, ''), status, ifnull(status_code, ''), ifnull(status_msg, ''), ifnull(sms_message_sid, ''), ifnull(date_created, '') FROM row_results WHERE id = ?",
       )
       .raw(true),
   };
@@ -115,9 +110,9 @@ export function resultPages(db: Journal, fileId: number, format: ResultFormat): 
   db.exec(`CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`);
   const q = pageStatements(db, tails);
   const oddRow = (id: number) => format.oddRow(q.oddRow.get(id) as ResultTuple);
-  const addTail = ([id, state, ...cells]: BatchTail): void => {
-    const tail = format.tail([rowStatusOf(state), ...cells]);
-    if (!tail.includes(MARKER)) q.insertTail.run(id, tail); // else its rows go through oddRow
+  const addTail = (b: BatchTail): void => {
+    const tail = format.tail([rowStatusOf(b[1]), b[2], b[3], b[4], b[5]]);
+    if (!tail.includes(MARKER)) q.insertTail.run(b[0], tail); // else its rows go through oddRow
   };
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
   // Its rows are all in before sending starts; a split only moves rows between batches.

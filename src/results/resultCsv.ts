@@ -26,18 +26,11 @@ export const RESULT_HEADER = [
 const DIGITS_AS_TEXT = true;
 
 /** One CSV record without its CRLF. */
-function record(cells: readonly (string | null)[]): string {
-  return csvLine(
-    cells.map((cell) => cell ?? ''),
-    DIGITS_AS_TEXT,
-  ).slice(0, -2);
-}
+const record = (cells: StatusCells | ResultTuple): string =>
+  csvLine(cells, DIGITS_AS_TEXT).slice(0, -2);
 
 /** The cells of result lines as csvLine writes them, for the journal's result pages. */
-export const RESULT_FORMAT: ResultFormat = {
-  tail: (cells: StatusCells) => record(cells),
-  oddRow: ([line, ...rest]: ResultTuple) => record([String(line), ...rest]),
-};
+export const RESULT_FORMAT: ResultFormat = { tail: record, oddRow: record };
 
 /**
  * Writes NAME.result.csv into outDir; returns its path. When the run that just finished the file
