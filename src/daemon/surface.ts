@@ -73,6 +73,7 @@ export async function startOperatorSurface(
         { text: address.text, host: address.host, port: address.port },
         {
           db: runtime.db,
+          reads: runtime.journal.reads,
           spools: runtime.spools,
           dataDir: config.dataDir,
           token: config.httpToken,

@@ -13,6 +13,7 @@ import type { Journal } from '../journal/open.js';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import type { ResultSpools } from '../results/spool.js';
+import type { ReadStore } from '../ports/index.js';
 import { FILE_STATUS } from '../journal/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -23,6 +24,7 @@ import { fileView, fileViews, overview } from './views.js';
 
 export interface SurfaceSource {
   db: Journal;
+  reads: ReadStore;
   /** Result files written ahead: one of a file that is over waits to be moved into place. */
   spools: ResultSpools;
   dataDir: string;
@@ -182,7 +184,7 @@ async function handle(
  */
 async function sendResultFile(
   res: ServerResponse,
-  { db, spools }: SurfaceSource,
+  { db, reads, spools }: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
@@ -211,8 +213,8 @@ async function sendResultFile(
   try {
     const written =
       which === 'result'
-        ? await writeResultCsv(db, id, dir, stem)
-        : await writeRejectedCsv(db, id, dir, stem);
+        ? await writeResultCsv(reads, id, dir, stem)
+        : await writeRejectedCsv(reads, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
       ...NOT_CACHED,

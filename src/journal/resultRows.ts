@@ -4,38 +4,13 @@ import type { Statement } from 'better-sqlite3';
 import type { Journal } from './open.js';
 import { SENT_BY_ANOTHER_FILE } from './migrations.js';
 import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
-
-/** A row's status cells (empty where the journal has none). */
-export type StatusCells = [status: string, code: string, msg: string, sid: string, created: string];
-
-/** A row's result cells, as the row_results view has them (empty where it has none). */
-export type ResultTuple = [line: string, phoneRaw: string, phone: string, ...StatusCells];
-
-/**
- * How result cells are written, from results/: each returns the cells as one CSV record without
- * its CRLF. The journal writes a line itself only where it is exactly what these would write: a
- * valid row whose phone cells are plain digits Excel keeps as they are (no leading 0, fewer than
- * 12), followed by its batch's tail.
- */
-export interface ResultFormat {
-  /** The status cells of every row of one batch. */
-  tail(cells: StatusCells): string;
-  /** A whole line, for every row the journal does not write itself. */
-  oddRow(row: ResultTuple): string;
-}
-
-/** The result lines of one file, in row order, as page text (whole CRLF-ended records). */
-export interface ResultCursor {
-  /**
-   * The next pages whose rows are all final, until `deadline` (a performance.now() time) passes;
-   * none while a row of the next page can still change.
-   */
-  finalPages(deadline: number): string[];
-  /** Every page not handed over yet, final or not (pending rows say pending). */
-  restPages(): Iterable<string[]>;
-  /** Ends the cursor (its temporary table). */
-  close(): void;
-}
+import type {
+  RejectedHeader,
+  RejectedRow,
+  ResultCursor,
+  ResultFormat,
+  ResultTuple,
+} from '../ports/results.js';
 
 // 1,000 lines make a string of about 100 KB: below V8's large-object size, so each page is
 // young garbage, collected at once (5,000 a page raised the peak RSS of a 1M-row run by 20 MB).
@@ -263,28 +238,6 @@ function rowStatusOf(batchState: string | null): string {
     : 'pending';
 }
 
-/** An invalid row, as NAME.rejected.csv is written from. */
-export interface RejectedRow {
-  line: number;
-  error: string;
-  phone_raw: string;
-  app_id: string | null;
-  template_id: string | null;
-  datas: string | null;
-  extras: string | null;
-  /** The row's cells as read (invalid_cells), when intake kept them. */
-  cells: string | null;
-}
-
-/** What NAME.rejected.csv needs of the file: its invalid rows' count and the header it had. */
-export interface RejectedHeader {
-  invalid: number;
-  /** The header's cells as read, when recorded. */
-  columns: string[] | undefined;
-  /** Names of the columns the file had besides phone, app, template and values. */
-  extras: string[];
-}
-
 export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | undefined {
   const file = db.prepare('SELECT invalid, header FROM files WHERE id = ?').get(fileId) as
     { invalid: number; header: string | null } | undefined;
@@ -299,7 +252,7 @@ export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | un
  * The file's invalid rows in row order, a page at a time. Each page is read whole: between pages
  * the connection is free for other work (a statement left open across them would keep it busy).
  */
-export function* rejectedRows(db: Journal, fileId: number): Iterable<RejectedRow[]> {
+export function* rejectedRows(db: Journal, fileId: number): Generator<RejectedRow[]> {
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
   // invalid rows and a sort of those few is ten times quicker (0.34 -> 0.03 s for 1M rows).
   const ids = db

@@ -124,14 +124,14 @@ function rowsPruned(result: FileRunResult): boolean {
 }
 
 async function writeResults(
-  { db, spools }: Runtime,
+  { journal, spools }: Runtime,
   result: FileRunResult,
   file: string,
 ): Promise<void> {
   const outDir = path.dirname(path.resolve(file));
   const base = path.basename(file).replace(/\.csv$/i, '');
-  await writeResultCsv(db, result.file!.id, outDir, base, spools);
-  await writeRejectedCsv(db, result.file!.id, outDir, base);
+  await writeResultCsv(journal.reads, result.file!.id, outDir, base, spools);
+  await writeRejectedCsv(journal.reads, result.file!.id, outDir, base);
 }
 
 /** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */

@@ -303,8 +303,8 @@ const RESULTS_AHEAD_MS = 10;
 async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
   let spool: ResultSpool;
   try {
-    if (!ctx.spools) return sendFile(ctx, fileId);
-    spool = spoolResults(ctx.spools, ctx.db, fileId);
+    if (!ctx.spools || !ctx.reads) return sendFile(ctx, fileId);
+    spool = spoolResults(ctx.spools, ctx.reads, fileId);
   } catch {
     return sendFile(ctx, fileId); // no room for it, say: the result file is written at the end
   }

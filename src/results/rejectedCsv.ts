@@ -3,13 +3,7 @@
 // back.
 import path from 'node:path';
 import { createCsvWriter } from '../csvio/index.js';
-import type { Journal } from '../journal/open.js';
-import {
-  type RejectedHeader,
-  type RejectedRow,
-  rejectedHeader,
-  rejectedRows,
-} from '../journal/resultRows.js';
+import type { RejectedHeader, RejectedRow, ResultReads } from '../ports/results.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
 
 /** A rejected row's cells, in the rejected file's columns (without line and reason). */
@@ -25,17 +19,17 @@ export interface RejectedCells {
 
 /** Writes NAME.rejected.csv when the file had invalid rows; returns its path, or undefined. */
 export async function writeRejectedCsv(
-  db: Journal,
+  reads: ResultReads,
   fileId: number,
   outDir: string,
   baseName: string,
 ): Promise<string | undefined> {
-  const recorded = rejectedHeader(db, fileId);
+  const recorded = await reads.rejectedHeader(fileId);
   if (!recorded || recorded.invalid === 0) return undefined;
   const cellsOf = rejectedCells(recorded);
   let maxData = 0;
   let maxBeyond = 0;
-  for (const page of rejectedRows(db, fileId))
+  for await (const page of reads.rejectedRows(fileId))
     for (const r of page) {
       const cells = cellsOf(r);
       maxData = Math.max(maxData, cells.datas.length);
@@ -55,7 +49,7 @@ export async function writeRejectedCsv(
   const file = path.join(outDir, `${baseName}.rejected.csv`);
   const writer = createCsvWriter(file, header, { digitsAsText: true });
   try {
-    for (const page of rejectedRows(db, fileId))
+    for await (const page of reads.rejectedRows(fileId))
       for (const r of page) {
         const cells = cellsOf(r);
         writer.write([

@@ -3,13 +3,7 @@
 // as ="digits", as export writes them (csvio's guardDigits): Excel shows them as they are.
 import path from 'node:path';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
-import type { Journal } from '../journal/open.js';
-import {
-  type ResultFormat,
-  resultPages,
-  type ResultTuple,
-  type StatusCells,
-} from '../journal/resultRows.js';
+import type { ResultFormat, ResultReads, ResultTuple, StatusCells } from '../ports/results.js';
 import { type ResultSpools, takeSpooled, moveInto } from './spool.js';
 
 export const RESULT_HEADER = [
@@ -37,19 +31,19 @@ export const RESULT_FORMAT: ResultFormat = { tail: record, oddRow: record };
  * wrote its lines ahead (see spoolResults), that file is moved into place instead.
  */
 export async function writeResultCsv(
-  db: Journal,
+  reads: ResultReads,
   fileId: number,
   outDir: string,
   baseName: string,
   spools?: ResultSpools,
 ): Promise<string> {
   const file = path.join(outDir, `${baseName}.result.csv`);
-  const spooled = spools && takeSpooled(spools, db, fileId);
+  const spooled = spools && (await takeSpooled(spools, reads, fileId));
   if (spooled !== undefined && moveInto(spooled, file)) return file;
   const writer = createCsvWriter(file, RESULT_HEADER);
-  const cursor = resultPages(db, fileId, RESULT_FORMAT);
+  const cursor = reads.resultPages(fileId, RESULT_FORMAT);
   try {
-    for (const pages of cursor.restPages()) for (const page of pages) writer.writeText(page);
+    for await (const pages of cursor.restPages()) for (const page of pages) writer.writeText(page);
   } finally {
     cursor.close();
     await writer.close();

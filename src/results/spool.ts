@@ -4,8 +4,7 @@
 import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createCsvWriter } from '../csvio/index.js';
-import type { Journal } from '../journal/open.js';
-import { type ResultCursor, resultPages, resultsStamp } from '../journal/resultRows.js';
+import type { ResultReads } from '../ports/results.js';
 import { RESULT_FORMAT, RESULT_HEADER } from './resultCsv.js';
 
 /**
@@ -101,22 +100,15 @@ export function removeLeftovers(spools: ResultSpools): void {
  * (in starting it or in writing a page) drops the spool: writeResultCsv then writes the file from
  * the journal, as without one, and reports what goes wrong then.
  */
-export function spoolResults(spools: ResultSpools, db: Journal, fileId: number): ResultSpool {
-  spools.take(fileId); // a completed spool not taken is no longer kept
-  mkdirSync(spools.dir, { recursive: true });
-  removeLeftovers(spools);
-  const file = spools.claim(fileId);
-  const writer = createCsvWriter(file, RESULT_HEADER);
-  let cursor: ResultCursor;
-  try {
-    cursor = resultPages(db, fileId, RESULT_FORMAT);
-  } catch (err) {
-    void writer.close().catch(() => {});
-    rmSync(file, { force: true });
-    spools.release(file);
-    throw err;
-  }
+export function spoolResults(
+  spools: ResultSpools,
+  reads: ResultReads,
+  fileId: number,
+): ResultSpool {
+  const { file, writer, cursor } = startSpool(spools, reads, fileId);
   let open = true;
+  /** Final pages a store answers later (a promise) are being looked for: advance() waits. */
+  let looking: Promise<void> | undefined;
   const close = async (): Promise<void> => {
     if (!open) return;
     open = false;
@@ -136,35 +128,66 @@ export function spoolResults(spools: ResultSpools, db: Journal, fileId: number):
   };
   return {
     advance: () => {
-      if (!open) return;
+      if (!open || looking) return;
       try {
-        writePages(cursor.finalPages(performance.now() + ADVANCE_MS));
+        const pages = cursor.finalPages(performance.now() + ADVANCE_MS);
+        if (Array.isArray(pages)) writePages(pages);
+        else
+          looking = pages
+            .then(writePages)
+            .catch(discard)
+            .finally(() => (looking = undefined));
       } catch {
         void discard(); // a full disk, say (it runs from a timer: nothing may escape)
       }
     },
     complete: async () => {
+      await looking?.catch(() => {});
       if (!open) return;
       try {
         // Taken first: a batch that changed while the pages were read makes the stamp stale, and
         // the spool is then not used.
-        const batches = resultsStamp(db, fileId);
-        for (const pages of cursor.restPages()) writePages(pages);
+        const batches = await reads.resultsStamp(fileId);
+        for await (const pages of cursor.restPages()) writePages(pages);
         await close();
         spools.complete(fileId, file, batches);
       } catch {
         await discard();
       }
     },
-    discard,
+    discard: async () => {
+      await looking?.catch(() => {});
+      await discard();
+    },
   };
 }
 
+/** The spool file of `fileId`, its writer and the cursor of its pages (none left on an error). */
+function startSpool(spools: ResultSpools, reads: ResultReads, fileId: number) {
+  spools.take(fileId); // a completed spool not taken is no longer kept
+  mkdirSync(spools.dir, { recursive: true });
+  removeLeftovers(spools);
+  const file = spools.claim(fileId);
+  const writer = createCsvWriter(file, RESULT_HEADER);
+  try {
+    return { file, writer, cursor: reads.resultPages(fileId, RESULT_FORMAT) };
+  } catch (err) {
+    void writer.close().catch(() => {});
+    rmSync(file, { force: true });
+    spools.release(file);
+    throw err;
+  }
+}
+
 /** The completed spool of the file, if its batches have not changed since (else it is dropped). */
-export function takeSpooled(spools: ResultSpools, db: Journal, fileId: number): string | undefined {
+export async function takeSpooled(
+  spools: ResultSpools,
+  reads: ResultReads,
+  fileId: number,
+): Promise<string | undefined> {
   const spool = spools.take(fileId);
   if (!spool) return undefined;
-  if (spool.batches === resultsStamp(db, fileId)) return spool.file;
+  if (spool.batches === (await reads.resultsStamp(fileId))) return spool.file;
   rmSync(spool.file, { force: true });
   return undefined;
 }

@@ -16,6 +16,7 @@ import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import { resultPageSql } from '../../src/journal/resultRows.js';
+import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import { RESULT_HEADER, writeResultCsv as writeWith } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults as spoolWith } from '../../src/results/spool.js';
 import { tempDir } from './helpers.js';
@@ -25,9 +26,11 @@ const db = openJournal(path.join(dir, 'journal.sqlite'));
 after(() => db.close());
 /** The spools of this process, as a runtime holds them. */
 const spools = new ResultSpools(dir);
-const writeResultCsv = (db: Journal, fileId: number, outDir: string, baseName: string) =>
-  writeWith(db, fileId, outDir, baseName, spools);
-const spoolResults = (db: Journal, fileId: number) => spoolWith(spools, db, fileId);
+/** The journal's reads, as the runtime hands them out. */
+const reads = sqliteReadStore(db);
+const writeResultCsv = (_: Journal, fileId: number, outDir: string, baseName: string) =>
+  writeWith(reads, fileId, outDir, baseName, spools);
+const spoolResults = (_: Journal, fileId: number) => spoolWith(spools, reads, fileId);
 
 function row(
   line: number,

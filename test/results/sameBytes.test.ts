@@ -10,6 +10,7 @@ import { createFile, setFileHeader, setFileStatus } from '../../src/journal/file
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults } from '../../src/results/spool.js';
@@ -18,6 +19,8 @@ import { tempDir } from '../pipeline/helpers.js';
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
 after(() => db.close());
+/** The journal's reads, as the runtime hands them out. */
+const reads = sqliteReadStore(db);
 
 const EXTRAS = { note: 'vip, "gold"', city: '0755' };
 
@@ -109,20 +112,20 @@ const EXPECTED_REJECTED = csv(
 describe('result files written by results/', () => {
   it('NAME.result.csv and NAME.rejected.csv are the bytes the journal wrote before', async () => {
     const fileId = journalFile('bytes');
-    const result = await writeResultCsv(db, fileId, dir, 'bytes');
+    const result = await writeResultCsv(reads, fileId, dir, 'bytes');
     assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
-    const rejected = await writeRejectedCsv(db, fileId, dir, 'bytes');
+    const rejected = await writeRejectedCsv(reads, fileId, dir, 'bytes');
     assert.equal(readFileSync(rejected!, 'utf8'), EXPECTED_REJECTED);
   });
 
   it('NAME.result.csv written ahead (spooled) is the same bytes', async () => {
     const fileId = journalFile('spooled');
     const spools = new ResultSpools(dir);
-    const spool = spoolResults(spools, db, fileId);
+    const spool = spoolResults(spools, reads, fileId);
     spool.advance();
     await spool.complete();
     assert.equal(spools.pending(fileId), true);
-    const result = await writeResultCsv(db, fileId, dir, 'spooled', spools);
+    const result = await writeResultCsv(reads, fileId, dir, 'spooled', spools);
     assert.equal(spools.pending(fileId), false, 'the spooled file was taken');
     assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
   });
@@ -143,7 +146,7 @@ describe('result files written by results/', () => {
     );
     writer.write(rows);
     writer.finish();
-    const rejected = await writeRejectedCsv(db, file.id, dir, 'pages');
+    const rejected = await writeRejectedCsv(reads, file.id, dir, 'pages');
     const lines = readFileSync(rejected!, 'utf8').split('\r\n').slice(1, -1);
     assert.deepEqual(
       lines.map((line) => Number(line.split(',')[0])),
