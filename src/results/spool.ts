@@ -123,9 +123,7 @@ export function spoolResults(
     rmSync(file, { force: true });
     spools.release(file);
   };
-  const writePages = (pages: readonly string[]) => {
-    for (const page of pages) writer.writeText(page);
-  };
+  const writePages = (pages: readonly string[]) => pages.forEach((p) => writer.writeText(p));
   return {
     advance: () => {
       if (!open || looking) return;

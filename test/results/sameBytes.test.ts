@@ -11,6 +11,7 @@ import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
+import type { Pages, ResultReads } from '../../src/ports/index.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults } from '../../src/results/spool.js';
@@ -86,6 +87,11 @@ function batchIds(db: Journal, fileId: number): number[] {
     .all(fileId) as number[];
 }
 
+/** Pages handed out one microtask apart, as a store that waits for them would. */
+async function* asyncPages<T>(pages: Pages<T>): AsyncGenerator<readonly T[]> {
+  for await (const page of pages) yield await Promise.resolve(page);
+}
+
 const csv = (...records: string[]) => `\uFEFF${records.join('\r\n')}\r\n`;
 const DATE = '"=""20261121120000"""';
 
@@ -128,6 +134,35 @@ describe('result files written by results/', () => {
     const result = await writeResultCsv(reads, fileId, dir, 'spooled', spools);
     assert.equal(spools.pending(fileId), false, 'the spooled file was taken');
     assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
+  });
+
+  it('is the same bytes from a store that answers later (promises, pages as an async iterator)', async () => {
+    const fileId = journalFile('later');
+    const later: ResultReads = {
+      resultPages: (id, format) => {
+        const cursor = reads.resultPages(id, format);
+        return {
+          finalPages: (deadline) => Promise.resolve(cursor.finalPages(deadline)),
+          restPages: () => asyncPages(cursor.restPages()),
+          close: () => cursor.close(),
+        };
+      },
+      resultsStamp: (id) => Promise.resolve(reads.resultsStamp(id)),
+      rejectedRows: (id) => asyncPages(reads.rejectedRows(id)),
+      rejectedHeader: (id) => Promise.resolve(reads.rejectedHeader(id)),
+    };
+    const spools = new ResultSpools(dir);
+    const spool = spoolResults(spools, later, fileId);
+    spool.advance();
+    spool.advance(); // while the first look is under way: skipped
+    await spool.complete();
+    assert.equal(spools.pending(fileId), true);
+    const result = await writeResultCsv(later, fileId, dir, 'later', spools);
+    assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
+    const fromJournal = await writeResultCsv(later, fileId, dir, 'later-again');
+    assert.equal(readFileSync(fromJournal, 'utf8'), EXPECTED_RESULT);
+    const rejected = await writeRejectedCsv(later, fileId, dir, 'later');
+    assert.equal(readFileSync(rejected!, 'utf8'), EXPECTED_REJECTED);
   });
 
   it('NAME.rejected.csv holds every invalid row in line order when they span many pages', async () => {
