@@ -27,6 +27,7 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/http/metrics.ts',
   'src/http/server.ts',
   'src/http/views.ts',
+  'src/pgjournal/migrations.ts',
   'src/pipeline/command.ts',
   'src/pipeline/index.ts',
   'src/pipeline/messages.ts',
