@@ -20,6 +20,7 @@ export function encodeBody(req: TemplateSmsRequest, format: BodyFormat): string 
  * give it the same bytes.
  */
 const JSON_PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const TO_OPENING = '{"to":"';
 
 /**
  * The request body's bytes: exactly Buffer.from(encodeBody(req, format), 'utf8'). The numbers are
@@ -31,12 +32,13 @@ export function encodeBodyBytes(req: TemplateSmsRequest, format: BodyFormat): Bu
   if (format !== 'json') return Buffer.from(encodeXml(req), 'utf8');
   const to = Array.isArray(req.to) ? req.to.join(',') : undefined;
   if (to === undefined || !JSON_PLAIN_ASCII.test(to)) return Buffer.from(encodeJson(req), 'utf8');
-  const rest = encodeJson({ ...req, to: [] }); // {"to":"",...}: the numbers go between its quotes
-  return Buffer.concat([
-    Buffer.from('{"to":"', 'latin1'),
-    Buffer.from(to, 'latin1'),
-    Buffer.from(rest.slice('{"to":"'.length), 'utf8'),
-  ]);
+  // {"to":"",...}: the numbers go between its first quotes
+  const rest = encodeJson({ ...req, to: [] }).slice(TO_OPENING.length);
+  const body = Buffer.allocUnsafe(TO_OPENING.length + to.length + Buffer.byteLength(rest, 'utf8'));
+  body.write(TO_OPENING, 0, 'latin1');
+  body.write(to, TO_OPENING.length, 'latin1');
+  body.write(rest, TO_OPENING.length + to.length, 'utf8');
+  return body;
 }
 
 function encodeJson(req: TemplateSmsRequest): string {
