@@ -58,7 +58,13 @@ const RULES = [
         u,
       ),
   ],
-  ['result spool', (u) => /\/(src|dist)\/(journal\/resultFiles|csvio\/[^/]+)\.[jt]s$/.test(u)],
+  [
+    'result spool',
+    (u) =>
+      /\/(src|dist)\/(journal\/(resultFiles|resultRows)|csvio\/[^/]+|results\/[^/]+)\.[jt]s$/.test(
+        u,
+      ),
+  ],
   [
     'client and signing',
     (u) => /\/(src|dist)\/provider\//.test(u) || u.includes('/node_modules/undici/'),
