@@ -1,4 +1,4 @@
-// `smsdrop status [--json]`: what the sending process is doing now, read from the journal only
+// What `smsdrop status` shows: what the sending process is doing now, read from the journal only
 // (never the lock): which process holds the data directory, files in progress with progress and
 // ETA, requests in flight, the send rate over the last minute, and whether sending is paused and
 // why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
@@ -7,9 +7,7 @@
 // And the files waiting in inbox/, read from the folder, so that one not taken is seen.
 import path from 'node:path';
 import { lockHolder } from '../journal/lock.js';
-import { filesWaitingIn, type WaitingFile } from '../daemon/folders.js';
-import type { Command } from 'commander';
-import { configFor } from '../cli/common.js';
+import { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';
 import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
 import type { Journal } from '../journal/open.js';
 import {
@@ -28,7 +26,7 @@ import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provi
 import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
-import { openForReading, renderTable } from './common.js';
+import { renderTable } from './common.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
@@ -90,29 +88,6 @@ export interface StatusReport {
    * were pruned.
    */
   journal: (JournalSize & { oldest_file: HeldFile | null; pruned_files: number }) | null;
-}
-
-export function registerStatusCommand(program: Command): void {
-  program
-    .command('status')
-    .description(
-      'what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why',
-    )
-    .option('--json', 'print one JSON object')
-    .action((opts: { json?: boolean }, command: Command) => {
-      const config = configFor(command, { forReading: true });
-      const db = openForReading(config.dataDir);
-      try {
-        const status = readStatus(db, config.dataDir);
-        process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(status, null, 2)}\n`
-            : `${renderStatus(status, config.timezone)}\n`,
-        );
-      } finally {
-        db?.close();
-      }
-    });
 }
 
 export function readStatus(

@@ -7,7 +7,7 @@ import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { openForReading } from '../../src/report/common.js';
-import { retryRows } from '../../src/report/retry.js';
+import { retryRows } from '../../src/pipeline/retry.js';
 import {
   acceptedNumbers,
   cleanUp,

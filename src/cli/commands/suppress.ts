@@ -4,13 +4,13 @@
 // it works while the daemon runs; files read after the change follow it, files already read do not.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { configFor, exitWithError } from '../cli/common.js';
-import { SmsdropError, UsageError } from '../errors.js';
-import type { Config } from '../config/index.js';
-import { normalisePhone } from '../intake/phone.js';
-import { journalPath, openJournal } from '../journal/open.js';
-import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../journal/suppressed.js';
-import { openForReading, renderTable } from '../report/common.js';
+import { SmsdropError, UsageError } from '../../errors.js';
+import type { Config } from '../../config/index.js';
+import { normalisePhone } from '../../intake/phone.js';
+import { journalPath, openJournal } from '../../journal/open.js';
+import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../../journal/suppressed.js';
+import { openForReading, renderTable } from '../../report/common.js';
+import { configFor, exitWithError } from '../common.js';
 
 const DEFAULT_REASON = 'listed by smsdrop suppress';
 

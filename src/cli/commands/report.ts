@@ -1,10 +1,9 @@
 // `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
-import { configFor, exitOnUserError, exitWithError } from '../cli/common.js';
-import type { Journal } from '../journal/open.js';
-import { UsageError } from '../errors.js';
-import { openForReading, resolveFile, writeCsv } from './common.js';
+import { UsageError } from '../../errors.js';
+import type { Journal } from '../../journal/open.js';
+import { openForReading, resolveFile, writeCsv } from '../../report/common.js';
 import {
   fileListCsv,
   fileListTable,
@@ -12,8 +11,9 @@ import {
   fileReportTable,
   REPORT_FORMATS,
   type ReportFormat,
-} from './render.js';
-import { fileReport, listFiles } from './summary.js';
+} from '../../report/render.js';
+import { fileReport, listFiles } from '../../report/summary.js';
+import { configFor, exitOnUserError, exitWithError } from '../common.js';
 
 export function registerReportCommand(program: Command): void {
   program
