@@ -4,12 +4,10 @@
 // can be fixed in Excel and dropped back into the inbox: cells are formula-guarded, and the intake
 // unguards them, so the same text is sent. Dropped back, every row in the file is sent again:
 // export only the rows to resend.
-import type { FileRecord } from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
-import { mostValues, type RecipientRow, recipients } from '../journal/reads.js';
-import type { RowStatus } from '../journal/states.js';
+import type { ExportReads, FileRecord, Pages, RecipientRow } from '../journal/index.js';
+import type { RowStatus } from '../ports/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
-import { writeCsv } from './common.js';
+import { writeCsvPages } from './common.js';
 
 /** Result columns after the file's own: the intake keeps them as extras. */
 export const EXPORT_STATUS_COLUMNS = ['line', 'status', 'status_code', 'message'] as const;
@@ -23,11 +21,11 @@ export interface ExportOptions {
 
 /** Writes the file's rows (in file order) as CSV; returns how many. */
 export async function exportFile(
-  db: Journal,
+  reads: Pick<ExportReads, 'recipients' | 'mostValues'>,
   file: FileRecord,
   options: ExportOptions = {},
 ): Promise<number> {
-  const dataCount = mostValues(db, file.id);
+  const dataCount = await reads.mostValues(file.id);
   const extraNames = keptExtraNames(file);
   const header = [
     'phone',
@@ -37,16 +35,24 @@ export async function exportFile(
     ...extraNames,
     ...EXPORT_STATUS_COLUMNS,
   ];
-  return writeCsv(
+  return writeCsvPages(
     options.out,
     header,
-    cellsOf(recipients(db, file.id, options.statuses ?? []), dataCount, extraNames),
+    pagesOfCells(reads.recipients(file.id, options.statuses ?? []), dataCount, extraNames),
     { digitsAsText: true },
   );
 }
 
+async function* pagesOfCells(
+  pages: Pages<RecipientRow>,
+  dataCount: number,
+  extraNames: readonly string[],
+): AsyncGenerator<Iterable<string[]>> {
+  for await (const page of pages) yield cellsOf(page, dataCount, extraNames);
+}
+
 function* cellsOf(
-  rows: IterableIterator<RecipientRow>,
+  rows: readonly RecipientRow[],
   dataCount: number,
   extraNames: readonly string[],
 ): Generator<string[]> {

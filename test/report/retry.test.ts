@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { openForReading } from '../../src/report/common.js';
+import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { retryRows } from '../../src/pipeline/retry.js';
 import {
   acceptedNumbers,
@@ -29,7 +29,7 @@ const LINES = [
 ];
 
 function countsOf(dataDir: string): Record<string, unknown> {
-  const db = openForReading(dataDir)!;
+  const db = openReadOnly(dataDir)!;
   try {
     return db
       .prepare(
@@ -347,7 +347,7 @@ describe('retry --unknown', () => {
   }
 
   function attemptsPerRow(dataDir: string): number[] {
-    const db = openForReading(dataDir)!;
+    const db = openReadOnly(dataDir)!;
     try {
       return db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all() as number[];
     } finally {
@@ -379,7 +379,7 @@ describe('retry --unknown', () => {
     });
     const summary = JSON.parse(run.stdout) as { retried: Record<string, number> };
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
-    const db = openForReading(dataDir)!;
+    const db = openReadOnly(dataDir)!;
     try {
       const reqIds = db
         .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')

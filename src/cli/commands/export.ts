@@ -2,8 +2,7 @@
 // as CSV the intake accepts as it is (report/export.ts), to fix and drop back into the inbox.
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { FileRecord } from '../../journal/files.js';
-import type { Journal } from '../../journal/open.js';
+import type { FileRecord, JournalReader } from '../../journal/index.js';
 import { parseRowStatuses, requireJournal, resolveFile } from '../../report/common.js';
 import { exportFile } from '../../report/export.js';
 import { configFor, exitOnUserError } from '../common.js';
@@ -23,19 +22,19 @@ export function registerExportCommand(program: Command): void {
     )
     .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
       const config = configFor(command, { forReading: true });
-      let db: Journal | undefined;
+      let reader: JournalReader | undefined;
       try {
         const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
-        db = requireJournal(config.dataDir);
-        const record = resolveFile(db, file);
+        reader = requireJournal(config.dataDir);
+        const record = await resolveFile(reader, file);
         const out = opts.out ?? defaultExportName(record);
-        const rows = await exportFile(db, record, { ...(statuses ? { statuses } : {}), out });
+        const rows = await exportFile(reader, record, { ...(statuses ? { statuses } : {}), out });
         if (out !== '-') process.stderr.write(`${rows} rows of ${record.name} written to ${out}\n`);
       } catch (err) {
         exitOnUserError(err);
         throw err;
       } finally {
-        db?.close();
+        reader?.close();
       }
     });
 }

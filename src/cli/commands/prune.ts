@@ -6,7 +6,7 @@ import { type Keep, parseKeep } from '../../config/settings/durations.js';
 import { errorCode, EXIT } from '../../errors.js';
 import { acquireLock } from '../../journal/lock.js';
 import { journalPath, openJournal } from '../../journal/open.js';
-import { openForReading } from '../../report/common.js';
+import { openReadOnly } from '../../journal/stores/reader.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
 import { configFor, exitWith } from '../common.js';
 
@@ -59,7 +59,7 @@ function keepFor(config: Config, olderThan: string | undefined): Keep {
 }
 
 async function dryRun(config: Config, keep: Keep, suppressed: boolean): Promise<PruneReport> {
-  const db = openForReading(config.dataDir);
+  const db = openReadOnly(config.dataDir);
   if (!db) exitWith(EXIT.ok, `no journal in ${config.dataDir}: nothing to prune`);
   try {
     return await prune(db, config.dataDir, keep, { dryRun: true, suppressed });

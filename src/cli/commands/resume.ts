@@ -6,8 +6,8 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import type { FileCounts, FileRecord, WaitingFile } from '../../journal/files.js';
-import { FILE_STATUS } from '../../journal/states.js';
+import type { FileCounts, FileRecord, JournalReader, WaitingFile } from '../../journal/index.js';
+import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf } from '../../log/logger.js';
 import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';
 import { type ResumeResult, resumeFile } from '../../pipeline/resume.js';
@@ -26,7 +26,7 @@ export function registerResumeCommand(program: Command): void {
     .option('--json', 'print the summary as one JSON object')
     .action(async (query: string, flags: { json?: boolean }, command: Command) => {
       const config = configFor(command);
-      const file = findUnfinished(config, query);
+      const file = await findUnfinished(config, query);
       const log = createLogger({
         level: config.logLevel,
         format: config.logFormat,
@@ -60,11 +60,11 @@ export function registerResumeCommand(program: Command): void {
 }
 
 /** The file, when it was read to the end and is not done; otherwise exits 2 saying why not. */
-function findUnfinished(config: Config, query: string): FileRecord {
-  let db;
+async function findUnfinished(config: Config, query: string): Promise<FileRecord> {
+  let reader: JournalReader | undefined;
   try {
-    db = requireJournal(config.dataDir);
-    const file = resolveFile(db, query);
+    reader = requireJournal(config.dataDir);
+    const file = await resolveFile(reader, query);
     const what = `${file.name} (id ${file.id})`;
     if (file.status === FILE_STATUS.done)
       throw new UsageError(
@@ -80,7 +80,7 @@ function findUnfinished(config: Config, query: string): FileRecord {
     exitOnUserError(err);
     throw err;
   } finally {
-    db?.close();
+    reader?.close();
   }
 }
 

@@ -11,13 +11,15 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import { attemptsOf, type FileRecord, type WaitingFile } from '../../journal/files.js';
-import { countRetryable, countUnknownByReqId, type RetryStatus } from '../../journal/retry.js';
-import { FILE_STATUS } from '../../journal/states.js';
+import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
+import { openReadOnly } from '../../journal/stores/reader.js';
+import { sqliteReadStore } from '../../journal/stores/readStore.js';
+import { sqliteRetryStore } from '../../journal/stores/smallStores.js';
+import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { providerChange, waitingNote } from '../../pipeline/index.js';
 import { heldRepeats, ownReqIdRule, type RetryResult, retryRows } from '../../pipeline/retry.js';
-import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
+import { optionalLine, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 
@@ -52,7 +54,7 @@ export function registerRetryCommand(program: Command): void {
         exitWithError(
           new UsageError('retry: say which rows to resend: --failed, --unknown or both'),
         );
-      const target = findTarget(config, file, statuses);
+      const target = await findTarget(config, file, statuses);
       if (target.rows === 0) {
         process.stdout.write(
           `${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`,
@@ -83,14 +85,24 @@ interface Target {
  * Checks the arguments against the journal (read-only, before the lock): exits 2 when they are
  * wrong.
  */
-function findTarget(config: Config, query: string, statuses: readonly RetryStatus[]): Target {
-  let db;
+async function findTarget(
+  config: Config,
+  query: string,
+  statuses: readonly RetryStatus[],
+): Promise<Target> {
+  // A reader's ports with the retry counts (openReader has none of RetryStore yet).
+  const db = openReadOnly(config.dataDir);
   try {
-    db = requireJournal(config.dataDir);
-    const file = resolveFile(db, query);
+    if (!db)
+      throw new UsageError(
+        `no journal in ${config.dataDir}: nothing has been sent from this data directory (check --data-dir)`,
+      );
+    const reads = sqliteReadStore(db);
+    const retry = sqliteRetryStore(db);
+    const file = await resolveFile(reads, query);
     if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
       const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
-      const sent = attemptsOf(db, file.id);
+      const sent = (await reads.requestTiming(file.id)).requests;
       // Requests may have gone out while it was read: the same bytes continue it; a fixed copy
       // would be a new file.
       if (sent > 0)
@@ -100,9 +112,9 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
       throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
     const unknown = statuses.includes('unknown')
-      ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config))
+      ? await retry.countUnknownByReqId(file.id, config.maxPerRequest, ownReqIdRule(config))
       : { ownReqId: 0, newReqId: 0 };
-    return { file, rows: countRetryable(db, file.id, statuses), unknown };
+    return { file, rows: await retry.countRetryable(file.id, statuses), unknown };
   } catch (err) {
     exitOnUserError(err);
     throw err;

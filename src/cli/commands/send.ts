@@ -14,7 +14,7 @@ import { invalidRows } from '../../journal/reads.js';
 import { copySuppressed } from '../../journal/suppressed.js';
 import { sentBeforeLookup } from '../../journal/sentBefore.js';
 import { writeRejectedCsv, writeResultCsv } from '../../journal/resultFiles.js';
-import { openForReading } from '../../report/common.js';
+import { openReadOnly } from '../../journal/stores/reader.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { formatDuration } from '../../log/duration.js';
 import { redactSecrets } from '../../log/redact.js';
@@ -160,7 +160,7 @@ const NO_FILE = 0;
 async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
-  const real = openForReading(config.dataDir);
+  const real = openReadOnly(config.dataDir);
   try {
     if (real) copySuppressed(real, db);
     const context: PipelineContext = {

@@ -1,7 +1,7 @@
 // `smsdrop status [--json]`: what the sending process is doing now (report/status.ts), read from
 // the journal only (never the lock).
 import type { Command } from 'commander';
-import { openForReading } from '../../report/common.js';
+import { openReader } from '../../journal/index.js';
 import { readStatus, renderStatus } from '../../report/status.js';
 import { configFor } from '../common.js';
 
@@ -12,18 +12,18 @@ export function registerStatusCommand(program: Command): void {
       'what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why',
     )
     .option('--json', 'print one JSON object')
-    .action((opts: { json?: boolean }, command: Command) => {
+    .action(async (opts: { json?: boolean }, command: Command) => {
       const config = configFor(command, { forReading: true });
-      const db = openForReading(config.dataDir);
+      const reader = openReader(config.dataDir);
       try {
-        const status = readStatus(db, config.dataDir);
+        const status = await readStatus(reader, config.dataDir);
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(status, null, 2)}\n`
             : `${renderStatus(status, config.timezone)}\n`,
         );
       } finally {
-        db?.close();
+        reader?.close();
       }
     });
 }
