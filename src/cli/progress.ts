@@ -5,8 +5,8 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SingleBar } from 'cli-progress';
-import { countFile, findLatestFile } from '../journal/files.js';
-import { FILE_STATUS } from '../journal/states.js';
+import type { FileStore } from '../journal/index.js';
+import { FILE_STATUS } from '../ports/states.js';
 import type { PipelineContext } from '../pipeline/index.js';
 
 /** How often the bar is brought up to date. */
@@ -81,24 +81,39 @@ export function bytesRead(file: string): number | undefined {
 /** Starts the bar for `file` (hashed as `sha256`, `size` bytes) if stdout is a terminal. */
 export function startSendProgress(
   context: PipelineContext,
+  files: BarFiles,
   file: string,
   sha256: string,
   size: number,
 ): { stop(): void } {
   if (!process.stdout.isTTY) return { stop: () => {} };
   const bar = newBar();
-  const state: BarState = { sending: undefined, phase: undefined, recordId: undefined };
+  const state: BarState = {
+    sending: undefined,
+    phase: undefined,
+    recordId: undefined,
+    stopped: false,
+  };
   const previous = context.onBatchDone;
   context.onBatchDone = (event) => {
     previous?.(event);
     if (state.sending) state.sending.settled += event.rowsSettled;
   };
   // Not at once: the file's record is made (or found) by the pipeline's first steps.
-  const timer = setInterval(() => tick(context, { file, sha256, size }, state, bar), TICK_MS);
+  const target = { file, sha256, size };
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return; // the journal answers asynchronously: one tick at a time
+    ticking = true;
+    tick(files, target, state, bar)
+      .catch(() => {}) // a bar that misses a tick is no reason to stop sending
+      .finally(() => (ticking = false));
+  }, TICK_MS);
   timer.unref();
   return {
     stop: () => {
       clearInterval(timer);
+      state.stopped = true;
       context.onBatchDone = previous;
       bar.stop();
     },
@@ -125,16 +140,21 @@ interface BarState {
   phase: ProgressView['phase'] | undefined;
   /** The file's journal record the counts are of. */
   recordId: number | undefined;
+  /** stop() was called: a tick still reading draws nothing more. */
+  stopped: boolean;
 }
 
+/** What the bar reads of the journal: the file's record and its counts. */
+type BarFiles = Pick<FileStore, 'identify' | 'counts'>;
+
 /** Brings the bar up to date from the journal and the file's read position. */
-function tick(
-  context: PipelineContext,
+async function tick(
+  files: BarFiles,
   target: { file: string; sha256: string; size: number },
   state: BarState,
   bar: SingleBar,
-): void {
-  const record = findLatestFile(context.db, target.sha256);
+): Promise<void> {
+  const record = await files.identify(target.sha256);
   if (record?.id !== state.recordId) {
     // A new record (a --resend makes one after finding the earlier): its own counts.
     state.recordId = record?.id;
@@ -142,7 +162,7 @@ function tick(
   }
   if (record && record.status !== FILE_STATUS.intake && !state.sending) {
     // Every row is read: from here on, rows settled of the rows to send.
-    const c = countFile(context.db, record.id);
+    const c = await files.counts(record.id);
     state.sending = {
       settled: c.accepted + c.failed + c.unknown,
       sendable: c.rows - c.invalid - c.duplicates,
@@ -155,6 +175,7 @@ function tick(
     settled: state.sending?.settled ?? 0,
     sendable: state.sending?.sendable ?? 0,
   });
+  if (state.stopped) return;
   if (view.phase !== state.phase) {
     // A new total: the ETA of the bytes says nothing of the rows.
     if (state.phase) bar.stop();

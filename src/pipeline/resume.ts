@@ -1,15 +1,8 @@
 // The core of `smsdrop resume`: sends what a file stopped or paused part-way still has pending,
 // from the journal alone. A file read to the end has every row and every batch in the journal, so
 // its bytes are not needed.
-import { commitBulk } from '../journal/bulk.js';
-import {
-  countFile,
-  type FileCounts,
-  type FileRecord,
-  setFileStatus,
-  type WaitingFile,
-} from '../journal/files.js';
-import { FILE_STATUS } from '../journal/states.js';
+import type { FileCounts, FileRecord, FileStore, WaitingFile } from '../journal/index.js';
+import { FILE_STATUS } from '../ports/states.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { type PipelineContext, providerChange } from './index.js';
 import { heldRepeats } from './retry.js';
@@ -25,14 +18,15 @@ export interface ResumeResult {
  * Sends the file's pending batches and marks it done once every one is final. Throws
  * E_PROVIDER_CHANGED when the file was planned for another provider or account.
  */
-export async function resumeFile(ctx: PipelineContext, file: FileRecord): Promise<ResumeResult> {
+export async function resumeFile(
+  ctx: PipelineContext,
+  files: Pick<FileStore, 'status' | 'counts' | 'waitingRepeats'>,
+  file: FileRecord,
+): Promise<ResumeResult> {
   const changed = providerChange(file, ctx.provider);
   if (changed) throw changed;
   const sent = await sendFile(ctx, file.id);
-  if (sent.state === 'finished') {
-    setFileStatus(ctx.db, file.id, FILE_STATUS.done);
-    commitBulk(ctx.db);
-  }
-  const counts = countFile(ctx.db, file.id);
-  return { sent, counts, waiting: heldRepeats(ctx, file.id, counts) };
+  if (sent.state === 'finished') await files.status(file.id, FILE_STATUS.done);
+  const counts = await files.counts(file.id);
+  return { sent, counts, waiting: await heldRepeats(files, file.id, counts) };
 }

@@ -4,25 +4,27 @@
 // recognise by their reqId (same day, every attempt carried it: send/policy.ts
 // mayResendWithOwnReqId) keep it, so a repeat is refused (160054, counted as accepted).
 import type { Config } from '../config/index.js';
-import {
-  countFile,
-  type FileCounts,
-  setFileStatus,
-  waitingRepeats,
-  type WaitingFile,
-} from '../journal/files.js';
-import {
-  type KeepsOwnReqId,
-  prepareRetry,
-  type PreparedRetry,
-  type RetryOutcome,
-  retryOutcome,
-  type RetryStatus,
-} from '../journal/retry.js';
-import { sentBeforeLookup } from '../journal/sentBefore.js';
-import { FILE_STATUS } from '../journal/states.js';
+import type {
+  FileCounts,
+  FileStore,
+  KeepsOwnReqId,
+  PreparedRetry,
+  ReadStore,
+  RetryOutcome,
+  RetryStatus,
+  RetryStore,
+  WaitingFile,
+} from '../journal/index.js';
+import { FILE_STATUS } from '../ports/states.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
+
+/** The journal's ports a retry works through. */
+export interface RetryStores {
+  files: Pick<FileStore, 'status' | 'counts' | 'waitingRepeats'>;
+  reads: Pick<ReadStore, 'sentBefore'>;
+  retry: Pick<RetryStore, 'prepareRetry' | 'retryOutcome'>;
+}
 
 export interface RetryResult {
   retry: PreparedRetry;
@@ -40,6 +42,7 @@ export interface RetryResult {
  */
 export async function retryRows(
   ctx: SendContext,
+  stores: RetryStores,
   fileId: number,
   statuses: readonly RetryStatus[],
   newReqIdsForUnknown = true,
@@ -48,10 +51,9 @@ export async function retryRows(
   const unknown = { keepsOwnReqId: ownReqIdRule(ctx.config), newReqIds: newReqIdsForUnknown };
   // Numbers another file sent the same message to since are not resent (journal/retry.ts).
   const sentBefore = ctx.config.repeatWindow
-    ? sentBeforeLookup(ctx.db, fileId, ctx.config.repeatWindow)
+    ? await stores.reads.sentBefore(fileId, ctx.config.repeatWindow)
     : undefined;
-  const retry = prepareRetry(
-    ctx.db,
+  const retry = await stores.retry.prepareRetry(
     fileId,
     statuses,
     ctx.config.maxPerRequest,
@@ -61,13 +63,13 @@ export async function retryRows(
   let sent: SendResult | undefined;
   if (retry.rows > 0) {
     sent = await sendFile(ctx, fileId);
-    if (sent.state === 'finished') setFileStatus(ctx.db, fileId, FILE_STATUS.done);
+    if (sent.state === 'finished') await stores.files.status(fileId, FILE_STATUS.done);
   }
   return {
     retry,
     ...(sent ? { sent } : {}),
-    outcome: retryOutcome(ctx.db, fileId, retry),
-    counts: countFile(ctx.db, fileId),
+    outcome: await stores.retry.retryOutcome(fileId, retry),
+    counts: await stores.files.counts(fileId),
     elapsedMs: Date.now() - started,
   };
 }
@@ -83,6 +85,10 @@ export function ownReqIdRule(config: Config, now = new Date()): KeepsOwnReqId {
  * lock held by the caller, nothing sends them now (a file paused, stopped, or cut short), so the
  * file is not done.
  */
-export function heldRepeats(ctx: SendContext, fileId: number, counts: FileCounts): WaitingFile[] {
-  return counts.repeats > 0 ? waitingRepeats(ctx.db, fileId) : [];
+export async function heldRepeats(
+  files: Pick<FileStore, 'waitingRepeats'>,
+  fileId: number,
+  counts: FileCounts,
+): Promise<WaitingFile[]> {
+  return counts.repeats > 0 ? await files.waitingRepeats(fileId) : [];
 }

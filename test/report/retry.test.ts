@@ -60,7 +60,7 @@ describe('retry --failed', () => {
 
     const open = await simulator();
     const s = await sender(dataDir, open, { maxPerRequest: 4 });
-    const result = await retryRows(s.ctx, 1, ['failed']);
+    const result = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.equal(result.retry.rows, 2);
     assert.equal(result.sent?.state, 'finished');
     assert.deepEqual(result.outcome, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
@@ -105,7 +105,7 @@ describe('retry --failed', () => {
       .get(BLOCKED[0]);
     assert.equal(attempts, 4, 'three earlier requests and the retry');
 
-    const again = await retryRows(s.ctx, 1, ['failed']);
+    const again = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.equal(again.retry.rows, 0);
     assert.equal(acceptedNumbers(open).length, 2, 'a second retry sends nothing');
   });
@@ -134,7 +134,7 @@ describe('retry --failed', () => {
     assert.deepEqual(acceptedNumbers(open).sort(), capped);
     // ...then also asks for a retry of the first file: nothing is sent twice.
     const s = await sender(dataDir, open, { maxPerRequest: 4 });
-    const result = await retryRows(s.ctx, 1, ['failed']);
+    const result = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.deepEqual([result.retry.rows, result.retry.repeats], [0, 2]);
     assert.deepEqual(acceptedNumbers(open).sort(), capped, 'each number got the message once');
     assert.deepEqual(countsOf(dataDir), {

@@ -43,7 +43,7 @@ export function registerResumeCommand(program: Command): void {
       try {
         // A file planned for another provider: one line and exit 2, once the journal and the lock
         // are let go.
-        resumed = await resumeFile(runtime.context, file);
+        resumed = await resumeFile(runtime.context, runtime.journal.files, file);
       } finally {
         await runtime.close();
       }

@@ -169,10 +169,16 @@ async function runRetry(
   try {
     const changed = providerChange(file, runtime.context.provider);
     if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
-    const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
+    const result = await retryRows(
+      runtime.context,
+      runtime.journal,
+      file.id,
+      statuses,
+      flags.newReqIds,
+    );
     // The file's repeats (this retry's, and intake's) another file holds but has not sent: the
     // file is not done: exit 3, as send and resume do.
-    const waiting = heldRepeats(runtime.context, file.id, result.counts);
+    const waiting = await heldRepeats(runtime.journal.files, file.id, result.counts);
     printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
     if (result.sent?.state === 'paused') return tellPause(result.sent, log, '');
     const o = result.outcome;

@@ -101,7 +101,14 @@ async function sendForeground(
   // unreadable: processFile refuses it
   const inspection = await inspectFile(file, config.encoding).catch(() => undefined);
   const progress =
-    inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
+    inspection &&
+    startSendProgress(
+      runtime.context,
+      runtime.journal.files,
+      file,
+      inspection.sha256,
+      inspection.size,
+    );
   try {
     const result = await processFile(runtime.context, file, {
       resend: opts.resend ?? false,
