@@ -1,8 +1,7 @@
 // A command that sends in the foreground (send, retry, resume): its runtime, with the data
 // directory's lock, and Ctrl-C / SIGTERM handled as a person at a terminal expects.
-import { EXIT, errorCode, withCode } from '../errors.js';
+import { EXIT, errorCode, type SmsdropError, withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import type { LockedError } from '../journal/lock.js';
 import type { Logger } from '../log/logger.js';
 import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { exitWith } from './common.js';
@@ -23,7 +22,7 @@ export async function openForegroundRuntime(
     runtime = await openRuntime(config, { role, log });
   } catch (err) {
     if (errorCode(err) === 'E_DATA_DIR_LOCKED')
-      exitWith(EXIT.usage, whenLocked(withCode(err as LockedError)));
+      exitWith(EXIT.usage, whenLocked(withCode(err as SmsdropError)));
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);
