@@ -13,7 +13,6 @@ import { type Journal, openJournal } from '../../journal/open.js';
 import { invalidRows } from '../../journal/reads.js';
 import { copySuppressed } from '../../journal/suppressed.js';
 import { sentBeforeLookup } from '../../journal/sentBefore.js';
-import { writeRejectedCsv, writeResultCsv } from '../../journal/resultFiles.js';
 import { openReadOnly } from '../../journal/stores/reader.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { formatDuration } from '../../log/duration.js';
@@ -28,7 +27,10 @@ import {
   repeatsNote,
 } from '../../pipeline/index.js';
 import { type MessagesPreview, previewLines, previewMessages } from '../../pipeline/messages.js';
+import type { Runtime } from '../../pipeline/runtime.js';
 import { type UnevenValues, unevenValues, unevenValuesLines } from '../../pipeline/valueCounts.js';
+import { writeRejectedCsv } from '../../results/rejectedCsv.js';
+import { writeResultCsv } from '../../results/resultCsv.js';
 import { configFor, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { startSendProgress } from '../progress.js';
@@ -117,7 +119,7 @@ async function sendForeground(
     progress?.stop();
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
-    if (result.file && !rowsPruned(result)) await writeResults(runtime.db, result, file);
+    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
     return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
@@ -129,11 +131,15 @@ function rowsPruned(result: FileRunResult): boolean {
   return result.outcome === 'already-sent' && result.file?.pruned_at != null;
 }
 
-async function writeResults(db: Journal, result: FileRunResult, file: string): Promise<void> {
+async function writeResults(
+  { journal, spools }: Runtime,
+  result: FileRunResult,
+  file: string,
+): Promise<void> {
   const outDir = path.dirname(path.resolve(file));
   const base = path.basename(file).replace(/\.csv$/i, '');
-  await writeResultCsv(db, result.file!.id, outDir, base);
-  await writeRejectedCsv(db, result.file!.id, outDir, base);
+  await writeResultCsv(journal.reads, result.file!.id, outDir, base, spools);
+  await writeRejectedCsv(journal.reads, result.file!.id, outDir, base);
 }
 
 /** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */
