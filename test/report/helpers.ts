@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
+import type { JournalHandle } from '../../src/journal/index.js';
 import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
 import {
   type FileRunResult,
   type PipelineContext,
@@ -75,6 +77,8 @@ export function configFor(
 
 export interface Sender {
   db: Journal;
+  /** The same journal as its ports. */
+  stores: JournalHandle;
   ctx: PipelineContext;
   provider: ProviderConnection;
   config: Config;
@@ -100,7 +104,7 @@ export async function sender(
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
   };
-  return { db, ctx, provider, config };
+  return { db, stores: handleOf(db), ctx, provider, config };
 }
 
 /** Sends one CSV through the whole pipeline; closes the sender's journal and client after. */
