@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getFile } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
+import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { FILE_STATUS } from '../journal/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
@@ -21,6 +22,8 @@ import { fileView, fileViews, overview } from './views.js';
 
 export interface SurfaceSource {
   db: Journal;
+  /** The files this process is reading or sending now. */
+  inProgress: FilesBeingProcessed;
   dataDir: string;
   token: string | undefined;
   /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
@@ -167,12 +170,7 @@ async function handle(
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);
   if (download)
-    return sendResultFile(
-      res,
-      source.db,
-      Number(download[1]),
-      download[2] as 'result' | 'rejected',
-    );
+    return sendResultFile(res, source, Number(download[1]), download[2] as 'result' | 'rejected');
   return send(res, 404, 'text/plain', 'not found\n');
 }
 
@@ -183,7 +181,7 @@ async function handle(
  */
 async function sendResultFile(
   res: ServerResponse,
-  db: Journal,
+  { db, inProgress }: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
@@ -198,7 +196,7 @@ async function sendResultFile(
     );
   const over =
     (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
-    !db.filesInProgress.has(id) &&
+    !inProgress.has(id) &&
     !db.spools.completed.has(id);
   if (!over)
     return send(

@@ -30,6 +30,8 @@ import {
 } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
+import { FilesInProgress } from './inProgress.js';
+import { IntakeTurns } from './turns.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
 import { type UnevenValues, unevenValues, unevenValuesLines } from './valueCounts.js';
 
@@ -178,6 +180,8 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       rateLimiter: createRateLimiter(),
       pause: new AccountPause(),
       defaultAppId: defaultAppIdFor(config),
+      turns: new IntakeTurns(),
+      inProgress: new FilesInProgress(),
     };
     // The rows other files sent are the real journal's (the repeat window): a real run would not
     // send them.

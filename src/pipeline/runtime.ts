@@ -22,6 +22,8 @@ import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
+import { FilesInProgress } from './inProgress.js';
+import { IntakeTurns } from './turns.js';
 
 export interface Runtime {
   db: Journal;
@@ -72,6 +74,9 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
+      turns: new IntakeTurns(),
+      // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
+      inProgress: new FilesInProgress(db.filesInProgress),
     };
     let closing: Promise<void> | undefined;
     const openDb = db;

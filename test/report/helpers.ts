@@ -14,6 +14,8 @@ import {
   type ProcessOptions,
   processFile,
 } from '../../src/pipeline/index.js';
+import { FilesInProgress } from '../../src/pipeline/inProgress.js';
+import { IntakeTurns } from '../../src/pipeline/turns.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import {
@@ -99,6 +101,8 @@ export async function sender(
     rateLimiter: createRateLimiter(),
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
+    turns: new IntakeTurns(),
+    inProgress: new FilesInProgress(db.filesInProgress),
   };
   return { db, ctx, provider, config };
 }
