@@ -34,11 +34,15 @@ import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
 import { providerChange } from './outcome.js';
 import type { FilesInProgress } from './inProgress.js';
 import type { IntakeTurns } from './turns.js';
+import type { FileStore, ReadStore } from '../ports/index.js';
 
 export type { Refusal } from './intakeRun.js';
 export { everyRowAccepted, providerChange, repeatsNote, waitingNote } from './outcome.js';
 
 export interface PipelineContext extends SendContext {
+  /** The journal's files and reads (ports); optional until every caller passes them. */
+  files?: FileStore;
+  reads?: ReadStore;
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
   /**

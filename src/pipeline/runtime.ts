@@ -14,6 +14,8 @@ import {
 } from '../journal/intents.js';
 import { acquireLock, type Lock, type LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
+import type { JournalHandle } from '../journal/index.js';
+import { handleOf } from '../journal/stores/handle.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
@@ -26,7 +28,10 @@ import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
 
 export interface Runtime {
+  /** @deprecated use `journal` (its ports); goes once every caller has moved. */
   db: Journal;
+  /** The same open journal as `db`, as its ports. Closed by close(), not by itself. */
+  journal: JournalHandle;
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
@@ -57,6 +62,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
     takeUpIntents(db, config, options.log, stop);
+    const journal = handleOf(db);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
       onUnknownCode: unknownCodeLogger(options.log),
@@ -64,6 +70,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     const limit = pLimit(config.concurrency);
     const context: PipelineContext = {
       db,
+      files: journal.files,
+      reads: journal.reads,
       client: provider.client,
       config,
       limit,
@@ -93,7 +101,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
           lock.release();
         }
       })());
-    return { db, provider, context, stop, close };
+    return { db, journal, provider, context, stop, close };
   } catch (err) {
     db?.close();
     lock.release();
