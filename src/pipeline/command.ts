@@ -30,6 +30,7 @@ import {
 } from './index.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
+import { handleOf } from '../journal/stores/handle.js';
 import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
@@ -169,7 +170,11 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
   const real = openForReading(config.dataDir);
   try {
     if (real) copySuppressed(real, db);
+    const ports = handleOf(db);
     const context: PipelineContext = {
+      send: ports.send,
+      files: ports.files,
+      reads: ports.reads,
       db,
       client: {
         send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),

@@ -4,45 +4,36 @@
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import {
-  adoptGrownFile,
-  attemptsOf,
-  countFile,
-  createFile,
-  type FileCounts,
-  type FileRecord,
-  findLatestFile,
-  getFile,
-  setFileEncoding,
-  setFileProvider,
-  setFileStatus,
-  unfinishedWithSends,
-  type WaitingFile,
-  waitingRepeats,
-} from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
-import { planSummary as planSummaryOf } from '../journal/reads.js';
-import { commitBulk } from '../journal/bulk.js';
+import type {
+  Awaitable,
+  FileCounts,
+  FileRecord,
+  FileStore,
+  ReadStore,
+  SendStore,
+  WaitingFile,
+} from '../journal/index.js';
+import { FILE_STATUS } from '../ports/index.js';
 import { type ErrorCode, SmsdropError } from '../errors.js';
-import { FILE_STATUS } from '../journal/states.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
-import { type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
+import type { SentBeforeLookup } from '../plan/store.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
 import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
 import { providerChange } from './outcome.js';
 import type { FilesInProgress } from './inProgress.js';
 import type { IntakeTurns } from './turns.js';
-import type { FileStore, ReadStore } from '../ports/index.js';
 
 export type { Refusal } from './intakeRun.js';
 export { everyRowAccepted, providerChange, repeatsNote, waitingNote } from './outcome.js';
 
 export interface PipelineContext extends SendContext {
-  /** The journal's files and reads (ports); optional until every caller passes them. */
-  files?: FileStore;
-  reads?: ReadStore;
+  /** The journal's file records, and what it reads (ports). */
+  files: FileStore;
+  reads: ReadStore;
+  /** The sender's writes (ports): intake asks whether they are waiting. */
+  send: SendStore;
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
   /**
@@ -72,7 +63,7 @@ export interface ProcessOptions {
    * Other files' rows, for the repeat window (sentBefore.ts). Default: this journal's. A dry run
    * plans in a journal of its own and gives the real journal's.
    */
-  sentBefore?: (fileId: number) => SentBeforeLookup | undefined;
+  sentBefore?: (fileId: number) => Awaitable<SentBeforeLookup | undefined>;
 }
 
 export interface PlanSummary {
@@ -119,7 +110,7 @@ type Result = (
   outcome: FileOutcome,
   file: FileRecord | undefined,
   extra?: Partial<FileRunResult>,
-) => FileRunResult;
+) => Promise<FileRunResult>;
 
 export async function processFile(
   ctx: PipelineContext,
@@ -150,18 +141,19 @@ export async function processFile(
 }
 
 function resultOf(ctx: PipelineContext, started: number): Result {
-  return (outcome, file, extra = {}) => {
-    const counts = file ? countFile(ctx.db, file.id) : EMPTY_COUNTS;
+  return async (outcome, file, extra = {}) => {
+    const counts = file ? await ctx.files.counts(file.id) : EMPTY_COUNTS;
     const waiting =
       file && counts.repeats > 0
-        ? waitingRepeats(ctx.db, file.id).map((w) => ({
+        ? (await ctx.files.waitingRepeats(file.id)).map((w) => ({
             ...w,
             inProgress: ctx.inProgress.has(w.id),
           }))
         : [];
+    const now = file && (await ctx.files.file(file.id))!;
     return {
       outcome,
-      ...(file ? { file: getFile(ctx.db, file.id)!, sha256: file.sha256 } : {}),
+      ...(file && now ? { file: now, sha256: file.sha256 } : {}),
       counts,
       ...(waiting.length > 0 ? { waiting } : {}),
       elapsedMs: Date.now() - started,
@@ -181,7 +173,7 @@ async function recordToRun(
   options: ProcessOptions,
   result: Result,
 ): Promise<FileRecord | FileRunResult> {
-  const file = findLatestFile(ctx.db, inspection.sha256);
+  const file = await ctx.files.identify(inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   // Read again, a refused file would continue from its rows; they were pruned, and what went out
   // then with them.
@@ -190,9 +182,9 @@ async function recordToRun(
   if (!file || file.status === FILE_STATUS.done)
     return newRecord(ctx, filePath, inspection, options, file, result);
   // Refused with nothing sent, it is read anew from its first row: for the provider of now.
-  const anew = file.status === FILE_STATUS.refused && attemptsOf(ctx.db, file.id) === 0;
-  if (anew && ctx.provider) setFileProvider(ctx.db, file.id, ctx.provider);
-  if (anew) setFileEncoding(ctx.db, file.id, inspection.encoding);
+  const anew = file.status === FILE_STATUS.refused && (await ctx.files.requestsMade(file.id)) === 0;
+  if (anew && ctx.provider) await ctx.files.setProvider(file.id, ctx.provider);
+  if (anew) await ctx.files.setEncoding(file.id, inspection.encoding);
   const changed = anew ? undefined : providerChange(file, ctx.provider);
   if (changed) return result('refused', file, { code: changed.code, reason: changed.message });
   return file;
@@ -223,9 +215,9 @@ async function newRecord(
   const changed = grownFrom && providerChange(grownFrom, ctx.provider);
   if (changed) return result('refused', grownFrom, { code: changed.code, reason: changed.message });
   // Asked again after those awaits, with nothing in between: another file may have taken it over.
-  return grownFrom && stillUnfinished(ctx, grownFrom)
-    ? adoptGrownFile(ctx.db, grownFrom.id, identity)
-    : createFile(ctx.db, identity);
+  return grownFrom && (await stillUnfinished(ctx, grownFrom))
+    ? ctx.files.adopt(grownFrom.id, identity)
+    : ctx.files.create(identity);
 }
 
 async function runFile(
@@ -241,7 +233,8 @@ async function runFile(
     if (read === 'stopped') return result('stopped', file);
     if (read) return result('refused', file, read);
   }
-  if (options.dryRun) return result('planned', file, { plan: planSummary(ctx.db, file.id) });
+  if (options.dryRun)
+    return result('planned', file, { plan: await ctx.files.planSummary(file.id) });
   const sent = await sendWithResultsAhead(ctx, file.id);
   if (sent.state === 'finished') {
     // A copy that paused for longer than the daemon waits may go on after the file was read:
@@ -256,13 +249,11 @@ async function runFile(
       return result(
         'refused',
         file,
-        refuse(ctx.db, file.id, inspection.size, changed, 'before it changed'),
+        await refuse(ctx.files, file.id, inspection.size, changed, 'before it changed'),
       );
     }
-    setFileStatus(ctx.db, file.id, FILE_STATUS.done);
-    // Another file's intake may hold the journal's transaction open (intents.ts): commit, so that
-    // the file is done for good before the caller files it away.
-    commitBulk(ctx.db);
+    // Committed at once: done for good before the caller files it away.
+    await ctx.files.status(file.id, FILE_STATUS.done);
     return result('finished', file);
   }
   return result(
@@ -289,9 +280,9 @@ async function intakeInTurn(
     if (ctx.stopSignal?.aborted) return 'stopped';
     const sentBefore = options.resend
       ? undefined
-      : (
+      : await (
           options.sentBefore ??
-          ((id) => sentBeforeLookup(ctx.db, id, ctx.config.repeatWindow ?? NO_WINDOW))
+          ((id) => ctx.reads.sentBefore(id, ctx.config.repeatWindow ?? NO_WINDOW))
         )(file.id);
     return await intake(ctx, file, filePath, inspection, {
       dryRun: options.dryRun === true,
@@ -340,8 +331,8 @@ async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promi
 /**
  * Whether the record is as grownFromUnfinished found it: same bytes, not done, not being processed.
  */
-function stillUnfinished(ctx: PipelineContext, earlier: FileRecord): boolean {
-  const now = getFile(ctx.db, earlier.id);
+async function stillUnfinished(ctx: PipelineContext, earlier: FileRecord): Promise<boolean> {
+  const now = await ctx.files.file(earlier.id);
   return (
     now !== undefined &&
     now.sha256 === earlier.sha256 &&
@@ -364,7 +355,7 @@ async function grownFromUnfinished(
   filePath: string,
   inspection: FileInspection,
 ): Promise<FileRecord | undefined> {
-  for (const earlier of unfinishedWithSends(ctx.db, inspection.size)) {
+  for (const earlier of await ctx.files.grownCandidates(inspection.size)) {
     // it is still being read or sent: not for this file to take over
     if (ctx.inProgress.has(earlier.id)) continue;
     if (earlier.status !== FILE_STATUS.refused && earlier.path !== path.resolve(filePath)) continue;
@@ -384,8 +375,4 @@ function sizeChange(filePath: string, inspection: FileInspection): string | unde
   return size === undefined || size === inspection.size
     ? undefined
     : `${inspection.size} bytes, now ${size}`;
-}
-
-export function planSummary(db: Journal, fileId: number): PlanSummary {
-  return planSummaryOf(db, fileId);
 }

@@ -3,28 +3,15 @@
 // it cannot be read whole.
 import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import {
-  attemptsOf,
-  discardIntake,
-  type FileRecord,
-  type KeptRows,
-  recountFile,
-  restartIntake,
-  setFileHeader,
-  setFileStatus,
-} from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
-import { commitBulk } from '../journal/bulk.js';
+import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
+import { FILE_STATUS } from '../ports/index.js';
 import { type ErrorCode, errorCode, isMachineCode, userError } from '../errors.js';
-import { writeQueueFor } from '../journal/writeQueue.js';
-import { replayIntents } from '../journal/intents.js';
 import { createRowWriter, type RowToJournal, type RowWriter } from '../plan/rowWriter.js';
-import { FILE_STATUS } from '../journal/states.js';
+import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
 import type { FileInspection } from '../intake/inspect.js';
 import { FileRefusedError } from '../intake/errors.js';
 import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
-import type { SentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
@@ -57,22 +44,21 @@ export async function intake(
   inspection: FileInspection,
   terms: IntakeTerms,
 ): Promise<Refusal | undefined> {
-  const kept = restartIntake(ctx.db, file.id);
-  setFileStatus(ctx.db, file.id, FILE_STATUS.intake);
+  const kept = await ctx.files.beginIntake(file.id);
   const unreadable = encodingRefusal(filePath, inspection);
-  if (unreadable) return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, unreadable));
+  if (unreadable)
+    return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, unreadable));
   const reading = startReading(ctx, file.id, filePath, inspection, kept.lines.length, terms);
   try {
-    await readAll(ctx, reading, file.id, filePath, inspection, kept);
+    await readAll(ctx, reading, filePath, inspection, kept);
   } catch (err) {
     await endReading(reading);
-    // So that, if requests went out and the rows stay, the counts add up.
+    // So that, if requests went out and the rows stay, the counts add up (it commits them).
     try {
       reading.writer.abandon();
     } catch {
       // The journal itself failed (a full disk?): the refusal below says what matters.
     }
-    commitBulk(ctx.db);
     // The turn is kept until the requests in flight are settled and the refusal recorded: the next
     // file would otherwise leave to this one a number whose request then fails, and a refused
     // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
@@ -80,14 +66,14 @@ export async function intake(
     // sending window, at worst).
     // its requests are recorded either way; the refusal is the news
     await reading.sending?.done.catch(() => {});
-    return refuse(ctx.db, file.id, inspection.size, refusalOf(filePath, err));
+    return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   }
   await endReading(reading);
   // Every row is in the journal and every batch planned: status sending, so that the next file's
   // intake counts this one's planned rows (sentBefore.ts), and its turn can start. The requests in
   // flight can wait long for a slot (other files' requests hold them through a sending window);
   // one of them that fails leaves a failed row here, which `smsdrop retry` of this file sends.
-  setFileStatus(ctx.db, file.id, FILE_STATUS.sending);
+  await ctx.files.status(file.id, FILE_STATUS.sending);
   terms.turnOver();
   await reading.sending?.done;
   return undefined;
@@ -95,6 +81,8 @@ export async function intake(
 
 /** One intake under way: the planner, and what sends and counts beside it. */
 interface Reading {
+  /** Where the planner writes the file's rows, groups and batches. */
+  store: PlanStore;
   writer: RowWriter;
   /** Sending while reading, if allowed (mayOverlap). */
   sending: ReturnType<typeof sendWhileReading> | undefined;
@@ -122,7 +110,8 @@ function startReading(
     ? GroupCounts.start(filePath, readOptions(ctx, inspection))
     : undefined;
   const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), fileId) : undefined;
-  const writer = createRowWriter(ctx.db, fileId, {
+  const store = ctx.files.planStore(fileId);
+  const writer = createRowWriter(store, {
     maxPerRequest: ctx.config.maxPerRequest,
     rowsKept,
     fileBytes: inspection.size,
@@ -130,14 +119,13 @@ function startReading(
     ...(groupCounts ? { groupCounts } : {}),
     ...(sentBefore ? { sentBefore } : {}),
   });
-  return { writer, sending, groupCounts, readingOver };
+  return { store, writer, sending, groupCounts, readingOver };
 }
 
 /** Every row of the file through the planner, giving the requests in flight their turns. */
 async function readAll(
   ctx: PipelineContext,
-  { writer, sending, groupCounts }: Reading,
-  fileId: number,
+  { store, writer, sending, groupCounts }: Reading,
   filePath: string,
   inspection: FileInspection,
   kept: KeptRows,
@@ -145,13 +133,13 @@ async function readAll(
   const markKept = keptRowMarker(kept);
   for await (const chunk of readRows(filePath, {
     ...readOptions(ctx, inspection),
-    onHeader: headerTaker(ctx.db, fileId, groupCounts),
+    onHeader: headerTaker(store, groupCounts),
   })) {
     writer.write(markKept(chunk));
     if (!sending) continue;
     // Before a batch filled by these rows can go: a file still growing may end in half a row.
     assertUnchanged(filePath, inspection);
-    await letSendingRun(ctx.db);
+    await letSendingRun(ctx.send);
   }
   writer.finish();
   assertUnchanged(filePath, inspection);
@@ -177,11 +165,10 @@ const TURNS_FOR_SENDING = 3;
  * waits while journal writes are waiting, a few turns at most, so that a steady flow of answers
  * cannot stop the reading.
  */
-async function letSendingRun(db: Journal): Promise<void> {
-  const journal = writeQueueFor(db);
+async function letSendingRun(send: SendStore): Promise<void> {
   for (let turn = 0; turn < TURNS_FOR_SENDING; turn++) {
     await nextTurn();
-    if (!journal.waiting()) return;
+    if (!send.writesPending()) return;
   }
 }
 
@@ -225,13 +212,12 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
  * Records the file's header. Group counts made under another header than intake read say nothing.
  */
 function headerTaker(
-  db: Journal,
-  fileId: number,
+  store: PlanStore,
   groupCounts: GroupCounts | undefined,
 ): IntakeOptions['onHeader'] {
   return (map, extraNames) => {
     groupCounts?.headerRead(map.header);
-    setFileHeader(db, fileId, { columns: map.header, extras: extraNames });
+    store.saveHeader({ columns: map.header, extras: extraNames });
   };
 }
 
@@ -250,32 +236,23 @@ function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
 /**
  * The file is refused. When nothing was sent, its rows are dropped, as if never read. When
  * requests went out while it was read, those stay recorded, and the same bytes given again
- * continue from there (restartIntake): dropping them would send the same numbers twice.
+ * continue from there (FileStore.beginIntake): dropping them would send the same numbers twice.
  */
-export function refuse(
-  db: Journal,
+export async function refuse(
+  files: FileStore,
   fileId: number,
   size: number,
   { code, reason }: Refusal,
   sentWhen = 'while the file was being read',
-): Refusal {
-  // A journal that rolled back its open transaction lost attempts that intents still name. (Its
-  // other writes committed first: replay reads the journal as committed.)
-  commitBulk(db);
-  replayIntents(db);
-  const sent = attemptsOf(db, fileId);
-  if (sent === 0) {
-    discardIntake(db, fileId);
-    setFileStatus(db, fileId, FILE_STATUS.refused, reason);
-    return { code, reason };
-  }
-  const told =
-    `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
-    `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
-    'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent';
-  recountFile(db, fileId); // what was read is kept, so the counts must add up
-  setFileStatus(db, fileId, FILE_STATUS.refused, told);
-  return { code, reason: told };
+): Promise<Refusal> {
+  const refused = await files.refuse(fileId, (sent) =>
+    sent === 0
+      ? reason
+      : `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
+        `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
+        'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent',
+  );
+  return { code, reason: refused.reason };
 }
 
 /**

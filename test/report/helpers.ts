@@ -16,6 +16,7 @@ import {
 } from '../../src/pipeline/index.js';
 import { FilesInProgress } from '../../src/pipeline/inProgress.js';
 import { IntakeTurns } from '../../src/pipeline/turns.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import {
@@ -93,7 +94,11 @@ export async function sender(
   const provider = await connectProvider(config);
   cleanups.push(() => void db.close());
   cleanups.push(() => provider.close());
+  const ports = handleOf(db);
   const ctx: PipelineContext = {
+    send: ports.send,
+    files: ports.files,
+    reads: ports.reads,
     db,
     client: provider.client,
     config,
