@@ -75,6 +75,8 @@ export async function startOperatorSurface(
         {
           db: runtime.db,
           inProgress: context.inProgress,
+          reads: runtime.journal.reads,
+          spools: runtime.spools,
           dataDir: config.dataDir,
           token: config.httpToken,
           hosts: hostList(config.httpHosts),

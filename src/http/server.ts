@@ -11,7 +11,10 @@ import path from 'node:path';
 import { getFile } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
 import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
+import type { ResultSpools } from '../results/spool.js';
+import type { ReadStore } from '../ports/index.js';
 import { FILE_STATUS } from '../journal/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -24,6 +27,9 @@ export interface SurfaceSource {
   db: Journal;
   /** The files this process is reading or sending now. */
   inProgress: FilesBeingProcessed;
+  reads: ReadStore;
+  /** Result files written ahead: one of a file that is over waits to be moved into place. */
+  spools: ResultSpools;
   dataDir: string;
   token: string | undefined;
   /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
@@ -176,12 +182,12 @@ async function handle(
 
 /**
  * A file's result (or rejected rows) written from the journal now, once the file is over: while
- * it runs, its result file is being written ahead (resultFiles.ts spoolResults) and is not to be
+ * it runs, its result file is being written ahead (results/spool.ts spoolResults) and is not to be
  * taken from under it.
  */
 async function sendResultFile(
   res: ServerResponse,
-  { db, inProgress }: SurfaceSource,
+  { db, reads, spools, inProgress }: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
@@ -197,7 +203,7 @@ async function sendResultFile(
   const over =
     (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
     !inProgress.has(id) &&
-    !db.spools.completed.has(id);
+    !spools.pending(id);
   if (!over)
     return send(
       res,
@@ -210,8 +216,8 @@ async function sendResultFile(
   try {
     const written =
       which === 'result'
-        ? await writeResultCsv(db, id, dir, stem)
-        : await writeRejectedCsv(db, id, dir, stem);
+        ? await writeResultCsv(reads, id, dir, stem)
+        : await writeRejectedCsv(reads, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
       ...NOT_CACHED,

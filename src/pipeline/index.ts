@@ -19,7 +19,7 @@ import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { SentBeforeLookup } from '../plan/store.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
-import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
+import { type ResultSpool, type ResultSpools, spoolResults } from '../results/spool.js';
 import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
 import { providerChange } from './outcome.js';
 import type { FilesInProgress } from './inProgress.js';
@@ -45,6 +45,8 @@ export interface PipelineContext extends SendContext {
   turns: IntakeTurns;
   /** The files being processed now, by journal record. */
   inProgress: FilesInProgress;
+  /** The process's result spools (a dry run has none: nothing to write ahead). */
+  spools?: ResultSpools;
 }
 
 export interface ProcessOptions {
@@ -313,7 +315,8 @@ const RESULTS_AHEAD_MS = 10;
 async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
   let spool: ResultSpool;
   try {
-    spool = spoolResults(ctx.db, fileId);
+    if (!ctx.spools) return sendFile(ctx, fileId);
+    spool = spoolResults(ctx.spools, ctx.reads, fileId);
   } catch {
     return sendFile(ctx, fileId); // no room for it, say: the result file is written at the end
   }

@@ -22,6 +22,7 @@ import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
 import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
+import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
@@ -31,6 +32,8 @@ export interface Runtime {
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
+  /** Result files written ahead while sending (one set per process). */
+  spools: ResultSpools;
   close(): Promise<void>;
 }
 
@@ -75,6 +78,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     // What the journal's recent requests used of a message window (those a crash cut off are back
     // in the journal by now).
     const startedBefore = window ? await journal.send.recentStarts(Date.now() - window.ms) : [];
+    const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       db,
       send: journal.send,
@@ -93,6 +97,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       turns: new IntakeTurns(),
       // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
       inProgress: new FilesInProgress(db.filesInProgress),
+      spools,
     };
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -101,7 +106,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
         // What requests recorded on intents alone goes into the journal now, not at the next start.
         await journal.close();
       })());
-    return { db, journal, provider, context, stop, close };
+    return { db, journal, provider, context, stop, close, spools };
   } catch (err) {
     await journal.close();
     throw err;
