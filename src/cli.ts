@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// smsdrop command line. Each command lives with its stage and registers itself here.
+// smsdrop command line. Each command lives in cli/commands/ and registers itself here.
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
 import { Command } from 'commander';
 import { addSettingFlags, EXIT, exitOnUserError } from './cli/common.js';
 import { decorateCommands } from './cli/help.js';
-import { registerSendCommand } from './pipeline/command.js';
+import { registerSendCommand } from './cli/commands/send.js';
 import { logUnexpected } from './log/logger.js';
 import { redactSecrets } from './log/redact.js';
 
@@ -61,17 +61,17 @@ program.exitOverride((err) => {
   process.exit(EXIT.usage);
 });
 
-(await import('./simulator/command.js')).registerSimulateCommand(program);
+(await import('./cli/commands/simulate.js')).registerSimulateCommand(program);
 registerSendCommand(program);
-(await import('./report/report.js')).registerReportCommand(program);
-(await import('./report/export.js')).registerExportCommand(program);
-(await import('./report/retry.js')).registerRetryCommand(program);
-(await import('./report/resume.js')).registerResumeCommand(program);
-(await import('./report/status.js')).registerStatusCommand(program);
+(await import('./cli/commands/report.js')).registerReportCommand(program);
+(await import('./cli/commands/export.js')).registerExportCommand(program);
+(await import('./cli/commands/retry.js')).registerRetryCommand(program);
+(await import('./cli/commands/resume.js')).registerResumeCommand(program);
+(await import('./cli/commands/status.js')).registerStatusCommand(program);
 (await import('./daemon/command.js')).registerRunCommand(program);
-(await import('./suppress/command.js')).registerSuppressCommand(program);
-(await import('./retention/backup.js')).registerBackupCommand(program);
-(await import('./retention/prune.js')).registerPruneCommand(program);
+(await import('./cli/commands/suppress.js')).registerSuppressCommand(program);
+(await import('./cli/commands/backup.js')).registerBackupCommand(program);
+(await import('./cli/commands/prune.js')).registerPruneCommand(program);
 decorateCommands(program);
 
 // Bare `smsdrop` (or `smsdrop suppress`) asks what there is: the help, on stdout, as a success.

@@ -2,6 +2,12 @@
 // tells errors apart reads `code`, never a message or a class name. docs/errors.md lists them, and
 // a test holds ERROR_CODES and that list to each other.
 
+/**
+ * The exit statuses of every command (README, `smsdrop --help`): 2 a usage, configuration or
+ * file-level error; 3 the work ended incomplete; 1 anything unexpected.
+ */
+export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
+
 /** Every code smsdrop gives an error, but the settings' own (ConfigCode). */
 export const ERROR_CODES = [
   // settings as a whole; each setting has its own code besides (ConfigCode)

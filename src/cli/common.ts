@@ -3,11 +3,11 @@
 import type { Command } from 'commander';
 import { type Config, type ConfigOverrides, loadConfig } from '../config/index.js';
 import { guardDataDir } from '../datadir/permissions.js';
-import { type ErrorCode, type SmsdropError, userError, withCode } from '../errors.js';
+import { type ErrorCode, EXIT, type SmsdropError, userError, withCode } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 
-export const EXIT = { ok: 0, unexpected: 1, usage: 2, incomplete: 3 } as const;
+export { EXIT };
 
 /** Global flags that are also settings (`smsdrop --data-dir X send ...`). */
 export function addSettingFlags(program: Command): Command {

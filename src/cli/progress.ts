@@ -5,8 +5,8 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SingleBar } from 'cli-progress';
-import { countFile, findLatestFile } from '../journal/files.js';
-import { FILE_STATUS } from '../journal/states.js';
+import type { FileStore } from '../journal/index.js';
+import { FILE_STATUS } from '../ports/states.js';
 import type { PipelineContext } from '../pipeline/index.js';
 
 /** How often the bar is brought up to date. */
@@ -81,67 +81,105 @@ export function bytesRead(file: string): number | undefined {
 /** Starts the bar for `file` (hashed as `sha256`, `size` bytes) if stdout is a terminal. */
 export function startSendProgress(
   context: PipelineContext,
+  files: BarFiles,
   file: string,
   sha256: string,
   size: number,
 ): { stop(): void } {
   if (!process.stdout.isTTY) return { stop: () => {} };
+  const bar = newBar();
+  const state: BarState = {
+    sending: undefined,
+    phase: undefined,
+    recordId: undefined,
+    stopped: false,
+  };
+  const previous = context.onBatchDone;
+  context.onBatchDone = (event) => {
+    previous?.(event);
+    if (state.sending) state.sending.settled += event.rowsSettled;
+  };
+  // Not at once: the file's record is made (or found) by the pipeline's first steps.
+  const target = { file, sha256, size };
+  let ticking = false;
+  const timer = setInterval(() => {
+    if (ticking) return; // the journal answers asynchronously: one tick at a time
+    ticking = true;
+    tick(files, target, state, bar)
+      .catch(() => {}) // a bar that misses a tick is no reason to stop sending
+      .finally(() => (ticking = false));
+  }, TICK_MS);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      state.stopped = true;
+      context.onBatchDone = previous;
+      bar.stop();
+    },
+  };
+}
+
+function newBar(): SingleBar {
   // Loaded only for a terminal: a run under pm2 or a script does not carry it.
   const { SingleBar: Bar } = createRequire(import.meta.url)(
     'cli-progress',
   ) as typeof import('cli-progress');
-  const bar: SingleBar = new Bar({
+  return new Bar({
     format: '{phase} [{bar}] {text} | {eta_formatted} left',
     hideCursor: true,
     clearOnComplete: true,
     etaBuffer: 50,
   });
-  let sending: { settled: number; sendable: number } | undefined;
-  let phase: ProgressView['phase'] | undefined;
-  let recordId: number | undefined;
+}
 
-  const previous = context.onBatchDone;
-  context.onBatchDone = (event) => {
-    previous?.(event);
-    if (sending) sending.settled += event.rowsSettled;
-  };
-  const tick = () => {
-    const record = findLatestFile(context.db, sha256);
-    if (record?.id !== recordId) {
-      // A new record (a --resend makes one after finding the earlier): its own counts.
-      recordId = record?.id;
-      sending = undefined;
-    }
-    if (record && record.status !== FILE_STATUS.intake && !sending) {
-      // Every row is read: from here on, rows settled of the rows to send.
-      const c = countFile(context.db, record.id);
-      sending = {
-        settled: c.accepted + c.failed + c.unknown,
-        sendable: c.rows - c.invalid - c.duplicates,
-      };
-    }
-    const view = progressView({
-      status: record?.status,
-      bytes: sending ? undefined : bytesRead(file),
-      size,
-      settled: sending?.settled ?? 0,
-      sendable: sending?.sendable ?? 0,
-    });
-    if (view.phase !== phase) {
-      // A new total: the ETA of the bytes says nothing of the rows.
-      if (phase) bar.stop();
-      bar.start(view.total, view.value, { phase: view.phase, text: view.text });
-      phase = view.phase;
-    } else bar.update(view.value, { text: view.text });
-  };
-  // Not at once: the file's record is made (or found) by the pipeline's first steps.
-  const timer = setInterval(tick, TICK_MS);
-  timer.unref();
-  return {
-    stop: () => {
-      clearInterval(timer);
-      context.onBatchDone = previous;
-      bar.stop();
-    },
-  };
+/** What the bar has shown so far. */
+interface BarState {
+  /** Once every row is read: rows settled, of the rows to send. */
+  sending: { settled: number; sendable: number } | undefined;
+  phase: ProgressView['phase'] | undefined;
+  /** The file's journal record the counts are of. */
+  recordId: number | undefined;
+  /** stop() was called: a tick still reading draws nothing more. */
+  stopped: boolean;
+}
+
+/** What the bar reads of the journal: the file's record and its counts. */
+type BarFiles = Pick<FileStore, 'identify' | 'counts'>;
+
+/** Brings the bar up to date from the journal and the file's read position. */
+async function tick(
+  files: BarFiles,
+  target: { file: string; sha256: string; size: number },
+  state: BarState,
+  bar: SingleBar,
+): Promise<void> {
+  const record = await files.identify(target.sha256);
+  if (record?.id !== state.recordId) {
+    // A new record (a --resend makes one after finding the earlier): its own counts.
+    state.recordId = record?.id;
+    state.sending = undefined;
+  }
+  if (record && record.status !== FILE_STATUS.intake && !state.sending) {
+    // Every row is read: from here on, rows settled of the rows to send.
+    const c = await files.counts(record.id);
+    state.sending = {
+      settled: c.accepted + c.failed + c.unknown,
+      sendable: c.rows - c.invalid - c.duplicates,
+    };
+  }
+  const view = progressView({
+    status: record?.status,
+    bytes: state.sending ? undefined : bytesRead(target.file),
+    size: target.size,
+    settled: state.sending?.settled ?? 0,
+    sendable: state.sending?.sendable ?? 0,
+  });
+  if (state.stopped) return;
+  if (view.phase !== state.phase) {
+    // A new total: the ETA of the bytes says nothing of the rows.
+    if (state.phase) bar.stop();
+    bar.start(view.total, view.value, { phase: view.phase, text: view.text });
+    state.phase = view.phase;
+  } else bar.update(view.value, { text: view.text });
 }

@@ -162,16 +162,17 @@ async function handle(
     );
   if (route === '/api/status')
     return sendJson(res, 200, {
-      ...overview(source.db, source.dataDir),
+      ...(await overview(source.db, source.dataDir)),
       health: checkHealth(source.health),
     });
   if (route === '/api/files')
     return sendJson(res, 200, {
-      files: fileViews(source.db, overview(source.db, source.dataDir).status),
+      files: fileViews(source.db, (await overview(source.db, source.dataDir)).status),
     });
   const one = /^\/api\/files\/(\d+)$/.exec(route);
   if (one) {
-    const view = fileView(source.db, Number(one[1]), overview(source.db, source.dataDir).status);
+    const { status } = await overview(source.db, source.dataDir);
+    const view = await fileView(source.db, Number(one[1]), status);
     return view ? sendJson(res, 200, view) : sendJson(res, 404, { error: `no file ${one[1]}` });
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);

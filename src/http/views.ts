@@ -13,6 +13,7 @@ import {
 } from '../report/summary.js';
 import { type FileProgress, readStatus, type StatusReport } from '../report/status.js';
 import { failureCounts } from '../journal/reads.js';
+import { sqliteReadStore } from '../journal/stores/readStore.js';
 
 /** Progress and ETA of a file (null for a finished one: nothing left to wait for). */
 export interface Progress {
@@ -46,13 +47,13 @@ export function fileViews(db: Journal, status: StatusReport): FileView[] {
  * One file as `smsdrop report FILE --format json` has it, with progress; undefined when there is
  * none.
  */
-export function fileView(
+export async function fileView(
   db: Journal,
   id: number,
   status: StatusReport,
-): (FileReport & Progress) | undefined {
+): Promise<(FileReport & Progress) | undefined> {
   if (!getFile(db, id)) return undefined;
-  const report = fileReport(db, id);
+  const report = await fileReport(sqliteReadStore(db), id);
   return {
     ...report,
     ...progressOf(
@@ -94,9 +95,9 @@ export interface Overview {
   rate: Array<{ minute: string; requests: number; accepted: number }>;
 }
 
-export function overview(db: Journal, dataDir: string, now = Date.now()): Overview {
+export async function overview(db: Journal, dataDir: string, now = Date.now()): Promise<Overview> {
   return {
-    status: readStatus(db, dataDir, now),
+    status: await readStatus(sqliteReadStore(db), dataDir, now),
     rate: sendRateByMinute(db, new Date(now - 3_600_000).toISOString()),
   };
 }

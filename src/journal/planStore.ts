@@ -11,7 +11,8 @@ import type {
   PlanStore,
 } from '../plan/store.js';
 import { setFileHeader } from './files.js';
-import { HELD, newReqId, sendFirst } from './batches.js';
+import { sendFirst } from './batches.js';
+import { HELD, newReqId } from './batchNumbers.js';
 import {
   bulkCommits,
   bulkLosses,
@@ -21,7 +22,8 @@ import {
   startBulkRamp,
 } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import { type Journal, type Query, sql, sqlRaw } from './open.js';
+import type { Journal } from './connection.js';
+import { type Query, sql, sqlRaw } from './sql.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
 

@@ -2,8 +2,7 @@
 // limit and one pacing limiter shared by every file, the account pause switch, and the logger.
 // Released last-in first-out by close(), which may be called twice.
 import pLimit, { type LimitFunction } from 'p-limit';
-import { EXIT, exitWith } from '../cli/common.js';
-import { errorCode, withCode } from '../errors.js';
+import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
 import {
   type JournalHandle,
@@ -11,8 +10,6 @@ import {
   type OpenedWriter,
   openWriter,
 } from '../journal/index.js';
-// Only for openForegroundRuntime, which goes to the CLI.
-import type { LockedError } from '../journal/lock.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
@@ -233,49 +230,4 @@ function sendWindowOf(
     },
   });
   return { window };
-}
-
-/**
- * The runtime of a command that sends in the foreground (send, retry, resume): another process on
- * the data directory exits 2 with `whenLocked` (what to say after the lock's own message), and the
- * provider is named and Ctrl-C stops it gracefully once it is open.
- */
-export async function openForegroundRuntime(
-  config: Config,
-  role: string,
-  log: Logger,
-  whenLocked: (message: string) => string,
-): Promise<Runtime> {
-  let runtime: Runtime;
-  try {
-    runtime = await openRuntime(config, { role, log });
-  } catch (err) {
-    if (errorCode(err) === 'E_DATA_DIR_LOCKED')
-      exitWith(EXIT.usage, whenLocked(withCode(err as LockedError)));
-    throw err;
-  }
-  log.info(`sending to ${runtime.provider.describe}`);
-  stopOnSignals(runtime, log);
-  return runtime;
-}
-
-/**
- * Ctrl-C / SIGTERM for a command in the foreground (send, retry, resume): the first stops new
- * requests and lets those in flight finish and be recorded; the second exits at once (what was in
- * flight is then in doubt, and settled from the journal at the next run).
- */
-export function stopOnSignals(runtime: Runtime, log: Logger): void {
-  const onSignal = (signal: string) => {
-    if (runtime.stop.signal.aborted) {
-      log.warn(
-        `${signal} again: exiting now; requests in flight are in doubt and resolved at the next run`,
-      );
-      process.exit(130);
-    }
-    log.warn(
-      `${signal}: no new requests; waiting for those in flight (send ${signal} again to exit at once)`,
-    );
-    runtime.stop.abort();
-  };
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
 }

@@ -1,67 +1,29 @@
-// What the report commands share: the journal opened for reading only (no lock, so reports work
-// while the daemon sends; WAL keeps readers and the writer out of each other's way; never upgraded
-// under another process), a FILE argument resolved to exactly one file, row-status lists, and
-// table and CSV output.
+// What the report commands share: the journal opened for reading only (journal/index.ts
+// openReader: no lock, so reports work while the daemon sends; never upgraded under another
+// process), a FILE argument resolved to exactly one file, row-status lists, and table and CSV
+// output.
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
-import { SmsdropError, UsageError } from '../errors.js';
-import { type FileRecord, getFile } from '../journal/files.js';
-import { acquireLock, type Lock, LockedError } from '../journal/lock.js';
-import { MIGRATIONS } from '../journal/migrations.js';
-import { type Journal, journalPath, openJournal } from '../journal/open.js';
-import { appliedMigrations, filesByShaPrefix, filesNamed } from '../journal/reads.js';
-import { ROW_STATUS, type RowStatus } from '../journal/states.js';
+import { UsageError } from '../errors.js';
+import {
+  type FileReads,
+  type FileRecord,
+  type JournalReader,
+  openReader,
+} from '../journal/index.js';
+import { ROW_STATUS, type RowStatus } from '../ports/states.js';
 
-/**
- * The journal of dataDir, read-only; undefined when nothing was ever journalled there. A reader
- * never changes a journal another process holds: one written by an older version (missing a
- * migration) is upgraded only under the data directory's lock, and while a daemon or a `send`
- * holds it the reader stops with E_JOURNAL_NEEDS_UPGRADE instead.
- */
-export function openForReading(dataDir: string): Journal | undefined {
-  const file = journalPath(dataDir);
-  if (!existsSync(file)) return undefined;
-  const db = openJournal(file, { readonly: true });
-  // Every migration, not only the highest: a journal may lack one below it.
-  const applied = appliedMigrations(db);
-  if (MIGRATIONS.every((m) => applied.has(m.version))) return db;
-  db.close();
-  upgradeUnlessHeld(dataDir, file);
-  return openJournal(file, { readonly: true });
-}
-
-/** Upgrades the journal (migrations, and the one-time VACUUM) if no other process holds it. */
-function upgradeUnlessHeld(dataDir: string, file: string): void {
-  let lock: Lock;
-  try {
-    lock = acquireLock(dataDir, 'smsdrop (upgrading the journal to read it)');
-  } catch (err) {
-    if (!(err instanceof LockedError)) throw err;
-    const holder = err.holderPid > 0 ? ` (pid ${err.holderPid})` : '';
-    throw new SmsdropError(
-      'E_JOURNAL_NEEDS_UPGRADE',
-      `the journal ${file} was written by an older smsdrop and needs an upgrade, which a reader does not make while another smsdrop process${holder} uses it: upgrade with the daemon stopped (stop it, run this command once, then start the daemon of this version)`,
-    );
-  }
-  try {
-    openJournal(file).close();
-  } finally {
-    lock.release();
-  }
-}
-
-/** The journal or a usage error naming the data directory. */
-export function requireJournal(dataDir: string): Journal {
-  const db = openForReading(dataDir);
-  if (!db)
+/** The journal's reader, or a usage error naming the data directory. */
+export function requireJournal(dataDir: string): JournalReader {
+  const reader = openReader(dataDir);
+  if (!reader)
     throw new UsageError(
       `no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`,
     );
-  return db;
+  return reader;
 }
 
 const SHA_PREFIX = /^[0-9a-f]{6,64}$/i;
@@ -70,15 +32,18 @@ const SHA_PREFIX = /^[0-9a-f]{6,64}$/i;
  * FILE as the operator wrote it: a file id, a name (a path is taken by its base name) or a
  * sha256 prefix of at least 6 characters. Exactly one file must match.
  */
-export function resolveFile(db: Journal, query: string): FileRecord {
+export async function resolveFile(
+  reads: Pick<FileReads, 'file' | 'filesNamed' | 'filesByShaPrefix'>,
+  query: string,
+): Promise<FileRecord> {
   const q = query.trim();
   if (/^\d+$/.test(q)) {
-    const byId = getFile(db, Number(q));
+    const byId = await reads.file(Number(q));
     if (byId) return byId;
   }
   const matches = new Map<number, FileRecord>();
-  for (const f of filesNamed(db, path.basename(q))) matches.set(f.id, f);
-  if (SHA_PREFIX.test(q)) for (const f of filesByShaPrefix(db, q)) matches.set(f.id, f);
+  for (const f of await reads.filesNamed(path.basename(q))) matches.set(f.id, f);
+  if (SHA_PREFIX.test(q)) for (const f of await reads.filesByShaPrefix(q)) matches.set(f.id, f);
   const found = [...matches.values()];
   if (found.length === 1) return found[0]!;
   if (found.length === 0)
@@ -128,10 +93,20 @@ export function renderTable(head: string[], rows: Array<Array<string | number | 
  * Writes CSV (UTF-8 with BOM, Excel formula guard) to a file, or to standard output when target
  * is undefined or "-". Returns the rows written.
  */
-export async function writeCsv(
+export function writeCsv(
   target: string | undefined,
   header: readonly string[],
   rows: Iterable<readonly string[]>,
+  options: { digitsAsText?: boolean } = {},
+): Promise<number> {
+  return writeCsvPages(target, header, [rows], options);
+}
+
+/** writeCsv of rows that come a page at a time (one microtask a page, never one a row). */
+export async function writeCsvPages(
+  target: string | undefined,
+  header: readonly string[],
+  pages: Iterable<Iterable<readonly string[]>> | AsyncIterable<Iterable<readonly string[]>>,
   options: { digitsAsText?: boolean } = {},
 ): Promise<number> {
   let count = 0;
@@ -139,24 +114,26 @@ export async function writeCsv(
   if (target !== undefined && target !== '-') {
     const writer = createCsvWriter(target, header, { digitsAsText });
     try {
-      for (const row of rows) {
-        writer.write(row);
-        count++;
-      }
+      for await (const page of pages)
+        for (const row of page) {
+          writer.write(row);
+          count++;
+        }
     } finally {
       await writer.close();
     }
     return count;
   }
   let pending = '\uFEFF' + csvLine(header);
-  for (const row of rows) {
-    pending += csvLine(row, digitsAsText);
-    count++;
-    if (pending.length >= 64 * 1024) {
-      if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
-      pending = '';
+  for await (const page of pages)
+    for (const row of page) {
+      pending += csvLine(row, digitsAsText);
+      count++;
+      if (pending.length >= 64 * 1024) {
+        if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
+        pending = '';
+      }
     }
-  }
   if (!process.stdout.write(pending)) await once(process.stdout, 'drain');
   return count;
 }

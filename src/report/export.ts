@@ -1,18 +1,13 @@
-// `smsdrop export FILE [--status failed,unknown,...] [--out PATH]`: the per-row results of a file
-// as CSV the intake accepts as it is. Columns: phone (as written), appId, templateId, data1..N,
-// the file's other columns, then line, status, status_code and message, which the intake keeps as
-// extra columns and never sends. So the rows can be fixed in Excel and dropped back into the
-// inbox: cells are formula-guarded, and the intake unguards them, so the same text is sent.
-// Dropped back, every row in the file is sent again: export only the rows to resend.
-import path from 'node:path';
-import type { Command } from 'commander';
-import { configFor, exitOnUserError } from '../cli/common.js';
-import type { FileRecord } from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
-import { mostValues, type RecipientRow, recipients } from '../journal/reads.js';
-import type { RowStatus } from '../journal/states.js';
+// The per-row results of a file (`smsdrop export`) as CSV the intake accepts as it is. Columns:
+// phone (as written), appId, templateId, data1..N, the file's other columns, then line, status,
+// status_code and message, which the intake keeps as extra columns and never sends. So the rows
+// can be fixed in Excel and dropped back into the inbox: cells are formula-guarded, and the intake
+// unguards them, so the same text is sent. Dropped back, every row in the file is sent again:
+// export only the rows to resend.
+import type { ExportReads, FileRecord, Pages, RecipientRow } from '../journal/index.js';
+import type { RowStatus } from '../ports/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
-import { parseRowStatuses, requireJournal, resolveFile, writeCsv } from './common.js';
+import { writeCsvPages } from './common.js';
 
 /** Result columns after the file's own: the intake keeps them as extras. */
 export const EXPORT_STATUS_COLUMNS = ['line', 'status', 'status_code', 'message'] as const;
@@ -24,50 +19,13 @@ export interface ExportOptions {
   out?: string;
 }
 
-export function registerExportCommand(program: Command): void {
-  program
-    .command('export')
-    .description('per-row results of FILE as CSV that can be fixed and dropped back into the inbox')
-    .argument('<file>', 'file id, name or sha256 prefix')
-    .option(
-      '--status <list>',
-      'only rows in these statuses: invalid, duplicate, pending, accepted, failed, unknown (comma-separated)',
-    )
-    .option(
-      '--out <path>',
-      'where to write; "-" for standard output (default: NAME.export.csv in the current folder)',
-    )
-    .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
-      const config = configFor(command, { forReading: true });
-      let db: Journal | undefined;
-      try {
-        const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
-        db = requireJournal(config.dataDir);
-        const record = resolveFile(db, file);
-        const out = opts.out ?? defaultExportName(record);
-        const rows = await exportFile(db, record, { ...(statuses ? { statuses } : {}), out });
-        if (out !== '-') process.stderr.write(`${rows} rows of ${record.name} written to ${out}\n`);
-      } catch (err) {
-        exitOnUserError(err);
-        throw err;
-      } finally {
-        db?.close();
-      }
-    });
-}
-
-/** NAME.export.csv in the current folder, NAME being the file's name without .csv. */
-export function defaultExportName(file: FileRecord): string {
-  return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
-}
-
 /** Writes the file's rows (in file order) as CSV; returns how many. */
 export async function exportFile(
-  db: Journal,
+  reads: Pick<ExportReads, 'recipients' | 'mostValues'>,
   file: FileRecord,
   options: ExportOptions = {},
 ): Promise<number> {
-  const dataCount = mostValues(db, file.id);
+  const dataCount = await reads.mostValues(file.id);
   const extraNames = keptExtraNames(file);
   const header = [
     'phone',
@@ -77,16 +35,24 @@ export async function exportFile(
     ...extraNames,
     ...EXPORT_STATUS_COLUMNS,
   ];
-  return writeCsv(
+  return writeCsvPages(
     options.out,
     header,
-    cellsOf(recipients(db, file.id, options.statuses ?? []), dataCount, extraNames),
+    pagesOfCells(reads.recipients(file.id, options.statuses ?? []), dataCount, extraNames),
     { digitsAsText: true },
   );
 }
 
+async function* pagesOfCells(
+  pages: Pages<RecipientRow>,
+  dataCount: number,
+  extraNames: readonly string[],
+): AsyncGenerator<Iterable<string[]>> {
+  for await (const page of pages) yield cellsOf(page, dataCount, extraNames);
+}
+
 function* cellsOf(
-  rows: IterableIterator<RecipientRow>,
+  rows: readonly RecipientRow[],
   dataCount: number,
   extraNames: readonly string[],
 ): Generator<string[]> {

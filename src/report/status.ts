@@ -1,4 +1,4 @@
-// `smsdrop status [--json]`: what the sending process is doing now, read from the journal only
+// What `smsdrop status` shows: what the sending process is doing now, read from the journal only
 // (never the lock): which process holds the data directory, files in progress with progress and
 // ETA, requests in flight, the send rate over the last minute, and whether sending is paused and
 // why. The pause comes from the daemon's own record (daemon_state) while it runs; otherwise it is
@@ -7,28 +7,13 @@
 // And the files waiting in inbox/, read from the folder, so that one not taken is seen.
 import path from 'node:path';
 import { lockHolder } from '../journal/lock.js';
-import { filesWaitingIn, type WaitingFile } from '../daemon/folders.js';
-import type { Command } from 'commander';
-import { configFor } from '../cli/common.js';
-import { type DaemonState, getDaemonState } from '../journal/daemonState.js';
-import type { Journal } from '../journal/open.js';
-import {
-  answersWithCodesSince,
-  type HeldFile,
-  inFlight as requestsInFlight,
-  lastAnswer,
-  numbersSettledSince,
-  oldestHeldFile,
-  prunedFileCount,
-  requestsFinishedSince,
-  unfinishedFileLines,
-} from '../journal/reads.js';
-import { journalSize, type JournalSize } from '../journal/storage.js';
+import { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';
+import type { DaemonState, HeldFile, JournalSize, StatusReads } from '../journal/index.js';
 import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
 import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
-import { openForReading, renderTable } from './common.js';
+import { renderTable } from './common.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
@@ -92,61 +77,40 @@ export interface StatusReport {
   journal: (JournalSize & { oldest_file: HeldFile | null; pruned_files: number }) | null;
 }
 
-export function registerStatusCommand(program: Command): void {
-  program
-    .command('status')
-    .description(
-      'what is being sent now: files in progress with ETA, requests in flight, send rate, pause and why',
-    )
-    .option('--json', 'print one JSON object')
-    .action((opts: { json?: boolean }, command: Command) => {
-      const config = configFor(command, { forReading: true });
-      const db = openForReading(config.dataDir);
-      try {
-        const status = readStatus(db, config.dataDir);
-        process.stdout.write(
-          opts.json
-            ? `${JSON.stringify(status, null, 2)}\n`
-            : `${renderStatus(status, config.timezone)}\n`,
-        );
-      } finally {
-        db?.close();
-      }
-    });
-}
-
-export function readStatus(
-  db: Journal | undefined,
+export async function readStatus(
+  reads: StatusReads | undefined,
   dataDir: string,
   now: number = Date.now(),
-): StatusReport {
+): Promise<StatusReport> {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
-  const files = db ? filesInProgress(db, since, now) : [];
-  const requests = db ? requestsFinishedSince(db, since) : { count: 0, first: null };
-  const daemon = db ? runningDaemonState(db, holder) : undefined;
+  const files = reads ? await filesInProgress(reads, since, now) : [];
+  const requests = reads ? await reads.requestsFinishedSince(since) : { count: 0, first: null };
+  const daemon = reads ? await runningDaemonState(reads, holder) : undefined;
   return {
     now: new Date(now).toISOString(),
     data_dir: dataDir,
     process: holder,
-    paused: db ? pauseOf(db, daemon, files.length > 0) : null,
+    paused: reads ? await pauseOf(reads, daemon, files.length > 0) : null,
     waiting: daemon?.waiting ?? null,
     in_flight: {
       requests: sum(files, (f) => f.in_flight_requests),
       numbers: sum(files, (f) => f.in_flight_numbers),
     },
-    concurrency_lowered_by: db ? answersWithCodesSince(db, [...CONCURRENCY_CODES], since) : [],
+    concurrency_lowered_by: reads
+      ? await reads.answersWithCodesSince([...CONCURRENCY_CODES], since)
+      : [],
     rate: {
       requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)),
       rows_per_second: round(sum(files, (f) => f.rows_per_second)),
     },
     files,
     inbox: filesWaitingIn(path.join(dataDir, 'inbox'), now),
-    journal: db
+    journal: reads
       ? {
-          ...journalSize(db),
-          oldest_file: oldestHeldFile(db) ?? null,
-          pruned_files: prunedFileCount(db),
+          ...(await reads.size()),
+          oldest_file: (await reads.oldestHeldFile()) ?? null,
+          pruned_files: await reads.prunedFileCount(),
         }
       : null,
   };
@@ -166,14 +130,19 @@ function rateSpanSeconds(start: string | null, now: number): number {
   );
 }
 
-function filesInProgress(db: Journal, since: string, now: number): FileProgress[] {
-  return unfinishedFileLines(db).map((f) => {
+async function filesInProgress(
+  reads: StatusReads,
+  since: string,
+  now: number,
+): Promise<FileProgress[]> {
+  const progress: FileProgress[] = [];
+  for (const f of await reads.unfinishedFileLines()) {
     const sendable = f.rows - f.invalid - f.duplicates;
     const settled = f.accepted + f.failed + f.unknown;
-    const settledLastMinute = numbersSettledSince(db, f.id, since);
-    const flight = requestsInFlight(db, f.id);
+    const settledLastMinute = await reads.numbersSettledSince(f.id, since);
+    const flight = await reads.inFlight(f.id);
     const rowsPerSecond = settledLastMinute / rateSpanSeconds(f.started_at, now);
-    return {
+    progress.push({
       id: f.id,
       name: f.name,
       status: f.status,
@@ -186,23 +155,27 @@ function filesInProgress(db: Journal, since: string, now: number): FileProgress[
       eta_seconds: rowsPerSecond > 0 ? Math.ceil(f.pending / rowsPerSecond) : null,
       in_flight_requests: flight.requests,
       in_flight_numbers: flight.numbers,
-    };
-  });
+    });
+  }
+  return progress;
 }
 
 /**
  * The daemon's own record, if the process holding the data directory is the daemon that wrote it.
  */
-function runningDaemonState(db: Journal, holder: StatusReport['process']): DaemonState | undefined {
-  const daemon = getDaemonState(db);
+async function runningDaemonState(
+  reads: StatusReads,
+  holder: StatusReport['process'],
+): Promise<DaemonState | undefined> {
+  const daemon = await reads.daemonState();
   return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;
 }
 
-function pauseOf(
-  db: Journal,
+async function pauseOf(
+  reads: StatusReads,
   daemon: DaemonState | undefined,
   filesLeft: boolean,
-): StatusReport['paused'] {
+): Promise<StatusReport['paused']> {
   if (daemon)
     return daemon.paused
       ? {
@@ -213,7 +186,7 @@ function pauseOf(
         }
       : null;
   if (!filesLeft) return null;
-  const last = lastAnswer(db);
+  const last = await reads.lastAnswer();
   if (last?.outcome !== 'rejected:account-fatal' || !last.status_code) return null;
   return {
     reason: describeStatusCode(last.status_code),

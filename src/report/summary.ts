@@ -7,17 +7,9 @@ import {
   CODE_MEANINGS,
   isKnownStatusCode,
 } from '../provider/codes.js';
-import type { Journal } from '../journal/open.js';
-import {
-  failureCounts,
-  type FileLine,
-  fileLine,
-  invalidReasons,
-  repeatsOf,
-  requestTiming,
-} from '../journal/reads.js';
+import type { FileLine, FileReads } from '../journal/index.js';
 
-export { listFiles, type FileLine } from '../journal/reads.js';
+export type { FileLine } from '../journal/index.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
 export const FILE_COLUMNS = [
@@ -68,19 +60,19 @@ export interface FileReport extends FileLine {
   timing: Timing;
 }
 
-export function fileReport(db: Journal, fileId: number): FileReport {
-  const line = fileLine(db, fileId);
+export async function fileReport(reads: FileReads, fileId: number): Promise<FileReport> {
+  const line = await reads.fileLine(fileId);
   return {
     ...line,
-    repeats: repeatsOf(db, fileId),
-    failures: failuresOf(db, fileId),
-    invalid_reasons: invalidReasons(db, fileId),
-    timing: timingOf(db, fileId),
+    repeats: await reads.repeatsOf(fileId),
+    failures: await failuresOf(reads, fileId),
+    invalid_reasons: await reads.invalidReasons(fileId),
+    timing: await timingOf(reads, fileId),
   };
 }
 
-function failuresOf(db: Journal, fileId: number): FailureLine[] {
-  return failureCounts(db, fileId).map((l) => ({
+async function failuresOf(reads: FileReads, fileId: number): Promise<FailureLine[]> {
+  return (await reads.failureCounts(fileId)).map((l) => ({
     ...l,
     ...adviceFor(l.status, l.status_code, fileId),
   }));
@@ -123,8 +115,8 @@ export function adviceFor(
   };
 }
 
-function timingOf(db: Journal, fileId: number): Timing {
-  const t = requestTiming(db, fileId);
+async function timingOf(reads: FileReads, fileId: number): Promise<Timing> {
+  const t = await reads.requestTiming(fileId);
   const seconds =
     t.first_send && t.last_send ? (Date.parse(t.last_send) - Date.parse(t.first_send)) / 1000 : 0;
   return {

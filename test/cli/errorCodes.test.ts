@@ -2,7 +2,7 @@
 // the other way round; and each way the settings or the machine can be wrong before sending ends
 // the real CLI or daemon with exit 2 and one line `smsdrop: E_CODE: message`, no stack, no secret.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -12,15 +12,8 @@ import { inspectFile } from '../../src/intake/inspect.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
-import {
-  CLI,
-  cleanEnv,
-  contactsCsv,
-  REPO,
-  startDaemon,
-  tempDir,
-  waitUntil,
-} from '../daemon/helpers.js';
+import { contactsCsv, REPO, startDaemon, tempDir, waitUntil } from '../daemon/helpers.js';
+import { type Run, smsdrop } from './helpers.js';
 
 const TOKEN = 'S3cretT0ken0000000000000000000042';
 const PROVIDER = {
@@ -29,26 +22,6 @@ const PROVIDER = {
   SMSDROP_AUTH_TOKEN: TOKEN,
   SMSDROP_APP_ID: 'APPerrors000000000000000000001',
 };
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function smsdrop(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: REPO,
-      env: cleanEnv(env),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 /** Exit 2 and, on stderr, one line `smsdrop: CODE: …`: no stack, no token. */
 function assertCodeLine(run: Run, code: string, also?: RegExp): void {

@@ -4,43 +4,20 @@
 // `send` with exit 2, one line `smsdrop: E_CODE: …` and `code` in --json; the daemon keeps its
 // pause but its log line and `smsdrop status` carry the code.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import forge from 'node-forge';
 import {
-  CLI,
-  cleanEnv,
   contactsCsv,
   CREDENTIALS,
-  REPO,
   type Simulator,
   startDaemon,
   startSimulatorProcess,
   tempDir,
 } from '../daemon/helpers.js';
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function smsdrop(args: string[], env: Record<string, string>): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      cwd: REPO,
-      env: cleanEnv(env),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+import { type Run, smsdrop } from './helpers.js';
 
 /** Exit 2, one line `smsdrop: CODE: …` on stderr (no stack, never the token), code in --json. */
 function assertCoded(run: Run, code: string, also?: RegExp): { status: string; requests: number } {

@@ -59,7 +59,7 @@ describe('export', () => {
     const db = requireJournal(dataDir);
     try {
       assert.equal(
-        await exportFile(db, resolveFile(db, 'tricky.csv'), { out: exported }),
+        await exportFile(db, await resolveFile(db, 'tricky.csv'), { out: exported }),
         TRICKY.length,
       );
     } finally {
@@ -127,7 +127,7 @@ describe('export', () => {
     const db = requireJournal(dataDir);
     try {
       assert.equal(
-        await exportFile(db, resolveFile(db, 'mixed.csv'), {
+        await exportFile(db, await resolveFile(db, 'mixed.csv'), {
           statuses: parseRowStatuses('failed,invalid'),
           out,
         }),

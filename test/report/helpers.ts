@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
+import type { JournalHandle } from '../../src/journal/index.js';
 import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
 import {
   type FileRunResult,
   type PipelineContext,
@@ -16,7 +18,6 @@ import {
 } from '../../src/pipeline/index.js';
 import { FilesInProgress } from '../../src/pipeline/inProgress.js';
 import { IntakeTurns } from '../../src/pipeline/turns.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import {
@@ -78,6 +79,8 @@ export function configFor(
 
 export interface Sender {
   db: Journal;
+  /** The same journal as its ports. */
+  stores: JournalHandle;
   ctx: PipelineContext;
   provider: ProviderConnection;
   config: Config;
@@ -109,7 +112,7 @@ export async function sender(
     turns: new IntakeTurns(),
     inProgress: new FilesInProgress(db.filesInProgress),
   };
-  return { db, ctx, provider, config };
+  return { db, stores: handleOf(db), ctx, provider, config };
 }
 
 /** Sends one CSV through the whole pipeline; closes the sender's journal and client after. */

@@ -8,6 +8,7 @@ import { setDaemonState, setDaemonWaiting } from '../../src/journal/daemonState.
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { UsageError } from '../../src/errors.js';
+import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { requireJournal, resolveFile } from '../../src/report/common.js';
 import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
@@ -54,20 +55,20 @@ describe('report', () => {
     );
   });
 
-  it('FILE is an id, a name, a path or a sha256 prefix; unknown and ambiguous ones are usage errors', () => {
+  it('FILE is an id, a name, a path or a sha256 prefix; unknown and ambiguous ones are usage errors', async () => {
     const db = requireJournal(dataDir);
     try {
-      assert.equal(resolveFile(db, '1').name, '=campaign.csv');
-      assert.equal(resolveFile(db, '=campaign.csv').id, 1);
-      assert.equal(resolveFile(db, path.join(dir, '=campaign.csv')).id, 1);
-      assert.equal(resolveFile(db, sha.slice(0, 8).toUpperCase()).id, 1);
-      assert.throws(
+      assert.equal((await resolveFile(db, '1')).name, '=campaign.csv');
+      assert.equal((await resolveFile(db, '=campaign.csv')).id, 1);
+      assert.equal((await resolveFile(db, path.join(dir, '=campaign.csv'))).id, 1);
+      assert.equal((await resolveFile(db, sha.slice(0, 8).toUpperCase())).id, 1);
+      await assert.rejects(
         () => resolveFile(db, sha.slice(0, 5)),
         UsageError,
         'a prefix shorter than 6 is not taken',
       );
-      assert.throws(() => resolveFile(db, 'nope.csv'), /no file "nope\.csv"/);
-      assert.throws(
+      await assert.rejects(() => resolveFile(db, 'nope.csv'), /no file "nope\.csv"/);
+      await assert.rejects(
         () => resolveFile(db, 'same.csv'),
         (err: Error) =>
           err instanceof UsageError &&
@@ -78,10 +79,10 @@ describe('report', () => {
     }
   });
 
-  it('failures by code with class and what to do; the CSV lines add up to the rows', () => {
+  it('failures by code with class and what to do; the CSV lines add up to the rows', async () => {
     const db = requireJournal(dataDir);
     try {
-      const r = fileReport(db, 1);
+      const r = await fileReport(db, 1);
       assert.deepEqual([r.rows, r.accepted, r.failed, r.invalid, r.duplicates], [5, 2, 1, 1, 1]);
       assert.equal(r.failures.length, 1);
       assert.deepEqual(
@@ -197,7 +198,7 @@ describe('status', () => {
     const db = requireJournal(dataDir);
     try {
       const now = Date.now();
-      const s = readStatus(db, dataDir, now);
+      const s = await readStatus(db, dataDir, now);
       assert.equal(s.process, null);
       assert.deepEqual(
         s.paused && { source: s.paused.source, reason: s.paused.reason, code: s.paused.code },
@@ -226,9 +227,11 @@ describe('status', () => {
         },
       );
       // One answer, over the time since its request started (at least a second, at most a minute).
+      const raw = openReadOnly(dataDir)!;
       const started = Date.parse(
-        db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+        raw.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
       );
+      raw.close();
       assert.equal(
         s.rate.requests_per_second,
         Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100,
@@ -242,7 +245,7 @@ describe('status', () => {
     }
   });
 
-  it('while the daemon runs, its own record says whether it is paused', () => {
+  it('while the daemon runs, its own record says whether it is paused', async () => {
     const dataDir = path.join(tempDir(), 'data');
     const writer = openJournal(journalPath(dataDir));
     const lock = acquireLock(dataDir, 'smsdrop run');
@@ -253,7 +256,7 @@ describe('status', () => {
       });
       const db = requireJournal(dataDir);
       try {
-        let s = readStatus(db, dataDir);
+        let s = await readStatus(db, dataDir);
         assert.equal(s.process?.pid, process.pid);
         assert.equal(s.process?.what, 'smsdrop run');
         assert.equal(s.paused?.source, 'daemon');
@@ -264,17 +267,17 @@ describe('status', () => {
         setDaemonState(writer, {
           paused: '111142: account balance insufficient: top up the account',
         });
-        s = readStatus(db, dataDir);
+        s = await readStatus(db, dataDir);
         assert.equal(s.paused?.since, since, 'still the same pause');
         setDaemonState(writer, { paused: null });
-        assert.equal(readStatus(db, dataDir).paused, null);
+        assert.equal((await readStatus(db, dataDir)).paused, null);
         // A message window holding requests is not a pause: said apart, and cleared by its own
         // event.
         setDaemonWaiting(
           writer,
           'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z',
         );
-        s = readStatus(db, dataDir);
+        s = await readStatus(db, dataDir);
         assert.deepEqual(
           [s.paused, s.waiting],
           [
@@ -290,13 +293,13 @@ describe('status', () => {
           paused: '111142: account balance insufficient: top up the account',
         });
         assert.match(
-          renderStatus(readStatus(db, dataDir)),
+          renderStatus(await readStatus(db, dataDir)),
           /PAUSED since .*111142/,
           'a pause says more than a wait',
         );
         setDaemonState(writer, { paused: null });
         setDaemonWaiting(writer, null);
-        assert.equal(readStatus(db, dataDir).waiting, null);
+        assert.equal((await readStatus(db, dataDir)).waiting, null);
       } finally {
         db.close();
       }

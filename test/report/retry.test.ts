@@ -6,8 +6,8 @@ import { after, describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/journal/lock.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
-import { openForReading } from '../../src/report/common.js';
-import { retryRows } from '../../src/report/retry.js';
+import { openReadOnly } from '../../src/journal/stores/reader.js';
+import { retryRows } from '../../src/pipeline/retry.js';
 import {
   acceptedNumbers,
   cleanUp,
@@ -29,7 +29,7 @@ const LINES = [
 ];
 
 function countsOf(dataDir: string): Record<string, unknown> {
-  const db = openForReading(dataDir)!;
+  const db = openReadOnly(dataDir)!;
   try {
     return db
       .prepare(
@@ -60,7 +60,7 @@ describe('retry --failed', () => {
 
     const open = await simulator();
     const s = await sender(dataDir, open, { maxPerRequest: 4 });
-    const result = await retryRows(s.ctx, 1, ['failed']);
+    const result = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.equal(result.retry.rows, 2);
     assert.equal(result.sent?.state, 'finished');
     assert.deepEqual(result.outcome, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
@@ -105,7 +105,7 @@ describe('retry --failed', () => {
       .get(BLOCKED[0]);
     assert.equal(attempts, 4, 'three earlier requests and the retry');
 
-    const again = await retryRows(s.ctx, 1, ['failed']);
+    const again = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.equal(again.retry.rows, 0);
     assert.equal(acceptedNumbers(open).length, 2, 'a second retry sends nothing');
   });
@@ -134,7 +134,7 @@ describe('retry --failed', () => {
     assert.deepEqual(acceptedNumbers(open).sort(), capped);
     // ...then also asks for a retry of the first file: nothing is sent twice.
     const s = await sender(dataDir, open, { maxPerRequest: 4 });
-    const result = await retryRows(s.ctx, 1, ['failed']);
+    const result = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.deepEqual([result.retry.rows, result.retry.repeats], [0, 2]);
     assert.deepEqual(acceptedNumbers(open).sort(), capped, 'each number got the message once');
     assert.deepEqual(countsOf(dataDir), {
@@ -347,7 +347,7 @@ describe('retry --unknown', () => {
   }
 
   function attemptsPerRow(dataDir: string): number[] {
-    const db = openForReading(dataDir)!;
+    const db = openReadOnly(dataDir)!;
     try {
       return db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all() as number[];
     } finally {
@@ -379,7 +379,7 @@ describe('retry --unknown', () => {
     });
     const summary = JSON.parse(run.stdout) as { retried: Record<string, number> };
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
-    const db = openForReading(dataDir)!;
+    const db = openReadOnly(dataDir)!;
     try {
       const reqIds = db
         .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { requireJournal } from '../../src/report/common.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
@@ -32,15 +33,17 @@ describe('status: rate and ETA', () => {
 
     const db = requireJournal(dataDir);
     try {
+      const raw = openReadOnly(dataDir)!;
       const fileStart = Date.parse(
-        db.prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
+        raw.prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
       );
       const firstRequest = Date.parse(
-        db.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+        raw.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
       );
+      raw.close();
 
       // 10 s after the file started: 2 rows in 10 s, not in 60.
-      let s = readStatus(db, dataDir, fileStart + 10_000);
+      let s = await readStatus(db, dataDir, fileStart + 10_000);
       assert.equal(s.files[0]!.rows_per_second, 0.2);
       assert.equal(s.files[0]!.eta_seconds, 20, '4 rows to go at 0.2 rows/s');
       assert.equal(s.rate.rows_per_second, 0.2);
@@ -51,19 +54,19 @@ describe('status: rate and ETA', () => {
       );
 
       // 40 s after: the same rows over 40 s.
-      s = readStatus(db, dataDir, fileStart + 40_000);
+      s = await readStatus(db, dataDir, fileStart + 40_000);
       assert.equal(s.files[0]!.rows_per_second, 0.05);
       assert.equal(s.files[0]!.eta_seconds, 80);
 
       // Older than a minute: the last minute, as before; with nothing in it, no rate and no ETA.
-      s = readStatus(db, dataDir, fileStart + 5 * 60_000);
+      s = await readStatus(db, dataDir, fileStart + 5 * 60_000);
       assert.deepEqual(
         [s.files[0]!.rows_per_second, s.files[0]!.eta_seconds, s.rate.requests_per_second],
         [0, null, 0],
       );
 
       // Times for a person are in the configured zone; the JSON keeps UTC.
-      s = readStatus(db, dataDir, Date.parse('2026-11-25T16:30:00.000Z'));
+      s = await readStatus(db, dataDir, Date.parse('2026-11-25T16:30:00.000Z'));
       assert.equal(s.now, '2026-11-25T16:30:00.000Z');
       assert.match(
         renderStatus(s, 'Asia/Shanghai'),

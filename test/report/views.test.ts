@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { acquireLock } from '../../src/journal/lock.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
-import { openForReading } from '../../src/report/common.js';
+import { openReadOnly } from '../../src/journal/stores/reader.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
   acceptedNumbers,
@@ -59,7 +59,7 @@ describe('views after a run against the simulator', () => {
       { maxPerRequest: 4 },
     );
     assert.equal(result.outcome, 'finished');
-    db = openForReading(path.join(dir, 'data'))!;
+    db = openReadOnly(path.join(dir, 'data'))!;
   });
   after(() => db?.close());
 
@@ -218,7 +218,7 @@ describe('a journal written before the views existed', () => {
   it('is upgraded when first opened for reading', () => {
     const dataDir = path.join(tempDir(), 'data');
     writeOldJournal(dataDir);
-    const db = openForReading(dataDir)!;
+    const db = openReadOnly(dataDir)!;
     try {
       assert.deepEqual(db.prepare('SELECT * FROM v_files').all(), []);
       assert.equal(
@@ -271,7 +271,7 @@ describe('reading while the writer holds a transaction (WAL)', () => {
       ]),
     );
     const writer = openJournal(journalPath(dataDir));
-    const reader = openForReading(dataDir)!;
+    const reader = openReadOnly(dataDir)!;
     try {
       writer.exec('BEGIN IMMEDIATE');
       writer.prepare("UPDATE batches SET state = 'failed'").run();

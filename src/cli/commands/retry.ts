@@ -1,101 +1,27 @@
 // `smsdrop retry FILE --failed | --unknown [--yes] [--json]`: an explicit resend of those rows
-// only. Their numbers move to new batches with fresh reqIds (src/journal/retry.ts), which the
-// normal sender sends; the old batches keep their outcome and attempts. (Unknown batches the
-// provider can still recognise keep their reqId: below.) It writes the journal and
-// sends, so it takes the data-directory lock: with the daemon running it refuses. A file still
-// in progress (paused, stopped) is finished along the way.
+// only (pipeline/retry.ts). It writes the journal and sends, so it takes the data-directory lock:
+// with the daemon running it refuses. A file still in progress (paused, stopped) is finished along
+// the way.
 //
 // Unknown rows may already have arrived. Those the provider would still recognise by their reqId
-// (same day, every attempt carried it: send/policy.ts mayResendWithOwnReqId) are sent again under
-// it, and a repeat is refused (160054, counted as accepted). For the others only a fresh reqId is
-// left, which cannot stop the provider from sending them again, so resending those is confirmed
-// first (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
+// are sent again under it, and a repeat is refused. For the others only a fresh reqId is left,
+// which cannot stop the provider from sending them again, so resending those is confirmed first
+// (y/N on a terminal; without one, only --yes); unconfirmed, they stay unknown.
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError, exitWithError, tellPause } from '../cli/common.js';
-import type { Config } from '../config/index.js';
-import {
-  attemptsOf,
-  countFile,
-  type FileCounts,
-  type FileRecord,
-  setFileStatus,
-  waitingRepeats,
-  type WaitingFile,
-} from '../journal/files.js';
-import {
-  countRetryable,
-  countUnknownByReqId,
-  type KeepsOwnReqId,
-  prepareRetry,
-  type PreparedRetry,
-  type RetryOutcome,
-  retryOutcome,
-  type RetryStatus,
-} from '../journal/retry.js';
-import { FILE_STATUS } from '../journal/states.js';
-import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { providerChange, waitingNote } from '../pipeline/index.js';
-import { openForegroundRuntime } from '../pipeline/runtime.js';
-import { type SendContext, type SendResult, sendFile } from '../send/index.js';
-import { mayResendWithOwnReqId } from '../send/policy.js';
-import { sentBeforeLookup } from '../journal/sentBefore.js';
-import { UsageError } from '../errors.js';
-import { optionalLine, requireJournal, resolveFile } from './common.js';
-
-export interface RetryResult {
-  retry: PreparedRetry;
-  /** How sending ended; undefined when there was nothing to resend. */
-  sent?: SendResult;
-  /** Where the retried rows stand now. */
-  outcome: RetryOutcome;
-  counts: FileCounts;
-  elapsedMs: number;
-}
-
-/**
- * Resends the file's rows in `statuses`; the file is done again once every batch is final.
- * newReqIdsForUnknown: whether unknown rows that cannot keep their reqId may go under new ones.
- */
-export async function retryRows(
-  ctx: SendContext,
-  fileId: number,
-  statuses: readonly RetryStatus[],
-  newReqIdsForUnknown = true,
-): Promise<RetryResult> {
-  const started = Date.now();
-  const unknown = { keepsOwnReqId: ownReqIdRule(ctx.config), newReqIds: newReqIdsForUnknown };
-  // Numbers another file sent the same message to since are not resent (journal/retry.ts).
-  const sentBefore = ctx.config.repeatWindow
-    ? sentBeforeLookup(ctx.db, fileId, ctx.config.repeatWindow)
-    : undefined;
-  const retry = prepareRetry(
-    ctx.db,
-    fileId,
-    statuses,
-    ctx.config.maxPerRequest,
-    unknown,
-    sentBefore,
-  );
-  let sent: SendResult | undefined;
-  if (retry.rows > 0) {
-    sent = await sendFile(ctx, fileId);
-    if (sent.state === 'finished') setFileStatus(ctx.db, fileId, FILE_STATUS.done);
-  }
-  return {
-    retry,
-    ...(sent ? { sent } : {}),
-    outcome: retryOutcome(ctx.db, fileId, retry),
-    counts: countFile(ctx.db, fileId),
-    elapsedMs: Date.now() - started,
-  };
-}
-
-/** Whether an unknown batch keeps its reqId if retried now (see mayResendWithOwnReqId). */
-function ownReqIdRule(config: Config, now = new Date()): KeepsOwnReqId {
-  const settings = { reqIdOn: config.reqId, timezone: config.timezone };
-  return (history) => mayResendWithOwnReqId(history, now, settings);
-}
+import type { Config } from '../../config/index.js';
+import { EXIT, UsageError } from '../../errors.js';
+import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
+import { openReadOnly } from '../../journal/stores/reader.js';
+import { sqliteReadStore } from '../../journal/stores/readStore.js';
+import { sqliteRetryStore } from '../../journal/stores/smallStores.js';
+import { FILE_STATUS } from '../../ports/states.js';
+import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
+import { providerChange, waitingNote } from '../../pipeline/index.js';
+import { heldRepeats, ownReqIdRule, type RetryResult, retryRows } from '../../pipeline/retry.js';
+import { optionalLine, resolveFile } from '../../report/common.js';
+import { configFor, exitOnUserError, exitWithError, tellPause } from '../common.js';
+import { openForegroundRuntime } from '../foreground.js';
 
 interface RetryFlags {
   failed?: boolean;
@@ -128,7 +54,7 @@ export function registerRetryCommand(program: Command): void {
         exitWithError(
           new UsageError('retry: say which rows to resend: --failed, --unknown or both'),
         );
-      const target = findTarget(config, file, statuses);
+      const target = await findTarget(config, file, statuses);
       if (target.rows === 0) {
         process.stdout.write(
           `${target.file.name} (id ${target.file.id}) has no ${statuses.join(' or ')} rows: nothing to resend\n`,
@@ -159,14 +85,24 @@ interface Target {
  * Checks the arguments against the journal (read-only, before the lock): exits 2 when they are
  * wrong.
  */
-function findTarget(config: Config, query: string, statuses: readonly RetryStatus[]): Target {
-  let db;
+async function findTarget(
+  config: Config,
+  query: string,
+  statuses: readonly RetryStatus[],
+): Promise<Target> {
+  // A reader's ports with the retry counts (openReader has none of RetryStore yet).
+  const db = openReadOnly(config.dataDir);
   try {
-    db = requireJournal(config.dataDir);
-    const file = resolveFile(db, query);
+    if (!db)
+      throw new UsageError(
+        `no journal in ${config.dataDir}: nothing has been sent from this data directory (check --data-dir)`,
+      );
+    const reads = sqliteReadStore(db);
+    const retry = sqliteRetryStore(db);
+    const file = await resolveFile(reads, query);
     if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
       const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
-      const sent = attemptsOf(db, file.id);
+      const sent = (await reads.requestTiming(file.id)).requests;
       // Requests may have gone out while it was read: the same bytes continue it; a fixed copy
       // would be a new file.
       if (sent > 0)
@@ -176,9 +112,9 @@ function findTarget(config: Config, query: string, statuses: readonly RetryStatu
       throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
     const unknown = statuses.includes('unknown')
-      ? countUnknownByReqId(db, file.id, config.maxPerRequest, ownReqIdRule(config))
+      ? await retry.countUnknownByReqId(file.id, config.maxPerRequest, ownReqIdRule(config))
       : { ownReqId: 0, newReqId: 0 };
-    return { file, rows: countRetryable(db, file.id, statuses), unknown };
+    return { file, rows: await retry.countRetryable(file.id, statuses), unknown };
   } catch (err) {
     exitOnUserError(err);
     throw err;
@@ -233,11 +169,16 @@ async function runRetry(
   try {
     const changed = providerChange(file, runtime.context.provider);
     if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
-    const result = await retryRows(runtime.context, file.id, statuses, flags.newReqIds);
-    // The file's repeats (this retry's, and intake's) whose number another file holds but has not
-    // sent: with the lock held here, nothing sends them now (a file paused, stopped, or cut
-    // short), so the file is not done: exit 3, as send and resume do.
-    const waiting = result.counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
+    const result = await retryRows(
+      runtime.context,
+      runtime.journal,
+      file.id,
+      statuses,
+      flags.newReqIds,
+    );
+    // The file's repeats (this retry's, and intake's) another file holds but has not sent: the
+    // file is not done: exit 3, as send and resume do.
+    const waiting = await heldRepeats(runtime.journal.files, file.id, result.counts);
     printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
     if (result.sent?.state === 'paused') return tellPause(result.sent, log, '');
     const o = result.outcome;

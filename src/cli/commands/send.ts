@@ -5,37 +5,38 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import pLimit from 'p-limit';
-import { configFor, EXIT, exitWithError, tellPause } from '../cli/common.js';
-import { SmsdropError } from '../errors.js';
-import { startSendProgress } from '../cli/progress.js';
-import { inspectFile } from '../intake/inspect.js';
-import { type Config, defaultAppIdFor } from '../config/index.js';
-import { findLatestFile } from '../journal/files.js';
-import { type Journal, openJournal } from '../journal/open.js';
-import { invalidRows } from '../journal/reads.js';
-import { copySuppressed } from '../journal/suppressed.js';
-import { sentBeforeLookup } from '../journal/sentBefore.js';
-import { openForReading } from '../report/common.js';
-import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { formatDuration } from '../log/duration.js';
-import { redactSecrets } from '../log/redact.js';
-import { AccountPause, createRateLimiter } from '../send/rate.js';
-import { SendWindow } from '../send/window.js';
+import { EXIT, SmsdropError } from '../../errors.js';
+import { inspectFile } from '../../intake/inspect.js';
+import { type Config, defaultAppIdFor } from '../../config/index.js';
+import { findLatestFile } from '../../journal/files.js';
+import { type Journal, openJournal } from '../../journal/open.js';
+import { invalidRows } from '../../journal/reads.js';
+import { copySuppressed } from '../../journal/suppressed.js';
+import { sentBeforeLookup } from '../../journal/sentBefore.js';
+import { openReadOnly } from '../../journal/stores/reader.js';
+import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
+import { formatDuration } from '../../log/duration.js';
+import { redactSecrets } from '../../log/redact.js';
+import { AccountPause, createRateLimiter } from '../../send/rate.js';
+import { SendWindow } from '../../send/window.js';
 import {
   everyRowAccepted,
   type FileRunResult,
   type PipelineContext,
   processFile,
   repeatsNote,
-} from './index.js';
-import { writeResultCsv } from '../results/resultCsv.js';
-import { writeRejectedCsv } from '../results/rejectedCsv.js';
-import { openForegroundRuntime, type Runtime } from './runtime.js';
-import { handleOf } from '../journal/stores/handle.js';
-import { FilesInProgress } from './inProgress.js';
-import { IntakeTurns } from './turns.js';
-import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
-import { type UnevenValues, unevenValues, unevenValuesLines } from './valueCounts.js';
+} from '../../pipeline/index.js';
+import { type MessagesPreview, previewLines, previewMessages } from '../../pipeline/messages.js';
+import type { Runtime } from '../../pipeline/runtime.js';
+import { type UnevenValues, unevenValues, unevenValuesLines } from '../../pipeline/valueCounts.js';
+import { writeRejectedCsv } from '../../results/rejectedCsv.js';
+import { writeResultCsv } from '../../results/resultCsv.js';
+import { configFor, exitWithError, tellPause } from '../common.js';
+import { openForegroundRuntime } from '../foreground.js';
+import { startSendProgress } from '../progress.js';
+import { handleOf } from '../../journal/stores/handle.js';
+import { FilesInProgress } from '../../pipeline/inProgress.js';
+import { IntakeTurns } from '../../pipeline/turns.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -105,7 +106,14 @@ async function sendForeground(
   // unreadable: processFile refuses it
   const inspection = await inspectFile(file, config.encoding).catch(() => undefined);
   const progress =
-    inspection && startSendProgress(runtime.context, file, inspection.sha256, inspection.size);
+    inspection &&
+    startSendProgress(
+      runtime.context,
+      runtime.journal.files,
+      file,
+      inspection.sha256,
+      inspection.size,
+    );
   try {
     const result = await processFile(runtime.context, file, {
       resend: opts.resend ?? false,
@@ -168,7 +176,7 @@ const NO_FILE = 0;
 async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
-  const real = openForReading(config.dataDir);
+  const real = openReadOnly(config.dataDir);
   try {
     if (real) copySuppressed(real, db);
     const ports = handleOf(db);
@@ -257,44 +265,52 @@ function printSummary(
   config: Config,
 ): void {
   const name = result.file?.name ?? path.basename(file);
+  process.stdout.write(
+    opts.json
+      ? `${JSON.stringify(summaryJson(result, name, config))}\n`
+      : `${summaryLines(result, name, config).join('\n')}\n`,
+  );
+}
+
+/** The summary as `--json` prints it. */
+function summaryJson(result: DryRunResult, name: string, config: Config): object {
   const c = result.counts;
-  if (opts.json) {
-    const summary = {
-      name,
-      sha256: result.sha256 ?? null,
-      status: STATUS_OF[result.outcome],
-      rows: c.rows,
-      invalid: c.invalid,
-      duplicates: c.duplicates,
-      repeats: c.repeats,
-      ...(result.waiting ? { waitingIn: result.waiting } : {}),
-      accepted: c.accepted,
-      failed: c.failed,
-      unknown: c.unknown,
-      pending: c.pending,
-      requests: result.plan ? result.plan.requests : c.requests,
-      elapsedMs: result.elapsedMs,
-      ...(result.reason ? { reason: result.reason } : {}),
-      ...(result.code ? { code: result.code } : {}),
-      ...(result.plan
-        ? {
-            plan: {
-              ...result.plan,
-              estimatedSeconds: estimateSeconds(result.plan, config),
-              ...windowOf(config),
-              ...(result.messages ? { messages: result.messages } : {}),
-            },
-          }
-        : {}),
-      ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
-      ...(result.unevenValues ? { unevenValues: result.unevenValues } : {}),
-    };
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
-    return;
-  }
-  const lines = [
-    `${name}  ${STATUS_OF[result.outcome]}${result.outcome === 'already-sent' ? ` (nothing sent again; use --resend to send it again). ${rowsPruned(result) ? "The counts are the earlier send's; its rows were pruned, so no result files were written" : "The counts and the result files beside it are the earlier send's"}` : ''}`,
-  ];
+  return {
+    name,
+    sha256: result.sha256 ?? null,
+    status: STATUS_OF[result.outcome],
+    rows: c.rows,
+    invalid: c.invalid,
+    duplicates: c.duplicates,
+    repeats: c.repeats,
+    ...(result.waiting ? { waitingIn: result.waiting } : {}),
+    accepted: c.accepted,
+    failed: c.failed,
+    unknown: c.unknown,
+    pending: c.pending,
+    requests: result.plan ? result.plan.requests : c.requests,
+    elapsedMs: result.elapsedMs,
+    ...(result.reason ? { reason: result.reason } : {}),
+    ...(result.code ? { code: result.code } : {}),
+    ...(result.plan
+      ? {
+          plan: {
+            ...result.plan,
+            estimatedSeconds: estimateSeconds(result.plan, config),
+            ...windowOf(config),
+            ...(result.messages ? { messages: result.messages } : {}),
+          },
+        }
+      : {}),
+    ...(result.invalidRows ? { invalidRows: result.invalidRows } : {}),
+    ...(result.unevenValues ? { unevenValues: result.unevenValues } : {}),
+  };
+}
+
+/** The summary for a person: status, counts, then the plan (a dry run) or the requests made. */
+function summaryLines(result: DryRunResult, name: string, config: Config): string[] {
+  const c = result.counts;
+  const lines = [`${name}  ${STATUS_OF[result.outcome]}${alreadySentNote(result)}`];
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason)
     lines.push(`reason     ${result.code ? `${result.code}: ` : ''}${result.reason}`);
@@ -315,7 +331,16 @@ function printSummary(
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }
   if (result.unevenValues) lines.push(...unevenValuesLines(result.unevenValues));
-  process.stdout.write(`${lines.join('\n')}\n`);
+  return lines;
+}
+
+/** After the status of a file already sent: nothing went, and whose counts these are. */
+function alreadySentNote(result: DryRunResult): string {
+  if (result.outcome !== 'already-sent') return '';
+  const whose = rowsPruned(result)
+    ? "The counts are the earlier send's; its rows were pruned, so no result files were written"
+    : "The counts and the result files beside it are the earlier send's";
+  return ` (nothing sent again; use --resend to send it again). ${whose}`;
 }
 
 /**

@@ -1,10 +1,9 @@
 // `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
-import { configFor, exitOnUserError, exitWithError } from '../cli/common.js';
-import type { Journal } from '../journal/open.js';
-import { UsageError } from '../errors.js';
-import { openForReading, resolveFile, writeCsv } from './common.js';
+import { UsageError } from '../../errors.js';
+import { type JournalReader, openReader } from '../../journal/index.js';
+import { resolveFile, writeCsv } from '../../report/common.js';
 import {
   fileListCsv,
   fileListTable,
@@ -12,8 +11,9 @@ import {
   fileReportTable,
   REPORT_FORMATS,
   type ReportFormat,
-} from './render.js';
-import { fileReport, listFiles } from './summary.js';
+} from '../../report/render.js';
+import { fileReport } from '../../report/summary.js';
+import { configFor, exitOnUserError, exitWithError } from '../common.js';
 
 export function registerReportCommand(program: Command): void {
   program
@@ -26,14 +26,14 @@ export function registerReportCommand(program: Command): void {
     .action(async (file: string | undefined, _opts: unknown, command: Command) => {
       const format = takeReportFormat(command);
       const config = configFor(command, { forReading: true });
-      const db = openForReading(config.dataDir);
+      const reader = openReader(config.dataDir);
       try {
-        await printReport(db, file, format, config.timezone);
+        await printReport(reader, file, format, config.timezone);
       } catch (err) {
         exitOnUserError(err);
         throw err;
       } finally {
-        db?.close();
+        reader?.close();
       }
     });
 }
@@ -51,23 +51,23 @@ function takeReportFormat(command: Command): ReportFormat {
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
 /** Tables show times in `zone` (the host's when unset); JSON and CSV keep the journal's UTC. */
 export async function printReport(
-  db: Journal | undefined,
+  reader: JournalReader | undefined,
   file: string | undefined,
   format: ReportFormat,
   zone?: string,
 ): Promise<void> {
   if (file === undefined) {
-    const files = db ? listFiles(db) : [];
+    const files = reader ? await reader.listFiles() : [];
     if (format === 'json') process.stdout.write(`${JSON.stringify(files, null, 2)}\n`);
     else if (format === 'csv') await writeCsvTable(fileListCsv(files));
     else process.stdout.write(`${fileListTable(files, zone)}\n`);
     return;
   }
-  if (!db)
+  if (!reader)
     throw new UsageError(
       `no file "${file}": the journal is empty (nothing has been sent from this data directory)`,
     );
-  const report = fileReport(db, resolveFile(db, file).id);
+  const report = await fileReport(reader, (await resolveFile(reader, file)).id);
   if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (format === 'csv') await writeCsvTable(fileReportCsv(report));
   else process.stdout.write(`${fileReportTable(report, zone)}\n`);

@@ -4,13 +4,14 @@
 // it works while the daemon runs; files read after the change follow it, files already read do not.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { configFor, exitWithError } from '../cli/common.js';
-import { SmsdropError, UsageError } from '../errors.js';
-import type { Config } from '../config/index.js';
-import { normalisePhone } from '../intake/phone.js';
-import { journalPath, openJournal } from '../journal/open.js';
-import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../journal/suppressed.js';
-import { openForReading, renderTable } from '../report/common.js';
+import { SmsdropError, UsageError } from '../../errors.js';
+import type { Config } from '../../config/index.js';
+import { normalisePhone } from '../../intake/phone.js';
+import { openReader } from '../../journal/index.js';
+import { journalPath, openJournal } from '../../journal/open.js';
+import { suppressNumbers, unsuppressNumbers } from '../../journal/suppressed.js';
+import { renderTable } from '../../report/common.js';
+import { configFor, exitWithError } from '../common.js';
 
 const DEFAULT_REASON = 'listed by smsdrop suppress';
 
@@ -94,10 +95,10 @@ function removeNumbers(config: Config, numbers: readonly string[]): void {
   }
 }
 
-function printList(config: Config, json: boolean): void {
-  const db = openForReading(config.dataDir);
+async function printList(config: Config, json: boolean): Promise<void> {
+  const reader = openReader(config.dataDir);
   try {
-    const list = db ? listSuppressed(db) : [];
+    const list = reader ? await reader.suppressedNumbers() : [];
     if (json) process.stdout.write(`${JSON.stringify(list)}\n`);
     else if (list.length === 0) process.stdout.write('no suppressed numbers\n');
     else
@@ -108,7 +109,7 @@ function printList(config: Config, json: boolean): void {
         )}\n`,
       );
   } finally {
-    db?.close();
+    reader?.close();
   }
 }
 

@@ -4,24 +4,17 @@
 // stopped, then edited in place and given again as a new file, whose rows the repeat window then
 // leaves to this one). Like retry it sends, so it takes the data-directory lock.
 import type { Command } from 'commander';
-import { configFor, EXIT, exitOnUserError, tellPause } from '../cli/common.js';
-import type { Config } from '../config/index.js';
-import { commitBulk } from '../journal/bulk.js';
-import {
-  countFile,
-  type FileCounts,
-  type FileRecord,
-  setFileStatus,
-  waitingRepeats,
-  type WaitingFile,
-} from '../journal/files.js';
-import { FILE_STATUS } from '../journal/states.js';
-import { createLogger, logDirOf } from '../log/logger.js';
-import { everyRowAccepted, providerChange, waitingNote } from '../pipeline/index.js';
-import { openForegroundRuntime } from '../pipeline/runtime.js';
-import { sendFile, type SendResult } from '../send/index.js';
-import { UsageError } from '../errors.js';
-import { optionalLine, requireJournal, resolveFile } from './common.js';
+import type { Config } from '../../config/index.js';
+import { EXIT, UsageError } from '../../errors.js';
+import type { FileCounts, FileRecord, JournalReader, WaitingFile } from '../../journal/index.js';
+import { FILE_STATUS } from '../../ports/states.js';
+import { createLogger, logDirOf } from '../../log/logger.js';
+import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';
+import { type ResumeResult, resumeFile } from '../../pipeline/resume.js';
+import type { SendResult } from '../../send/index.js';
+import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
+import { configFor, exitOnUserError, tellPause } from '../common.js';
+import { openForegroundRuntime } from '../foreground.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -33,7 +26,7 @@ export function registerResumeCommand(program: Command): void {
     .option('--json', 'print the summary as one JSON object')
     .action(async (query: string, flags: { json?: boolean }, command: Command) => {
       const config = configFor(command);
-      const file = findUnfinished(config, query);
+      const file = await findUnfinished(config, query);
       const log = createLogger({
         level: config.logLevel,
         format: config.logFormat,
@@ -46,24 +39,15 @@ export function registerResumeCommand(program: Command): void {
         (locked) => `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
       );
       const started = Date.now();
-      let sent: SendResult;
-      let counts: FileCounts;
-      let waiting: WaitingFile[];
+      let resumed: ResumeResult;
       try {
-        const changed = providerChange(file, runtime.context.provider);
-        if (changed) throw changed; // one line and exit 2, once the journal and the lock are let go
-        sent = await sendFile(runtime.context, file.id);
-        if (sent.state === 'finished') {
-          setFileStatus(runtime.db, file.id, FILE_STATUS.done);
-          commitBulk(runtime.db);
-        }
-        counts = countFile(runtime.db, file.id);
-        // This file's repeats that another file holds and has not sent: while resume holds the
-        // lock, nothing sends them (as for send: not "every row accepted").
-        waiting = counts.repeats > 0 ? waitingRepeats(runtime.db, file.id) : [];
+        // A file planned for another provider: one line and exit 2, once the journal and the lock
+        // are let go.
+        resumed = await resumeFile(runtime.context, runtime.journal.files, file);
       } finally {
         await runtime.close();
       }
+      const { sent, counts, waiting } = resumed;
       printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
       process.exit(
         sent.state === 'paused'
@@ -76,11 +60,11 @@ export function registerResumeCommand(program: Command): void {
 }
 
 /** The file, when it was read to the end and is not done; otherwise exits 2 saying why not. */
-function findUnfinished(config: Config, query: string): FileRecord {
-  let db;
+async function findUnfinished(config: Config, query: string): Promise<FileRecord> {
+  let reader: JournalReader | undefined;
   try {
-    db = requireJournal(config.dataDir);
-    const file = resolveFile(db, query);
+    reader = requireJournal(config.dataDir);
+    const file = await resolveFile(reader, query);
     const what = `${file.name} (id ${file.id})`;
     if (file.status === FILE_STATUS.done)
       throw new UsageError(
@@ -96,7 +80,7 @@ function findUnfinished(config: Config, query: string): FileRecord {
     exitOnUserError(err);
     throw err;
   } finally {
-    db?.close();
+    reader?.close();
   }
 }
 

@@ -4,10 +4,11 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { configFor, EXIT, exitWith } from '../cli/common.js';
-import { backupJournal } from '../journal/backup.js';
-import { journalPath } from '../journal/open.js';
-import { formatBytes } from '../log/duration.js';
+import { EXIT } from '../../errors.js';
+import { backupJournal } from '../../journal/backup.js';
+import { journalPath } from '../../journal/index.js';
+import { formatBytes } from '../../log/duration.js';
+import { configFor, exitWith } from '../common.js';
 
 export function registerBackupCommand(program: Command): void {
   program

@@ -1,0 +1,45 @@
+// `smsdrop export FILE [--status failed,unknown,...] [--out PATH]`: the per-row results of a file
+// as CSV the intake accepts as it is (report/export.ts), to fix and drop back into the inbox.
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { FileRecord, JournalReader } from '../../journal/index.js';
+import { parseRowStatuses, requireJournal, resolveFile } from '../../report/common.js';
+import { exportFile } from '../../report/export.js';
+import { configFor, exitOnUserError } from '../common.js';
+
+export function registerExportCommand(program: Command): void {
+  program
+    .command('export')
+    .description('per-row results of FILE as CSV that can be fixed and dropped back into the inbox')
+    .argument('<file>', 'file id, name or sha256 prefix')
+    .option(
+      '--status <list>',
+      'only rows in these statuses: invalid, duplicate, pending, accepted, failed, unknown (comma-separated)',
+    )
+    .option(
+      '--out <path>',
+      'where to write; "-" for standard output (default: NAME.export.csv in the current folder)',
+    )
+    .action(async (file: string, opts: { status?: string; out?: string }, command: Command) => {
+      const config = configFor(command, { forReading: true });
+      let reader: JournalReader | undefined;
+      try {
+        const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
+        reader = requireJournal(config.dataDir);
+        const record = await resolveFile(reader, file);
+        const out = opts.out ?? defaultExportName(record);
+        const rows = await exportFile(reader, record, { ...(statuses ? { statuses } : {}), out });
+        if (out !== '-') process.stderr.write(`${rows} rows of ${record.name} written to ${out}\n`);
+      } catch (err) {
+        exitOnUserError(err);
+        throw err;
+      } finally {
+        reader?.close();
+      }
+    });
+}
+
+/** NAME.export.csv in the current folder, NAME being the file's name without .csv. */
+export function defaultExportName(file: FileRecord): string {
+  return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
+}
