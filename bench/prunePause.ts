@@ -17,6 +17,9 @@ import { pruneJournal } from '../src/journal/prune.js';
 import { journalSize } from '../src/journal/storage.js';
 import { formatBytes } from '../src/log/duration.js';
 import { processFile, type PipelineContext } from '../src/pipeline/index.js';
+import { FilesInProgress } from '../src/pipeline/inProgress.js';
+import { IntakeTurns } from '../src/pipeline/turns.js';
+import { handleOf } from '../src/journal/stores/handle.js';
 import { connectProvider } from '../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../src/send/rate.js';
 import { startSimulator } from '../src/simulator/index.js';
@@ -58,7 +61,11 @@ const config = loadConfig({
 });
 const provider = await connectProvider(config);
 const db = openJournal(journalPath(dir));
+const ports = handleOf(db);
 const ctx: PipelineContext = {
+  send: ports.send,
+  files: ports.files,
+  reads: ports.reads,
   db,
   client: provider.client,
   config,
@@ -66,6 +73,8 @@ const ctx: PipelineContext = {
   rateLimiter: createRateLimiter(),
   pause: new AccountPause(),
   defaultAppId: provider.defaultAppId,
+  turns: new IntakeTurns(),
+  inProgress: new FilesInProgress(db.filesInProgress),
 };
 
 /**

@@ -46,6 +46,7 @@ export async function startOperatorSurface(
   const paused = () => context.pause.outage?.reason;
   const metrics = createMetrics({
     db: runtime.db,
+    inProgress: context.inProgress,
     journalFile: journalPath(config.dataDir),
     pausedCode: () => context.pause.outage?.code,
   });
@@ -73,6 +74,7 @@ export async function startOperatorSurface(
         { text: address.text, host: address.host, port: address.port },
         {
           db: runtime.db,
+          inProgress: context.inProgress,
           reads: runtime.journal.reads,
           spools: runtime.spools,
           dataDir: config.dataDir,

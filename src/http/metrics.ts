@@ -8,6 +8,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
 import type { Journal } from '../journal/open.js';
+import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
 import {
   filesByStatus,
   numbersByOutcome,
@@ -20,6 +21,8 @@ import type { RateLimiter } from '../send/rate.js';
 
 export interface MetricsSource {
   db: Journal;
+  /** The files this process is reading or sending now. */
+  inProgress: FilesBeingProcessed;
   journalFile: string;
   /** The code of the pause (E_...) while sending is paused, else undefined. */
   pausedCode(): string | undefined;
@@ -130,7 +133,7 @@ function journalCounters(registry: client.Registry, db: Journal): void {
 
 /** Gauges whose values are read from the journal when scraped. */
 function journalGauges(registry: client.Registry, source: MetricsSource): void {
-  const { db } = source;
+  const { db, inProgress } = source;
   gauge(registry, 'smsdrop_rows', 'Rows of every file, by status.', ['status'], (g) => {
     for (const [status, rows] of Object.entries(rowsByStatus(db))) g.set({ status }, rows);
   });
@@ -144,14 +147,14 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
       // A file that stopped part-way (its last status write failed on a full disk, or an earlier
       // run ended) is not being read or sent, whatever its journal status says.
       for (const f of unfinishedFileLines(db))
-        if (!db.filesInProgress.has(f.id)) {
+        if (!inProgress.has(f.id)) {
           g.dec({ status: f.status }, 1);
           g.inc({ status: 'stopped' }, 1);
         }
     },
   );
   gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) =>
-    g.set(db.filesInProgress.size),
+    g.set(inProgress.size),
   );
   gauge(
     registry,

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getFile } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
+import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import type { ResultSpools } from '../results/spool.js';
@@ -24,6 +25,8 @@ import { fileView, fileViews, overview } from './views.js';
 
 export interface SurfaceSource {
   db: Journal;
+  /** The files this process is reading or sending now. */
+  inProgress: FilesBeingProcessed;
   reads: ReadStore;
   /** Result files written ahead: one of a file that is over waits to be moved into place. */
   spools: ResultSpools;
@@ -185,7 +188,7 @@ async function handle(
  */
 async function sendResultFile(
   res: ServerResponse,
-  { db, reads, spools }: SurfaceSource,
+  { db, reads, spools, inProgress }: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
@@ -200,7 +203,7 @@ async function sendResultFile(
     );
   const over =
     (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
-    !db.filesInProgress.has(id) &&
+    !inProgress.has(id) &&
     !spools.pending(id);
   if (!over)
     return send(

@@ -2,7 +2,15 @@
 // asks for while a file's rows are read, for that file, each one statement or a few. Deciding
 // which batch a row joins, and when a batch is released, is the planner's; this only stores it.
 // Statements are prepared when the store is made: these verbs run for every row or batch.
-import type { GroupKey, HeldBatch, IntakeCounts, PlannedRow, PlanStore } from '../plan/store.js';
+import type {
+  FileHeader,
+  GroupKey,
+  HeldBatch,
+  IntakeCounts,
+  PlannedRow,
+  PlanStore,
+} from '../plan/store.js';
+import { setFileHeader } from './files.js';
 import { sendFirst } from './batches.js';
 import { HELD, newReqId } from './batchNumbers.js';
 import {
@@ -94,6 +102,9 @@ export class JournalPlanStore implements PlanStore {
     this.#lossesAtStart = bulkLosses(db);
   }
 
+  saveHeader(header: FileHeader): void {
+    setFileHeader(this.#db, this.#fileId, header);
+  }
   addRow(row: PlannedRow, onId?: (rowId: number) => void): void {
     this.#rows.add(row, onId);
   }

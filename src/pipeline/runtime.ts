@@ -4,31 +4,27 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import { commitBulk } from '../journal/bulk.js';
 import {
-  closeIntents,
-  enableIntents,
+  type JournalHandle,
   JournalLostError,
-  replayIntents,
-} from '../journal/intents.js';
-import { acquireLock, type Lock } from '../journal/lock.js';
-import { type Journal, journalPath, openJournal } from '../journal/open.js';
-import type { JournalHandle } from '../journal/index.js';
-import { handleOf } from '../journal/stores/handle.js';
+  type OpenedWriter,
+  openWriter,
+} from '../journal/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
-import { recentStarts } from '../journal/batches.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
+import { FilesInProgress } from './inProgress.js';
+import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: Journal;
-  /** The same open journal as `db`, as its ports. Closed by close(), not by itself. */
+  db: OpenedWriter['db'];
+  /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
   context: PipelineContext;
@@ -56,54 +52,60 @@ export interface RuntimeOptions {
 }
 
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
-  const lock: Lock = acquireLock(config.dataDir, options.role);
-  let db: Journal | undefined;
+  const stop = new AbortController();
+  const {
+    handle: journal,
+    db,
+    replayed,
+    missing,
+  } = openWriter(config.dataDir, {
+    role: options.role,
+    synchronous: config.journalSync,
+    reqIdOn: config.reqId,
+    onLost: stopWhenLost(options.log, stop),
+  });
   try {
-    db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-    const stop = new AbortController();
-    takeUpIntents(db, config, options.log, stop);
-    const journal = handleOf(db);
+    logReplayed(options.log, replayed, missing);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
       onUnknownCode: unknownCodeLogger(options.log),
     });
     const limit = pLimit(config.concurrency);
+    const window = config.messageWindow;
+    // What the journal's recent requests used of a message window (those a crash cut off are back
+    // in the journal by now).
+    const startedBefore = window ? await journal.send.recentStarts(Date.now() - window.ms) : [];
     const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       db,
+      send: journal.send,
       files: journal.files,
       reads: journal.reads,
       client: provider.client,
       config,
       limit,
       concurrency: adaptiveConcurrencyOf(limit, config, options.log),
-      rateLimiter: rateLimiterOf(config, db, options.log, options.onMessageWindow),
+      rateLimiter: rateLimiterOf(config, startedBefore, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
+      turns: new IntakeTurns(),
+      // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
+      inProgress: new FilesInProgress(db.filesInProgress),
       spools,
     };
     let closing: Promise<void> | undefined;
-    const openDb = db;
     const close = () =>
       (closing ??= (async () => {
         await provider.close().catch(() => {});
-        try {
-          // What requests recorded on intents alone goes into the journal now, not at the next
-          // start.
-          commitBulkQuietly(openDb);
-          closeIntents(openDb);
-          openDb.close();
-        } finally {
-          lock.release();
-        }
+        // What requests recorded on intents alone goes into the journal now, not at the next start.
+        await journal.close();
       })());
     return { db, journal, provider, context, stop, close, spools };
   } catch (err) {
-    db?.close();
-    lock.release();
+    await journal.close();
     throw err;
   }
 }
@@ -143,21 +145,8 @@ function unknownCodeLogger(log: Logger): (statusCode: string) => void {
     );
 }
 
-function commitBulkQuietly(db: Journal): void {
-  try {
-    commitBulk(db);
-  } catch {
-    // A full disk: the intents stay, and the next start puts their attempts back.
-  }
-}
-
-/**
- * Requests a crash cut off from their journal commit are put back as "may have been received"
- * (intents.ts), before anything reads the journal; then, with reqId on, requests that start
- * during an intake are made safe by intents instead of a journal commit each.
- */
-function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortController): void {
-  const { replayed, missing } = replayIntents(db);
+/** Requests a crash cut off from their journal commit, put back by openWriter, said in the log. */
+function logReplayed(log: Logger, replayed: number, missing: number): void {
   if (replayed > 0)
     log.warn(
       `${replayed} request(s) started just before the last run stopped had no journal record: they count as possibly received and are retried with their own reqId`,
@@ -166,23 +155,27 @@ function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortCont
     log.error(
       `${missing} request(s) started just before the last run stopped name batches the journal does not have: see their files' results`,
     );
-  // A journal that loses requests' records stops this process (JournalLostError); the next start
-  // settles them.
-  const onLost = () => {
+}
+
+/**
+ * A journal that loses requests' records stops this process (JournalLostError); the next start
+ * settles them.
+ */
+function stopWhenLost(log: Logger, stop: AbortController): () => void {
+  return () => {
     const lost = new JournalLostError();
     log.error(withCode(lost), { event: 'journal-lost', code: lost.code });
     stop.abort(lost); // the reason is how the daemon tells this stop from a signal's
   };
-  if (config.reqId) enableIntents(db, config.journalSync, onLost);
 }
 
 /**
  * The pacing limits, one for every file. A message window starts with what the journal's recent
- * requests used of it (after takeUpIntents: those a crash cut off are back in the journal by then).
+ * requests used of it (`startedBefore`).
  */
 function rateLimiterOf(
   config: Config,
-  db: Journal,
+  startedBefore: { at: number; numbers: number }[],
   log: Logger,
   also?: (waiting: string | null) => void,
 ): RateLimiter {
@@ -192,7 +185,7 @@ function rateLimiterOf(
     messagesPerSecond: config.messagesPerSecond,
     ...(window && {
       messageWindow: window,
-      startedBefore: recentStarts(db, Date.now() - window.ms),
+      startedBefore,
       onWindowFull: ({ resumesAt, waitMs }) => {
         also?.(`message window ${window.text} used up; the next request starts at ${resumesAt}`);
         log.warn(

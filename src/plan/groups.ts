@@ -3,8 +3,7 @@
 // group; these are the most recently opened, first in, first out.
 import { hash } from 'node:crypto';
 import { groupKeyOf } from '../intake/row.js';
-import type { SentBefore } from '../journal/sentBefore.js';
-import type { GroupKey } from './store.js';
+import type { GroupKey, SentBefore } from './store.js';
 
 /** A group as intake sees it: its id and its open batch. */
 export interface GroupState {

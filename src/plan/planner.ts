@@ -12,13 +12,12 @@
 // touches a batch still filling (closedBatches.ts says when a closed batch goes).
 import { GroupCounts } from '../intake/groupCounts.js';
 import type { IntakeRow } from '../intake/row.js';
-import type { SentBeforeLookup } from '../journal/sentBefore.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
 import { cacheKeyOf, GroupCache, type GroupState, groupKey } from './groups.js';
 import { checkedLimits, type PlanLimits, placeNumber } from './index.js';
 import { SeenNumbers } from './seenNumbers.js';
-import type { IntakeCounts, PlanStore } from './store.js';
+import type { IntakeCounts, PlanStore, SentBeforeLookup } from './store.js';
 
 export type { IntakeCounts } from './store.js';
 
@@ -61,7 +60,7 @@ export interface RowWriter {
   finish(): IntakeCounts;
   /**
    * Reading stopped early (the file is refused): settles the doubts and writes the open batches'
-   * numbers, releasing none.
+   * numbers, releasing none; commits what the journal holds, whatever happened.
    */
   abandon(): void;
 }
@@ -110,11 +109,16 @@ export class Planner implements RowWriter {
   // numbers without a batch, which a later batch given the same id would take up. The doubts are
   // settled too, so that each row read is counted: a repeat, or in a batch.
   abandon(): void {
-    if (this.#store.rowsLost()) return;
-    this.#store.writeInBulk(0, () => {
-      this.#settleDoubts(new Date().toISOString());
-      this.#saveOpenBatches();
-    });
+    try {
+      if (this.#store.rowsLost()) return;
+      this.#store.writeInBulk(0, () => {
+        this.#settleDoubts(new Date().toISOString());
+        this.#saveOpenBatches();
+      });
+    } finally {
+      // What is kept is committed before the requests in flight are waited for (refusal).
+      this.#store.commit();
+    }
   }
 
   finish(): IntakeCounts {

@@ -38,6 +38,31 @@ export interface IntakeCounts {
   repeats: number;
 }
 
+/** An earlier file's rows of one message: which row, if any, has a number. */
+export interface SentBefore {
+  /** How many numbers. */
+  size: number;
+  /** The id of an earlier row with this number (in another file), or undefined. */
+  rowOf(phone: string): number | undefined;
+}
+
+/**
+ * The earlier rows of a group's message, or undefined when no earlier file has it (the repeat
+ * window: the journal answers it, the planner asks it once per group).
+ */
+export type SentBeforeLookup = (
+  keyHash: number,
+  appId: string,
+  templateId: string,
+  datasJson: string,
+) => SentBefore | undefined;
+
+/** The file's header as intake read it: its columns, and those it keeps as extras. */
+export interface FileHeader {
+  columns: string[];
+  extras: string[];
+}
+
 /** A group's batch still taking numbers, as the journal has it. */
 export interface HeldBatch {
   id: number;
@@ -45,6 +70,8 @@ export interface HeldBatch {
 }
 
 export interface PlanStore {
+  /** The file's header, once read (before its first row). */
+  saveHeader(header: FileHeader): void;
   // Rows, in the file's order: a row's id is known once it is written (onId), before the chunk
   // ends.
   addRow(row: PlannedRow, onId?: (rowId: number) => void): void;

@@ -34,6 +34,7 @@ interface FakeBatch {
 }
 
 class FakeStore implements PlanStore {
+  header: { columns: string[]; extras: string[] } | undefined;
   readonly rows: FakeRow[] = [];
   readonly groups: GroupKey[] = [];
   readonly batches: FakeBatch[] = [];
@@ -45,6 +46,9 @@ class FakeStore implements PlanStore {
 
   constructor(readonly releaseOnlyCommitted = false) {}
 
+  saveHeader(header: { columns: string[]; extras: string[] }): void {
+    this.header = header;
+  }
   addRow(row: PlannedRow, onId?: (rowId: number) => void): void {
     this.#queued.push({ row, onId });
   }

@@ -16,6 +16,8 @@ import {
   type ProcessOptions,
   processFile,
 } from '../../src/pipeline/index.js';
+import { FilesInProgress } from '../../src/pipeline/inProgress.js';
+import { IntakeTurns } from '../../src/pipeline/turns.js';
 import { connectProvider, type ProviderConnection } from '../../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import {
@@ -95,7 +97,11 @@ export async function sender(
   const provider = await connectProvider(config);
   cleanups.push(() => void db.close());
   cleanups.push(() => provider.close());
+  const ports = handleOf(db);
   const ctx: PipelineContext = {
+    send: ports.send,
+    files: ports.files,
+    reads: ports.reads,
     db,
     client: provider.client,
     config,
@@ -103,6 +109,8 @@ export async function sender(
     rateLimiter: createRateLimiter(),
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
+    turns: new IntakeTurns(),
+    inProgress: new FilesInProgress(db.filesInProgress),
   };
   return { db, stores: handleOf(db), ctx, provider, config };
 }

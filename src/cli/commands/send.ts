@@ -34,6 +34,9 @@ import { writeResultCsv } from '../../results/resultCsv.js';
 import { configFor, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { startSendProgress } from '../progress.js';
+import { handleOf } from '../../journal/stores/handle.js';
+import { FilesInProgress } from '../../pipeline/inProgress.js';
+import { IntakeTurns } from '../../pipeline/turns.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -176,7 +179,11 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
   const real = openReadOnly(config.dataDir);
   try {
     if (real) copySuppressed(real, db);
+    const ports = handleOf(db);
     const context: PipelineContext = {
+      send: ports.send,
+      files: ports.files,
+      reads: ports.reads,
       db,
       client: {
         send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),
@@ -187,6 +194,8 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       rateLimiter: createRateLimiter(),
       pause: new AccountPause(),
       defaultAppId: defaultAppIdFor(config),
+      turns: new IntakeTurns(),
+      inProgress: new FilesInProgress(),
     };
     // The rows other files sent are the real journal's (the repeat window): a real run would not
     // send them.

@@ -1,0 +1,295 @@
+// Reading one file into the journal (intake): its rows checked and planned, batches sent while
+// reading goes on when nothing found later can refuse the file, and the refusal of the file when
+// it cannot be read whole.
+import { statSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
+import { FILE_STATUS } from '../ports/index.js';
+import { type ErrorCode, errorCode, isMachineCode, userError } from '../errors.js';
+import { createRowWriter, type RowToJournal, type RowWriter } from '../plan/rowWriter.js';
+import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
+import type { FileInspection } from '../intake/inspect.js';
+import { FileRefusedError } from '../intake/errors.js';
+import { encodingRefusal } from '../intake/readings.js';
+import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
+import { GroupCounts } from '../intake/groupCounts.js';
+import { sendWhileReading } from '../send/whileReading.js';
+import type { IntakeOptions, IntakeRow } from '../intake/row.js';
+import type { PipelineContext } from './index.js';
+
+/** Why a file is refused, with its stable code. */
+export interface Refusal {
+  code: ErrorCode;
+  reason: string;
+}
+
+export interface IntakeTerms {
+  /** Planned only: nothing is sent while reading. */
+  dryRun: boolean;
+  /** Other files' rows, for the repeat window; none with --resend. */
+  sentBefore: SentBeforeLookup | undefined;
+  /** Ends this intake's turn (IntakeTurns): the next file may be read. */
+  turnOver: () => void;
+}
+
+/**
+ * Reads every row into the journal. Returns the refusal when the file as a whole is refused.
+ * Batches that take no more numbers (full, or their group's last row read) are sent while reading
+ * goes on, when that is allowed (see mayOverlap).
+ */
+export async function intake(
+  ctx: PipelineContext,
+  file: FileRecord,
+  filePath: string,
+  inspection: FileInspection,
+  terms: IntakeTerms,
+): Promise<Refusal | undefined> {
+  const kept = await ctx.files.beginIntake(file.id);
+  const unreadable = encodingRefusal(filePath, inspection);
+  if (unreadable)
+    return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, unreadable));
+  const reading = startReading(ctx, file.id, filePath, inspection, kept.lines.length, terms);
+  try {
+    await readAll(ctx, reading, filePath, inspection, kept);
+  } catch (err) {
+    await endReading(reading);
+    // So that, if requests went out and the rows stay, the counts add up (it commits them).
+    try {
+      reading.writer.abandon();
+    } catch {
+      // The journal itself failed (a full disk?): the refusal below says what matters.
+    }
+    // The turn is kept until the requests in flight are settled and the refusal recorded: the next
+    // file would otherwise leave to this one a number whose request then fails, and a refused
+    // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
+    // next file then waits with this one's queued requests for a slot (through another file's
+    // sending window, at worst).
+    // its requests are recorded either way; the refusal is the news
+    await reading.sending?.done.catch(() => {});
+    return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
+  }
+  await endReading(reading);
+  // Every row is in the journal and every batch planned: status sending, so that the next file's
+  // intake counts this one's planned rows (sentBefore.ts), and its turn can start. The requests in
+  // flight can wait long for a slot (other files' requests hold them through a sending window);
+  // one of them that fails leaves a failed row here, which `smsdrop retry` of this file sends.
+  await ctx.files.status(file.id, FILE_STATUS.sending);
+  terms.turnOver();
+  await reading.sending?.done;
+  return undefined;
+}
+
+/** One intake under way: the planner, and what sends and counts beside it. */
+interface Reading {
+  /** Where the planner writes the file's rows, groups and batches. */
+  store: PlanStore;
+  writer: RowWriter;
+  /** Sending while reading, if allowed (mayOverlap). */
+  sending: ReturnType<typeof sendWhileReading> | undefined;
+  groupCounts: GroupCounts | undefined;
+  /**
+   * Aborted when reading is over, refused or not: the requests started by then are let finish,
+   * and sendFile takes over (the part-full batches released at the end, the retries).
+   */
+  readingOver: AbortController;
+}
+
+function startReading(
+  ctx: PipelineContext,
+  fileId: number,
+  filePath: string,
+  inspection: FileInspection,
+  rowsKept: number,
+  { dryRun, sentBefore }: IntakeTerms,
+): Reading {
+  const readingOver = new AbortController();
+  const overlap = mayOverlap(ctx, inspection, dryRun);
+  // So that a group's last batch can go once its last row is read, not after the whole file.
+  // Counted while intake reads: full batches can go before the count is done.
+  const groupCounts = overlap
+    ? GroupCounts.start(filePath, readOptions(ctx, inspection))
+    : undefined;
+  const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), fileId) : undefined;
+  const store = ctx.files.planStore(fileId);
+  const writer = createRowWriter(store, {
+    maxPerRequest: ctx.config.maxPerRequest,
+    rowsKept,
+    fileBytes: inspection.size,
+    ...(sending ? { onRelease: sending.released } : {}),
+    ...(groupCounts ? { groupCounts } : {}),
+    ...(sentBefore ? { sentBefore } : {}),
+  });
+  return { store, writer, sending, groupCounts, readingOver };
+}
+
+/** Every row of the file through the planner, giving the requests in flight their turns. */
+async function readAll(
+  ctx: PipelineContext,
+  { store, writer, sending, groupCounts }: Reading,
+  filePath: string,
+  inspection: FileInspection,
+  kept: KeptRows,
+): Promise<void> {
+  const markKept = keptRowMarker(kept);
+  for await (const chunk of readRows(filePath, {
+    ...readOptions(ctx, inspection),
+    onHeader: headerTaker(store, groupCounts),
+  })) {
+    writer.write(markKept(chunk));
+    if (!sending) continue;
+    // Before a batch filled by these rows can go: a file still growing may end in half a row.
+    assertUnchanged(filePath, inspection);
+    await letSendingRun(ctx.send);
+  }
+  writer.finish();
+  assertUnchanged(filePath, inspection);
+}
+
+async function endReading({ readingOver, groupCounts }: Reading): Promise<void> {
+  readingOver.abort();
+  await groupCounts?.stop();
+}
+
+/**
+ * Turns of the event loop intake gives the requests in flight after each chunk, at most: the
+ * turn their answers arrive in, and the one that journals them with the next attempts (below).
+ * Each turn with writes commits the intake's transaction, so more turns would cost CPU.
+ */
+const TURNS_FOR_SENDING = 3;
+
+/**
+ * The parser hands over rows without a turn of the event loop until it needs more bytes (one read
+ * of 64 KB: ~2,000 rows), so intake gives the requests in flight turns after each chunk. An
+ * answer becomes the next request at the next turn (its outcome and the next attempt are
+ * journalled together, then the request leaves; see writeQueue.ts and sendBatch). So intake
+ * waits while journal writes are waiting, a few turns at most, so that a steady flow of answers
+ * cannot stop the reading.
+ */
+async function letSendingRun(send: SendStore): Promise<void> {
+  for (let turn = 0; turn < TURNS_FOR_SENDING; turn++) {
+    await nextTurn();
+    if (!send.writesPending()) return;
+  }
+}
+
+/**
+ * Sending may start before the last row is read only when nothing found later can refuse the
+ * file: csv-parse, with intake's options, can fail partway only on a double quote, or on a record
+ * past its size limit (a line that long). Such a file is read to the end first, so a broken quote
+ * or a huge line near its end still leaves nothing sent.
+ */
+function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: boolean): boolean {
+  return (
+    ctx.config.sendDuringIntake &&
+    !inspection.quoted &&
+    inspection.longestLine <= MAX_RECORD_CHARS &&
+    !dryRun
+  );
+}
+
+function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
+  return {
+    ...ctx,
+    stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal,
+  };
+}
+
+function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOptions {
+  return {
+    encoding: inspection.encoding,
+    bytes: inspection.size,
+    allowInternational: ctx.config.allowInternational,
+    maxValueChars: ctx.config.maxValueChars,
+    decodedExactly: inspection.exact,
+    quoted: inspection.quoted,
+    ...(ctx.defaultAppId ? { defaultAppId: ctx.defaultAppId } : {}),
+    ...(ctx.config.templateId ? { defaultTemplateId: ctx.config.templateId } : {}),
+    ...(ctx.config.templates ? { templates: ctx.config.templates } : {}),
+  };
+}
+
+/**
+ * Records the file's header. Group counts made under another header than intake read say nothing.
+ */
+function headerTaker(
+  store: PlanStore,
+  groupCounts: GroupCounts | undefined,
+): IntakeOptions['onHeader'] {
+  return (map, extraNames) => {
+    groupCounts?.headerRead(map.header);
+    store.saveHeader({ columns: map.header, extras: extraNames });
+  };
+}
+
+/** Marks the rows an interrupted intake left in the journal (ascending lines, like the chunks). */
+function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
+  let next = 0;
+  return (chunk) => {
+    if (next >= kept.lines.length) return chunk;
+    return chunk.map((row) => {
+      while (next < kept.lines.length && kept.lines[next]! < row.line) next++;
+      return kept.lines[next] === row.line ? { ...row, keptRowId: kept.ids[next]! } : row;
+    });
+  };
+}
+
+/**
+ * The file is refused. When nothing was sent, its rows are dropped, as if never read. When
+ * requests went out while it was read, those stay recorded, and the same bytes given again
+ * continue from there (FileStore.beginIntake): dropping them would send the same numbers twice.
+ */
+export async function refuse(
+  files: FileStore,
+  fileId: number,
+  size: number,
+  { code, reason }: Refusal,
+  sentWhen = 'while the file was being read',
+): Promise<Refusal> {
+  const refused = await files.refuse(fileId, (sent) =>
+    sent === 0
+      ? reason
+      : `${reason}. But ${sent} request(s) had already gone out ${sentWhen}: the result file names who got them. ` +
+        `Giving smsdrop the file again, as it was or once complete, sends only the rest (a file that begins with the same ${size} bytes continues this one); ` +
+        'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent',
+  );
+  return { code, reason: refused.reason };
+}
+
+/**
+ * A file still being written after it was taken would lose the rows added late: refuse it whole.
+ */
+function assertUnchanged(filePath: string, inspection: FileInspection): void {
+  const size = statSync(filePath).size; // a file gone while it is read is refused too
+  if (size !== inspection.size) {
+    throw new FileRefusedError(
+      'E_FILE_CHANGED',
+      filePath,
+      `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`,
+    );
+  }
+}
+
+/**
+ * The refusal an error makes, told apart by its code (userError maps SQLite's and the system's).
+ */
+export function refusalOf(filePath: string, err: unknown): Refusal {
+  const known = userError(err);
+  const e = err as NodeJS.ErrnoException;
+  // The journal's own failures (a full disk under it, any SQLite error) are not the file's fault:
+  // say which it was.
+  if (known && isMachineCode(known.code))
+    return {
+      code: known.code,
+      reason: `${filePath}: the journal could not record it: ${known.message}`,
+    };
+  if (errorCode(err)?.startsWith('SQLITE_'))
+    return {
+      code: 'E_JOURNAL_WRITE',
+      reason: `${filePath}: the journal could not record it: ${e.code} ${e.message}`,
+    };
+  if (known) return { code: known.code, reason: known.message };
+  return {
+    code: 'E_FILE_UNREADABLE',
+    reason: `${filePath}: cannot read the file: ${e.code ? `${e.code} ` : ''}${e.message ?? String(err)}`,
+  };
+}
