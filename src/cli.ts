@@ -68,7 +68,7 @@ registerSendCommand(program);
 (await import('./report/retry.js')).registerRetryCommand(program);
 (await import('./report/resume.js')).registerResumeCommand(program);
 (await import('./report/status.js')).registerStatusCommand(program);
-(await import('./daemon/command.js')).registerRunCommand(program);
+(await import('./cli/commands/run.js')).registerRunCommand(program);
 (await import('./suppress/command.js')).registerSuppressCommand(program);
 (await import('./retention/backup.js')).registerBackupCommand(program);
 (await import('./retention/prune.js')).registerPruneCommand(program);
