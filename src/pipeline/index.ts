@@ -46,8 +46,12 @@ import { sendFile, type SendContext, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
+import type { FileStore, ReadStore } from '../ports/index.js';
 
 export interface PipelineContext extends SendContext {
+  /** The journal's files and reads (ports); optional until every caller passes them. */
+  files?: FileStore;
+  reads?: ReadStore;
   /** appId for files without an appId column. */
   defaultAppId: string | undefined;
   /**

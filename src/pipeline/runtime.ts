@@ -14,6 +14,8 @@ import {
 } from '../journal/intents.js';
 import { acquireLock, type Lock, type LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
+import type { JournalHandle } from '../journal/index.js';
+import { handleOf } from '../journal/stores/handle.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import { recentStarts } from '../journal/batches.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
@@ -24,7 +26,10 @@ import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
 
 export interface Runtime {
+  /** @deprecated use `journal` (its ports); goes once every caller has moved. */
   db: Journal;
+  /** The same open journal as `db`, as its ports. Closed by close(), not by itself. */
+  journal: JournalHandle;
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
@@ -55,6 +60,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
     const stop = new AbortController();
     takeUpIntents(db, config, options.log, stop);
+    const journal = handleOf(db);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
       onUnknownCode: unknownCodeLogger(options.log),
@@ -62,6 +68,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     const limit = pLimit(config.concurrency);
     const context: PipelineContext = {
       db,
+      files: journal.files,
+      reads: journal.reads,
       client: provider.client,
       config,
       limit,
@@ -88,7 +96,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
           lock.release();
         }
       })());
-    return { db, provider, context, stop, close };
+    return { db, journal, provider, context, stop, close };
   } catch (err) {
     db?.close();
     lock.release();

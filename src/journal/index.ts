@@ -1,0 +1,87 @@
+// The journal's one public door: open it as a writer (the one process that sends), as a reader
+// (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
+// ports. Everything else in src/journal/ is private to it.
+import { acquireLock } from './lock.js';
+import { enableIntents, replayIntents } from './intents.js';
+import { type Journal, journalPath, openJournal, sql } from './open.js';
+import { handleOf, type JournalHandle } from './stores/handle.js';
+import type { ReadStore } from '../ports/reads.js';
+import type { SuppressedNumber } from '../ports/records.js';
+
+export { journalPath };
+export { IllegalTransitionError } from './batches.js';
+export { RowsLostError } from './bulk.js';
+export { JournalLostError } from './intents.js';
+export { openReader, type JournalReader } from './stores/reader.js';
+export type { JournalHandle };
+export type * from '../ports/index.js';
+
+export interface WriterOptions {
+  /** Who holds the data-directory lock (shown to a second process). */
+  role: string;
+  /** 'full' also survives power loss, at a cost per commit. */
+  synchronous: 'normal' | 'full';
+  /** Requests carry their batch's reqId: requests during an intake are made safe by intents. */
+  reqIdOn: boolean;
+  /** The journal lost requests' records (a rolled-back transaction): this process must stop. */
+  onLost: () => void;
+}
+
+export interface OpenedWriter {
+  handle: JournalHandle;
+  /** Requests a crash cut off from their journal commit, put back as "may have been received". */
+  replayed: number;
+  /** Of those, the ones naming batches the journal does not have. */
+  missing: number;
+}
+
+/**
+ * The journal of dataDir for the one process that writes it: the data directory's lock, the
+ * journal opened (created, upgraded), requests a crash cut off put back from their intents
+ * before anything reads it, and then, with reqId on, intents for requests started during an
+ * intake. handle.close() releases it all.
+ */
+export function openWriter(dataDir: string, options: WriterOptions): OpenedWriter {
+  const lock = acquireLock(dataDir, options.role);
+  let db: Journal | undefined;
+  try {
+    db = openJournal(journalPath(dataDir), { synchronous: options.synchronous });
+    const { replayed, missing } = replayIntents(db);
+    if (options.reqIdOn) enableIntents(db, options.synchronous, options.onLost);
+    return { handle: handleOf(db, () => lock.release()), replayed, missing };
+  } catch (err) {
+    db?.close();
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * A throwaway journal at `file` (a dry run plans in one), no lock; with `suppressedFrom`, its
+ * suppression list is copied in, so that the plan leaves those numbers out too.
+ */
+export async function openScratch(
+  file: string,
+  suppressedFrom?: Pick<ReadStore, 'suppressedNumbers'>,
+): Promise<JournalHandle> {
+  const suppressed = suppressedFrom ? await suppressedFrom.suppressedNumbers() : [];
+  const db = openJournal(file);
+  try {
+    copySuppressed(db, suppressed);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return handleOf(db);
+}
+
+function copySuppressed(db: Journal, numbers: readonly SuppressedNumber[]): void {
+  if (numbers.length === 0) return;
+  const insert = sql(
+    db,
+    'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
+  );
+  db.transaction(() => {
+    for (const n of numbers) insert.run(n.phone, n.reason, n.source, n.addedAt);
+  })();
+}

@@ -1,0 +1,140 @@
+// FileStore on the SQLite journal: thin delegates to files.ts and its neighbours.
+import { SmsdropError } from '../../errors.js';
+import { commitBulk } from '../bulk.js';
+import {
+  adoptGrownFile,
+  attemptsOf,
+  countFile,
+  createFile,
+  discardIntake,
+  findLatestFile,
+  getFile,
+  lastProgressAt,
+  noteTaken,
+  recountFile,
+  restartIntake,
+  setFileEncoding,
+  setFileProvider,
+  setFileStatus,
+  unfinishedWithSends,
+  waitingRepeats,
+} from '../files.js';
+import { replayIntents } from '../intents.js';
+import type { Journal } from '../open.js';
+import { JournalPlanStore } from '../planStore.js';
+import { planSummary } from '../reads.js';
+import type { FileStore } from '../../ports/files.js';
+import type {
+  FileCounts,
+  FileRecord,
+  KeptRows,
+  NewFile,
+  WaitingFile,
+} from '../../ports/records.js';
+import { FILE_STATUS, type FileStatus } from '../../ports/states.js';
+import type { PlanStore } from '../../plan/store.js';
+
+export class SqliteFileStore implements FileStore {
+  readonly #db: Journal;
+
+  constructor(db: Journal) {
+    this.#db = db;
+  }
+
+  identify(sha256: string): FileRecord | undefined {
+    return findLatestFile(this.#db, sha256);
+  }
+  file(id: number): FileRecord | undefined {
+    return getFile(this.#db, id);
+  }
+  grownCandidates(size: number): FileRecord[] {
+    return unfinishedWithSends(this.#db, size);
+  }
+  create(file: NewFile): FileRecord {
+    return createFile(this.#db, file);
+  }
+  adopt(id: number, file: NewFile): FileRecord {
+    return adoptGrownFile(this.#db, id, file);
+  }
+  noteTaken(sha256: string): void {
+    noteTaken(this.#db, sha256);
+  }
+  setProvider(id: number, provider: string): void {
+    setFileProvider(this.#db, id, provider);
+  }
+  setEncoding(id: number, encoding: string): void {
+    setFileEncoding(this.#db, id, encoding);
+  }
+
+  beginIntake(id: number): KeptRows {
+    const kept = restartIntake(this.#db, id);
+    setFileStatus(this.#db, id, FILE_STATUS.intake);
+    return kept;
+  }
+
+  planStore(id: number): PlanStore {
+    return new JournalPlanStore(this.#db, id);
+  }
+
+  status(id: number, to: FileStatus, error?: string): Promise<void> {
+    return settled(() => {
+      setFileStatus(this.#db, id, to, error);
+      // Another file's intake may hold the journal's transaction open (intents.ts): a file done
+      // is committed now, so that it is done for good before the caller files it away.
+      if (to === FILE_STATUS.done) commitBulk(this.#db);
+    });
+  }
+
+  refuse(
+    id: number,
+    explain: (requestsSent: number) => string,
+  ): Promise<{ requestsSent: number; reason: string }> {
+    return settled(() => this.#refuse(id, explain));
+  }
+
+  #refuse(
+    id: number,
+    explain: (requestsSent: number) => string,
+  ): { requestsSent: number; reason: string } {
+    // A journal that rolled back its open transaction lost attempts that intents still name. (Its
+    // other writes committed first: replay reads the journal as committed.)
+    commitBulk(this.#db);
+    replayIntents(this.#db);
+    const requestsSent = attemptsOf(this.#db, id);
+    const reason = explain(requestsSent);
+    // Nothing sent: the rows go, as if never read. Something sent: what was read is kept, so the
+    // counts must add up.
+    if (requestsSent === 0) discardIntake(this.#db, id);
+    else recountFile(this.#db, id);
+    setFileStatus(this.#db, id, FILE_STATUS.refused, reason);
+    return { requestsSent, reason };
+  }
+
+  counts(id: number): FileCounts {
+    return countFile(this.#db, id);
+  }
+  waitingRepeats(id: number): WaitingFile[] {
+    return waitingRepeats(this.#db, id);
+  }
+  requestsMade(id: number): number {
+    return attemptsOf(this.#db, id);
+  }
+
+  lateness(id: number): { lastProgressAt: string; requestsMade: number } {
+    const file = getFile(this.#db, id);
+    if (!file) throw new SmsdropError('E_INTERNAL', `file ${id} is not in the journal`);
+    return {
+      lastProgressAt: lastProgressAt(this.#db, file),
+      requestsMade: attemptsOf(this.#db, id),
+    };
+  }
+
+  planSummary(id: number): { groups: number; requests: number; numbers: number } {
+    return planSummary(this.#db, id);
+  }
+}
+
+/** `write`'s result as a promise: what it throws becomes the rejection. */
+function settled<T>(write: () => T): Promise<T> {
+  return new Promise<T>((resolve) => resolve(write()));
+}

@@ -1,0 +1,78 @@
+// One open journal as its ports: every store works on the same connection, so the sender's
+// writes, intake's bulk transaction and the reads all see one journal.
+import { commitBulk } from '../bulk.js';
+import { closeIntents } from '../intents.js';
+import type { Journal } from '../open.js';
+import type { DaemonStateStore } from '../../ports/daemonState.js';
+import type { FileStore } from '../../ports/files.js';
+import type { Maintenance } from '../../ports/maintenance.js';
+import type { OutboxStore } from '../../ports/outbox.js';
+import type { ReadStore } from '../../ports/reads.js';
+import type { RetryStore } from '../../ports/retry.js';
+import type { SendStore } from '../../ports/send.js';
+import type { SuppressionList } from '../../ports/suppression.js';
+import { SqliteFileStore } from './fileStore.js';
+import { sqliteReadStore } from './readStore.js';
+import { SqliteSendStore } from './sendStore.js';
+import {
+  sqliteDaemonState,
+  sqliteMaintenance,
+  sqliteOutbox,
+  sqliteRetryStore,
+  sqliteSuppressionList,
+} from './smallStores.js';
+
+export interface JournalHandle {
+  send: SendStore;
+  files: FileStore;
+  reads: ReadStore;
+  outbox: OutboxStore;
+  suppression: SuppressionList;
+  daemon: DaemonStateStore;
+  retry: RetryStore;
+  maintenance: Maintenance;
+  /**
+   * Commits what requests recorded on intents alone, closes the journal, then releases what the
+   * opener holds (the data directory's lock). A second call does nothing.
+   */
+  close(): Promise<void>;
+}
+
+/** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
+export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {
+  let closing: Promise<void> | undefined;
+  return {
+    send: new SqliteSendStore(db),
+    files: new SqliteFileStore(db),
+    reads: sqliteReadStore(db),
+    outbox: sqliteOutbox(db),
+    suppression: sqliteSuppressionList(db),
+    daemon: sqliteDaemonState(db),
+    retry: sqliteRetryStore(db),
+    maintenance: sqliteMaintenance(db),
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        try {
+          closeJournal(db);
+        } finally {
+          release();
+        }
+        resolve();
+      })),
+  };
+}
+
+/**
+ * What requests recorded on intents alone goes into the journal now, not at the next start; a
+ * full disk leaves the intents, and the next start puts their attempts back.
+ */
+function closeJournal(db: Journal): void {
+  if (!db.open) return;
+  try {
+    commitBulk(db);
+  } catch {
+    // see above: the intents stay
+  }
+  closeIntents(db);
+  db.close();
+}

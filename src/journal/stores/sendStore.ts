@@ -1,0 +1,80 @@
+// SendStore on the SQLite journal: the sender's reads and the writes around each request, the
+// writes through the journal's one per-turn write queue (writeQueue.ts), so every start and
+// outcome asked for in one turn of the event loop shares one transaction, as before.
+import {
+  applyTransition,
+  attemptHistory,
+  dueBatches,
+  dueFirst,
+  finishAttempt,
+  providerSilentFor,
+  recentStarts,
+  recoverInterrupted,
+  startAttempt,
+} from '../batches.js';
+import type { Journal } from '../open.js';
+import { nextDueAt } from '../reads.js';
+import { writeQueueFor } from '../writeQueue.js';
+import type { AttemptStart, DueQuery, Outcome, SendStore } from '../../ports/send.js';
+import type { AttemptHistory, BatchToSend } from '../../ports/records.js';
+
+export class SqliteSendStore implements SendStore {
+  readonly #db: Journal;
+
+  constructor(db: Journal) {
+    this.#db = db;
+  }
+
+  claimDueBatches(q: DueQuery): { first: BatchToSend[]; due: BatchToSend[] } {
+    const first = dueFirst(this.#db, q.fileId, q.now).filter((b) => !q.skip.has(b.batch.id));
+    const firstIds = new Set(first.map((b) => b.batch.id));
+    const due = dueBatches(this.#db, q.fileId, q.now, q.afterId, q.limit).filter(
+      (b) => !q.skip.has(b.batch.id) && !firstIds.has(b.batch.id),
+    );
+    return { first, due };
+  }
+
+  startAttempts(starts: readonly AttemptStart[]): Promise<(number | undefined)[]> {
+    const queue = writeQueueFor(this.#db);
+    return Promise.all(
+      starts.map(({ batch, reqId }) => queue.run(() => startAttempt(this.#db, batch, reqId))),
+    );
+  }
+
+  async recordOutcomes(outcomes: readonly Outcome[]): Promise<void> {
+    const queue = writeQueueFor(this.#db);
+    await Promise.all(
+      outcomes.map(({ batchId, transition, attempt }) =>
+        queue.run(() =>
+          attempt
+            ? finishAttempt(this.#db, attempt.id, batchId, attempt.result, transition)
+            : applyTransition(this.#db, batchId, transition),
+        ),
+      ),
+    );
+  }
+
+  recoverInterrupted(fileId: number, reqIdOn: boolean): number {
+    return recoverInterrupted(this.#db, fileId, reqIdOn);
+  }
+
+  nextDueAt(fileId: number): number | null {
+    return nextDueAt(this.#db, fileId);
+  }
+
+  attemptHistory(batchId: number, reqId: string): AttemptHistory {
+    return attemptHistory(this.#db, batchId, reqId);
+  }
+
+  providerSilentFor(batchId: number, attempts: number): boolean {
+    return providerSilentFor(this.#db, batchId, attempts);
+  }
+
+  recentStarts(sinceMs: number): { at: number; numbers: number }[] {
+    return recentStarts(this.#db, sinceMs);
+  }
+
+  writesPending(): boolean {
+    return writeQueueFor(this.#db).waiting();
+  }
+}

@@ -1,0 +1,66 @@
+// The small ports on the SQLite journal (outbox, suppression list, daemon state, retry,
+// maintenance): thin delegates to the journal's functions.
+import { backupJournal } from '../backup.js';
+import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
+import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
+import type { Journal } from '../open.js';
+import { pruneJournal } from '../prune.js';
+import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
+import { journalSize } from '../storage.js';
+import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../suppressed.js';
+import type { DaemonStateStore } from '../../ports/daemonState.js';
+import type { Maintenance } from '../../ports/maintenance.js';
+import type { OutboxStore } from '../../ports/outbox.js';
+import type { RetryStore } from '../../ports/retry.js';
+import type { SuppressionList } from '../../ports/suppression.js';
+
+export function sqliteOutbox(db: Journal): OutboxStore {
+  return {
+    setTargets: (ids) => {
+      db.webhookTargets = [...ids];
+    },
+    hasTargets: () => db.webhookTargets.length > 0,
+    recordEventNow: (event, file, reason) => recordEventNow(db, event, file, reason),
+    undelivered: (target, limit) => undeliveredEvents(db, target, limit),
+    markDelivered: (ids) => {
+      for (const id of ids) markDelivered(db, id);
+    },
+    noteDeliveryFailed: (id, error) => noteDeliveryFailed(db, id, error),
+    canDeliver: () => db.open && !db.inTransaction,
+  };
+}
+
+export function sqliteSuppressionList(db: Journal): SuppressionList {
+  return {
+    add: (phones, reason, source) => suppressNumbers(db, phones, reason, source),
+    remove: (phones) => unsuppressNumbers(db, phones),
+    list: () => listSuppressed(db),
+  };
+}
+
+export function sqliteDaemonState(db: Journal): DaemonStateStore {
+  return {
+    setPause: (update) => setDaemonState(db, update),
+    setWaiting: (text, pid) => setDaemonWaiting(db, text, pid),
+  };
+}
+
+export function sqliteRetryStore(db: Journal): RetryStore {
+  return {
+    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
+      countUnknownByReqId(db, fileId, maxPerRequest, keepsOwnReqId),
+    countRetryable: (fileId, statuses) => countRetryable(db, fileId, statuses),
+    prepareRetry: (fileId, statuses, maxPerRequest, unknown, sentBefore) =>
+      prepareRetry(db, fileId, statuses, maxPerRequest, unknown, sentBefore),
+    retryOutcome: (fileId, retry) => retryOutcome(db, fileId, retry),
+  };
+}
+
+/** `dryRun`: only says what a prune would delete, whatever it is asked (a read-only journal). */
+export function sqliteMaintenance(db: Journal, dryRun = false): Maintenance {
+  return {
+    prune: (options) => pruneJournal(db, dryRun ? { ...options, dryRun: true } : options),
+    backup: (targetDir) => backupJournal(db.name, targetDir),
+    size: () => journalSize(db),
+  };
+}

@@ -1,0 +1,43 @@
+// What the pipeline, the daemon and the retry/resume core need of a file's journal record: find
+// it, make it, move it through its statuses, and count what it holds.
+import type { PlanStore } from '../plan/store.js';
+import type { Awaitable } from './awaitable.js';
+import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from './records.js';
+import type { FileStatus } from './states.js';
+
+export interface FileStore {
+  /** The latest file with these bytes. */
+  identify(sha256: string): Awaitable<FileRecord | undefined>;
+  file(id: number): Awaitable<FileRecord | undefined>;
+  /** Unfinished files that sent something and are shorter than `size` (a file that grew). */
+  grownCandidates(size: number): Awaitable<FileRecord[]>;
+  create(file: NewFile): Awaitable<FileRecord>;
+  /** The grown file `id` takes the new bytes' identity. */
+  adopt(id: number, file: NewFile): Awaitable<FileRecord>;
+  /** The bytes were taken again (a re-dropped file): noted on their latest record. */
+  noteTaken(sha256: string): Awaitable<void>;
+  setProvider(id: number, provider: string): Awaitable<void>;
+  setEncoding(id: number, encoding: string): Awaitable<void>;
+  /** Throws away what an interrupted intake left (keeping rows already sent) and starts intake. */
+  beginIntake(id: number): Awaitable<KeptRows>;
+  /** The planner's store for this file's rows (synchronous: intake's inner loop). */
+  planStore(id: number): PlanStore;
+  /** Moves the file to `to`; 'done' is also committed (on disk once this resolves). */
+  status(id: number, to: FileStatus, error?: string): Promise<void>;
+  /**
+   * Refuses the file: with no request sent its rows are dropped; otherwise they stay, recounted.
+   * `explain` words the reason given how many requests went out.
+   */
+  refuse(
+    id: number,
+    explain: (requestsSent: number) => string,
+  ): Promise<{ requestsSent: number; reason: string }>;
+  counts(id: number): Awaitable<FileCounts>;
+  /** Earlier unfinished files whose rows this file's repeats wait for. */
+  waitingRepeats(id: number): Awaitable<WaitingFile[]>;
+  /** Requests made for the file's batches (attempts). */
+  requestsMade(id: number): Awaitable<number>;
+  /** When the file last made progress, and its requests so far (the daemon's late-file check). */
+  lateness(id: number): Awaitable<{ lastProgressAt: string; requestsMade: number }>;
+  planSummary(id: number): Awaitable<{ groups: number; requests: number; numbers: number }>;
+}

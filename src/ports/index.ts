@@ -1,0 +1,12 @@
+// The ports: what each stage needs of the journal, as interfaces, and the vocabulary they share.
+export type { Awaitable, Pages } from './awaitable.js';
+export * from './states.js';
+export type * from './records.js';
+export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
+export type { FileStore } from './files.js';
+export type { ExportReads, FileReads, MetricsReads, ReadStore, StatusReads } from './reads.js';
+export type { Maintenance } from './maintenance.js';
+export type { OutboxStore } from './outbox.js';
+export type { SuppressionList } from './suppression.js';
+export type { DaemonStateStore } from './daemonState.js';
+export type { RetryStore } from './retry.js';

@@ -1,0 +1,87 @@
+// What reports, the HTTP surface, the CLI and the dry run read of the journal. Split in four so
+// that each implementation stays small; ReadStore is all of them. The result-file pages
+// (resultPages, rejectedRows) are added by src/results/ (they write page text, not records).
+import type { RepeatWindow } from '../config/settings/durations.js';
+import type { Awaitable, Pages } from './awaitable.js';
+import type {
+  DaemonState,
+  FailureCount,
+  FileLine,
+  FileRecord,
+  GroupToSend,
+  HeldFile,
+  JournalSize,
+  RecipientRow,
+  SentBeforeLookup,
+  SuppressedNumber,
+  ValueCount,
+} from './records.js';
+
+export interface FileReads {
+  file(id: number): Awaitable<FileRecord | undefined>;
+  filesNamed(name: string): Awaitable<FileRecord[]>;
+  filesByShaPrefix(shaPrefix: string): Awaitable<FileRecord[]>;
+  listFiles(): Awaitable<FileLine[]>;
+  fileLine(fileId: number): Awaitable<FileLine>;
+  repeatsOf(fileId: number): Awaitable<number>;
+  failureCounts(fileId: number): Awaitable<FailureCount[]>;
+  invalidReasons(
+    fileId: number,
+    limit?: number,
+  ): Awaitable<Array<{ reason: string; count: number }>>;
+  invalidRows(fileId: number, limit: number): Awaitable<Array<{ line: number; reason: string }>>;
+  requestTiming(
+    fileId: number,
+  ): Awaitable<{ requests: number; first_send: string | null; last_send: string | null }>;
+  unevenValueCounts(fileId: number): Awaitable<ValueCount[]>;
+  /** Other files' rows for the repeat window, for intake of `fileId` (undefined: window off). */
+  sentBefore(fileId: number, window: RepeatWindow): Awaitable<SentBeforeLookup | undefined>;
+}
+
+export interface StatusReads {
+  unfinishedFileLines(): Awaitable<FileLine[]>;
+  requestsFinishedSince(since: string): Awaitable<{ count: number; first: string | null }>;
+  answersWithCodesSince(
+    codes: readonly string[],
+    since: string,
+  ): Awaitable<Array<{ code: string; count: number }>>;
+  numbersSettledSince(fileId: number, since: string): Awaitable<number>;
+  inFlight(fileId: number): Awaitable<{ requests: number; numbers: number }>;
+  lastAnswer(): Awaitable<
+    { outcome: string | null; status_code: string | null; finished_at: string } | undefined
+  >;
+  oldestHeldFile(): Awaitable<HeldFile | undefined>;
+  prunedFileCount(): Awaitable<number>;
+  daemonState(): Awaitable<DaemonState | undefined>;
+  size(): Awaitable<JournalSize>;
+  /** 'lost': a write failed and this process stops (JournalLostError); 'closed': closed. */
+  health(): 'writable' | 'closed' | 'lost';
+}
+
+export interface MetricsReads {
+  filesByStatus(): Awaitable<Array<{ status: string; files: number }>>;
+  rowsByStatus(): Awaitable<
+    Record<'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending', number>
+  >;
+  numbersByOutcome(): Awaitable<Array<{ outcome: string; code: string; numbers: number }>>;
+  requestsByOutcome(): Awaitable<Array<{ outcome: string; requests: number }>>;
+  sendRateByMinute(
+    since: string,
+  ): Awaitable<Array<{ minute: string; requests: number; accepted: number }>>;
+  /** Numbers still to send: of every file, or of the files with these bytes. */
+  numbersToSend(sha256s?: readonly string[]): Awaitable<number>;
+}
+
+export interface ExportReads {
+  /** The file's rows in file order, of these statuses (all: none given). */
+  recipients(fileId: number, statuses: readonly string[]): Pages<RecipientRow>;
+  mostValues(fileId: number): Awaitable<number>;
+  /** The file's groups still to send (the dry run's message preview). */
+  groupsToSend(fileId: number): Pages<GroupToSend>;
+  /** The journal's records of these bytes, and whether each was pruned. */
+  recordsOfBytes(sha256: string): Awaitable<Array<{ id: number; pruned: boolean }>>;
+  /** The suppression list as it is (a dry run plans without these numbers too). */
+  suppressedNumbers(): Awaitable<SuppressedNumber[]>;
+}
+
+export type ReadStore = FileReads & StatusReads & MetricsReads & ExportReads;

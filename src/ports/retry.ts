@@ -1,0 +1,27 @@
+// What the retry core needs: counting what a retry would resend, preparing it, and its outcome.
+import type { Awaitable } from './awaitable.js';
+import type {
+  KeepsOwnReqId,
+  PreparedRetry,
+  RetryOutcome,
+  RetryStatus,
+  SentBeforeLookup,
+  UnknownRule,
+} from './records.js';
+
+export interface RetryStore {
+  countUnknownByReqId(
+    fileId: number,
+    maxPerRequest: number,
+    keepsOwnReqId: KeepsOwnReqId,
+  ): Awaitable<{ ownReqId: number; newReqId: number }>;
+  countRetryable(fileId: number, statuses: readonly RetryStatus[]): Awaitable<number>;
+  prepareRetry(
+    fileId: number,
+    statuses: readonly RetryStatus[],
+    maxPerRequest: number,
+    unknown?: UnknownRule,
+    sentBefore?: SentBeforeLookup,
+  ): Awaitable<PreparedRetry>;
+  retryOutcome(fileId: number, retry: PreparedRetry): Awaitable<RetryOutcome>;
+}

@@ -1,0 +1,61 @@
+// What the sender (src/send/) needs of the journal: the due batches of a file, and the writes
+// around each request. A claim changes nothing; startAttempts is the claim that counts (it
+// returns undefined for a batch that is no longer planned under the same req_id).
+import type { Awaitable } from './awaitable.js';
+import type {
+  AttemptHistory,
+  AttemptResult,
+  BatchRecord,
+  BatchToSend,
+  Transition,
+} from './records.js';
+
+/** Which due batches of a file to read: due by `now`, after `afterId`, none of `skip`. */
+export interface DueQuery {
+  fileId: number;
+  now: number;
+  afterId: number;
+  limit: number;
+  /** Batches the caller has queued already (they are left out of both lists). */
+  skip: ReadonlySet<number>;
+}
+
+/** A batch about to be requested, as it was read (its req_id says it is still the same batch). */
+export interface AttemptStart {
+  batch: Pick<BatchRecord, 'id' | 'req_id'>;
+  /** The reqId the request carries (null: reqId is off). */
+  reqId: string | null;
+}
+
+/** Where a batch goes; with `attempt`, the answer of that attempt is recorded with it. */
+export interface Outcome {
+  batchId: number;
+  transition: Transition;
+  attempt?: { id: number; result: AttemptResult };
+}
+
+export interface SendStore {
+  /**
+   * Due batches: `first` are the ones intake asked to go first (each handed out once), `due` the
+   * rest in id order after `afterId` (at most `limit`).
+   */
+  claimDueBatches(q: DueQuery): Awaitable<{ first: BatchToSend[]; due: BatchToSend[] }>;
+  /**
+   * Writes each attempt before its request leaves; resolves once on disk, with the attempt's id,
+   * or undefined for a batch someone else moved. Calls made in one turn share one transaction.
+   */
+  startAttempts(starts: readonly AttemptStart[]): Promise<(number | undefined)[]>;
+  /** Records outcomes (one transaction per turn, as startAttempts); resolves once on disk. */
+  recordOutcomes(outcomes: readonly Outcome[]): Promise<void>;
+  /** Batches a crash left `sending` are put back (reqId on) or ended unknown; returns how many. */
+  recoverInterrupted(fileId: number, reqIdOn: boolean): Awaitable<number>;
+  /** When the file's next planned batch is due (ms), or null when it has none. */
+  nextDueAt(fileId: number): Awaitable<number | null>;
+  attemptHistory(batchId: number, reqId: string): Awaitable<AttemptHistory>;
+  /** No request of any file got an answer since this batch's last `attempts` attempts began. */
+  providerSilentFor(batchId: number, attempts: number): Awaitable<boolean>;
+  /** Requests started after `sinceMs` that may have sent their numbers (a message window). */
+  recentStarts(sinceMs: number): Awaitable<{ at: number; numbers: number }[]>;
+  /** True while writes wait for their transaction (at the next turn of the event loop). */
+  writesPending(): boolean;
+}
