@@ -1,5 +1,5 @@
-// What waits in inbox/, and the names there smsdrop leaves alone: read by the daemon's watcher
-// and by `smsdrop status`.
+// What waits in inbox/, read from the folder (so a file the daemon has not taken is seen too), and
+// which names in it are not files to take.
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
