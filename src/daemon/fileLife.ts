@@ -3,12 +3,22 @@
 import type { Logger } from '../log/logger.js';
 import { describeError, redactSecrets } from '../log/redact.js';
 import type { PipelineContext } from '../pipeline/index.js';
-import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
+import type {
+  Awaitable,
+  FileAside,
+  FileStore,
+  OutboxStore,
+  WebhookEvent,
+} from '../journal/index.js';
 import type { Folders } from './folders.js';
 
 export interface FileLife {
   folders: Folders;
   ctx: PipelineContext;
+  /** The journal's file records: identity, takings, lateness. */
+  files: FileStore;
+  /** The journal's webhook events. */
+  outbox: OutboxStore;
   log: Logger;
   /** Files being processed: name in processing/ -> sha256 of its bytes. */
   active: Map<string, string>;
@@ -29,20 +39,20 @@ export interface FileLife {
 
 /**
  * A webhook event whose news is a move in the file system (to failed/), not a journal write:
- * written right after, in a transaction of its own. Never throws: the file is filed already.
+ * written right after, in a transaction of its own (with a plain value, before this returns).
+ * Never rejects: the file is filed already.
  */
-export function noteEvent(
+export async function noteEvent(
   life: FileLife,
   event: WebhookEvent,
-  file: number | FileAside | (() => number | FileAside),
+  file: number | FileAside | (() => Awaitable<number | FileAside>),
   reason?: string,
-): void {
-  if (life.ctx.db.webhookTargets.length === 0) return;
+): Promise<void> {
   try {
-    recordEventNow(
-      life.ctx.db,
+    if (!life.outbox.hasTargets()) return;
+    await life.outbox.recordEventNow(
       event,
-      typeof file === 'function' ? file() : file,
+      typeof file === 'function' ? await file() : file,
       reason === undefined ? undefined : redactSecrets(reason),
     );
   } catch (err) {

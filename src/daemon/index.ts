@@ -7,11 +7,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/index.js';
-import {
-  type DaemonStateUpdate,
-  setDaemonState,
-  setDaemonWaiting,
-} from '../journal/daemonState.js';
+import type { Awaitable, DaemonStateUpdate } from '../journal/index.js';
 import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
@@ -141,6 +137,8 @@ async function serve(
   const life: FileLife = {
     folders,
     ctx: runtime.context,
+    files: runtime.journal.files,
+    outbox: runtime.journal.outbox,
     log,
     active: new Map(),
     busy: new Map(),
@@ -152,9 +150,13 @@ async function serve(
     (name) => handleFile(life, name),
     (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`),
   );
-  const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [
-    ...life.active.values(),
-  ]);
+  const progress = startProgress(
+    runtime.context,
+    runtime.journal.reads,
+    log,
+    config.progressIntervalMs,
+    () => [...life.active.values()],
+  );
   // Files a previous run left in processing/ go first, then what waits in inbox/.
   for (const name of filesOldestFirst(folders.processing)) {
     log.info(`resuming ${name} from processing/`, { event: 'file-resumed', file: name });
@@ -319,20 +321,28 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
  * Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause.
  */
 function recordPause(runtime: Runtime, state: DaemonStateUpdate, log: Logger): void {
-  try {
-    setDaemonState(runtime.db, state);
-  } catch (err) {
-    log.warn(`cannot record the pause state in the journal: ${describeError(err)}`);
-  }
+  warnIfFails(
+    () => runtime.journal.daemon.setPause(state),
+    (err) => log.warn(`cannot record the pause state in the journal: ${describeError(err)}`),
+  );
 }
 
 /**
  * Keeps daemon_state current so `smsdrop status` can say what requests wait for (a message window).
  */
 function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): void {
+  warnIfFails(
+    () => runtime.journal.daemon.setWaiting(waiting),
+    (err) => log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`),
+  );
+}
+
+/** A write that only informs: written now when it can be, and a failure is a warning. */
+function warnIfFails(write: () => Awaitable<void>, warn: (err: unknown) => void): void {
   try {
-    setDaemonWaiting(runtime.db, waiting);
+    const written = write();
+    if (written instanceof Promise) written.catch(warn);
   } catch (err) {
-    log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`);
+    warn(err);
   }
 }

@@ -1,7 +1,6 @@
 // Files that stopped part-way and rested too long: not resumed unasked (field-notes: a schedule
 // long past should not fire by surprise).
-import { attemptsOf, findLatestFile, lastProgressAt } from '../journal/files.js';
-import { FILE_STATUS } from '../journal/states.js';
+import { FILE_STATUS } from '../ports/states.js';
 import { formatDuration } from '../log/duration.js';
 import { closedMsPerDay } from '../send/window.js';
 import type { FileLife } from './fileLife.js';
@@ -22,17 +21,18 @@ export interface LateResume {
  * stopped: nothing goes twice; that taking is noted, so a pause or restart after it counts from
  * it). Undefined when it may go on.
  */
-export function lateResume(life: FileLife, sha256: string): LateResume | undefined {
-  const { db, config } = life.ctx;
+export async function lateResume(life: FileLife, sha256: string): Promise<LateResume | undefined> {
+  const { config } = life.ctx;
   if (config.resumeWithin.ms === 0) return undefined;
-  const record = findLatestFile(db, sha256);
+  const record = await life.files.identify(sha256);
   if (!record || (record.status !== FILE_STATUS.intake && record.status !== FILE_STATUS.sending))
     return undefined;
-  const movedAt = Date.parse(lastProgressAt(db, record));
+  const lateness = await life.files.lateness(record.id);
+  const movedAt = Date.parse(lateness.lastProgressAt);
   const idleMs = Date.now() - movedAt;
   const limit = lateLimit(config);
   if (!(idleMs > limit.ms)) return undefined;
-  const requested = attemptsOf(db, record.id) > 0;
+  const requested = lateness.requestsMade > 0;
   return {
     fileId: record.id,
     requested,

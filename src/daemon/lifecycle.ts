@@ -15,7 +15,6 @@
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { findLatestFile, noteTaken } from '../journal/files.js';
 import { tightenTaken } from '../datadir/permissions.js';
 import { EXCEL_ADVICE } from '../intake/index.js';
 import { type FileInspection, inspectFile } from '../intake/inspect.js';
@@ -54,7 +53,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
         dropped,
         code,
       });
-      noteEvent(life, 'file.failed', { name, status: 'failed' }, `${code}: ${reason}`);
+      void noteEvent(life, 'file.failed', { name, status: 'failed' }, `${code}: ${reason}`);
       return undefined;
     }
     const name = moveUnique(inboxFile, folders.processing, dropped, [folders.done, folders.failed]);
@@ -153,8 +152,8 @@ async function runFile(
   const sha256 = inspection?.sha256;
   // Only once it runs: a file that waited for another with the same bytes is still fresh.
   const fresh = life.fresh.delete(name);
-  if (fresh && sha256) noteTaken(life.ctx.db, sha256);
-  const late = fresh || !sha256 ? undefined : lateResume(life, sha256);
+  if (fresh && sha256) await life.files.noteTaken(sha256);
+  const late = fresh || !sha256 ? undefined : await lateResume(life, sha256);
   if (late) {
     await failFile(
       life,
@@ -164,7 +163,7 @@ async function runFile(
       late.advice,
       late.requested ? late.fileId : undefined,
     );
-    noteEvent(life, 'file.late', late.fileId, late.reason);
+    await noteEvent(life, 'file.late', late.fileId, late.reason);
     return undefined;
   }
   const file = path.join(life.folders.processing, name);
@@ -194,11 +193,11 @@ async function fileFailed(
   const known = userError(err);
   const reason = known?.message ?? describeError(err);
   await failFile(life, name, known?.code ?? 'E_UNEXPECTED', reason, SENT_SOME);
-  noteEvent(
+  await noteEvent(
     life,
     'file.failed',
-    () =>
-      (sha256 ? findLatestFile(life.ctx.db, sha256)?.id : undefined) ?? {
+    async () =>
+      (sha256 ? (await life.files.identify(sha256))?.id : undefined) ?? {
         name,
         status: 'failed',
       },

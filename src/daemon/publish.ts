@@ -3,7 +3,7 @@
 // only ever hold complete files.
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { attemptsOf, type FileRecord } from '../journal/files.js';
+import type { FileRecord } from '../journal/index.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { describeError, redactSecrets } from '../log/redact.js';
 import { type FileRunResult, repeatsNote } from '../pipeline/index.js';
@@ -33,7 +33,9 @@ export async function settle(
     case 'refused': {
       // Refused after requests went out while it was read: say so, and who got them.
       const sentId =
-        result.file && attemptsOf(life.ctx.db, result.file.id) > 0 ? result.file.id : undefined;
+        result.file && (await life.files.requestsMade(result.file.id)) > 0
+          ? result.file.id
+          : undefined;
       const advice =
         result.code === 'E_PROVIDER_CHANGED'
           ? PROVIDER_CHANGED
@@ -50,7 +52,8 @@ export async function settle(
       );
       // A refused record wrote its file.failed event with its status; a file never recorded
       // (unreadable) did not.
-      if (!result.file) noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
+      if (!result.file)
+        await noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
     }
     case 'paused':

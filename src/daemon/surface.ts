@@ -7,7 +7,7 @@ import { checkHttpAccess, hostList } from '../http/address.js';
 import type { HealthSource } from '../http/health.js';
 import { createMetrics, type DaemonMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
-import { journalPath } from '../journal/open.js';
+import { journalPath } from '../journal/index.js';
 import type { Logger } from '../log/logger.js';
 import { registerSecret } from '../log/redact.js';
 import type { Runtime } from '../pipeline/runtime.js';
@@ -42,10 +42,11 @@ export async function startOperatorSurface(
 ): Promise<OperatorSurface> {
   const targets = webhookTargets(config.webhookUrl);
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
-  runtime.db.webhookTargets = targets.map((t) => t.id);
+  runtime.journal.outbox.setTargets(targets.map((t) => t.id));
   const { context } = runtime;
   const metrics = createMetrics({
-    db: runtime.db,
+    reads: runtime.journal.reads,
+    inProgress: runtime.db.filesInProgress,
     journalFile: journalPath(config.dataDir),
     pausedCode: () => context.pause.outage?.code,
   });
@@ -56,7 +57,7 @@ export async function startOperatorSurface(
   let http: HttpSurface | undefined;
   try {
     http = await startHttp(config, runtime, metrics, {
-      db: runtime.db,
+      journal: runtime.journal.reads,
       dataDir: config.dataDir,
       diskFloorBytes: config.diskFloorMb * 1024 * 1024,
       watching: () => watching,
@@ -90,7 +91,7 @@ function startWebhooks(
 ): Deliverer | undefined {
   if (targets.length === 0) return undefined;
   const delivery = startDelivery({
-    db: runtime.db,
+    outbox: runtime.journal.outbox,
     targets,
     format: config.webhookFormat,
     secret: config.webhookSecret,
@@ -114,7 +115,9 @@ async function startHttp(
   return await startHttpSurface(
     { text: address.text, host: address.host, port: address.port },
     {
+      reads: runtime.journal.reads,
       db: runtime.db,
+      busy: (id) => runtime.db.filesInProgress.has(id) || runtime.db.spools.completed.has(id),
       dataDir: config.dataDir,
       token: config.httpToken,
       hosts: hostList(config.httpHosts),

@@ -8,19 +8,22 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { getFile } from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
 import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
-import { FILE_STATUS } from '../journal/states.js';
+import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
 import { dashboardAssets } from './dashboard.js';
 import { checkHealth, type HealthSource } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
-import { fileView, fileViews, overview } from './views.js';
+import { fileView, fileViews, overview, type ViewSource } from './views.js';
 
-export interface SurfaceSource {
-  db: Journal;
+/** `db`: the journal itself, for the result files and the report's readers (views.ts). */
+export interface SurfaceSource extends ViewSource {
+  /**
+   * The file is read or sent now, or its result file is still written ahead: its result and
+   * rejected files are not to be written from under it.
+   */
+  busy(fileId: number): boolean;
   dataDir: string;
   token: string | undefined;
   /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
@@ -153,26 +156,22 @@ async function handle(
     );
   if (route === '/api/status')
     return sendJson(res, 200, {
-      ...overview(source.db, source.dataDir),
+      ...(await overview(source, source.dataDir)),
       health: checkHealth(source.health),
     });
   if (route === '/api/files')
     return sendJson(res, 200, {
-      files: fileViews(source.db, overview(source.db, source.dataDir).status),
+      files: await fileViews(source.reads, (await overview(source, source.dataDir)).status),
     });
   const one = /^\/api\/files\/(\d+)$/.exec(route);
   if (one) {
-    const view = fileView(source.db, Number(one[1]), overview(source.db, source.dataDir).status);
+    const { status } = await overview(source, source.dataDir);
+    const view = await fileView(source, Number(one[1]), status);
     return view ? sendJson(res, 200, view) : sendJson(res, 404, { error: `no file ${one[1]}` });
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);
   if (download)
-    return sendResultFile(
-      res,
-      source.db,
-      Number(download[1]),
-      download[2] as 'result' | 'rejected',
-    );
+    return sendResultFile(res, source, Number(download[1]), download[2] as 'result' | 'rejected');
   return send(res, 404, 'text/plain', 'not found\n');
 }
 
@@ -183,11 +182,12 @@ async function handle(
  */
 async function sendResultFile(
   res: ServerResponse,
-  db: Journal,
+  source: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
-  const file = getFile(db, id);
+  const { db } = source;
+  const file = await source.reads.file(id);
   if (!file) return send(res, 404, 'text/plain', `no file ${id}\n`);
   if (file.pruned_at !== null)
     return send(
@@ -197,9 +197,7 @@ async function sendResultFile(
       `${file.name}: its rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): \`smsdrop report ${id}\` still has its counts, no longer who got it\n`,
     );
   const over =
-    (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
-    !db.filesInProgress.has(id) &&
-    !db.spools.completed.has(id);
+    (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) && !source.busy(id);
   if (!over)
     return send(
       res,

@@ -23,6 +23,7 @@ describe('an Excel workbook dropped into inbox/', () => {
       const life = {
         folders,
         ctx: { config: { shareWithGroup: false } },
+        outbox: { hasTargets: () => false },
         log: silentLogger(),
         fresh: new Set<string>(),
       } as unknown as FileLife;

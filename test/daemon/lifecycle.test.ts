@@ -37,6 +37,8 @@ async function setUp(name: string) {
   const life: FileLife = {
     folders,
     ctx: runtime.context,
+    files: runtime.journal.files,
+    outbox: runtime.journal.outbox,
     log: silentLogger(),
     active: new Map(),
     busy: new Map(),
