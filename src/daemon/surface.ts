@@ -117,7 +117,7 @@ async function startHttp(
     {
       reads: runtime.journal.reads,
       db: runtime.db,
-      busy: (id) => runtime.db.filesInProgress.has(id) || runtime.db.spools.completed.has(id),
+      busy: (id) => runtime.db.filesInProgress.has(id) || runtime.spools.pending(id),
       dataDir: config.dataDir,
       token: config.httpToken,
       hosts: hostList(config.httpHosts),

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -17,7 +18,7 @@ import { checkHealth, type HealthSource } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { fileView, fileViews, overview, type ViewSource } from './views.js';
 
-/** `db`: the journal itself, for the result files and the report's readers (views.ts). */
+/** `db` (ViewSource): the journal itself, for the report's readers (views.ts). */
 export interface SurfaceSource extends ViewSource {
   /**
    * The file is read or sent now, or its result file is still written ahead: its result and
@@ -177,7 +178,7 @@ async function handle(
 
 /**
  * A file's result (or rejected rows) written from the journal now, once the file is over: while
- * it runs, its result file is being written ahead (resultFiles.ts spoolResults) and is not to be
+ * it runs, its result file is being written ahead (results/spool.ts spoolResults) and is not to be
  * taken from under it.
  */
 async function sendResultFile(
@@ -186,7 +187,6 @@ async function sendResultFile(
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
-  const { db } = source;
   const file = await source.reads.file(id);
   if (!file) return send(res, 404, 'text/plain', `no file ${id}\n`);
   if (file.pruned_at !== null)
@@ -210,8 +210,8 @@ async function sendResultFile(
   try {
     const written =
       which === 'result'
-        ? await writeResultCsv(db, id, dir, stem)
-        : await writeRejectedCsv(db, id, dir, stem);
+        ? await writeResultCsv(source.reads, id, dir, stem)
+        : await writeRejectedCsv(source.reads, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
       ...NOT_CACHED,
