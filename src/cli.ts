@@ -68,7 +68,7 @@ registerSendCommand(program);
 (await import('./cli/commands/retry.js')).registerRetryCommand(program);
 (await import('./cli/commands/resume.js')).registerResumeCommand(program);
 (await import('./cli/commands/status.js')).registerStatusCommand(program);
-(await import('./daemon/command.js')).registerRunCommand(program);
+(await import('./cli/commands/run.js')).registerRunCommand(program);
 (await import('./cli/commands/suppress.js')).registerSuppressCommand(program);
 (await import('./cli/commands/backup.js')).registerBackupCommand(program);
 (await import('./cli/commands/prune.js')).registerPruneCommand(program);

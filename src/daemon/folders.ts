@@ -5,6 +5,7 @@
 import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { checkDataFolder, checkLogDir } from '../datadir/dataDir.js';
+import { isIgnoredName } from '../datadir/inbox.js';
 import { COMPANIONS, stemOf } from '../datadir/names.js';
 import { logDirOf } from '../log/logger.js';
 
@@ -34,11 +35,6 @@ export function prepareFolders(dataDir: string): Folders {
     checkDataFolder(dir);
   checkLogDir(folders.logs);
   return folders;
-}
-
-/** Names being written or owned by an editor: left alone until renamed. */
-export function isIgnoredName(name: string): boolean {
-  return name.startsWith('.') || name.startsWith('~$') || /\.(part|tmp|crdownload)$/i.test(name);
 }
 
 function namesOf(name: string): string[] {
@@ -104,36 +100,5 @@ export function filesOldestFirst(dir: string): string[] {
     .map((entry) => entry.name);
 }
 
-/** A file waiting in inbox/: since its last change there (a move into it, or a write). */
-export interface WaitingFile {
-  name: string;
-  bytes: number;
-  since: string;
-  waiting_seconds: number;
-}
-
-/** The files of inbox/ the daemon would take, longest waiting first; [] when it cannot be read. */
-export function filesWaitingIn(inbox: string, now: number = Date.now()): WaitingFile[] {
-  let names: string[];
-  try {
-    names = readdirSync(inbox).filter((name) => !isIgnoredName(name));
-  } catch {
-    return [];
-  }
-  return names
-    .flatMap((name) => {
-      try {
-        const stats = statSync(path.join(inbox, name));
-        return stats.isFile() ? [{ name, bytes: stats.size, changed: stats.ctimeMs }] : [];
-      } catch {
-        return []; // gone meanwhile, or a link to nothing
-      }
-    })
-    .sort((a, b) => a.changed - b.changed || a.name.localeCompare(b.name))
-    .map(({ name, bytes, changed }) => ({
-      name,
-      bytes,
-      since: new Date(changed).toISOString(),
-      waiting_seconds: Math.max(0, Math.floor((now - changed) / 1000)),
-    }));
-}
+// report/status.ts imports these from here until it takes them from datadir/inbox.js.
+export { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';

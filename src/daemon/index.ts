@@ -6,13 +6,8 @@
 // resolved from the journal at the next start.
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EXIT } from '../cli/common.js';
 import type { Config } from '../config/index.js';
-import {
-  type DaemonStateUpdate,
-  setDaemonState,
-  setDaemonWaiting,
-} from '../journal/daemonState.js';
+import type { Awaitable, DaemonStateUpdate } from '../journal/index.js';
 import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
@@ -20,16 +15,27 @@ import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
 import { describeError } from '../log/redact.js';
-import { type FileLife, handleFile, takeFile } from './lifecycle.js';
+import type { FileLife } from './fileLife.js';
+import { handleFile, takeFile } from './lifecycle.js';
 import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
 import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
 import { type InboxWatcher, watchInbox } from './watch.js';
+import { listenForStop, type StopSignals } from './signals.js';
 import { schedulePruning } from '../retention/schedule.js';
 
-/** Runs until a signal; resolves with the exit status (0 after a clean drain). */
-export async function runDaemon(config: Config): Promise<number> {
+/**
+ * How the daemon ended; the command line turns it into the exit status:
+ * - stopped: drained, every file filed or left in processing/ to resume, journal closed;
+ * - incomplete: the grace period ran over with requests in flight, or the journal failed;
+ * - setup-failed: a set-up mistake of the operator surface, said in one line;
+ * - forced: a second signal during the drain, to go at once.
+ */
+export type DaemonEnd = 'stopped' | 'incomplete' | 'setup-failed' | 'forced';
+
+/** Runs until a signal. */
+export async function runDaemon(config: Config): Promise<DaemonEnd> {
   // before its folders are made: a path under a file is one line, not a stack
   checkDataDir(config.dataDir);
   const folders = prepareFolders(config.dataDir);
@@ -43,9 +49,26 @@ export async function runDaemon(config: Config): Promise<number> {
   } catch (err) {
     return await setupFailed(err, log);
   }
-  let runtime: Runtime;
+  const runtime = await openDaemonRuntime(config, log);
+  let surface: OperatorSurface;
   try {
-    runtime = await openRuntime(config, {
+    surface = await startOperatorSurface(config, runtime, log);
+  } catch (err) {
+    await runtime.close().catch(() => {});
+    return await setupFailed(err, log);
+  }
+  // before any line a supervisor or test waits for
+  const signals = listenForStop(runtime, log);
+  // A second signal ends it at once, whatever the drain is waiting for.
+  return await Promise.race([
+    serveUntilStopped(config, folders, runtime, log, surface, signals),
+    signals.forced,
+  ]);
+}
+
+async function openDaemonRuntime(config: Config, log: Logger): Promise<Runtime> {
+  try {
+    const runtime: Runtime = await openRuntime(config, {
       role: 'smsdrop run (daemon)',
       log,
       // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
@@ -63,21 +86,33 @@ export async function runDaemon(config: Config): Promise<number> {
       },
       onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
     });
+    return runtime;
   } catch (err) {
     // The command line says what it was: one line and exit 2 for a setting, the machine, or
     // another process holding the data directory (E_DATA_DIR_LOCKED), which pm2 does not restart.
     await closeLogger(log);
     throw err;
   }
-  let surface: OperatorSurface;
+}
+
+/** A set-up mistake of the operator surface: one line, exit 2 (pm2 does not restart it). */
+async function setupFailed(err: unknown, log: Logger): Promise<DaemonEnd> {
+  if (!(err instanceof HttpSetupError)) throw err;
+  log.error(`smsdrop run: ${err.message} (${err.code})`);
+  await closeLogger(log);
+  return 'setup-failed';
+}
+
+async function serveUntilStopped(
+  config: Config,
+  folders: Folders,
+  runtime: Runtime,
+  log: Logger,
+  surface: OperatorSurface,
+  signals: StopSignals,
+): Promise<DaemonEnd> {
   try {
-    surface = await startOperatorSurface(config, runtime, log);
-  } catch (err) {
-    await runtime.close().catch(() => {});
-    return await setupFailed(err, log);
-  }
-  try {
-    return await serve(config, folders, runtime, log, surface);
+    return await serve(config, folders, runtime, log, surface, signals);
   } catch (err) {
     await surface.close().catch(() => {});
     // release the journal and the lock before the error exits
@@ -88,29 +123,22 @@ export async function runDaemon(config: Config): Promise<number> {
   }
 }
 
-/** A set-up mistake of the operator surface: one line, exit 2 (pm2 does not restart it). */
-async function setupFailed(err: unknown, log: Logger): Promise<number> {
-  if (!(err instanceof HttpSetupError)) throw err;
-  log.error(`smsdrop run: ${err.message} (${err.code})`);
-  await closeLogger(log);
-  return EXIT.usage;
-}
-
 async function serve(
   config: Config,
   folders: Folders,
   runtime: Runtime,
   log: Logger,
   surface: OperatorSurface,
-): Promise<number> {
-  // before any line a supervisor or test waits for
-  const stopRequested = onStopSignal(runtime, log);
+  signals: StopSignals,
+): Promise<DaemonEnd> {
   announce(config, folders, runtime, log);
   recordPause(runtime, { paused: null }, log);
   recordWaiting(runtime, null, log);
   const life: FileLife = {
     folders,
     ctx: runtime.context,
+    files: runtime.journal.files,
+    outbox: runtime.journal.outbox,
     log,
     active: new Map(),
     busy: new Map(),
@@ -122,10 +150,13 @@ async function serve(
     (name) => handleFile(life, name),
     (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`),
   );
-  const progress = startProgress(runtime.context, log, config.progressIntervalMs, () => [
-    ...life.active.values(),
-  ]);
-
+  const progress = startProgress(
+    runtime.context,
+    runtime.journal.reads,
+    log,
+    config.progressIntervalMs,
+    () => [...life.active.values()],
+  );
   // Files a previous run left in processing/ go first, then what waits in inbox/.
   for (const name of filesOldestFirst(folders.processing)) {
     log.info(`resuming ${name} from processing/`, { event: 'file-resumed', file: name });
@@ -135,15 +166,11 @@ async function serve(
     pool.add(name),
   );
   surface.setWatching(true);
-  if (!runtime.stop.signal.aborted)
-    log.info(
-      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms; ${config.inboxPollMs > 0 ? `polled every ${config.inboxPollMs} ms` : 'file-system events'}, rescanned every ${config.inboxRescanMs} ms)`,
-    );
-
+  sayWatching(config, folders, runtime, log);
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
   const pruning = schedulePruning(config, runtime, log);
 
-  const signal = await stopRequested;
+  const signal = await signals.requested;
   pool.stop();
   await watcher.close();
   surface.setWatching(false);
@@ -153,17 +180,31 @@ async function serve(
   await surface.close();
   // no longer true once this daemon stops, whoever holds the journal next
   recordWaiting(runtime, null, log);
-  if (!drained) {
+  return await closeDown(config, runtime, log, signals, drained ? undefined : pool);
+}
+
+/**
+ * After the drain: the journal is closed only when nothing is in flight any more (`stillSending`:
+ * the pool, when the grace period ran over first).
+ */
+async function closeDown(
+  config: Config,
+  runtime: Runtime,
+  log: Logger,
+  signals: StopSignals,
+  stillSending: FilePool | undefined,
+): Promise<DaemonEnd> {
+  if (stillSending) {
     log.warn(
-      `grace period of ${config.graceMs} ms over with ${pool.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`,
+      `grace period of ${config.graceMs} ms over with ${stillSending.running} file(s) still sending: requests in flight are in doubt and are settled from the journal at the next start`,
     );
-    return EXIT.incomplete;
+    return 'incomplete';
   }
-  stoppedCleanly.add(runtime);
+  signals.done();
   await runtime.close();
   log.info('stopped cleanly: journal closed, lock released');
   // Not a clean stop for a supervisor: pm2 starts it again, and the start settles what was lost.
-  return errorCode(runtime.stop.signal.reason) === 'E_JOURNAL_LOST' ? EXIT.incomplete : EXIT.ok;
+  return errorCode(runtime.stop.signal.reason) === 'E_JOURNAL_LOST' ? 'incomplete' : 'stopped';
 }
 
 /** Watches inbox/: each stable file is taken into processing/ and handed to `onTaken`. */
@@ -199,6 +240,13 @@ function watchForFiles(
   });
 }
 
+function sayWatching(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
+  if (!runtime.stop.signal.aborted)
+    log.info(
+      `watching ${folders.inbox} (a file is taken once unchanged for ${config.stabilityMs} ms; ${config.inboxPollMs > 0 ? `polled every ${config.inboxPollMs} ms` : 'file-system events'}, rescanned every ${config.inboxRescanMs} ms)`,
+    );
+}
+
 /** A file the watcher's events did not announce: said, so that missed events are seen. */
 function foundByRescan(config: Config, file: string, log: Logger): void {
   log.info(
@@ -216,35 +264,6 @@ function announce(config: Config, folders: Folders, runtime: Runtime, log: Logge
   // Without credentials nothing may look like a real send: say it at warn level, every start.
   if (runtime.provider.simulator) log.warn(`sending to ${runtime.provider.describe}`);
   else log.info(`sending to ${runtime.provider.describe}`);
-}
-
-/** Runtimes whose daemon drained every file and is closing: a signal then is not a second stop. */
-const stoppedCleanly = new WeakSet<Runtime>();
-
-/** First SIGTERM/SIGINT: stop starting requests and resolve. Second: exit at once. */
-function onStopSignal(runtime: Runtime, log: Logger): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      // The stop is done (nothing in flight, journal closed) and the process is on its way out: a
-      // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes
-      // nothing.
-      if (stoppedCleanly.has(runtime)) return;
-      if (runtime.stop.signal.aborted) {
-        // (Once the log has ended, on the way out after a grace period ran over, nothing can be
-        // said.)
-        if (!log.writableEnded)
-          log.warn(
-            `${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`,
-          );
-        process.exit(130);
-      }
-      resolve(signal);
-      runtime.stop.abort();
-    };
-    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
-    // Stopped from within (the journal lost requests' records: intents.ts): the same way out.
-    runtime.stop.signal.addEventListener('abort', () => resolve('journal failure'), { once: true });
-  });
 }
 
 async function drain(
@@ -302,20 +321,28 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
  * Keeps daemon_state current so `smsdrop status` (which only reads the journal) can show the pause.
  */
 function recordPause(runtime: Runtime, state: DaemonStateUpdate, log: Logger): void {
-  try {
-    setDaemonState(runtime.db, state);
-  } catch (err) {
-    log.warn(`cannot record the pause state in the journal: ${describeError(err)}`);
-  }
+  warnIfFails(
+    () => runtime.journal.daemon.setPause(state),
+    (err) => log.warn(`cannot record the pause state in the journal: ${describeError(err)}`),
+  );
 }
 
 /**
  * Keeps daemon_state current so `smsdrop status` can say what requests wait for (a message window).
  */
 function recordWaiting(runtime: Runtime, waiting: string | null, log: Logger): void {
+  warnIfFails(
+    () => runtime.journal.daemon.setWaiting(waiting),
+    (err) => log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`),
+  );
+}
+
+/** A write that only informs: written now when it can be, and a failure is a warning. */
+function warnIfFails(write: () => Awaitable<void>, warn: (err: unknown) => void): void {
   try {
-    setDaemonWaiting(runtime.db, waiting);
+    const written = write();
+    if (written instanceof Promise) written.catch(warn);
   } catch (err) {
-    log.warn(`cannot record the waiting state in the journal: ${describeError(err)}`);
+    warn(err);
   }
 }

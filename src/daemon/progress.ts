@@ -1,8 +1,7 @@
 // The periodic progress line while sending: rows settled since start, rows still to go in the
 // files in progress, requests per second over the last interval, and an ETA at that pace. Quiet
 // when nothing is being sent (idle, or paused: the pause has its own line).
-import type { Journal } from '../journal/open.js';
-import { numbersToSend } from '../journal/reads.js';
+import type { ReadStore } from '../journal/index.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from '../pipeline/index.js';
 
@@ -10,9 +9,13 @@ export interface ProgressReporter {
   stop(): void;
 }
 
-/** `activeHashes`: sha256 of each file in progress, to count what is left of those files only. */
+/**
+ * `activeHashes`: sha256 of each file in progress, to count what is left of those files only (the
+ * live batches, planned or being sent, not a scan of rows).
+ */
 export function startProgress(
   ctx: PipelineContext,
+  reads: Pick<ReadStore, 'numbersToSend'>,
   log: Logger,
   intervalMs: number,
   activeHashes: () => string[],
@@ -26,14 +29,14 @@ export function startProgress(
     requests += 1;
   };
   let last = { at: performance.now(), rowsDone: 0, requests: 0 };
-  const tick = () => {
+  const tick = async () => {
     const now = { at: performance.now(), rowsDone, requests };
     const seconds = Math.max((now.at - last.at) / 1000, 0.001);
     const sent = now.requests - last.requests;
     const rowsPerSecond = (now.rowsDone - last.rowsDone) / seconds;
     last = now;
     if (sent === 0) return;
-    const toGo = pendingRows(ctx.db, activeHashes());
+    const toGo = await reads.numbersToSend(activeHashes());
     const requestsPerSecond = Math.round((sent / seconds) * 10) / 10;
     const etaSeconds = rowsPerSecond > 0 ? Math.ceil(toGo / rowsPerSecond) : undefined;
     log.info(
@@ -49,11 +52,7 @@ export function startProgress(
   };
   // A report must never take the daemon down: a failed tick is logged and the next one tries again.
   const safeTick = () => {
-    try {
-      tick();
-    } catch (err) {
-      log.warn(`progress line skipped: ${(err as Error).message}`);
-    }
+    tick().catch((err: unknown) => log.warn(`progress line skipped: ${(err as Error).message}`));
   };
   const timer = setInterval(safeTick, intervalMs);
   timer.unref();
@@ -63,14 +62,6 @@ export function startProgress(
       ctx.onBatchDone = previous;
     },
   };
-}
-
-/**
- * Numbers still to send in those files: the live batches (planned or being sent), not a scan of
- * rows.
- */
-function pendingRows(db: Journal, hashes: string[]): number {
-  return numbersToSend(db, hashes);
 }
 
 export function formatEta(seconds: number | undefined): string {

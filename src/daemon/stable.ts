@@ -7,7 +7,7 @@
 // was re-used before it saw it go, or no event at all on a network share).
 import { closeSync, openSync, readdirSync, readSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
-import { isIgnoredName } from './folders.js';
+import { isIgnoredName } from '../datadir/inbox.js';
 
 /** How a file first came to be looked at: a watcher event, the scan at start, or the rescan. */
 export type FoundBy = 'event' | 'start' | 'rescan';

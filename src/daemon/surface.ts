@@ -4,14 +4,15 @@
 // stops with one line and exit 2, which pm2 does not restart.
 import type { Config } from '../config/index.js';
 import { checkHttpAccess, hostList } from '../http/address.js';
-import { createMetrics } from '../http/metrics.js';
+import type { HealthSource } from '../http/health.js';
+import { createMetrics, type DaemonMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
-import { journalPath } from '../journal/open.js';
+import { journalPath } from '../journal/index.js';
 import type { Logger } from '../log/logger.js';
 import { registerSecret } from '../log/redact.js';
 import type { Runtime } from '../pipeline/runtime.js';
 import { type Deliverer, startDelivery } from '../webhooks/deliver.js';
-import { webhookTargets } from '../config/settings/webhookUrls.js';
+import { type WebhookTarget, webhookTargets } from '../config/settings/webhookUrls.js';
 
 export interface OperatorSurface {
   /** The inbox watcher runs (true) or not: /healthz says so. */
@@ -41,66 +42,37 @@ export async function startOperatorSurface(
 ): Promise<OperatorSurface> {
   const targets = webhookTargets(config.webhookUrl);
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
-  runtime.db.webhookTargets = targets.map((t) => t.id);
+  runtime.journal.outbox.setTargets(targets.map((t) => t.id));
   const { context } = runtime;
-  const paused = () => context.pause.outage?.reason;
   const metrics = createMetrics({
-    db: runtime.db,
+    reads: runtime.journal.reads,
     inProgress: context.inProgress,
     journalFile: journalPath(config.dataDir),
     pausedCode: () => context.pause.outage?.code,
   });
   context.client = metrics.timed(context.client);
   context.rateLimiter = metrics.counted(context.rateLimiter);
-  let delivery: Deliverer | undefined;
-  if (targets.length > 0) {
-    delivery = startDelivery({
-      db: runtime.db,
-      targets,
-      format: config.webhookFormat,
-      secret: config.webhookSecret,
-      log,
-    });
-    log.info(
-      `webhook events go to ${targets.map((t) => t.shown).join(', ')} (${config.webhookFormat})`,
-    );
-  }
+  const delivery = startWebhooks(config, runtime, targets, log);
   let watching = false;
   let http: HttpSurface | undefined;
-  const address = config.http;
-  if (address.host !== undefined && address.port !== undefined) {
-    try {
-      http = await startHttpSurface(
-        { text: address.text, host: address.host, port: address.port },
-        {
-          db: runtime.db,
-          inProgress: context.inProgress,
-          reads: runtime.journal.reads,
-          spools: runtime.spools,
-          dataDir: config.dataDir,
-          token: config.httpToken,
-          hosts: hostList(config.httpHosts),
-          healthzOpen: config.healthzOpen,
-          metrics,
-          health: {
-            db: runtime.db,
-            dataDir: config.dataDir,
-            diskFloorBytes: config.diskFloorMb * 1024 * 1024,
-            watching: () => watching,
-            paused,
-            webhooksFailing: () => delivery?.failing() ?? [],
-          },
-        },
-      );
-    } catch (err) {
-      await delivery?.stop();
-      throw err;
-    }
+  try {
+    http = await startHttp(config, runtime, metrics, {
+      journal: runtime.journal.reads,
+      dataDir: config.dataDir,
+      diskFloorBytes: config.diskFloorMb * 1024 * 1024,
+      watching: () => watching,
+      paused: () => context.pause.outage?.reason,
+      webhooksFailing: () => delivery?.failing() ?? [],
+    });
+  } catch (err) {
+    await delivery?.stop();
+    throw err;
+  }
+  if (http)
     log.info(
       `dashboard, metrics and health check on ${http.url}/ (/metrics, /healthz, /api/files)${config.httpToken ? '; a bearer token is required' : ''}`,
       { event: 'http-listening', url: http.url },
     );
-  }
   return {
     setWatching: (on) => (watching = on),
     async close() {
@@ -108,4 +80,49 @@ export async function startOperatorSurface(
       await delivery?.stop();
     },
   };
+}
+
+/** Delivery of the journal's webhook events, when SMSDROP_WEBHOOK_URL names targets. */
+function startWebhooks(
+  config: Config,
+  runtime: Runtime,
+  targets: WebhookTarget[],
+  log: Logger,
+): Deliverer | undefined {
+  if (targets.length === 0) return undefined;
+  const delivery = startDelivery({
+    outbox: runtime.journal.outbox,
+    targets,
+    format: config.webhookFormat,
+    secret: config.webhookSecret,
+    log,
+  });
+  log.info(
+    `webhook events go to ${targets.map((t) => t.shown).join(', ')} (${config.webhookFormat})`,
+  );
+  return delivery;
+}
+
+/** The HTTP server, when SMSDROP_HTTP names an address. */
+async function startHttp(
+  config: Config,
+  runtime: Runtime,
+  metrics: DaemonMetrics,
+  health: HealthSource,
+): Promise<HttpSurface | undefined> {
+  const address = config.http;
+  if (address.host === undefined || address.port === undefined) return undefined;
+  return await startHttpSurface(
+    { text: address.text, host: address.host, port: address.port },
+    {
+      reads: runtime.journal.reads,
+      busy: (id) => runtime.context.inProgress.has(id) || runtime.spools.pending(id),
+      dataDir: config.dataDir,
+      token: config.httpToken,
+      hosts: hostList(config.httpHosts),
+      healthzOpen: config.healthzOpen,
+      metrics,
+      health,
+    },
+  );
 }

@@ -15,7 +15,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
-import { isIgnoredName } from './folders.js';
+import { isIgnoredName } from '../datadir/inbox.js';
 import { followStableFiles, type FoundBy } from './stable.js';
 
 export { TAIL_WAIT_FACTOR, type FoundBy } from './stable.js';

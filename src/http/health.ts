@@ -6,11 +6,10 @@
 import { rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCode } from '../errors.js';
-import type { Journal } from '../journal/open.js';
-import { journalLost } from '../journal/intents.js';
+import type { ReadStore } from '../journal/index.js';
 
 export interface HealthSource {
-  db: Journal;
+  journal: Pick<ReadStore, 'health'>;
   dataDir: string;
   /** Free bytes below which the data directory's volume counts as full (SMSDROP_DISK_FLOOR_MB). */
   diskFloorBytes: number;
@@ -30,13 +29,15 @@ export interface Health {
   reasons: string[];
 }
 
+const JOURNAL_HEALTH = {
+  writable: 'writable',
+  closed: 'closed',
+  lost: 'failed: it lost requests’ records (see the log)',
+} as const;
+
 export function checkHealth(source: HealthSource): Health {
   const reasons: string[] = [];
-  const journal = !source.db.open
-    ? 'closed'
-    : journalLost(source.db)
-      ? 'failed: it lost requests’ records (see the log)'
-      : 'writable';
+  const journal = JOURNAL_HEALTH[source.journal.health()];
   if (journal !== 'writable') reasons.push(`journal ${journal}`);
   const disk = checkDisk(source.dataDir, source.diskFloorBytes);
   if (!disk.ok) reasons.push(`data directory ${disk.text}`);

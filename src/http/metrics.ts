@@ -7,22 +7,14 @@
 // Label values come from fixed sets: outcomes, provider status codes, smsdrop's E_ codes.
 import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
-import type { Journal } from '../journal/open.js';
-import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
-import {
-  filesByStatus,
-  numbersByOutcome,
-  requestsByOutcome,
-  rowsByStatus,
-  unfinishedFileLines,
-} from '../journal/reads.js';
+import type { Awaitable, ReadStore } from '../journal/index.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { RateLimiter } from '../send/rate.js';
 
 export interface MetricsSource {
-  db: Journal;
-  /** The files this process is reading or sending now. */
-  inProgress: FilesBeingProcessed;
+  reads: ReadStore;
+  /** The files this process is reading or sending now (ids). */
+  inProgress: { has(id: number): boolean; readonly size: number };
   journalFile: string;
   /** The code of the pause (E_...) while sending is paused, else undefined. */
   pausedCode(): string | undefined;
@@ -44,7 +36,7 @@ export function createMetrics(source: MetricsSource): DaemonMetrics {
   for (const name of ['handles', 'requests', 'resources'])
     registry.removeSingleMetric(`nodejs_active_${name}_total`);
   buildInfo(registry);
-  journalCounters(registry, source.db);
+  journalCounters(registry, source.reads);
   journalGauges(registry, source);
   const latency = new client.Histogram({
     name: 'smsdrop_request_duration_seconds',
@@ -110,14 +102,15 @@ function buildInfo(registry: client.Registry): void {
  * Totals since the journal began, read from it when scraped: they never go down, a restart or a
  * prune included (a pruned file's share is kept in pruned_totals).
  */
-function journalCounters(registry: client.Registry, db: Journal): void {
+function journalCounters(registry: client.Registry, reads: ReadStore): void {
   counter(
     registry,
     'smsdrop_numbers_total',
     'Numbers with an outcome, by outcome and provider status code.',
     ['outcome', 'code'],
-    (c) => {
-      for (const n of numbersByOutcome(db)) c.inc({ outcome: n.outcome, code: n.code }, n.numbers);
+    () => reads.numbersByOutcome(),
+    (c, numbers) => {
+      for (const n of numbers) c.inc({ outcome: n.outcome, code: n.code }, n.numbers);
     },
   );
   counter(
@@ -125,42 +118,61 @@ function journalCounters(registry: client.Registry, db: Journal): void {
     'smsdrop_requests_total',
     'Requests to the provider that got an outcome, by outcome (those in flight: smsdrop_requests_in_flight).',
     ['outcome'],
-    (c) => {
-      for (const r of requestsByOutcome(db)) c.inc({ outcome: r.outcome }, r.requests);
+    () => reads.requestsByOutcome(),
+    (c, requests) => {
+      for (const r of requests) c.inc({ outcome: r.outcome }, r.requests);
     },
   );
 }
 
 /** Gauges whose values are read from the journal when scraped. */
 function journalGauges(registry: client.Registry, source: MetricsSource): void {
-  const { db, inProgress } = source;
-  gauge(registry, 'smsdrop_rows', 'Rows of every file, by status.', ['status'], (g) => {
-    for (const [status, rows] of Object.entries(rowsByStatus(db))) g.set({ status }, rows);
-  });
+  const { reads, inProgress } = source;
+  gauge(
+    registry,
+    'smsdrop_rows',
+    'Rows of every file, by status.',
+    ['status'],
+    () => reads.rowsByStatus(),
+    (g, rows) => {
+      for (const [status, count] of Object.entries(rows)) g.set({ status }, count);
+    },
+  );
   gauge(
     registry,
     'smsdrop_files',
     'Files in the journal, by status ("stopped": reading or sending stopped part-way, none of this process\'s files in progress).',
     ['status'],
-    (g) => {
-      for (const f of filesByStatus(db)) g.inc({ status: f.status }, f.files);
+    async () => ({
+      byStatus: await reads.filesByStatus(),
+      unfinished: await reads.unfinishedFileLines(),
+    }),
+    (g, { byStatus, unfinished }) => {
+      for (const f of byStatus) g.inc({ status: f.status }, f.files);
       // A file that stopped part-way (its last status write failed on a full disk, or an earlier
       // run ended) is not being read or sent, whatever its journal status says.
-      for (const f of unfinishedFileLines(db))
+      for (const f of unfinished)
         if (!inProgress.has(f.id)) {
           g.dec({ status: f.status }, 1);
           g.inc({ status: 'stopped' }, 1);
         }
     },
   );
-  gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], (g) =>
-    g.set(inProgress.size),
+  processGauges(registry, source);
+}
+
+/** Gauges of this process and its files on disk, not of the journal's records. */
+function processGauges(registry: client.Registry, source: MetricsSource): void {
+  const now = () => undefined;
+  gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], now, (g) =>
+    g.set(source.inProgress.size),
   );
   gauge(
     registry,
     'smsdrop_paused',
     'Sending paused (1, reason: its code, docs/errors.md), or not (0).',
     ['reason'],
+    now,
     (g) => {
       const code = source.pausedCode();
       g.set({ reason: code ?? '' }, code ? 1 : 0);
@@ -171,6 +183,7 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
     'smsdrop_journal_bytes',
     "The journal's size on disk (its WAL included).",
     [],
+    now,
     (g) => {
       const size = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
       g.set(size(source.journalFile) + size(`${source.journalFile}-wal`));
@@ -178,42 +191,49 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
   );
 }
 
-/** A gauge set afresh at each scrape (reset first: a label that is gone does not linger). */
-function gauge(
+/**
+ * A gauge set afresh at each scrape (reset first: a label that is gone does not linger). What it
+ * shows is read first, then reset and set in one go, so two scrapes at once cannot add up.
+ */
+function gauge<T>(
   registry: client.Registry,
   name: string,
   help: string,
   labelNames: string[],
-  fill: (g: client.Gauge) => void,
+  read: () => Awaitable<T>,
+  fill: (g: client.Gauge, data: T) => void,
 ): void {
   new client.Gauge({
     name,
     help,
     labelNames,
     registers: [registry],
-    collect() {
+    async collect() {
+      const data = await read();
       this.reset();
-      fill(this);
+      fill(this, data);
     },
   });
 }
 
-/** A counter set afresh at each scrape from totals the journal keeps. */
-function counter(
+/** A counter set afresh at each scrape from totals the journal keeps (as a gauge is). */
+function counter<T>(
   registry: client.Registry,
   name: string,
   help: string,
   labelNames: string[],
-  fill: (c: client.Counter) => void,
+  read: () => Awaitable<T>,
+  fill: (c: client.Counter, data: T) => void,
 ): void {
   new client.Counter({
     name,
     help,
     labelNames,
     registers: [registry],
-    collect() {
+    async collect() {
+      const data = await read();
       this.reset();
-      fill(this);
+      fill(this, data);
     },
   });
 }

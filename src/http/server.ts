@@ -8,28 +8,23 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { getFile } from '../journal/files.js';
-import type { Journal } from '../journal/open.js';
-import type { FilesBeingProcessed } from '../pipeline/inProgress.js';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
-import type { ResultSpools } from '../results/spool.js';
-import type { ReadStore } from '../ports/index.js';
-import { FILE_STATUS } from '../journal/states.js';
+import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
 import { dashboardAssets } from './dashboard.js';
 import { checkHealth, type HealthSource } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
-import { fileView, fileViews, overview } from './views.js';
+import { fileView, fileViews, overview, type ViewSource } from './views.js';
 
-export interface SurfaceSource {
-  db: Journal;
-  /** The files this process is reading or sending now. */
-  inProgress: FilesBeingProcessed;
-  reads: ReadStore;
-  /** Result files written ahead: one of a file that is over waits to be moved into place. */
-  spools: ResultSpools;
+/** `reads` (ViewSource): the journal's read port, for the views (views.ts). */
+export interface SurfaceSource extends ViewSource {
+  /**
+   * The file is read or sent now, or its result file is still written ahead: its result and
+   * rejected files are not to be written from under it.
+   */
+  busy(fileId: number): boolean;
   dataDir: string;
   token: string | undefined;
   /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
@@ -162,17 +157,17 @@ async function handle(
     );
   if (route === '/api/status')
     return sendJson(res, 200, {
-      ...(await overview(source.db, source.dataDir)),
+      ...(await overview(source, source.dataDir)),
       health: checkHealth(source.health),
     });
   if (route === '/api/files')
     return sendJson(res, 200, {
-      files: fileViews(source.db, (await overview(source.db, source.dataDir)).status),
+      files: await fileViews(source.reads, (await overview(source, source.dataDir)).status),
     });
   const one = /^\/api\/files\/(\d+)$/.exec(route);
   if (one) {
-    const { status } = await overview(source.db, source.dataDir);
-    const view = await fileView(source.db, Number(one[1]), status);
+    const { status } = await overview(source, source.dataDir);
+    const view = await fileView(source, Number(one[1]), status);
     return view ? sendJson(res, 200, view) : sendJson(res, 404, { error: `no file ${one[1]}` });
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);
@@ -188,11 +183,11 @@ async function handle(
  */
 async function sendResultFile(
   res: ServerResponse,
-  { db, reads, spools, inProgress }: SurfaceSource,
+  source: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
-  const file = getFile(db, id);
+  const file = await source.reads.file(id);
   if (!file) return send(res, 404, 'text/plain', `no file ${id}\n`);
   if (file.pruned_at !== null)
     return send(
@@ -202,9 +197,7 @@ async function sendResultFile(
       `${file.name}: its rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): \`smsdrop report ${id}\` still has its counts, no longer who got it\n`,
     );
   const over =
-    (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
-    !inProgress.has(id) &&
-    !spools.pending(id);
+    (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) && !source.busy(id);
   if (!over)
     return send(
       res,
@@ -217,8 +210,8 @@ async function sendResultFile(
   try {
     const written =
       which === 'result'
-        ? await writeResultCsv(reads, id, dir, stem)
-        : await writeRejectedCsv(reads, id, dir, stem);
+        ? await writeResultCsv(source.reads, id, dir, stem)
+        : await writeRejectedCsv(source.reads, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
       ...NOT_CACHED,

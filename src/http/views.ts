@@ -1,9 +1,7 @@
 // What the JSON API and the dashboard show, read from the journal when asked: the figures of
 // `smsdrop report --format json` (report/summary.ts), with each unfinished file's progress and
 // ETA as `smsdrop status` reckons them (report/status.ts), and the send rate of the last hour.
-import type { Journal } from '../journal/open.js';
-import { getFile } from '../journal/files.js';
-import { listFiles, prunedFileIds, sendRateByMinute } from '../journal/reads.js';
+import type { ReadStore } from '../journal/index.js';
 import {
   adviceFor,
   type FailureLine,
@@ -12,8 +10,6 @@ import {
   fileReport,
 } from '../report/summary.js';
 import { type FileProgress, readStatus, type StatusReport } from '../report/status.js';
-import { failureCounts } from '../journal/reads.js';
-import { sqliteReadStore } from '../journal/stores/readStore.js';
 
 /** Progress and ETA of a file (null for a finished one: nothing left to wait for). */
 export interface Progress {
@@ -28,19 +24,25 @@ export type FileView = FileLine & Progress & { failures: FailureLine[]; pruned: 
 /** The files shown at most by /api/files and the dashboard: the latest ones. */
 const MOST_FILES = 200;
 
+/** What the views read: the journal's read port. */
+export interface ViewSource {
+  reads: ReadStore;
+}
+
 /** Every file (the latest MOST_FILES), newest first, with progress and failures by code. */
-export function fileViews(db: Journal, status: StatusReport): FileView[] {
+export async function fileViews(reads: ReadStore, status: StatusReport): Promise<FileView[]> {
   const live = new Map(status.files.map((f) => [f.id, f]));
-  const pruned = prunedFileIds(db);
-  return listFiles(db)
-    .slice(-MOST_FILES)
-    .reverse()
-    .map((line) => ({
+  const pruned = await reads.prunedFileIds();
+  const latest = (await reads.listFiles()).slice(-MOST_FILES).reverse();
+  const views: FileView[] = [];
+  for (const line of latest)
+    views.push({
       ...line,
       ...progressOf(line, live.get(line.id)),
-      failures: failuresOf(db, line.id),
+      failures: await failuresOf(reads, line.id),
       pruned: pruned.has(line.id),
-    }));
+    });
+  return views;
 }
 
 /**
@@ -48,12 +50,12 @@ export function fileViews(db: Journal, status: StatusReport): FileView[] {
  * none.
  */
 export async function fileView(
-  db: Journal,
+  source: ViewSource,
   id: number,
   status: StatusReport,
 ): Promise<(FileReport & Progress) | undefined> {
-  if (!getFile(db, id)) return undefined;
-  const report = await fileReport(sqliteReadStore(db), id);
+  if (!(await source.reads.file(id))) return undefined;
+  const report = await fileReport(source.reads, id);
   return {
     ...report,
     ...progressOf(
@@ -79,8 +81,8 @@ function progressOf(line: FileLine, live: FileProgress | undefined): Progress {
   };
 }
 
-function failuresOf(db: Journal, fileId: number): FailureLine[] {
-  return failureCounts(db, fileId).map((l) => ({
+async function failuresOf(reads: ReadStore, fileId: number): Promise<FailureLine[]> {
+  return (await reads.failureCounts(fileId)).map((l) => ({
     ...l,
     ...adviceFor(l.status, l.status_code, fileId),
   }));
@@ -95,9 +97,13 @@ export interface Overview {
   rate: Array<{ minute: string; requests: number; accepted: number }>;
 }
 
-export async function overview(db: Journal, dataDir: string, now = Date.now()): Promise<Overview> {
+export async function overview(
+  source: ViewSource,
+  dataDir: string,
+  now = Date.now(),
+): Promise<Overview> {
   return {
-    status: await readStatus(sqliteReadStore(db), dataDir, now),
-    rate: sendRateByMinute(db, new Date(now - 3_600_000).toISOString()),
+    status: await readStatus(source.reads, dataDir, now),
+    rate: await source.reads.sendRateByMinute(new Date(now - 3_600_000).toISOString()),
   };
 }

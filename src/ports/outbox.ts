@@ -17,4 +17,6 @@ export interface OutboxStore {
   noteDeliveryFailed(id: number, error: string): Awaitable<void>;
   /** False while the journal is closed or inside a transaction (delivery waits). */
   canDeliver(): boolean;
+  /** False once the journal is closed: an answer that comes after is not recorded. */
+  isOpen(): boolean;
 }

@@ -23,6 +23,8 @@ export interface FileReads {
   filesNamed(name: string): Awaitable<FileRecord[]>;
   filesByShaPrefix(shaPrefix: string): Awaitable<FileRecord[]>;
   listFiles(): Awaitable<FileLine[]>;
+  /** Ids of the files whose rows were pruned (SMSDROP_KEEP): their counts stay, their rows went. */
+  prunedFileIds(): Awaitable<ReadonlySet<number>>;
   fileLine(fileId: number): Awaitable<FileLine>;
   repeatsOf(fileId: number): Awaitable<number>;
   failureCounts(fileId: number): Awaitable<FailureCount[]>;

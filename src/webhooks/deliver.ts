@@ -6,20 +6,14 @@
 //
 // Marked delivered after the answer: a crash in between posts that event again at the next start
 // (at least once); the body's `id` lets a receiver drop the repeat.
-import {
-  markDelivered,
-  noteDeliveryFailed,
-  type OutboxRow,
-  undeliveredEvents,
-} from '../journal/outbox.js';
-import type { Journal } from '../journal/open.js';
+import type { OutboxRow, OutboxStore } from '../journal/index.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { webhookPost } from './format.js';
 import type { WebhookFormat, WebhookTarget } from '../config/settings/webhookUrls.js';
 
 export interface DeliveryOptions {
-  db: Journal;
+  outbox: OutboxStore;
   targets: WebhookTarget[];
   format: WebhookFormat;
   secret: string | undefined;
@@ -96,15 +90,15 @@ async function deliverDue(
   options: DeliveryOptions,
   alertAfterMs: number,
 ): Promise<void> {
-  const { db } = options;
+  const { outbox } = options;
   if (Date.now() < state.retryAt) return;
   // Inside an open transaction (a file's intake) its events are not committed yet: they wait.
-  if (!db.open || db.inTransaction) return;
-  for (const event of undeliveredEvents(db, state.target.id, 20)) {
+  if (!outbox.canDeliver()) return;
+  for (const event of await outbox.undelivered(state.target.id, 20)) {
     const error = await post(event, state.target, options);
-    if (!db.open) return;
+    if (!outbox.isOpen()) return;
     if (error === undefined) {
-      markDelivered(db, event.id);
+      await outbox.markDelivered([event.id]);
       if (state.alerted)
         options.log.info(`webhook ${state.target.shown} delivers again`, {
           event: 'webhook-recovered',
@@ -112,7 +106,7 @@ async function deliverDue(
       Object.assign(state, { failures: 0, failingSince: undefined, retryAt: 0, alerted: false });
       continue;
     }
-    noteDeliveryFailed(db, event.id, error);
+    await outbox.noteDeliveryFailed(event.id, error);
     state.failures++;
     state.failingSince ??= Date.now();
     state.lastError = error;

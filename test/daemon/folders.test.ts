@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { isIgnoredName } from '../../src/datadir/inbox.js';
 import { isCsvName, stemOf } from '../../src/datadir/names.js';
 import {
   filesOldestFirst,
   freeName,
-  isIgnoredName,
   moveExact,
   moveUnique,
   prepareFolders,

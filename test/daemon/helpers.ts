@@ -101,13 +101,13 @@ export function startProcess(
 
 /** Polls `check` every 50 ms; fails with `what` (and `show()`) after `timeoutMs`. */
 export async function waitUntil(
-  check: () => boolean,
+  check: () => boolean | Promise<boolean>,
   timeoutMs: number,
   what: string,
   show: () => string = () => '',
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline)
       assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}\n${show()}`);
     await sleep(50);

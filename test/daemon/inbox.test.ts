@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { type FileLife, takeFile } from '../../src/daemon/lifecycle.js';
+import type { FileLife } from '../../src/daemon/fileLife.js';
+import { takeFile } from '../../src/daemon/lifecycle.js';
 import { prepareFolders } from '../../src/daemon/folders.js';
 import { watchInbox } from '../../src/daemon/watch.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -22,6 +23,7 @@ describe('an Excel workbook dropped into inbox/', () => {
       const life = {
         folders,
         ctx: { config: { shareWithGroup: false } },
+        outbox: { hasTargets: () => false },
         log: silentLogger(),
         fresh: new Set<string>(),
       } as unknown as FileLife;

@@ -7,13 +7,17 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config/index.js';
 import { prepareFolders } from '../../src/daemon/folders.js';
-import { type FileLife, handleFile, lateLimit, takeFile } from '../../src/daemon/lifecycle.js';
+import type { FileLife } from '../../src/daemon/fileLife.js';
+import { lateLimit } from '../../src/daemon/late.js';
+import { handleFile, takeFile } from '../../src/daemon/lifecycle.js';
+import { openWriter } from '../../src/journal/index.js';
 import { journalPath, openJournal } from '../../src/journal/open.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { processFile } from '../../src/pipeline/index.js';
 import { openRuntime, type Runtime } from '../../src/pipeline/runtime.js';
 import { acceptedPerNumber, contactsCsv, listDir, numbersOf, tempDir } from './helpers.js';
 
+const WRITER = { role: 'test', synchronous: 'normal', reqIdOn: false, onLost: () => {} } as const;
 const runtimes: Runtime[] = [];
 const dirs: string[] = [];
 after(async () => {
@@ -35,6 +39,8 @@ async function setUp(name: string) {
   const life: FileLife = {
     folders,
     ctx: runtime.context,
+    files: runtime.journal.files,
+    outbox: runtime.journal.outbox,
     log: silentLogger(),
     active: new Map(),
     busy: new Map(),
@@ -81,9 +87,19 @@ describe('daemon file lifecycle', () => {
 
   it('fails only that file when something breaks under it, with a note saying why', async () => {
     const { folders, life } = await setUp('broken');
-    const closed = openJournal(journalPath(path.join(folders.root, 'other')));
+    // Every way to the journal closed: the journal itself and its ports.
+    const other = path.join(folders.root, 'other');
+    fs.mkdirSync(other);
+    const closed = openJournal(journalPath(other));
     closed.close();
-    const broken: FileLife = { ...life, ctx: { ...life.ctx, db: closed } };
+    const { handle } = openWriter(other, WRITER);
+    await handle.close();
+    const broken: FileLife = {
+      ...life,
+      files: handle.files,
+      outbox: handle.outbox,
+      ctx: { ...life.ctx, db: closed, files: handle.files, reads: handle.reads },
+    };
     fs.writeFileSync(path.join(folders.processing, 'x.csv'), contactsCsv(2));
     assert.equal(await handleFile(broken, 'x.csv'), undefined, 'handled, not thrown');
     assert.deepEqual(listDir(folders.failed), ['x.csv', 'x.error.txt']);

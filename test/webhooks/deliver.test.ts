@@ -8,10 +8,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import winston from 'winston';
-import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
-import { outboxBacklog } from '../../src/journal/outbox.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
+import { openWriter } from '../../src/journal/index.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
 import { startDelivery } from '../../src/webhooks/deliver.js';
 import { webhookTargets } from '../../src/config/settings/webhookUrls.js';
 import { waitUntil } from '../daemon/helpers.js';
@@ -37,14 +35,20 @@ function memoryLogger(lines: Array<{ level: string; message: string; event?: str
 describe('webhook delivery to a receiver that is down', () => {
   it('names it failing after alertAfterMs, says so once, and delivers every event once back', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-deliver-'));
-    const db = openJournal(journalPath(dir));
+    const { handle: journal } = openWriter(dir, {
+      role: 'test',
+      synchronous: 'normal',
+      reqIdOn: false,
+      onLost: () => {},
+    });
     const receiver = await startReceiver(SECRET, { down: true });
     // The URL's query is a secret as much as the signing key: neither may be shown.
     const targets = webhookTargets({ urls: [`${receiver.url}?key=${SECRET}`] });
-    db.webhookTargets = targets.map((t) => t.id);
+    journal.outbox.setTargets(targets.map((t) => t.id));
+    const backlog = async () => (await journal.outbox.undelivered(targets[0]!.id, 100)).length;
     const lines: Array<{ level: string; message: string; event?: string }> = [];
     const delivery = startDelivery({
-      db,
+      outbox: journal.outbox,
       targets,
       format: 'json',
       secret: SECRET,
@@ -53,14 +57,14 @@ describe('webhook delivery to a receiver that is down', () => {
       pollMs: 20,
     });
     try {
-      const file = createFile(db, {
+      const file = await journal.files.create({
         sha256: 'b'.repeat(64),
         name: 'x.csv',
         path: path.join(dir, 'x.csv'),
         size: 10,
         encoding: 'utf-8',
       });
-      setFileStatus(db, file.id, FILE_STATUS.done);
+      await journal.files.status(file.id, FILE_STATUS.done);
       assert.deepEqual(delivery.failing(), [], 'not failing before anything was tried');
 
       await waitUntil(() => delivery.failing().length > 0, 15_000, 'the receiver named failing');
@@ -76,10 +80,10 @@ describe('webhook delivery to a receiver that is down', () => {
       );
       assert.ok(receiver.refused >= 2, 'tried again');
       assert.equal(receiver.events.length, 0);
-      assert.ok(outboxBacklog(db).length > 0, 'the events wait in the journal');
+      assert.ok((await backlog()) > 0, 'the events wait in the journal');
 
       receiver.down = false;
-      await waitUntil(() => outboxBacklog(db).length === 0, 15_000, 'the events to arrive');
+      await waitUntil(async () => (await backlog()) === 0, 15_000, 'the events to arrive');
       assert.deepEqual(delivery.failing(), [], 'healthy again');
       assert.deepEqual(
         receiver.events.map((e) => e.event),
@@ -94,7 +98,7 @@ describe('webhook delivery to a receiver that is down', () => {
     } finally {
       await delivery.stop();
       await receiver.close();
-      db.close();
+      await journal.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

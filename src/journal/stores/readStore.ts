@@ -48,6 +48,7 @@ function readsOn(db: Journal): Delegated {
     filesNamed: (name) => reads.filesNamed(db, name),
     filesByShaPrefix: (prefix) => reads.filesByShaPrefix(db, prefix),
     listFiles: () => reads.listFiles(db),
+    prunedFileIds: () => reads.prunedFileIds(db),
     fileLine: (fileId) => reads.fileLine(db, fileId),
     repeatsOf: (fileId) => reads.repeatsOf(db, fileId),
     failureCounts: (fileId) => reads.failureCounts(db, fileId),

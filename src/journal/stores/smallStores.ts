@@ -27,6 +27,7 @@ export function sqliteOutbox(db: Journal): OutboxStore {
     },
     noteDeliveryFailed: (id, error) => noteDeliveryFailed(db, id, error),
     canDeliver: () => db.open && !db.inTransaction,
+    isOpen: () => db.open,
   };
 }
 

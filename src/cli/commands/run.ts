@@ -1,6 +1,17 @@
 // `smsdrop run` (also `npm start`): the daemon in the foreground, for a terminal or pm2.
 import type { Command } from 'commander';
-import { configFor } from '../cli/common.js';
+import { configFor, EXIT } from '../common.js';
+import type { DaemonEnd } from '../../daemon/index.js';
+
+/** 128 + SIGINT's number: what a shell reports for a Ctrl-C; a second signal exits with it. */
+const FORCED = 130;
+
+const EXIT_STATUS: Record<DaemonEnd, number> = {
+  stopped: EXIT.ok,
+  incomplete: EXIT.incomplete,
+  'setup-failed': EXIT.usage,
+  forced: FORCED,
+};
 
 export function registerRunCommand(program: Command): void {
   program
@@ -11,7 +22,7 @@ export function registerRunCommand(program: Command): void {
     .action(async (_opts: unknown, command: Command) => {
       const config = configFor(command);
       // Loaded here, so the other commands do not carry the watcher.
-      const { runDaemon } = await import('./index.js');
-      process.exit(await runDaemon(config));
+      const { runDaemon } = await import('../../daemon/index.js');
+      process.exit(EXIT_STATUS[await runDaemon(config)]);
     });
 }

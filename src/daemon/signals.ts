@@ -1,0 +1,45 @@
+// SIGTERM and SIGINT for the daemon. The first asks for a drain (no new file or request starts);
+// a second one during the drain asks to go at once, leaving what was in flight in doubt, to be
+// settled from the journal at the next start. Going is the command line's business: this only
+// says that it was asked for.
+import type { Logger } from '../log/logger.js';
+import type { Runtime } from '../pipeline/runtime.js';
+
+export interface StopSignals {
+  /** Resolves with what asked to stop: the first signal's name, or 'journal failure'. */
+  readonly requested: Promise<string>;
+  /** Resolves when a second signal asks to exit at once. */
+  readonly forced: Promise<'forced'>;
+  /** The stop is done (nothing in flight, journal closing): later signals change nothing. */
+  done(): void;
+}
+
+export function listenForStop(runtime: Runtime, log: Logger): StopSignals {
+  let stopped = false;
+  let force = () => {};
+  const forced = new Promise<'forced'>((resolve) => (force = () => resolve('forced')));
+  const requested = new Promise<string>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      // The stop is done (nothing in flight, journal closed) and the process is on its way out: a
+      // second signal then (a supervisor's, or one sent to a wrapper and passed on) changes
+      // nothing.
+      if (stopped) return;
+      if (runtime.stop.signal.aborted) {
+        // (Once the log has ended, on the way out after a grace period ran over, nothing can be
+        // said.)
+        if (!log.writableEnded)
+          log.warn(
+            `${signal} again: exiting now; requests in flight are in doubt and settled from the journal at the next start`,
+          );
+        force();
+        return;
+      }
+      resolve(signal);
+      runtime.stop.abort();
+    };
+    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+    // Stopped from within (the journal lost requests' records: intents.ts): the same way out.
+    runtime.stop.signal.addEventListener('abort', () => resolve('journal failure'), { once: true });
+  });
+  return { requested, forced, done: () => (stopped = true) };
+}
