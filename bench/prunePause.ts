@@ -20,6 +20,7 @@ import { processFile, type PipelineContext } from '../src/pipeline/index.js';
 import { connectProvider } from '../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../src/send/rate.js';
 import { startSimulator } from '../src/simulator/index.js';
+import { SqliteSendStore } from '../src/journal/stores/sendStore.js';
 
 const ROWS = Number(process.argv[2] ?? 200_000);
 const CREDS = {
@@ -60,6 +61,7 @@ const provider = await connectProvider(config);
 const db = openJournal(journalPath(dir));
 const ctx: PipelineContext = {
   db,
+  send: new SqliteSendStore(db),
   client: provider.client,
   config,
   limit: pLimit(config.concurrency),

@@ -32,6 +32,7 @@ import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
 import { openForegroundRuntime } from './runtime.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
 import { type UnevenValues, unevenValues, unevenValuesLines } from './valueCounts.js';
+import { SqliteSendStore } from '../journal/stores/sendStore.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -169,6 +170,7 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     if (real) copySuppressed(real, db);
     const context: PipelineContext = {
       db,
+      send: new SqliteSendStore(db),
       client: {
         send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),
         close: async () => {},

@@ -49,6 +49,8 @@ import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 import type { FileStore, ReadStore } from '../ports/index.js';
 
 export interface PipelineContext extends SendContext {
+  /** @deprecated the journal itself; goes once every caller uses the ports (files, reads). */
+  db: Journal;
   /** The journal's files and reads (ports); optional until every caller passes them. */
   files?: FileStore;
   reads?: ReadStore;

@@ -14,10 +14,9 @@ import {
 } from '../journal/intents.js';
 import { acquireLock, type Lock, type LockedError } from '../journal/lock.js';
 import { type Journal, journalPath, openJournal } from '../journal/open.js';
-import type { JournalHandle } from '../journal/index.js';
+import type { JournalHandle, SendStore } from '../journal/index.js';
 import { handleOf } from '../journal/stores/handle.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
-import { recentStarts } from '../journal/batches.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
@@ -68,13 +67,14 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     const limit = pLimit(config.concurrency);
     const context: PipelineContext = {
       db,
+      send: journal.send,
       files: journal.files,
       reads: journal.reads,
       client: provider.client,
       config,
       limit,
       concurrency: adaptiveConcurrencyOf(limit, config, options.log),
-      rateLimiter: rateLimiterOf(config, db, options.log, options.onMessageWindow),
+      rateLimiter: rateLimiterOf(config, journal.send, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
@@ -178,7 +178,7 @@ function takeUpIntents(db: Journal, config: Config, log: Logger, stop: AbortCont
  */
 function rateLimiterOf(
   config: Config,
-  db: Journal,
+  send: SendStore,
   log: Logger,
   also?: (waiting: string | null) => void,
 ): RateLimiter {
@@ -188,7 +188,7 @@ function rateLimiterOf(
     messagesPerSecond: config.messagesPerSecond,
     ...(window && {
       messageWindow: window,
-      startedBefore: recentStarts(db, Date.now() - window.ms),
+      startedBefore: send.recentStarts(Date.now() - window.ms),
       onWindowFull: ({ resumesAt, waitMs }) => {
         also?.(`message window ${window.text} used up; the next request starts at ${resumesAt}`);
         log.warn(

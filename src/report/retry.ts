@@ -35,9 +35,9 @@ import {
 } from '../journal/retry.js';
 import { FILE_STATUS } from '../journal/states.js';
 import { createLogger, logDirOf, type Logger } from '../log/logger.js';
-import { providerChange, waitingNote } from '../pipeline/index.js';
+import { type PipelineContext, providerChange, waitingNote } from '../pipeline/index.js';
 import { openForegroundRuntime } from '../pipeline/runtime.js';
-import { type SendContext, type SendResult, sendFile } from '../send/index.js';
+import { type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
 import { sentBeforeLookup } from '../journal/sentBefore.js';
 import { UsageError } from '../errors.js';
@@ -58,7 +58,7 @@ export interface RetryResult {
  * newReqIdsForUnknown: whether unknown rows that cannot keep their reqId may go under new ones.
  */
 export async function retryRows(
-  ctx: SendContext,
+  ctx: PipelineContext,
   fileId: number,
   statuses: readonly RetryStatus[],
   newReqIdsForUnknown = true,

@@ -21,6 +21,7 @@ import {
   type RunningSimulator,
   type SimulatorOptions,
 } from '../../src/simulator/index.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 export const SID = '8a216da8report00000000000000acc1';
 export const TOKEN = 'rep0rt5ecret7oken000000000000042';
@@ -93,6 +94,7 @@ export async function sender(
   cleanups.push(() => provider.close());
   const ctx: PipelineContext = {
     db,
+    send: new SqliteSendStore(db),
     client: provider.client,
     config,
     limit: pLimit(config.concurrency),

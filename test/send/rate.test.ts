@@ -26,6 +26,7 @@ import {
   type StartTicket,
 } from '../../src/send/rate.js';
 import { SendWindow } from '../../src/send/window.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);
@@ -299,7 +300,7 @@ describe('a message window and the sending window together', () => {
     const stop = new AbortController();
     const sending = sendFile(
       {
-        db,
+        send: new SqliteSendStore(db),
         client,
         config,
         limit: pLimit(2),
