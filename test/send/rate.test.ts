@@ -163,6 +163,21 @@ describe('message window: at most N numbers in any span', () => {
     await (await waitingTake(limiter, 1)).stop();
   });
 
+  it('counts the starts a journal gives later (a promise): no request goes before they are known', async () => {
+    const now = 9_000_000;
+    let give: (starts: { at: number; numbers: number }[]) => void = () => {};
+    const limiter = createRateLimiter({
+      messageWindow: windowOf('400/1h'),
+      startedBefore: new Promise((resolve) => (give = resolve)),
+      now: () => now,
+    });
+    const first = limiter.take(50);
+    assert.equal(await settledSoon(first), 'waiting', 'held until the journal has answered');
+    give([{ at: now - 60_000, numbers: 350 }]);
+    assert.ok(await first);
+    await (await waitingTake(limiter, 1)).stop();
+  });
+
   it('a stop ends the wait: the request does not start, and the hold is over (status stops saying WAITING)', async () => {
     const told: string[] = [];
     const limiter = createRateLimiter({
