@@ -46,7 +46,8 @@ import {
 } from '../pipeline/index.js';
 import { type FileAside, recordEventNow, type WebhookEvent } from '../journal/outbox.js';
 import { errorCode, SmsdropError, userError } from '../errors.js';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import { isCsvName, stemOf } from '../datadir/names.js';
 import { type Folders, freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
@@ -336,11 +337,11 @@ async function settle(life: FileLife, name: string, result: FileRunResult): Prom
 }
 
 async function finishFile(life: FileLife, name: string, result: FileRunResult): Promise<void> {
-  const { db } = life.ctx;
+  const reads = life.ctx.reads!; // set by openRuntime
   const fileId = result.file!.id;
   const target = await publish(life, name, life.folders.done, async (dir, stem) => {
-    await writeResultCsv(db, fileId, dir, stem);
-    await writeRejectedCsv(db, fileId, dir, stem);
+    await writeResultCsv(reads, fileId, dir, stem, life.ctx.spools);
+    await writeRejectedCsv(reads, fileId, dir, stem);
   });
   const c = result.counts;
   const troubled = c.failed + c.unknown + c.pending > 0;
@@ -406,13 +407,13 @@ function checkLateGrowth(life: FileLife, target: string, size: number): void {
 }
 
 async function fileDuplicate(life: FileLife, name: string, original: FileRecord): Promise<void> {
-  const { db } = life.ctx;
+  const reads = life.ctx.reads!; // set by openRuntime
   const target = await publish(life, name, life.folders.done, async (dir, stem) => {
     writeFileSync(path.join(dir, `${stem}.duplicate.txt`), duplicateNote(name, original, stem));
     // A pruned original has no rows left to write results from: the note says so.
     if (original.pruned_at !== null) return;
-    await writeResultCsv(db, original.id, dir, stem);
-    await writeRejectedCsv(db, original.id, dir, stem);
+    await writeResultCsv(reads, original.id, dir, stem, life.ctx.spools);
+    await writeRejectedCsv(reads, original.id, dir, stem);
   });
   life.log.info(
     `duplicate ${name}: same bytes as ${original.name}, already sent (finished ${original.finished_at ?? '?'}); nothing sent -> done/${target}`,
@@ -475,7 +476,8 @@ async function failFile(
   try {
     const target = await publish(life, name, folders.failed, async (dir, stem) => {
       writeFileSync(path.join(dir, `${stem}.error.txt`), errorNote(name, clean, advice));
-      if (resultsOf !== undefined) await writeResultCsv(life.ctx.db, resultsOf, dir, stem);
+      if (resultsOf !== undefined)
+        await writeResultCsv(life.ctx.reads!, resultsOf, dir, stem, life.ctx.spools);
     });
     log.error(`failed ${name}: ${clean} -> failed/${target}`, {
       event: 'file-failed',

@@ -73,6 +73,8 @@ export async function startOperatorSurface(
         { text: address.text, host: address.host, port: address.port },
         {
           db: runtime.db,
+          reads: runtime.journal.reads,
+          spools: runtime.spools,
           dataDir: config.dataDir,
           token: config.httpToken,
           hosts: hostList(config.httpHosts),

@@ -10,7 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { getFile } from '../journal/files.js';
 import type { Journal } from '../journal/open.js';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
+import type { ResultSpools } from '../results/spool.js';
+import type { ReadStore } from '../ports/index.js';
 import { FILE_STATUS } from '../journal/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -21,6 +24,9 @@ import { fileView, fileViews, overview } from './views.js';
 
 export interface SurfaceSource {
   db: Journal;
+  reads: ReadStore;
+  /** Result files written ahead: one of a file that is over waits to be moved into place. */
+  spools: ResultSpools;
   dataDir: string;
   token: string | undefined;
   /** Host names allowed besides loopback ones while there is no token (SMSDROP_HTTP_HOSTS). */
@@ -167,23 +173,18 @@ async function handle(
   }
   const download = /^\/files\/(\d+)\/(result|rejected)\.csv$/.exec(route);
   if (download)
-    return sendResultFile(
-      res,
-      source.db,
-      Number(download[1]),
-      download[2] as 'result' | 'rejected',
-    );
+    return sendResultFile(res, source, Number(download[1]), download[2] as 'result' | 'rejected');
   return send(res, 404, 'text/plain', 'not found\n');
 }
 
 /**
  * A file's result (or rejected rows) written from the journal now, once the file is over: while
- * it runs, its result file is being written ahead (resultFiles.ts spoolResults) and is not to be
+ * it runs, its result file is being written ahead (results/spool.ts spoolResults) and is not to be
  * taken from under it.
  */
 async function sendResultFile(
   res: ServerResponse,
-  db: Journal,
+  { db, reads, spools }: SurfaceSource,
   id: number,
   which: 'result' | 'rejected',
 ): Promise<void> {
@@ -199,7 +200,7 @@ async function sendResultFile(
   const over =
     (file.status === FILE_STATUS.done || file.status === FILE_STATUS.refused) &&
     !db.filesInProgress.has(id) &&
-    !db.spools.completed.has(id);
+    !spools.pending(id);
   if (!over)
     return send(
       res,
@@ -212,8 +213,8 @@ async function sendResultFile(
   try {
     const written =
       which === 'result'
-        ? await writeResultCsv(db, id, dir, stem)
-        : await writeRejectedCsv(db, id, dir, stem);
+        ? await writeResultCsv(reads, id, dir, stem)
+        : await writeRejectedCsv(reads, id, dir, stem);
     if (!written) return send(res, 404, 'text/plain', `${file.name} has no rejected rows\n`);
     res.writeHead(200, {
       ...NOT_CACHED,

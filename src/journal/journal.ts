@@ -29,15 +29,6 @@ export class Journal {
    */
   lastIntakeTurn: Promise<void> = Promise.resolve();
   /**
-   * Result-file spools (pipeline/resultFiles.ts): the completed ones by file id, with what their
-   * batches looked like then; and the spool files this process writes or keeps (any other in
-   * spool/ is left from an earlier process).
-   */
-  readonly spools = {
-    completed: new Map<number, { file: string; batches: string }>(),
-    inUse: new Set<string>(),
-  };
-  /**
    * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
    * that webhook events report then add the event to the outbox in their own transaction
    * (outbox.ts). Empty: no events are written.

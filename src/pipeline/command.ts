@@ -28,8 +28,9 @@ import {
   processFile,
   repeatsNote,
 } from './index.js';
-import { writeRejectedCsv, writeResultCsv } from '../journal/resultFiles.js';
-import { openForegroundRuntime } from './runtime.js';
+import { writeResultCsv } from '../results/resultCsv.js';
+import { writeRejectedCsv } from '../results/rejectedCsv.js';
+import { openForegroundRuntime, type Runtime } from './runtime.js';
 import { type MessagesPreview, previewLines, previewMessages } from './messages.js';
 import { type UnevenValues, unevenValues, unevenValuesLines } from './valueCounts.js';
 import { SqliteSendStore } from '../journal/stores/sendStore.js';
@@ -111,7 +112,7 @@ async function sendForeground(
     progress?.stop();
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
-    if (result.file && !rowsPruned(result)) await writeResults(runtime.db, result, file);
+    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
     return { ...result, ...unevenOf(runtime.db, result) };
   } finally {
     progress?.stop();
@@ -124,14 +125,14 @@ function rowsPruned(result: FileRunResult): boolean {
 }
 
 async function writeResults(
-  db: import('../journal/open.js').Journal,
+  { journal, spools }: Runtime,
   result: FileRunResult,
   file: string,
 ): Promise<void> {
   const outDir = path.dirname(path.resolve(file));
   const base = path.basename(file).replace(/\.csv$/i, '');
-  await writeResultCsv(db, result.file!.id, outDir, base);
-  await writeRejectedCsv(db, result.file!.id, outDir, base);
+  await writeResultCsv(journal.reads, result.file!.id, outDir, base, spools);
+  await writeRejectedCsv(journal.reads, result.file!.id, outDir, base);
 }
 
 /** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */

@@ -43,7 +43,7 @@ import type { RepeatWindow } from '../config/settings/durations.js';
 import { type SentBeforeLookup, sentBeforeLookup } from '../journal/sentBefore.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendFile, type SendContext, type SendResult } from '../send/index.js';
-import { type ResultSpool, spoolResults } from '../journal/resultFiles.js';
+import { type ResultSpool, type ResultSpools, spoolResults } from '../results/spool.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';
 import type { FileStore, ReadStore } from '../ports/index.js';
@@ -61,6 +61,8 @@ export interface PipelineContext extends SendContext {
    * none: not recorded or checked (a dry run).
    */
   provider?: string;
+  /** The process's result spools (a dry run has none: nothing to write ahead). */
+  spools?: ResultSpools;
 }
 
 export interface ProcessOptions {
@@ -303,7 +305,8 @@ const RESULTS_AHEAD_MS = 10;
 async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
   let spool: ResultSpool;
   try {
-    spool = spoolResults(ctx.db, fileId);
+    if (!ctx.spools || !ctx.reads) return sendFile(ctx, fileId);
+    spool = spoolResults(ctx.spools, ctx.reads, fileId);
   } catch {
     return sendFile(ctx, fileId); // no room for it, say: the result file is written at the end
   }

@@ -23,6 +23,7 @@ import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './index.js';
+import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
@@ -32,6 +33,8 @@ export interface Runtime {
   provider: ProviderConnection;
   context: PipelineContext;
   stop: AbortController;
+  /** Result files written ahead while sending (one set per process). */
+  spools: ResultSpools;
   close(): Promise<void>;
 }
 
@@ -65,6 +68,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       onUnknownCode: unknownCodeLogger(options.log),
     });
     const limit = pLimit(config.concurrency);
+    const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       db,
       send: journal.send,
@@ -80,6 +84,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
+      spools,
     };
     let closing: Promise<void> | undefined;
     const openDb = db;
@@ -96,7 +101,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
           lock.release();
         }
       })());
-    return { db, journal, provider, context, stop, close };
+    return { db, journal, provider, context, stop, close, spools };
   } catch (err) {
     db?.close();
     lock.release();

@@ -1,8 +1,9 @@
 // What reports, the HTTP surface, the CLI and the dry run read of the journal. Split in four so
 // that each implementation stays small; ReadStore is all of them. The result-file pages
-// (resultPages, rejectedRows) are added by src/results/ (they write page text, not records).
+// (resultPages, rejectedRows: ports/results.ts) hand page text to src/results/, not records.
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { Awaitable, Pages } from './awaitable.js';
+import type { ResultReads } from './results.js';
 import type {
   DaemonState,
   FailureCount,
@@ -72,7 +73,7 @@ export interface MetricsReads {
   numbersToSend(sha256s?: readonly string[]): Awaitable<number>;
 }
 
-export interface ExportReads {
+export interface ExportReads extends ResultReads {
   /** The file's rows in file order, of these statuses (all: none given). */
   recipients(fileId: number, statuses: readonly string[]): Pages<RecipientRow>;
   mostValues(fileId: number): Awaitable<number>;

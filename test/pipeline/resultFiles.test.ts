@@ -1,7 +1,8 @@
-// NAME.result.csv: SQLite writes most lines itself (see resultFiles.ts), so the file is checked
-// against a plain row-by-row rendering with csvLine, over every kind of row that takes the other
-// path: invalid, duplicate, cells to quote or guard, a status message with a comma, a line break
-// or the marker character, rows of another file inside the span, a batch not settled yet.
+// NAME.result.csv: SQLite writes most lines itself (see journal/resultRows.ts), so the file is
+// checked against a plain row-by-row rendering with csvLine, over every kind of row that takes
+// the other path: invalid, duplicate, cells to quote or guard, a status message with a comma, a
+// line break or the marker character, rows of another file inside the span, a batch not settled
+// yet.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,17 +15,22 @@ import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
-import {
-  RESULT_HEADER,
-  resultPageSql,
-  spoolResults,
-  writeResultCsv,
-} from '../../src/journal/resultFiles.js';
+import { resultPageSql } from '../../src/journal/resultRows.js';
+import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
+import { RESULT_HEADER, writeResultCsv as writeWith } from '../../src/results/resultCsv.js';
+import { ResultSpools, spoolResults as spoolWith } from '../../src/results/spool.js';
 import { tempDir } from './helpers.js';
 
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
 after(() => db.close());
+/** The spools of this process, as a runtime holds them. */
+const spools = new ResultSpools(dir);
+/** The journal's reads, as the runtime hands them out. */
+const reads = sqliteReadStore(db);
+const writeResultCsv = (_: Journal, fileId: number, outDir: string, baseName: string) =>
+  writeWith(reads, fileId, outDir, baseName, spools);
+const spoolResults = (_: Journal, fileId: number) => spoolWith(spools, reads, fileId);
 
 function row(
   line: number,

@@ -6,6 +6,7 @@ import { getFile } from '../files.js';
 import { journalLost } from '../intents.js';
 import type { Journal } from '../open.js';
 import * as reads from '../reads.js';
+import * as resultRows from '../resultRows.js';
 import { sentBeforeLookup } from '../sentBefore.js';
 import { journalSize } from '../storage.js';
 import { listSuppressed } from '../suppressed.js';
@@ -71,6 +72,10 @@ function readsOn(db: Journal): Delegated {
     mostValues: (fileId) => reads.mostValues(db, fileId),
     recordsOfBytes: (sha256) => reads.recordsOfBytes(db, sha256),
     suppressedNumbers: () => listSuppressed(db),
+    resultPages: (fileId, format) => resultRows.resultPages(db, fileId, format),
+    resultsStamp: (fileId) => resultRows.resultsStamp(db, fileId),
+    rejectedRows: (fileId) => resultRows.rejectedRows(db, fileId),
+    rejectedHeader: (fileId) => resultRows.rejectedHeader(db, fileId),
   };
 }
 
