@@ -1,14 +1,17 @@
-// The folder-level import graph of src/ (issue 31): which folders import which, counting value
+// The import graph of src/ (issue 31): which files and which folders import which, counting value
 // imports only (`import type` and all-`type` specifier lists are left out, they vanish at run
-// time), and the circles among folders (strongly connected sets of two or more). A file directly in
-// src/ (errors.ts, cli.ts) counts as a folder of its own.
+// time), and the circles among them (strongly connected sets of two or more). A file directly in
+// src/ (errors.ts, cli.ts) counts as a folder of its own. test/imports.test.ts reads the same
+// graph and fails on a circle it does not know.
 //   node scripts/importGraph.mjs            the circles and the two-folder circles
-//   node scripts/importGraph.mjs --edges    also every edge with the imports that make it
+//   node scripts/importGraph.mjs --edges    also every folder edge with the imports that make it
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const root = path.resolve('src');
-const FROM = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?([\s\S]*?)\s*from\s*['"](\.[^'"]+)['"]/g;
+// `[^;]`: an import's specifiers hold no semicolon, so a match never runs on from an earlier
+// statement to a later import.
+const FROM = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s*['"](\.[^'"]+)['"]/g;
 const BARE = /(?:^|\n)\s*import\s+['"](\.[^'"]+)['"]/g;
 
 function sourceFiles(dir) {
@@ -19,8 +22,9 @@ function sourceFiles(dir) {
   });
 }
 
-function folderOf(file) {
-  const parts = path.relative(root, file).split(path.sep);
+/** The folder of a path relative to src/ ('journal/open.ts' -> 'journal', 'cli.ts' -> 'cli'). */
+export function folderOf(relative) {
+  const parts = relative.split('/');
   return parts.length === 1 ? parts[0].replace(/\.ts$/, '') : parts[0];
 }
 
@@ -43,25 +47,46 @@ function valueImports(text) {
   return targets;
 }
 
-/** folder -> folder -> the imports ("file -> target") that make the edge. */
-function folderGraph() {
+/**
+ * file -> the files it imports as values, both as paths relative to `root` with '/'
+ * ('journal/open.ts'). An import names the .js the build makes; the source is the .ts beside it.
+ */
+export function fileGraph(root = path.resolve('src')) {
   const edges = new Map();
   for (const file of sourceFiles(root)) {
+    const from = path.relative(root, file).split(path.sep).join('/');
+    const targets = new Set();
     for (const target of valueImports(readFileSync(file, 'utf8'))) {
+      const resolved = path.resolve(path.dirname(file), target).replace(/\.js$/, '.ts');
+      targets.add(path.relative(root, resolved).split(path.sep).join('/'));
+    }
+    edges.set(from, targets);
+  }
+  return edges;
+}
+
+/** folder -> folder -> the imports ("file -> target") that make the edge. */
+export function folderGraph(files = fileGraph()) {
+  const edges = new Map();
+  for (const [file, targets] of files) {
+    for (const target of targets) {
       const from = folderOf(file);
-      const to = folderOf(path.resolve(path.dirname(file), target));
+      const to = folderOf(target);
       if (from === to) continue;
       if (!edges.has(from)) edges.set(from, new Map());
       const why = edges.get(from);
       if (!why.has(to)) why.set(to, []);
-      why.get(to).push(`${path.relative(root, file)} -> ${target}`);
+      why.get(to).push(`${file} -> ${target}`);
     }
   }
   return edges;
 }
 
-/** Tarjan's strongly connected components with more than one member. */
-function circles(edges) {
+/**
+ * Tarjan's strongly connected components with more than one member, each sorted. `edges` maps a
+ * node to what it points at (a Set, or a Map keyed by the targets).
+ */
+export function circles(edges) {
   let next = 0;
   const index = new Map();
   const low = new Map();
@@ -89,15 +114,23 @@ function circles(edges) {
   return found;
 }
 
-const edges = folderGraph();
-console.log('folder circles (value imports):');
-for (const set of circles(edges)) console.log(`  {${set.join(', ')}}`);
-const pairs = [];
-for (const [from, to] of edges)
-  for (const other of to.keys())
-    if (from < other && edges.get(other)?.has(from)) pairs.push(`${from}<->${other}`);
-console.log(`two-folder circles: ${pairs.join(', ') || 'none'}`);
-if (process.argv.includes('--edges'))
-  for (const [from, to] of [...edges].sort())
-    for (const [other, why] of [...to].sort())
-      console.log(`${from} -> ${other}\n    ${why.join('\n    ')}`);
+function main() {
+  const files = fileGraph();
+  const edges = folderGraph(files);
+  console.log('file circles (value imports):');
+  for (const set of circles(files)) console.log(`  {${set.join(', ')}}`);
+  console.log('folder circles (value imports):');
+  for (const set of circles(edges)) console.log(`  {${set.join(', ')}}`);
+  const pairs = [];
+  for (const [from, to] of edges)
+    for (const other of to.keys())
+      if (from < other && edges.get(other)?.has(from)) pairs.push(`${from}<->${other}`);
+  console.log(`two-folder circles: ${pairs.join(', ') || 'none'}`);
+  if (process.argv.includes('--edges'))
+    for (const [from, to] of [...edges].sort())
+      for (const [other, why] of [...to].sort())
+        console.log(`${from} -> ${other}\n    ${why.join('\n    ')}`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href)
+  main();

@@ -13,7 +13,7 @@ import Database from './sqlite.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SmsdropError } from '../errors.js';
-import { intentsPath } from './intents.js';
+import { intentsPath } from './paths.js';
 
 export interface BackupResult {
   journal: string;

@@ -1,29 +1,18 @@
 // Batches in the journal: planned from a file's rows, then driven through their states by the
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
-import { randomUUID } from 'node:crypto';
+import { type BatchRecord, batchPhones, getBatch, HELD, newReqId } from './batchNumbers.js';
+import { INSIDE, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Journal, nowIso, sql, sqlRaw, sqlPluck } from './open.js';
+import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
+import { nowIso, sql, sqlPluck } from './sql.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
-import { SmsdropError } from '../errors.js';
-import { BATCH_MOVES, BATCH_STATE, type BatchState, type Doubt, sqlList } from './states.js';
+import type { Doubt } from './states.js';
 
-export interface BatchRecord {
-  id: number;
-  file_id: number;
-  group_id: number;
-  parent_id: number | null;
-  req_id: string;
-  numbers: number;
-  state: BatchState;
-  attempts: number;
-  deferrals: number;
-  maybe_sent: number;
-  first_doubt_at: string | null;
-  next_attempt_at: number;
-  status_code: string | null;
-  status_msg: string | null;
-}
+export type { AttemptHistory } from './attempts.js';
+export { attemptHistory, providerSilentFor, recentStarts } from './attempts.js';
+export type { Assignment, BatchRecord, MoveOptions };
+export { batchPhones, getBatch, HELD, IllegalTransitionError, moveBatch, newReqId };
 
 /** What a request for this batch needs. */
 export interface BatchToSend {
@@ -33,29 +22,6 @@ export interface BatchToSend {
   datas: string[];
   /** The numbers, comma-separated, in row order. */
   phones: string;
-}
-
-/** A batch's numbers, in row order. */
-export function batchPhones(db: Journal, batchId: number): string[] {
-  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(
-    batchId,
-  ) as string | undefined;
-  return phones ? phones.split(',') : [];
-}
-
-/**
- * next_attempt_at of a batch intake is still filling: never due. Intake releases it (0) when it
- * is full or when the file has been read to the end.
- */
-export const HELD = Number.MAX_SAFE_INTEGER;
-
-/** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
-export function newReqId(): string {
-  return randomUUID().replaceAll('-', '');
-}
-
-export function getBatch(db: Journal, batchId: number): BatchRecord {
-  return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
 }
 
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
@@ -102,7 +68,7 @@ function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow
  * for them.
  */
 export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
-  for (const id of batchIds) db.firstToSend.add(id);
+  for (const id of batchIds) db[INSIDE].firstToSend.add(id);
 }
 
 /**
@@ -110,7 +76,7 @@ export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
  * ordinary batch.
  */
 export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
-  const ids = db.firstToSend;
+  const ids = db[INSIDE].firstToSend;
   if (ids.size === 0) return [];
   const due: BatchToSend[] = [];
   for (const id of ids) {
@@ -120,80 +86,6 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
     due.push(toSend(row));
   }
   return due;
-}
-
-/** A change of state that BATCH_MOVES (states.ts) does not allow: a bug, never an input's fault. */
-export class IllegalTransitionError extends SmsdropError {
-  constructor(batchId: number, from: BatchState, to: BatchState) {
-    super('E_BATCH_TRANSITION', `batch ${batchId} cannot go from ${from} to ${to}`);
-  }
-}
-
-/** One column set by a move, as SQL with its parameters: ['next_attempt_at = ?', 0]. */
-export type Assignment = readonly [sql: string, ...params: (string | number | null)[]];
-
-export interface MoveOptions {
-  /**
-   * A claim: the move happens only from these states (else false); what another run moved is its
-   * own.
-   */
-  onlyFrom?: readonly BatchState[];
-  /**
-   * A claim of the batch as it was read: a row id reused by another batch (other req_id) is not it.
-   */
-  reqId?: string;
-  now?: string;
-}
-
-/** For each state, the states a batch may come from to reach it (BATCH_MOVES read backwards). */
-const MOVES_INTO = Object.fromEntries(
-  Object.values(BATCH_STATE).map((to) => [
-    to,
-    sqlList(Object.values(BATCH_STATE).filter((from) => BATCH_MOVES[from].includes(to))),
-  ]),
-) as Record<BatchState, string>;
-
-/**
- * The one way a batch changes state: one UPDATE that moves it only from a state BATCH_MOVES allows
- * (and, for a claim, only from `onlyFrom` and only while it has `reqId`). So two writers racing
- * for the same move cannot both make it: the loser's UPDATE changes nothing, and only then is the
- * batch read, to say why. Returns false only for a claim (onlyFrom, reqId) the batch no longer
- * answers to; any other move that changed nothing throws (E_BATCH_TRANSITION, E_BATCH_MISSING).
- */
-export function moveBatch(
-  db: Journal,
-  batchId: number,
-  to: BatchState,
-  assignments: readonly Assignment[] = [],
-  options: MoveOptions = {},
-): boolean {
-  const set = assignments.map(([text]) => `, ${text}`).join('');
-  const params = assignments.flatMap(([, ...values]) => values);
-  const claimedFrom = options.onlyFrom ? ` AND state IN ${sqlList(options.onlyFrom)}` : '';
-  const claimedReqId = options.reqId === undefined ? '' : ' AND req_id = ?';
-  const changed = sql(
-    db,
-    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${MOVES_INTO[to]}${claimedFrom}${claimedReqId}`,
-  ).run(
-    to,
-    options.now ?? nowIso(),
-    ...params,
-    batchId,
-    ...(options.reqId === undefined ? [] : [options.reqId]),
-  ).changes;
-  if (changed > 0) return true;
-  const current = sqlRaw(db, 'SELECT state, req_id FROM batches WHERE id = ?').get(batchId) as
-    [BatchState, string] | undefined;
-  const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
-  if (
-    claim &&
-    (!current ||
-      (options.reqId !== undefined && current[1] !== options.reqId) ||
-      (options.onlyFrom !== undefined && !options.onlyFrom.includes(current[0])))
-  )
-    return false;
-  if (!current) throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
-  throw new IllegalTransitionError(batchId, current[0], to);
 }
 
 /**
@@ -432,73 +324,4 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
     }
   })();
   return interrupted.length;
-}
-
-/**
- * Whether no request of any file got an answer from the provider (accepted, or refused with a
- * code) since the earliest of this batch's last `attempts` attempts started: the provider has
- * been silent all the while (an outage), rather than this batch's requests failing on their own.
- * From the journal, so a restart or a pause in between does not hide a long silence.
- */
-export function providerSilentFor(db: Journal, batchId: number, attempts: number): boolean {
-  const since = sqlPluck(
-    db,
-    'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
-  ).get(batchId, attempts - 1) as string | undefined;
-  if (since === undefined) return false;
-  const answered = sqlPluck(
-    db,
-    "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))",
-  ).get(since);
-  return answered === 0;
-}
-
-/** What a batch's attempts say of whether, and since when, it may have reached the provider. */
-export interface AttemptHistory {
-  /**
-   * Every attempt carried the batch's reqId (one without it was a request the provider could not
-   * recognise again).
-   */
-  everyAttemptCarriedReqId: boolean;
-  /** An answer said "failed, but may have sent some" (the ambiguous class). */
-  partial: boolean;
-  /** When the first attempt that may have reached the provider started (null: none may have). */
-  firstDoubtAt: string | null;
-}
-
-/**
- * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of
- * it.
- */
-const MAY_HAVE_ARRIVED =
-  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
-
-export function attemptHistory(db: Journal, batchId: number, reqId: string): AttemptHistory {
-  const row = sql(
-    db,
-    `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
-       coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
-       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
-     FROM attempts WHERE batch_id = ?`,
-  ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
-  return {
-    everyAttemptCarriedReqId: row.withoutReqId === 0,
-    partial: row.ambiguous > 0,
-    firstDoubtAt: row.firstDoubtAt,
-  };
-}
-
-/**
- * Attempts started after `sinceMs` (ms since the epoch) that may have sent their numbers, each with
- * its batch's count: what a message window (send/rate.ts) has used up before this process began.
- * Left out: requests the provider cannot have sent (never written, or refused as a whole).
- */
-export function recentStarts(db: Journal, sinceMs: number): { at: number; numbers: number }[] {
-  const rows = sqlRaw(
-    db,
-    `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
-     WHERE a.started_at > ?
-       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
-  ).all(new Date(sinceMs).toISOString()) as [string, number][];
-  return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));
 }

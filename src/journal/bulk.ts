@@ -7,7 +7,9 @@
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import { SmsdropError } from '../errors.js';
 import { intentsLost, journalCommitted } from './intents.js';
-import type { Journal } from './open.js';
+import { type BulkState, INSIDE, type Journal } from './connection.js';
+
+export type { BulkState };
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -19,18 +21,6 @@ export const ROWS_PER_COMMIT = 50_000;
  */
 const FIRST_ROWS_PER_COMMIT = 5_000;
 
-/** A journal's bulk transactions (kept on the Journal). */
-export interface BulkState {
-  /** Rows written in the open bulk transaction, and when it began; undefined: none is open. */
-  open: { rows: number; since: number } | undefined;
-  /** Successful commits so far (see bulkCommits). */
-  commits: number;
-  /** Rows of the next commit (see startBulkRamp); undefined: ROWS_PER_COMMIT. */
-  nextSize: number | undefined;
-  /** Bulk transactions that SQLite rolled back (see bulkLosses). */
-  losses: number;
-}
-
 /**
  * How many open bulk transactions of this connection were rolled back as a whole (a full disk or
  * an I/O error during a write that joined it, or during its commit). A row writer compares it with
@@ -38,7 +28,7 @@ export interface BulkState {
  * they were in the journal.
  */
 export function bulkLosses(db: Journal): number {
-  return db.bulk.losses;
+  return db[INSIDE].bulk.losses;
 }
 
 /** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
@@ -55,9 +45,9 @@ export class RowsLostError extends SmsdropError {
  * Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed.
  */
 export function bulkWrite(db: Journal, rows: number, write: () => void): void {
-  if (!db.bulk.open) {
+  if (!db[INSIDE].bulk.open) {
     db.exec('BEGIN');
-    db.bulk.open = { rows: 0, since: Date.now() };
+    db[INSIDE].bulk.open = { rows: 0, since: Date.now() };
   }
   try {
     write();
@@ -65,7 +55,7 @@ export function bulkWrite(db: Journal, rows: number, write: () => void): void {
     noteIfRolledBack(db);
     throw err;
   }
-  const open = db.bulk.open;
+  const open = db[INSIDE].bulk.open;
   if (!open) return; // rolled back and noted meanwhile
   open.rows += rows;
   if (open.rows >= commitSize(db)) commitBulk(db);
@@ -76,28 +66,28 @@ export function bulkWrite(db: Journal, rows: number, write: () => void): void {
  * count moved is in the journal for good.
  */
 export function bulkCommits(db: Journal): number {
-  return db.bulk.commits;
+  return db[INSIDE].bulk.commits;
 }
 
 /** Milliseconds the open bulk transaction has been open (undefined: none is). */
 export function bulkOpenMs(db: Journal): number | undefined {
-  const open = db.bulk.open;
+  const open = db[INSIDE].bulk.open;
   return open ? Date.now() - open.since : undefined;
 }
 
 /** A new intake starts: its commits start small again (see FIRST_ROWS_PER_COMMIT). */
 export function startBulkRamp(db: Journal): void {
-  db.bulk.nextSize = FIRST_ROWS_PER_COMMIT;
+  db[INSIDE].bulk.nextSize = FIRST_ROWS_PER_COMMIT;
 }
 
 function commitSize(db: Journal): number {
-  return db.bulk.nextSize ?? ROWS_PER_COMMIT;
+  return db[INSIDE].bulk.nextSize ?? ROWS_PER_COMMIT;
 }
 
 function noteCommit(db: Journal): void {
-  db.bulk.commits++;
-  if (db.bulk.nextSize !== undefined)
-    db.bulk.nextSize = Math.min(db.bulk.nextSize * 2, ROWS_PER_COMMIT);
+  db[INSIDE].bulk.commits++;
+  if (db[INSIDE].bulk.nextSize !== undefined)
+    db[INSIDE].bulk.nextSize = Math.min(db[INSIDE].bulk.nextSize * 2, ROWS_PER_COMMIT);
   journalCommitted(db);
 }
 
@@ -106,12 +96,12 @@ function noteCommit(db: Journal): void {
  * transaction, not only the failed statement or savepoint. The bulk transaction is then gone.
  */
 export function noteIfRolledBack(db: Journal): void {
-  if (db.bulk.open && !db.inTransaction) noteLoss(db);
+  if (db[INSIDE].bulk.open && !db.inTransaction) noteLoss(db);
 }
 
 function noteLoss(db: Journal): void {
-  db.bulk.open = undefined;
-  db.bulk.losses++;
+  db[INSIDE].bulk.open = undefined;
+  db[INSIDE].bulk.losses++;
   intentsLost(db);
 }
 
@@ -120,8 +110,8 @@ function noteLoss(db: Journal): void {
  * deleted in the open (discardIntake), and other writes that joined it are kept.
  */
 export function commitBulk(db: Journal): void {
-  if (!db.bulk.open) return;
-  db.bulk.open = undefined;
+  if (!db[INSIDE].bulk.open) return;
+  db[INSIDE].bulk.open = undefined;
   if (!db.inTransaction) return;
   try {
     db.exec('COMMIT');

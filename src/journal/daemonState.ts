@@ -3,7 +3,8 @@
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
 import type { ErrorCode } from '../errors.js';
-import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import type { Journal } from './connection.js';
+import { nowIso, sql, sqlPluck } from './sql.js';
 import { recordEvent } from './outbox.js';
 
 export interface DaemonStateUpdate {

@@ -24,38 +24,13 @@
 //   crash loses at most that much of answers.
 import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
-import { moveBatch } from './batches.js';
-import type { Journal } from './open.js';
+import { INSIDE, type Intent, type IntentLog, type Journal } from './connection.js';
+import { moveBatch } from './moves.js';
+import { intentsPath } from './paths.js';
 import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
 
-interface Intent {
-  batchId: number;
-  /** The batch's own req_id: a batch id reused after a rollback is not the batch that was sent. */
-  batchReqId: string;
-  /** The reqId the request carried (null with reqId off). */
-  reqId: string | null;
-  startedAt: string;
-}
-
-/** A journal's intents (kept on the Journal while enabled). */
-export interface IntentLog {
-  side: Database.Database;
-  /** The side file's two statements of every turn, prepared once. */
-  insert: Database.Statement;
-  deleteCovered: Database.Statement;
-  /** Noted during the current turn, written by commitIntents. */
-  noted: Intent[];
-  /**
-   * Intents written to the side file, up to this seq, are in a committed journal transaction too.
-   */
-  coveredSeq: number;
-  lastSeq: number;
-  /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
-  mustCommit: boolean;
-  /** SQLite rolled back an open transaction that held attempts (see journalLost). */
-  lost: boolean;
-  onLost: (() => void) | undefined;
-}
+export type { IntentLog };
+export { intentsPath };
 
 /**
  * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):
@@ -72,11 +47,6 @@ export class JournalLostError extends SmsdropError {
   }
 }
 
-/** The side file of a journal file. */
-export function intentsPath(journalFile: string): string {
-  return `${journalFile.replace(/\.sqlite$/, '')}.intents.sqlite`;
-}
-
 /**
  * From now on, requests of this connection that start while a bulk transaction is open are made
  * durable by an intent each (the caller holds the data directory's lock). Call replayIntents first.
@@ -86,7 +56,7 @@ export function enableIntents(
   synchronous: 'normal' | 'full' = 'normal',
   onLost?: () => void,
 ): void {
-  if (db.intents) return;
+  if (db[INSIDE].intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
   side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -101,7 +71,7 @@ export function enableIntents(
     'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)',
   );
   const deleteCovered = side.prepare('DELETE FROM intents WHERE seq <= ?');
-  db.intents = {
+  db[INSIDE].intents = {
     side,
     insert,
     deleteCovered,
@@ -115,19 +85,19 @@ export function enableIntents(
 }
 
 export function intentsEnabled(db: Journal): boolean {
-  return db.intents !== undefined;
+  return db[INSIDE].intents !== undefined;
 }
 
 export function closeIntents(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log) return;
-  db.intents = undefined;
+  db[INSIDE].intents = undefined;
   log.side.close();
 }
 
 /** The open transaction was rolled back (bulk.ts): see JournalLostError. */
 export function intentsLost(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.lost) return;
   log.lost = true;
   log.noted = [];
@@ -136,18 +106,18 @@ export function intentsLost(db: Journal): void {
 
 /** Whether this connection lost requests' records (see JournalLostError). */
 export function journalLost(db: Journal): boolean {
-  return db.intents?.lost ?? false;
+  return db[INSIDE].intents?.lost ?? false;
 }
 
 /** The turn's writes failed (rolled back): the attempts they noted never happened. */
 export function forgetNoted(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (log) log.noted = [];
 }
 
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
 export function noteAttemptStarted(db: Journal, intent: Intent): void {
-  db.intents?.noted.push(intent);
+  db[INSIDE].intents?.noted.push(intent);
 }
 
 /**
@@ -155,13 +125,13 @@ export function noteAttemptStarted(db: Journal, intent: Intent): void {
  * them.
  */
 export function needsJournalCommit(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (log) log.mustCommit = true;
 }
 
 /** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */
 export function takeMustCommit(db: Journal): boolean {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log?.mustCommit) return false;
   log.mustCommit = false;
   return true;
@@ -172,7 +142,7 @@ export function takeMustCommit(db: Journal): boolean {
  * requests may leave. Intents already covered by a journal commit are deleted on the way.
  */
 export function commitIntents(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.noted.length === 0) return;
   const noted = log.noted;
   log.noted = [];
@@ -194,7 +164,7 @@ export function commitIntents(db: Journal): void {
  * forgotten, and those in the side file no longer needed (deleted with the next write).
  */
 export function journalCommitted(db: Journal): void {
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   if (!log || log.lost) return; // the intents of what was lost must stay
   log.noted = [];
   log.coveredSeq = log.lastSeq;
@@ -213,7 +183,7 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
   if (db.inTransaction)
     throw new SmsdropError('E_INTERNAL', 'replayIntents: commit the journal first');
   const file = intentsPath(db.name);
-  const log = db.intents;
+  const log = db[INSIDE].intents;
   let side: Database.Database;
   try {
     side = log?.side ?? new Database(file, { fileMustExist: true });

@@ -3,11 +3,14 @@
 import Database from './sqlite.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Journal } from './journal.js';
+import { Journal } from './connection.js';
 import { MIGRATIONS } from './migrations.js';
+import { journalPath } from './paths.js';
+import { nowIso, type Query, sql, sqlPluck, sqlRaw } from './sql.js';
 import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } from './storage.js';
 
-export type { Journal };
+export type { Journal, Query };
+export { journalPath, nowIso, sql, sqlPluck, sqlRaw };
 
 export interface OpenJournalOptions {
   /**
@@ -16,10 +19,6 @@ export interface OpenJournalOptions {
    */
   synchronous?: 'normal' | 'full';
   readonly?: boolean;
-}
-
-export function journalPath(dataDir: string): string {
-  return path.join(dataDir, 'journal.sqlite');
 }
 
 export function openJournal(file: string, options: OpenJournalOptions = {}): Journal {
@@ -87,20 +86,4 @@ function migrate(db: Journal): void {
       );
     })();
   }
-}
-
-/** A prepared statement in one mode for good (see Journal.statement). */
-export type Query = Pick<
-  Database.Statement,
-  'run' | 'get' | 'all' | 'iterate' | 'bind' | 'columns' | 'source' | 'reader'
->;
-/** The statement for `text` on this journal, reading rows as objects. */
-export const sql = (journal: Journal, text: string): Query => journal.statement('object', text);
-/** The statement for `text`, reading rows as arrays of their columns. */
-export const sqlRaw = (journal: Journal, text: string): Query => journal.statement('raw', text);
-/** The statement for `text`, reading each row's first column alone. */
-export const sqlPluck = (journal: Journal, text: string): Query => journal.statement('pluck', text);
-
-export function nowIso(): string {
-  return new Date().toISOString();
 }

@@ -4,8 +4,9 @@
 // receiver and marks each delivered. Nothing is written while no receiver is set
 // (Journal.webhookTargets).
 import { randomUUID } from 'node:crypto';
-import { countFile, type FileCounts, getFile } from './files.js';
-import { type Journal, nowIso, sql } from './open.js';
+import { countFile, type FileCounts, getFile } from './fileReads.js';
+import type { Journal } from './connection.js';
+import { nowIso, sql } from './sql.js';
 
 export const WEBHOOK_EVENTS = [
   'file.taken',

@@ -3,7 +3,8 @@
 // which batch a row joins, and when a batch is released, is the planner's; this only stores it.
 // Statements are prepared when the store is made: these verbs run for every row or batch.
 import type { GroupKey, HeldBatch, IntakeCounts, PlannedRow, PlanStore } from '../plan/store.js';
-import { HELD, newReqId, sendFirst } from './batches.js';
+import { sendFirst } from './batches.js';
+import { HELD, newReqId } from './batchNumbers.js';
 import {
   bulkCommits,
   bulkLosses,
@@ -13,7 +14,8 @@ import {
   startBulkRamp,
 } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import { type Journal, type Query, sql, sqlRaw } from './open.js';
+import type { Journal } from './connection.js';
+import { type Query, sql, sqlRaw } from './sql.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
 

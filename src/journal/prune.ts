@@ -13,7 +13,8 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
-import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import type { Journal } from './connection.js';
+import { nowIso, sql, sqlPluck } from './sql.js';
 import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';

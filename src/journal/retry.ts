@@ -10,17 +10,13 @@
 // A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
 // list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
 // row, as it would have been had the other file come first.
-import {
-  type Assignment,
-  attemptHistory,
-  type AttemptHistory,
-  type BatchRecord,
-  batchPhones,
-  moveBatch,
-  moveToNewBatch,
-} from './batches.js';
+import { attemptHistory, type AttemptHistory } from './attempts.js';
+import { moveToNewBatch } from './batches.js';
+import { type BatchRecord, batchPhones } from './batchNumbers.js';
+import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
-import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import type { Journal } from './connection.js';
+import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
 import {
   BATCH_STATE,

@@ -4,7 +4,8 @@
 // (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the
 // planner flushes the rest at the end of each chunk and before any other write of rows, so ids
 // still follow the file's order.
-import { type Journal, sql } from './open.js';
+import type { Journal } from './connection.js';
+import { type Query, sql } from './sql.js';
 
 /** A row's columns, in INSERT order, but for its file (the inserter's own). */
 export type RowValues = [
@@ -42,13 +43,20 @@ export interface RowInserter {
   drop(): void;
 }
 
-export function createRowInserter(db: Journal, fileId: number): RowInserter {
+/** The two INSERTs of rows: one row, and ROWS_PER_STATEMENT rows. */
+function rowInserts(db: Journal): { insertOne: Query; insertMany: Query } {
   const tuple = `(${Array(COLUMN_COUNT).fill('?').join(', ')})`;
-  const insertOne = sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${tuple}`);
-  const insertMany = sql(
-    db,
-    `INSERT INTO rows (${COLUMNS}) VALUES ${Array(ROWS_PER_STATEMENT).fill(tuple).join(', ')}`,
-  );
+  return {
+    insertOne: sql(db, `INSERT INTO rows (${COLUMNS}) VALUES ${tuple}`),
+    insertMany: sql(
+      db,
+      `INSERT INTO rows (${COLUMNS}) VALUES ${Array(ROWS_PER_STATEMENT).fill(tuple).join(', ')}`,
+    ),
+  };
+}
+
+export function createRowInserter(db: Journal, fileId: number): RowInserter {
+  const { insertOne, insertMany } = rowInserts(db);
   const values: unknown[] = new Array(ROWS_PER_STATEMENT * COLUMN_COUNT);
   /** Callbacks waiting for ids, with the row's place in the queue. */
   const waiting: Array<{ at: number; onId: (rowId: number) => void }> = [];

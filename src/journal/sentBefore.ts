@@ -24,7 +24,8 @@
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
 import type { RepeatWindow } from '../config/settings/durations.js';
-import { type Journal, sqlRaw, sqlPluck } from './open.js';
+import type { Journal } from './connection.js';
+import { sqlRaw, sqlPluck } from './sql.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
 
 /** An earlier file's rows of one message: which row, if any, has a number. */

@@ -5,8 +5,8 @@
 // and pruning turns secure_delete on (deleted content is overwritten with zeros) and ends with a
 // TRUNCATE checkpoint (the WAL, which holds copies of the pages, is emptied to 0 bytes).
 import { statSync } from 'node:fs';
-import { intentsPath } from './intents.js';
-import type { Journal } from './open.js';
+import { intentsPath } from './paths.js';
+import type { Journal } from './connection.js';
 
 const INCREMENTAL = 2;
 

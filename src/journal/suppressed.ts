@@ -4,10 +4,9 @@
 // grouping, with the reason, so they show in the rejected file and the reports like any other
 // rejected row.
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
-// batches.ts calls the hooks below from applyTransition; this uses only its batchPhones, at call
-// time.
-import { batchPhones } from './batches.js';
-import { type Journal, nowIso, sql, sqlPluck } from './open.js';
+import { batchPhones } from './batchNumbers.js';
+import type { Journal } from './connection.js';
+import { nowIso, sql, sqlPluck } from './sql.js';
 
 export interface SuppressedNumber {
   phone: string;

@@ -16,14 +16,9 @@ import {
   journalLost,
   takeMustCommit,
 } from './intents.js';
-import type { Journal } from './open.js';
+import { INSIDE, type Journal, type WriteQueue } from './connection.js';
 
-export interface WriteQueue {
-  /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
-  run<T>(write: () => T): Promise<T>;
-  /** True while writes wait for their transaction (it runs at the next turn of the event loop). */
-  waiting(): boolean;
-}
+export type { WriteQueue };
 
 interface Job {
   write: () => unknown;
@@ -33,7 +28,7 @@ interface Job {
 
 /** The one queue of a journal (files in progress together share it). */
 export function writeQueueFor(db: Journal): WriteQueue {
-  return (db.writeQueue ??= createWriteQueue(db));
+  return (db[INSIDE].writeQueue ??= createWriteQueue(db));
 }
 
 /**
@@ -60,53 +55,7 @@ function createWriteQueue(db: Journal): WriteQueue {
   const flush = (): void => {
     const batch = jobs;
     jobs = [];
-    const fail = (err: unknown): void => {
-      forgetNoted(db);
-      for (const job of batch) job.reject(err);
-    };
-    if (journalLost(db)) return fail(new JournalLostError());
-    const results: unknown[] = [];
-    try {
-      // Inside an intake's open bulk transaction this is a savepoint, and the commit below carries
-      // both: one commit per turn, not two (the intake's, then these writes').
-      runAll(batch, results);
-    } catch (err) {
-      // Rolled back as a whole (to its savepoint): no caller may act as if its write were on disk.
-      // A full disk may have rolled back the intake's transaction too: its writer must know.
-      noteIfRolledBack(db);
-      return fail(err);
-    }
-    const mustCommit = takeMustCommit(db);
-    if (!mustCommit && mayDefer(db)) {
-      // The intake's transaction stays open: the requests' intents make them safe (intents.ts).
-      let onIntents = true;
-      try {
-        commitIntents(db);
-      } catch {
-        onIntents = false; // the side file failed: commit the journal instead, below
-      }
-      if (onIntents) {
-        batch.forEach((job, i) => job.resolve(results[i]));
-        return;
-      }
-    }
-    try {
-      commitBulk(db);
-    } catch (err) {
-      // SQLite rolled back the bulk transaction, these writes too
-      return fail(journalLost(db) ? new JournalLostError() : err);
-    }
-    // Nothing else keeps a transaction open across turns: were one open, these writes would be
-    // only part of it, not on disk.
-    if (db.inTransaction)
-      return fail(
-        new SmsdropError(
-          'E_INTERNAL',
-          'journal writes were not committed: a transaction is still open',
-        ),
-      );
-    journalCommitted(db);
-    batch.forEach((job, i) => job.resolve(results[i]));
+    commitTurn(db, batch, runAll);
   };
   return {
     run<T>(write: () => T): Promise<T> {
@@ -117,4 +66,62 @@ function createWriteQueue(db: Journal): WriteQueue {
     },
     waiting: () => jobs.length > 0,
   };
+}
+
+/**
+ * One turn's writes: run in one transaction, then committed (or, with intents, left in the
+ * intake's open transaction); each caller's promise settles once its write is on disk, or fails.
+ */
+function commitTurn(
+  db: Journal,
+  batch: Job[],
+  runAll: (batch: Job[], results: unknown[]) => void,
+): void {
+  const fail = (err: unknown): void => {
+    forgetNoted(db);
+    for (const job of batch) job.reject(err);
+  };
+  if (journalLost(db)) return fail(new JournalLostError());
+  const results: unknown[] = [];
+  try {
+    // Inside an intake's open bulk transaction this is a savepoint, and the commit below carries
+    // both: one commit per turn, not two (the intake's, then these writes').
+    runAll(batch, results);
+  } catch (err) {
+    // Rolled back as a whole (to its savepoint): no caller may act as if its write were on disk.
+    // A full disk may have rolled back the intake's transaction too: its writer must know.
+    noteIfRolledBack(db);
+    return fail(err);
+  }
+  const mustCommit = takeMustCommit(db);
+  if (!mustCommit && mayDefer(db)) {
+    // The intake's transaction stays open: the requests' intents make them safe (intents.ts).
+    let onIntents = true;
+    try {
+      commitIntents(db);
+    } catch {
+      onIntents = false; // the side file failed: commit the journal instead, below
+    }
+    if (onIntents) {
+      batch.forEach((job, i) => job.resolve(results[i]));
+      return;
+    }
+  }
+  try {
+    commitBulk(db);
+  } catch (err) {
+    // SQLite rolled back the bulk transaction, these writes too
+    return fail(journalLost(db) ? new JournalLostError() : err);
+  }
+  // Nothing else keeps a transaction open across turns: were one open, these writes would be
+  // only part of it, not on disk.
+  if (db.inTransaction)
+    return fail(
+      new SmsdropError(
+        'E_INTERNAL',
+        'journal writes were not committed: a transaction is still open',
+      ),
+    );
+  journalCommitted(db);
+  batch.forEach((job, i) => job.resolve(results[i]));
 }

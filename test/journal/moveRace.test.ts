@@ -2,12 +2,11 @@
 // racing for the same move of the same batch: one makes it, the other is told E_BATCH_TRANSITION,
 // never a silent "done" for a move it did not make.
 import assert from 'node:assert/strict';
-import type Database from 'better-sqlite3';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
 import { getBatch, moveBatch } from '../../src/journal/batches.js';
 import { Journal } from '../../src/journal/journal.js';
-import { openJournal } from '../../src/journal/open.js';
+import Database from '../../src/journal/sqlite.js';
 import { journalWithOneGroup } from './fixture.js';
 
 const { db: first } = journalWithOneGroup('smsdrop-race-', {
@@ -21,7 +20,8 @@ const { db: first } = journalWithOneGroup('smsdrop-race-', {
  * interleaving two processes meet by chance.
  */
 function secondWriter(between: () => void): Journal {
-  const connection = openJournal(first.name).connection;
+  const connection = new Database(first.name);
+  connection.pragma('busy_timeout = 5000');
   let pending: (() => void) | undefined = between;
   const prepare = (text: string): Database.Statement => {
     const statement = connection.prepare(text);

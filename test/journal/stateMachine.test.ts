@@ -103,6 +103,7 @@ describe('where state and SQL live', () => {
     const outside = source.filter(
       ({ file, text }) =>
         !file.startsWith(path.join('src', 'journal')) &&
+        !file.startsWith(path.join('src', 'pgjournal')) &&
         !file.startsWith(path.join('src', 'simulator')) &&
         sqlText.test(text),
     );

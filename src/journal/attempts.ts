@@ -1,0 +1,73 @@
+// What a batch's attempts, and everyone's recent attempts, say: whether the provider has been
+// silent, whether a batch may have reached it, and what a message window has used up (send/).
+import type { Journal } from './connection.js';
+import { sql, sqlPluck, sqlRaw } from './sql.js';
+
+/**
+ * Whether no request of any file got an answer from the provider (accepted, or refused with a
+ * code) since the earliest of this batch's last `attempts` attempts started: the provider has
+ * been silent all the while (an outage), rather than this batch's requests failing on their own.
+ * From the journal, so a restart or a pause in between does not hide a long silence.
+ */
+export function providerSilentFor(db: Journal, batchId: number, attempts: number): boolean {
+  const since = sqlPluck(
+    db,
+    'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
+  ).get(batchId, attempts - 1) as string | undefined;
+  if (since === undefined) return false;
+  const answered = sqlPluck(
+    db,
+    "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))",
+  ).get(since);
+  return answered === 0;
+}
+
+/** What a batch's attempts say of whether, and since when, it may have reached the provider. */
+export interface AttemptHistory {
+  /**
+   * Every attempt carried the batch's reqId (one without it was a request the provider could not
+   * recognise again).
+   */
+  everyAttemptCarriedReqId: boolean;
+  /** An answer said "failed, but may have sent some" (the ambiguous class). */
+  partial: boolean;
+  /** When the first attempt that may have reached the provider started (null: none may have). */
+  firstDoubtAt: string | null;
+}
+
+/**
+ * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of
+ * it.
+ */
+const MAY_HAVE_ARRIVED =
+  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
+
+export function attemptHistory(db: Journal, batchId: number, reqId: string): AttemptHistory {
+  const row = sql(
+    db,
+    `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
+       coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
+       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
+     FROM attempts WHERE batch_id = ?`,
+  ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
+  return {
+    everyAttemptCarriedReqId: row.withoutReqId === 0,
+    partial: row.ambiguous > 0,
+    firstDoubtAt: row.firstDoubtAt,
+  };
+}
+
+/**
+ * Attempts started after `sinceMs` (ms since the epoch) that may have sent their numbers, each with
+ * its batch's count: what a message window (send/rate.ts) has used up before this process began.
+ * Left out: requests the provider cannot have sent (never written, or refused as a whole).
+ */
+export function recentStarts(db: Journal, sinceMs: number): { at: number; numbers: number }[] {
+  const rows = sqlRaw(
+    db,
+    `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
+     WHERE a.started_at > ?
+       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
+  ).all(new Date(sinceMs).toISOString()) as [string, number][];
+  return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));
+}

@@ -1,0 +1,46 @@
+// A batch as the journal keeps it, and the small reads and names every writer of batches shares
+// (batches.ts, suppressed.ts, planStore.ts, retry.ts).
+import { randomUUID } from 'node:crypto';
+import type { Journal } from './connection.js';
+import { sql, sqlPluck } from './sql.js';
+import type { BatchState } from './states.js';
+
+export interface BatchRecord {
+  id: number;
+  file_id: number;
+  group_id: number;
+  parent_id: number | null;
+  req_id: string;
+  numbers: number;
+  state: BatchState;
+  attempts: number;
+  deferrals: number;
+  maybe_sent: number;
+  first_doubt_at: string | null;
+  next_attempt_at: number;
+  status_code: string | null;
+  status_msg: string | null;
+}
+
+/** A batch's numbers, in row order. */
+export function batchPhones(db: Journal, batchId: number): string[] {
+  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(
+    batchId,
+  ) as string | undefined;
+  return phones ? phones.split(',') : [];
+}
+
+/**
+ * next_attempt_at of a batch intake is still filling: never due. Intake releases it (0) when it
+ * is full or when the file has been read to the end.
+ */
+export const HELD = Number.MAX_SAFE_INTEGER;
+
+/** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
+export function newReqId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+export function getBatch(db: Journal, batchId: number): BatchRecord {
+  return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;
+}

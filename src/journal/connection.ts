@@ -1,0 +1,161 @@
+// The journal of one data directory as one object: its connection, its prepared statements, and
+// every piece of state that lives as long as the connection (the write queue, the bulk
+// transaction, the intents, the batches to send first, the files in progress, the intake turns).
+// Each module that works on a piece keeps its meaning (bulk.ts, intents.ts, writeQueue.ts, …); the
+// piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
+// The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
+import type Database from 'better-sqlite3';
+
+/** A journal's bulk transactions (bulk.ts). */
+export interface BulkState {
+  /** Rows written in the open bulk transaction, and when it began; undefined: none is open. */
+  open: { rows: number; since: number } | undefined;
+  /** Successful commits so far (see bulkCommits). */
+  commits: number;
+  /** Rows of the next commit (see startBulkRamp); undefined: ROWS_PER_COMMIT. */
+  nextSize: number | undefined;
+  /** Bulk transactions that SQLite rolled back (see bulkLosses). */
+  losses: number;
+}
+
+/** A request started while a bulk transaction is open, made durable in a side file (intents.ts). */
+export interface Intent {
+  batchId: number;
+  /** The batch's own req_id: a batch id reused after a rollback is not the batch that was sent. */
+  batchReqId: string;
+  /** The reqId the request carried (null with reqId off). */
+  reqId: string | null;
+  startedAt: string;
+}
+
+/** A journal's intents while enabled (intents.ts). */
+export interface IntentLog {
+  side: Database.Database;
+  /** The side file's two statements of every turn, prepared once. */
+  insert: Database.Statement;
+  deleteCovered: Database.Statement;
+  /** Noted during the current turn, written by commitIntents. */
+  noted: Intent[];
+  /**
+   * Intents written to the side file, up to this seq, are in a committed journal transaction too.
+   */
+  coveredSeq: number;
+  lastSeq: number;
+  /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
+  mustCommit: boolean;
+  /** SQLite rolled back an open transaction that held attempts (see journalLost). */
+  lost: boolean;
+  onLost: (() => void) | undefined;
+}
+
+/** Journal writes of one turn of the event loop, in one transaction (writeQueue.ts). */
+export interface WriteQueue {
+  /** Runs `write` inside the next shared transaction; resolves with its result after the commit. */
+  run<T>(write: () => T): Promise<T>;
+  /** True while writes wait for their transaction (it runs at the next turn of the event loop). */
+  waiting(): boolean;
+}
+
+/** How a statement returns rows: objects, arrays of columns, or the first column alone. */
+export type StatementMode = 'object' | 'raw' | 'pluck';
+
+/**
+ * The key of what only src/journal/ reaches on a Journal: the state its modules keep and the
+ * statement cache. index.ts does not export it, and ESLint keeps the rest of src/ from importing
+ * this file (eslint.config.js), so nothing else can read or flip that state.
+ */
+export const INSIDE = Symbol('the journal inside');
+
+/** What lives as long as the connection and only the journal's modules touch (Journal[INSIDE]). */
+export interface JournalInside {
+  /** The open bulk transaction and its commits (bulk.ts). */
+  readonly bulk: BulkState;
+  /** Requests made durable in the side file while a bulk transaction is open (intents.ts). */
+  intents: IntentLog | undefined;
+  /** The one write queue (writeQueue.ts), made on first use. */
+  writeQueue: WriteQueue | undefined;
+  /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
+  readonly firstToSend: Set<number>;
+  /**
+   * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
+   * statement is shared by every caller of the same text, and one caller switching it would
+   * change what the others read.
+   */
+  statement(mode: StatementMode, text: string): Database.Statement;
+}
+
+export class Journal {
+  readonly #connection: Database.Database;
+  /** Prepared statements by mode and SQL text: preparing costs more than running. */
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly [INSIDE]: JournalInside = {
+    bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
+    intents: undefined,
+    writeQueue: undefined,
+    firstToSend: new Set<number>(),
+    statement: (mode, text) => this.#statement(mode, text),
+  };
+  /** Journal records of files being processed now (the daemon runs several at once). */
+  readonly filesInProgress = new Set<number>();
+  /**
+   * The end of the last intake's turn: intakes of one journal run one after the other (pipeline).
+   */
+  lastIntakeTurn: Promise<void> = Promise.resolve();
+  /**
+   * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
+   * that webhook events report then add the event to the outbox in their own transaction
+   * (outbox.ts). Empty: no events are written.
+   */
+  webhookTargets: readonly string[] = [];
+  /** Temporary tables made so far (each gets a name of its own). */
+  #temporaryTables = 0;
+
+  constructor(connection: Database.Database) {
+    this.#connection = connection;
+  }
+
+  #statement(mode: StatementMode, text: string): Database.Statement {
+    const key = `${mode}\u0000${text}`;
+    let statement = this.#statements.get(key);
+    if (!statement) {
+      statement = this.#connection.prepare(text);
+      if (mode === 'raw') statement.raw(true);
+      else if (mode === 'pluck') statement.pluck(true);
+      this.#statements.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** A name for a temporary table no other of this journal has. */
+  temporaryTableName(prefix: string): string {
+    return `${prefix}_${++this.#temporaryTables}`;
+  }
+
+  // The connection's own verbs: for the journal's modules, and for tests that set a journal up by
+  // hand (nothing else in src/ calls prepare, exec, pragma or transaction).
+  get name(): string {
+    return this.#connection.name;
+  }
+  get inTransaction(): boolean {
+    return this.#connection.inTransaction;
+  }
+  get open(): boolean {
+    return this.#connection.open;
+  }
+  prepare(text: string): Database.Statement {
+    return this.#connection.prepare(text);
+  }
+  exec(text: string): this {
+    this.#connection.exec(text);
+    return this;
+  }
+  pragma(text: string, options?: Database.PragmaOptions): unknown {
+    return this.#connection.pragma(text, options);
+  }
+  transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
+    return this.#connection.transaction(fn);
+  }
+  close(): void {
+    this.#connection.close();
+  }
+}

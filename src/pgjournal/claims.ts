@@ -1,0 +1,168 @@
+// Several daemons sending one journal's batches (issue 34): a node claims due batches under a
+// lease, a node id and an expiry by the database's clock (the one clock all nodes share), renewed
+// while it lives; a batch whose lease passed may be claimed by another node.
+//
+// A claim is one statement: the due batches are picked `FOR UPDATE SKIP LOCKED`, so two nodes
+// claiming at once never wait for each other and never pick the same batch (each skips the rows
+// the other has locked), and the same statement writes the lease. A batch leased to another node
+// is not due for this one until the lease passes; a node may claim its own leased batches again
+// (they are in its `skip` while it still holds them in memory, as with SQLite).
+//
+// A claim changes no state, as SQLite's claim (ports/send.ts): startAttempts remains the claim
+// that counts, and in this journal must also find the lease still held (LEASE_HELD) before an
+// attempt is written. A node that cannot renew must stop sending before `heldUntil`, measured on
+// its own monotonic clock from before the statement left, which the database's expiry cannot
+// precede.
+import { performance } from 'node:perf_hooks';
+import type pg from 'pg';
+import type { BatchRecord, BatchToSend, DueQuery } from '../ports/index.js';
+
+/** A pool or one of its clients (inside a transaction). */
+export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+export interface Lease {
+  /** The node's id (host and pid by default). */
+  node: string;
+  /** How long a claim or a renewal lasts (SMSDROP_LEASE). */
+  ms: number;
+}
+
+/** DueQuery of the SendStore port, with the batches intake asked to go first. */
+export interface ClaimQuery extends DueQuery {
+  /** Go before the others, whatever their ids (PlanStore.sendFirst); `afterId` does not apply. */
+  first?: readonly number[];
+}
+
+export interface Claimed {
+  first: BatchToSend[];
+  due: BatchToSend[];
+  /** performance.now() before which the claimed leases cannot have passed. */
+  heldUntil: number;
+}
+
+/** SQL: the batch's lease is this node's ($node) and has not passed. For startAttempts' guard. */
+export function leaseHeld(nodeParam: string): string {
+  return `lease_node = ${nodeParam} AND lease_until > clock_timestamp()`;
+}
+
+/** SQL assignment that gives a batch's lease up: written with the batch's outcome. */
+export const LEASE_RELEASED = 'lease_node = NULL, lease_until = NULL';
+
+const BATCH_COLUMNS = [
+  'id',
+  'file_id',
+  'group_id',
+  'parent_id',
+  'req_id',
+  'numbers',
+  'state',
+  'attempts',
+  'deferrals',
+  'maybe_sent',
+  'first_doubt_at',
+  'next_attempt_at',
+  'status_code',
+  'status_msg',
+] as const satisfies readonly (keyof BatchRecord)[];
+
+const CLAIM = `
+  WITH due AS (
+    SELECT b.id FROM batches b
+    WHERE b.file_id = $1 AND b.state = 'planned' AND b.next_attempt_at <= $2
+      AND (b.id > $3 OR b.id = ANY($4::bigint[]))
+      AND NOT (b.id = ANY($5::bigint[]))
+      AND (b.lease_node IS NULL OR b.lease_node = $6 OR b.lease_until <= clock_timestamp())
+    ORDER BY b.id = ANY($4::bigint[]) DESC, b.id
+    LIMIT $7
+    FOR UPDATE OF b SKIP LOCKED
+  )
+  UPDATE batches b SET lease_node = $6, lease_until = clock_timestamp() + $8::integer * interval '1 millisecond'
+  FROM due, groups g, batch_numbers n
+  WHERE b.id = due.id AND g.id = b.group_id AND n.batch_id = b.id
+  RETURNING ${BATCH_COLUMNS.map((c) => `b.${c}`).join(', ')},
+    g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones`;
+
+type ClaimRow = BatchRecord & {
+  g_app_id: string;
+  g_template_id: string;
+  g_datas: string;
+  g_phones: string;
+};
+
+function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: ClaimRow): BatchToSend {
+  return {
+    batch,
+    appId: g_app_id,
+    templateId: g_template_id,
+    datas: JSON.parse(g_datas) as string[],
+    phones: g_phones,
+  };
+}
+
+/**
+ * Claims up to `limit` due planned batches of the file for `lease.node`: those of `first` that
+ * are due, then the others after `afterId` in id order; none of `skip`, none another node holds.
+ */
+export async function claimDueBatches(
+  db: Queryable,
+  lease: Lease,
+  q: ClaimQuery,
+): Promise<Claimed> {
+  const heldUntil = performance.now() + lease.ms;
+  const first = q.first ?? [];
+  const { rows } = await db.query<ClaimRow>(CLAIM, [
+    q.fileId,
+    q.now,
+    q.afterId,
+    first,
+    [...q.skip],
+    lease.node,
+    q.limit,
+    lease.ms,
+  ]);
+  rows.sort((a, b) => a.id - b.id);
+  const isFirst = new Set(first);
+  return {
+    first: rows.filter((r) => isFirst.has(r.id)).map(toSend),
+    due: rows.filter((r) => !isFirst.has(r.id)).map(toSend),
+    heldUntil,
+  };
+}
+
+const RENEW = `
+  WITH seen AS (
+    INSERT INTO nodes (id) VALUES ($1)
+    ON CONFLICT (id) DO UPDATE SET last_seen = clock_timestamp()
+  )
+  UPDATE batches SET lease_until = clock_timestamp() + $2::integer * interval '1 millisecond'
+  WHERE ${leaseHeld('$1')}
+  RETURNING id`;
+
+/**
+ * Extends the node's leases that have not passed, and marks the node seen. A lease that passed is
+ * not renewed: another node may have taken the batch, so this node must drop it (`held` lacks it).
+ */
+export async function renewLeases(
+  db: Queryable,
+  lease: Lease,
+): Promise<{ held: number[]; heldUntil: number }> {
+  const heldUntil = performance.now() + lease.ms;
+  const { rows } = await db.query<{ id: number }>(RENEW, [lease.node, lease.ms]);
+  return { held: rows.map((r) => r.id).sort((a, b) => a - b), heldUntil };
+}
+
+/**
+ * Gives up the node's leases of these batches (all of them without `batchIds`: a node stopping
+ * cleanly), so that another node need not wait for them to pass. Returns the ids released.
+ */
+export async function releaseLeases(
+  db: Queryable,
+  node: string,
+  batchIds?: readonly number[],
+): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE batches SET ${LEASE_RELEASED} WHERE lease_node = $1 AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[])) RETURNING id`,
+    [node, batchIds ?? null],
+  );
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}
