@@ -35,9 +35,13 @@ export class Doubts {
     this.seen.add(groupId, phone);
   }
 
-  /** False: the group certainly has no row placed with this number yet. */
-  mayHave(groupId: number, phone: string): boolean {
-    return this.seen.mayHave(groupId, phone);
+  /**
+   * True: the group certainly had no row placed with this number, and now it has (as `placed`).
+   * False: it may have one (a doubt), and nothing changed. One hash where mayHave then placed
+   * made two.
+   */
+  placedIfNew(groupId: number, phone: string): boolean {
+    return this.seen.addIfNew(groupId, phone);
   }
 
   /**

@@ -216,14 +216,14 @@ export class Planner implements RowWriter {
       return;
     }
     // A group's first number needs no asking: one-row groups (personalised values) make no doubts.
-    if (!state.fresh && this.#doubts.mayHave(state.groupId, phone)) {
+    if (state.fresh) this.#doubts.placed(state.groupId, phone);
+    else if (!this.#doubts.placedIfNew(state.groupId, phone)) {
       this.#store.addRow(
         [row.line, row.phoneRaw, phone, state.groupId, 'valid', null, extras, null, null],
         this.#doubts.add(state.groupId, phone),
       );
       return;
     }
-    this.#doubts.placed(state.groupId, phone);
     state.fresh = false;
     this.#store.addRow([
       row.line,
@@ -239,10 +239,9 @@ export class Planner implements RowWriter {
   }
 
   #groupOf(appId: string, templateId: string, datas: string[]): GroupState {
-    const key = cacheKeyOf(appId, templateId, datas);
-    const cached = this.#groups.get(key);
+    const cached = this.#groups.find(appId, templateId, datas);
     if (cached) return cached;
-    const state = this.#loadGroup(key, appId, templateId, datas);
+    const state = this.#loadGroup(cacheKeyOf(appId, templateId, datas), appId, templateId, datas);
     const evicted = this.#groups.add(state);
     if (evicted) this.#saveBatch(evicted);
     return state;
@@ -261,6 +260,9 @@ export class Planner implements RowWriter {
       const groupId = this.#store.insertGroup(journalKey);
       return {
         key,
+        appId,
+        templateId,
+        datas,
         slot,
         groupId,
         batchId: undefined,
@@ -276,6 +278,9 @@ export class Planner implements RowWriter {
     const held = latest && !this.#closed.has(latest.id) ? latest : undefined;
     return {
       key,
+      appId,
+      templateId,
+      datas,
       slot,
       groupId: found,
       batchId: held?.id,

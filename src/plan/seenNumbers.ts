@@ -53,6 +53,19 @@ export class SeenNumbers {
     return true;
   }
 
+  /**
+   * Adds the number when it was certainly never added (returns true); leaves the filter as it is
+   * when it may have been (false). What mayHave and then add say and do, with one hashing.
+   */
+  addIfNew(groupId: number, phone: string): boolean {
+    const at = this.#positions(groupId, phone);
+    let isNew = false;
+    for (let i = 0; i < HASHES && !isNew; i++)
+      isNew = (this.#words[at[i]! >>> 5]! & (1 << (at[i]! & 31))) === 0;
+    if (isNew) for (let i = 0; i < HASHES; i++) this.#words[at[i]! >>> 5]! |= 1 << (at[i]! & 31);
+    return isNew;
+  }
+
   /** The key's bits (in a buffer reused by every call). */
   #positions(groupId: number, phone: string): Uint32Array {
     // Two 32-bit hashes of (group, number), combined as h1 + i * h2 (Kirsch and Mitzenmacher).

@@ -21,9 +21,9 @@ import { baseUrlProblem } from '../config/settings/baseUrl.js';
 import { classifyStatusCode, isKnownStatusCode } from './codes.js';
 import { decodeResponse, isMalformed } from './decode.js';
 import { isCertificateError } from './certificateErrors.js';
-import { acceptHeader, contentType, encodeBody } from './encode.js';
+import { acceptHeader, contentType, encodeBodyBytes } from './encode.js';
 import { refuseLocally } from './localRefusals.js';
-import { formatTimestamp, signRequest } from './sign.js';
+import { createSigner, formatTimestamp, type RequestSignature } from './sign.js';
 import type { BodyFormat, SendOutcome, TemplateSmsRequest } from './types.js';
 
 export interface ProviderClientOptions {
@@ -74,6 +74,24 @@ interface Setup {
   connections: number;
 }
 
+/** What is the same for every request of a client: made once, not per request. */
+interface Prepared {
+  /** The request path up to the sig's value. */
+  pathUpToSig: string;
+  accept: string;
+  contentType: string;
+  sign: (timestamp: string) => RequestSignature;
+}
+
+function prepare(o: ProviderClientOptions, setup: Setup): Prepared {
+  return {
+    pathUpToSig: `${setup.pathPrefix}/2013-12-26/Accounts/${encodeURIComponent(o.accountSid)}/SMS/TemplateSMS?sig=`,
+    accept: acceptHeader(o.format),
+    contentType: contentType(o.format),
+    sign: createSigner(o.accountSid, o.authToken),
+  };
+}
+
 export function createProviderClient(o: ProviderClientOptions): ProviderClient {
   const setup = checkOptions(o);
   registerSecret(o.authToken); // from now on every log line masks it
@@ -88,11 +106,12 @@ export function createProviderClient(o: ProviderClientOptions): ProviderClient {
     bodyTimeout: o.responseTimeoutMs,
   });
   const now = o.now ?? (() => new Date());
+  const prepared = prepare(o, setup);
   const noticeUnknown = unknownCodeNotice(o.onUnknownCode);
   let closing: Promise<void> | undefined;
   return {
     send: (req, options) =>
-      sendSafely(pool, o, setup, now, req, options?.signal).then(noticeUnknown),
+      sendSafely(pool, o, prepared, now, req, options?.signal).then(noticeUnknown),
     close: () => (closing ??= pool.close().catch(() => undefined)),
   };
 }
@@ -214,7 +233,7 @@ function parsesAsCertificate(pem: string): boolean {
 async function sendSafely(
   pool: PoolType,
   o: ProviderClientOptions,
-  setup: Setup,
+  prepared: Prepared,
   now: () => Date,
   req: TemplateSmsRequest,
   signal: AbortSignal | undefined,
@@ -230,21 +249,17 @@ async function sendSafely(
         ...refusal,
       };
     if (signal?.aborted) return { kind: 'not-sent', reason: 'aborted before sending' };
-    const { sig, authorization } = signRequest(
-      o.accountSid,
-      o.authToken,
-      formatTimestamp(now(), o.timezone),
-    );
+    const { sig, authorization } = prepared.sign(formatTimestamp(now(), o.timezone));
     secrets.push(sig, authorization);
-    const body = Buffer.from(encodeBody(req, o.format), 'utf8');
+    const body = encodeBodyBytes(req, o.format);
     const result = await exchange(
       pool,
       {
         method: 'POST',
-        path: `${setup.pathPrefix}/2013-12-26/Accounts/${encodeURIComponent(o.accountSid)}/SMS/TemplateSMS?sig=${sig}`,
+        path: prepared.pathUpToSig + sig,
         headers: {
-          accept: acceptHeader(o.format),
-          'content-type': contentType(o.format),
+          accept: prepared.accept,
+          'content-type': prepared.contentType,
           'content-length': String(body.length),
           authorization,
         },

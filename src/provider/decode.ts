@@ -44,7 +44,8 @@ function isMalformedValue(v: unknown): v is MalformedResponse {
 }
 
 function sniffFormat(body: string): BodyFormat | undefined {
-  const first = body.replace(/^\uFEFF/, '').trimStart()[0];
+  // the common case, without copying the body: it starts with the brace or the angle bracket
+  const first = body.charCodeAt(0) === 0x7b ? '{' : body.replace(/^\uFEFF/, '').trimStart()[0];
   if (first === '{') return 'json';
   if (first === '<') return 'xml';
   return undefined;
@@ -55,9 +56,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function jsonFields(body: string): Record<string, unknown> | MalformedResponse {
-  const parsed: unknown = JSON.parse(body.replace(/^\uFEFF/, ''));
+  const parsed: unknown = JSON.parse(body.charCodeAt(0) === 0xfeff ? body.slice(1) : body);
   if (!isRecord(parsed)) return malformed('JSON body is not an object');
-  return { ...parsed, success: parsed.templateSMS };
+  // the fields checkFields reads, not a copy of all
+  return {
+    statusCode: parsed.statusCode,
+    statusMsg: parsed.statusMsg,
+    success: parsed.templateSMS,
+  };
 }
 
 // fast-xml-parser is loaded on the first XML answer: a JSON-only run never carries it (10 MB).

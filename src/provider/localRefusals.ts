@@ -20,11 +20,9 @@ export function refuseLocally(
   if (!Array.isArray(req.to) || req.to.length === 0) return r('112306', 'no recipient numbers');
   if (req.to.length > maxPerRequest)
     return r('160048', `${req.to.length} numbers, more than ${maxPerRequest} per request`);
-  if (req.to.some((n) => typeof n !== 'string' || n.trim() === '' || n.includes(','))) {
-    return r('160042', 'a recipient number is empty or contains a comma');
-  }
-  if (new Set(req.to).size !== req.to.length)
-    return r('160045', 'duplicate numbers in one request');
+  const problem = numbersProblem(req.to);
+  if (problem === 'bad') return r('160042', 'a recipient number is empty or contains a comma');
+  if (problem === 'duplicate') return r('160045', 'duplicate numbers in one request');
   if (typeof req.appId !== 'string' || req.appId === '') return r('111181', 'appId missing');
   if (typeof req.templateId !== 'string' || req.templateId === '')
     return r('112307', 'templateId missing');
@@ -38,4 +36,19 @@ export function refuseLocally(
     return r('160031', 'a value holds a character XML cannot carry (control character)');
   }
   return undefined;
+}
+
+/**
+ * 'bad' when a number is not text, is blank or holds a comma; else 'duplicate' when one repeats;
+ * else undefined. One pass: it runs on every request, over up to 200 numbers.
+ */
+function numbersProblem(to: readonly unknown[]): 'bad' | 'duplicate' | undefined {
+  const seen = new Set<string>();
+  let duplicate = false;
+  for (let i = 0; i < to.length; i++) {
+    const n = to[i];
+    if (typeof n !== 'string' || n.includes(',') || n.trim() === '') return 'bad';
+    if (!duplicate) duplicate = seen.size === seen.add(n).size;
+  }
+  return duplicate ? 'duplicate' : undefined;
 }

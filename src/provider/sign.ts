@@ -33,6 +33,26 @@ function formatUncached(date: Date, timeZone?: string): string {
   return `${(parts.year ?? '').padStart(4, '0')}${two(parts.month)}${two(parts.day)}${two(parts.hour)}${two(parts.minute)}${two(parts.second)}`;
 }
 
+/**
+ * signRequest for one account, remembering the last timestamp's signature: at hundreds of requests
+ * a second most requests share their second with the one before, and get the same sig without
+ * hashing again. Each client holds its own.
+ */
+export function createSigner(
+  accountSid: string,
+  authToken: string,
+): (timestamp: string) => RequestSignature {
+  let lastTimestamp = '';
+  let last: RequestSignature | undefined;
+  return (timestamp) => {
+    if (last === undefined || timestamp !== lastTimestamp) {
+      last = signRequest(accountSid, authToken, timestamp);
+      lastTimestamp = timestamp;
+    }
+    return last;
+  };
+}
+
 /** The sig and Authorization value of one request; pass the same timestamp to both uses. */
 export function signRequest(
   accountSid: string,

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
 import type { GroupCounts } from '../../src/intake/groupCounts.js';
 import { placeNumber } from '../../src/plan/index.js';
-import { GroupCache, type GroupState } from '../../src/plan/groups.js';
+import { cacheKeyOf, GroupCache, type GroupState } from '../../src/plan/groups.js';
 import { Planner, type RowToJournal } from '../../src/plan/planner.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import type {
@@ -347,6 +347,9 @@ describe('the group cache', () => {
     const cache = new GroupCache(2);
     const group = (key: string): GroupState => ({
       key,
+      appId: key,
+      templateId: '1',
+      datas: [],
       slot: 0,
       groupId: 0,
       batchId: undefined,
@@ -363,5 +366,37 @@ describe('the group cache', () => {
       cache.list().map((g) => g.key),
       ['b', 'c'],
     );
+  });
+
+  it('finds a group by its values, from the recent ones too, and never one it let go', () => {
+    const cache = new GroupCache(3);
+    const group = (appId: string): GroupState => ({
+      key: cacheKeyOf(appId, '1', ['v', appId]),
+      appId,
+      templateId: '1',
+      datas: ['v', appId],
+      slot: 0,
+      groupId: 0,
+      batchId: undefined,
+      phones: [],
+      dirty: false,
+      fresh: false,
+      earlier: undefined,
+    });
+    const [a, b, c, d] = [group('a'), group('b'), group('c'), group('d')];
+    for (const g of [a, b, c]) cache.add(g);
+    for (let i = 0; i < 2; i++) {
+      // found by key the first time, from the recent ones the second (fresh arrays, equal values)
+      assert.equal(cache.find('a', '1', ['v', 'a']), a);
+      assert.equal(cache.find('b', '1', ['v', 'b']), b);
+    }
+    assert.equal(cache.find('a', '1', ['v']), undefined);
+    assert.equal(cache.find('a', '2', ['v', 'a']), undefined);
+    assert.equal(cache.add(d), a); // evicted: first in
+    assert.equal(cache.find('a', '1', ['v', 'a']), undefined);
+    cache.delete(b);
+    assert.equal(cache.find('b', '1', ['v', 'b']), undefined);
+    assert.equal(cache.find('d', '1', ['v', 'd']), d);
+    assert.equal(cache.find('c', '1', ['v', 'c']), c);
   });
 });

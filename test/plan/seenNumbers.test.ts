@@ -114,6 +114,24 @@ describe('SeenNumbers', () => {
   });
 });
 
+describe('SeenNumbers.addIfNew', () => {
+  it('adds and says true exactly when mayHave said false, as mayHave then add did', () => {
+    for (const bits of [1 << 16, 64]) {
+      const one = new SeenNumbers(bits); // mayHave, then add when it said no
+      const other = new SeenNumbers(bits); // addIfNew
+      for (let k = 0; k < 2_000; k++) {
+        const groupId = k % 5;
+        const phone = phoneOf(k % 700);
+        const wasNew = !one.mayHave(groupId, phone);
+        if (wasNew) one.add(groupId, phone);
+        assert.equal(other.addIfNew(groupId, phone), wasNew, `${bits} bits, k ${k}`);
+      }
+      for (let k = 0; k < 3_000; k++)
+        assert.equal(other.mayHave(k % 7, phoneOf(k)), one.mayHave(k % 7, phoneOf(k)));
+    }
+  });
+});
+
 describe('one valid row per (group, number) without an index by number', () => {
   it('journals the same rows, duplicates and batches whether the filter is exact enough or says "maybe" to everything', () => {
     const rows = listWithRepeats();
@@ -245,6 +263,9 @@ describe('rows settled when the file is read are sent first', () => {
       }
       override mayHave(groupId: number, phone: string): boolean {
         return phone === this.alarm || super.mayHave(groupId, phone);
+      }
+      override addIfNew(groupId: number, phone: string): boolean {
+        return phone !== this.alarm && super.addIfNew(groupId, phone);
       }
     }
     const numbers = Array.from({ length: 10 }, (_, k) => phoneOf(k));

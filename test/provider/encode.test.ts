@@ -5,6 +5,7 @@ import {
   acceptHeader,
   contentType,
   encodeBody,
+  encodeBodyBytes,
   escapeXml,
   hasXmlInvalidChar,
 } from '../../src/provider/encode.js';
@@ -86,4 +87,29 @@ describe('headers', () => {
     assert.equal(acceptHeader('json'), 'application/json');
     assert.equal(acceptHeader('xml'), 'application/xml');
   });
+});
+
+describe('encodeBodyBytes', () => {
+  const hundredNumbers = Array.from({ length: 200 }, (_, i) => String(13800000000 + i));
+  const cases: Array<[string, TemplateSmsRequest]> = [
+    ['digits and Chinese values', { ...base, to: hundredNumbers, datas: ['双十一大促', '8折'] }],
+    ['a reqId, no values', { ...base, datas: [], reqId: 'r-1' }],
+    ['emoji and escapes in values', { ...base, datas: ['🎉"\\', 'a\nb\u0001'] }],
+    ['a number JSON must escape', { ...base, to: ['1380000"001', '13800000002'] }],
+    ['a number with a backslash', { ...base, to: ['138\\00000001'] }],
+    ['a non-ASCII number', { ...base, to: ['１３８００００００００１'] }],
+    ['a number with a control character', { ...base, to: ['138\t00000001'] }],
+    ['a lone surrogate', { ...base, to: ['138\ud800'], datas: ['\udc00'] }],
+    ['no numbers', { ...base, to: [] }],
+  ];
+  for (const [name, req] of cases) {
+    for (const format of ['json', 'xml'] as const) {
+      it(`gives the bytes of encodeBody (${format}, ${name})`, () => {
+        assert.deepEqual(
+          encodeBodyBytes(req, format),
+          Buffer.from(encodeBody(req, format), 'utf8'),
+        );
+      });
+    }
+  }
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { formatTimestamp, signRequest } from '../../src/provider/sign.js';
+import { createSigner, formatTimestamp, signRequest } from '../../src/provider/sign.js';
 
 const SID = '8a216da8demo0000000000000000acc1';
 const TOKEN = 'demo0token0000000000000000000001';
@@ -61,5 +61,13 @@ describe('formatTimestamp', () => {
     const first = formatTimestamp(instant, 'America/New_York');
     assert.equal(first, '20240101153005');
     assert.equal(formatTimestamp(instant, 'America/New_York'), first);
+  });
+});
+
+describe('createSigner', () => {
+  it('signs each timestamp as signRequest does, the same second twice and a new one', () => {
+    const sign = createSigner(SID, TOKEN);
+    for (const ts of ['20240102030405', '20240102030405', '20240102030406', '20240102030405'])
+      assert.deepEqual(sign(ts), signRequest(SID, TOKEN, ts));
   });
 });
