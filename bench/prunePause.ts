@@ -66,7 +66,6 @@ const ctx: PipelineContext = {
   send: ports.send,
   files: ports.files,
   reads: ports.reads,
-  db,
   client: provider.client,
   config,
   limit: pLimit(config.concurrency),

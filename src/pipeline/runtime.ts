@@ -77,7 +77,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     const startedBefore = window ? await journal.send.recentStarts(Date.now() - window.ms) : [];
     const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
-      db,
       send: journal.send,
       files: journal.files,
       reads: journal.reads,

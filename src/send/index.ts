@@ -2,23 +2,10 @@
 // the client, every attempt journalled before the request and its outcome right after.
 import type { LimitFunction } from 'p-limit';
 import type { Config } from '../config/index.js';
-import {
-  applyTransition,
-  attemptHistory,
-  type BatchRecord,
-  type BatchToSend,
-  dueBatches,
-  dueFirst,
-  finishAttempt,
-  providerSilentFor,
-  recoverInterrupted,
-  startAttempt,
-  type Transition,
-} from '../journal/batches.js';
-import type { Journal } from '../journal/open.js';
-import { nextDueAt } from '../journal/reads.js';
-import { writeQueueFor } from '../journal/writeQueue.js';
-import { type Doubt, OUTCOME_STATES } from '../journal/states.js';
+import type { BatchRecord, BatchToSend, Transition } from '../ports/records.js';
+import type { Awaitable } from '../ports/awaitable.js';
+import type { SendStore } from '../ports/send.js';
+import { type Doubt, OUTCOME_STATES } from '../ports/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
@@ -34,7 +21,8 @@ import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
 
 export interface SendContext {
-  db: Journal;
+  /** The journal's side of sending: due batches, and the writes around each request. */
+  send: SendStore;
   client: ProviderClient;
   config: Config;
   /** Shared request concurrency (one p-limit for the whole process). */
@@ -61,7 +49,7 @@ export type SendResult =
 
 /** Sends until every batch of the file is final, or sending must stop. */
 export async function sendFile(ctx: SendContext, fileId: number): Promise<SendResult> {
-  recoverInterrupted(ctx.db, fileId, ctx.config.reqId);
+  await ctx.send.recoverInterrupted(fileId, ctx.config.reqId);
   const now = ctx.now ?? Date.now;
   for (;;) {
     const stop = stopReason(ctx);
@@ -69,7 +57,7 @@ export async function sendFile(ctx: SendContext, fileId: number): Promise<SendRe
     await sendReadyBatches(ctx, fileId);
     const stopAfter = stopReason(ctx);
     if (stopAfter) return stopAfter;
-    const next = nextDueAt(ctx.db, fileId);
+    const next = await ctx.send.nextDueAt(fileId);
     if (next === null) return { state: 'finished' };
     const wait = next - now();
     if (wait > 0) await sleepUnlessStopped(wait, ctx.stopSignal);
@@ -107,15 +95,15 @@ export async function sendReadyBatches(
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
     // Room for PAGE new ones even when every batch queued so far is due again in this page. The
     // batches to send first (sendFirst) come ahead of the page and leave its order (afterId) alone.
-    const now = (ctx.now ?? Date.now)();
-    const first = dueFirst(ctx.db, fileId, now).filter((b) => !queued.has(b.batch.id));
+    const { first, due } = await ctx.send.claimDueBatches({
+      fileId,
+      now: (ctx.now ?? Date.now)(),
+      afterId,
+      limit: PAGE + queued.size,
+      skip: queued,
+    });
     const firstIds = new Set(first.map((b) => b.batch.id));
-    const page = [
-      ...first,
-      ...dueBatches(ctx.db, fileId, now, afterId, PAGE + queued.size).filter(
-        (b) => !queued.has(b.batch.id) && !firstIds.has(b.batch.id),
-      ),
-    ];
+    const page = [...first, ...due];
     if (page.length === 0) {
       if (stopping() || !waitForMore || !(await waitForMore())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
@@ -161,35 +149,28 @@ async function sendBatch(
   const ticket = await waitForTurn(ctx, toSend.batch.numbers);
   if (!ticket) return;
   const { batch } = toSend;
-  const batchId = batch.id;
-  const journal = writeQueueFor(ctx.db);
   const now = ctx.now ?? Date.now;
-  const notResent = batch.maybe_sent ? whyNotResent(ctx, batch, new Date(now())) : undefined;
+  const notResent = batch.maybe_sent ? await whyNotResent(ctx, batch, new Date(now())) : undefined;
   if (notResent) {
     ticket.giveBack();
     await endUnknown(ctx, batch, notResent);
     return;
   }
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = await journal
-    .run(() => startAttempt(ctx.db, batch, reqId))
-    .catch((err: unknown) => {
-      ticket.giveBack();
-      throw err;
-    });
-  if (attemptId === undefined) {
-    ticket.giveBack();
-    return;
-  }
-  ticket.started();
+  const attemptId = await startAttempt(ctx, batch, reqId, ticket);
+  if (attemptId === undefined) return;
   const outcome = await request(ctx, toSend, reqId);
   if (!mayHaveSent(outcome)) ticket.giveBack();
-  const decision = decide(ctx, batch, outcome, now);
+  const decision = await decide(ctx, batch, outcome, now);
   noteProviderHealth(ctx.pause, outcome, decision.pauseAccount === undefined);
   ctx.concurrency?.note(outcome);
-  const recorded = journal.run(() =>
-    finishAttempt(ctx.db, attemptId, batchId, describeOutcome(outcome), decision.transition),
-  );
+  const recorded = ctx.send.recordOutcomes([
+    {
+      batchId: batch.id,
+      transition: decision.transition,
+      attempt: { id: attemptId, result: describeOutcome(outcome) },
+    },
+  ]);
   if (decision.pauseAccount)
     ctx.pause.pause(decision.pauseAccount, pauseCodeOf(decision, outcome), decision.pauseCode);
   const settled = OUTCOME_STATES.includes(decision.transition.to) ? batch.numbers : 0;
@@ -200,12 +181,34 @@ async function sendBatch(
   };
 }
 
+/**
+ * The attempt, on disk before its request leaves; undefined (the ticket given back) when the
+ * batch is no longer this one to send (someone else moved it). The ticket starts with it.
+ */
+async function startAttempt(
+  ctx: SendContext,
+  batch: BatchRecord,
+  reqId: string | null,
+  ticket: StartTicket,
+): Promise<number | undefined> {
+  let attemptId: number | undefined;
+  try {
+    [attemptId] = await ctx.send.startAttempts([{ batch, reqId }]);
+  } catch (err) {
+    ticket.giveBack();
+    throw err;
+  }
+  if (attemptId === undefined) ticket.giveBack();
+  else ticket.started();
+  return attemptId;
+}
+
 /** A batch in doubt that may not be sent again now ends unknown, saying why. */
 async function endUnknown(ctx: SendContext, batch: BatchRecord, notResent: string): Promise<void> {
   const statusMsg = `in doubt since ${batch.first_doubt_at ?? 'an earlier run'}; ${notResent}`;
-  await writeQueueFor(ctx.db).run(() =>
-    applyTransition(ctx.db, batch.id, { to: 'unknown', statusCode: batch.status_code, statusMsg }),
-  );
+  await ctx.send.recordOutcomes([
+    { batchId: batch.id, transition: { to: 'unknown', statusCode: batch.status_code, statusMsg } },
+  ]);
   ctx.onBatchDone?.({ rowsSettled: batch.numbers, transition: 'unknown' });
 }
 
@@ -226,13 +229,14 @@ function request(
 }
 
 /** What to do with the batch after this attempt (send/policy.ts), told its history and settings. */
-function decide(
+async function decide(
   ctx: SendContext,
   batch: BatchRecord,
   outcome: SendOutcome,
   now: () => number,
-): Decision {
+): Promise<Decision> {
   const attempts = batch.attempts + 1;
+  const providerSilent = await outageSuspected(ctx, outcome, batch.id, attempts);
   return decideAfterAttempt(
     outcome,
     {
@@ -244,7 +248,7 @@ function decide(
     },
     {
       ...retrySettings(ctx.config),
-      providerSilent: outageSuspected(ctx, outcome, batch.id, attempts),
+      providerSilent,
     },
     now(),
   );
@@ -255,8 +259,12 @@ function decide(
  * when its reqId makes a resend safe (whyNotUnderOwnReqId). Asked of the batch's attempts, not
  * only of today's setting: reqId may have been switched off or on since an earlier run.
  */
-function whyNotResent(ctx: SendContext, batch: BatchRecord, now: Date): string | undefined {
-  const { everyAttemptCarriedReqId } = attemptHistory(ctx.db, batch.id, batch.req_id);
+async function whyNotResent(
+  ctx: SendContext,
+  batch: BatchRecord,
+  now: Date,
+): Promise<string | undefined> {
+  const { everyAttemptCarriedReqId } = await ctx.send.attemptHistory(batch.id, batch.req_id);
   return whyNotUnderOwnReqId(
     { everyAttemptCarriedReqId, firstDoubtAt: batch.first_doubt_at },
     now,
@@ -294,12 +302,12 @@ function outageSuspected(
   outcome: SendOutcome,
   batchId: number,
   attempts: number,
-): boolean {
+): Awaitable<boolean> {
   // One attempt is no silence over time: a batch allowed a single attempt ends as it always did.
   if (ctx.config.pauseAfterFailures === 0 || attempts < Math.max(2, ctx.config.maxAttempts))
     return false;
   if (outcome.kind !== 'not-sent' && outcome.kind !== 'in-doubt') return false;
-  return providerSilentFor(ctx.db, batchId, attempts);
+  return ctx.send.providerSilentFor(batchId, attempts);
 }
 
 /** The provider may have sent the messages (so they use up a message window): see recentStarts. */

@@ -1,7 +1,7 @@
 // Whether a batch that may already have reached the provider can go again under its own reqId: the
 // provider refuses a repeat of a reqId (160054) only for one natural day, so a resend is safe only
 // while that day lasts and every attempt carried that reqId.
-import type { AttemptHistory } from '../journal/batches.js';
+import type { AttemptHistory } from '../ports/records.js';
 
 const dayFormatters = new Map<string, Intl.DateTimeFormat>();
 function dayIn(date: Date, timeZone: string): string {

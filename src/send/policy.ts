@@ -2,8 +2,8 @@
 // and the retry settings. A handler per outcome kind, and per class of rejection; the reasons are
 // in provider-facts.md.
 import type { OutcomeKind, RejectionClass, SendOutcome } from '../provider/types.js';
-import type { Transition } from '../journal/batches.js';
-import { DOUBT, type Doubt } from '../journal/states.js';
+import type { Transition } from '../ports/records.js';
+import { DOUBT, type Doubt } from '../ports/states.js';
 
 export {
   mayResendWithOwnReqId,

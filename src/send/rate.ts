@@ -9,6 +9,7 @@
 // A request that the provider cannot have sent (never written to the socket, or refused as a
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
 import type { MessageWindow } from '../config/settings/windows.js';
+import type { Awaitable } from '../ports/awaitable.js';
 import type { AccountStopCode } from '../provider/codes.js';
 import { sleepUnlessStopped } from './sleep.js';
 
@@ -26,8 +27,11 @@ export interface RateLimits {
   requestsPerSecond?: number;
   messagesPerSecond?: number;
   messageWindow?: MessageWindow;
-  /** Starts already made within the window's last span (the journal's, see recentStarts). */
-  startedBefore?: readonly WindowStart[];
+  /**
+   * Starts already made within the window's last span (the journal's: SendStore.recentStarts).
+   * Read before the first request is let through.
+   */
+  startedBefore?: Awaitable<readonly WindowStart[]>;
   /** Told when the window holds requests back, once per hold, so a limit never acts unseen. */
   onWindowFull?: (e: { window: string; resumesAt: string; waitMs: number }) => void;
   /**
@@ -113,7 +117,7 @@ class SlidingWindow {
   readonly #onFull: RateLimits['onWindowFull'];
   readonly #onRoom: RateLimits['onWindowRoom'];
   /** Starts still inside the window, oldest first (nearly: see started()). */
-  #starts: WindowStart[];
+  #starts: WindowStart[] = [];
   /** Numbers of #starts, summed. */
   #used = 0;
   #queue: Promise<unknown> = Promise.resolve();
@@ -126,7 +130,14 @@ class SlidingWindow {
     this.#now = options.now ?? Date.now;
     this.#onFull = options.onWindowFull;
     this.#onRoom = options.onWindowRoom;
-    this.#starts = [...(options.startedBefore ?? [])].sort((a, b) => a.at - b.at);
+    const before = options.startedBefore ?? [];
+    // Every take waits its turn behind #queue: a journal that answers later is read first.
+    if (before instanceof Promise) this.#queue = before.then((starts) => this.#startWith(starts));
+    else this.#startWith(before);
+  }
+
+  #startWith(starts: readonly WindowStart[]): void {
+    this.#starts = [...starts].sort((a, b) => a.at - b.at);
     for (const s of this.#starts) this.#used += s.numbers;
   }
 

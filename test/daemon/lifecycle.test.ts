@@ -11,7 +11,6 @@ import type { FileLife } from '../../src/daemon/fileLife.js';
 import { lateLimit } from '../../src/daemon/late.js';
 import { handleFile, takeFile } from '../../src/daemon/lifecycle.js';
 import { openWriter } from '../../src/journal/index.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { processFile } from '../../src/pipeline/index.js';
 import { openRuntime, type Runtime } from '../../src/pipeline/runtime.js';
@@ -90,15 +89,13 @@ describe('daemon file lifecycle', () => {
     // Every way to the journal closed: the journal itself and its ports.
     const other = path.join(folders.root, 'other');
     fs.mkdirSync(other);
-    const closed = openJournal(journalPath(other));
-    closed.close();
     const { handle } = openWriter(other, WRITER);
     await handle.close();
     const broken: FileLife = {
       ...life,
       files: handle.files,
       outbox: handle.outbox,
-      ctx: { ...life.ctx, db: closed, files: handle.files, reads: handle.reads },
+      ctx: { ...life.ctx, files: handle.files, reads: handle.reads, send: handle.send },
     };
     fs.writeFileSync(path.join(folders.processing, 'x.csv'), contactsCsv(2));
     assert.equal(await handleFile(broken, 'x.csv'), undefined, 'handled, not thrown');

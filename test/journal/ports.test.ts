@@ -12,6 +12,7 @@ import {
   type JournalHandle,
   journalPath,
   openReader,
+  openScratch,
   openWriter,
 } from '../../src/journal/index.js';
 import Database from '../../src/journal/sqlite.js';
@@ -180,6 +181,32 @@ describe('journal ports (SQLite)', () => {
     const still = check.prepare('SELECT count(*) FROM schema_migrations WHERE version = ?').pluck();
     assert.equal(still.get(latest), 0, 'the held journal was left as it was');
     check.close();
+  });
+
+  it('openScratch plans in a journal of its own that leaves out the suppressed numbers', async () => {
+    const dir = dataDir();
+    const journal = writer(dir);
+    await journal.suppression.add(['13800000009'], 'asked not to', 'list');
+    await journal.close();
+    const reader = openReader(dir)!;
+    const scratch = await openScratch(path.join(dataDir(), 'plan.sqlite'), reader);
+    reader.close();
+    after(() => scratch.close());
+    assert.deepEqual(
+      (await scratch.suppression.list()).map((n) => [n.phone, n.reason, n.source]),
+      [['13800000009', 'asked not to', 'list']],
+    );
+    const file = await scratch.files.create({
+      sha256: 'ef'.repeat(32),
+      name: 'dry.csv',
+      path: '/dry.csv',
+      size: 1,
+      encoding: 'utf-8',
+    });
+    assert.match(
+      scratch.files.planStore(file.id).whySuppressed('13800000009') ?? '',
+      /asked not to/,
+    );
   });
 
   it('openReader of a data directory with no journal is undefined', () => {

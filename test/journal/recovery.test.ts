@@ -14,6 +14,7 @@ import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {
   const db = openJournal(
@@ -70,7 +71,7 @@ function contextFor(db: Journal, client: ProviderClient, now: number) {
     env: { SMSDROP_TIMEZONE: 'Asia/Shanghai' },
   });
   return {
-    db,
+    send: new SqliteSendStore(db),
     client,
     config,
     limit: pLimit(2),

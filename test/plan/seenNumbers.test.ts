@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config/index.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 const freshJournal = (): Journal =>
   openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
@@ -309,7 +310,7 @@ describe('rows settled when the file is read are sent first', () => {
     });
     const result = await sendFile(
       {
-        db,
+        send: new SqliteSendStore(db),
         client,
         config,
         limit: pLimit(1),

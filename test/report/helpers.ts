@@ -102,7 +102,6 @@ export async function sender(
     send: ports.send,
     files: ports.files,
     reads: ports.reads,
-    db,
     client: provider.client,
     config,
     limit: pLimit(config.concurrency),

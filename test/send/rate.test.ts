@@ -26,6 +26,7 @@ import {
   type StartTicket,
 } from '../../src/send/rate.js';
 import { SendWindow } from '../../src/send/window.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);
@@ -159,6 +160,21 @@ describe('message window: at most N numbers in any span', () => {
       now: () => now,
     });
     assert.ok(await limiter.take(50));
+    await (await waitingTake(limiter, 1)).stop();
+  });
+
+  it('counts the starts a journal gives later (a promise): no request goes before they are known', async () => {
+    const now = 9_000_000;
+    let give: (starts: { at: number; numbers: number }[]) => void = () => {};
+    const limiter = createRateLimiter({
+      messageWindow: windowOf('400/1h'),
+      startedBefore: new Promise((resolve) => (give = resolve)),
+      now: () => now,
+    });
+    const first = limiter.take(50);
+    assert.equal(await settledSoon(first), 'waiting', 'held until the journal has answered');
+    give([{ at: now - 60_000, numbers: 350 }]);
+    assert.ok(await first);
     await (await waitingTake(limiter, 1)).stop();
   });
 
@@ -299,7 +315,7 @@ describe('a message window and the sending window together', () => {
     const stop = new AbortController();
     const sending = sendFile(
       {
-        db,
+        send: new SqliteSendStore(db),
         client,
         config,
         limit: pLimit(2),

@@ -15,6 +15,7 @@ import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
+import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
 
 const BATCHES = 20;
 
@@ -72,7 +73,7 @@ describe('turns of the event loop per request', () => {
     setImmediate(tick);
     const result = await sendFile(
       {
-        db,
+        send: new SqliteSendStore(db),
         client,
         config,
         limit: pLimit(1),

@@ -184,7 +184,6 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
       send: ports.send,
       files: ports.files,
       reads: ports.reads,
-      db,
       client: {
         send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),
         close: async () => {},
