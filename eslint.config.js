@@ -40,7 +40,6 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/plan/planner.ts',
   'src/plan/rowWriter.ts',
   'src/ports/records.ts',
-  'src/report/status.ts',
   'src/retention/files.ts',
   'src/retention/prune.ts',
   'src/send/index.ts',
@@ -114,6 +113,19 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Functions that fit on a screen and files that can be read whole (issue 31); the journal's
+    // migrations are long only because of their SQL.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 60 }],
+      'max-lines': ['error', { max: 400 }],
+    },
+  },
+  {
+    files: ['src/journal/migrations.ts', 'src/pgjournal/migrations.ts'],
+    rules: { 'max-lines': 'off' },
   },
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -6,7 +6,7 @@
 // journal is, and since when it holds files' rows (pruning, SMSDROP_KEEP, removes older ones).
 // And the files waiting in inbox/, read from the folder, so that one not taken is seen.
 import path from 'node:path';
-import { lockHolder } from '../journal/lock.js';
+import { lockHolder } from '../datadir/lock.js';
 import { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';
 import type { DaemonState, HeldFile, JournalSize, StatusReads } from '../journal/index.js';
 import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type Config, keepProblem } from '../../config/index.js';
 import { type Keep, parseKeep } from '../../config/settings/durations.js';
 import { errorCode, EXIT } from '../../errors.js';
-import { acquireLock } from '../../journal/lock.js';
+import { acquireLock } from '../../datadir/lock.js';
 import { journalPath, openJournal } from '../../journal/open.js';
 import { openReadOnly } from '../../journal/stores/reader.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
