@@ -2,29 +2,12 @@
 // Excel would change (the status code 000000, a date 20260101120000, a number 0044…) are written
 // as ="digits", as export writes them (csvio's guardDigits): Excel shows them as they are.
 import path from 'node:path';
-import { createCsvWriter, csvLine } from '../csvio/index.js';
-import type { ResultFormat, ResultReads, ResultTuple, StatusCells } from '../ports/results.js';
+import { createCsvWriter } from '../csvio/index.js';
+import type { ResultReads } from '../ports/results.js';
+import { RESULT_FORMAT, RESULT_HEADER } from './format.js';
 import { type ResultSpools, takeSpooled, moveInto } from './spool.js';
 
-export const RESULT_HEADER = [
-  'line',
-  'phone',
-  'normalised_phone',
-  'status',
-  'status_code',
-  'message',
-  'sms_message_sid',
-  'date_created',
-];
-
-const DIGITS_AS_TEXT = true;
-
-/** One CSV record without its CRLF. */
-const record = (cells: StatusCells | ResultTuple): string =>
-  csvLine(cells, DIGITS_AS_TEXT).slice(0, -2);
-
-/** The cells of result lines as csvLine writes them, for the journal's result pages. */
-export const RESULT_FORMAT: ResultFormat = { tail: record, oddRow: record };
+export { RESULT_FORMAT, RESULT_HEADER } from './format.js';
 
 /**
  * Writes NAME.result.csv into outDir; returns its path. When the run that just finished the file

@@ -5,7 +5,7 @@ import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:f
 import path from 'node:path';
 import { createCsvWriter } from '../csvio/index.js';
 import type { ResultReads } from '../ports/results.js';
-import { RESULT_FORMAT, RESULT_HEADER } from './resultCsv.js';
+import { RESULT_FORMAT, RESULT_HEADER } from './format.js';
 
 /**
  * The spools of one process (one per runtime, handed to whoever spools or writes result files):
