@@ -17,7 +17,7 @@ import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
 import type { Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import type { SentBefore, SentBeforeLookup } from './sentBefore.js';
+import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import {
   BATCH_STATE,
   type BatchState,

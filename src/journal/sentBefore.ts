@@ -24,25 +24,10 @@
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
 import type { RepeatWindow } from '../config/settings/durations.js';
+import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import type { Journal } from './connection.js';
 import { sqlRaw, sqlPluck } from './sql.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
-
-/** An earlier file's rows of one message: which row, if any, has a number. */
-export interface SentBefore {
-  /** How many numbers. */
-  size: number;
-  /** The id of an earlier row with this number (in another file), or undefined. */
-  rowOf(phone: string): number | undefined;
-}
-
-/** The earlier rows of a group's message, or undefined when no earlier file has it. */
-export type SentBeforeLookup = (
-  keyHash: number,
-  appId: string,
-  templateId: string,
-  datasJson: string,
-) => SentBefore | undefined;
 
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
 const COUNTS = `(b.state = 'sending'

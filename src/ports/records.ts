@@ -36,4 +36,4 @@ export type {
   PruneStep,
 } from '../journal/prune.js';
 export type { BackupResult } from '../journal/backup.js';
-export type { SentBefore, SentBeforeLookup } from '../journal/sentBefore.js';
+export type { SentBefore, SentBeforeLookup } from '../plan/store.js';
