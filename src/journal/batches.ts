@@ -8,6 +8,7 @@ import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } 
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import type { Doubt } from './states.js';
+import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 
 export type { AttemptHistory } from './attempts.js';
 export { attemptHistory, providerSilentFor, recentStarts } from './attempts.js';
@@ -27,12 +28,6 @@ export interface BatchToSend {
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
   WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ?`;
-type DueRow = BatchRecord & {
-  g_app_id: string;
-  g_template_id: string;
-  g_datas: string;
-  g_phones: string;
-};
 
 /** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
 export function dueBatches(
@@ -48,17 +43,7 @@ export function dueBatches(
     afterId,
     limit,
   ) as DueRow[];
-  return rows.map(toSend);
-}
-
-function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: DueRow): BatchToSend {
-  return {
-    batch,
-    appId: g_app_id,
-    templateId: g_template_id,
-    datas: JSON.parse(g_datas) as string[],
-    phones: g_phones,
-  };
+  return rows.map(toBatchToSend);
 }
 
 /**
@@ -83,7 +68,7 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
     const row = sql(db, `${DUE_BATCHES} AND b.id = ?`).get(fileId, now, id) as DueRow | undefined;
     if (!row) continue; // another file's, or not due yet
     ids.delete(id);
-    due.push(toSend(row));
+    due.push(toBatchToSend(row));
   }
   return due;
 }

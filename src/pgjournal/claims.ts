@@ -16,6 +16,7 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { BatchRecord, BatchToSend, DueQuery } from '../ports/index.js';
+import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 
 /** A pool or one of its clients (inside a transaction). */
 export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
@@ -82,23 +83,6 @@ const CLAIM = `
   RETURNING ${BATCH_COLUMNS.map((c) => `b.${c}`).join(', ')},
     g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones`;
 
-type ClaimRow = BatchRecord & {
-  g_app_id: string;
-  g_template_id: string;
-  g_datas: string;
-  g_phones: string;
-};
-
-function toSend({ g_app_id, g_template_id, g_datas, g_phones, ...batch }: ClaimRow): BatchToSend {
-  return {
-    batch,
-    appId: g_app_id,
-    templateId: g_template_id,
-    datas: JSON.parse(g_datas) as string[],
-    phones: g_phones,
-  };
-}
-
 /**
  * Claims up to `limit` due planned batches of the file for `lease.node`: those of `first` that
  * are due, then the others after `afterId` in id order; none of `skip`, none another node holds.
@@ -110,7 +94,7 @@ export async function claimDueBatches(
 ): Promise<Claimed> {
   const heldUntil = performance.now() + lease.ms;
   const first = q.first ?? [];
-  const { rows } = await db.query<ClaimRow>(CLAIM, [
+  const { rows } = await db.query<DueRow>(CLAIM, [
     q.fileId,
     q.now,
     q.afterId,
@@ -123,8 +107,8 @@ export async function claimDueBatches(
   rows.sort((a, b) => a.id - b.id);
   const isFirst = new Set(first);
   return {
-    first: rows.filter((r) => isFirst.has(r.id)).map(toSend),
-    due: rows.filter((r) => !isFirst.has(r.id)).map(toSend),
+    first: rows.filter((r) => isFirst.has(r.id)).map(toBatchToSend),
+    due: rows.filter((r) => !isFirst.has(r.id)).map(toBatchToSend),
     heldUntil,
   };
 }
