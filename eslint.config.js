@@ -24,8 +24,6 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/cli/commands/send.ts',
   'src/cli/commands/suppress.ts',
   'src/pgjournal/migrations.ts',
-  'src/pipeline/messages.ts',
-  'src/pipeline/valueCounts.ts',
   'src/plan/rowWriter.ts',
   'src/ports/records.ts',
   'src/retention/files.ts',

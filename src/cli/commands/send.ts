@@ -9,6 +9,7 @@ import { EXIT, SmsdropError } from '../../errors.js';
 import { inspectFile } from '../../intake/inspect.js';
 import { type Config, defaultAppIdFor } from '../../config/index.js';
 import { findLatestFile } from '../../journal/files.js';
+import type { ReadStore } from '../../journal/index.js';
 import { type Journal, openJournal } from '../../journal/open.js';
 import { invalidRows } from '../../journal/reads.js';
 import { copySuppressed } from '../../journal/suppressed.js';
@@ -123,7 +124,7 @@ async function sendForeground(
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
     if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
-    return { ...result, ...unevenOf(runtime.db, result) };
+    return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
   } finally {
     progress?.stop();
     await runtime.close();
@@ -160,9 +161,12 @@ type DryRunResult = FileRunResult & {
 };
 
 /** Templates the file's rows give different numbers of values, if any (valueCounts.ts). */
-function unevenOf(db: Journal, result: FileRunResult): { unevenValues?: UnevenValues[] } {
+async function unevenOf(
+  reads: Pick<ReadStore, 'unevenValueCounts'>,
+  result: FileRunResult,
+): Promise<{ unevenValues?: UnevenValues[] }> {
   if (!result.file || result.outcome === 'already-sent' || result.outcome === 'refused') return {};
-  const uneven = unevenValues(db, result.file.id);
+  const uneven = await unevenValues(reads, result.file.id);
   return uneven.length > 0 ? { unevenValues: uneven } : {};
 }
 
@@ -206,13 +210,13 @@ async function dryRun(config: Config, file: string, log: Logger): Promise<DryRun
     if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
     if (!result.file || result.outcome !== 'planned') return result;
     const messages = config.templates
-      ? { messages: previewMessages(db, result.file.id, config.templates) }
+      ? { messages: await previewMessages(ports.reads, result.file.id, config.templates) }
       : {};
     return {
       ...result,
       invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS),
       ...messages,
-      ...unevenOf(db, result),
+      ...(await unevenOf(ports.reads, result)),
     };
   } finally {
     db.close();
