@@ -21,7 +21,6 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/cli/commands/backup.ts',
   'src/cli/commands/prune.ts',
   'src/cli/commands/retry.ts',
-  'src/cli/commands/send.ts',
   'src/cli/commands/suppress.ts',
   'src/pgjournal/migrations.ts',
   'src/plan/rowWriter.ts',
