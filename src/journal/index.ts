@@ -9,6 +9,7 @@ import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 export { journalPath };
+export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
