@@ -20,7 +20,6 @@ const BETTER_SQLITE3 = {
 const JOURNAL_SHIM_IMPORTERS = [
   'src/cli/commands/prune.ts',
   'src/cli/commands/retry.ts',
-  'src/cli/commands/suppress.ts',
   'src/pgjournal/migrations.ts',
   'src/plan/rowWriter.ts',
   'src/ports/records.ts',

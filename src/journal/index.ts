@@ -14,6 +14,7 @@ export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openReader, type JournalReader } from './stores/reader.js';
+export { openSuppressionList } from './stores/smallStores.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
 

@@ -3,7 +3,7 @@
 import { backupJournal } from '../backup.js';
 import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
 import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
-import type { Journal } from '../open.js';
+import { type Journal, journalPath, openJournal } from '../open.js';
 import { pruneJournal } from '../prune.js';
 import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
 import { journalSize } from '../storage.js';
@@ -37,6 +37,18 @@ export function sqliteSuppressionList(db: Journal): SuppressionList {
     remove: (phones) => unsuppressNumbers(db, phones),
     list: () => listSuppressed(db),
   };
+}
+
+/**
+ * The suppression list of dataDir's journal alone, changed without the data directory's lock:
+ * `smsdrop suppress` writes only that table, so it works while the daemon runs.
+ */
+export function openSuppressionList(
+  dataDir: string,
+  options: { synchronous: 'normal' | 'full' },
+): SuppressionList & { close(): void } {
+  const db = openJournal(journalPath(dataDir), options);
+  return { ...sqliteSuppressionList(db), close: () => db.close() };
 }
 
 export function sqliteDaemonState(db: Journal): DaemonStateStore {
