@@ -10,4 +10,4 @@ export type { Maintenance } from './maintenance.js';
 export type { OutboxStore } from './outbox.js';
 export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';
-export type { RetryStore } from './retry.js';
+export type { RetryCounts, RetryStore } from './retry.js';

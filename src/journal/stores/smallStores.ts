@@ -11,7 +11,7 @@ import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../suppresse
 import type { DaemonStateStore } from '../../ports/daemonState.js';
 import type { Maintenance } from '../../ports/maintenance.js';
 import type { OutboxStore } from '../../ports/outbox.js';
-import type { RetryStore } from '../../ports/retry.js';
+import type { RetryCounts, RetryStore } from '../../ports/retry.js';
 import type { SuppressionList } from '../../ports/suppression.js';
 
 export function sqliteOutbox(db: Journal): OutboxStore {
@@ -58,11 +58,18 @@ export function sqliteDaemonState(db: Journal): DaemonStateStore {
   };
 }
 
-export function sqliteRetryStore(db: Journal): RetryStore {
+/** The retry counts alone: they only read, so a read-only journal has them too. */
+export function sqliteRetryCounts(db: Journal): RetryCounts {
   return {
     countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
       countUnknownByReqId(db, fileId, maxPerRequest, keepsOwnReqId),
     countRetryable: (fileId, statuses) => countRetryable(db, fileId, statuses),
+  };
+}
+
+export function sqliteRetryStore(db: Journal): RetryStore {
+  return {
+    ...sqliteRetryCounts(db),
     prepareRetry: (fileId, statuses, maxPerRequest, unknown, sentBefore) =>
       prepareRetry(db, fileId, statuses, maxPerRequest, unknown, sentBefore),
     retryOutcome: (fileId, retry) => retryOutcome(db, fileId, retry),
