@@ -6,7 +6,7 @@ export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
 export type { ExportReads, FileReads, MetricsReads, ReadStore, StatusReads } from './reads.js';
 export type * from './results.js';
-export type { Maintenance } from './maintenance.js';
+export type { BusyFiles, Maintenance } from './maintenance.js';
 export type { OutboxStore } from './outbox.js';
 export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';

@@ -33,7 +33,7 @@ export function openReader(dataDir: string): JournalReader | undefined {
   return {
     ...sqliteReadStore(db),
     retry: sqliteRetryCounts(db),
-    prune: (options) => maintenance.prune(options),
+    prune: (options, busy) => maintenance.prune(options, busy),
     close: () => db.close(),
   };
 }

@@ -79,7 +79,8 @@ export function sqliteRetryStore(db: Journal): RetryStore {
 /** `dryRun`: only says what a prune would delete, whatever it is asked (a read-only journal). */
 export function sqliteMaintenance(db: Journal, dryRun = false): Maintenance {
   return {
-    prune: (options) => pruneJournal(db, dryRun ? { ...options, dryRun: true } : options),
+    prune: (options, busy) =>
+      pruneJournal(db, dryRun ? { ...options, dryRun: true } : options, busy),
     backup: (targetDir) => backupJournal(db.name, targetDir),
     size: () => journalSize(db),
   };
