@@ -175,7 +175,8 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     const { store } = await j.node({ node: 'a:1' });
     const batches = await claim(store, { limit: 3 });
     const ids = await startEach(store, batches);
-    await j.sql.query("UPDATE batches SET lease_node = 'b:2', state = 'planned' WHERE id = 1");
+    // B took batch 1 over and is sending it again
+    await j.sql.query("UPDATE batches SET lease_node = 'b:2' WHERE id = 1");
     const outcome = (i: number): Outcome => ({
       batchId: i + 1,
       transition: ACCEPTED,
@@ -189,7 +190,7 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     assert.equal(refused.code, 'E_BATCH_TRANSITION');
     assert.match(refused.message, /b:2/);
     assert.equal(won?.status, 'fulfilled');
-    assert.equal((await batchRow(j.sql, 1)).state, 'planned');
+    assert.equal((await batchRow(j.sql, 1)).state, 'sending');
     assert.equal((await batchRow(j.sql, 2)).state, 'accepted');
     await store.recordOutcomes([outcome(2)]);
     await assert.rejects(
