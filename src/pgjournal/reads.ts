@@ -1,0 +1,20 @@
+// The ReadStore of the PostgreSQL journal (ports/reads.ts): every verb of FileReads, StatusReads,
+// MetricsReads and ExportReads (with the result files' ResultReads), each answering as the SQLite
+// journal's does on the same content (test/pg/reads.test.ts holds them to each other).
+import type pg from 'pg';
+import type { ReadStore } from '../ports/reads.js';
+import { pgExportReads } from './readsExport.js';
+import { pgFileReads } from './readsFiles.js';
+import { pgMetricsReads } from './readsMetrics.js';
+import { pgStatusReads } from './readsStatus.js';
+import { pgResultReads } from './results.js';
+
+/** The ReadStore of the PostgreSQL journal reached through `pool` (schema migrated). */
+export function pgReadStore(pool: pg.Pool): ReadStore {
+  return {
+    ...pgFileReads(pool),
+    ...pgStatusReads(pool),
+    ...pgMetricsReads(pool),
+    ...pgExportReads(pool, pgResultReads(pool)),
+  };
+}
