@@ -72,7 +72,7 @@ export function pgMetricsReads(db: Queryable): MetricsReads {
         `SELECT substr(a.finished_at, 1, 16) AS minute, count(*) AS requests,
            coalesce(sum(CASE WHEN a.outcome = 'accepted' THEN b.numbers END), 0) AS accepted
          FROM attempts a JOIN batches b ON b.id = a.batch_id
-         WHERE a.finished_at >= $1 GROUP BY 1 ORDER BY 1 ${BYTES}`,
+         WHERE a.finished_at >= $1 GROUP BY 1 ORDER BY 1`,
         [since],
       ),
   };
