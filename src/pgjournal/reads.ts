@@ -9,12 +9,17 @@ import { pgMetricsReads } from './readsMetrics.js';
 import { pgStatusReads } from './readsStatus.js';
 import { pgResultReads } from './results.js';
 
+export interface PgReadOptions {
+  /** Rows per page of the row iterators and the result pages (default: 500, 1,000 result lines). */
+  pageRows?: number;
+}
+
 /** The ReadStore of the PostgreSQL journal reached through `pool` (schema migrated). */
-export function pgReadStore(pool: pg.Pool): ReadStore {
+export function pgReadStore(pool: pg.Pool, options: PgReadOptions = {}): ReadStore {
   return {
     ...pgFileReads(pool),
     ...pgStatusReads(pool),
     ...pgMetricsReads(pool),
-    ...pgExportReads(pool, pgResultReads(pool)),
+    ...pgExportReads(pool, pgResultReads(pool, options.pageRows), options.pageRows),
   };
 }

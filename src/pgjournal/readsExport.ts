@@ -11,7 +11,11 @@ import { all, BYTES, keysetPages, type Queryable, value } from './readsQuery.js'
 const PAGE_ROWS = 500;
 
 /** ExportReads of the PostgreSQL journal on `db`, with the result files' reads given. */
-export function pgExportReads(db: Queryable, results: ResultReads): ExportReads {
+export function pgExportReads(
+  db: Queryable,
+  results: ResultReads,
+  pageRows = PAGE_ROWS,
+): ExportReads {
   return {
     ...results,
     recipients: (fileId, statuses) =>
@@ -22,7 +26,7 @@ export function pgExportReads(db: Queryable, results: ResultReads): ExportReads 
            AND row_id > $3 ORDER BY row_id LIMIT $4`,
         [fileId, statuses],
         'row_id',
-        PAGE_ROWS,
+        pageRows,
       ),
     mostValues: async (fileId) =>
       (await value<number | null>(
@@ -39,7 +43,7 @@ export function pgExportReads(db: Queryable, results: ResultReads): ExportReads 
          GROUP BY g.id ORDER BY g.id LIMIT $3`,
         [fileId],
         'id',
-        PAGE_ROWS,
+        pageRows,
       ),
     recordsOfBytes: (sha256) =>
       all<{ id: number; pruned: boolean }>(

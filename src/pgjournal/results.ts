@@ -41,7 +41,12 @@ function pageText(rows: PageRow[], format: ResultFormat): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-function resultPages(db: Queryable, fileId: number, format: ResultFormat): ResultCursor {
+function resultPages(
+  db: Queryable,
+  fileId: number,
+  format: ResultFormat,
+  pageRows: number,
+): ResultCursor {
   let after = 0;
   /** The file's last row id when first asked: its rows are all in before sending starts. */
   let last: number | undefined;
@@ -54,7 +59,7 @@ function resultPages(db: Queryable, fileId: number, format: ResultFormat): Resul
       ]))!.hi ?? 0;
     const { rows } = await db.query({
       text: PAGE,
-      values: [fileId, after, last, PAGE_ROWS],
+      values: [fileId, after, last, pageRows],
       rowMode: 'array',
     });
     return rows as PageRow[];
@@ -101,9 +106,9 @@ function resultPages(db: Queryable, fileId: number, format: ResultFormat): Resul
 }
 
 /** ResultReads of the PostgreSQL journal on `db`. */
-export function pgResultReads(db: Queryable): ResultReads {
+export function pgResultReads(db: Queryable, pageRows = PAGE_ROWS): ResultReads {
   return {
-    resultPages: (fileId, format) => resultPages(db, fileId, format),
+    resultPages: (fileId, format) => resultPages(db, fileId, format, pageRows),
     // As the SQLite journal's stamp, to the character: a batch added or changed changes it.
     resultsStamp: async (fileId) => {
       const { rows } = await db.query({
@@ -122,7 +127,7 @@ export function pgResultReads(db: Queryable): ResultReads {
          WHERE r.file_id = $1 AND r.intake = 'invalid' AND r.id > $2 ORDER BY r.id LIMIT $3`,
         [fileId],
         'id',
-        PAGE_ROWS,
+        pageRows,
       ),
     rejectedHeader: async (fileId): Promise<RejectedHeader | undefined> => {
       const file = await first<{ invalid: number; header: string | null }>(

@@ -102,7 +102,7 @@ describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresM
       dump.close();
     }
     sqlite = openReader(made.dataDir)!;
-    store = pgReadStore(pool);
+    store = pgReadStore(pool, { pageRows: 7 }); // many pages of each file's rows
   });
   after(async () => {
     sqlite?.close();
