@@ -15,6 +15,7 @@ export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openReader, type JournalReader } from './stores/reader.js';
 export { openSuppressionList } from './stores/smallStores.js';
+export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
 
