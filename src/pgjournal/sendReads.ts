@@ -66,13 +66,17 @@ export async function recentStarts(
   return rows.map((r) => ({ at: Date.parse(r.started_at), numbers: r.numbers }));
 }
 
+/** SQL: what is left of a batch's lease, in whole milliseconds by the database's clock. */
+const LEASE_LEFT_MS = 'ceil(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint';
+
 /**
  * When the file may next have work for this node (ms since the epoch), or null when it has no
  * planned or sending batch left. As SQLite's, a planned batch is due at next_attempt_at; in a
  * cluster, a batch another node holds is looked at again when its lease would pass (it may be
  * taken over then), counted from now by the database's clock so that nodes' clocks need not
- * agree. A file whose batches are all another live node's is not finished: its node is sending
- * them. This node's own `sending` batches are due now: between passes over the file none is in
+ * agree, or after `lookAgainMs` if sooner (its node may well release it before: a retry). A
+ * file whose batches are all another live node's is not finished: its node is sending them.
+ * This node's own `sending` batches are due now: between passes over the file none is in
  * flight, so they are what a previous life under the same id left (sendTakeover.ts).
  */
 export async function nextDueAt(
@@ -80,16 +84,17 @@ export async function nextDueAt(
   fileId: number,
   node: string,
   now: number,
+  lookAgainMs: number,
 ): Promise<number | null> {
   const { rows } = await db.query<{ at: number | null }>(
     `SELECT min(CASE
          WHEN lease_node IS NULL OR lease_node = $2 OR lease_until <= clock_timestamp()
            THEN CASE WHEN state = 'planned' THEN next_attempt_at ELSE $3::bigint END
          ELSE greatest(CASE WHEN state = 'planned' THEN next_attempt_at ELSE 0 END,
-           $3::bigint + ceil(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint)
+           $3::bigint + least($4::bigint, ${LEASE_LEFT_MS}))
        END)::bigint AS at
      FROM batches WHERE file_id = $1 AND state IN ('planned', 'sending')`,
-    [fileId, node, now],
+    [fileId, node, now, lookAgainMs],
   );
   return rows[0]?.at ?? null;
 }
