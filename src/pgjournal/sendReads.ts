@@ -52,7 +52,10 @@ export async function attemptHistory(
   };
 }
 
-/** As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's). */
+/**
+ * As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's), in
+ * the order SQLite gives them (its index on the start).
+ */
 export async function recentStarts(
   db: Queryable,
   sinceMs: number,
@@ -60,7 +63,8 @@ export async function recentStarts(
   const { rows } = await db.query<{ started_at: string; numbers: number }>(
     `SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id
      WHERE a.started_at > $1
-       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
+       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})
+     ORDER BY a.started_at, a.id`,
     [new Date(sinceMs).toISOString()],
   );
   return rows.map((r) => ({ at: Date.parse(r.started_at), numbers: r.numbers }));
