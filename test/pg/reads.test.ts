@@ -148,6 +148,15 @@ describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresM
       await sqlite.sentBefore(999_999, DAY),
     ];
     assert.ok(mine && theirs);
+    assert.throws(() => mine(groups[0]!.key_hash, 'a', 't', '[]'), /not prepared/);
+    await mine.prepare?.(
+      groups.map((g) => ({
+        keyHash: g.key_hash,
+        appId: g.app_id,
+        templateId: g.template_id,
+        datasJson: g.datas,
+      })),
+    );
     let found = 0;
     for (const g of groups) {
       const a: SentBefore | undefined = mine(g.key_hash, g.app_id, g.template_id, g.datas);
