@@ -23,9 +23,11 @@ import type {
   PlanStore,
 } from '../plan/store.js';
 import { IdReserve } from './ids.js';
+import type { Awaitable } from '../ports/awaitable.js';
 import {
   anySuppressed,
   type GroupRecord,
+  hasGroups,
   loadGroups,
   placedRowsMatching,
   suppressedAmong,
@@ -40,6 +42,8 @@ const FIRST_ROWS_PER_COMMIT = 5_000;
  * adds, so a group the planner drops and takes up again within a chunk is still known here.
  */
 const GROUPS_KEPT = 50_000;
+/** Rows gathered before they are sent (a round trip per few chunks, not per chunk). */
+const SEND_ROWS = 2_000;
 
 export interface PgPlanOptions {
   /** Batches intake asks to go first, handed over once committed (the SendStore's list). */
@@ -69,6 +73,10 @@ export class PgPlanStore implements PlanStore {
   #held = new Map<number, { group: GroupRecord; phones: string[] }>();
   #suppressed: Map<string, string> | undefined;
   #anySuppressed: boolean | undefined;
+  /** Whether the file had groups before this intake (an intake read again), and any forgotten. */
+  #fileHadGroups: boolean | undefined;
+  #trimmed = false;
+  #rowsUnsent = 0;
   #placed: Array<[number, number, string]> = [];
   /** Rows added whose ids were asked for (onId), told at flushRows as SQLite's are. */
   #waiting: Array<[onId: (rowId: number) => void, rowId: number]> = [];
@@ -89,15 +97,17 @@ export class PgPlanStore implements PlanStore {
 
   prepareChunk(needs: ChunkNeeds): Promise<void> {
     return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
       await this.#ids.rows.reserve(db, needs.rows);
       await this.#ids.groups.reserve(db, needs.groups.length);
       // a row opens at most one batch, and a group's eviction none
       await this.#ids.batches.reserve(db, needs.rows);
+      this.#fileHadGroups ??= await hasGroups(db, this.#fileId);
       const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
       const unknown = hashes.filter((h) => !this.#byHash.has(h));
-      if (unknown.length > 0) this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
+      // Groups this intake made are all known here until sent (trimmed only after a send): with
+      // none in the journal before it and none forgotten, an unknown key is a new group.
+      if (unknown.length > 0 && (this.#fileHadGroups || this.#trimmed))
+        this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
       for (const hash of unknown) if (!this.#byHash.has(hash)) this.#byHash.set(hash, []);
       this.#anySuppressed ??= await anySuppressed(db);
       this.#suppressed = this.#anySuppressed ? await suppressedAmong(db, needs.phones) : undefined;
@@ -106,8 +116,7 @@ export class PgPlanStore implements PlanStore {
 
   prepareSettle(doubts: readonly PlacedKey[]): Promise<void> {
     return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
+      await this.#send(db);
       const ids = [...new Set(doubts.map((d) => d.groupId))].filter((id) => !this.#groups.has(id));
       if (ids.length > 0) this.#know(await loadGroups(db, this.#fileId, { ids }));
       await this.#ids.batches.reserve(db, doubts.length);
@@ -115,12 +124,16 @@ export class PgPlanStore implements PlanStore {
     });
   }
 
+  /** Groups read from the journal, with the changes to their batches not sent yet. */
   #know(loaded: Awaited<ReturnType<typeof loadGroups>>): void {
     for (const group of loaded.groups) {
       if (this.#groups.has(group.id)) continue;
+      group.held = group.held.filter((id) => !this.#writes.released.has(id));
       this.#remember(group);
-      for (const batchId of group.held)
-        this.#held.set(batchId, { group, phones: loaded.phones.get(batchId) ?? [] });
+      for (const batchId of group.held) {
+        const phones = this.#writes.numbers.get(batchId) ?? loaded.phones.get(batchId) ?? [];
+        this.#held.set(batchId, { group, phones });
+      }
     }
   }
 
@@ -140,6 +153,7 @@ export class PgPlanStore implements PlanStore {
         for (const batchId of g.held) this.#held.delete(batchId);
       }
       this.#byHash.delete(group.keyHash);
+      this.#trimmed = true;
     }
   }
 
@@ -218,7 +232,7 @@ export class PgPlanStore implements PlanStore {
   }
   insertBatch(groupId: number, now: string): number {
     const id = this.#ids.batches.take();
-    this.#writes.batches.push({ id, groupId, reqId: randomUUID().replaceAll('-', ''), now });
+    this.#writes.batches.set(id, { groupId, reqId: randomUUID().replaceAll('-', ''), now });
     const group = this.#groups.get(groupId);
     if (group) {
       group.held.push(id);
@@ -255,25 +269,34 @@ export class PgPlanStore implements PlanStore {
     return this.#commits;
   }
 
-  /** Runs `write` (gathering), then sends what it gathered; commits when enough rows wait. */
-  writeInBulk(rows: number, write: () => void): Promise<void> {
+  /**
+   * Runs `write` (gathering); sends what was gathered once SEND_ROWS rows wait, and commits once
+   * the transaction holds enough rows. Otherwise nothing to wait for.
+   */
+  writeInBulk(rows: number, write: () => void): Awaitable<void> {
     write();
     this.#rowsInTransaction += rows;
+    this.#rowsUnsent += rows;
     const commit = this.#rowsInTransaction >= this.#commitSize;
+    if (!commit && this.#rowsUnsent < SEND_ROWS) return undefined;
     return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
-      this.#trim();
+      await this.#send(db);
       if (commit) await this.#commitOpen();
     });
   }
 
   commit(): Promise<void> {
     return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
+      await this.#send(db);
       await this.#commitOpen();
     });
+  }
+
+  async #send(db: pg.ClientBase): Promise<void> {
+    await this.#writes.send(db, this.#fileId);
+    this.#rowsFlushed = 0;
+    this.#rowsUnsent = 0;
+    this.#trim();
   }
 
   async #commitOpen(): Promise<void> {
