@@ -33,6 +33,7 @@ import {
   suppressedAmong,
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
+import { IntakeTransaction } from './planTransaction.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -55,17 +56,17 @@ export interface PgPlanOptions {
 export class PgPlanStore implements PlanStore {
   readonly releaseOnlyCommitted = false;
   readonly releasesSeenAtCommit = true;
-  readonly #pool: pg.Pool;
   readonly #fileId: number;
   readonly #options: PgPlanOptions;
-  readonly #writes = new PlanWrites();
+  #writes = new PlanWrites();
+  readonly #tx: IntakeTransaction;
+  /** The send under way while the next chunks are planned. */
+  #inFlight: Promise<void> | undefined;
   readonly #ids = {
     rows: new IdReserve('rows'),
     groups: new IdReserve('groups'),
     batches: new IdReserve('batches'),
   };
-  /** The open transaction's connection. */
-  #client: pg.PoolClient | undefined;
   /** Known groups by id, least recently found first; and by key hash, for the hashes loaded. */
   #groups = new Map<number, GroupRecord>();
   #byHash = new Map<number, GroupRecord[]>();
@@ -85,27 +86,33 @@ export class PgPlanStore implements PlanStore {
   #rowsInTransaction = 0;
   #commitSize = FIRST_ROWS_PER_COMMIT;
   #commits = 0;
-  #lost = false;
-  /** The store's round trips, one after another. */
-  #busy: Promise<void> = Promise.resolve();
 
   constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
-    this.#pool = pool;
+    this.#tx = new IntakeTransaction(pool, fileId);
     this.#fileId = fileId;
     this.#options = options;
   }
 
-  prepareChunk(needs: ChunkNeeds): Promise<void> {
-    return this.#run(async (db) => {
+  /** Asks the journal only for what memory and the ids in hand do not answer. */
+  prepareChunk(needs: ChunkNeeds): Awaitable<void> {
+    const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
+    const unknown = hashes.filter((h) => !this.#byHash.has(h));
+    // Groups this intake made are all known here until sent (forgotten only then): with none in
+    // the journal before it and none forgotten, an unknown key is a new group.
+    const readGroups = unknown.length > 0 && (this.#fileHadGroups !== false || this.#trimmed);
+    const enoughIds =
+      this.#ids.rows.available >= needs.rows &&
+      this.#ids.groups.available >= needs.groups.length &&
+      this.#ids.batches.available >= needs.rows; // a row opens at most one batch
+    if (!readGroups && enoughIds && this.#anySuppressed === false) {
+      for (const hash of unknown) this.#byHash.set(hash, []);
+      return undefined;
+    }
+    return this.#tx.run(async (db) => {
       await this.#ids.rows.reserve(db, needs.rows);
       await this.#ids.groups.reserve(db, needs.groups.length);
-      // a row opens at most one batch, and a group's eviction none
       await this.#ids.batches.reserve(db, needs.rows);
       this.#fileHadGroups ??= await hasGroups(db, this.#fileId);
-      const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
-      const unknown = hashes.filter((h) => !this.#byHash.has(h));
-      // Groups this intake made are all known here until sent (trimmed only after a send): with
-      // none in the journal before it and none forgotten, an unknown key is a new group.
       if (unknown.length > 0 && (this.#fileHadGroups || this.#trimmed))
         this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
       for (const hash of unknown) if (!this.#byHash.has(hash)) this.#byHash.set(hash, []);
@@ -115,8 +122,9 @@ export class PgPlanStore implements PlanStore {
   }
 
   prepareSettle(doubts: readonly PlacedKey[]): Promise<void> {
-    return this.#run(async (db) => {
-      await this.#send(db);
+    const writes = this.#take();
+    return this.#tx.run(async (db) => {
+      await writes.send(db, this.#fileId);
       const ids = [...new Set(doubts.map((d) => d.groupId))].filter((id) => !this.#groups.has(id));
       if (ids.length > 0) this.#know(await loadGroups(db, this.#fileId, { ids }));
       await this.#ids.batches.reserve(db, doubts.length);
@@ -270,41 +278,47 @@ export class PgPlanStore implements PlanStore {
   }
 
   /**
-   * Runs `write` (gathering); sends what was gathered once SEND_ROWS rows wait, and commits once
-   * the transaction holds enough rows. Otherwise nothing to wait for.
+   * Runs `write` (gathering). Once SEND_ROWS rows wait they are sent while the next chunks are
+   * planned (one send at a time: the one before is awaited); once the transaction holds enough
+   * rows it is committed, and that is awaited. Otherwise nothing to wait for.
    */
   writeInBulk(rows: number, write: () => void): Awaitable<void> {
     write();
     this.#rowsInTransaction += rows;
     this.#rowsUnsent += rows;
-    const commit = this.#rowsInTransaction >= this.#commitSize;
-    if (!commit && this.#rowsUnsent < SEND_ROWS) return undefined;
-    return this.#run(async (db) => {
-      await this.#send(db);
-      if (commit) await this.#commitOpen();
-    });
+    if (this.#rowsInTransaction >= this.#commitSize) return this.commit();
+    if (this.#rowsUnsent < SEND_ROWS) return undefined;
+    const before = this.#inFlight;
+    const writes = this.#take();
+    const sent = this.#tx.run((db) => writes.send(db, this.#fileId));
+    sent.catch(() => undefined); // seen by the next step, or by awaiting it as `before`
+    this.#inFlight = sent;
+    return before;
   }
 
   commit(): Promise<void> {
-    return this.#run(async (db) => {
-      await this.#send(db);
-      await this.#commitOpen();
+    const writes = this.#take();
+    this.#inFlight = undefined;
+    return this.#tx.run(async (db) => {
+      await writes.send(db, this.#fileId);
+      if (await this.#tx.commitOpen()) this.#committed();
     });
   }
 
-  async #send(db: pg.ClientBase): Promise<void> {
-    await this.#writes.send(db, this.#fileId);
+  /**
+   * The writes gathered, to send; gathering starts anew. Groups are forgotten here, so that every
+   * group not known is in the journal (or in a send before the next read, which follows it).
+   */
+  #take(): PlanWrites {
+    const writes = this.#writes;
+    this.#writes = new PlanWrites();
     this.#rowsFlushed = 0;
     this.#rowsUnsent = 0;
     this.#trim();
+    return writes;
   }
 
-  async #commitOpen(): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
-    await client.query('COMMIT');
-    this.#client = undefined;
-    client.release();
+  #committed(): void {
     this.#commits++;
     this.#rowsInTransaction = 0;
     this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
@@ -314,62 +328,10 @@ export class PgPlanStore implements PlanStore {
   }
 
   rowsLost(): boolean {
-    return this.#lost;
+    return this.#tx.lost;
   }
   assertNothingLost(): void {
-    if (this.#lost)
-      throw new SmsdropError(
-        'E_JOURNAL_WRITE',
-        'the PostgreSQL journal rolled back rows of this file it was writing (the connection or the server failed)',
-      );
-  }
-
-  /**
-   * Runs `step` on the open transaction (opened if none), after the store's earlier steps. A step
-   * that fails rolls the transaction back: what it held is lost (rowsLost), and nothing more is
-   * written.
-   */
-  #run(step: (db: pg.ClientBase) => Promise<void>): Promise<void> {
-    const run = this.#busy.then(async () => {
-      if (this.#lost) return;
-      try {
-        await step(await this.#transaction());
-      } catch (error) {
-        this.#lost = true;
-        this.#endTransaction();
-        throw new SmsdropError(
-          'E_JOURNAL_WRITE',
-          `the PostgreSQL journal could not record file ${this.#fileId}'s intake: ${(error as Error).message}`,
-          { cause: error },
-        );
-      }
-    });
-    this.#busy = run.catch(() => undefined);
-    return run;
-  }
-
-  async #transaction(): Promise<pg.PoolClient> {
-    if (this.#client) return this.#client;
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN');
-    } catch (error) {
-      client.release(true);
-      throw error;
-    }
-    this.#client = client;
-    return client;
-  }
-
-  /** After a failure: the transaction is gone (rolled back, or with its connection). */
-  #endTransaction(): void {
-    const client = this.#client;
-    this.#client = undefined;
-    if (!client) return;
-    client.query('ROLLBACK').then(
-      () => client.release(),
-      () => client.release(true),
-    );
+    if (this.#tx.lost) throw this.#tx.lostError();
   }
 }
 
