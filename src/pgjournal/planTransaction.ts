@@ -54,6 +54,7 @@ export class IntakeTransaction {
     if (!client) return false;
     await client.query('COMMIT');
     this.#client = undefined;
+    client.off('error', ignore);
     client.release();
     return true;
   }
@@ -61,9 +62,13 @@ export class IntakeTransaction {
   async #open(): Promise<pg.PoolClient> {
     if (this.#client) return this.#client;
     const client = await this.#pool.connect();
+    // A connection the server ends while held reports it here as well as to the query under way:
+    // unheard, it would end the process.
+    client.on('error', ignore);
     try {
       await client.query('BEGIN');
     } catch (error) {
+      client.off('error', ignore);
       client.release(true);
       throw error;
     }
@@ -77,8 +82,16 @@ export class IntakeTransaction {
     this.#client = undefined;
     if (!client) return;
     client.query('ROLLBACK').then(
-      () => client.release(),
-      () => client.release(true),
+      () => {
+        client.off('error', ignore);
+        client.release();
+      },
+      () => {
+        client.off('error', ignore);
+        client.release(true);
+      },
     );
   }
 }
+
+function ignore(): void {}

@@ -178,6 +178,31 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     assert.equal((got.files[0] as { rows: number }).rows, 4000);
   });
 
+  test('a connection lost mid-intake fails it with E_JOURNAL_WRITE; read again, the file is whole', async () => {
+    const csv = csvFile('lost.csv', 6000);
+    const pgj = await pgJournal();
+    pgj.pool.on('error', () => undefined); // idle connections the server ended
+    const killOthers = async () => {
+      const admin = openPool(pgj.url, 1);
+      await admin.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
+      await admin.end();
+    };
+    const cut = intakeFile(csv, {
+      ...pgj.run,
+      afterChunk: (n) => (n === 30 ? killOthers() : Promise.resolve()),
+    });
+    await assert.rejects(cut, (error: { code?: string }) => error.code === 'E_JOURNAL_WRITE');
+    const file = (await pgj.pool.query<{ id: number }>('SELECT id FROM files')).rows[0]!;
+    await intakeFile(csv, { ...pgj.run, fileId: file.id });
+    const lite = sqliteJournal();
+    await intakeFile(csv, lite.run);
+    const expected = sqliteViews(lite.file);
+    const got = await pgViews(pgj.pool);
+    assert.deepEqual(got, expected);
+  });
+
   test('two intakes at once on one database, each on its own pool, never share an id', async () => {
     const pgj = await pgJournal();
     const other = openPool(pgj.url, 4);

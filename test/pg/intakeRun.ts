@@ -16,6 +16,8 @@ export interface IntakeRun {
   chunks?: number;
   /** An intake again of this record (resumed), instead of a new one. */
   fileId?: number;
+  /** Called after each chunk is written, with the chunks written so far. */
+  afterChunk?: (chunks: number) => Promise<void>;
 }
 
 /** Reads `csv` into the journal; returns the file's id and the chunks written. */
@@ -55,6 +57,7 @@ export async function intakeFile(
   });
   for await (const chunk of rows) {
     await writer.write(markKept(chunk));
+    await run.afterChunk?.(chunks + 1);
     if (++chunks === run.chunks) {
       await writer.abandon();
       return { fileId, chunks };
