@@ -2,14 +2,10 @@
 // limit and one pacing limiter shared by every file, the account pause switch, and the logger.
 // Released last-in first-out by close(), which may be called twice.
 import pLimit, { type LimitFunction } from 'p-limit';
-import { withCode } from '../errors.js';
+import { SmsdropError, withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import {
-  type JournalHandle,
-  JournalLostError,
-  type OpenedWriter,
-  openWriter,
-} from '../journal/index.js';
+import { type JournalHandle, JournalLostError, type OpenedWriter } from '../journal/index.js';
+import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
@@ -59,13 +55,15 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db,
     replayed,
     missing,
-  } = openWriter(config.dataDir, {
+    filesInProgress,
+  } = await openWriter(config, {
     role: options.role,
     synchronous: config.journalSync,
     reqIdOn: config.reqId,
     onLost: stopWhenLost(options.log, stop),
   });
   try {
+    if (!db) throw sqliteStillNeeded();
     logReplayed(options.log, replayed, missing);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
@@ -94,7 +92,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       provider: provider.identity,
       turns: new IntakeTurns(),
       // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
-      inProgress: new FilesInProgress(db.filesInProgress),
+      inProgress: new FilesInProgress(filesInProgress),
       spools,
     };
     let closing: Promise<void> | undefined;
@@ -129,6 +127,17 @@ function sharedLevel(
       account.concurrency = level;
     },
   };
+}
+
+/**
+ * Runtime.db's users (the daemon's pruning, send's uneven-values check) still read the SQLite
+ * journal itself: until they are on the ports, a process cannot send on PostgreSQL.
+ */
+function sqliteStillNeeded(): SmsdropError {
+  return new SmsdropError(
+    'E_POSTGRES_NOT_BUILT',
+    "SMSDROP_DATABASE_URL is set, but the daemon's pruning and send's uneven-values check still read the SQLite journal directly in this version; unset it to use the SQLite journal (docs/postgres.md)",
+  );
 }
 
 /**

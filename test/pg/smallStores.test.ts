@@ -221,7 +221,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     // Row 2's number (batch 3, group 1) was sent by another file's row 6.
     const sentBefore = (keyHash: number) =>
       keyHash === 11
-        ? { rowOf: (phone: string) => (phone === '13800000002' ? 6 : undefined) }
+        ? { size: 1, rowOf: (phone: string) => (phone === '13800000002' ? 6 : undefined) }
         : undefined;
     for (const retry of [sqlite.retry, postgres.retry])
       assert.deepEqual(await retry.prepareRetry(1, ['failed'], 200, undefined, sentBefore), {

@@ -7,6 +7,7 @@ import { errorCode, EXIT } from '../../errors.js';
 import { acquireLock } from '../../datadir/lock.js';
 import { journalPath, openJournal } from '../../journal/open.js';
 import { openReadOnly } from '../../journal/stores/reader.js';
+import { refuseOnPostgres } from '../../journals/index.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
 import { configFor, exitWith } from '../common.js';
 
@@ -32,6 +33,7 @@ export function registerPruneCommand(program: Command): void {
         command: Command,
       ) => {
         const config = configFor(command);
+        refuseOnPostgres(config, 'smsdrop prune');
         const keep = keepFor(config, opts.olderThan);
         if (keep.ms === 0)
           exitWith(

@@ -13,6 +13,7 @@ import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
 import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
 import { openReadOnly } from '../../journal/stores/reader.js';
+import { refuseOnPostgres } from '../../journals/index.js';
 import { sqliteReadStore } from '../../journal/stores/readStore.js';
 import { sqliteRetryStore } from '../../journal/stores/smallStores.js';
 import { FILE_STATUS } from '../../ports/states.js';
@@ -46,6 +47,7 @@ export function registerRetryCommand(program: Command): void {
     .option('--json', 'print the summary as one JSON object')
     .action(async (file: string, flags: RetryFlags, command: Command) => {
       const config = configFor(command);
+      refuseOnPostgres(config, 'smsdrop retry');
       const statuses: RetryStatus[] = [
         ...(flags.failed ? ['failed' as const] : []),
         ...(flags.unknown ? ['unknown' as const] : []),

@@ -14,6 +14,7 @@ import { invalidRows } from '../../journal/reads.js';
 import { copySuppressed } from '../../journal/suppressed.js';
 import { sentBeforeLookup } from '../../journal/sentBefore.js';
 import { openReadOnly } from '../../journal/stores/reader.js';
+import { refuseOnPostgres } from '../../journals/index.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { formatDuration } from '../../log/duration.js';
 import { redactSecrets } from '../../log/redact.js';
@@ -174,6 +175,7 @@ const NO_FILE = 0;
  * other files sent.
  */
 async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
+  refuseOnPostgres(config, 'the dry run (send --dry-run)');
   const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
   const db = openJournal(path.join(tempDir, 'plan.sqlite'));
   const real = openReadOnly(config.dataDir);

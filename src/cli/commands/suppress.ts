@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { SmsdropError, UsageError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import { normalisePhone } from '../../intake/phone.js';
-import { openReader } from '../../journal/index.js';
+import { openReader, refuseOnPostgres } from '../../journals/index.js';
 import { journalPath, openJournal } from '../../journal/open.js';
 import { suppressNumbers, unsuppressNumbers } from '../../journal/suppressed.js';
 import { renderTable } from '../../report/common.js';
@@ -61,6 +61,7 @@ function addNumbers(
     exitWithError(new UsageError('suppress add: no numbers given'));
   const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
   const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
+  refuseOnPostgres(config, 'smsdrop suppress add');
   const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
   try {
     const added = suppressNumbers(db, phones, opts.reason, 'list');
@@ -84,6 +85,7 @@ function addNumbers(
 
 function removeNumbers(config: Config, numbers: readonly string[]): void {
   const phones = [...new Set(normalisedOrExit(config, numbers))];
+  refuseOnPostgres(config, 'smsdrop suppress remove');
   const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
   try {
     const removed = unsuppressNumbers(db, phones);
@@ -96,7 +98,7 @@ function removeNumbers(config: Config, numbers: readonly string[]): void {
 }
 
 async function printList(config: Config, json: boolean): Promise<void> {
-  const reader = openReader(config.dataDir);
+  const reader = await openReader(config);
   try {
     const list = reader ? await reader.suppressedNumbers() : [];
     if (json) process.stdout.write(`${JSON.stringify(list)}\n`);

@@ -1,0 +1,179 @@
+// The PostgreSQL journal's door (SMSDROP_DATABASE_URL): opened as a writer by a node (its data
+// directory's lock, the pool, the migrations under their advisory lock, the node registered), or
+// as a reader. Which journal a command uses is chosen in journals/index.ts.
+//
+// TLS: verified to any host but loopback (settings/database.ts says why the URL has no say); a
+// connection that fails is E_DATABASE_UNREACHABLE with what PostgreSQL or the network answered,
+// never the password.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type pg from 'pg';
+import type { DatabaseUrl } from '../config/settings/database.js';
+import { acquireLock } from '../datadir/lock.js';
+import { SmsdropError } from '../errors.js';
+import type { JournalHandle } from '../journal/index.js';
+import { pgHandle, type PgShared, type PgStores } from './handle.js';
+import { PG_MIGRATIONS } from './migrations.js';
+import { migratePostgres, openPool } from './schema.js';
+
+export interface PgSettings {
+  databaseUrl: DatabaseUrl;
+  /** SMSDROP_DATABASE_CA: a PEM file. */
+  databaseCa?: string | undefined;
+  /** SMSDROP_NODE_ID; default HOST:PID. */
+  nodeId?: string | undefined;
+  leaseMs: number;
+  connectTimeoutMs: number;
+}
+
+/** This node's id: the setting, or host and pid. */
+export function nodeIdOf(settings: Pick<PgSettings, 'nodeId'>): string {
+  return settings.nodeId ?? `${os.hostname()}:${process.pid}`;
+}
+
+/** pg's TLS options: none to loopback (unless asked), verified otherwise. */
+export function tlsOf(
+  settings: Pick<PgSettings, 'databaseUrl' | 'databaseCa'>,
+): pg.PoolConfig['ssl'] {
+  const { databaseUrl, databaseCa } = settings;
+  if (databaseUrl.local && !databaseUrl.tls && databaseCa === undefined) return false;
+  if (databaseCa === undefined) return { rejectUnauthorized: true };
+  try {
+    return { rejectUnauthorized: true, ca: readFileSync(databaseCa, 'utf8') };
+  } catch (err) {
+    throw new SmsdropError(
+      'E_CONFIG_DATABASE_CA',
+      `invalid configuration: databaseCa (SMSDROP_DATABASE_CA) = ${JSON.stringify(databaseCa)}: cannot read the file: ${(err as Error).message}`,
+    );
+  }
+}
+
+/** A pool on the journal, its first connection made (E_DATABASE_UNREACHABLE if it cannot be). */
+export async function connectPool(settings: PgSettings, max = 10): Promise<pg.Pool> {
+  const pool = openPool(settings.databaseUrl.url, max, {
+    ssl: tlsOf(settings),
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+  });
+  // An idle connection the server dropped: the next query opens another, or fails and says so.
+  pool.on('error', () => undefined);
+  try {
+    (await pool.connect()).release();
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw unreachable(settings.databaseUrl, err);
+  }
+}
+
+function unreachable(url: DatabaseUrl, err: unknown): SmsdropError {
+  const password = safePassword(url.url);
+  let said = (err as Error).message || String(err);
+  if (password) said = said.split(password).join('(hidden)');
+  return new SmsdropError(
+    'E_DATABASE_UNREACHABLE',
+    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${said}`,
+  );
+}
+
+function safePassword(text: string): string {
+  try {
+    return decodeURIComponent(new URL(text).password);
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The stores other helpers are building (issue 34). Until each exists, a PostgreSQL journal cannot
+ * be opened: no stand-in pretends to be one.
+ */
+function builtStores(_shared: PgShared): PgStores {
+  throw new SmsdropError(
+    'E_POSTGRES_NOT_BUILT',
+    'the PostgreSQL journal is not complete in this version: its SendStore (claims under leases), FileStore and PlanStore (intake) and ReadStore (reports) are not built yet; unset SMSDROP_DATABASE_URL to use the SQLite journal (docs/postgres.md)',
+  );
+}
+
+export interface OpenedPgWriter {
+  handle: JournalHandle;
+  node: string;
+  /** Files this node processes now (pruning leaves them alone). */
+  filesInProgress: Set<number>;
+}
+
+/**
+ * The PostgreSQL journal for a node that writes it: its data directory's lock (its inbox,
+ * processing/, done/, failed/ are its own), the pool, the migrations, the node registered.
+ * handle.close() ends the pool, then releases the lock.
+ */
+export async function openPgWriter(
+  dataDir: string,
+  role: string,
+  settings: PgSettings,
+): Promise<OpenedPgWriter> {
+  const lock = acquireLock(dataDir, role);
+  let pool: pg.Pool | undefined;
+  try {
+    pool = await connectPool(settings);
+    await migratePostgres(pool);
+    const node = nodeIdOf(settings);
+    await pool.query(
+      `INSERT INTO nodes (id) VALUES ($1)
+       ON CONFLICT (id) DO UPDATE SET started_at = clock_timestamp(), last_seen = clock_timestamp()`,
+      [node],
+    );
+    const shared: PgShared = {
+      pool,
+      targets: { ids: [] },
+      filesInProgress: new Set(),
+      node,
+      leaseMs: settings.leaseMs,
+    };
+    const handle = pgHandle(shared, builtStores(shared), undefined, () => lock.release());
+    return { handle, node, filesInProgress: shared.filesInProgress };
+  } catch (err) {
+    await pool?.end().catch(() => undefined);
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * Whether the journal's schema is this smsdrop's: 'none' (nothing was ever journalled there),
+ * 'current', or an error (a reader never migrates a journal the nodes use).
+ */
+export async function schemaState(pool: pg.Pool): Promise<'none' | 'current'> {
+  const { rows } = await pool.query<{ versions: number[] | null }>(
+    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN NULL ELSE (SELECT coalesce(array_agg(version), '{}') FROM schema_migrations) END AS versions",
+  );
+  const versions = rows[0]?.versions;
+  if (!versions) return 'none';
+  const missing = PG_MIGRATIONS.filter((m) => !versions.includes(m.version));
+  if (missing.length === 0) {
+    const newest = Math.max(...PG_MIGRATIONS.map((m) => m.version));
+    if (versions.every((v) => v <= newest)) return 'current';
+    throw new SmsdropError(
+      'E_JOURNAL_NEWER',
+      `the PostgreSQL journal has schema version ${Math.max(...versions)}, newer than this smsdrop's ${newest}: upgrade smsdrop`,
+    );
+  }
+  throw new SmsdropError(
+    'E_JOURNAL_NEEDS_UPGRADE',
+    'the PostgreSQL journal was written by an older smsdrop: a reader does not upgrade it while nodes may use it; start a daemon (or a send) of this version, which upgrades it, then read it',
+  );
+}
+
+/** The journal for reading (reports, status); undefined when nothing was ever journalled. */
+export async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {
+  const pool = await connectPool(settings, 4);
+  try {
+    if ((await schemaState(pool)) === 'none') {
+      await pool.end();
+      return undefined;
+    }
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}
