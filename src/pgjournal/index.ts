@@ -143,11 +143,12 @@ export async function openPgWriter(
  * 'current', or an error (a reader never migrates a journal the nodes use).
  */
 export async function schemaState(pool: pg.Pool): Promise<'none' | 'current'> {
-  const { rows } = await pool.query<{ versions: number[] | null }>(
-    "SELECT CASE WHEN to_regclass('schema_migrations') IS NULL THEN NULL ELSE (SELECT coalesce(array_agg(version), '{}') FROM schema_migrations) END AS versions",
+  const table = await pool.query<{ found: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS found",
   );
-  const versions = rows[0]?.versions;
-  if (!versions) return 'none';
+  if (!table.rows[0]?.found) return 'none';
+  const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const versions = rows.map((r) => r.version);
   const missing = PG_MIGRATIONS.filter((m) => !versions.includes(m.version));
   if (missing.length === 0) {
     const newest = Math.max(...PG_MIGRATIONS.map((m) => m.version));
