@@ -18,7 +18,12 @@ import { openPgReaderPool, openPgWriter, type PgSettings } from '../pgjournal/in
 
 /** The settings that choose and open a journal (the data directory alone: SQLite's). */
 export type JournalSettings = Pick<Config, 'dataDir'> &
-  Partial<Pick<Config, 'databaseUrl' | 'databaseCa' | 'lease' | 'nodeId' | 'connectTimeoutMs'>>;
+  Partial<
+    Pick<
+      Config,
+      'databaseUrl' | 'databaseCa' | 'lease' | 'nodeId' | 'connectTimeoutMs' | 'concurrency'
+    >
+  >;
 
 export interface OpenedJournal {
   handle: JournalHandle;
@@ -38,6 +43,7 @@ export interface OpenedJournal {
 /** The settings' defaults (config/schema.ts), for callers that give the data directory alone. */
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_CONCURRENCY = 8;
 
 function pgSettings(config: JournalSettings): PgSettings | undefined {
   if (!config.databaseUrl) return undefined;
@@ -47,6 +53,7 @@ function pgSettings(config: JournalSettings): PgSettings | undefined {
     nodeId: config.nodeId,
     leaseMs: config.lease?.ms ?? DEFAULT_LEASE_MS,
     connectTimeoutMs: config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    concurrency: config.concurrency ?? DEFAULT_CONCURRENCY,
   };
 }
 

@@ -12,6 +12,7 @@ import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { SmsdropError } from '../errors.js';
 import type { JournalHandle } from '../journal/index.js';
+import { openAccountSlots } from './accountSlots.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, openPool } from './schema.js';
@@ -24,6 +25,8 @@ export interface PgSettings {
   nodeId?: string | undefined;
   leaseMs: number;
   connectTimeoutMs: number;
+  /** SMSDROP_CONCURRENCY: the account's requests in flight, across every node. */
+  concurrency: number;
 }
 
 /** This node's id: the setting, or host and pid. */
@@ -129,7 +132,13 @@ export async function openPgWriter(
       node,
       leaseMs: settings.leaseMs,
     };
-    const handle = pgHandle(shared, builtStores(shared), undefined, () => lock.release());
+    const stores = builtStores(shared);
+    const account = await openAccountSlots(pool, {
+      node,
+      leaseMs: settings.leaseMs,
+      concurrency: settings.concurrency,
+    });
+    const handle = pgHandle(shared, stores, account, () => lock.release());
     return { handle, node, filesInProgress: shared.filesInProgress };
   } catch (err) {
     await pool?.end().catch(() => undefined);

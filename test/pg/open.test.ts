@@ -109,7 +109,7 @@ describe('smsdrop on a PostgreSQL journal', { skip: postgresMissing() }, () => {
       >,
     ])
       await assert.rejects(
-        connectPool({ databaseUrl, leaseMs: 30_000, connectTimeoutMs: 5_000 }),
+        connectPool({ databaseUrl, leaseMs: 30_000, connectTimeoutMs: 5_000, concurrency: 8 }),
         (err: { code?: string; message: string }) => {
           assert.equal(err.code, 'E_DATABASE_UNREACHABLE');
           assert.match(err.message, /does not support SSL/);
