@@ -14,7 +14,7 @@ import {
   openWriter as openSqliteWriter,
   type WriterOptions,
 } from '../journal/index.js';
-import { openPgReaderPool, openPgWriter, type PgSettings } from '../pgjournal/index.js';
+import { openPgReader, openPgWriter, type PgSettings } from '../pgjournal/index.js';
 
 /** The settings that choose and open a journal (the data directory alone: SQLite's). */
 export type JournalSettings = Pick<Config, 'dataDir'> &
@@ -64,7 +64,7 @@ export async function openWriter(
 ): Promise<OpenedJournal> {
   const pg = pgSettings(config);
   if (pg) {
-    const opened = await openPgWriter(config.dataDir, options.role, pg);
+    const opened = await openPgWriter(config.dataDir, options, pg);
     return { ...opened, replayed: 0, missing: 0, db: undefined };
   }
   const opened = openSqliteWriter(config.dataDir, options);
@@ -75,10 +75,7 @@ export async function openWriter(
 export async function openReader(config: JournalSettings): Promise<JournalReader | undefined> {
   const pg = pgSettings(config);
   if (!pg) return openSqliteReader(config.dataDir);
-  const pool = await openPgReaderPool(pg);
-  if (!pool) return undefined;
-  await pool.end();
-  throw notBuilt('its ReadStore (what reports, status and export read)');
+  return openPgReader(pg);
 }
 
 /**

@@ -6,7 +6,7 @@ import type { JournalHandle } from '../journal/index.js';
 import type { AccountSlots } from '../ports/account.js';
 import type { FileStore } from '../ports/files.js';
 import type { ReadStore } from '../ports/reads.js';
-import type { SendStore } from '../ports/send.js';
+import type { PgSendStore } from './send.js';
 import { pgDaemonState } from './daemonState.js';
 import { pgMaintenance } from './maintenance.js';
 import { pgOutbox, type WebhookTargets } from './outbox.js';
@@ -27,7 +27,8 @@ export interface PgShared {
 
 /** The stores written apart from the handle (issue 34: pgsend, pgplan, pgread). */
 export interface PgStores {
-  send: SendStore;
+  /** With its lease keeper: closed (leases given up) before the pool ends. */
+  send: PgSendStore;
   files: FileStore;
   reads: ReadStore;
 }
@@ -54,6 +55,7 @@ export function pgHandle(
       (closing ??= (async () => {
         open = false;
         try {
+          await stores.send.close();
           await account?.close();
         } finally {
           await pool.end().finally(release);

@@ -11,9 +11,13 @@ import type pg from 'pg';
 import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { SmsdropError } from '../errors.js';
-import type { JournalHandle } from '../journal/index.js';
+import type { JournalHandle, JournalReader } from '../journal/index.js';
 import { openAccountSlots } from './accountSlots.js';
+import { pgFileStore } from './files.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
+import { pgMaintenance } from './maintenance.js';
+import { pgReadStore } from './reads.js';
+import { pgSendStore } from './send.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, openPool } from './schema.js';
 
@@ -87,14 +91,17 @@ function safePassword(text: string): string {
 }
 
 /**
- * The stores other helpers are building (issue 34). Until each exists, a PostgreSQL journal cannot
- * be opened: no stand-in pretends to be one.
+ * The SendStore (leases started), the FileStore (its events to the handle's receivers, the
+ * batches intake sends first handed to the SendStore) and the ReadStore.
  */
-function builtStores(_shared: PgShared): PgStores {
-  throw new SmsdropError(
-    'E_POSTGRES_NOT_BUILT',
-    'the PostgreSQL journal is not complete in this version: its SendStore (claims under leases), FileStore and PlanStore (intake) and ReadStore (reports) are not built yet; unset SMSDROP_DATABASE_URL to use the SQLite journal (docs/postgres.md)',
-  );
+async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
+  const { pool, node, leaseMs } = shared;
+  const send = await pgSendStore(pool, { node, leaseMs, reqIdOn });
+  const files = pgFileStore(pool, {
+    webhookTargets: shared.targets.ids,
+    sendFirst: (batchIds) => send.sendFirst(batchIds),
+  });
+  return { send, files, reads: pgReadStore(pool) };
 }
 
 export interface OpenedPgWriter {
@@ -111,10 +118,10 @@ export interface OpenedPgWriter {
  */
 export async function openPgWriter(
   dataDir: string,
-  role: string,
+  options: { role: string; reqIdOn: boolean },
   settings: PgSettings,
 ): Promise<OpenedPgWriter> {
-  const lock = acquireLock(dataDir, role);
+  const lock = acquireLock(dataDir, options.role);
   let pool: pg.Pool | undefined;
   try {
     pool = await connectPool(settings);
@@ -132,13 +139,19 @@ export async function openPgWriter(
       node,
       leaseMs: settings.leaseMs,
     };
-    const stores = builtStores(shared);
     const account = await openAccountSlots(pool, {
       node,
       leaseMs: settings.leaseMs,
       concurrency: settings.concurrency,
     });
-    const handle = pgHandle(shared, stores, account, () => lock.release());
+    let parts: PgStores;
+    try {
+      parts = await stores(shared, options.reqIdOn);
+    } catch (err) {
+      await account.close();
+      throw err;
+    }
+    const handle = pgHandle(shared, parts, account, () => lock.release());
     return { handle, node, filesInProgress: shared.filesInProgress };
   } catch (err) {
     await pool?.end().catch(() => undefined);
@@ -174,7 +187,19 @@ export async function schemaState(pool: pg.Pool): Promise<'none' | 'current'> {
 }
 
 /** The journal for reading (reports, status); undefined when nothing was ever journalled. */
-export async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {
+export async function openPgReader(settings: PgSettings): Promise<JournalReader | undefined> {
+  const pool = await openPgReaderPool(settings);
+  if (!pool) return undefined;
+  // A reader's prune only says what it would delete.
+  const maintenance = pgMaintenance(pool, new Set(), true);
+  return {
+    ...pgReadStore(pool),
+    prune: (options) => maintenance.prune(options),
+    close: () => void pool.end().catch(() => undefined),
+  };
+}
+
+async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {
   const pool = await connectPool(settings, 4);
   try {
     if ((await schemaState(pool)) === 'none') {

@@ -16,7 +16,8 @@ import { type Queryable, withTransaction } from './smallTransaction.js';
 
 /** The receivers events are written for (ids of their URLs), shared by every store of a handle. */
 export interface WebhookTargets {
-  ids: readonly string[];
+  /** Changed in place (setTargets): the FileStore holds the same array. */
+  readonly ids: string[];
 }
 
 /**
@@ -69,7 +70,7 @@ export function pgOutbox(
 ): OutboxStore {
   return {
     setTargets: (ids) => {
-      targets.ids = [...ids];
+      targets.ids.splice(0, targets.ids.length, ...ids);
     },
     hasTargets: () => targets.ids.length > 0,
     recordEventNow: async (event, file, reason) => {

@@ -2,7 +2,7 @@
 // limit and one pacing limiter shared by every file, the account pause switch, and the logger.
 // Released last-in first-out by close(), which may be called twice.
 import pLimit, { type LimitFunction } from 'p-limit';
-import { SmsdropError, withCode } from '../errors.js';
+import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
 import { type JournalHandle, JournalLostError, type OpenedWriter } from '../journal/index.js';
 import { openWriter } from '../journals/index.js';
@@ -20,7 +20,7 @@ import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: OpenedWriter['db'];
+  db: OpenedWriter['db'] | undefined;
   /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
@@ -63,7 +63,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     onLost: stopWhenLost(options.log, stop),
   });
   try {
-    if (!db) throw sqliteStillNeeded();
     logReplayed(options.log, replayed, missing);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
@@ -127,17 +126,6 @@ function sharedLevel(
       account.concurrency = level;
     },
   };
-}
-
-/**
- * Runtime.db's users (the daemon's pruning, send's uneven-values check) still read the SQLite
- * journal itself: until they are on the ports, a process cannot send on PostgreSQL.
- */
-function sqliteStillNeeded(): SmsdropError {
-  return new SmsdropError(
-    'E_POSTGRES_NOT_BUILT',
-    "SMSDROP_DATABASE_URL is set, but the daemon's pruning and send's uneven-values check still read the SQLite journal directly in this version; unset it to use the SQLite journal (docs/postgres.md)",
-  );
 }
 
 /**

@@ -22,6 +22,8 @@ export function schedulePruning(config: Config, runtime: Runtime, log: Logger): 
     running = (async () => {
       if (runtime.stop.signal.aborted) return;
       try {
+        // On PostgreSQL: not yet (retention/ still reads SQLite's connection; issue 31 moves it).
+        if (!runtime.db) return;
         const report = await prune(runtime.db, config.dataDir, config.keep, {
           signal: runtime.stop.signal,
         });

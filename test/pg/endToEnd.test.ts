@@ -2,10 +2,7 @@
 // SMSDROP_DATABASE_URL against a real PostgreSQL and the real simulator. `send` sends every valid
 // number exactly once (the simulator's record) and `report` and `status` read it back; then two
 // `smsdrop run` daemons, each with its own data directory, share one database.
-//
-// Skipped until the PostgreSQL SendStore, FileStore (with PlanStore) and ReadStore are composed
-// into the handle (pgjournal/index.ts, builtStores): until then every command stops with
-// E_POSTGRES_NOT_BUILT, which test/pg/open.test.ts checks. Take the skip away with them.
+
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,10 +21,7 @@ import {
 } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 
-const NOT_BUILT =
-  'the PostgreSQL SendStore, FileStore and ReadStore are not built yet (E_POSTGRES_NOT_BUILT)';
-
-describe('smsdrop end to end on PostgreSQL', { skip: postgresMissing() || NOT_BUILT }, () => {
+describe('smsdrop end to end on PostgreSQL', { skip: postgresMissing() }, () => {
   const pg15 = usePostgres();
   const dirs: string[] = [];
   const daemons: Proc[] = [];

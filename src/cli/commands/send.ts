@@ -124,7 +124,7 @@ async function sendForeground(
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
     if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
-    return { ...result, ...unevenOf(runtime.db, result) };
+    return { ...result, ...(runtime.db ? unevenOf(runtime.db, result) : {}) };
   } finally {
     progress?.stop();
     await runtime.close();
