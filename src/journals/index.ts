@@ -11,10 +11,17 @@ import {
   type JournalReader,
   type OpenedWriter,
   openReader as openSqliteReader,
+  openSuppressionList as openSqliteSuppressionList,
+  type SuppressionList,
   openWriter as openSqliteWriter,
   type WriterOptions,
 } from '../journal/index.js';
-import { openPgReader, openPgWriter, type PgSettings } from '../pgjournal/index.js';
+import {
+  openPgReader,
+  openPgSuppressionList,
+  openPgWriter,
+  type PgSettings,
+} from '../pgjournal/index.js';
 
 /** The settings that choose and open a journal (the data directory alone: SQLite's). */
 export type JournalSettings = Pick<Config, 'dataDir'> &
@@ -31,8 +38,6 @@ export interface OpenedJournal {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
-  /** Files this process handles now: its pruning leaves them alone. */
-  filesInProgress: Set<number>;
   /**
    * @deprecated SQLite's connection, for callers not on the ports yet (Runtime.db); undefined on
    * PostgreSQL.
@@ -68,7 +73,7 @@ export async function openWriter(
     return { ...opened, replayed: 0, missing: 0, db: undefined };
   }
   const opened = openSqliteWriter(config.dataDir, options);
-  return { ...opened, filesInProgress: opened.db.filesInProgress };
+  return opened;
 }
 
 /** The journal read-only (reports, status); undefined when nothing was ever journalled. */
@@ -78,12 +83,13 @@ export async function openReader(config: JournalSettings): Promise<JournalReader
   return openPgReader(pg);
 }
 
-/**
- * For the commands that still open the SQLite journal themselves: with SMSDROP_DATABASE_URL set
- * they stop, rather than act on a journal the daemons do not use.
- */
-export function refuseOnPostgres(config: Pick<Config, 'databaseUrl'>, what: string): void {
-  if (config.databaseUrl) throw notBuilt(`${what} on it`);
+/** The suppression list alone, without the lock (smsdrop suppress add|remove). */
+export async function openSuppressionList(
+  config: JournalSettings,
+  options: { synchronous: 'normal' | 'full' },
+): Promise<SuppressionList & { close(): void | Promise<void> }> {
+  const pg = pgSettings(config);
+  return pg ? openPgSuppressionList(pg) : openSqliteSuppressionList(config.dataDir, options);
 }
 
 /** `smsdrop backup` copies SQLite's files: PostgreSQL has its own tools. */
@@ -93,11 +99,4 @@ export function refuseBackupOnPostgres(config: Pick<Config, 'databaseUrl'>): voi
       'E_BACKUP_POSTGRES',
       "smsdrop backup copies the SQLite journal; this one is in PostgreSQL (SMSDROP_DATABASE_URL): back it up with pg_dump, or the server's point-in-time recovery",
     );
-}
-
-function notBuilt(what: string): SmsdropError {
-  return new SmsdropError(
-    'E_POSTGRES_NOT_BUILT',
-    `SMSDROP_DATABASE_URL is set, but the PostgreSQL journal does not have ${what} in this version; unset it to use the SQLite journal (docs/postgres.md)`,
-  );
 }

@@ -18,8 +18,6 @@ export interface PgShared {
   pool: pg.Pool;
   /** The webhook receivers events are written for (set through the outbox's setTargets). */
   targets: WebhookTargets;
-  /** Files this node processes now: its pruning leaves them alone. */
-  filesInProgress: Set<number>;
   /** This node's id and how long its claims last (SMSDROP_NODE_ID, SMSDROP_LEASE). */
   node: string;
   leaseMs: number;
@@ -49,7 +47,7 @@ export function pgHandle(
     suppression: pgSuppressionList(pool),
     daemon: pgDaemonState(pool, shared.targets),
     retry: pgRetryStore(pool),
-    maintenance: pgMaintenance(pool, shared.filesInProgress),
+    maintenance: pgMaintenance(pool),
     ...(account ? { account } : {}),
     close: () =>
       (closing ??= (async () => {

@@ -11,12 +11,14 @@ import type pg from 'pg';
 import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { SmsdropError } from '../errors.js';
-import type { JournalHandle, JournalReader } from '../journal/index.js';
+import type { JournalHandle, JournalReader, SuppressionList } from '../journal/index.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
 import { pgMaintenance } from './maintenance.js';
 import { pgReadStore } from './reads.js';
+import { pgRetryStore } from './retry.js';
+import { pgSuppressionList } from './suppression.js';
 import { pgSendStore } from './send.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, openPool } from './schema.js';
@@ -107,8 +109,6 @@ async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
 export interface OpenedPgWriter {
   handle: JournalHandle;
   node: string;
-  /** Files this node processes now (pruning leaves them alone). */
-  filesInProgress: Set<number>;
 }
 
 /**
@@ -135,7 +135,6 @@ export async function openPgWriter(
     const shared: PgShared = {
       pool,
       targets: { ids: [] },
-      filesInProgress: new Set(),
       node,
       leaseMs: settings.leaseMs,
     };
@@ -152,7 +151,7 @@ export async function openPgWriter(
       throw err;
     }
     const handle = pgHandle(shared, parts, account, () => lock.release());
-    return { handle, node, filesInProgress: shared.filesInProgress };
+    return { handle, node };
   } catch (err) {
     await pool?.end().catch(() => undefined);
     lock.release();
@@ -191,12 +190,27 @@ export async function openPgReader(settings: PgSettings): Promise<JournalReader 
   const pool = await openPgReaderPool(settings);
   if (!pool) return undefined;
   // A reader's prune only says what it would delete.
-  const maintenance = pgMaintenance(pool, new Set(), true);
+  const maintenance = pgMaintenance(pool, true);
   return {
     ...pgReadStore(pool),
-    prune: (options) => maintenance.prune(options),
+    retry: pgRetryStore(pool),
+    prune: (options, busy) => maintenance.prune(options, busy),
     close: () => void pool.end().catch(() => undefined),
   };
+}
+
+/** The suppression list alone (smsdrop suppress add|remove: no lock, as with SQLite). */
+export async function openPgSuppressionList(
+  settings: PgSettings,
+): Promise<SuppressionList & { close(): Promise<void> }> {
+  const pool = await connectPool(settings, 2);
+  try {
+    await migratePostgres(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return { ...pgSuppressionList(pool), close: () => pool.end() };
 }
 
 async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {

@@ -10,7 +10,7 @@
 // (pg_dump, point-in-time recovery): `smsdrop backup` refuses.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
-import type { Maintenance } from '../ports/maintenance.js';
+import type { BusyFiles, Maintenance } from '../ports/maintenance.js';
 import type {
   FileToPrune,
   JournalSize,
@@ -121,7 +121,7 @@ async function forgetSuppressed(pool: pg.Pool, before: string, dryRun: boolean):
 
 async function prune(
   pool: pg.Pool,
-  inProgress: ReadonlySet<number>,
+  inProgress: BusyFiles,
   options: PruneOptions,
 ): Promise<PruneResult> {
   const candidates = (await pool.query<FileToPrune>(FILES_TO_PRUNE, [options.endedBefore])).rows;
@@ -160,14 +160,11 @@ function addRecords(total: PrunedRecords, more: PrunedRecords): void {
   total.attempts += more.attempts;
 }
 
-/** `inProgress`: the files this node processes now; `dryRun`: a reader's, which deletes nothing. */
-export function pgMaintenance(
-  pool: pg.Pool,
-  inProgress: ReadonlySet<number>,
-  dryRun = false,
-): Maintenance {
+/** `dryRun`: a reader's, which only says what it would delete. */
+export function pgMaintenance(pool: pg.Pool, dryRun = false): Maintenance {
   return {
-    prune: (options) => prune(pool, inProgress, dryRun ? { ...options, dryRun: true } : options),
+    // `busy`: the files this node processes now, asked again before each file is marked.
+    prune: (options, busy) => prune(pool, busy, dryRun ? { ...options, dryRun: true } : options),
     backup: () =>
       Promise.reject(
         new SmsdropError(

@@ -55,7 +55,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db,
     replayed,
     missing,
-    filesInProgress,
   } = await openWriter(config, {
     role: options.role,
     synchronous: config.journalSync,
@@ -90,8 +89,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
       turns: new IntakeTurns(),
-      // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
-      inProgress: new FilesInProgress(filesInProgress),
+      // Pruning leaves the files in it alone (retention/schedule.ts hands it over).
+      inProgress: new FilesInProgress(),
       spools,
     };
     let closing: Promise<void> | undefined;

@@ -81,7 +81,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
       suppression: pgSuppressionList(pool),
       daemon: pgDaemonState(pool, targets),
       retry: pgRetryStore(pool),
-      maintenance: pgMaintenance(pool, inProgress),
+      maintenance: pgMaintenance(pool),
     };
     return { db, pool, sqlite, postgres, inProgress };
   }
@@ -245,7 +245,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     await pool.query(end);
     const endedBefore = '2026-11-28T00:00:00.000Z';
     inProgress.add(2);
-    const dry = await postgres.maintenance.prune({ endedBefore, dryRun: true });
+    const dry = await postgres.maintenance.prune({ endedBefore, dryRun: true }, inProgress);
     assert.deepEqual(
       dry.files.map((f) => f.id),
       [1],
@@ -255,7 +255,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     inProgress.clear();
     const results = [];
     for (const maintenance of [sqlite.maintenance, postgres.maintenance]) {
-      const r = await maintenance.prune({ endedBefore, suppressed: true });
+      const r = await maintenance.prune({ endedBefore, suppressed: true }, inProgress);
       results.push({ files: r.files, records: r.records, suppressed: r.suppressed });
     }
     assert.deepEqual(results[1], results[0]);
