@@ -49,6 +49,31 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     assert.ok(x.length > 0 && y.length > 0, `both claimed some: ${x.length}, ${y.length}`);
   });
 
+  test('batches asked to go first come first, once', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    store.sendFirst([15, 999]);
+    const { first, due } = await store.claimDueBatches({
+      fileId: 1,
+      now: Date.now(),
+      afterId: 0,
+      limit: 3,
+      skip: new Set(),
+    });
+    assert.deepEqual([first.map((b) => b.batch.id), due.map((b) => b.batch.id)], [[15], [1, 2]]);
+    const again = await store.claimDueBatches({
+      fileId: 1,
+      now: Date.now(),
+      afterId: 2,
+      limit: 3,
+      skip: new Set([1, 2]),
+    });
+    assert.deepEqual(
+      [again.first.map((b) => b.batch.id), again.due.map((b) => b.batch.id)],
+      [[], [3, 4, 5]],
+    );
+  });
+
   test('a turn of attempts is one transaction, committed when they resolve; so is one of outcomes, which release the leases', async () => {
     const j = await journal(pg15.cluster);
     const { store } = await j.node({ node: 'a:1' });
