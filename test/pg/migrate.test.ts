@@ -149,5 +149,13 @@ describe('smsdrop migrate --to', { skip: postgresMissing() }, () => {
     });
     assert.equal(empty.status, 2, empty.stderr);
     assert.match(empty.stderr, /^smsdrop: E_USAGE: migrate: no journal in /);
+    const missing = path.join(tempDir('pg-none'), 'not-made');
+    const none = await smsdrop(['migrate', '--to', fresh], {
+      ...made.env,
+      SMSDROP_DATA_DIR: missing,
+    });
+    assert.equal(none.status, 2, none.stderr);
+    oneLine(none.stderr);
+    assert.match(none.stderr, /^smsdrop: E_USAGE: migrate: no journal in /);
   });
 });
