@@ -113,16 +113,17 @@ export class LeaseKeeper {
   /**
    * Renews every lease of the node that has not passed. A batch the database no longer has under
    * the node's lease is dropped, unless a claim newer than this renewal leased it (the renewal may
-   * not have seen that claim commit).
+   * not have seen that claim commit). One locked by a write keeps the time it had.
    */
   renew(): Promise<void> {
     this.#renewing ??= (async () => {
       try {
-        const { held, heldUntil } = await renewLeases(this.#pool, this.lease);
+        const { held, busy, heldUntil } = await renewLeases(this.#pool, this.lease);
         const still = new Set(held);
+        const locked = new Set(busy);
         for (const [id, until] of this.#held) {
           if (still.has(id)) this.#held.set(id, Math.max(until, heldUntil));
-          else if (until <= heldUntil) this.#held.delete(id);
+          else if (!locked.has(id) && until <= heldUntil) this.#held.delete(id);
         }
         this.lastError = undefined;
       } catch (error) {
