@@ -167,7 +167,13 @@ export class PgSendStore implements SendStore {
   }
 
   nextDueAt(fileId: number): Promise<number | null> {
-    return nextDueAt(this.#pool, fileId, this.node, Date.now(), this.#keeper.lease.ms / 3);
+    return nextDueAt(
+      this.#pool,
+      fileId,
+      this.node,
+      Date.now(),
+      Math.floor(this.#keeper.lease.ms / 3),
+    );
   }
 
   attemptHistory(batchId: number, reqId: string): Promise<AttemptHistory> {
