@@ -4,12 +4,8 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import {
-  type JournalHandle,
-  JournalLostError,
-  type OpenedWriter,
-  openWriter,
-} from '../journal/index.js';
+import { type JournalHandle, JournalLostError, type OpenedWriter } from '../journal/index.js';
+import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
@@ -24,7 +20,7 @@ import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: OpenedWriter['db'];
+  db: OpenedWriter['db'] | undefined;
   /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
@@ -59,7 +55,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db,
     replayed,
     missing,
-  } = openWriter(config.dataDir, {
+  } = await openWriter(config, {
     role: options.role,
     synchronous: config.journalSync,
     reqIdOn: config.reqId,

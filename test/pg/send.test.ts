@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { SmsdropError } from '../../src/errors.js';
-import type { PgSendStore } from '../../src/pgjournal/send.js';
+import { leaseMargin } from '../../src/pgjournal/leases.js';
+import { openPool } from '../../src/pgjournal/schema.js';
+import { PgSendStore } from '../../src/pgjournal/send.js';
 import type { Outcome } from '../../src/ports/send.js';
 import type { BatchToSend } from '../../src/ports/records.js';
 import { postgresMissing, usePostgres } from './cluster.js';
@@ -254,4 +256,25 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     const { rows } = await j.sql.query('SELECT phone, source FROM suppressed');
     assert.deepEqual(rows, [{ phone: '13800001', source: 'provider' }]);
   });
+});
+
+test('the margin outlasts the connect timeout; a lease too short for it is refused', () => {
+  assert.equal(leaseMargin(30_000), 10_000);
+  assert.equal(leaseMargin(30_000, 5_000), 10_000);
+  assert.equal(leaseMargin(30_000, 12_000), 13_000);
+  const pool = openPool('postgres://127.0.0.1:1/none');
+  assert.throws(
+    () =>
+      new PgSendStore(pool, {
+        node: 'a:1',
+        leaseMs: 9_000,
+        connectTimeoutMs: 5_000,
+        reqIdOn: true,
+      }),
+    /SMSDROP_LEASE/,
+  );
+  assert.ok(
+    new PgSendStore(pool, { node: 'a:1', leaseMs: 10_000, connectTimeoutMs: 5_000, reqIdOn: true }),
+  );
+  return pool.end();
 });
