@@ -13,7 +13,6 @@ import Database from '../../src/journal/sqlite.js';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgReadStore } from '../../src/pgjournal/reads.js';
-import { pgSentBeforeLookup } from '../../src/pgjournal/sentBefore.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, type IntakeRun, writeCsv } from './intakeRun.js';
 
@@ -92,23 +91,20 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     const pool = openPool(url, 4);
     after(() => pool.end());
     await migratePostgres(pool);
+    const reads = pgReadStore(pool);
     const run = {
       files: pgFileStore(pool),
-      sentBefore: (id: number) => pgSentBeforeLookup(pool, id, WINDOW),
+      sentBefore: async (id: number) => reads.sentBefore(id, WINDOW),
     };
     return { pool, run, url };
   }
 
-  async function plansAsSqlite(lookup: 'prepared' | 'read whole'): Promise<void> {
+  test('plans two files as the SQLite journal does: groups, batches, duplicates, invalid, suppressed, repeats', async () => {
     const first = csvFile('first.csv', 3000);
     const second = csvFile('second.csv', 1500, 1200);
     const lite = sqliteJournal();
     await lite.handle.suppression.add([SUPPRESSED], 'asked to stop', 'user');
     const pgj = await pgJournal();
-    if (lookup === 'read whole') {
-      const reads = pgReadStore(pgj.pool);
-      pgj.run.sentBefore = async (id) => reads.sentBefore(id, WINDOW);
-    }
     await pgj.pool.query(
       "INSERT INTO suppressed (phone, reason, source, added_at) VALUES ($1, 'asked to stop', 'user', $2)",
       [SUPPRESSED, new Date().toISOString()],
@@ -152,12 +148,7 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
           b.numbers === phones.length,
       );
     }
-  }
-
-  test('plans two files as the SQLite journal does: groups, batches, duplicates, invalid, suppressed, repeats', () =>
-    plansAsSqlite('prepared'));
-  test("plans them so with the ReadStore's repeat window too (read whole, no prepare)", () =>
-    plansAsSqlite('read whole'));
+  });
 
   test('an intake cut short and read again keeps the rows already sent, as SQLite does', async () => {
     const csv = csvFile('resumed.csv', 4000);
