@@ -1,4 +1,5 @@
-// `node --import tsx bench/profileSend.ts [--rows N] [--out DIR] [--cli dist|src]`: one
+// `node --import tsx bench/profileSend.ts [--rows N] [--out DIR] [--cli dist|src] [--latency-ms N]
+// [--concurrency N] [--env KEY=VALUE ...]`: one
 // `smsdrop send` of the benchmark's generated file to the simulator (no latency), run under
 // `node --cpu-prof`, and nothing else (no baselines): the profile to split by phase with
 // scripts/cpuPhases.mjs. The CSV is kept in DIR and reused when DIR already has one of N rows, so
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
       out: { type: 'string', default: path.join(os.tmpdir(), 'smsdrop-profile') },
       cli: { type: 'string', default: 'dist' },
       concurrency: { type: 'string', default: '8' },
+      'latency-ms': { type: 'string', default: '0' },
+      env: { type: 'string', multiple: true },
     },
   });
   const rows = Number(values.rows.replaceAll('_', ''));
@@ -84,8 +87,15 @@ async function main(): Promise<void> {
   const runDir = path.join(out, `run-${Date.now()}`);
   const profileDir = path.join(runDir, 'profile');
   mkdirSync(runDir);
-  const sim = await startSimulatorProcess(cli, childEnv(runDir, CREDS, {}), 0, SIMULATOR_TEMPLATES);
+  const latency = Number(values['latency-ms']);
+  const sim = await startSimulatorProcess(
+    cli,
+    childEnv(runDir, CREDS, {}),
+    latency,
+    SIMULATOR_TEMPLATES,
+  );
   const env = childEnv(runDir, CREDS, {
+    ...Object.fromEntries((values.env ?? []).map((kv) => kv.split(/=(.*)/s).slice(0, 2))),
     SMSDROP_BASE_URL: sim.url,
     SMSDROP_DATA_DIR: path.join(runDir, 'data'),
     SMSDROP_CONCURRENCY: values.concurrency,

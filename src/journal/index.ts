@@ -12,6 +12,7 @@ export { journalPath };
 export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
+export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader, type JournalReader } from './stores/reader.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
