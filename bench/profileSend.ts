@@ -19,6 +19,16 @@ const CREDS = {
   appId: 'APPbench000000000000000000000001',
 };
 
+/** `--env KEY=VALUE` items, for the send process. */
+function keyValues(items: string[]): Record<string, string> {
+  return Object.fromEntries(
+    items.map((item): [string, string] => {
+      const at = item.indexOf('=');
+      return [item.slice(0, at), item.slice(at + 1)];
+    }),
+  );
+}
+
 const load = () =>
   os
     .loadavg()
@@ -95,7 +105,7 @@ async function main(): Promise<void> {
     SIMULATOR_TEMPLATES,
   );
   const env = childEnv(runDir, CREDS, {
-    ...Object.fromEntries((values.env ?? []).map((kv) => kv.split(/=(.*)/s).slice(0, 2))),
+    ...keyValues(values.env ?? []),
     SMSDROP_BASE_URL: sim.url,
     SMSDROP_DATA_DIR: path.join(runDir, 'data'),
     SMSDROP_CONCURRENCY: values.concurrency,
