@@ -116,6 +116,13 @@ interface AtomicsWithWaitAsync {
   ): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
+/**
+ * The intake's garbage (each chunk's cells and rows) dies young: a small young generation keeps the
+ * thread's heap, and the process's peak memory, small. The old generation is not limited: the
+ * numbers of an earlier file's group (the repeat window) may take tens of MB.
+ */
+const INTAKE_THREAD_LIMITS = { maxYoungGenerationSizeMb: 8 };
+
 export interface IntakeThread {
   /** Settles once the thread has ended: with the batches to send first, or the intake's error. */
   finished: Promise<{ sendFirst: number[] }>;
@@ -135,7 +142,10 @@ export function startIntakeThread(
 ): IntakeThread {
   const lock = new Int32Array(new SharedArrayBuffer(4));
   const full: IntakeJob = { ...job, location: link.location, lock: lock.buffer };
-  const worker: Worker = startWorker(import.meta.url, 'intakeWorker', { workerData: full });
+  const worker: Worker = startWorker(import.meta.url, 'intakeWorker', {
+    workerData: full,
+    resourceLimits: INTAKE_THREAD_LIMITS,
+  });
   const unshare = link.shareWrites(gateOf(lock, () => worker.postMessage(0)));
   let outcome: IntakeMessage | undefined;
   let crash: Error | undefined;
