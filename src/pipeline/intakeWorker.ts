@@ -50,20 +50,25 @@ function commit(): void {
 }
 
 /**
- * The sending thread asks for the journal: commit, hand it over, wait until it is done. A commit
- * that fails (a full disk) rolled the rows back: the next chunk's write throws RowsLostError.
+ * The sending thread asks for the journal: commit and hand it over. The intake goes on reading
+ * meanwhile, and waits for the journal only when it writes next (takeJournal). A commit that
+ * fails (a full disk) rolled the rows back: the next chunk's write throws RowsLostError.
  */
 function handOver(): void {
-  while (Atomics.load(lock, 0) === LOCK.wanted) {
-    try {
-      commit();
-    } catch {
-      // see above
-    }
-    Atomics.store(lock, 0, LOCK.sender);
-    Atomics.notify(lock, 0);
-    while (Atomics.load(lock, 0) === LOCK.sender) Atomics.wait(lock, 0, LOCK.sender, 1000);
+  if (Atomics.load(lock, 0) !== LOCK.wanted) return;
+  try {
+    commit();
+  } catch {
+    // see above
   }
+  Atomics.store(lock, 0, LOCK.sender);
+  Atomics.notify(lock, 0);
+}
+
+/** Before the intake writes: the journal back from the sending thread, if it has it. */
+function takeJournal(): void {
+  handOver();
+  while (Atomics.load(lock, 0) === LOCK.sender) Atomics.wait(lock, 0, LOCK.sender, 1000);
 }
 
 /** After each chunk: released batches committed soon, the journal handed over when asked. */
@@ -84,22 +89,29 @@ async function run(): Promise<void> {
     ...(writer.sentBefore ? { sentBefore: writer.sentBefore } : {}),
   });
   const markKept = keptRowMarker(job.kept);
+  const takeHeader = headerTaker(store, groupCounts)!;
   try {
     for await (const chunk of readRows(job.filePath, {
       ...job.read,
-      onHeader: headerTaker(store, groupCounts),
+      onHeader: (map, extraNames) => {
+        takeJournal();
+        takeHeader(map, extraNames);
+      },
     })) {
+      takeJournal();
       planner.write(markKept(chunk));
       // Before a batch filled by these rows can go: a file still growing may end in half a row.
       if (job.overlap) assertUnchanged(job.filePath, job.size);
       betweenChunks();
     }
+    takeJournal();
     planner.finish();
     if (job.overlap) assertUnchanged(job.filePath, job.size);
     tellReleased();
     post({ type: 'done', sendFirst: writer.takeSendFirst() });
   } catch (err) {
     try {
+      takeJournal();
       planner.abandon(); // commits what it keeps: requests may have gone out for its batches
     } catch {
       // The journal itself failed (a full disk?): the error below says what matters.
@@ -116,6 +128,7 @@ try {
   await run();
 } finally {
   try {
+    takeJournal();
     writer.close();
   } finally {
     Atomics.store(lock, 0, LOCK.done);
