@@ -99,8 +99,6 @@ export class Journal {
     firstToSend: new Set<number>(),
     statement: (mode, text) => this.#statement(mode, text),
   };
-  /** Journal records of files being processed now (the daemon runs several at once). */
-  readonly filesInProgress = new Set<number>();
   /**
    * The end of the last intake's turn: intakes of one journal run one after the other (pipeline).
    */

@@ -9,11 +9,14 @@ import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 export { journalPath };
+export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader, type JournalReader } from './stores/reader.js';
+export { openSuppressionList } from './stores/smallStores.js';
+export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
 

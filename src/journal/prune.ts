@@ -14,6 +14,7 @@
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
 import type { Journal } from './connection.js';
+import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
@@ -49,17 +50,17 @@ const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND
   AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
 
 /**
- * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet and holding nothing
- * that may still go, oldest first.
+ * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet, not busy and
+ * holding nothing that may still go, oldest first.
  */
-export function filesToPrune(db: Journal, endedBefore: string): FileToPrune[] {
+export function filesToPrune(db: Journal, endedBefore: string, busy: BusyFiles): FileToPrune[] {
   const files = sql(
     db,
     `SELECT f.id, f.name, f.sha256, f.status, f.finished_at FROM files f
      WHERE f.pruned_at IS NULL AND f.finished_at < ? AND f.status IN ${sqlList([FILE_STATUS.done, FILE_STATUS.refused])} AND NOT ${MAY_STILL_GO}
      ORDER BY f.finished_at`,
   ).all(endedBefore) as FileToPrune[];
-  return files.filter((f) => !db.filesInProgress.has(f.id));
+  return files.filter((f) => !busy.has(f.id));
 }
 
 /** What pruning file `fileId` deletes. */
@@ -77,8 +78,8 @@ export function recordsOf(db: Journal, fileId: number): PrunedRecords {
  * then on v_files and the report read them there, while its rows go. False when the file is no
  * longer one to prune (it is being processed again, say).
  */
-export function markPruned(db: Journal, fileId: number): boolean {
-  if (db.filesInProgress.has(fileId)) return false;
+export function markPruned(db: Journal, fileId: number, busy: BusyFiles): boolean {
+  if (busy.has(fileId)) return false;
   return db.transaction(() => {
     const marked = markPrunedRow(db, fileId);
     if (marked) keepTotals(db, fileId);
@@ -213,11 +214,15 @@ export interface PruneResult {
 }
 
 /**
- * Prunes every file that ended before `endedBefore`, step by step through the write queue (see
- * the top of this file). With dryRun, only says what it would delete.
+ * Prunes every file that ended before `endedBefore` and is not busy, step by step through the
+ * write queue (see the top of this file). With dryRun, only says what it would delete.
  */
-export async function pruneJournal(db: Journal, options: PruneOptions): Promise<PruneResult> {
-  const files = filesToPrune(db, options.endedBefore);
+export async function pruneJournal(
+  db: Journal,
+  options: PruneOptions,
+  busy: BusyFiles,
+): Promise<PruneResult> {
+  const files = filesToPrune(db, options.endedBefore, busy);
   const records: PrunedRecords = { rows: 0, groups: 0, batches: 0, attempts: 0 };
   for (const f of files) addRecords(records, recordsOf(db, f.id));
   const bytesBefore = journalSize(db).bytes;
@@ -250,7 +255,7 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
   const pruned: FileToPrune[] = [];
   for (const f of files) {
     if (options.signal?.aborted) break;
-    if (!(await step('mark', () => markPruned(db, f.id)))) continue;
+    if (!(await step('mark', () => markPruned(db, f.id, busy)))) continue;
     pruned.push(f);
     while (!options.signal?.aborted && (await step('delete', () => deleteStep(db, f.id))) > 0);
     await deleteParents(db, f.id, options);

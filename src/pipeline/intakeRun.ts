@@ -56,7 +56,7 @@ export async function intake(
   } catch (err) {
     await reading.end();
     // So that, if requests went out and the rows stay, the counts add up (it commits them).
-    reading.abandon();
+    await reading.abandon();
     // The turn is kept until the requests in flight are settled and the refusal recorded: the next
     // file would otherwise leave to this one a number whose request then fails, and a refused
     // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
@@ -89,7 +89,7 @@ interface Reading {
    */
   end(): Promise<void>;
   /** Reading stopped early: what the journal holds of the file is kept consistent (committed). */
-  abandon(): void;
+  abandon(): Promise<void>;
 }
 
 /** Sending while reading, if allowed: it stops when `readingOver` aborts. */
@@ -138,9 +138,9 @@ function readHere(
       readingOver.abort();
       await groupCounts?.stop();
     },
-    abandon: () => {
+    abandon: async () => {
       try {
-        writer.abandon();
+        await writer.abandon();
       } catch {
         // The journal itself failed (a full disk?): the refusal says what matters.
       }
@@ -185,7 +185,7 @@ function readOnThread(
       readingOver.abort();
       await thread.stop();
     },
-    abandon: () => {},
+    abandon: () => Promise.resolve(),
   };
 }
 
@@ -219,13 +219,13 @@ async function readAll(
     ...readOptions(ctx, inspection),
     onHeader: headerTaker(store, groupCounts),
   })) {
-    writer.write(markKept(chunk));
+    await writer.write(markKept(chunk));
     if (!sending) continue;
     // Before a batch filled by these rows can go: a file still growing may end in half a row.
     assertUnchanged(filePath, inspection.size);
     await letSendingRun(ctx.send);
   }
-  writer.finish();
+  await writer.finish();
   assertUnchanged(filePath, inspection.size);
 }
 

@@ -99,20 +99,20 @@ async function run(): Promise<void> {
       },
     })) {
       takeJournal();
-      planner.write(markKept(chunk));
+      await planner.write(markKept(chunk));
       // Before a batch filled by these rows can go: a file still growing may end in half a row.
       if (job.overlap) assertUnchanged(job.filePath, job.size);
       betweenChunks();
     }
     takeJournal();
-    planner.finish();
+    await planner.finish();
     if (job.overlap) assertUnchanged(job.filePath, job.size);
     tellReleased();
     post({ type: 'done', sendFirst: writer.takeSendFirst() });
   } catch (err) {
     try {
       takeJournal();
-      planner.abandon(); // commits what it keeps: requests may have gone out for its batches
+      await planner.abandon(); // commits what it keeps: requests may have gone out for its batches
     } catch {
       // The journal itself failed (a full disk?): the error below says what matters.
     }

@@ -4,13 +4,10 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import {
-  type JournalHandle,
-  JournalLostError,
-  type OpenedWriter,
-  openWriter,
-} from '../journal/index.js';
+import { type JournalHandle, JournalLostError, type OpenedWriter } from '../journal/index.js';
+import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
+import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
@@ -23,7 +20,7 @@ import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
   /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: OpenedWriter['db'];
+  db: OpenedWriter['db'] | undefined;
   /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
@@ -58,7 +55,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     db,
     replayed,
     missing,
-  } = openWriter(config.dataDir, {
+  } = await openWriter(config, {
     role: options.role,
     synchronous: config.journalSync,
     reqIdOn: config.reqId,
@@ -83,7 +80,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       client: provider.client,
       config,
       limit,
-      concurrency: adaptiveConcurrencyOf(limit, config, options.log),
+      concurrency: adaptiveConcurrencyOf(sharedLevel(limit, journal.account), config, options.log),
+      ...(journal.account ? { account: journal.account } : {}),
       rateLimiter: rateLimiterOf(config, startedBefore, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
@@ -91,8 +89,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
       turns: new IntakeTurns(),
-      // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
-      inProgress: new FilesInProgress(db.filesInProgress),
+      // Pruning leaves the files in it alone (retention/schedule.ts hands it over).
+      inProgress: new FilesInProgress(),
       spools,
     };
     let closing: Promise<void> | undefined;
@@ -110,11 +108,31 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 }
 
 /**
+ * The level requests in flight are held to: the process's own, and the account's too when other
+ * nodes send on it (the account's is then the one read).
+ */
+function sharedLevel(
+  limit: LimitFunction,
+  account: AccountSlots | undefined,
+): Pick<LimitFunction, 'concurrency'> {
+  if (!account) return limit;
+  return {
+    get concurrency() {
+      return account.concurrency;
+    },
+    set concurrency(level: number) {
+      limit.concurrency = level;
+      account.concurrency = level;
+    },
+  };
+}
+
+/**
  * Requests in flight, halved when the provider says there are too many, said in the log each time
  * they change.
  */
 function adaptiveConcurrencyOf(
-  limit: LimitFunction,
+  limit: Pick<LimitFunction, 'concurrency'>,
   config: Config,
   log: Logger,
 ): AdaptiveConcurrency {

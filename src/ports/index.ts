@@ -5,10 +5,18 @@ export type * from './records.js';
 export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
 export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';
-export type { ExportReads, FileReads, MetricsReads, ReadStore, StatusReads } from './reads.js';
+export type {
+  ExportReads,
+  FileReads,
+  MetricsReads,
+  NodeRecord,
+  ReadStore,
+  StatusReads,
+} from './reads.js';
 export type * from './results.js';
-export type { Maintenance } from './maintenance.js';
+export type { BusyFiles, Maintenance } from './maintenance.js';
 export type { OutboxStore } from './outbox.js';
 export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';
-export type { RetryStore } from './retry.js';
+export type { RetryCounts, RetryStore } from './retry.js';
+export type { AccountSlots, SlotRelease } from './account.js';
