@@ -46,7 +46,9 @@ export class RowsLostError extends SmsdropError {
  */
 export function bulkWrite(db: Journal, rows: number, write: () => void): void {
   if (!db[INSIDE].bulk.open) {
-    db.exec('BEGIN');
+    // The write lock first: another connection of this process may write in between (see
+    // Journal.transaction).
+    db.exec('BEGIN IMMEDIATE');
     db[INSIDE].bulk.open = { rows: 0, since: Date.now() };
   }
   try {

@@ -5,6 +5,7 @@
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
 import type Database from 'better-sqlite3';
+import type { WriteGate } from '../ports/intakeWriter.js';
 
 /** A journal's bulk transactions (bulk.ts). */
 export interface BulkState {
@@ -74,6 +75,8 @@ export interface JournalInside {
   intents: IntentLog | undefined;
   /** The one write queue (writeQueue.ts), made on first use. */
   writeQueue: WriteQueue | undefined;
+  /** While another thread writes an intake on its own connection: what queued writes pass. */
+  writeGate: WriteGate | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
@@ -92,6 +95,7 @@ export class Journal {
     bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
     intents: undefined,
     writeQueue: undefined,
+    writeGate: undefined,
     firstToSend: new Set<number>(),
     statement: (mode, text) => this.#statement(mode, text),
   };
@@ -150,8 +154,21 @@ export class Journal {
   pragma(text: string, options?: Database.PragmaOptions): unknown {
     return this.#connection.pragma(text, options);
   }
+  /**
+   * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a
+   * connection of its own (pipeline/intakeThread.ts), and a transaction that read first could
+   * otherwise no longer write once that connection committed (SQLITE_BUSY_SNAPSHOT).
+   */
   transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
-    return this.#connection.transaction(fn);
+    const transaction = this.#connection.transaction(fn);
+    type Args = Parameters<Database.Transaction<F>>;
+    const immediate = (...args: Args) => transaction.immediate(...args);
+    return Object.assign(immediate, {
+      default: immediate,
+      deferred: (...args: Args) => transaction.deferred(...args),
+      immediate,
+      exclusive: (...args: Args) => transaction.exclusive(...args),
+    });
   }
   close(): void {
     this.#connection.close();

@@ -13,6 +13,7 @@ export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
+export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader, type JournalReader } from './stores/reader.js';
 export { openSuppressionList } from './stores/smallStores.js';
 export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';

@@ -49,18 +49,35 @@ function mayDefer(db: Journal): boolean {
 
 function createWriteQueue(db: Journal): WriteQueue {
   let jobs: Job[] = [];
+  /** A flush waits for the write gate (writeGate): the writes queued meanwhile join it. */
+  let gated = false;
   const runAll = db.transaction((batch: Job[], results: unknown[]) => {
     for (const job of batch) results.push(job.write());
   });
-  const flush = (): void => {
+  const commitQueued = (): void => {
     const batch = jobs;
     jobs = [];
     commitTurn(db, batch, runAll);
   };
+  const flush = (): void => {
+    const gate = db[INSIDE].writeGate;
+    const opened = gate?.acquire();
+    if (!opened) return commitQueued();
+    gated = true;
+    void opened.then(() => {
+      try {
+        commitQueued();
+      } finally {
+        gate!.release();
+        gated = false;
+        if (jobs.length > 0) setImmediate(flush);
+      }
+    });
+  };
   return {
     run<T>(write: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        if (jobs.length === 0) setImmediate(flush);
+        if (jobs.length === 0 && !gated) setImmediate(flush);
         jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
       });
     },

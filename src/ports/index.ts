@@ -4,6 +4,7 @@ export * from './states.js';
 export type * from './records.js';
 export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
+export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';
 export type {
   ExportReads,
   FileReads,

@@ -24,6 +24,8 @@ import type { Journal } from '../open.js';
 import { JournalPlanStore } from '../planStore.js';
 import { planSummary } from '../reads.js';
 import type { FileStore } from '../../ports/files.js';
+import type { IntakeWriterLink } from '../../ports/intakeWriter.js';
+import { intakeWriterLink } from '../intakeWriter.js';
 import type {
   FileCounts,
   FileRecord,
@@ -74,6 +76,9 @@ export class SqliteFileStore implements FileStore {
 
   planStore(id: number): PlanStore {
     return new JournalPlanStore(this.#db, id);
+  }
+  intakeWriter(): IntakeWriterLink {
+    return intakeWriterLink(this.#db);
   }
 
   status(id: number, to: FileStatus, error?: string): Promise<void> {
