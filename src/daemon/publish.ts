@@ -1,6 +1,7 @@
 // Filing a file that ran: done/ or failed/, with the files people read written next to it first
 // (NAME.result.csv, NAME.rejected.csv, NAME.duplicate.txt, NAME.error.txt), so done/ and failed/
 // only ever hold complete files.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FileRecord } from '../journal/index.js';
@@ -14,12 +15,17 @@ import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
 
+/**
+ * How long a copy of bytes another node reads waits before it is looked at again: by then that
+ * node has finished it (the copy is then filed with its results), or is gone (this one goes on).
+ */
+const ELSEWHERE_WAIT_MS = 5_000;
+
 export async function settle(
   life: FileLife,
   name: string,
   result: FileRunResult,
 ): Promise<JobResult> {
-  const { log } = life;
   const file = path.join(life.folders.processing, name);
   switch (result.outcome) {
     case 'finished':
@@ -58,19 +64,38 @@ export async function settle(
       return undefined;
     }
     case 'paused':
+    case 'elsewhere':
+    case 'stopped':
+      return later(life, name, result);
+    case 'planned':
+      throw new SmsdropError('E_INTERNAL', 'a dry run has no place in the daemon');
+  }
+}
+
+/** A file that stays in processing/: sent on after the cooldown, or later, or at the next start. */
+function later(life: FileLife, name: string, result: FileRunResult): JobResult {
+  const { log } = life;
+  switch (result.outcome) {
+    case 'paused':
       log.warn(
         `${name}: sending paused (${result.reason}); ${result.counts.pending} rows wait in processing/ for the cooldown`,
         { event: 'file-paused', file: name, counts: result.counts },
       );
       return { again: life.cooldown() };
+    case 'elsewhere':
+      log.info(
+        `${name}: ${result.reason}; this copy waits in processing/ and is looked at again in ${ELSEWHERE_WAIT_MS / 1000} s`,
+        { event: 'file-elsewhere', file: name },
+      );
+      return { again: sleep(ELSEWHERE_WAIT_MS, undefined, { ref: false }) };
     case 'stopped':
       log.info(
         `${name}: stopped with ${result.counts.pending} rows not sent yet; it resumes at the next start`,
         { event: 'file-stopped', file: name, counts: result.counts },
       );
       return undefined;
-    case 'planned':
-      throw new SmsdropError('E_INTERNAL', 'a dry run has no place in the daemon');
+    default:
+      return undefined;
   }
 }
 

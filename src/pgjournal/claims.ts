@@ -127,6 +127,11 @@ const RENEW = `
     UPDATE batches SET lease_until = clock_timestamp() + $2::integer * interval '1 millisecond'
     WHERE id IN (SELECT id FROM batches WHERE ${leaseHeld('$1')} ORDER BY id FOR UPDATE SKIP LOCKED)
     RETURNING id
+  ),
+  reading AS (
+    UPDATE files SET reader_until = clock_timestamp() + $2::integer * interval '1 millisecond'
+    WHERE id IN (SELECT id FROM files WHERE reader_node = $1 AND reader_until > clock_timestamp()
+                 ORDER BY id FOR UPDATE SKIP LOCKED)
   )
   SELECT live.id, renewed.id IS NOT NULL AS renewed FROM live LEFT JOIN renewed USING (id)`;
 

@@ -19,9 +19,13 @@ import {
   unfinishedWithSends,
   waitingRepeats,
 } from './fileReads.js';
+import { DEFAULT_LEASE_MS } from './leases.js';
+import { defaultNodeId } from './nodes.js';
 import { PgPlanStore } from './planStore.js';
 
 export interface PgFileStoreOptions {
+  /** This node's id and lease (SMSDROP_NODE_ID, SMSDROP_LEASE): its claims on files. */
+  reader?: { node: string; leaseMs: number };
   /** Webhook targets: each gets the file's events (file.taken, file.finished, file.failed). */
   webhookTargets?: readonly string[];
   /** Batches intake asks to go first, once committed (PlanStore.sendFirst): the sender's list. */
@@ -43,6 +47,7 @@ class PgFileStore implements FileStore {
   readonly #pool: pg.Pool;
   readonly #targets: readonly string[];
   readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
+  readonly #reader: { node: string; leaseMs: number };
   /** What beginIntake found kept, for the plan store made next for the file. */
   readonly #keptNumbers = new Map<number, Array<[number, string]>>();
 
@@ -50,6 +55,30 @@ class PgFileStore implements FileStore {
     this.#pool = pool;
     this.#targets = options.webhookTargets ?? [];
     this.#sendFirst = options.sendFirst;
+    this.#reader = options.reader ?? { node: defaultNodeId(), leaseMs: DEFAULT_LEASE_MS };
+  }
+
+  /** Claimed when nobody reads it, this node did, or the reader's claim passed (it is gone). */
+  async claim(id: number): Promise<string | undefined> {
+    const { node, leaseMs } = this.#reader;
+    const { rows } = await this.#pool.query<{ reader: string | null; mine: boolean }>(
+      `WITH claimed AS (
+         UPDATE files SET reader_node = $2,
+           reader_until = clock_timestamp() + $3::integer * interval '1 millisecond'
+         WHERE id = $1 AND (reader_node IS NULL OR reader_node = $2 OR reader_until <= clock_timestamp())
+         RETURNING id)
+       SELECT f.reader_node AS reader, EXISTS (SELECT 1 FROM claimed) AS mine FROM files f WHERE f.id = $1`,
+      [id, node, leaseMs],
+    );
+    const row = rows[0];
+    return !row || row.mine ? undefined : (row.reader ?? undefined);
+  }
+
+  async unclaim(id: number): Promise<void> {
+    await this.#pool.query(
+      'UPDATE files SET reader_node = NULL, reader_until = NULL WHERE id = $1 AND reader_node = $2',
+      [id, this.#reader.node],
+    );
   }
 
   identify(sha256: string): Promise<FileRecord | undefined> {

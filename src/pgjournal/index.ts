@@ -100,6 +100,7 @@ async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
   const { pool, node, leaseMs } = shared;
   const send = await pgSendStore(pool, { node, leaseMs, reqIdOn });
   const files = pgFileStore(pool, {
+    reader: { node, leaseMs },
     webhookTargets: shared.targets.ids,
     sendFirst: (batchIds) => send.sendFirst(batchIds),
   });

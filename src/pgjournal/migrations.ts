@@ -258,6 +258,14 @@ const LEASES = `
   CREATE INDEX batches_by_lease ON batches (lease_node) WHERE lease_node IS NOT NULL;
 `;
 
+const FILE_READERS = `
+  -- The node reading and sending a file (files.ts, claim), until reader_until by the database's
+  -- clock, renewed with its batches' leases (claims.ts); another node with a copy of the same
+  -- bytes waits for it, or claims the file once that passed (the node is gone).
+  ALTER TABLE files ADD COLUMN reader_node text;
+  ALTER TABLE files ADD COLUMN reader_until timestamptz;
+`;
+
 const ACCOUNT_SLOTS = `
   -- The account's request slots (accountSlots.ts): a slot is held by one request of one node
   -- (holder: the node and its take) until the time in the until column, by the database's
@@ -282,5 +290,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     sql: TABLES + ROW_RESULTS + V_FILES + V_RECIPIENTS + V_FAILURES,
   },
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
+  { version: 3, name: 'the node reading each file', sql: FILE_READERS },
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
 ];

@@ -74,8 +74,9 @@ export interface PlanSummary {
   numbers: number;
 }
 
+/** 'elsewhere': another node sharing the journal reads and sends these bytes now (reason). */
 export type FileOutcome =
-  'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned';
+  'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned' | 'elsewhere';
 
 export interface FileRunResult {
   outcome: FileOutcome;
@@ -134,11 +135,15 @@ export async function processFile(
       'E_INTERNAL',
       `${filePath}: its journal record (file ${file.id}) is already being processed`,
     );
+  const reader = await ctx.files.claim(file.id);
+  if (reader !== undefined)
+    return result('elsewhere', file, { reason: `node ${reader} is reading and sending it` });
   ctx.inProgress.add(file.id);
   try {
     return await runFile(ctx, file, filePath, inspection, options, result);
   } finally {
     ctx.inProgress.delete(file.id);
+    await ctx.files.unclaim(file.id);
   }
 }
 

@@ -19,6 +19,13 @@ export interface FileStore {
   noteTaken(sha256: string): Awaitable<void>;
   setProvider(id: number, provider: string): Awaitable<void>;
   setEncoding(id: number, encoding: string): Awaitable<void>;
+  /**
+   * From now on this process reads and sends the file; or, when another node sharing the journal
+   * does (a copy of the same bytes dropped there too), that node's id, and nothing changes.
+   */
+  claim(id: number): Awaitable<string | undefined>;
+  /** The file's run in this process ended (whatever its outcome): another node may claim it. */
+  unclaim(id: number): Awaitable<void>;
   /** Throws away what an interrupted intake left (keeping rows already sent) and starts intake. */
   beginIntake(id: number): Awaitable<KeptRows>;
   /** The planner's store for this file's rows (synchronous: intake's inner loop). */

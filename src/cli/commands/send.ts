@@ -140,12 +140,14 @@ const STATUS_OF: Record<FileRunResult['outcome'], string> = {
   stopped: 'stopped',
   refused: 'refused',
   planned: 'dry-run',
+  elsewhere: 'elsewhere',
 };
 
 export function exitStatus(result: FileRunResult): number {
   if (result.outcome === 'refused') return EXIT.usage;
   if (result.outcome === 'planned') return EXIT.ok;
-  if (result.outcome === 'paused' || result.outcome === 'stopped') return EXIT.incomplete;
+  if (result.outcome === 'paused' || result.outcome === 'stopped' || result.outcome === 'elsewhere')
+    return EXIT.incomplete;
   return everyRowAccepted(result.counts, result.waiting) ? EXIT.ok : EXIT.incomplete;
 }
 

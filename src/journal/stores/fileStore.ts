@@ -68,6 +68,13 @@ export class SqliteFileStore implements FileStore {
     setFileEncoding(this.#db, id, encoding);
   }
 
+  // One process writes this journal (it holds the data directory's lock), and the pipeline never
+  // runs one file twice at once (FilesInProgress): every file is this process's to run.
+  claim(): undefined {
+    return undefined;
+  }
+  unclaim(): void {}
+
   beginIntake(id: number): KeptRows {
     const kept = restartIntake(this.#db, id);
     setFileStatus(this.#db, id, FILE_STATUS.intake);
