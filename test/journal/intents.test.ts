@@ -25,7 +25,8 @@ import {
   replayIntents,
 } from '../../src/journal/intents.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 
 const dirs: string[] = [];
@@ -60,7 +61,7 @@ function journalWithDueBatch(onLost?: () => void): {
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, f.id, { maxPerRequest: 200 });
+  const writer = planWriter(db, f.id, { maxPerRequest: 200 });
   writer.write([row(2, '13800000001'), row(3, '13800000002')]);
   writer.finish();
   const batchId = db
@@ -81,7 +82,7 @@ function intakeInProgress(db: Journal): void {
     size: 1,
     encoding: 'utf-8',
   });
-  createRowWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
+  planWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
   assert.equal(db.inTransaction, true);
 }
 
@@ -218,7 +219,7 @@ describe('intents', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, f.id, { maxPerRequest: 2 });
+    const writer = planWriter(db, f.id, { maxPerRequest: 2 });
     const due = () =>
       db
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')

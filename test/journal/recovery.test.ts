@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
 import { countFile, createFile } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
@@ -27,7 +27,7 @@ function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number }
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+  const writer = planWriter(db, file.id, { maxPerRequest: 200 });
   writer.write([
     {
       line: 2,
@@ -192,7 +192,7 @@ describe('a send loop that fails', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 1 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 1 });
     writer.write(
       Array.from({ length: 20 }, (_, i) => ({
         line: i + 2,

@@ -9,7 +9,8 @@ import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batches.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 
 const row = (line: number, phone: string, value: string): RowToJournal => ({
   line,
@@ -34,7 +35,7 @@ describe('batch release during intake', () => {
       encoding: 'utf-8',
     });
     let releases = 0;
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
+    const writer = planWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
     const due = () =>
       db
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
@@ -84,7 +85,7 @@ describe('batch release during intake', () => {
       encoding: 'utf-8',
     });
     let releases = 0;
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 200,
       onRelease: () => releases++,
       groupCounts,
@@ -133,7 +134,7 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const due = () =>
       db
         .prepare(
@@ -167,7 +168,7 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     writer.write([row(2, '13800000001', 'a')]);
     writer.write([row(3, '13800000002', 'b')]);
     assert.equal(
@@ -213,7 +214,7 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const batches = () =>
       db
         .prepare(

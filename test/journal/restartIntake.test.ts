@@ -10,7 +10,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, discardIntake, restartIntake } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-restart-'));
 const db: Journal = openJournal(path.join(dir, 'journal.sqlite'));
@@ -33,7 +34,7 @@ const groupIds = (fileId: number) =>
   db.prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
 
 function readInto(fileId: number, upTo: number): void {
-  const writer = createRowWriter(db, fileId, { maxPerRequest: 200 });
+  const writer = planWriter(db, fileId, { maxPerRequest: 200 });
   writer.write(rows.slice(0, upTo));
   if (upTo === rows.length) writer.finish();
   else writer.abandon();

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
@@ -51,7 +52,7 @@ function readFile(
     encoding: 'utf-8',
   });
   const sentBefore = sentBeforeLookup(db, file.id, options.window ?? DAY);
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest: options.perBatch ?? 200,
     ...(sentBefore ? { sentBefore } : {}),
   });

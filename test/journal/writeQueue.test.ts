@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
 import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
 import { openJournal } from '../../src/journal/open.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
 
@@ -134,7 +134,7 @@ describe('the journal write queue', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     const row = (line: number) => ({
       line,
       phoneRaw: `1380000000${line}`,

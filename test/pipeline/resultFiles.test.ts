@@ -14,7 +14,8 @@ import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journ
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { resultPageSql } from '../../src/journal/resultRows.js';
 import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import { RESULT_HEADER, writeResultCsv as writeWith } from '../../src/results/resultCsv.js';
@@ -62,7 +63,7 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
   // Its planned rows count for the files after it (repeats).
   setFileStatus(db, file.id, FILE_STATUS.sending);
   const sentBefore = sentBeforeLookup(db, file.id, { ms: 86_400_000, text: '24h' });
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest,
     ...(sentBefore ? { sentBefore } : {}),
   });

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { createFile } from '../../src/journal/files.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import { countGroups } from '../../src/intake/groupCounts.js';
 import pLimit from 'p-limit';
@@ -92,7 +93,7 @@ function intake(rows: RowToJournal[], seenNumbers?: SeenNumbers, chunk = 37) {
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest: 20,
     ...(seenNumbers ? { seenNumbers } : {}),
   });
@@ -218,7 +219,7 @@ describe('one valid row per (group, number) without an index by number', () => {
       encoding: 'utf-8',
     });
     // One bit: each group's first number is placed, every later one is a doubt.
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 200,
       groupCounts,
       seenNumbers: new SeenNumbers(1),
@@ -277,7 +278,7 @@ describe('rows settled when the file is read are sent first', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 3,
       seenNumbers: new AlarmedBy(numbers[1]!),
     });

@@ -9,7 +9,8 @@ import { after, describe, it } from 'node:test';
 import { createFile, setFileHeader, setFileStatus } from '../../src/journal/files.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import type { Pages, ResultReads } from '../../src/ports/index.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
@@ -48,7 +49,7 @@ function journalFile(name: string): number {
   setFileStatus(db, file.id, FILE_STATUS.sending);
   const columns = ['phone', 'templateId', 'data1', 'data2', 'note', 'city'];
   setFileHeader(db, file.id, { columns, extras: ['note', 'city'] });
-  const writer = createRowWriter(db, file.id, { maxPerRequest: 2 });
+  const writer = planWriter(db, file.id, { maxPerRequest: 2 });
   const bad = (phone: string) => `not a mainland mobile number, "${phone}"`;
   writer.write([
     row(2, '13800000001', '13800000001', ['a', 'x']),
@@ -173,7 +174,7 @@ describe('result files written by results/', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     const rows = Array.from({ length: 5000 }, (_, i) =>
       i % 2 === 0
         ? row(i + 2, `1${i}`, undefined, ['p'], { error: `bad ${i}` })

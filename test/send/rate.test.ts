@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
 import { countFile, createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { planWriter } from '../journal/planWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import {
@@ -266,7 +266,7 @@ describe('a message window and the sending window together', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     writer.write(
       Array.from({ length: 400 }, (_, i) => ({
         line: i + 2,
