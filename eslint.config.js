@@ -26,7 +26,6 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/pgjournal/migrations.ts',
   'src/pipeline/messages.ts',
   'src/pipeline/valueCounts.ts',
-  'src/plan/rowWriter.ts',
   'src/ports/records.ts',
   'src/retention/files.ts',
   'src/retention/prune.ts',

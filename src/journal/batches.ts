@@ -7,23 +7,14 @@ import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
-import type { Doubt } from './states.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
+import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
+export type { AttemptResult, BatchToSend, Transition };
 
 export type { AttemptHistory } from './attempts.js';
 export { attemptHistory, providerSilentFor, recentStarts } from './attempts.js';
 export type { Assignment, BatchRecord, MoveOptions };
 export { batchPhones, getBatch, HELD, IllegalTransitionError, moveBatch, newReqId };
-
-/** What a request for this batch needs. */
-export interface BatchToSend {
-  batch: BatchRecord;
-  appId: string;
-  templateId: string;
-  datas: string[];
-  /** The numbers, comma-separated, in row order. */
-  phones: string;
-}
 
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
@@ -104,39 +95,6 @@ export function startAttempt(
       now,
     ).lastInsertRowid,
   );
-}
-
-/** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */
-export type Transition =
-  | {
-      to: 'accepted';
-      statusCode: string;
-      smsMessageSid: string | null;
-      dateCreated: string | null;
-      statusMsg?: string;
-    }
-  | { to: 'failed' | 'unknown'; statusCode: string | null; statusMsg: string }
-  | {
-      to: 'planned';
-      nextAttemptAt: number;
-      /** What may have reached the provider (DOUBT in states.ts). */
-      doubt: Doubt;
-      deferral?: boolean;
-      /** The attempt does not count against the batch (it was not the batch's fault). */
-      refundAttempt?: boolean;
-      /**
-       * None of its attempts count any more (they met an outage: see RetrySettings.providerSilent).
-       */
-      resetAttempts?: boolean;
-      statusCode: string | null;
-      statusMsg: string;
-    }
-  | { to: 'split'; statusCode: string; statusMsg: string };
-
-export interface AttemptResult {
-  outcome: string;
-  statusCode: string | null;
-  reason: string;
 }
 
 /**

@@ -11,19 +11,11 @@ import {
 } from './fileReads.js';
 import { recordEvent } from './outbox.js';
 import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from './states.js';
+import type { KeptRows, NewFile, WaitingFile } from '../ports/records.js';
+export type { KeptRows, NewFile, WaitingFile };
 
 export type { FileCounts, FileRecord };
 export { countFile, findLatestFile, getFile };
-
-export interface NewFile {
-  sha256: string;
-  name: string;
-  path: string;
-  size: number;
-  encoding: string;
-  /** The provider and account it is planned for (ProviderConnection.identity). */
-  provider?: string;
-}
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
 export function createFile(db: Journal, file: NewFile): FileRecord {
@@ -161,10 +153,6 @@ export function discardIntake(db: Journal, fileId: number): void {
  * again from the file. Returns the rows kept, by line: intake moves each to the end of the table
  * when it reaches its line, so the file's rows stay in line order (the result file relies on it).
  */
-export interface KeptRows {
-  lines: Int32Array;
-  ids: Float64Array;
-}
 
 export function restartIntake(db: Journal, fileId: number): KeptRows {
   // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
@@ -210,20 +198,6 @@ export function recountFile(db: Journal, fileId: number): void {
                     AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != :id)
      WHERE id = :id`,
   ).run({ id: fileId });
-}
-
-/** Another file that holds, not sent yet, rows this file left to it as repeats. */
-export interface WaitingFile {
-  id: number;
-  name: string;
-  /** This file's repeats of those rows. */
-  rows: number;
-  /** Its status: only a file read to the end (sending) can be resumed from the journal. */
-  status: FileStatus;
-  /**
-   * Being read or sent now, in this process (the daemon's other file): it sends them as it goes on.
-   */
-  inProgress?: boolean;
 }
 
 /**

@@ -4,41 +4,11 @@
 // receiver and marks each delivered. Nothing is written while no receiver is set
 // (Journal.webhookTargets).
 import { randomUUID } from 'node:crypto';
-import { countFile, type FileCounts, getFile } from './fileReads.js';
+import { countFile, getFile } from './fileReads.js';
 import type { Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
-
-export const WEBHOOK_EVENTS = [
-  'file.taken',
-  'file.finished',
-  'file.failed',
-  'file.late',
-  'sending.paused',
-  'sending.resumed',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-
-/** The JSON body of an event, as posted and signed. */
-export interface EventBody {
-  /**
-   * A random UUID given when the event is written: the same for every receiver and every repeat,
-   * and never the same for two events, on any host or after a backup is restored, so that a
-   * receiver can drop a repeat by it.
-   */
-  id: string;
-  event: WebhookEvent;
-  at: string;
-  file: { id: number | null; name: string; status: string; counts: FileCounts | null } | null;
-  reason?: string;
-}
-
-/**
- * About a file the journal does not know (not a .csv, unreadable): its name and what became of it.
- */
-export interface FileAside {
-  name: string;
-  status: string;
-}
+import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
+export type { EventBody, FileAside, OutboxRow, WebhookEvent };
 
 /**
  * Adds `event` to the outbox, once per receiver; the caller's transaction carries it. `file`: the
@@ -94,14 +64,6 @@ function fileOf(db: Journal, file: number | FileAside | null): EventBody['file']
     status: record?.status ?? '?',
     counts: record ? countFile(db, file) : null,
   };
-}
-
-export interface OutboxRow {
-  id: number;
-  event: WebhookEvent;
-  body: string;
-  created_at: string;
-  attempts: number;
 }
 
 /** The receiver's undelivered events, oldest first. */

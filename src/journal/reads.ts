@@ -36,6 +36,8 @@ export {
   requestsFinishedSince,
   unfinishedFileLines,
 } from './statusReads.js';
+import type { FailureCount, ValueCount } from '../ports/records.js';
+export type { FailureCount, ValueCount };
 
 export function listFiles(db: Journal): FileLine[] {
   return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];
@@ -54,13 +56,6 @@ export function fileLine(db: Journal, fileId: number): FileLine {
 
 export function repeatsOf(db: Journal, fileId: number): number {
   return sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
-}
-
-export interface FailureCount {
-  status: 'failed' | 'unknown';
-  status_code: string | null;
-  count: number;
-  sample_message: string | null;
 }
 
 export function failureCounts(db: Journal, fileId: number): FailureCount[] {
@@ -142,14 +137,6 @@ export function planSummary(
     `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
      FROM batches WHERE file_id = ? AND state IN ${sqlList(UNSETTLED_STATES)}`,
   ).get(fileId) as { groups: number; requests: number; numbers: number };
-}
-
-/** Rows of one template that give one number of values (valueCounts). */
-export interface ValueCount {
-  templateId: string;
-  values: number;
-  rows: number;
-  firstLine: number;
 }
 
 /**

@@ -7,6 +7,8 @@
 import { statSync } from 'node:fs';
 import { intentsPath } from './paths.js';
 import type { Journal } from './connection.js';
+import type { JournalSize } from '../ports/records.js';
+export type { JournalSize };
 
 const INCREMENTAL = 2;
 
@@ -59,17 +61,6 @@ export function freePages(db: Journal): number {
 /** Whether deleted content is overwritten with zeros on this connection (pruning turns it on). */
 export function setSecureDelete(db: Journal, on: boolean): void {
   db.pragma(`secure_delete = ${on ? 'ON' : 'OFF'}`);
-}
-
-/** The journal's size: its files on disk, and how much of the database is free pages. */
-export interface JournalSize {
-  /** journal.sqlite, its -wal, and the intents file with its -wal, in bytes. */
-  bytes: number;
-  database: number;
-  wal: number;
-  intents: number;
-  /** Bytes of free pages inside journal.sqlite. */
-  free: number;
 }
 
 export function journalSize(db: Journal): JournalSize {
