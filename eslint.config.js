@@ -23,7 +23,6 @@ const JOURNAL_SHIM_IMPORTERS = [
   'src/cli/commands/retry.ts',
   'src/cli/commands/send.ts',
   'src/cli/commands/suppress.ts',
-  'src/pgjournal/migrations.ts',
   'src/pipeline/messages.ts',
   'src/pipeline/valueCounts.ts',
   'src/ports/records.ts',

@@ -2,7 +2,7 @@
 // the journal. The journal hands over text and rows; results/ writes the files.
 import type { Statement } from 'better-sqlite3';
 import type { Journal } from './open.js';
-import { SENT_BY_ANOTHER_FILE } from './migrations.js';
+import { SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
 import type {
   RejectedHeader,

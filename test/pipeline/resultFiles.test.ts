@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
 import { applyTransition, batchPhones, getBatch, startAttempt } from '../../src/journal/batches.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/ports/results.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
 import { type Journal, openJournal } from '../../src/journal/open.js';
