@@ -258,6 +258,23 @@ const LEASES = `
   CREATE INDEX batches_by_lease ON batches (lease_node) WHERE lease_node IS NOT NULL;
 `;
 
+const ACCOUNT_SLOTS = `
+  -- The account's request slots (accountSlots.ts): a slot is held by one request of one node
+  -- (holder: the node and its take) until the time in the until column, by the database's
+  -- clock, renewed while the node lives. Slots from level up are not taken: the account's level, lowered on "too many
+  -- requests" answers and raised back, never above a node's SMSDROP_CONCURRENCY.
+  CREATE TABLE account_slots (
+    slot    integer     PRIMARY KEY,
+    holder  text,
+    node    text,
+    until   timestamptz
+  );
+  CREATE TABLE account_level (
+    id      integer     PRIMARY KEY CHECK (id = 1),
+    level   integer     NOT NULL CHECK (level >= 1)
+  );
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -265,4 +282,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     sql: TABLES + ROW_RESULTS + V_FILES + V_RECIPIENTS + V_FAILURES,
   },
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
+  { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
 ];

@@ -11,6 +11,7 @@ import {
   openWriter,
 } from '../journal/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
+import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
 import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
@@ -83,7 +84,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       client: provider.client,
       config,
       limit,
-      concurrency: adaptiveConcurrencyOf(limit, config, options.log),
+      concurrency: adaptiveConcurrencyOf(sharedLevel(limit, journal.account), config, options.log),
+      ...(journal.account ? { account: journal.account } : {}),
       rateLimiter: rateLimiterOf(config, startedBefore, options.log, options.onMessageWindow),
       pause: new AccountPause(config.pauseAfterFailures),
       ...sendWindowOf(config, options.log, options.windowEvents),
@@ -110,11 +112,31 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
 }
 
 /**
+ * The level requests in flight are held to: the process's own, and the account's too when other
+ * nodes send on it (the account's is then the one read).
+ */
+function sharedLevel(
+  limit: LimitFunction,
+  account: AccountSlots | undefined,
+): Pick<LimitFunction, 'concurrency'> {
+  if (!account) return limit;
+  return {
+    get concurrency() {
+      return account.concurrency;
+    },
+    set concurrency(level: number) {
+      limit.concurrency = level;
+      account.concurrency = level;
+    },
+  };
+}
+
+/**
  * Requests in flight, halved when the provider says there are too many, said in the log each time
  * they change.
  */
 function adaptiveConcurrencyOf(
-  limit: LimitFunction,
+  limit: Pick<LimitFunction, 'concurrency'>,
   config: Config,
   log: Logger,
 ): AdaptiveConcurrency {

@@ -11,3 +11,4 @@ export type { OutboxStore } from './outbox.js';
 export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';
 export type { RetryStore } from './retry.js';
+export type { AccountSlots, SlotRelease } from './account.js';

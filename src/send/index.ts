@@ -8,6 +8,8 @@ import type { SendStore } from '../ports/send.js';
 import { type Doubt, OUTCOME_STATES } from '../ports/states.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
+import type { AccountSlots } from '../ports/account.js';
+import { accountSlot } from './accountSlot.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
 import { accountStopCode } from '../provider/codes.js';
 import {
@@ -32,6 +34,11 @@ export interface SendContext {
    */
   concurrency?: AdaptiveConcurrency;
   rateLimiter: RateLimiter;
+  /**
+   * The account's request slots when other processes send on it too (nodes sharing a PostgreSQL
+   * journal); none: `limit` alone bounds the requests.
+   */
+  account?: AccountSlots;
   pause: AccountPause;
   /** The hours in which requests may start (config sendWindow); none: any hour. */
   window?: SendWindow;
@@ -157,9 +164,17 @@ async function sendBatch(
     return;
   }
   const reqId = ctx.config.reqId ? batch.req_id : null;
-  const attemptId = await startAttempt(ctx, batch, reqId, ticket);
-  if (attemptId === undefined) return;
-  const outcome = await request(ctx, toSend, reqId);
+  const slot = await accountSlot(ctx.account, ctx.stopSignal, ticket);
+  if (!slot) return;
+  let attemptId: number | undefined;
+  let outcome: SendOutcome;
+  try {
+    attemptId = await startAttempt(ctx, batch, reqId, ticket);
+    if (attemptId === undefined) return;
+    outcome = await request(ctx, toSend, reqId);
+  } finally {
+    slot();
+  }
   if (!mayHaveSent(outcome)) ticket.giveBack();
   const decision = await decide(ctx, batch, outcome, now);
   noteProviderHealth(ctx.pause, outcome, decision.pauseAccount === undefined);

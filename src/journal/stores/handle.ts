@@ -1,5 +1,6 @@
 // One open journal as its ports: every store works on the same connection, so the sender's
 // writes, intake's bulk transaction and the reads all see one journal.
+import type { AccountSlots } from '../../ports/account.js';
 import { commitBulk } from '../bulk.js';
 import { closeIntents } from '../intents.js';
 import type { Journal } from '../open.js';
@@ -31,6 +32,8 @@ export interface JournalHandle {
   daemon: DaemonStateStore;
   retry: RetryStore;
   maintenance: Maintenance;
+  /** The account's request slots, shared with other nodes (PostgreSQL); none with SQLite. */
+  account?: AccountSlots;
   /**
    * Commits what requests recorded on intents alone, closes the journal, then releases what the
    * opener holds (the data directory's lock). A second call does nothing.
