@@ -2,7 +2,7 @@
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import { type BatchRecord, batchPhones, getBatch, HELD, newReqId } from './batchNumbers.js';
-import { INSIDE, type Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
@@ -44,7 +44,7 @@ export function dueBatches(
  * for them.
  */
 export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
-  for (const id of batchIds) db[INSIDE].firstToSend.add(id);
+  for (const id of batchIds) insideOf(db).firstToSend.add(id);
 }
 
 /**
@@ -52,7 +52,7 @@ export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
  * ordinary batch.
  */
 export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
-  const ids = db[INSIDE].firstToSend;
+  const ids = insideOf(db).firstToSend;
   if (ids.size === 0) return [];
   const due: BatchToSend[] = [];
   for (const id of ids) {
@@ -237,7 +237,7 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
     "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'",
   ).all(fileId) as number[];
   if (interrupted.length === 0) return 0;
-  db.transaction(() => {
+  connectionOf(db).transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
       const leftAt =

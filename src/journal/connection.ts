@@ -1,6 +1,7 @@
 // The journal of one data directory as one object: its connection, its prepared statements, and
 // every piece of state that lives as long as the connection (the write queue, the bulk
-// transaction, the intents, the batches to send first, the files in progress, the intake turns).
+// transaction, the intents, the batches to send first, the files in progress, the webhook
+// receivers).
 // Each module that works on a piece keeps its meaning (bulk.ts, intents.ts, writeQueue.ts, …); the
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
@@ -59,15 +60,13 @@ export interface WriteQueue {
 /** How a statement returns rows: objects, arrays of columns, or the first column alone. */
 export type StatementMode = 'object' | 'raw' | 'pluck';
 
-/**
- * The key of what only src/journal/ reaches on a Journal: the state its modules keep and the
- * statement cache. index.ts does not export it, and ESLint keeps the rest of src/ from importing
- * this file (eslint.config.js), so nothing else can read or flip that state.
- */
-export const INSIDE = Symbol('the journal inside');
-
-/** What lives as long as the connection and only the journal's modules touch (Journal[INSIDE]). */
+/** What lives as long as the connection and only the journal's modules touch (insideOf). */
 export interface JournalInside {
+  /**
+   * The SQLite connection: transactions, pragmas and statements run once (sql.ts prepares the
+   * others once per text).
+   */
+  readonly connection: Database.Database;
   /** The open bulk transaction and its commits (bulk.ts). */
   readonly bulk: BulkState;
   /** Requests made durable in the side file while a bulk transaction is open (intents.ts). */
@@ -76,49 +75,64 @@ export interface JournalInside {
   writeQueue: WriteQueue | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
+  /** Journal records of files being processed now (the daemon runs several at once). */
+  readonly filesInProgress: Set<number>;
+  /**
+   * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
+   * that webhook events report then add the event to the outbox in their own transaction
+   * (outbox.ts). Empty: no events are written.
+   */
+  webhookTargets: readonly string[];
   /**
    * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
    * statement is shared by every caller of the same text, and one caller switching it would
    * change what the others read.
    */
   statement(mode: StatementMode, text: string): Database.Statement;
+  /** A name for a temporary table no other of this journal has. */
+  temporaryTableName(prefix: string): string;
 }
 
+/**
+ * What is inside a journal. Only src/journal/ can call it: index.ts does not export it, and
+ * ESLint keeps the rest of src/ from importing this file (eslint.config.js).
+ */
+export let insideOf: (journal: Journal) => JournalInside;
+
+/** The SQLite connection under `journal` (insideOf(journal).connection). */
+export const connectionOf = (journal: Journal): Database.Database => insideOf(journal).connection;
+
+/** One open journal: its state is private, and only the journal's modules reach it (insideOf). */
 export class Journal {
-  readonly #connection: Database.Database;
+  readonly #inside: JournalInside;
   /** Prepared statements by mode and SQL text: preparing costs more than running. */
   readonly #statements = new Map<string, Database.Statement>();
-  readonly [INSIDE]: JournalInside = {
-    bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
-    intents: undefined,
-    writeQueue: undefined,
-    firstToSend: new Set<number>(),
-    statement: (mode, text) => this.#statement(mode, text),
-  };
-  /** Journal records of files being processed now (the daemon runs several at once). */
-  readonly filesInProgress = new Set<number>();
-  /**
-   * The end of the last intake's turn: intakes of one journal run one after the other (pipeline).
-   */
-  lastIntakeTurn: Promise<void> = Promise.resolve();
-  /**
-   * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
-   * that webhook events report then add the event to the outbox in their own transaction
-   * (outbox.ts). Empty: no events are written.
-   */
-  webhookTargets: readonly string[] = [];
   /** Temporary tables made so far (each gets a name of its own). */
   #temporaryTables = 0;
 
+  static {
+    insideOf = (journal) => journal.#inside;
+  }
+
   constructor(connection: Database.Database) {
-    this.#connection = connection;
+    this.#inside = {
+      connection,
+      bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
+      intents: undefined,
+      writeQueue: undefined,
+      firstToSend: new Set<number>(),
+      filesInProgress: new Set<number>(),
+      webhookTargets: [],
+      statement: (mode, text) => this.#statement(mode, text),
+      temporaryTableName: (prefix) => `${prefix}_${++this.#temporaryTables}`,
+    };
   }
 
   #statement(mode: StatementMode, text: string): Database.Statement {
     const key = `${mode}\u0000${text}`;
     let statement = this.#statements.get(key);
     if (!statement) {
-      statement = this.#connection.prepare(text);
+      statement = this.#inside.connection.prepare(text);
       if (mode === 'raw') statement.raw(true);
       else if (mode === 'pluck') statement.pluck(true);
       this.#statements.set(key, statement);
@@ -126,36 +140,42 @@ export class Journal {
     return statement;
   }
 
-  /** A name for a temporary table no other of this journal has. */
-  temporaryTableName(prefix: string): string {
-    return `${prefix}_${++this.#temporaryTables}`;
+  /** The file it is. */
+  get name(): string {
+    return this.#inside.connection.name;
+  }
+  /** False once closed. */
+  get open(): boolean {
+    return this.#inside.connection.open;
+  }
+  close(): void {
+    this.#inside.connection.close();
   }
 
-  // The connection's own verbs: for the journal's modules, and for tests that set a journal up by
-  // hand (nothing else in src/ calls prepare, exec, pragma or transaction).
-  get name(): string {
-    return this.#connection.name;
-  }
+  // TRANSITIONAL (p31b): the files of src/journal/ not moved to insideOf yet still call these.
   get inTransaction(): boolean {
-    return this.#connection.inTransaction;
+    return this.#inside.connection.inTransaction;
   }
-  get open(): boolean {
-    return this.#connection.open;
+  get filesInProgress(): Set<number> {
+    return this.#inside.filesInProgress;
+  }
+  get webhookTargets(): readonly string[] {
+    return this.#inside.webhookTargets;
+  }
+  set webhookTargets(ids: readonly string[]) {
+    this.#inside.webhookTargets = ids;
   }
   prepare(text: string): Database.Statement {
-    return this.#connection.prepare(text);
+    return this.#inside.connection.prepare(text);
   }
   exec(text: string): this {
-    this.#connection.exec(text);
+    this.#inside.connection.exec(text);
     return this;
   }
   pragma(text: string, options?: Database.PragmaOptions): unknown {
-    return this.#connection.pragma(text, options);
+    return this.#inside.connection.pragma(text, options);
   }
   transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
-    return this.#connection.transaction(fn);
-  }
-  close(): void {
-    this.#connection.close();
+    return this.#inside.connection.transaction(fn);
   }
 }

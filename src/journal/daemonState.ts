@@ -2,7 +2,7 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
-import type { Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { recordEvent } from './outbox.js';
 import type { DaemonState, DaemonStateUpdate } from '../ports/records.js';
@@ -13,11 +13,11 @@ export type { DaemonState, DaemonStateUpdate };
  * the same transaction; a new reason while paused is none (one outage: one pair).
  */
 export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
-  if (db.webhookTargets.length === 0) {
+  if (insideOf(db).webhookTargets.length === 0) {
     writeDaemonState(db, update);
     return;
   }
-  db.transaction(() => {
+  connectionOf(db).transaction(() => {
     const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as
       string | null | undefined;
     writeDaemonState(db, update);

@@ -2,6 +2,7 @@
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
 // ports. Everything else in src/journal/ is private to it.
 import { acquireLock } from './lock.js';
+import { connectionOf } from './connection.js';
 import { enableIntents, replayIntents } from './intents.js';
 import { type Journal, journalPath, openJournal, sql } from './open.js';
 import { handleOf, type JournalHandle } from './stores/handle.js';
@@ -83,7 +84,7 @@ function copySuppressed(db: Journal, numbers: readonly SuppressedNumber[]): void
     db,
     'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
   );
-  db.transaction(() => {
+  connectionOf(db).transaction(() => {
     for (const n of numbers) insert.run(n.phone, n.reason, n.source, n.addedAt);
   })();
 }

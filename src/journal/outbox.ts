@@ -5,7 +5,7 @@
 // (Journal.webhookTargets).
 import { randomUUID } from 'node:crypto';
 import { countFile, getFile } from './fileReads.js';
-import type { Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
 import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
 export type { EventBody, FileAside, OutboxRow, WebhookEvent };
@@ -21,7 +21,7 @@ export function recordEvent(
   file: number | FileAside | null,
   reason?: string,
 ): void {
-  if (db.webhookTargets.length === 0) return;
+  if (insideOf(db).webhookTargets.length === 0) return;
   const at = nowIso();
   const body: EventBody = {
     id: randomUUID(),
@@ -30,7 +30,7 @@ export function recordEvent(
     file: fileOf(db, file),
     ...(reason !== undefined ? { reason } : {}),
   };
-  for (const target of db.webhookTargets)
+  for (const target of insideOf(db).webhookTargets)
     sql(db, 'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)').run(
       event,
       target,
@@ -49,8 +49,8 @@ export function recordEventNow(
   file: number | FileAside | null,
   reason?: string,
 ): void {
-  if (db.webhookTargets.length === 0) return;
-  db.transaction(() => recordEvent(db, event, file, reason))();
+  if (insideOf(db).webhookTargets.length === 0) return;
+  connectionOf(db).transaction(() => recordEvent(db, event, file, reason))();
 }
 
 function fileOf(db: Journal, file: number | FileAside | null): EventBody['file'] {
