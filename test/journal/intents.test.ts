@@ -28,6 +28,7 @@ import { type Journal, openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -64,7 +65,7 @@ function journalWithDueBatch(onLost?: () => void): {
   const writer = planWriter(db, f.id, { maxPerRequest: 200 });
   writer.write([row(2, '13800000001'), row(3, '13800000002')]);
   writer.finish();
-  const batchId = db
+  const batchId = sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ?')
     .pluck()
     .get(f.id) as number;
@@ -83,7 +84,7 @@ function intakeInProgress(db: Journal): void {
     encoding: 'utf-8',
   });
   planWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
-  assert.equal(db.inTransaction, true);
+  assert.equal(sqliteOf(db).inTransaction, true);
 }
 
 function read<T>(file: string, query: string): T[] {
@@ -109,7 +110,7 @@ describe('intents', () => {
     intakeInProgress(db);
     const attemptId = await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
     assert.ok(attemptId);
-    assert.equal(db.inTransaction, true, 'the intake transaction stays open');
+    assert.equal(sqliteOf(db).inTransaction, true, 'the intake transaction stays open');
     assert.deepEqual(read(file, 'SELECT * FROM attempts'), [], 'the journal did not commit');
     const intents = read<{ batch_id: number; batch_req_id: string; req_id: string }>(
       intentsPath(file),
@@ -136,7 +137,9 @@ describe('intents', () => {
     assert.deepEqual(replayIntents(reopened), { replayed: 1, missing: 0 });
     assert.equal(getBatch(reopened, batch.id).state, 'sending');
     assert.deepEqual(
-      reopened.prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?').all(batch.id),
+      sqliteOf(reopened)
+        .prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?')
+        .all(batch.id),
       [{ req_id: batch.req_id, finished_at: null }],
     );
     assert.deepEqual(
@@ -170,7 +173,7 @@ describe('intents', () => {
     crash(db);
     const reopened = openJournal(file);
     assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 });
-    assert.equal(reopened.prepare('SELECT count(*) FROM attempts').pluck().get(), 1);
+    assert.equal(sqliteOf(reopened).prepare('SELECT count(*) FROM attempts').pluck().get(), 1);
     reopened.close();
   });
 
@@ -181,7 +184,7 @@ describe('intents', () => {
     await writeQueueFor(db).run(() =>
       applyTransition(db, batch.id, { to: 'split', statusCode: '160042', statusMsg: 'bad number' }),
     );
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     assert.deepEqual(
       read(file, `SELECT numbers, state FROM batches WHERE parent_id = ${batch.id}`),
       [
@@ -202,7 +205,7 @@ describe('intents', () => {
     } finally {
       mock.timers.reset();
     }
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     assert.equal(read(file, 'SELECT * FROM attempts').length, 1);
     db.close();
   });
@@ -221,7 +224,7 @@ describe('intents', () => {
     });
     const writer = planWriter(db, f.id, { maxPerRequest: 2 });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
         .pluck()
         .all(f.id);
@@ -246,7 +249,7 @@ describe('intents', () => {
     intakeInProgress(db);
     await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
     const doomed = writeQueueFor(db).run(() => {
-      db.exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
+      sqliteOf(db).exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
       throw new Error('database or disk is full');
     });
     await assert.rejects(doomed, /disk is full/);

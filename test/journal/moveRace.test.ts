@@ -8,6 +8,7 @@ import { getBatch, moveBatch } from '../../src/journal/batches.js';
 import { Journal } from '../../src/journal/journal.js';
 import Database from '../../src/journal/sqlite.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const { db: first } = journalWithOneGroup('smsdrop-race-', {
   status: 'sending',
@@ -49,7 +50,7 @@ function secondWriter(between: () => void): Journal {
 }
 
 function batchIn(state: string, id: number): void {
-  first
+  sqliteOf(first)
     .prepare(
       "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')",
     )

@@ -16,6 +16,8 @@ import {
   undeliveredEvents,
 } from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/journal/states.js';
+import { sqliteOf } from './sqliteOf.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
 
 function journal() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-outbox-'));
@@ -44,11 +46,11 @@ describe('the webhook outbox', () => {
 
   it('writes each event once per receiver, in the transaction of what it reports', () => {
     const { db, dir } = journal();
-    db.webhookTargets = ['r1', 'r2'];
+    handleOf(db).outbox.setTargets(['r1', 'r2']);
     const file = createFile(db, FILE);
     // Rolled back with the status it reports.
     assert.throws(() =>
-      db.transaction(() => {
+      sqliteOf(db).transaction(() => {
         setFileStatus(db, file.id, FILE_STATUS.done);
         throw new Error('crash');
       })(),

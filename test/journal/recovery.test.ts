@@ -15,6 +15,7 @@ import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { sqliteOf } from './sqliteOf.js';
 
 function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {
   const db = openJournal(
@@ -40,8 +41,8 @@ function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number }
     },
   ]);
   writer.finish();
-  db.prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
-  const batchId = db
+  sqliteOf(db).prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
+  const batchId = sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ?')
     .pluck()
     .get(file.id) as number;
@@ -86,7 +87,7 @@ describe('recovery of a batch cut off mid-request', () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     const reqId = getBatch(db, batchId).req_id;
     startAttempt(db, getBatch(db, batchId), reqId);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
@@ -103,7 +104,7 @@ describe('recovery of a batch cut off mid-request', () => {
   it('the request left before China midnight, the restart is after it: unknown, never resent', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')),
@@ -136,8 +137,8 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
     const now = Date.parse('2026-01-01T12:00:00Z');
     recoverInterrupted(db, fileId, true); // the restart, still with reqId on: planned, in doubt
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
-    db.prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db).prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
     const client = countingClient();
     const ctx = contextFor(db, client, now);
     ctx.config = { ...ctx.config, reqId: false };
@@ -154,7 +155,7 @@ describe('recovery of a batch cut off mid-request', () => {
   it('cut off mid-request with reqId off, resumed with reqId on: unknown, never resent under a reqId the provider never saw', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), null);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),

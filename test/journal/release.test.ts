@@ -11,6 +11,7 @@ import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const row = (line: number, phone: string, value: string): RowToJournal => ({
   line,
@@ -37,7 +38,7 @@ describe('batch release during intake', () => {
     let releases = 0;
     const writer = planWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
         .pluck()
         .all(file.id);
@@ -49,7 +50,10 @@ describe('batch release during intake', () => {
     ]);
     assert.deepEqual(due(), [0, 0], 'a is full, but its chunk may be the end of a growing file');
     assert.equal(releases, 0);
-    assert.equal(db.prepare('SELECT max(next_attempt_at) FROM batches').pluck().get(), HELD);
+    assert.equal(
+      sqliteOf(db).prepare('SELECT max(next_attempt_at) FROM batches').pluck().get(),
+      HELD,
+    );
 
     writer.write([row(5, '13800000004', 'b')]);
     assert.deepEqual(due(), [1, 0], 'a released once more of the file was written; b just filled');
@@ -58,7 +62,10 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), [1, 1]);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(file.id),
       [2, 2],
     );
   });
@@ -91,7 +98,7 @@ describe('batch release during intake', () => {
       groupCounts,
     });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
         )
@@ -107,7 +114,10 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), ['due', 'due']);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(file.id),
       [2, 2],
     );
   });
@@ -136,7 +146,7 @@ describe('batch release during intake', () => {
     });
     const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
         )
@@ -172,7 +182,7 @@ describe('batch release during intake', () => {
     writer.write([row(2, '13800000001', 'a')]);
     writer.write([row(3, '13800000002', 'b')]);
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
         .pluck()
         .get(file.id),
@@ -180,7 +190,7 @@ describe('batch release during intake', () => {
     );
     writer.finish();
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
         .pluck()
         .get(file.id),
@@ -216,7 +226,7 @@ describe('batch release during intake', () => {
     });
     const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const batches = () =>
-      db
+      sqliteOf(db)
         .prepare(
           `SELECT b.next_attempt_at = 0 AS due, n.phones, (SELECT group_concat(r.phone) FROM rows r WHERE r.batch_id = b.id) AS rowPhones
            FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,

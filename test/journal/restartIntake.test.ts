@@ -12,6 +12,7 @@ import { createFile, discardIntake, restartIntake } from '../../src/journal/file
 import { type Journal, openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-restart-'));
 const db: Journal = openJournal(path.join(dir, 'journal.sqlite'));
@@ -31,7 +32,10 @@ const rows: RowToJournal[] = Array.from({ length: 300 }, (_, i) => ({
   extras: {},
 }));
 const groupIds = (fileId: number) =>
-  db.prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
+  sqliteOf(db)
+    .prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id')
+    .pluck()
+    .all(fileId) as number[];
 
 function readInto(fileId: number, upTo: number): void {
   const writer = planWriter(db, fileId, { maxPerRequest: 200 });
@@ -59,14 +63,14 @@ describe('an intake cut short, then read again', () => {
       clear(db, file.id);
       assert.deepEqual(groupIds(file.id), before, 'no group deleted');
       assert.equal(
-        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        sqliteOf(db).prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
         0,
         'the rows are gone',
       );
       readInto(file.id, 300);
       assert.deepEqual(groupIds(file.id), before, 'no group made again');
       assert.equal(
-        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        sqliteOf(db).prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
         300,
       );
     });

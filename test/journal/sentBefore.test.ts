@@ -12,6 +12,7 @@ import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
 const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({
@@ -70,23 +71,25 @@ function settle(
   state: string,
   hoursAgo: number | undefined,
 ): void {
-  const batch = db
+  const batch = sqliteOf(db)
     .prepare('SELECT batch_id FROM rows WHERE file_id = ? AND phone = ? AND batch_id IS NOT NULL')
     .pluck()
     .get(fileId, phone) as number;
-  db.prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
+  sqliteOf(db).prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
   if (hoursAgo !== undefined) {
     const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
-    db.prepare(
-      "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
-    ).run(batch, at, at);
+    sqliteOf(db)
+      .prepare(
+        "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
+      )
+      .run(batch, at, at);
   }
 }
 
 /** Each row of the file: its phone, intake, and the line and file of the row it repeats. */
 function rowsOf(db: Journal, fileId: number): string[] {
   return (
-    db
+    sqliteOf(db)
       .prepare(
         'SELECT r.phone, r.intake, o.line, o.file_id FROM rows r LEFT JOIN rows o ON o.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id',
       )
@@ -121,13 +124,16 @@ describe('repeats of other files (sentBefore)', () => {
       '13800000003 valid', // the same number, another message
       `13800000001 duplicate of ${first}:2`, // twice in this file: both repeat the earlier file's row
     ]);
-    const counts = db
+    const counts = sqliteOf(db)
       .prepare('SELECT rows, duplicates, repeats FROM files WHERE id = ?')
       .raw()
       .get(second);
     assert.deepEqual(counts, [5, 3, 3]);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(second),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(second),
       [1, 1],
       'only the new rows are planned',
     );
@@ -192,14 +198,16 @@ describe('repeats of other files (sentBefore)', () => {
       status: FILE_STATUS.intake,
       perBatch: 1,
     });
-    const [tried, split] = db
+    const [tried, split] = sqliteOf(db)
       .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
       .pluck()
       .all(kept) as number[];
-    db.prepare(
-      "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
-    ).run(tried);
-    db.prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
+    sqliteOf(db)
+      .prepare(
+        "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
+      )
+      .run(tried);
+    sqliteOf(db).prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
     const after = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')]);
     assert.deepEqual(rowsOf(db, after), [
       `13700000003 duplicate of ${kept}:2`,

@@ -18,6 +18,7 @@ import {
   UNSETTLED_STATES,
 } from '../../src/journal/states.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const { db } = journalWithOneGroup('smsdrop-states-', {
   status: 'sending',
@@ -26,9 +27,11 @@ const { db } = journalWithOneGroup('smsdrop-states-', {
 let nextId = 1;
 function batchIn(state: BatchState): number {
   const id = nextId++;
-  db.prepare(
-    "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')",
-  ).run(id, `req${id}`, state);
+  sqliteOf(db)
+    .prepare(
+      "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')",
+    )
+    .run(id, `req${id}`, state);
   return id;
 }
 

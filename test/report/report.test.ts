@@ -14,6 +14,7 @@ import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { adviceFor, FILE_COLUMNS, fileReport } from '../../src/report/summary.js';
 import { cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -229,7 +230,7 @@ describe('status', () => {
       // One answer, over the time since its request started (at least a second, at most a minute).
       const raw = openReadOnly(dataDir)!;
       const started = Date.parse(
-        raw.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+        sqliteOf(raw).prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
       );
       raw.close();
       assert.equal(

@@ -17,6 +17,7 @@ import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults } from '../../src/results/spool.js';
 import { tempDir } from '../pipeline/helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
@@ -67,7 +68,7 @@ function journalFile(name: string): number {
     row(11, '+86 138 0000 0012', '13800000012', ['d', 'w']),
   ]);
   writer.finish();
-  const settle = db.prepare(
+  const settle = sqliteOf(db).prepare(
     'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
   );
   const outcomes = [
@@ -82,7 +83,7 @@ function journalFile(name: string): number {
 }
 
 function batchIds(db: Journal, fileId: number): number[] {
-  return db
+  return sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
     .pluck()
     .all(fileId) as number[];
