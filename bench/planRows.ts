@@ -41,8 +41,8 @@ try {
     decodedExactly: true,
     quoted: false,
   }))
-    writer.write(chunk);
-  process.stdout.write(`${JSON.stringify(writer.finish())}\n`);
+    await writer.write(chunk);
+  process.stdout.write(`${JSON.stringify(await writer.finish())}\n`);
   await journal.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

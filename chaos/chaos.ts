@@ -13,12 +13,25 @@ import { parseArgs } from 'node:util';
 import { sameProviderDay } from '../src/send/policy.js';
 import { createFaultChooser, parseFaults, seededRandom } from '../src/simulator/faults.js';
 import { readRecordFile } from '../src/simulator/record.js';
-import { checkDeliveries, checkJournalFiles, journalFiles, type DeliveryCheck } from './check.js';
+import {
+  checkDeliveries,
+  checkJournalFiles,
+  type DeliveryCheck,
+  type JournalFile,
+  journalFiles,
+} from './check.js';
 import { checkFolders, runDaemonMode } from './daemonMode.js';
 import { expectedMessages, type Scale, SIMULATOR_TEMPLATES } from './files.js';
 import { dataDirOf, type Mode, type ModeRun, type ModeSettings, reportDirOf } from './mode.js';
-import { startSimulatorProcess, writeEmptyConfig } from './procs.js';
+import { type SimulatorCounts, startSimulatorProcess, writeEmptyConfig } from './procs.js';
 import { runSendMode } from './sendMode.js';
+import {
+  type ClusterSettings,
+  checkNodeFolders,
+  clusterJournal,
+  runClusterMode,
+} from './clusterMode.js';
+import { startPostgres } from '../test/pg/cluster.js';
 
 export const DEFAULT_FAULTS =
   'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01';
@@ -26,6 +39,8 @@ export const DEFAULT_FAULTS =
 export interface ChaosOptions {
   kills: number;
   mode: Mode | 'both';
+  /** Cluster mode: daemons on the one PostgreSQL journal (default 3). */
+  nodes?: number;
   seed: number;
   scale: Scale;
   faults: string;
@@ -47,6 +62,8 @@ export interface ModeFigures {
   faultsTotal: number;
   /** Requests that reached the simulator, whatever became of them. */
   requests: number;
+  /** The most requests in flight at once at the simulator (all processes together). */
+  peakInFlight: number;
   acceptedRequests: number;
   deliveries: number;
   expected: number;
@@ -83,7 +100,11 @@ export interface ChaosFigures {
 const APP_IDS: Record<Mode, string> = {
   send: 'APPchaossend00000000000000000001',
   daemon: 'APPchaosdaemon000000000000000001',
+  cluster: 'APPchaoscluster00000000000000001',
 };
+
+/** Cluster mode: every node's SMSDROP_CONCURRENCY, the account's limit across them. */
+const CLUSTER_CONCURRENCY = 4;
 
 /** Longest a mode is expected to take, to keep it clear of the provider's day change. */
 const MODE_SPAN_MS: Record<Scale, number> = { full: 20 * 60_000, small: 3 * 60_000 };
@@ -111,7 +132,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
 }
 
 function replayCommand(o: ChaosOptions): string {
-  return `npm run chaos -- --kills ${o.kills} --mode ${o.mode} --seed ${o.seed} --scale ${o.scale} --faults '${o.faults}' --kill-window ${o.killWindowMs.join('-')}`;
+  const nodes = o.mode === 'cluster' ? ` --nodes ${o.nodes ?? 3}` : '';
+  return `npm run chaos -- --kills ${o.kills} --mode ${o.mode}${nodes} --seed ${o.seed} --scale ${o.scale} --faults '${o.faults}' --kill-window ${o.killWindowMs.join('-')}`;
 }
 
 /** Waits (saying so) while the provider's day would change during the next `spanMs`. */
@@ -131,7 +153,7 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   const started = Date.now();
   const dir = path.join(root, mode);
   mkdirSync(dir, { recursive: true });
-  const simulatorSeed = (o.seed + (mode === 'daemon' ? 1 : 0)) >>> 0;
+  const simulatorSeed = (o.seed + { send: 0, daemon: 1, cluster: 2 }[mode]) >>> 0;
   const simulator = await startSimulatorProcess({
     dir,
     appIds: [APP_IDS[mode]],
@@ -155,18 +177,20 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   };
   mkdirSync(reportDirOf(settings), { recursive: true });
   log(`${mode}: ${o.kills} kills against ${simulator.url} (work folder ${dir})`);
-  const run = await (mode === 'send' ? runSendMode(settings) : runDaemonMode(settings)).finally(
-    () => simulator.stop(),
-  );
+  const { run, journal, checks } = await runOne(settings, o).finally(() => simulator.stop());
   const counts = await simulator.stop();
-  const figures = judge(
-    settings,
-    run,
-    readRecordFile(simulator.recordFile),
-    counts.requests,
-    o.faults,
+  const figures = judge(settings, run, {
+    records: readRecordFile(simulator.recordFile),
+    counts,
+    journal,
+    checks,
+    faultSpec: o.faults,
     simulatorSeed,
-  );
+  });
+  if (mode === 'cluster' && counts.peakInFlight > CLUSTER_CONCURRENCY)
+    figures.failures.push(
+      `${counts.peakInFlight} requests in flight at once across the nodes, above SMSDROP_CONCURRENCY=${CLUSTER_CONCURRENCY}`,
+    );
   figures.elapsedMs = Date.now() - started;
   log(
     `${mode}: ${figures.failures.length === 0 ? 'passed' : `FAILED (${figures.failures.length})`} in ${(figures.elapsedMs / 1000).toFixed(1)} s`,
@@ -174,11 +198,42 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   return figures;
 }
 
+/** A mode's run, the journal's files at its end, and what is wrong with its folders. */
+async function runOne(
+  s: ModeSettings,
+  o: ChaosOptions,
+): Promise<{ run: ModeRun; journal: JournalFile[]; checks: string[] }> {
+  if (s.mode === 'send') {
+    const run = await runSendMode(s);
+    return { run, journal: journalFiles(dataDirOf(s)), checks: [] };
+  }
+  if (s.mode === 'daemon') {
+    const run = await runDaemonMode(s);
+    return { run, journal: journalFiles(dataDirOf(s)), checks: checkFolders(s, run.drops) };
+  }
+  const postgres = await startPostgres();
+  try {
+    const cluster: ClusterSettings = {
+      ...s,
+      nodes: o.nodes ?? 3,
+      databaseUrl: await postgres.freshDatabase(),
+      restartDatabase: () => postgres.restart(),
+      concurrency: CLUSTER_CONCURRENCY,
+    };
+    const run = await runClusterMode(cluster);
+    return { run, journal: await clusterJournal(cluster), checks: checkNodeFolders(cluster, run) };
+  } finally {
+    await postgres.stop();
+  }
+}
+
 /**
  * The kill plan's own stream of random numbers: not the files' (generateRound) nor the simulator's.
  */
 function createRandomFor(seed: number, mode: Mode): () => number {
-  return seededRandom((seed ^ (mode === 'send' ? 0x51ed2701 : 0x2f6b93c5)) >>> 0);
+  return seededRandom(
+    (seed ^ { send: 0x51ed2701, daemon: 0x2f6b93c5, cluster: 0x6c3a1d47 }[mode]) >>> 0,
+  );
 }
 
 /**
@@ -198,16 +253,20 @@ export function countFaults(spec: string, seed: number, requests: number): Recor
   return counts;
 }
 
-function judge(
-  s: ModeSettings,
-  run: ModeRun,
-  records: ReturnType<typeof readRecordFile>,
-  requests: number,
-  faultSpec: string,
-  simulatorSeed: number,
-): ModeFigures {
-  const delivered = checkDeliveries(records, s.appId, expectedMessages(run.files));
-  const journal = journalFiles(dataDirOf(s));
+/** What a mode's verdict is made of, read once the run is over. */
+interface Evidence {
+  records: ReturnType<typeof readRecordFile>;
+  counts: SimulatorCounts;
+  journal: JournalFile[];
+  /** What is wrong with the mode's folders. */
+  checks: string[];
+  faultSpec: string;
+  simulatorSeed: number;
+}
+
+function judge(s: ModeSettings, run: ModeRun, e: Evidence): ModeFigures {
+  const { journal, counts } = e;
+  const delivered = checkDeliveries(e.records, s.appId, expectedMessages(run.files));
   const wanted = run.files.map((f) => ({ name: f.name, rows: f.rows, invalid: f.invalid }));
   const failures = [...run.problems, ...checkJournalFiles(journal, wanted)];
   const names = new Set(wanted.map((w) => w.name));
@@ -216,7 +275,7 @@ function judge(
       failures.push(
         `${f.name} (id ${f.id}): in the journal, but no such file was generated (status ${f.status})`,
       );
-  if (s.mode === 'daemon') failures.push(...checkFolders(s, run.drops));
+  failures.push(...e.checks);
   if (delivered.duplicates > 0)
     failures.push(
       `${delivered.duplicates} messages delivered more than once, e.g. ${delivered.samples.duplicates[0]}`,
@@ -232,7 +291,7 @@ function judge(
   const kills = run.kills.sigkill + run.kills.sigterm;
   if (kills < s.kills)
     failures.push(`only ${kills} of ${s.kills} kills landed on a running process`);
-  const faults = countFaults(faultSpec, simulatorSeed, requests);
+  const faults = countFaults(e.faultSpec, e.simulatorSeed, counts.requests);
   return {
     mode: s.mode,
     kills: { total: kills, ...run.kills },
@@ -240,7 +299,8 @@ function judge(
     rounds: run.rounds,
     faults,
     faultsTotal: Object.values(faults).reduce((a, b) => a + b, 0),
-    requests,
+    requests: counts.requests,
+    peakInFlight: counts.peakInFlight,
     acceptedRequests: delivered.acceptedRequests,
     deliveries: delivered.deliveries,
     expected: delivered.expected,
@@ -271,8 +331,8 @@ function formatMode(f: ModeFigures): string {
     `mode ${f.mode}: ${f.failures.length === 0 ? 'PASSED' : 'FAILED'} in ${(f.elapsedMs / 1000).toFixed(1)} s`,
     `  kills        ${f.kills.total} (SIGKILL ${f.kills.sigkill}, SIGTERM ${f.kills.sigterm}) over ${f.processes} smsdrop processes`,
     `  faults       ${f.faultsTotal} (${faults})`,
-    `  requests     ${f.requests} reached the simulator, ${f.acceptedRequests} accepted`,
-    `  files        ${f.filesDone} of ${f.files} done (${f.rounds} round${f.rounds === 1 ? '' : 's'}${f.mode === 'daemon' ? `, ${f.drops} copies dropped` : ''})`,
+    `  requests     ${f.requests} reached the simulator, ${f.acceptedRequests} accepted, at most ${f.peakInFlight} at once`,
+    `  files        ${f.filesDone} of ${f.files} done (${f.rounds} round${f.rounds === 1 ? '' : 's'}${f.mode === 'send' ? '' : `, ${f.drops} copies dropped`})`,
     `  expected     ${f.expected} messages (${f.expectedInvalid} rows invalid on purpose, never sent)`,
     `  deliveries   ${f.deliveries}`,
     `  duplicates   ${f.duplicates}${f.extraDeliveries > f.duplicates ? ` (${f.extraDeliveries} extra deliveries)` : ''}`,
@@ -297,10 +357,11 @@ export function formatFigures(c: ChaosFigures): string {
   ].join('\n');
 }
 
-export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|both] [--seed S] [--scale full|small]
-       [--faults SPEC] [--kill-window MIN-MAX] [--json] [--keep]
+export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|both|cluster] [--nodes N] [--seed S]
+       [--scale full|small] [--faults SPEC] [--kill-window MIN-MAX] [--json] [--keep]
   --kills N            kills per mode (default 100)
-  --mode               send, daemon or both (default both)
+  --mode               send, daemon, both (send then daemon) or cluster (default both)
+  --nodes N            cluster mode: daemons sharing one PostgreSQL journal (default 3)
   --seed S             seed of the files, the kills and the simulator's faults (default: random, printed)
   --scale              full (a group of 12,000 numbers, 3,000 small groups...) or small (for the tests)
   --faults SPEC        the simulator's --faults (default ${DEFAULT_FAULTS})
@@ -353,6 +414,7 @@ export function parseChaosArgs(argv: string[]): ChaosOptions & { json: boolean }
       options: {
         kills: { type: 'string' },
         mode: { type: 'string' },
+        nodes: { type: 'string' },
         seed: { type: 'string' },
         scale: { type: 'string' },
         faults: { type: 'string' },
@@ -374,7 +436,8 @@ export function parseChaosArgs(argv: string[]): ChaosOptions & { json: boolean }
   }
   return {
     kills: whole('kills', parsed.kills, 100, 0, 100_000),
-    mode: oneOf('mode', parsed.mode, ['send', 'daemon', 'both'] as const, 'both'),
+    mode: oneOf('mode', parsed.mode, ['send', 'daemon', 'both', 'cluster'] as const, 'both'),
+    nodes: whole('nodes', parsed.nodes, 3, 2, 8),
     seed: whole('seed', parsed.seed, Math.floor(Math.random() * 0xffffffff), 0, 0xffffffff),
     scale: oneOf('scale', parsed.scale, ['full', 'small'] as const, 'full'),
     faults,

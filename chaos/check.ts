@@ -7,6 +7,7 @@ import Database from '../src/journal/sqlite.js';
 import { existsSync } from 'node:fs';
 import type { AcceptedRecord } from '../src/simulator/types.js';
 import { messageKey } from './files.js';
+import { openPool } from '../src/pgjournal/schema.js';
 
 export interface DeliveryCheck {
   /** (message, number) pairs in accepted requests of this app, repeats included. */
@@ -89,6 +90,19 @@ export function journalFiles(dataDir: string): JournalFile[] {
       .all() as JournalFile[];
   } finally {
     db.close();
+  }
+}
+
+/** Every file of a PostgreSQL journal, as journalFiles reads SQLite's. */
+export async function pgJournalFiles(url: string): Promise<JournalFile[]> {
+  const pool = openPool(url, 1);
+  try {
+    const { rows } = await pool.query<JournalFile>(
+      'SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files ORDER BY id',
+    );
+    return rows;
+  } finally {
+    await pool.end();
   }
 }
 

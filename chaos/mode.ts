@@ -7,7 +7,7 @@ import { type JournalFile, journalFiles } from './check.js';
 import { type ChaosFile, generateRound, type Scale } from './files.js';
 import { cleanEnv, CREDENTIALS, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
-export type Mode = 'send' | 'daemon';
+export type Mode = 'send' | 'daemon' | 'cluster';
 
 export interface ModeSettings {
   mode: Mode;
@@ -151,6 +151,12 @@ export function lastLine(text: string): string {
 
 const RETRY_PASSES = 3;
 
+/** Where the retries read the files' states, and the environment they run in. */
+export interface LeftoverJournal {
+  env: NodeJS.ProcessEnv;
+  files(): Promise<JournalFile[]>;
+}
+
 /**
  * What a person does with the rows a run left unsettled, file by file: `smsdrop retry ID --unknown`
  * (no --yes: on the day they were first sent every one goes under its own reqId, which the
@@ -158,27 +164,35 @@ const RETRY_PASSES = 3;
  * three attempts, a transient code now and then answers all of a batch's). Bounded: a file still
  * unsettled after RETRY_PASSES is left for the verdict to report.
  */
-export async function retryLeftovers(s: ModeSettings, run: ModeRun): Promise<void> {
+export async function retryLeftovers(
+  s: ModeSettings,
+  run: ModeRun,
+  journal: LeftoverJournal = {
+    env: smsdropEnv(s),
+    files: () => Promise.resolve(journalFiles(dataDirOf(s))),
+  },
+): Promise<void> {
   for (let pass = 1; pass <= RETRY_PASSES; pass++) {
-    const left = journalFiles(dataDirOf(s)).flatMap((f: JournalFile) =>
+    const left = (await journal.files()).flatMap((f: JournalFile) =>
       (['unknown', 'failed'] as const)
         .filter((status) => f[status] > 0)
         .map((status) => ({ f, status, rows: f[status] })),
     );
     if (left.length === 0) return;
-    for (const { f, status, rows } of left) await retryOne(s, run, f, status, rows);
+    for (const { f, status, rows } of left) await retryOne(s, run, journal.env, f, status, rows);
   }
 }
 
 async function retryOne(
   s: ModeSettings,
   run: ModeRun,
+  env: NodeJS.ProcessEnv,
   f: JournalFile,
   status: 'unknown' | 'failed',
   rows: number,
 ): Promise<void> {
   const what = `retry ${f.id} --${status} (${f.name}, ${rows} ${status})`;
-  const proc = startCli(['retry', String(f.id), `--${status}`, '--json'], smsdropEnv(s));
+  const proc = startCli(['retry', String(f.id), `--${status}`, '--json'], env);
   run.starts++;
   const { exit, timedOut } = await runToEnd(proc, s.finishTimeoutMs);
   logProcess(logFileOf(s), what, proc, exit);

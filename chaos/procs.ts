@@ -166,7 +166,14 @@ export interface SimulatorProcess {
   url: string;
   recordFile: string;
   /** SIGTERM; resolves with the simulator's own count of requests that reached it. */
-  stop(): Promise<{ requests: number; accepted: number }>;
+  stop(): Promise<SimulatorCounts>;
+}
+
+export interface SimulatorCounts {
+  requests: number;
+  accepted: number;
+  /** The most requests in flight at once. */
+  peakInFlight: number;
 }
 
 export interface SimulatorSettings {
@@ -197,14 +204,16 @@ export async function startSimulatorProcess(s: SimulatorSettings): Promise<Simul
     await sleep(20);
   }
   const url = /listening on (\S+)/.exec(proc.output())![1]!;
-  let stopping: Promise<{ requests: number; accepted: number }> | undefined;
+  let stopping: Promise<SimulatorCounts> | undefined;
   const stop = async () => {
     proc.child.kill('SIGTERM');
     await proc.exited;
-    const m = /stopping after (\d+) requests, (\d+) accepted/.exec(proc.output());
+    const m = /stopping after (\d+) requests, (\d+) accepted, at most (\d+) at once/.exec(
+      proc.output(),
+    );
     if (!m)
       throw new Error(`the simulator did not say how many requests it had:\n${proc.output()}`);
-    return { requests: Number(m[1]), accepted: Number(m[2]) };
+    return { requests: Number(m[1]), accepted: Number(m[2]), peakInFlight: Number(m[3]) };
   };
   return { url, recordFile, stop: () => (stopping ??= stop()) };
 }

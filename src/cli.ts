@@ -72,6 +72,7 @@ registerSendCommand(program);
 (await import('./cli/commands/suppress.js')).registerSuppressCommand(program);
 (await import('./cli/commands/backup.js')).registerBackupCommand(program);
 (await import('./cli/commands/prune.js')).registerPruneCommand(program);
+(await import('./cli/commands/migrate.js')).registerMigrateCommand(program);
 decorateCommands(program);
 
 // Bare `smsdrop` (or `smsdrop suppress`) asks what there is: the help, on stdout, as a success.

@@ -136,6 +136,17 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     settings: ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_CONFIG'],
   },
+  migrate: {
+    exits: [
+      [0, 'copied'],
+      [
+        2,
+        `${USAGE}, no journal in the data directory, the data directory in use (stop the daemon), a PostgreSQL URL that does not connect, or a PostgreSQL journal that is not empty`,
+      ],
+      UNEXPECTED,
+    ],
+    settings: ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_CONFIG'],
+  },
   suppress: {
     exits: [
       [0, 'done'],

@@ -14,6 +14,7 @@ export { IllegalTransitionError } from './batches.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openReader, type JournalReader } from './stores/reader.js';
+export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
 

@@ -150,3 +150,19 @@ export async function releaseLeases(
   );
   return rows.map((r) => r.id).sort((a, b) => a - b);
 }
+
+/**
+ * Gives up every lease of the node but those of `keep` (a clean stop: requests still in flight
+ * keep theirs until their outcome). Returns the ids released.
+ */
+export async function releaseLeasesExcept(
+  db: Queryable,
+  node: string,
+  keep: readonly number[],
+): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE batches SET ${LEASE_RELEASED} WHERE lease_node = $1 AND NOT (id = ANY($2::bigint[])) RETURNING id`,
+    [node, keep],
+  );
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}

@@ -55,7 +55,7 @@ export async function intake(
     await endReading(reading);
     // So that, if requests went out and the rows stay, the counts add up (it commits them).
     try {
-      reading.writer.abandon();
+      await reading.writer.abandon();
     } catch {
       // The journal itself failed (a full disk?): the refusal below says what matters.
     }
@@ -135,13 +135,13 @@ async function readAll(
     ...readOptions(ctx, inspection),
     onHeader: headerTaker(store, groupCounts),
   })) {
-    writer.write(markKept(chunk));
+    await writer.write(markKept(chunk));
     if (!sending) continue;
     // Before a batch filled by these rows can go: a file still growing may end in half a row.
     assertUnchanged(filePath, inspection);
     await letSendingRun(ctx.send);
   }
-  writer.finish();
+  await writer.finish();
   assertUnchanged(filePath, inspection);
 }
 

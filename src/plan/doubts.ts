@@ -52,6 +52,11 @@ export class Doubts {
     return (rowId) => void this.#doubts.push({ rowId, groupId, phone });
   }
 
+  /** The doubts so far (what settling will ask the store about). */
+  list(): readonly Doubt[] {
+    return this.#doubts;
+  }
+
   /** Whether the group has doubts: its last batch must stay held. */
   inGroup(groupId: number): boolean {
     return this.#groups.has(groupId);

@@ -11,59 +11,19 @@
 // ends: so sending may start on closed batches while the rest of the file is read, and never
 // touches a batch still filling (closedBatches.ts says when a closed batch goes).
 import { GroupCounts } from '../intake/groupCounts.js';
-import type { IntakeRow } from '../intake/row.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
 import { cacheKeyOf, GroupCache, type GroupState, groupKey } from './groups.js';
 import { checkedLimits, type PlanLimits, placeNumber } from './index.js';
 import { SeenNumbers } from './seenNumbers.js';
+import { andFinally, andThen } from './awaitable.js';
+import { prepareChunk, prepareSettle } from './prepare.js';
+import type { Awaitable } from '../ports/awaitable.js';
 import type { IntakeCounts, PlanStore, SentBeforeLookup } from './store.js';
+import type { PlannerOptions, RowToJournal, RowWriter } from './writer.js';
 
 export type { IntakeCounts } from './store.js';
-
-/**
- * A row as intake made it (see IntakeRow for the meaning of each field), or, with keptRowId, a
- * row an interrupted intake left in the journal, found again at its line (see restartIntake).
- */
-export type RowToJournal = IntakeRow & { keptRowId?: number };
-
-export interface PlannerOptions {
-  maxPerRequest: number;
-  /**
-   * Called after closed batches (full, or their group ended) were released (due once the bulk
-   * transaction commits).
-   */
-  onRelease?: () => void;
-  /**
-   * Rows of this file already in the journal from an interrupted intake (counted, not rewritten).
-   */
-  rowsKept?: number;
-  /**
-   * The file's rows per group, counted while intake reads: a group's batch is released after its
-   * last row.
-   */
-  groupCounts?: GroupCounts;
-  /** The file's size: the filter of numbers already placed is sized for it (see SeenNumbers). */
-  fileBytes?: number;
-  /** The filter itself (tests give a tiny one, so that nearly every number is a doubt). */
-  seenNumbers?: SeenNumbers;
-  /** Other files' rows by message (journal/sentBefore.ts); none: every valid row is sent. */
-  sentBefore?: SentBeforeLookup;
-}
-
-export interface RowWriter {
-  /** Writes one chunk of rows, in the intake's bulk transaction. */
-  write(rows: readonly RowToJournal[]): void;
-  /**
-   * Writes the open batches and the file's counts, and commits. Call once, after the last chunk.
-   */
-  finish(): IntakeCounts;
-  /**
-   * Reading stopped early (the file is refused): settles the doubts and writes the open batches'
-   * numbers, releasing none; commits what the journal holds, whatever happened.
-   */
-  abandon(): void;
-}
+export type { PlannerOptions, RowToJournal, RowWriter, SyncRowWriter } from './writer.js';
 
 /**
  * Used when the caller does not say how large the file is (32 MB: a million rows of the bench's
@@ -83,6 +43,8 @@ export class Planner implements RowWriter {
   readonly #closed: ClosedBatches;
   readonly #counts: IntakeCounts;
   #countsWereReady = false;
+  /** Releases not told yet (releasesSeenAtCommit), and the commits when they were made. */
+  #untold = { releases: 0, commits: 0 };
 
   constructor(store: PlanStore, options: PlannerOptions) {
     this.#store = store;
@@ -100,39 +62,69 @@ export class Planner implements RowWriter {
     for (const [groupId, phone] of store.keptNumbers()) this.#doubts.placed(groupId, phone);
   }
 
-  write(rows: readonly RowToJournal[]): void {
+  write(rows: readonly RowToJournal[]): Awaitable<void> {
     this.#store.assertNothingLost();
-    this.#store.writeInBulk(rows.length, () => this.#writeChunk(rows));
+    return andThen(this.#prepareChunk(rows), () =>
+      andThen(
+        this.#store.writeInBulk(rows.length, () => this.#writeChunk(rows)),
+        () => this.#tellCommittedReleases(),
+      ),
+    );
   }
 
   // After a loss the open batches may be gone with the rows: writing their numbers would leave
   // numbers without a batch, which a later batch given the same id would take up. The doubts are
   // settled too, so that each row read is counted: a repeat, or in a batch.
-  abandon(): void {
-    try {
-      if (this.#store.rowsLost()) return;
-      this.#store.writeInBulk(0, () => {
-        this.#settleDoubts(new Date().toISOString());
-        this.#saveOpenBatches();
-      });
-    } finally {
-      // What is kept is committed before the requests in flight are waited for (refusal).
-      this.#store.commit();
-    }
+  abandon(): Awaitable<void> {
+    // What is kept is committed before the requests in flight are waited for (refusal).
+    return andFinally(
+      () => {
+        if (this.#store.rowsLost()) return;
+        return andThen(this.#prepareSettle(), () =>
+          this.#store.writeInBulk(0, () => {
+            this.#settleDoubts(new Date().toISOString());
+            this.#saveOpenBatches();
+          }),
+        );
+      },
+      () => this.#store.commit(),
+    );
   }
 
-  finish(): IntakeCounts {
+  finish(): Awaitable<IntakeCounts> {
     this.#store.assertNothingLost();
-    this.#store.writeInBulk(0, () => {
-      // Their rows lie anywhere in the file, and the result file is written in row order as answers
-      // come in: so these go before the batches released while the file was read.
-      this.#store.sendFirst(this.#settleDoubts(new Date().toISOString()));
-      this.#saveOpenBatches();
-      this.#store.releaseHeldBatches();
-      this.#store.finishIntakeCounts(this.#counts);
-    });
-    this.#store.commit();
-    return { ...this.#counts };
+    const written = andThen(this.#prepareSettle(), () =>
+      this.#store.writeInBulk(0, () => {
+        // Their rows lie anywhere in the file, and the result file is written in row order as
+        // answers come in: so these go before the batches released while the file was read.
+        this.#store.sendFirst(this.#settleDoubts(new Date().toISOString()));
+        this.#saveOpenBatches();
+        this.#store.releaseHeldBatches();
+        this.#store.finishIntakeCounts(this.#counts);
+      }),
+    );
+    return andThen(written, () =>
+      andThen(this.#store.commit(), () => {
+        this.#tellCommittedReleases();
+        return { ...this.#counts };
+      }),
+    );
+  }
+
+  /** What the chunk's rows will ask (a store on a server, the window's look-up), loaded first. */
+  #prepareChunk(rows: readonly RowToJournal[]): Awaitable<void> {
+    return prepareChunk(this.#store, this.#sentBefore, this.#groups, rows);
+  }
+
+  #prepareSettle(): Awaitable<void> {
+    return prepareSettle(this.#store, this.#sentBefore, this.#doubts.list());
+  }
+
+  /** Releases the senders can see now (their transaction committed) are told of. */
+  #tellCommittedReleases(): void {
+    if (this.#untold.releases === 0 || this.#store.commits() === this.#untold.commits) return;
+    this.#untold.releases = 0;
+    this.#onRelease?.();
   }
 
   #writeChunk(rows: readonly RowToJournal[]): void {
@@ -146,7 +138,10 @@ export class Planner implements RowWriter {
   }
 
   #writeRows(rows: readonly RowToJournal[]): void {
-    if (this.#closed.release() > 0) this.#onRelease?.();
+    const released = this.#closed.release();
+    if (released > 0 && this.#store.releasesSeenAtCommit) {
+      this.#untold = { releases: this.#untold.releases + released, commits: this.#store.commits() };
+    } else if (released > 0) this.#onRelease?.();
     if (this.#groupCounts) this.#endGroupsAllRead(this.#groupCounts);
     const now = new Date().toISOString();
     for (const row of rows) {

@@ -2,7 +2,13 @@
 import { Planner, type PlannerOptions, type RowWriter } from './planner.js';
 import type { PlanStore } from './store.js';
 
-export type { IntakeCounts, PlannerOptions, RowToJournal, RowWriter } from './planner.js';
+export type {
+  IntakeCounts,
+  PlannerOptions,
+  RowToJournal,
+  RowWriter,
+  SyncRowWriter,
+} from './planner.js';
 
 /** The planner for one file's intake, writing through `store` (FileStore.planStore(id)). */
 export function createRowWriter(store: PlanStore, options: PlannerOptions): RowWriter {

@@ -2,6 +2,12 @@
 // file's rows, groups and batches, and the bulk transaction they are written in. The planner
 // decides; the store only reads and writes what it is told. The journal implements it
 // (journal/planStore.ts); the planner's own tests use a fake kept in memory.
+//
+// The verbs the planner calls per row answer at once. A journal on a server (PostgreSQL) cannot:
+// it loads what a chunk's rows will ask before the chunk (prepareChunk, prepareSettle), reserves
+// ids in blocks, and buffers its writes until a commit, so only those few verbs are awaited, once
+// per chunk at most. The SQLite journal answers at once and has no prepare verbs.
+import type { Awaitable } from '../ports/awaitable.js';
 
 /**
  * A group's identity as the journal stores it: ids, values as JSON, and a hash to look it up by.
@@ -50,12 +56,30 @@ export interface SentBefore {
  * The earlier rows of a group's message, or undefined when no earlier file has it (the repeat
  * window: the journal answers it, the planner asks it once per group).
  */
-export type SentBeforeLookup = (
-  keyHash: number,
-  appId: string,
-  templateId: string,
-  datasJson: string,
-) => SentBefore | undefined;
+export interface SentBeforeLookup {
+  (keyHash: number, appId: string, templateId: string, datasJson: string): SentBefore | undefined;
+  /**
+   * Loads the answers for these groups, so that asking for them then answers at once (a journal
+   * on a server). Absent: every answer is at hand.
+   */
+  prepare?(keys: readonly GroupKey[]): Awaitable<void>;
+}
+
+/** What a chunk's rows will ask of the store (see PlanStore.prepareChunk). */
+export interface ChunkNeeds {
+  /** Rows in the chunk (each may take a row id, a batch id, and a group id). */
+  rows: number;
+  /** The groups of the chunk the planner does not hold (findGroup, heldBatchOf, insertGroup). */
+  groups: readonly GroupKey[];
+  /** The chunk's numbers (whySuppressed). */
+  phones: readonly string[];
+}
+
+/** A doubt's group and number (see PlanStore.placedRowsMatching). */
+export interface PlacedKey {
+  groupId: number;
+  phone: string;
+}
 
 /** The file's header as intake read it: its columns, and those it keeps as extras. */
 export interface FileHeader {
@@ -70,6 +94,21 @@ export interface HeldBatch {
 }
 
 export interface PlanStore {
+  /**
+   * Before a chunk is planned: loads what its synchronous calls will ask, and reserves the ids it
+   * may take. Absent: the store answers every call at once.
+   */
+  prepareChunk?(needs: ChunkNeeds): Awaitable<void>;
+  /**
+   * Before the doubts are settled (the end of the file, or a refusal): placedRowsMatching for
+   * these, and their groups (groupValues, findGroup, heldBatchOf), and ids for a batch each.
+   */
+  prepareSettle?(doubts: readonly PlacedKey[]): Awaitable<void>;
+  /**
+   * True when senders see a released batch only once its transaction commits (they read through
+   * other connections): the planner tells of releases after the commit, not at once.
+   */
+  readonly releasesSeenAtCommit?: boolean;
   /** The file's header, once read (before its first row). */
   saveHeader(header: FileHeader): void;
   // Rows, in the file's order: a row's id is known once it is written (onId), before the chunk
@@ -94,7 +133,7 @@ export interface PlanStore {
   setRowBatch(rowId: number, batchId: number): void;
   /** The file's rows in batches whose (group, number) is one of `keys`: [rowId, groupId, phone]. */
   placedRowsMatching(
-    keys: Iterable<{ groupId: number; phone: string }>,
+    keys: Iterable<PlacedKey>,
   ): Array<[rowId: number, groupId: number, phone: string]>;
 
   /** The file's group with this key, if the journal has it. */
@@ -126,10 +165,11 @@ export interface PlanStore {
   /** Commits so far: what was written before the count moved is in the journal for good. */
   commits(): number;
   /**
-   * Runs `write` (of `rows` rows) in the open bulk transaction, committing when it is large enough.
+   * Runs `write` (of `rows` rows, synchronously) in the open bulk transaction, committing when it
+   * is large enough: awaited, the commit is done.
    */
-  writeInBulk(rows: number, write: () => void): void;
-  commit(): void;
+  writeInBulk(rows: number, write: () => void): Awaitable<void>;
+  commit(): Awaitable<void>;
   /** True when rows this store wrote were rolled back with a bulk transaction. */
   rowsLost(): boolean;
   /** Throws when rowsLost(). */

@@ -114,6 +114,8 @@ class Simulator implements RunningSimulator {
   records: AcceptedRecord[] = [];
   acceptedCount = 0;
   requestCount = 0;
+  peakInFlight = 0;
+  #inFlight = 0;
 
   readonly #o: SimulatorOptions;
   readonly #server: http.Server;
@@ -204,7 +206,11 @@ class Simulator implements RunningSimulator {
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const socket = req.socket;
     this.#busy.add(socket);
-    res.once('close', () => this.#busy.delete(socket));
+    this.peakInFlight = Math.max(this.peakInFlight, ++this.#inFlight);
+    res.once('close', () => {
+      this.#busy.delete(socket);
+      this.#inFlight--;
+    });
     this.requestCount += 1;
     const fault = this.#chooseFault(this.requestCount);
     const body = await readBody(req);

@@ -90,6 +90,11 @@ export interface RunningSimulator {
   acceptedCount: number;
   /** Requests that reached the handler, whatever became of them. */
   requestCount: number;
+  /**
+   * The most requests in flight at once (received, not yet answered or cut): what a sender's
+   * concurrency limit held, across all its processes.
+   */
+  peakInFlight: number;
   /** Stops listening, drops every connection (stalled and keep-alive too); safe to call twice. */
   close(): Promise<void>;
 }

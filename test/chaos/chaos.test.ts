@@ -37,7 +37,7 @@ test('chaos: a bad argument is a usage error, exit 2, with the usage', () => {
     encoding: 'utf8',
   });
   assert.equal(r.status, 2, r.stderr);
-  assert.match(r.stderr, /--mode expects send, daemon, both, got "sideways"/);
+  assert.match(r.stderr, /--mode expects send, daemon, both, cluster, got "sideways"/);
   assert.match(r.stderr, /usage: npm run chaos --/);
 });
 

@@ -2,8 +2,13 @@
 // intake writes through (FileStore.planStore).
 import type { Journal } from '../../src/journal/connection.js';
 import { handleOf } from '../../src/journal/stores/handle.js';
-import { createRowWriter, type PlannerOptions, type RowWriter } from '../../src/plan/rowWriter.js';
+import {
+  createRowWriter,
+  type PlannerOptions,
+  type SyncRowWriter,
+} from '../../src/plan/rowWriter.js';
 
-export function planWriter(db: Journal, fileId: number, options: PlannerOptions): RowWriter {
-  return createRowWriter(handleOf(db).files.planStore(fileId), options);
+/** SQLite's plan store answers at once, and so then does the planner: nothing to await. */
+export function planWriter(db: Journal, fileId: number, options: PlannerOptions): SyncRowWriter {
+  return createRowWriter(handleOf(db).files.planStore(fileId), options) as SyncRowWriter;
 }

@@ -37,10 +37,10 @@ function writer(dir: string): JournalHandle {
 }
 
 /** One group of `phones` in one batch, released, as intake writes it (through PlanStore). */
-function planRows(journal: JournalHandle, fileId: number, phones: string[]): number {
+async function planRows(journal: JournalHandle, fileId: number, phones: string[]): Promise<number> {
   const store = journal.files.planStore(fileId);
   let batchId = 0;
-  store.writeInBulk(phones.length, () => {
+  await store.writeInBulk(phones.length, () => {
     const now = new Date().toISOString();
     const groupId = store.insertGroup({
       appId: 'app',
@@ -57,7 +57,7 @@ function planRows(journal: JournalHandle, fileId: number, phones: string[]): num
     store.releaseBatch(batchId);
     store.finishIntakeCounts({ rows: phones.length, invalid: 0, duplicates: 0, repeats: 0 });
   });
-  store.commit();
+  await store.commit();
   return batchId;
 }
 
@@ -81,7 +81,7 @@ describe('journal ports (SQLite)', () => {
     });
     assert.equal((await journal.files.identify('ab'.repeat(32)))?.id, file.id);
     await journal.files.beginIntake(file.id);
-    const batchId = planRows(journal, file.id, ['13800000001', '13800000002']);
+    const batchId = await planRows(journal, file.id, ['13800000001', '13800000002']);
     await journal.files.status(file.id, 'sending');
 
     const rows: RecipientRow[] = await allPages(journal.reads.recipients(file.id, []));

@@ -74,6 +74,17 @@ describe('a throwaway PostgreSQL cluster', { skip: postgresMissing() }, () => {
     assert.deepEqual(who[0], { u: 'postgres', s: true });
   });
 
+  test('restart() is a crash and a start: committed data stays, the same URL works', async () => {
+    const url = await pg15.cluster.freshDatabase();
+    const pool = pg15.cluster.pool(url);
+    await pool.query('CREATE TABLE kept (x integer); INSERT INTO kept VALUES (1)');
+    const before = pg15.cluster.pid;
+    await pg15.cluster.restart();
+    assert.notEqual(pg15.cluster.pid, before, 'a new postmaster');
+    const { rows } = await pool.query<{ x: number }>('SELECT x FROM kept');
+    assert.deepEqual(rows, [{ x: 1 }]);
+  });
+
   test('stop() ends the server and its children and removes its folder', async (t) => {
     const started = Date.now();
     const other = await startPostgres();

@@ -160,20 +160,25 @@ const row = (phone: string, value: string): RowToJournal => ({
 const phone = (n: number): string => `138000000${String(n).padStart(2, '0')}`;
 
 describe('the planner, on a store in memory', () => {
-  it('cuts each group into full batches, releases a closed one a chunk later and the rest at finish', () => {
+  it('cuts each group into full batches, releases a closed one a chunk later and the rest at finish', async () => {
     const store = new FakeStore();
     let released = 0;
     const planner = new Planner(store, { maxPerRequest: 2, onRelease: () => released++ });
-    planner.write([row(phone(1), 'a'), row(phone(2), 'b'), row(phone(3), 'a'), row(phone(4), 'a')]);
+    await planner.write([
+      row(phone(1), 'a'),
+      row(phone(2), 'b'),
+      row(phone(3), 'a'),
+      row(phone(4), 'a'),
+    ]);
     assert.deepEqual(
       store.batchesShown(),
       ['1: 01 03 (held)', '2: (held)', '1: (held)'],
       'numbers of open batches are written when they close or at the end',
     );
-    planner.write([row(phone(5), 'b'), row('', 'b'), row('13900000000', 'a')]);
+    await planner.write([row(phone(5), 'b'), row('', 'b'), row('13900000000', 'a')]);
     assert.deepEqual(store.batchesShown(), ['1: 01 03 (due)', '2: 02 05 (held)', '1: (held)']);
     assert.equal(released, 1);
-    const counts = planner.finish();
+    const counts = await planner.finish();
     assert.deepEqual(store.batchesShown(), ['1: 01 03 (due)', '2: 02 05 (due)', '1: 04 (due)']);
     assert.deepEqual(counts, { rows: 7, invalid: 2, duplicates: 0, repeats: 0 });
     assert.deepEqual(store.counts, counts);
@@ -184,18 +189,18 @@ describe('the planner, on a store in memory', () => {
     );
   });
 
-  it('settles doubts at the end: repeats become duplicates, a new number joins its held batch, sent first', () => {
+  it('settles doubts at the end: repeats become duplicates, a new number joins its held batch, sent first', async () => {
     const store = new FakeStore();
     // One bit: every number but a group's first is a doubt.
     const planner = new Planner(store, { maxPerRequest: 3, seenNumbers: new SeenNumbers(1) });
-    planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
-    planner.write([row(phone(2), 'a'), row(phone(3), 'a')]);
+    await planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
+    await planner.write([row(phone(2), 'a'), row(phone(3), 'a')]);
     assert.deepEqual(
       store.batchesShown(),
       ['1: (held)'],
       'only the first number placed; the others wait',
     );
-    const counts = planner.finish();
+    const counts = await planner.finish();
     assert.deepEqual(store.batchesShown(), ['1: 01 02 03 (due)']);
     assert.deepEqual(
       store.rows.map((r) => [r.intake, r.batchId, r.duplicateOf]),
@@ -211,7 +216,7 @@ describe('the planner, on a store in memory', () => {
     assert.deepEqual([...store.first], [1]);
   });
 
-  it("keeps a group's last batch held when its last row is read while it has doubts", () => {
+  it("keeps a group's last batch held when its last row is read while it has doubts", async () => {
     const store = new FakeStore();
     let reads = 0;
     // The counts say that the third and fourth rows read are their groups' last.
@@ -225,14 +230,19 @@ describe('the planner, on a store in memory', () => {
       seenNumbers: new SeenNumbers(1),
       groupCounts,
     });
-    planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(5), 'b'), row(phone(3), 'a')]);
-    planner.write([row(phone(4), 'c')]);
+    await planner.write([
+      row(phone(1), 'a'),
+      row(phone(2), 'a'),
+      row(phone(5), 'b'),
+      row(phone(3), 'a'),
+    ]);
+    await planner.write([row(phone(4), 'c')]);
     assert.deepEqual(
       store.batchesShown(),
       ['1: 01 (held)', '2: 05 (due)', '3: (held)'],
       'b ended: released a chunk later; a has doubts: held',
     );
-    planner.finish();
+    await planner.finish();
     assert.deepEqual(
       store.batchesShown(),
       ['1: 01 02 03 (due)', '2: 05 (due)', '3: 04 (due)'],
@@ -240,23 +250,23 @@ describe('the planner, on a store in memory', () => {
     );
   });
 
-  it('with deferred commits, releases a closed batch only after a commit holds it', () => {
+  it('with deferred commits, releases a closed batch only after a commit holds it', async () => {
     const store = new FakeStore(true);
     const planner = new Planner(store, { maxPerRequest: 1 });
-    planner.write([row(phone(1), 'a')]);
-    planner.write([row(phone(2), 'a')]);
+    await planner.write([row(phone(1), 'a')]);
+    await planner.write([row(phone(2), 'a')]);
     assert.deepEqual(store.releases, [], 'closed, but no commit since');
     store.commit();
-    planner.write([]);
+    await planner.write([]);
     assert.deepEqual(store.releases, [1, 2]);
   });
 
-  it('records a number another file sent the message to as a repeat of that row, not placed', () => {
+  it('records a number another file sent the message to as a repeat of that row, not placed', async () => {
     const store = new FakeStore();
     const sentBefore = () => ({ size: 1, rowOf: (p: string) => (p === phone(1) ? 99 : undefined) });
     const planner = new Planner(store, { maxPerRequest: 5, sentBefore });
-    planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
-    const counts = planner.finish();
+    await planner.write([row(phone(1), 'a'), row(phone(2), 'a'), row(phone(1), 'a')]);
+    const counts = await planner.finish();
     assert.deepEqual(
       store.rows.map((r) => [r.intake, r.duplicateOf]),
       [
@@ -281,7 +291,7 @@ function interleavedRows(groupSizes: number[]): RowToJournal[] {
 }
 
 describe('the rule (placeNumber), through the planner', () => {
-  it('is exhaustive for every group-size mix up to 3 groups of 0..7 numbers and limits 1..4', () => {
+  it('is exhaustive for every group-size mix up to 3 groups of 0..7 numbers and limits 1..4', async () => {
     for (let max = 1; max <= 4; max++)
       for (let a = 0; a < 8; a++)
         for (let b = 0; b < 8; b++)
@@ -290,8 +300,8 @@ describe('the rule (placeNumber), through the planner', () => {
             const rows = interleavedRows(sizes);
             const store = new FakeStore();
             const planner = new Planner(store, { maxPerRequest: max, fileBytes: 10_000 });
-            for (let at = 0; at < rows.length; at += 5) planner.write(rows.slice(at, at + 5));
-            planner.finish();
+            for (let at = 0; at < rows.length; at += 5) await planner.write(rows.slice(at, at + 5));
+            await planner.finish();
             const what = `sizes ${sizes.join(',')}, max ${max}`;
             // the fewest requests possible, all full but each group's last
             const fewest = sizes.reduce((n, s) => n + Math.ceil(s / max), 0);

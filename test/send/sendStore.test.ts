@@ -22,7 +22,7 @@ async function fileOfThree(journal: JournalHandle): Promise<{ fileId: number; id
   });
   const store = journal.files.planStore(file.id);
   const ids: number[] = [];
-  store.writeInBulk(3, () => {
+  await store.writeInBulk(3, () => {
     const now = new Date().toISOString();
     for (let i = 0; i < 3; i++) {
       const key = { appId: 'app', templateId: '1', datasJson: `["${i}"]`, keyHash: i };
@@ -32,7 +32,7 @@ async function fileOfThree(journal: JournalHandle): Promise<{ fileId: number; id
       ids.push(batchId);
     }
   });
-  store.commit();
+  await store.commit();
   store.sendFirst([ids[2]!]);
   await journal.files.status(file.id, 'sending');
   return { fileId: file.id, ids };

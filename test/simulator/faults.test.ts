@@ -172,6 +172,19 @@ describe('simulator faults', () => {
     await assert.rejects(pending);
   });
 
+  test('counts the most requests in flight at once, stalled and cut ones too', async () => {
+    const sim = await start({ latencyMs: [300, 300] });
+    try {
+      await Promise.all(Array.from({ length: 5 }, () => call(sim)));
+      assert.equal(sim.peakInFlight, 5);
+      await call(sim);
+      await call(sim);
+      assert.equal(sim.peakInFlight, 5, 'one at a time afterwards');
+    } finally {
+      await sim.close();
+    }
+  });
+
   test('bad rules given in code are refused at start', async () => {
     await assert.rejects(
       startSimulator(baseOptions({ faults: [{ kind: 'status', everyNth: 2 }] })),

@@ -100,7 +100,7 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
     if (stopping) process.exit(1);
     stopping = true;
     process.stdout.write(
-      `${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted\n`,
+      `${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted, at most ${sim.peakInFlight} at once\n`,
     );
     sim.close().then(
       () => process.exit(0),

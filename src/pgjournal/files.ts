@@ -1,0 +1,280 @@
+// FileStore on the PostgreSQL journal: a file's record found, made, moved through its statuses and
+// counted, as the SQLite journal does (journal/files.ts, stores/fileStore.ts: read there why), and
+// the planner's store for its intake (planStore.ts). Each write is one transaction; a move that is
+// a webhook event writes the event in it.
+import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
+import type { FileStore } from '../ports/files.js';
+import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/index.js';
+import { FILE_STATUS, type FileStatus } from '../ports/states.js';
+import type { PlanStore } from '../plan/store.js';
+import {
+  attemptsOf,
+  countFile,
+  fileById,
+  lastProgressAt,
+  latestFile,
+  planSummary,
+  recordFileEvent,
+  unfinishedWithSends,
+  waitingRepeats,
+} from './fileReads.js';
+import { PgPlanStore } from './planStore.js';
+
+export interface PgFileStoreOptions {
+  /** Webhook targets: each gets the file's events (file.taken, file.finished, file.failed). */
+  webhookTargets?: readonly string[];
+  /** Batches intake asks to go first, once committed (PlanStore.sendFirst): the sender's list. */
+  sendFirst?: (batchIds: number[]) => void;
+}
+
+/** The PostgreSQL FileStore on a migrated journal's pool (schema.ts: openPool, migratePostgres). */
+export function pgFileStore(pool: pg.Pool, options: PgFileStoreOptions = {}): FileStore {
+  return new PgFileStore(pool, options);
+}
+
+/** Rows an interrupted intake kept: in batches with an attempt behind them, or split from one. */
+const KEPT = `SELECT id FROM batches b WHERE b.file_id = $1 AND (b.parent_id IS NOT NULL
+  OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
+
+const ZEROED = 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = $1';
+
+class PgFileStore implements FileStore {
+  readonly #pool: pg.Pool;
+  readonly #targets: readonly string[];
+  readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
+  /** What beginIntake found kept, for the plan store made next for the file. */
+  readonly #keptNumbers = new Map<number, Array<[number, string]>>();
+
+  constructor(pool: pg.Pool, options: PgFileStoreOptions) {
+    this.#pool = pool;
+    this.#targets = options.webhookTargets ?? [];
+    this.#sendFirst = options.sendFirst;
+  }
+
+  identify(sha256: string): Promise<FileRecord | undefined> {
+    return latestFile(this.#pool, sha256);
+  }
+  file(id: number): Promise<FileRecord | undefined> {
+    return fileById(this.#pool, id);
+  }
+  grownCandidates(size: number): Promise<FileRecord[]> {
+    return unfinishedWithSends(this.#pool, size);
+  }
+
+  /** Generation one more than any earlier record of the bytes; a node racing for it tries again. */
+  async create(file: NewFile): Promise<FileRecord> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#transaction(async (db) => {
+          const now = new Date().toISOString();
+          const { rows } = await db.query<{ id: number }>(
+            `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
+             SELECT $1, coalesce(max(generation), 0) + 1, $2, $3, $4, $5, $6, $7, $7, $8 FROM files WHERE sha256 = $1
+             RETURNING id`,
+            [
+              file.sha256,
+              file.name,
+              file.path,
+              file.size,
+              file.encoding,
+              FILE_STATUS.intake,
+              now,
+              file.provider ?? null,
+            ],
+          );
+          const id = rows[0]!.id;
+          await recordFileEvent(db, this.#targets, 'file.taken', id);
+          return (await fileById(db, id))!;
+        });
+      } catch (error) {
+        if ((error as { code?: string }).code !== '23505' || tries >= 3) throw error;
+      }
+    }
+  }
+
+  adopt(id: number, file: NewFile): Promise<FileRecord> {
+    return this.#transaction(async (db) => {
+      await db.query(
+        'UPDATE files SET sha256 = $2, name = $3, path = $4, size = $5, status = $6, error = NULL, finished_at = NULL WHERE id = $1',
+        [id, file.sha256, file.name, file.path, file.size, FILE_STATUS.intake],
+      );
+      await recordFileEvent(db, this.#targets, 'file.taken', id);
+      return (await fileById(db, id))!;
+    });
+  }
+
+  async noteTaken(sha256: string): Promise<void> {
+    await this.#transaction(async (db) => {
+      const { rows } = await db.query<{ id: number }>(
+        "SELECT id FROM files WHERE sha256 = $1 AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1",
+        [sha256],
+      );
+      const id = rows[0]?.id;
+      if (id === undefined) return; // a new file: create records it (and its event)
+      await db.query('UPDATE files SET taken_at = $2 WHERE id = $1', [
+        id,
+        new Date().toISOString(),
+      ]);
+      await recordFileEvent(db, this.#targets, 'file.taken', id);
+    });
+  }
+
+  async setProvider(id: number, provider: string): Promise<void> {
+    await this.#pool.query('UPDATE files SET provider = $2 WHERE id = $1', [id, provider]);
+  }
+  async setEncoding(id: number, encoding: string): Promise<void> {
+    await this.#pool.query('UPDATE files SET encoding = $2 WHERE id = $1', [id, encoding]);
+  }
+
+  /**
+   * As SQLite's restartIntake: what an interrupted intake wrote goes, but for the batches a request
+   * may have carried and their rows; the file's groups stay. Returns the rows kept, by line.
+   */
+  async beginIntake(id: number): Promise<KeptRows> {
+    const kept = await this.#transaction(async (db) => {
+      await db.query(
+        `DELETE FROM rows WHERE file_id = $1 AND (batch_id IS NULL OR batch_id NOT IN (${KEPT}))`,
+        [id],
+      );
+      await db.query('DELETE FROM invalid_cells WHERE file_id = $1', [id]);
+      await db.query(
+        `DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = $1 AND id NOT IN (${KEPT}))`,
+        [id],
+      );
+      await db.query(
+        `DELETE FROM batch_numbers WHERE batch_id IN (SELECT id FROM batches WHERE file_id = $1 AND id NOT IN (${KEPT}))`,
+        [id],
+      );
+      await db.query(`DELETE FROM batches WHERE file_id = $1 AND id NOT IN (${KEPT})`, [id]);
+      await db.query(ZEROED, [id]);
+      await db.query(
+        'UPDATE files SET status = $2, error = NULL, finished_at = NULL WHERE id = $1',
+        [id, FILE_STATUS.intake],
+      );
+      const { rows } = await db.query<{
+        line: number;
+        id: number;
+        group_id: number | null;
+        phone: string | null;
+        intake: string;
+      }>('SELECT line, id, group_id, phone, intake FROM rows WHERE file_id = $1 ORDER BY line', [
+        id,
+      ]);
+      return rows;
+    });
+    this.#keptNumbers.set(
+      id,
+      kept.filter((r) => r.intake === 'valid').map((r) => [r.group_id!, r.phone!]),
+    );
+    return {
+      lines: Int32Array.from(kept, (r) => r.line),
+      ids: Float64Array.from(kept, (r) => r.id),
+    };
+  }
+
+  planStore(id: number): PlanStore {
+    const kept = this.#keptNumbers.get(id);
+    this.#keptNumbers.delete(id);
+    return new PgPlanStore(this.#pool, id, {
+      ...(kept ? { kept } : {}),
+      ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
+    });
+  }
+
+  async status(id: number, to: FileStatus, error?: string): Promise<void> {
+    await this.#transaction((db) => this.#setStatus(db, id, to, error));
+  }
+
+  async #setStatus(db: pg.ClientBase, id: number, to: FileStatus, error?: string): Promise<void> {
+    const final = to === FILE_STATUS.done || to === FILE_STATUS.refused;
+    await db.query('UPDATE files SET status = $2, error = $3, finished_at = $4 WHERE id = $1', [
+      id,
+      to,
+      error ?? null,
+      final ? new Date().toISOString() : null,
+    ]);
+    if (final)
+      await recordFileEvent(
+        db,
+        this.#targets,
+        to === FILE_STATUS.done ? 'file.finished' : 'file.failed',
+        id,
+        error,
+      );
+  }
+
+  /** As SQLite's: nothing sent, the rows go; something sent, they stay and are recounted. */
+  refuse(
+    id: number,
+    explain: (requestsSent: number) => string,
+  ): Promise<{ requestsSent: number; reason: string }> {
+    return this.#transaction(async (db) => {
+      const requestsSent = await attemptsOf(db, id);
+      const reason = explain(requestsSent);
+      if (requestsSent === 0) await discardIntake(db, id);
+      else await recountFile(db, id);
+      await this.#setStatus(db, id, FILE_STATUS.refused, reason);
+      return { requestsSent, reason };
+    });
+  }
+
+  counts(id: number): Promise<FileCounts> {
+    return countFile(this.#pool, id);
+  }
+  waitingRepeats(id: number): Promise<WaitingFile[]> {
+    return waitingRepeats(this.#pool, id);
+  }
+  requestsMade(id: number): Promise<number> {
+    return attemptsOf(this.#pool, id);
+  }
+  async lateness(id: number): Promise<{ lastProgressAt: string; requestsMade: number }> {
+    const file = await fileById(this.#pool, id);
+    if (!file) throw new SmsdropError('E_INTERNAL', `file ${id} is not in the journal`);
+    return {
+      lastProgressAt: await lastProgressAt(this.#pool, file),
+      requestsMade: await attemptsOf(this.#pool, id),
+    };
+  }
+  planSummary(id: number): Promise<{ groups: number; requests: number; numbers: number }> {
+    return planSummary(this.#pool, id);
+  }
+
+  async #transaction<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/** As SQLite's discardIntake: the file's rows, batches and attempts go; its groups stay. */
+async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {
+  const ofFile = 'SELECT id FROM batches WHERE file_id = $1';
+  await db.query(`DELETE FROM attempts WHERE batch_id IN (${ofFile})`, [fileId]);
+  await db.query(`DELETE FROM batch_numbers WHERE batch_id IN (${ofFile})`, [fileId]);
+  await db.query('DELETE FROM batches WHERE file_id = $1', [fileId]);
+  await db.query('DELETE FROM rows WHERE file_id = $1', [fileId]);
+  await db.query('DELETE FROM invalid_cells WHERE file_id = $1', [fileId]);
+  await db.query(ZEROED, [fileId]);
+}
+
+async function recountFile(db: pg.ClientBase, fileId: number): Promise<void> {
+  await db.query(
+    `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = $1),
+       invalid = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'invalid'),
+       duplicates = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'duplicate'),
+       repeats = (SELECT count(*) FROM rows r WHERE r.file_id = $1 AND r.intake = 'duplicate'
+                    AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != $1)
+     WHERE id = $1`,
+    [fileId],
+  );
+}

@@ -1,0 +1,54 @@
+// Ids the PostgreSQL plan store hands out at once (PlanStore's addRow, insertGroup, insertBatch
+// answer synchronously), reserved from the tables' identity sequences a chunk ahead. One statement
+// takes as many values as asked: nextval is atomic, so several nodes reserving at the same time
+// never get the same id, and the values one call takes increase, as do those of later calls. They
+// need not be contiguous (another node's values may fall between): ids only have to be unique and
+// follow the order the store hands them out in (a file's rows in line order).
+import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
+
+/** The tables whose ids the store makes itself; their identity sequences (table_id_seq). */
+export type IdTable = 'rows' | 'groups' | 'batches';
+
+/** Taken at least this many at a time: fewer round trips for chunks of few rows. */
+const LEAST_RESERVED = 256;
+
+export class IdReserve {
+  readonly #table: IdTable;
+  /** Reserved, not handed out yet, ascending; handed out from `#next`. */
+  #ids: number[] = [];
+  #next = 0;
+
+  constructor(table: IdTable) {
+    this.#table = table;
+  }
+
+  /** How many are reserved and not handed out. */
+  get available(): number {
+    return this.#ids.length - this.#next;
+  }
+
+  /** Makes sure `count` ids can be taken without asking the database. */
+  async reserve(db: pg.ClientBase, count: number): Promise<void> {
+    const missing = count - this.available;
+    if (missing <= 0) return;
+    const { rows } = await db.query<{ ids: string[] }>(
+      `SELECT array_agg(v ORDER BY v)::text[] AS ids
+       FROM (SELECT nextval('${this.#table}_id_seq') AS v FROM generate_series(1, $1::int)) s`,
+      [Math.max(missing, LEAST_RESERVED)],
+    );
+    const fresh = rows[0]!.ids.map(Number);
+    this.#ids = [...this.#ids.slice(this.#next), ...fresh];
+    this.#next = 0;
+  }
+
+  /** The next reserved id; reserving too few is a bug of the store (prepare before planning). */
+  take(): number {
+    if (this.#next >= this.#ids.length)
+      throw new SmsdropError(
+        'E_INTERNAL',
+        `no ${this.#table} id reserved: the plan store was asked more than it was prepared for`,
+      );
+    return this.#ids[this.#next++]!;
+  }
+}

@@ -1,0 +1,358 @@
+// PlanStore on the PostgreSQL journal: the planner's verbs answer at once, from what the store
+// loaded before the chunk (prepareChunk, prepareSettle: the file's groups the chunk names and their
+// held batches, the suppressed numbers among its rows, the placed rows the doubts ask about) and
+// from ids reserved ahead (ids.ts). Writes are gathered while the chunk is planned and sent after
+// it in a few multi-row statements (planWrites.ts), into a transaction held open across chunks
+// and committed every ROWS_PER_COMMIT rows, as SQLite's bulk transaction is. Everything this store
+// reads goes through that transaction, so it sees what it wrote before.
+//
+// Senders read through other connections: a released batch is theirs once its transaction commits
+// (releasesSeenAtCommit). Its rows and numbers commit with it or before, so a batch may be released
+// in the transaction that made it (releaseOnlyCommitted false): a sender never sees it half made.
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
+import type {
+  ChunkNeeds,
+  FileHeader,
+  GroupKey,
+  HeldBatch,
+  IntakeCounts,
+  PlacedKey,
+  PlannedRow,
+  PlanStore,
+} from '../plan/store.js';
+import { IdReserve } from './ids.js';
+import {
+  anySuppressed,
+  type GroupRecord,
+  loadGroups,
+  placedRowsMatching,
+  suppressedAmong,
+} from './planReads.js';
+import { PlanWrites } from './planWrites.js';
+
+/** Rows per commit once under way; the first commits come sooner (sending starts early). */
+export const ROWS_PER_COMMIT = 50_000;
+const FIRST_ROWS_PER_COMMIT = 5_000;
+/**
+ * Groups kept in memory: more than the planner holds (GROUP_CACHE_SIZE, 20,000) plus what a chunk
+ * adds, so a group the planner drops and takes up again within a chunk is still known here.
+ */
+const GROUPS_KEPT = 50_000;
+
+export interface PgPlanOptions {
+  /** Batches intake asks to go first, handed over once committed (the SendStore's list). */
+  sendFirst?: (batchIds: number[]) => void;
+  /** Numbers an interrupted intake left in batches, by group (FileStore.beginIntake read them). */
+  kept?: Array<[groupId: number, phone: string]>;
+}
+
+export class PgPlanStore implements PlanStore {
+  readonly releaseOnlyCommitted = false;
+  readonly releasesSeenAtCommit = true;
+  readonly #pool: pg.Pool;
+  readonly #fileId: number;
+  readonly #options: PgPlanOptions;
+  readonly #writes = new PlanWrites();
+  readonly #ids = {
+    rows: new IdReserve('rows'),
+    groups: new IdReserve('groups'),
+    batches: new IdReserve('batches'),
+  };
+  /** The open transaction's connection. */
+  #client: pg.PoolClient | undefined;
+  /** Known groups by id, least recently found first; and by key hash, for the hashes loaded. */
+  #groups = new Map<number, GroupRecord>();
+  #byHash = new Map<number, GroupRecord[]>();
+  /** Held batches' numbers as last saved, and their group. */
+  #held = new Map<number, { group: GroupRecord; phones: string[] }>();
+  #suppressed: Map<string, string> | undefined;
+  #anySuppressed: boolean | undefined;
+  #placed: Array<[number, number, string]> = [];
+  /** Rows added whose ids were asked for (onId), told at flushRows as SQLite's are. */
+  #waiting: Array<[onId: (rowId: number) => void, rowId: number]> = [];
+  #rowsFlushed = 0;
+  #firstPending: number[] = [];
+  #rowsInTransaction = 0;
+  #commitSize = FIRST_ROWS_PER_COMMIT;
+  #commits = 0;
+  #lost = false;
+  /** The store's round trips, one after another. */
+  #busy: Promise<void> = Promise.resolve();
+
+  constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
+    this.#pool = pool;
+    this.#fileId = fileId;
+    this.#options = options;
+  }
+
+  prepareChunk(needs: ChunkNeeds): Promise<void> {
+    return this.#run(async (db) => {
+      await this.#writes.send(db, this.#fileId);
+      this.#rowsFlushed = 0;
+      await this.#ids.rows.reserve(db, needs.rows);
+      await this.#ids.groups.reserve(db, needs.groups.length);
+      // a row opens at most one batch, and a group's eviction none
+      await this.#ids.batches.reserve(db, needs.rows);
+      const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
+      const unknown = hashes.filter((h) => !this.#byHash.has(h));
+      if (unknown.length > 0) this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
+      for (const hash of unknown) if (!this.#byHash.has(hash)) this.#byHash.set(hash, []);
+      this.#anySuppressed ??= await anySuppressed(db);
+      this.#suppressed = this.#anySuppressed ? await suppressedAmong(db, needs.phones) : undefined;
+    });
+  }
+
+  prepareSettle(doubts: readonly PlacedKey[]): Promise<void> {
+    return this.#run(async (db) => {
+      await this.#writes.send(db, this.#fileId);
+      this.#rowsFlushed = 0;
+      const ids = [...new Set(doubts.map((d) => d.groupId))].filter((id) => !this.#groups.has(id));
+      if (ids.length > 0) this.#know(await loadGroups(db, this.#fileId, { ids }));
+      await this.#ids.batches.reserve(db, doubts.length);
+      this.#placed = await placedRowsMatching(db, this.#fileId, doubts);
+    });
+  }
+
+  #know(loaded: Awaited<ReturnType<typeof loadGroups>>): void {
+    for (const group of loaded.groups) {
+      if (this.#groups.has(group.id)) continue;
+      this.#remember(group);
+      for (const batchId of group.held)
+        this.#held.set(batchId, { group, phones: loaded.phones.get(batchId) ?? [] });
+    }
+  }
+
+  #remember(group: GroupRecord): void {
+    this.#groups.set(group.id, group);
+    const bucket = this.#byHash.get(group.keyHash);
+    if (bucket) bucket.push(group);
+    else this.#byHash.set(group.keyHash, [group]);
+  }
+
+  /** Forgets the least recently found groups past GROUPS_KEPT (whole key hashes at a time). */
+  #trim(): void {
+    for (const group of this.#groups.values()) {
+      if (this.#groups.size <= GROUPS_KEPT) return;
+      for (const g of this.#byHash.get(group.keyHash) ?? [group]) {
+        this.#groups.delete(g.id);
+        for (const batchId of g.held) this.#held.delete(batchId);
+      }
+      this.#byHash.delete(group.keyHash);
+    }
+  }
+
+  saveHeader(header: FileHeader): void {
+    this.#writes.header = JSON.stringify(header);
+  }
+  addRow(row: PlannedRow, onId?: (rowId: number) => void): void {
+    const id = this.#ids.rows.take();
+    this.#writes.addRow(id, row);
+    if (onId) this.#waiting.push([onId, id]);
+  }
+  flushRows(): void {
+    for (const [onId, id] of this.#waiting) onId(id);
+    this.#waiting = [];
+    this.#rowsFlushed = this.#writes.rows.id.length;
+  }
+  dropRows(): void {
+    this.#writes.dropRowsFrom(this.#rowsFlushed);
+    this.#waiting = [];
+  }
+  moveKeptRow(rowId: number): void {
+    this.flushRows(); // the rows read before it keep lower ids
+    this.#writes.moves.push([rowId, this.#ids.rows.take()]);
+  }
+  keptNumbers(): Iterable<[groupId: number, phone: string]> {
+    return this.#options.kept ?? [];
+  }
+  keepInvalidCells(rowId: number, cells: readonly string[]): void {
+    this.#writes.invalidCells.push([rowId, JSON.stringify(cells)]);
+  }
+  whySuppressed(phone: string): string | undefined {
+    return this.#suppressed?.get(phone);
+  }
+  markDuplicate(rowId: number, duplicateOf: number): void {
+    this.#writes.duplicates.push([rowId, duplicateOf]);
+  }
+  setRowBatch(rowId: number, batchId: number): void {
+    this.#writes.rowBatches.push([rowId, batchId]);
+  }
+  /** Loaded by prepareSettle, for the doubts it was given (the planner asks for those). */
+  placedRowsMatching(_keys: Iterable<PlacedKey>): Array<[number, number, string]> {
+    return this.#placed;
+  }
+
+  findGroup(key: GroupKey): number | undefined {
+    const bucket = this.#byHash.get(key.keyHash);
+    if (!bucket) throw notPrepared(`the group of key hash ${key.keyHash}`);
+    const found = bucket.find(
+      (g) =>
+        g.appId === key.appId && g.templateId === key.templateId && g.datasJson === key.datasJson,
+    );
+    if (found) {
+      // found again: the most recent
+      this.#groups.delete(found.id);
+      this.#groups.set(found.id, found);
+    }
+    return found?.id;
+  }
+  insertGroup(key: GroupKey): number {
+    const id = this.#ids.groups.take();
+    this.#writes.groups.push({ id, key });
+    this.#remember({ id, ...key, held: [] });
+    return id;
+  }
+  groupValues(groupId: number): { appId: string; templateId: string; datas: string[] } {
+    const g = this.#groups.get(groupId);
+    if (!g) throw notPrepared(`group ${groupId}`);
+    return { appId: g.appId, templateId: g.templateId, datas: JSON.parse(g.datasJson) as string[] };
+  }
+
+  heldBatchOf(groupId: number): HeldBatch | undefined {
+    const g = this.#groups.get(groupId);
+    if (!g) throw notPrepared(`group ${groupId}`);
+    const id = g.held.at(-1);
+    return id === undefined ? undefined : { id, phones: [...(this.#held.get(id)?.phones ?? [])] };
+  }
+  insertBatch(groupId: number, now: string): number {
+    const id = this.#ids.batches.take();
+    this.#writes.batches.push({ id, groupId, reqId: randomUUID().replaceAll('-', ''), now });
+    const group = this.#groups.get(groupId);
+    if (group) {
+      group.held.push(id);
+      this.#held.set(id, { group, phones: [] });
+    }
+    return id;
+  }
+  saveBatchNumbers(batchId: number, phones: readonly string[]): void {
+    const saved = [...phones];
+    this.#writes.numbers.set(batchId, saved);
+    const held = this.#held.get(batchId);
+    if (held) held.phones = saved;
+  }
+  releaseBatch(batchId: number): void {
+    this.#writes.released.add(batchId);
+    const held = this.#held.get(batchId);
+    if (!held) return;
+    held.group.held = held.group.held.filter((id) => id !== batchId);
+    this.#held.delete(batchId);
+  }
+  releaseHeldBatches(): void {
+    this.#writes.releaseAllHeld = true;
+    for (const { group } of this.#held.values()) group.held = [];
+    this.#held.clear();
+  }
+  sendFirst(batchIds: Iterable<number>): void {
+    this.#firstPending.push(...batchIds);
+  }
+  finishIntakeCounts(counts: IntakeCounts): void {
+    this.#writes.counts = { ...counts };
+  }
+
+  commits(): number {
+    return this.#commits;
+  }
+
+  /** Runs `write` (gathering), then sends what it gathered; commits when enough rows wait. */
+  writeInBulk(rows: number, write: () => void): Promise<void> {
+    write();
+    this.#rowsInTransaction += rows;
+    const commit = this.#rowsInTransaction >= this.#commitSize;
+    return this.#run(async (db) => {
+      await this.#writes.send(db, this.#fileId);
+      this.#rowsFlushed = 0;
+      this.#trim();
+      if (commit) await this.#commitOpen();
+    });
+  }
+
+  commit(): Promise<void> {
+    return this.#run(async (db) => {
+      await this.#writes.send(db, this.#fileId);
+      this.#rowsFlushed = 0;
+      await this.#commitOpen();
+    });
+  }
+
+  async #commitOpen(): Promise<void> {
+    const client = this.#client;
+    if (!client) return;
+    await client.query('COMMIT');
+    this.#client = undefined;
+    client.release();
+    this.#commits++;
+    this.#rowsInTransaction = 0;
+    this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
+    const first = this.#firstPending;
+    this.#firstPending = [];
+    if (first.length > 0) this.#options.sendFirst?.(first);
+  }
+
+  rowsLost(): boolean {
+    return this.#lost;
+  }
+  assertNothingLost(): void {
+    if (this.#lost)
+      throw new SmsdropError(
+        'E_JOURNAL_WRITE',
+        'the PostgreSQL journal rolled back rows of this file it was writing (the connection or the server failed)',
+      );
+  }
+
+  /**
+   * Runs `step` on the open transaction (opened if none), after the store's earlier steps. A step
+   * that fails rolls the transaction back: what it held is lost (rowsLost), and nothing more is
+   * written.
+   */
+  #run(step: (db: pg.ClientBase) => Promise<void>): Promise<void> {
+    const run = this.#busy.then(async () => {
+      if (this.#lost) return;
+      try {
+        await step(await this.#transaction());
+      } catch (error) {
+        this.#lost = true;
+        this.#endTransaction();
+        throw new SmsdropError(
+          'E_JOURNAL_WRITE',
+          `the PostgreSQL journal could not record file ${this.#fileId}'s intake: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+    });
+    this.#busy = run.catch(() => undefined);
+    return run;
+  }
+
+  async #transaction(): Promise<pg.PoolClient> {
+    if (this.#client) return this.#client;
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      client.release(true);
+      throw error;
+    }
+    this.#client = client;
+    return client;
+  }
+
+  /** After a failure: the transaction is gone (rolled back, or with its connection). */
+  #endTransaction(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    if (!client) return;
+    client.query('ROLLBACK').then(
+      () => client.release(),
+      () => client.release(true),
+    );
+  }
+}
+
+function notPrepared(what: string): SmsdropError {
+  return new SmsdropError(
+    'E_INTERNAL',
+    `the PostgreSQL plan store was asked for ${what} it did not load (prepareChunk/prepareSettle)`,
+  );
+}

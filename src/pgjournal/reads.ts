@@ -1,0 +1,25 @@
+// The ReadStore of the PostgreSQL journal (ports/reads.ts): every verb of FileReads, StatusReads,
+// MetricsReads and ExportReads (with the result files' ResultReads), each answering as the SQLite
+// journal's does on the same content (test/pg/reads.test.ts holds them to each other).
+import type pg from 'pg';
+import type { ReadStore } from '../ports/reads.js';
+import { pgExportReads } from './readsExport.js';
+import { pgFileReads } from './readsFiles.js';
+import { pgMetricsReads } from './readsMetrics.js';
+import { pgStatusReads } from './readsStatus.js';
+import { pgResultReads } from './results.js';
+
+export interface PgReadOptions {
+  /** Rows per page of the row iterators and the result pages (default: 500, 1,000 result lines). */
+  pageRows?: number;
+}
+
+/** The ReadStore of the PostgreSQL journal reached through `pool` (schema migrated). */
+export function pgReadStore(pool: pg.Pool, options: PgReadOptions = {}): ReadStore {
+  return {
+    ...pgFileReads(pool),
+    ...pgStatusReads(pool),
+    ...pgMetricsReads(pool),
+    ...pgExportReads(pool, pgResultReads(pool, options.pageRows), options.pageRows),
+  };
+}

@@ -1,0 +1,142 @@
+// The repeat window's look-up (src/journal/sentBefore.ts says what counts and why) on the
+// PostgreSQL journal. The planner asks it synchronously, once per group, so here it is read whole
+// when asked for: the window's groups of other files, and the counted numbers of those groups,
+// a page of rows at a time, kept as sorted typed arrays per group (a million numbers: ~16 MB).
+import type { RepeatWindow } from '../config/settings/durations.js';
+import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
+import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import { all, type Queryable } from './readsQuery.js';
+
+/** Rows of numbers per statement while the look-up is read. */
+const PAGE_ROWS = 20_000;
+/** 2^52: international numbers' keys start here (as sentBefore.ts). */
+const INTERNATIONAL_BASE = 4_503_599_627_370_496;
+const MAINLAND = /^1\d{10}$/;
+const INTERNATIONAL = /^00[1-9]\d{5,14}$/;
+
+/** Batches whose rows count, for `b` joined to its file `f` (sentBefore.ts's COUNTS). */
+const COUNTS = `(b.state = 'sending'
+  OR (b.state = 'planned' AND (f.status = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))
+  OR (b.state IN ('accepted', 'unknown') AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= $2)))`;
+
+interface WindowGroup {
+  id: number;
+  key_hash: number;
+  app_id: string;
+  template_id: string;
+  datas: string;
+}
+
+/** The look-up for intake of `fileId`, or undefined when the window is off or holds no group. */
+export async function sentBeforeOf(
+  db: Queryable,
+  fileId: number,
+  window: RepeatWindow,
+  now = Date.now(),
+): Promise<SentBeforeLookup | undefined> {
+  if (window.ms <= 0) return undefined;
+  const since = new Date(now - window.ms).toISOString();
+  const groups = await all<WindowGroup>(
+    db,
+    `SELECT g.id, g.key_hash, g.app_id, g.template_id, g.datas FROM groups g
+     WHERE g.file_id != $1 AND g.id IN (
+       SELECT b.group_id FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE a.started_at >= $2
+       UNION
+       SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
+       WHERE f.status != 'done' AND b.state IN ${sqlList(UNSETTLED_STATES)}
+     ) ORDER BY g.id`,
+    [fileId, since],
+  );
+  if (groups.length === 0) return undefined;
+  const numbers = await numbersOfGroups(db, groups, since);
+  const byHash = new Map<number, WindowGroup[]>();
+  for (const g of groups) byHash.set(g.key_hash, [...(byHash.get(g.key_hash) ?? []), g]);
+  return (keyHash, appId, templateId, datasJson) => {
+    const matching = (byHash.get(keyHash) ?? []).filter(
+      (g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson,
+    );
+    if (matching.length === 0) return undefined;
+    return sentBeforeFrom(matching.map((g) => numbers.get(g.id) ?? EMPTY));
+  };
+}
+
+interface Numbers {
+  keys: Float64Array;
+  rowIds: Float64Array;
+}
+const EMPTY: Numbers = { keys: new Float64Array(0), rowIds: new Float64Array(0) };
+
+/** The counted rows of the groups, by group: keys sorted (ties by row id). */
+async function numbersOfGroups(
+  db: Queryable,
+  groups: WindowGroup[],
+  since: string,
+): Promise<Map<number, Numbers>> {
+  const pairs = new Map<number, Array<[number, number]>>();
+  for (let after = 0; ;) {
+    const rows = await all<{ group_id: number; key: number; id: number }>(
+      db,
+      `SELECT b.group_id, CASE WHEN substr(r.phone, 1, 2) = '00'
+           THEN ${INTERNATIONAL_BASE} + substr(r.phone, 3)::bigint ELSE r.phone::bigint END AS key, r.id
+       FROM batches b JOIN files f ON f.id = b.file_id JOIN rows r ON r.batch_id = b.id
+       WHERE b.group_id = ANY($1::bigint[]) AND r.intake = 'valid' AND ${COUNTS} AND r.id > $3
+       ORDER BY r.id LIMIT $4`,
+      [groups.map((g) => g.id), since, after, PAGE_ROWS],
+    );
+    for (const r of rows) {
+      const list = pairs.get(r.group_id) ?? [];
+      list.push([r.key, r.id]);
+      pairs.set(r.group_id, list);
+    }
+    if (rows.length < PAGE_ROWS) break;
+    after = rows[rows.length - 1]!.id;
+  }
+  const out = new Map<number, Numbers>();
+  for (const [groupId, list] of pairs) out.set(groupId, sorted(list));
+  return out;
+}
+
+function sorted(list: Array<[number, number]>): Numbers {
+  list.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  return {
+    keys: Float64Array.from(list, (p) => p[0]),
+    rowIds: Float64Array.from(list, (p) => p[1]),
+  };
+}
+
+function sentBeforeFrom(parts: Numbers[]): SentBefore {
+  const merged =
+    parts.length === 1
+      ? parts[0]!
+      : sorted(
+          parts.flatMap((p) => Array.from(p.keys, (k, i): [number, number] => [k, p.rowIds[i]!])),
+        );
+  const { keys, rowIds } = merged;
+  return {
+    size: keys.length,
+    rowOf(phone) {
+      const key = numberKey(phone);
+      if (key === undefined) return undefined;
+      const i = firstAtLeast(keys, key);
+      return keys[i] === key ? rowIds[i] : undefined;
+    },
+  };
+}
+
+/** The first index whose value is >= `value` in a sorted array (its length when none is). */
+function firstAtLeast(sortedKeys: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sortedKeys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sortedKeys[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function numberKey(phone: string): number | undefined {
+  if (MAINLAND.test(phone)) return Number(phone);
+  if (INTERNATIONAL.test(phone)) return INTERNATIONAL_BASE + Number(phone.slice(2));
+  return undefined;
+}

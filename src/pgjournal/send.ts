@@ -1,0 +1,189 @@
+// SendStore on the PostgreSQL journal, for one node of a cluster: the file's due batches claimed
+// under this node's lease (claims.ts), each attempt committed before its request leaves and only
+// while the lease holds with a margin to spare (leases.ts), each outcome written only while the
+// batch is still this node's and giving its lease up (sendMoves.ts), and batches a dead node left
+// `sending` taken over (sendTakeover.ts). Writes go through a per-turn transaction, as SQLite's
+// (sendQueue.ts). Why this sends each message once across nodes: docs/postgres.md.
+import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
+import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';
+import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.js';
+import { claimDueBatches } from './claims.js';
+import { LeaseKeeper, type LeaseSettings } from './leases.js';
+import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
+import { TurnQueue } from './sendQueue.js';
+import { attemptHistory, nextDueAt, providerSilentFor, recentStarts } from './sendReads.js';
+import { anyAbandoned, takeOverAbandoned } from './sendTakeover.js';
+
+export interface PgSendStoreOptions extends LeaseSettings {
+  /** SMSDROP_REQID: abandoned batches taken over go back under their reqId (on) or end unknown. */
+  reqIdOn: boolean;
+}
+
+/** An attempt committed too late to be sent (its lease was about to pass): not sent after all. */
+const UNSENT: { transition: Transition; reason: string } = {
+  reason: 'not sent: the lease of this node was about to pass when the attempt was recorded',
+  transition: {
+    to: 'planned',
+    nextAttemptAt: 0,
+    doubt: 0,
+    refundAttempt: true,
+    statusCode: null,
+    statusMsg: 'not sent: the lease of this node was about to pass; sent again later',
+  },
+};
+
+export class PgSendStore implements SendStore {
+  readonly #pool: pg.Pool;
+  readonly #keeper: LeaseKeeper;
+  readonly #queue: TurnQueue;
+  readonly #reqIdOn: boolean;
+  /** Batches intake asked to go first (PlanStore.sendFirst), each handed out once. */
+  readonly #first = new Set<number>();
+  /** Batches whose attempt this process may have committed and whose outcome it has not. */
+  readonly #inFlight = new Set<number>();
+  /** Attempts committed too late to send, whose putting back has not committed yet. */
+  readonly #unsent = new Map<number, number>();
+
+  constructor(pool: pg.Pool, options: PgSendStoreOptions) {
+    this.#pool = pool;
+    this.#keeper = new LeaseKeeper(pool, options);
+    this.#queue = new TurnQueue(pool);
+    this.#reqIdOn = options.reqIdOn;
+  }
+
+  get node(): string {
+    return this.#keeper.lease.node;
+  }
+
+  /** Records the node and starts renewing its leases (call once, before sending). */
+  start(): Promise<void> {
+    return this.#keeper.start();
+  }
+
+  /**
+   * Once the sender has stopped: waits for the writes asked for, stops renewing, and gives up
+   * every lease but those of requests still in flight.
+   */
+  async close(): Promise<void> {
+    await this.#queue.idle();
+    await this.#keeper.stop([...this.#inFlight]);
+  }
+
+  /** These batches go before the others of their file (PlanStore.sendFirst). */
+  sendFirst(batchIds: Iterable<number>): void {
+    for (const id of batchIds) this.#first.add(id);
+  }
+
+  async claimDueBatches(q: DueQuery): Promise<{ first: BatchToSend[]; due: BatchToSend[] }> {
+    await this.#putBackUnsent();
+    if (await anyAbandoned(this.#pool, q.fileId, this.node, this.#inFlight))
+      await takeOverAbandoned(this.#pool, q.fileId, this.node, this.#inFlight, this.#reqIdOn);
+    const claimed = await claimDueBatches(this.#pool, this.#keeper.lease, {
+      ...q,
+      first: [...this.#first],
+    });
+    for (const b of claimed.first) this.#first.delete(b.batch.id);
+    const all = [...claimed.first, ...claimed.due];
+    this.#keeper.claimed(
+      all.map((b) => b.batch.id),
+      claimed.heldUntil,
+    );
+    return { first: claimed.first, due: claimed.due };
+  }
+
+  startAttempts(starts: readonly AttemptStart[]): Promise<(number | undefined)[]> {
+    return Promise.all(starts.map((start) => this.#start(start)));
+  }
+
+  /** One attempt; joins this turn's transaction (queued before the first await). */
+  async #start({ batch, reqId }: AttemptStart): Promise<number | undefined> {
+    if (!this.#keeper.mayStart(batch.id) || this.#inFlight.has(batch.id)) return undefined;
+    // In flight from before its transaction: a takeover running meanwhile must leave it alone.
+    this.#inFlight.add(batch.id);
+    let attemptId: number | undefined;
+    try {
+      attemptId = await this.#queue.run((db) => startAttempt(db, this.node, batch, reqId));
+    } finally {
+      if (attemptId === undefined) this.#inFlight.delete(batch.id);
+    }
+    if (attemptId === undefined) return undefined;
+    // The commit may have taken long: the request must still leave before the lease can pass.
+    if (this.#keeper.mayStart(batch.id)) return attemptId;
+    this.#unsent.set(batch.id, attemptId);
+    await this.#putBackUnsent();
+    return undefined;
+  }
+
+  /** Attempts committed but never sent go back to planned, not counted (retried at each claim). */
+  async #putBackUnsent(): Promise<void> {
+    const unsent = [...this.#unsent];
+    this.#unsent.clear();
+    await Promise.all(
+      unsent.map(([batchId, id]) =>
+        this.#record({
+          batchId,
+          transition: UNSENT.transition,
+          attempt: { id, result: { outcome: 'not-sent', statusCode: null, reason: UNSENT.reason } },
+        }).catch((error: unknown) => {
+          // Refused: taken over meanwhile, no longer this node's to put back. Else: next claim.
+          if (!(error instanceof SmsdropError)) this.#unsent.set(batchId, id);
+        }),
+      ),
+    );
+  }
+
+  async recordOutcomes(outcomes: readonly Outcome[]): Promise<void> {
+    await Promise.all(outcomes.map((outcome) => this.#record(outcome)));
+  }
+
+  /** One outcome in this turn's transaction; the batch is no longer in flight once it settles. */
+  async #record({ batchId, transition, attempt }: Outcome): Promise<void> {
+    try {
+      await this.#queue.run((db) =>
+        attempt
+          ? finishAttempt(db, this.node, attempt, batchId, transition)
+          : applyTransition(db, this.node, batchId, transition),
+      );
+    } finally {
+      // Recorded, refused (taken over), or rolled back: in each case this process is done with
+      // the request, and a batch still `sending` is taken over at the next claim (same reqId).
+      this.#inFlight.delete(batchId);
+      this.#keeper.released([batchId]);
+    }
+  }
+
+  async recoverInterrupted(fileId: number, reqIdOn: boolean): Promise<number> {
+    return (await takeOverAbandoned(this.#pool, fileId, this.node, this.#inFlight, reqIdOn)).length;
+  }
+
+  nextDueAt(fileId: number): Promise<number | null> {
+    return nextDueAt(this.#pool, fileId, this.node, Date.now());
+  }
+
+  attemptHistory(batchId: number, reqId: string): Promise<AttemptHistory> {
+    return attemptHistory(this.#pool, batchId, reqId);
+  }
+
+  providerSilentFor(batchId: number, attempts: number): Promise<boolean> {
+    return providerSilentFor(this.#pool, batchId, attempts);
+  }
+
+  recentStarts(sinceMs: number): Promise<{ at: number; numbers: number }[]> {
+    return recentStarts(this.#pool, sinceMs);
+  }
+
+  writesPending(): boolean {
+    return this.#queue.waiting();
+  }
+}
+
+/** The PostgreSQL SendStore of node `options.node`, its lease keeper started. */
+export async function pgSendStore(
+  pool: pg.Pool,
+  options: PgSendStoreOptions,
+): Promise<PgSendStore> {
+  const store = new PgSendStore(pool, options);
+  await store.start();
+  return store;
+}

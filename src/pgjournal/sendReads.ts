@@ -1,0 +1,95 @@
+// The sender's reads on the PostgreSQL journal: what SQLite's src/journal/attempts.ts and
+// reads.ts (nextDueAt) answer, in PostgreSQL's SQL, and when a file may next have work for a node
+// of a cluster.
+import type { AttemptHistory } from '../ports/records.js';
+import type { Queryable } from './claims.js';
+
+/** As src/journal/attempts.ts, providerSilentFor. */
+export async function providerSilentFor(
+  db: Queryable,
+  batchId: number,
+  attempts: number,
+): Promise<boolean> {
+  const { rows } = await db.query<{ silent: boolean | null }>(
+    `WITH since AS (
+       SELECT started_at FROM attempts WHERE batch_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2
+     )
+     SELECT NOT EXISTS (
+       SELECT 1 FROM attempts a, since
+       WHERE a.started_at >= since.started_at AND (a.outcome = 'accepted' OR a.outcome LIKE 'rejected:%')
+     ) AS silent FROM since`,
+    [batchId, attempts - 1],
+  );
+  return rows[0]?.silent ?? false;
+}
+
+/** SQL on an attempt's outcome: it may have reached the provider (as attempts.ts). */
+const MAY_HAVE_ARRIVED =
+  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
+
+/** As src/journal/attempts.ts, attemptHistory. */
+export async function attemptHistory(
+  db: Queryable,
+  batchId: number,
+  reqId: string,
+): Promise<AttemptHistory> {
+  const { rows } = await db.query<{
+    without_req_id: number;
+    ambiguous: number;
+    first_doubt_at: string | null;
+  }>(
+    `SELECT count(*) FILTER (WHERE (req_id IS NULL OR req_id <> $1) AND (${MAY_HAVE_ARRIVED}))::int AS without_req_id,
+       count(*) FILTER (WHERE outcome = 'rejected:ambiguous')::int AS ambiguous,
+       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS first_doubt_at
+     FROM attempts WHERE batch_id = $2`,
+    [reqId, batchId],
+  );
+  const row = rows[0]!;
+  return {
+    everyAttemptCarriedReqId: row.without_req_id === 0,
+    partial: row.ambiguous > 0,
+    firstDoubtAt: row.first_doubt_at,
+  };
+}
+
+/** As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's). */
+export async function recentStarts(
+  db: Queryable,
+  sinceMs: number,
+): Promise<{ at: number; numbers: number }[]> {
+  const { rows } = await db.query<{ started_at: string; numbers: number }>(
+    `SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id
+     WHERE a.started_at > $1
+       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
+    [new Date(sinceMs).toISOString()],
+  );
+  return rows.map((r) => ({ at: Date.parse(r.started_at), numbers: r.numbers }));
+}
+
+/**
+ * When the file may next have work for this node (ms since the epoch), or null when it has no
+ * planned or sending batch left. As SQLite's, a planned batch is due at next_attempt_at; in a
+ * cluster, a batch another node holds is looked at again when its lease would pass (it may be
+ * taken over then), counted from now by the database's clock so that nodes' clocks need not
+ * agree. A file whose batches are all another live node's is not finished: its node is sending
+ * them. This node's own `sending` batches are due now: between passes over the file none is in
+ * flight, so they are what a previous life under the same id left (sendTakeover.ts).
+ */
+export async function nextDueAt(
+  db: Queryable,
+  fileId: number,
+  node: string,
+  now: number,
+): Promise<number | null> {
+  const { rows } = await db.query<{ at: number | null }>(
+    `SELECT min(CASE
+         WHEN lease_node IS NULL OR lease_node = $2 OR lease_until <= clock_timestamp()
+           THEN CASE WHEN state = 'planned' THEN next_attempt_at ELSE $3::bigint END
+         ELSE greatest(CASE WHEN state = 'planned' THEN next_attempt_at ELSE 0 END,
+           $3::bigint + ceil(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint)
+       END)::bigint AS at
+     FROM batches WHERE file_id = $1 AND state IN ('planned', 'sending')`,
+    [fileId, node, now],
+  );
+  return rows[0]?.at ?? null;
+}

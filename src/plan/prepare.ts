@@ -1,0 +1,56 @@
+// What a store on a server (PostgreSQL) loads before the planner's synchronous calls ask it: a
+// chunk's groups and numbers, or the doubts' groups and rows before they are settled. On a store
+// that answers at once (SQLite: no prepare verbs) nothing is computed: the planner's hot loop
+// pays nothing for it.
+import { andThen, both } from './awaitable.js';
+import { cacheKeyOf, type GroupCache, groupKey } from './groups.js';
+import type { RowToJournal } from './writer.js';
+import type { Awaitable } from '../ports/awaitable.js';
+import type { ChunkNeeds, GroupKey, PlacedKey, PlanStore, SentBeforeLookup } from './store.js';
+
+/** Loads what the chunk's rows will ask of the store and of the repeat window's look-up. */
+export function prepareChunk(
+  store: PlanStore,
+  sentBefore: SentBeforeLookup | undefined,
+  held: GroupCache,
+  rows: readonly RowToJournal[],
+): Awaitable<void> {
+  const lookup = sentBefore?.prepare ? sentBefore : undefined;
+  if (!store.prepareChunk && !lookup) return undefined;
+  const needs = needsOf(held, rows);
+  return both(store.prepareChunk?.(needs), lookup?.prepare?.(needs.groups));
+}
+
+/** The groups of the chunk's rows the planner does not hold, and their numbers. */
+function needsOf(held: GroupCache, rows: readonly RowToJournal[]): ChunkNeeds {
+  const groups = new Map<string, GroupKey>();
+  const phones: string[] = [];
+  for (const row of rows) {
+    if (row.keptRowId !== undefined) continue;
+    if (row.phone) phones.push(row.phone);
+    if (row.appId === undefined || row.templateId === undefined) continue;
+    if (held.find(row.appId, row.templateId, row.datas)) continue;
+    const key = cacheKeyOf(row.appId, row.templateId, row.datas);
+    if (!groups.has(key)) groups.set(key, groupKey(row.appId, row.templateId, row.datas));
+  }
+  return { rows: rows.length, groups: [...groups.values()], phones };
+}
+
+/** Loads what settling these doubts will ask: their rows and groups, then the window's answers. */
+export function prepareSettle(
+  store: PlanStore,
+  sentBefore: SentBeforeLookup | undefined,
+  doubts: readonly PlacedKey[],
+): Awaitable<void> {
+  if (!store.prepareSettle || doubts.length === 0) return undefined;
+  return andThen(store.prepareSettle(doubts), () => {
+    if (!sentBefore?.prepare) return;
+    const keys = new Map<number, GroupKey>();
+    for (const { groupId } of doubts) {
+      if (keys.has(groupId)) continue;
+      const { appId, templateId, datas } = store.groupValues(groupId);
+      keys.set(groupId, groupKey(appId, templateId, datas));
+    }
+    return sentBefore.prepare([...keys.values()]);
+  });
+}

@@ -1,0 +1,257 @@
+// The SendStore port on PostgreSQL (src/pgjournal/send.ts) for the writes around each request:
+// one transaction per turn, attempts guarded by the batch and its lease, outcomes releasing it.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import type { SmsdropError } from '../../src/errors.js';
+import type { PgSendStore } from '../../src/pgjournal/send.js';
+import type { Outcome } from '../../src/ports/send.js';
+import type { BatchToSend } from '../../src/ports/records.js';
+import { postgresMissing, usePostgres } from './cluster.js';
+import { attemptsOf, BATCHES, batchRow, claim, journal } from './sendFixture.js';
+
+const ACCEPTED = {
+  to: 'accepted',
+  statusCode: '000000',
+  smsMessageSid: 'sid',
+  dateCreated: '20261127050000',
+} as const;
+const RESULT = { outcome: 'accepted', statusCode: '000000', reason: 'sid' };
+
+/** Starts each batch's attempt, one call each, all in one turn. */
+function startEach(store: PgSendStore, batches: BatchToSend[]): Promise<(number | undefined)[]> {
+  return Promise.all(
+    batches.map(
+      async ({ batch }) => (await store.startAttempts([{ batch, reqId: batch.req_id }]))[0],
+    ),
+  );
+}
+
+describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
+  const pg15 = usePostgres();
+
+  test('two nodes claiming one file at once get disjoint batches that cover it', async () => {
+    const j = await journal(pg15.cluster);
+    const [a, b] = [await j.node({ node: 'a:1' }), await j.node({ node: 'b:2' })];
+    const loop = async (store: PgSendStore) => {
+      const got: number[] = [];
+      for (;;) {
+        const ids = (await claim(store, { limit: 3, skip: got })).map((t) => t.batch.id);
+        if (ids.length === 0) return got;
+        got.push(...ids);
+      }
+    };
+    const [x, y] = await Promise.all([loop(a.store), loop(b.store)]);
+    assert.equal(new Set([...x, ...y]).size, x.length + y.length, `${x.join()} / ${y.join()}`);
+    assert.equal(x.length + y.length, BATCHES);
+    assert.ok(x.length > 0 && y.length > 0, `both claimed some: ${x.length}, ${y.length}`);
+  });
+
+  test('a turn of attempts is one transaction, committed when they resolve; so is one of outcomes, which release the leases', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    const batches = await claim(store, { limit: 10 });
+    const ids = await startEach(store, batches);
+    assert.ok(ids.every((id) => id !== undefined));
+    const started = await j.sql.query<{ n: number; x: number }>(
+      'SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS x FROM attempts',
+    );
+    assert.deepEqual(
+      started.rows[0],
+      { n: 10, x: 1 },
+      'visible to another connection, one transaction',
+    );
+    await Promise.all(
+      batches.map(({ batch }, i) =>
+        store.recordOutcomes([
+          { batchId: batch.id, transition: ACCEPTED, attempt: { id: ids[i]!, result: RESULT } },
+        ]),
+      ),
+    );
+    const { rows } = await j.sql.query<{ n: number; x: number; leased: number }>(
+      "SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS x, count(lease_node)::int AS leased FROM batches WHERE state = 'accepted'",
+    );
+    assert.deepEqual(rows[0], { n: 10, x: 1, leased: 0 });
+    const finished = await j.sql.query(
+      "SELECT 1 FROM attempts WHERE outcome = 'accepted' AND finished_at IS NOT NULL",
+    );
+    assert.equal(finished.rowCount, 10);
+  });
+
+  test('a batch retried later is released with its outcome: another node claims it at once', async () => {
+    const j = await journal(pg15.cluster);
+    const [a, b] = [await j.node({ node: 'a:1' }), await j.node({ node: 'b:2' })];
+    const [first] = await claim(a.store, { limit: 1 });
+    const [id] = await a.store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
+    assert.deepEqual(await claim(b.store, { limit: 1 }).then((t) => t.map((x) => x.batch.id)), [2]);
+    await a.store.recordOutcomes([
+      {
+        batchId: 1,
+        transition: {
+          to: 'planned',
+          nextAttemptAt: 0,
+          doubt: 1,
+          statusCode: null,
+          statusMsg: 'timeout',
+        },
+        attempt: { id: id!, result: { outcome: 'in-doubt', statusCode: null, reason: 'timeout' } },
+      },
+    ]);
+    const row = await batchRow(j.sql, 1);
+    const [attempt] = await attemptsOf(j.sql, 1);
+    assert.deepEqual(
+      {
+        state: row.state,
+        lease: row.lease_node,
+        doubt: row.maybe_sent,
+        since: row.first_doubt_at,
+        attempts: row.attempts,
+      },
+      { state: 'planned', lease: null, doubt: 1, since: attempt!.started_at, attempts: 1 },
+    );
+    const taken = await claim(b.store, { skip: [2] });
+    assert.equal(taken[0]?.batch.id, 1, 'released, so B takes it');
+  });
+
+  test('an attempt starts only for the same batch, still planned, whose lease this node holds', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    const batches = await claim(store, { limit: 3 });
+    await j.sql.query("UPDATE batches SET req_id = 'other' WHERE id = 1");
+    await j.sql.query("UPDATE batches SET lease_node = 'b:2' WHERE id = 2"); // taken over meanwhile
+    await j.sql.query(
+      "UPDATE batches SET lease_until = clock_timestamp() - interval '1 second' WHERE id = 3",
+    );
+    assert.deepEqual(await startEach(store, batches), [undefined, undefined, undefined]);
+    const { rows } = await j.sql.query("SELECT id FROM batches WHERE state = 'sending'");
+    assert.deepEqual(rows, []);
+    assert.equal((await j.sql.query('SELECT 1 FROM attempts')).rowCount, 0);
+  });
+
+  test('a node whose lease nears its end (no renewal) starts no attempt', async () => {
+    const j = await journal(pg15.cluster);
+    // No keeper: a node that cannot renew. Attempts stop 1.1 s after the claim, the lease at 3 s.
+    const { store } = await j.node({ node: 'a:1', leaseMs: 3_000, marginMs: 1_900 }, false);
+    const [first, second] = await claim(store, { limit: 2 });
+    assert.ok(
+      await store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]).then(([id]) => id),
+    );
+    await sleep(1_300);
+    assert.deepEqual(await store.startAttempts([{ batch: second!.batch, reqId: 'req2' }]), [
+      undefined,
+    ]);
+    assert.equal((await batchRow(j.sql, 2)).state, 'planned');
+    assert.equal((await attemptsOf(j.sql, 2)).length, 0);
+  });
+
+  test('an attempt whose commit ends too near the lease’s end is put back, not sent', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1', leaseMs: 3_000, marginMs: 1_900 }, false);
+    const [first] = await claim(store, { limit: 1 });
+    const blocker = await j.sql.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM batches WHERE id = 1 FOR UPDATE');
+      const started = store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
+      await sleep(1_400); // past heldUntil − margin, the database's lease still live
+      await blocker.query('COMMIT');
+      assert.deepEqual(await started, [undefined]);
+    } finally {
+      blocker.release();
+    }
+    const row = await batchRow(j.sql, 1);
+    assert.deepEqual(
+      { state: row.state, attempts: row.attempts, doubt: row.maybe_sent, lease: row.lease_node },
+      { state: 'planned', attempts: 0, doubt: 0, lease: null },
+    );
+    assert.deepEqual(
+      (await attemptsOf(j.sql, 1)).map((a) => a.outcome),
+      ['not-sent'],
+    );
+  });
+
+  test('an outcome for a batch another node took over is refused (E_BATCH_TRANSITION); the turn’s others commit', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    const batches = await claim(store, { limit: 3 });
+    const ids = await startEach(store, batches);
+    // B took batch 1 over and is sending it again
+    await j.sql.query("UPDATE batches SET lease_node = 'b:2' WHERE id = 1");
+    const outcome = (i: number): Outcome => ({
+      batchId: i + 1,
+      transition: ACCEPTED,
+      attempt: { id: ids[i]!, result: RESULT },
+    });
+    const [lost, won] = await Promise.allSettled(
+      [0, 1].map((i) => store.recordOutcomes([outcome(i)])),
+    );
+    assert.equal(lost?.status, 'rejected');
+    const refused = lost.reason as SmsdropError;
+    assert.equal(refused.code, 'E_BATCH_TRANSITION');
+    assert.match(refused.message, /b:2/);
+    assert.equal(won?.status, 'fulfilled');
+    assert.equal((await batchRow(j.sql, 1)).state, 'sending');
+    assert.equal((await batchRow(j.sql, 2)).state, 'accepted');
+    await store.recordOutcomes([outcome(2)]);
+    await assert.rejects(
+      store.recordOutcomes([
+        { batchId: 3, transition: { to: 'failed', statusCode: '160032', statusMsg: 'x' } },
+      ]),
+      (error: { code?: string; message: string }) =>
+        error.code === 'E_BATCH_TRANSITION' && /no longer holds it/.test(error.message),
+    );
+  });
+
+  test('a split moves the numbers and rows into two planned halves; a lone refused number is suppressed', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    const [first] = await claim(store, { limit: 1 });
+    const [id] = await store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
+    await store.recordOutcomes([
+      {
+        batchId: 1,
+        transition: { to: 'split', statusCode: '160034', statusMsg: 'blacklisted' },
+        attempt: {
+          id: id!,
+          result: { outcome: 'rejected:number', statusCode: '160034', reason: '' },
+        },
+      },
+    ]);
+    const { rows: halves } = await j.sql.query<{
+      id: number;
+      phones: string;
+      req_id: string;
+      rows: string;
+    }>(
+      `SELECT b.id, n.phones, b.req_id, (SELECT string_agg(phone, ',') FROM rows r WHERE r.batch_id = b.id) AS rows
+       FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.parent_id = 1 AND b.state = 'planned' ORDER BY b.id`,
+    );
+    assert.deepEqual(
+      halves.map((h) => [h.phones, h.rows]),
+      [
+        ['13800001', '13800001'],
+        ['13900001', '13900001'],
+      ],
+    );
+    assert.equal((await batchRow(j.sql, 1)).state, 'split');
+    const half = (
+      await claim(store, { skip: Array.from({ length: BATCHES }, (_, i) => i + 1) })
+    )[0]!;
+    assert.equal(half.batch.id, halves[0]!.id);
+    const [halfAttempt] = await store.startAttempts([
+      { batch: half.batch, reqId: half.batch.req_id },
+    ]);
+    await store.recordOutcomes([
+      {
+        batchId: half.batch.id,
+        transition: { to: 'failed', statusCode: '160034', statusMsg: 'blacklisted' },
+        attempt: {
+          id: halfAttempt!,
+          result: { outcome: 'rejected:number', statusCode: '160034', reason: '' },
+        },
+      },
+    ]);
+    const { rows } = await j.sql.query('SELECT phone, source FROM suppressed');
+    assert.deepEqual(rows, [{ phone: '13800001', source: 'provider' }]);
+  });
+});
