@@ -3,7 +3,6 @@
 import type { Journal } from './connection.js';
 import { sql, sqlPluck, sqlRaw } from './sql.js';
 import type { AttemptHistory } from '../ports/records.js';
-export type { AttemptHistory };
 
 /**
  * Whether no request of any file got an answer from the provider (accepted, or refused with a

@@ -4,7 +4,6 @@ import { randomUUID } from 'node:crypto';
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
 import type { BatchRecord } from '../ports/records.js';
-export type { BatchRecord };
 
 /** A batch's numbers, in row order. */
 export function batchPhones(db: Journal, batchId: number): string[] {

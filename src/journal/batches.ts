@@ -1,20 +1,15 @@
 // Batches in the journal: planned from a file's rows, then driven through their states by the
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
-import { type BatchRecord, batchPhones, getBatch, HELD, newReqId } from './batchNumbers.js';
+import type { BatchRecord } from '../ports/records.js';
+import { batchPhones, getBatch, newReqId } from './batchNumbers.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
+import { type Assignment, moveBatch } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
-export type { AttemptResult, BatchToSend, Transition };
-
-export type { AttemptHistory } from './attempts.js';
-export { attemptHistory, providerSilentFor, recentStarts } from './attempts.js';
-export type { Assignment, BatchRecord, MoveOptions };
-export { batchPhones, getBatch, HELD, IllegalTransitionError, moveBatch, newReqId };
 
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id

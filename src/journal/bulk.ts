@@ -7,9 +7,7 @@
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import { SmsdropError } from '../errors.js';
 import { intentsLost, journalCommitted } from './intents.js';
-import { type BulkState, connectionOf, insideOf, type Journal } from './connection.js';
-
-export type { BulkState };
+import { connectionOf, insideOf, type Journal } from './connection.js';
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;

@@ -6,7 +6,6 @@ import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { recordEvent } from './outbox.js';
 import type { DaemonState, DaemonStateUpdate } from '../ports/records.js';
-export type { DaemonState, DaemonStateUpdate };
 
 /**
  * A change between paused and not is a webhook event (sending.paused, sending.resumed), written in

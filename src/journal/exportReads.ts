@@ -2,9 +2,8 @@
 // run's message preview, and the records of a file's bytes that retention looks up.
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
-import { sqlList, UNSETTLED_STATES } from './states.js';
+import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import type { GroupToSend, RecipientRow } from '../ports/records.js';
-export type { GroupToSend, RecipientRow };
 
 /** The most values any group of the file has. */
 export function mostValues(db: Journal, fileId: number): number {

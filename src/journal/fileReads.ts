@@ -2,8 +2,7 @@
 // that report on files (outbox.ts).
 import type { Journal } from './connection.js';
 import { sql } from './sql.js';
-import type { FileCounts, FileLine, FileRecord } from '../ports/records.js';
-export type { FileCounts, FileLine, FileRecord };
+import type { FileCounts, FileRecord } from '../ports/records.js';
 
 export function findLatestFile(db: Journal, sha256: string): FileRecord | undefined {
   return sql(db, 'SELECT * FROM files WHERE sha256 = ? ORDER BY generation DESC LIMIT 1').get(

@@ -2,20 +2,11 @@
 // is the same file. A file has one generation unless an operator resends it on purpose.
 import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
-import {
-  countFile,
-  type FileCounts,
-  findLatestFile,
-  type FileRecord,
-  getFile,
-} from './fileReads.js';
+import { findLatestFile, getFile } from './fileReads.js';
+import type { FileRecord } from '../ports/records.js';
 import { recordEvent } from './outbox.js';
-import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from './states.js';
+import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import type { KeptRows, NewFile, WaitingFile } from '../ports/records.js';
-export type { KeptRows, NewFile, WaitingFile };
-
-export type { FileCounts, FileRecord };
-export { countFile, findLatestFile, getFile };
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
 export function createFile(db: Journal, file: NewFile): FileRecord {

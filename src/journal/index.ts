@@ -1,16 +1,19 @@
 // The journal's one public door: open it as a writer (the one process that sends), as a reader
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
 // ports. Everything else in src/journal/ is private to it.
-import { acquireLock } from './lock.js';
+import { acquireLock } from '../datadir/lock.js';
 import { connectionOf } from './connection.js';
 import { enableIntents, replayIntents } from './intents.js';
-import { type Journal, journalPath, openJournal, sql } from './open.js';
+import type { Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
+import { sql } from './sql.js';
 import { handleOf, type JournalHandle } from './stores/handle.js';
 import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 export { journalPath };
-export { IllegalTransitionError } from './batches.js';
+export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openReader, type JournalReader } from './stores/reader.js';

@@ -24,13 +24,10 @@
 //   crash loses at most that much of answers.
 import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
-import { connectionOf, insideOf, type Intent, type IntentLog, type Journal } from './connection.js';
+import { connectionOf, insideOf, type Intent, type Journal } from './connection.js';
 import { moveBatch } from './moves.js';
 import { intentsPath } from './paths.js';
-import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
-
-export type { IntentLog };
-export { intentsPath };
+import { BATCH_STATE, UNSETTLED_STATES } from '../ports/states.js';
 
 /**
  * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):

@@ -5,12 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { connectionOf, Journal } from './connection.js';
 import { MIGRATIONS } from './migrations.js';
-import { journalPath } from './paths.js';
-import { nowIso, type Query, sql, sqlPluck, sqlRaw } from './sql.js';
 import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } from './storage.js';
-
-export type { Journal, Query };
-export { journalPath, nowIso, sql, sqlPluck, sqlRaw };
 
 export interface OpenJournalOptions {
   /**

@@ -8,7 +8,6 @@ import { countFile, getFile } from './fileReads.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
 import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
-export type { EventBody, FileAside, OutboxRow, WebhookEvent };
 
 /**
  * Adds `event` to the outbox, once per receiver; the caller's transaction carries it. `file`: the

@@ -15,7 +15,13 @@
 // open.
 import type { Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import {
+  FILE_STATUS,
+  SETTLED_AS,
+  SETTLED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from '../ports/states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
 

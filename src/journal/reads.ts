@@ -4,19 +4,11 @@
 // `smsdrop status` (statusReads.ts), of /metrics (metricsReads.ts) and row by row (exportReads.ts)
 // have files of their own; they are re-exported here for the callers that import them from here.
 import type { Journal } from './connection.js';
-import type { FileLine, FileRecord } from './fileReads.js';
+import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { sql, sqlPluck } from './sql.js';
-import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
+import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
-export type { FileLine };
-export {
-  type GroupToSend,
-  groupsToSend,
-  mostValues,
-  type RecipientRow,
-  recipients,
-  recordsOfBytes,
-} from './exportReads.js';
+export { groupsToSend, mostValues, recipients, recordsOfBytes } from './exportReads.js';
 export {
   filesByStatus,
   numbersByOutcome,
@@ -27,7 +19,6 @@ export {
 } from './metricsReads.js';
 export {
   answersWithCodesSince,
-  type HeldFile,
   inFlight,
   lastAnswer,
   numbersSettledSince,
@@ -36,8 +27,6 @@ export {
   requestsFinishedSince,
   unfinishedFileLines,
 } from './statusReads.js';
-import type { FailureCount, ValueCount } from '../ports/records.js';
-export type { FailureCount, ValueCount };
 
 export function listFiles(db: Journal): FileLine[] {
   return sql(db, 'SELECT * FROM v_files ORDER BY id').all() as FileLine[];

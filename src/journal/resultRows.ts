@@ -2,9 +2,9 @@
 // the journal. The journal hands over text and rows; results/ writes the files.
 import type { Statement } from 'better-sqlite3';
 import { connectionOf, insideOf } from './connection.js';
-import type { Journal } from './open.js';
+import type { Journal } from './connection.js';
 import { SENT_BY_ANOTHER_FILE } from '../ports/results.js';
-import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
+import { OUTCOME_STATES, UNSETTLED_STATES } from '../ports/states.js';
 import type {
   RejectedHeader,
   RejectedRow,

@@ -10,9 +10,11 @@
 // A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
 // list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
 // row, as it would have been had the other file come first.
-import { attemptHistory, type AttemptHistory } from './attempts.js';
+import { attemptHistory } from './attempts.js';
+import type { AttemptHistory } from '../ports/records.js';
 import { moveToNewBatch } from './batches.js';
-import { type BatchRecord, batchPhones } from './batchNumbers.js';
+import type { BatchRecord } from '../ports/records.js';
+import { batchPhones } from './batchNumbers.js';
 import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
 import type { Journal } from './connection.js';
@@ -26,7 +28,7 @@ import {
   OUTCOME_STATES,
   REPLACED_STATES,
   sqlList,
-} from './states.js';
+} from '../ports/states.js';
 
 /** The outcomes an operator may resend. */
 export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;

@@ -1,11 +1,10 @@
 // What `smsdrop status` asks of the journal: files under way, requests and answers since a time,
 // what is out now, and what the journal still holds.
 import type { Journal } from './connection.js';
-import type { FileLine } from './fileReads.js';
+import type { FileLine } from '../ports/records.js';
 import { sql, sqlPluck } from './sql.js';
-import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from './states.js';
+import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
 import type { HeldFile } from '../ports/records.js';
-export type { HeldFile };
 
 /** Files still being read or sent. */
 export function unfinishedFileLines(db: Journal): FileLine[] {

@@ -8,7 +8,6 @@ import { statSync } from 'node:fs';
 import { intentsPath } from './paths.js';
 import { connectionOf, type Journal } from './connection.js';
 import type { JournalSize } from '../ports/records.js';
-export type { JournalSize };
 
 const INCREMENTAL = 2;
 

@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { SmsdropError } from '../errors.js';
 import { replayIntents } from './intents.js';
 import { MIGRATIONS } from './migrations.js';
-import { type Journal, journalPath, openJournal } from './open.js';
+import type { Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
 import { appliedMigrations } from './reads.js';
 
 /**

@@ -18,8 +18,6 @@ import {
 } from './intents.js';
 import { connectionOf, insideOf, type Journal, type WriteQueue } from './connection.js';
 
-export type { WriteQueue };
-
 interface Job {
   write: () => unknown;
   resolve: (value: unknown) => void;

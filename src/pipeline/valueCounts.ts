@@ -2,8 +2,9 @@
 // so the provider refuses the messages of some of them (160052), found only after sending. Without
 // a templates file smsdrop cannot tell which number is right, but it can tell the numbers differ:
 // the dry run and `send`'s summary say so (docs/input.md, "Template values").
-import type { Journal } from '../journal/open.js';
-import { unevenValueCounts, type ValueCount } from '../journal/reads.js';
+import type { Journal } from '../journal/connection.js';
+import { unevenValueCounts } from '../journal/reads.js';
+import type { ValueCount } from '../ports/records.js';
 
 /** One template given different numbers of values: how many rows gave each, most first. */
 export interface UnevenValues {

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { COMPANIONS, isCsvName, stemOf } from '../datadir/names.js';
-import type { Journal } from '../journal/open.js';
-import { recordsOfBytes } from '../journal/reads.js';
+import type { Journal } from '../journal/connection.js';
+import { recordsOfBytes } from '../journal/exportReads.js';
 
 export interface RemovedFiles {
   /** Paths relative to the data directory. */

@@ -1,7 +1,7 @@
 // Pruning, for `smsdrop prune` and the daemon's daily prune: the journal's
 // rows of files that ended longer ago than SMSDROP_KEEP (journal/prune.ts), then their files in
 // done/ and failed/ (files.ts). Says what went: files, records, bytes.
-import type { Journal } from '../journal/open.js';
+import type { Journal } from '../journal/connection.js';
 import type { Keep } from '../config/settings/durations.js';
 import { pruneJournal, type PruneResult } from '../journal/prune.js';
 import { formatBytes } from '../log/duration.js';

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after } from 'node:test';
-import { type Journal, openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
 import { sqliteOf } from './sqliteOf.js';
 
 export function journalWithOneGroup(

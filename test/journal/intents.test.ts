@@ -8,23 +8,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, mock } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
-import {
-  applyTransition,
-  type BatchRecord,
-  getBatch,
-  recoverInterrupted,
-  startAttempt,
-} from '../../src/journal/batches.js';
+import { applyTransition, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import type { BatchRecord } from '../../src/ports/records.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
 import {
   closeIntents,
   enableIntents,
-  intentsPath,
   JournalLostError,
   replayIntents,
 } from '../../src/journal/intents.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
+import { intentsPath } from '../../src/journal/paths.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';

@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
-import { getBatch, moveBatch } from '../../src/journal/batches.js';
-import { Journal } from '../../src/journal/journal.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
+import { moveBatch } from '../../src/journal/moves.js';
+import { Journal } from '../../src/journal/connection.js';
 import Database from '../../src/journal/sqlite.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';

@@ -7,15 +7,11 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { setDaemonState } from '../../src/journal/daemonState.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
-import {
-  type EventBody,
-  markDelivered,
-  type OutboxRow,
-  outboxBacklog,
-  undeliveredEvents,
-} from '../../src/journal/outbox.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import type { EventBody, OutboxRow } from '../../src/ports/records.js';
+import { markDelivered, outboxBacklog, undeliveredEvents } from '../../src/journal/outbox.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
 import { handleOf } from '../../src/journal/stores/handle.js';
 

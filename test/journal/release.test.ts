@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
-import { HELD } from '../../src/journal/batches.js';
+import { HELD } from '../../src/journal/batchNumbers.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';

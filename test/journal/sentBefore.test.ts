@@ -6,12 +6,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
 import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
-import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
+import { FILE_STATUS, type FileStatus } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };

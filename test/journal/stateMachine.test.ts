@@ -7,7 +7,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
-import { applyTransition, getBatch, moveBatch, startAttempt } from '../../src/journal/batches.js';
+import { applyTransition, startAttempt } from '../../src/journal/batches.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
+import { moveBatch } from '../../src/journal/moves.js';
 import {
   BATCH_MOVES,
   BATCH_STATE,
@@ -16,7 +18,7 @@ import {
   REPLACED_STATES,
   sqlList,
   UNSETTLED_STATES,
-} from '../../src/journal/states.js';
+} from '../../src/ports/states.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';
 

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import {
   CREDS,

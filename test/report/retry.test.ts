@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
-import { acquireLock } from '../../src/journal/lock.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { acquireLock } from '../../src/datadir/lock.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { retryRows } from '../../src/pipeline/retry.js';
 import {

@@ -6,9 +6,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { acquireLock } from '../../src/journal/lock.js';
+import { acquireLock } from '../../src/datadir/lock.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
 import { openReadOnly } from '../../src/journal/stores/reader.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {

@@ -101,7 +101,10 @@ describe('smsdrop simulate', { concurrency: true }, () => {
         /templates: 1 \(2 variables\), 2 \(2 variables\), 3 \(0 variables\)/,
       );
       // Counted although the CLI keeps no records in memory.
-      assert.match(run.stdout(), /^SIGTERM: stopping after 1 requests, 1 accepted, at most 1 at once$/m);
+      assert.match(
+        run.stdout(),
+        /^SIGTERM: stopping after 1 requests, 1 accepted, at most 1 at once$/m,
+      );
     } finally {
       run.child.kill('SIGKILL');
     }

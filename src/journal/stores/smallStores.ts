@@ -3,7 +3,7 @@
 import { backupJournal } from '../backup.js';
 import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
 import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
-import type { Journal } from '../open.js';
+import type { Journal } from '../connection.js';
 import { pruneJournal } from '../prune.js';
 import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
 import { journalSize } from '../storage.js';
