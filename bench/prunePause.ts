@@ -75,7 +75,7 @@ const ctx: PipelineContext = {
   pause: new AccountPause(),
   defaultAppId: provider.defaultAppId,
   turns: new IntakeTurns(),
-  inProgress: new FilesInProgress(db.filesInProgress),
+  inProgress: new FilesInProgress(),
 };
 
 /**
@@ -109,16 +109,20 @@ let pruneSeconds = 0;
 const withPrune = await send(csv(dir, 'during.csv', 2_000_000), async () => {
   await new Promise((resolve) => setTimeout(resolve, 500)); // requests under way first
   const started = performance.now();
-  const result = await pruneJournal(db, {
-    endedBefore: new Date(Date.now() - 60_000).toISOString(),
-    onStep: (what, ownMs, committedMs) => {
-      steps.push(ownMs);
-      if (committedMs > 50)
-        console.log(
-          `  step ${what}: own statements ${ownMs.toFixed(1)} ms, committed after ${committedMs.toFixed(1)} ms`,
-        );
+  const result = await pruneJournal(
+    db,
+    {
+      endedBefore: new Date(Date.now() - 60_000).toISOString(),
+      onStep: (what, ownMs, committedMs) => {
+        steps.push(ownMs);
+        if (committedMs > 50)
+          console.log(
+            `  step ${what}: own statements ${ownMs.toFixed(1)} ms, committed after ${committedMs.toFixed(1)} ms`,
+          );
+      },
     },
-  });
+    ctx.inProgress,
+  );
   pruneSeconds = (performance.now() - started) / 1000;
   console.log(
     `pruned ${result.files.length} file(s): ${result.records.rows} rows, ${result.records.batches} batches, ${result.records.attempts} attempts; checkpointed: ${result.checkpointed}`,

@@ -1,7 +1,6 @@
 // The journal of one data directory as one object: its connection, its prepared statements, and
 // every piece of state that lives as long as the connection (the write queue, the bulk
-// transaction, the intents, the batches to send first, the files in progress, the webhook
-// receivers).
+// transaction, the intents, the batches to send first, the webhook receivers).
 // Each module that works on a piece keeps its meaning (bulk.ts, intents.ts, writeQueue.ts, …); the
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
@@ -75,8 +74,6 @@ export interface JournalInside {
   writeQueue: WriteQueue | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
-  /** Journal records of files being processed now (the daemon runs several at once). */
-  readonly filesInProgress: Set<number>;
   /**
    * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
    * that webhook events report then add the event to the outbox in their own transaction
@@ -121,7 +118,6 @@ export class Journal {
       intents: undefined,
       writeQueue: undefined,
       firstToSend: new Set<number>(),
-      filesInProgress: new Set<number>(),
       webhookTargets: [],
       statement: (mode, text) => this.#statement(mode, text),
       temporaryTableName: (prefix) => `${prefix}_${++this.#temporaryTables}`,
@@ -150,32 +146,5 @@ export class Journal {
   }
   close(): void {
     this.#inside.connection.close();
-  }
-
-  // TRANSITIONAL (p31b): the files of src/journal/ not moved to insideOf yet still call these.
-  get inTransaction(): boolean {
-    return this.#inside.connection.inTransaction;
-  }
-  get filesInProgress(): Set<number> {
-    return this.#inside.filesInProgress;
-  }
-  get webhookTargets(): readonly string[] {
-    return this.#inside.webhookTargets;
-  }
-  set webhookTargets(ids: readonly string[]) {
-    this.#inside.webhookTargets = ids;
-  }
-  prepare(text: string): Database.Statement {
-    return this.#inside.connection.prepare(text);
-  }
-  exec(text: string): this {
-    this.#inside.connection.exec(text);
-    return this;
-  }
-  pragma(text: string, options?: Database.PragmaOptions): unknown {
-    return this.#inside.connection.pragma(text, options);
-  }
-  transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
-    return this.#inside.connection.transaction(fn);
   }
 }

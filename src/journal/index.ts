@@ -13,10 +13,12 @@ import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 export { journalPath };
+export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openReader, type JournalReader } from './stores/reader.js';
+export { openSuppressionList } from './stores/smallStores.js';
 export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
 export type { JournalHandle };
 export type * from '../ports/index.js';
@@ -38,8 +40,6 @@ export interface OpenedWriter {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
-  /** @deprecated the connection itself, for callers not on the ports yet (Runtime.db). */
-  db: Journal;
 }
 
 /**
@@ -55,7 +55,7 @@ export function openWriter(dataDir: string, options: WriterOptions): OpenedWrite
     db = openJournal(journalPath(dataDir), { synchronous: options.synchronous });
     const { replayed, missing } = replayIntents(db);
     if (options.reqIdOn) enableIntents(db, options.synchronous, options.onLost);
-    return { handle: handleOf(db, () => lock.release()), replayed, missing, db };
+    return { handle: handleOf(db, () => lock.release()), replayed, missing };
   } catch (err) {
     db?.close();
     lock.release();

@@ -13,7 +13,8 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
-import type { Journal } from './connection.js';
+import { connectionOf, type Journal } from './connection.js';
+import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import {
   FILE_STATUS,
@@ -24,28 +25,18 @@ import {
 } from '../ports/states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
+import type {
+  FileToPrune,
+  PruneOptions,
+  PruneResult,
+  PruneStep,
+  PrunedRecords,
+} from '../ports/records.js';
 
 /** Records deleted per step: a step is one write of the queue, and requests wait for it. */
 export const PRUNE_STEP_RECORDS = 2_000;
 /** Free pages cut off the file per step (8 MB with 4 KB pages). */
 const VACUUM_STEP_PAGES = 2_000;
-
-/** A file that pruning takes. */
-export interface FileToPrune {
-  id: number;
-  name: string;
-  sha256: string;
-  status: string;
-  finished_at: string;
-}
-
-/** What a file holds that pruning deletes. */
-export interface PrunedRecords {
-  rows: number;
-  groups: number;
-  batches: number;
-  attempts: number;
-}
 
 /**
  * Batches of file `f` that a later run may still send, or that the repeat window counts whenever
@@ -55,17 +46,17 @@ const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND
   AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
 
 /**
- * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet and holding nothing
- * that may still go, oldest first.
+ * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet, not busy and
+ * holding nothing that may still go, oldest first.
  */
-export function filesToPrune(db: Journal, endedBefore: string): FileToPrune[] {
+export function filesToPrune(db: Journal, endedBefore: string, busy: BusyFiles): FileToPrune[] {
   const files = sql(
     db,
     `SELECT f.id, f.name, f.sha256, f.status, f.finished_at FROM files f
      WHERE f.pruned_at IS NULL AND f.finished_at < ? AND f.status IN ${sqlList([FILE_STATUS.done, FILE_STATUS.refused])} AND NOT ${MAY_STILL_GO}
      ORDER BY f.finished_at`,
   ).all(endedBefore) as FileToPrune[];
-  return files.filter((f) => !db.filesInProgress.has(f.id));
+  return files.filter((f) => !busy.has(f.id));
 }
 
 /** What pruning file `fileId` deletes. */
@@ -83,9 +74,9 @@ export function recordsOf(db: Journal, fileId: number): PrunedRecords {
  * then on v_files and the report read them there, while its rows go. False when the file is no
  * longer one to prune (it is being processed again, say).
  */
-export function markPruned(db: Journal, fileId: number): boolean {
-  if (db.filesInProgress.has(fileId)) return false;
-  return db.transaction(() => {
+export function markPruned(db: Journal, fileId: number, busy: BusyFiles): boolean {
+  if (busy.has(fileId)) return false;
+  return connectionOf(db).transaction(() => {
     const marked = markPrunedRow(db, fileId);
     if (marked) keepTotals(db, fileId);
     return marked;
@@ -162,9 +153,9 @@ export function deleteParentsStep(
   fileId: number,
   limit = PRUNE_STEP_RECORDS,
 ): number | undefined {
-  if (db.inTransaction) return undefined;
+  if (connectionOf(db).inTransaction) return undefined;
   if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0;
-  db.pragma('foreign_keys = OFF');
+  connectionOf(db).pragma('foreign_keys = OFF');
   try {
     for (const table of ['batches', 'groups']) {
       const changes = sql(
@@ -175,7 +166,7 @@ export function deleteParentsStep(
     }
     return 0;
   } finally {
-    db.pragma('foreign_keys = ON');
+    connectionOf(db).pragma('foreign_keys = ON');
   }
 }
 
@@ -189,41 +180,16 @@ export function forgetSuppressedBefore(db: Journal, before: string, dryRun: bool
   return sql(db, 'DELETE FROM suppressed WHERE added_at < ?').run(before).changes;
 }
 
-/** What a step of pruning did. */
-export type PruneStep = 'mark' | 'delete' | 'suppressed' | 'vacuum' | 'checkpoint';
-
-export interface PruneOptions {
-  /** Files that ended before this moment (ISO) are pruned. */
-  endedBefore: string;
-  dryRun?: boolean;
-  /** Also forget suppressed numbers added before endedBefore. */
-  suppressed?: boolean;
-  /** Stops between steps (the daemon's shutdown). */
-  signal?: AbortSignal;
-  /**
-   * Called after each step (the measuring script's hook): what it did, how long its own statements
-   * took, and how long until its write was committed (with whatever else that commit carried).
-   */
-  onStep?: (what: PruneStep, ownMs: number, committedMs: number) => void;
-}
-
-export interface PruneResult {
-  files: FileToPrune[];
-  records: PrunedRecords;
-  suppressed: number;
-  /** The journal's files on disk before and after (the same for a dry run). */
-  bytesBefore: number;
-  bytesAfter: number;
-  /** The WAL was emptied (false: a transaction or a reader held it; the next prune tries again). */
-  checkpointed: boolean;
-}
-
 /**
- * Prunes every file that ended before `endedBefore`, step by step through the write queue (see
- * the top of this file). With dryRun, only says what it would delete.
+ * Prunes every file that ended before `endedBefore` and is not busy, step by step through the
+ * write queue (see the top of this file). With dryRun, only says what it would delete.
  */
-export async function pruneJournal(db: Journal, options: PruneOptions): Promise<PruneResult> {
-  const files = filesToPrune(db, options.endedBefore);
+export async function pruneJournal(
+  db: Journal,
+  options: PruneOptions,
+  busy: BusyFiles,
+): Promise<PruneResult> {
+  const files = filesToPrune(db, options.endedBefore, busy);
   const records: PrunedRecords = { rows: 0, groups: 0, batches: 0, attempts: 0 };
   for (const f of files) addRecords(records, recordsOf(db, f.id));
   const bytesBefore = journalSize(db).bytes;
@@ -256,7 +222,7 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
   const pruned: FileToPrune[] = [];
   for (const f of files) {
     if (options.signal?.aborted) break;
-    if (!(await step('mark', () => markPruned(db, f.id)))) continue;
+    if (!(await step('mark', () => markPruned(db, f.id, busy)))) continue;
     pruned.push(f);
     while (!options.signal?.aborted && (await step('delete', () => deleteStep(db, f.id))) > 0);
     await deleteParents(db, f.id, options);
@@ -266,7 +232,7 @@ export async function pruneJournal(db: Journal, options: PruneOptions): Promise<
     : 0;
   while (!options.signal?.aborted && (await step('vacuum', () => vacuumStep(db))) > 0);
   const checkpointStart = performance.now();
-  const checkpointed = db.inTransaction ? false : !checkpointTruncate(db).busy;
+  const checkpointed = connectionOf(db).inTransaction ? false : !checkpointTruncate(db).busy;
   options.onStep?.(
     'checkpoint',
     performance.now() - checkpointStart,

@@ -17,7 +17,7 @@ import type { BatchRecord } from '../ports/records.js';
 import { batchPhones } from './batchNumbers.js';
 import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
-import type { Journal } from './connection.js';
+import { connectionOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import {
@@ -29,38 +29,14 @@ import {
   REPLACED_STATES,
   sqlList,
 } from '../ports/states.js';
+import type {
+  KeepsOwnReqId,
+  PreparedRetry,
+  RetryOutcome,
+  RetryStatus,
+  UnknownRule,
+} from '../ports/records.js';
 
-/** The outcomes an operator may resend. */
-export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
-
-export interface PreparedRetry {
-  /**
-   * Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are.
-   */
-  rows: number;
-  /** The first new batch: later batches of the file are the others and their split halves (and,
-   * for a file still in progress, halves of its other batches split meanwhile). */
-  firstBatchId: number | null;
-  /** Unknown batches planned again as they are, under their own reqId. */
-  ownReqIdBatchIds: number[];
-  /** Rows not resent: another file sent the same message to their number (see sentBefore.ts). */
-  repeats: number;
-}
-
-/**
- * Whether an unknown batch may be sent again under its own reqId (send/policy.ts
- * mayResendWithOwnReqId), given what its attempts say (attemptHistory).
- */
-export type KeepsOwnReqId = (history: AttemptHistory) => boolean;
-
-/** How a retry treats unknown batches. */
-export interface UnknownRule {
-  keepsOwnReqId: KeepsOwnReqId;
-  /**
-   * Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown.
-   */
-  newReqIds: boolean;
-}
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
 /**
@@ -135,7 +111,7 @@ export function prepareRetry(
   unknown: UnknownRule = NEW_REQ_IDS_ONLY,
   sentBefore?: SentBeforeLookup,
 ): PreparedRetry {
-  return db.transaction((): PreparedRetry => {
+  return connectionOf(db).transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
     let repeats = 0;
@@ -226,14 +202,6 @@ function repeatsLeaver(
     batch.numbers = kept.length;
     return phones.length - kept.length;
   };
-}
-
-export interface RetryOutcome {
-  rows: number;
-  accepted: number;
-  failed: number;
-  unknown: number;
-  pending: number;
 }
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */

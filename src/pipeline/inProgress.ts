@@ -11,7 +11,7 @@ export interface FilesBeingProcessed {
 export class FilesInProgress implements FilesBeingProcessed {
   readonly #ids: Set<number>;
 
-  /** `ids`: the set to keep them in (the journal's own, which its pruning reads). */
+  /** `ids`: the set to keep them in. */
   constructor(ids = new Set<number>()) {
     this.#ids = ids;
   }

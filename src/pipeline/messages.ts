@@ -3,8 +3,7 @@
 // whole file costs in segments (each group's segments times its numbers). Read from the plan in
 // the journal, so it counts exactly the numbers a real run would send.
 import { render, segmentsOf, type TemplateBook } from '../config/templates.js';
-import type { Journal } from '../journal/connection.js';
-import { groupsToSend } from '../journal/exportReads.js';
+import type { GroupToSend, ReadStore } from '../journal/index.js';
 
 /** Groups shown in the sample, at most: enough to read the messages, not a list of thousands. */
 export const MESSAGE_SAMPLE = 10;
@@ -26,11 +25,11 @@ export interface MessagesPreview {
   billableSegments: number;
 }
 
-export function previewMessages(
-  db: Journal,
+export async function previewMessages(
+  reads: Pick<ReadStore, 'groupsToSend'>,
   fileId: number,
   templates: TemplateBook,
-): MessagesPreview {
+): Promise<MessagesPreview> {
   const preview: MessagesPreview = {
     templatesFile: templates.file,
     sample: [],
@@ -38,23 +37,26 @@ export function previewMessages(
     numbers: 0,
     billableSegments: 0,
   };
-  for (const group of groupsToSend(db, fileId)) {
-    const template = templates.byId.get(group.templateId);
-    if (!template) continue; // intake made such rows invalid: no group holds them
-    const message = render(template, JSON.parse(group.datas) as string[]);
-    const segments = segmentsOf(message);
-    preview.groups++;
-    preview.numbers += group.numbers;
-    preview.billableSegments += segments * group.numbers;
-    if (preview.sample.length < MESSAGE_SAMPLE)
-      preview.sample.push({
-        templateId: group.templateId,
-        message,
-        segments,
-        numbers: group.numbers,
-      });
-  }
+  for await (const page of reads.groupsToSend(fileId))
+    for (const group of page) addGroup(preview, group, templates);
   return preview;
+}
+
+function addGroup(preview: MessagesPreview, group: GroupToSend, templates: TemplateBook): void {
+  const template = templates.byId.get(group.templateId);
+  if (!template) return; // intake made such rows invalid: no group holds them
+  const message = render(template, JSON.parse(group.datas) as string[]);
+  const segments = segmentsOf(message);
+  preview.groups++;
+  preview.numbers += group.numbers;
+  preview.billableSegments += segments * group.numbers;
+  if (preview.sample.length < MESSAGE_SAMPLE)
+    preview.sample.push({
+      templateId: group.templateId,
+      message,
+      segments,
+      numbers: group.numbers,
+    });
 }
 
 /** The preview as the dry run prints it. */

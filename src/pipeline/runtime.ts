@@ -4,12 +4,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import {
-  type JournalHandle,
-  JournalLostError,
-  type OpenedWriter,
-  openWriter,
-} from '../journal/index.js';
+import { type JournalHandle, JournalLostError, openWriter } from '../journal/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
@@ -23,8 +18,6 @@ import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
-  /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: OpenedWriter['db'];
   /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
@@ -56,7 +49,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const stop = new AbortController();
   const {
     handle: journal,
-    db,
     replayed,
     missing,
   } = openWriter(config.dataDir, {
@@ -93,8 +85,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
       turns: new IntakeTurns(),
-      // Kept in the journal's own set: its pruning leaves the files in it alone (prune.ts).
-      inProgress: new FilesInProgress(db.filesInProgress),
+      // Pruning leaves the files in it alone (retention/schedule.ts hands it over).
+      inProgress: new FilesInProgress(),
       spools,
     };
     let closing: Promise<void> | undefined;
@@ -104,7 +96,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
         // What requests recorded on intents alone goes into the journal now, not at the next start.
         await journal.close();
       })());
-    return { db, journal, provider, context, stop, close, spools };
+    return { journal, provider, context, stop, close, spools };
   } catch (err) {
     await journal.close();
     throw err;

@@ -2,9 +2,7 @@
 // so the provider refuses the messages of some of them (160052), found only after sending. Without
 // a templates file smsdrop cannot tell which number is right, but it can tell the numbers differ:
 // the dry run and `send`'s summary say so (docs/input.md, "Template values").
-import type { Journal } from '../journal/connection.js';
-import { unevenValueCounts } from '../journal/reads.js';
-import type { ValueCount } from '../ports/records.js';
+import type { ReadStore, ValueCount } from '../journal/index.js';
 
 /** One template given different numbers of values: how many rows gave each, most first. */
 export interface UnevenValues {
@@ -12,9 +10,12 @@ export interface UnevenValues {
   counts: Array<{ values: number; rows: number; firstLine: number }>;
 }
 
-export function unevenValues(db: Journal, fileId: number): UnevenValues[] {
+export async function unevenValues(
+  reads: Pick<ReadStore, 'unevenValueCounts'>,
+  fileId: number,
+): Promise<UnevenValues[]> {
   const byTemplate = new Map<string, UnevenValues>();
-  for (const c of unevenValueCounts(db, fileId)) {
+  for (const c of await reads.unevenValueCounts(fileId)) {
     let entry = byTemplate.get(c.templateId);
     if (!entry) byTemplate.set(c.templateId, (entry = { templateId: c.templateId, counts: [] }));
     entry.counts.push(countOf(c));

@@ -1,7 +1,7 @@
 // The records the ports speak in: what a file, a batch, an attempt, a row of a report is. Both
 // journals read and write them; callers take them from here (or from src/ports/index.ts).
 import type { ErrorCode } from '../errors.js';
-import type { BatchState, Doubt, FileStatus } from './states.js';
+import type { BATCH_STATE, BatchState, Doubt, FileStatus } from './states.js';
 
 // A file: its journal record, its counts, its line of v_files (fileReads.ts, files.ts).
 export interface FileRecord {
@@ -279,21 +279,114 @@ export interface JournalSize {
   free: number;
 }
 
-// Still defined where the journal writes them (files src/journal/ keeps for now).
-export type { SuppressedNumber } from '../journal/suppressed.js';
-export type {
-  KeepsOwnReqId,
-  PreparedRetry,
-  RetryOutcome,
-  RetryStatus,
-  UnknownRule,
-} from '../journal/retry.js';
-export type {
-  FileToPrune,
-  PrunedRecords,
-  PruneOptions,
-  PruneResult,
-  PruneStep,
-} from '../journal/prune.js';
-export type { BackupResult } from '../journal/backup.js';
+// The suppression list (suppressed.ts).
+
+export interface SuppressedNumber {
+  phone: string;
+  reason: string;
+  /** Who suppressed it: "provider" (its answer), or "list" (smsdrop suppress). */
+  source: string;
+  addedAt: string;
+}
+
+// Retrying failed and unknown rows (retry.ts).
+
+/** The outcomes an operator may resend. */
+export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
+
+export interface PreparedRetry {
+  /**
+   * Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are.
+   */
+  rows: number;
+  /** The first new batch: later batches of the file are the others and their split halves (and,
+   * for a file still in progress, halves of its other batches split meanwhile). */
+  firstBatchId: number | null;
+  /** Unknown batches planned again as they are, under their own reqId. */
+  ownReqIdBatchIds: number[];
+  /** Rows not resent: another file sent the same message to their number (see sentBefore.ts). */
+  repeats: number;
+}
+
+/**
+ * Whether an unknown batch may be sent again under its own reqId (send/policy.ts
+ * mayResendWithOwnReqId), given what its attempts say (attemptHistory).
+ */
+export type KeepsOwnReqId = (history: AttemptHistory) => boolean;
+
+/** How a retry treats unknown batches. */
+export interface UnknownRule {
+  keepsOwnReqId: KeepsOwnReqId;
+  /**
+   * Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown.
+   */
+  newReqIds: boolean;
+}
+
+export interface RetryOutcome {
+  rows: number;
+  accepted: number;
+  failed: number;
+  unknown: number;
+  pending: number;
+}
+
+// Pruning (prune.ts) and backups (backup.ts).
+
+/** A file that pruning takes. */
+export interface FileToPrune {
+  id: number;
+  name: string;
+  sha256: string;
+  status: string;
+  finished_at: string;
+}
+
+/** What a file holds that pruning deletes. */
+export interface PrunedRecords {
+  rows: number;
+  groups: number;
+  batches: number;
+  attempts: number;
+}
+
+/** What a step of pruning did. */
+export type PruneStep = 'mark' | 'delete' | 'suppressed' | 'vacuum' | 'checkpoint';
+
+export interface PruneOptions {
+  /** Files that ended before this moment (ISO) are pruned. */
+  endedBefore: string;
+  dryRun?: boolean;
+  /** Also forget suppressed numbers added before endedBefore. */
+  suppressed?: boolean;
+  /** Stops between steps (the daemon's shutdown). */
+  signal?: AbortSignal;
+  /**
+   * Called after each step (the measuring script's hook): what it did, how long its own statements
+   * took, and how long until its write was committed (with whatever else that commit carried).
+   */
+  onStep?: (what: PruneStep, ownMs: number, committedMs: number) => void;
+}
+
+export interface PruneResult {
+  files: FileToPrune[];
+  records: PrunedRecords;
+  suppressed: number;
+  /** The journal's files on disk before and after (the same for a dry run). */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** The WAL was emptied (false: a transaction or a reader held it; the next prune tries again). */
+  checkpointed: boolean;
+}
+
+export interface BackupResult {
+  journal: string;
+  /**
+   * The intents file's copy; undefined when the data directory had none (nothing was ever
+   * deferred).
+   */
+  intents: string | undefined;
+  bytes: number;
+}
+
 export type { SentBefore, SentBeforeLookup } from '../plan/store.js';

@@ -9,13 +9,17 @@ import type {
   UnknownRule,
 } from './records.js';
 
-export interface RetryStore {
+/** What a retry would resend: read only, so a reader (the checks before the lock) has it too. */
+export interface RetryCounts {
   countUnknownByReqId(
     fileId: number,
     maxPerRequest: number,
     keepsOwnReqId: KeepsOwnReqId,
   ): Awaitable<{ ownReqId: number; newReqId: number }>;
   countRetryable(fileId: number, statuses: readonly RetryStatus[]): Awaitable<number>;
+}
+
+export interface RetryStore extends RetryCounts {
   prepareRetry(
     fileId: number,
     statuses: readonly RetryStatus[],

@@ -8,8 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { COMPANIONS, isCsvName, stemOf } from '../datadir/names.js';
-import type { Journal } from '../journal/connection.js';
-import { recordsOfBytes } from '../journal/exportReads.js';
+import type { ReadStore } from '../journal/index.js';
 
 export interface RemovedFiles {
   /** Paths relative to the data directory. */
@@ -24,7 +23,7 @@ const WRITTEN_NEXT = [...COMPANIONS, '.grown.txt'];
  * `before` (ms); a dry run counts the files it would prune (`pruning`) as pruned.
  */
 export async function removeFilesOfPruned(
-  db: Journal,
+  reads: Pick<ReadStore, 'recordsOfBytes'>,
   dataDir: string,
   before: number,
   dryRun: boolean,
@@ -39,7 +38,7 @@ export async function removeFilesOfPruned(
       if (!isCsvName(name) || WRITTEN_NEXT.some((suffix) => name.endsWith(suffix))) continue;
       const stat = statSync(path.join(dir, name), { throwIfNoEntry: false });
       if (!stat?.isFile() || stat.mtimeMs >= before) continue;
-      const records = recordsOfBytes(db, await sha256Of(path.join(dir, name)));
+      const records = await reads.recordsOfBytes(await sha256Of(path.join(dir, name)));
       if (records.length === 0 || !records.every((r) => r.pruned || pruning.has(r.id))) continue;
       for (const file of [name, ...WRITTEN_NEXT.map((suffix) => stemOf(name) + suffix)].filter(
         (n) => present.has(n),

@@ -1,9 +1,8 @@
 // Pruning, for `smsdrop prune` and the daemon's daily prune: the journal's
 // rows of files that ended longer ago than SMSDROP_KEEP (journal/prune.ts), then their files in
 // done/ and failed/ (files.ts). Says what went: files, records, bytes.
-import type { Journal } from '../journal/connection.js';
 import type { Keep } from '../config/settings/durations.js';
-import { pruneJournal, type PruneResult } from '../journal/prune.js';
+import type { BusyFiles, Maintenance, PruneResult, ReadStore } from '../journal/index.js';
 import { formatBytes } from '../log/duration.js';
 import { type RemovedFiles, removeFilesOfPruned } from './files.js';
 
@@ -13,24 +12,36 @@ export interface PruneReport extends PruneResult {
   removed: RemovedFiles;
 }
 
+/** What pruning works through: a JournalHandle, or a reader (whose prune only says what). */
+export interface PruneTarget {
+  maintenance: Pick<Maintenance, 'prune'>;
+  reads: Pick<ReadStore, 'recordsOfBytes'>;
+}
+
+export interface PruneRun {
+  dryRun?: boolean;
+  suppressed?: boolean;
+  signal?: AbortSignal;
+  /** The files being processed now: left alone (none when the caller holds the lock alone). */
+  busy: BusyFiles;
+}
+
 /** Prunes what ended longer than `keep` ago: the journal, then the files on disk. */
 export async function prune(
-  db: Journal,
+  journal: PruneTarget,
   dataDir: string,
   keep: Keep,
-  options: { dryRun?: boolean; suppressed?: boolean; signal?: AbortSignal } = {},
+  options: PruneRun,
 ): Promise<PruneReport> {
   const cutoff = Date.now() - keep.ms;
   const endedBefore = new Date(cutoff).toISOString();
   const dryRun = options.dryRun === true;
-  const result = await pruneJournal(db, {
-    endedBefore,
-    dryRun,
-    suppressed: options.suppressed,
-    signal: options.signal,
-  });
+  const result = await journal.maintenance.prune(
+    { endedBefore, dryRun, suppressed: options.suppressed, signal: options.signal },
+    options.busy,
+  );
   const removed = await removeFilesOfPruned(
-    db,
+    journal.reads,
     dataDir,
     cutoff,
     dryRun,

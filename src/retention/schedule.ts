@@ -22,8 +22,9 @@ export function schedulePruning(config: Config, runtime: Runtime, log: Logger): 
     running = (async () => {
       if (runtime.stop.signal.aborted) return;
       try {
-        const report = await prune(runtime.db, config.dataDir, config.keep, {
+        const report = await prune(runtime.journal, config.dataDir, config.keep, {
           signal: runtime.stop.signal,
+          busy: runtime.context.inProgress,
         });
         if (report.files.length > 0 || report.removed.files.length > 0)
           log.info(describePrune(report), {

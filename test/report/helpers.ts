@@ -111,7 +111,7 @@ export async function sender(
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
     turns: new IntakeTurns(),
-    inProgress: new FilesInProgress(db.filesInProgress),
+    inProgress: new FilesInProgress(),
   };
   return { db, stores: handleOf(db), ctx, provider, config };
 }

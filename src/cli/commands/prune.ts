@@ -4,10 +4,7 @@ import type { Command } from 'commander';
 import { type Config, keepProblem } from '../../config/index.js';
 import { type Keep, parseKeep } from '../../config/settings/durations.js';
 import { errorCode, EXIT } from '../../errors.js';
-import { acquireLock } from '../../datadir/lock.js';
-import { journalPath } from '../../journal/paths.js';
-import { openJournal } from '../../journal/open.js';
-import { openReadOnly } from '../../journal/stores/reader.js';
+import { type JournalHandle, openReader, openWriter } from '../../journal/index.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
 import { configFor, exitWith } from '../common.js';
 
@@ -59,21 +56,33 @@ function keepFor(config: Config, olderThan: string | undefined): Keep {
   return keep;
 }
 
+/** Under the data directory's lock (or read-only), no file is being processed by this process. */
+const NONE_BUSY: ReadonlySet<number> = new Set();
+
 async function dryRun(config: Config, keep: Keep, suppressed: boolean): Promise<PruneReport> {
-  const db = openReadOnly(config.dataDir);
-  if (!db) exitWith(EXIT.ok, `no journal in ${config.dataDir}: nothing to prune`);
+  const reader = openReader(config.dataDir);
+  if (!reader) exitWith(EXIT.ok, `no journal in ${config.dataDir}: nothing to prune`);
   try {
-    return await prune(db, config.dataDir, keep, { dryRun: true, suppressed });
+    return await prune({ maintenance: reader, reads: reader }, config.dataDir, keep, {
+      dryRun: true,
+      suppressed,
+      busy: NONE_BUSY,
+    });
   } finally {
-    db.close();
+    reader.close();
   }
 }
 
 /** Pruning writes: the data directory's lock, as for any writer (the daemon prunes on its own). */
 async function pruneLocked(config: Config, keep: Keep, suppressed: boolean): Promise<PruneReport> {
-  let lock;
+  let journal: JournalHandle;
   try {
-    lock = acquireLock(config.dataDir, 'smsdrop prune');
+    ({ handle: journal } = openWriter(config.dataDir, {
+      role: 'smsdrop prune',
+      synchronous: config.journalSync,
+      reqIdOn: false,
+      onLost: () => {}, // sends nothing, so keeps no intents: never called
+    }));
   } catch (err) {
     if (errorCode(err) === 'E_DATA_DIR_LOCKED')
       exitWith(
@@ -83,13 +92,8 @@ async function pruneLocked(config: Config, keep: Keep, suppressed: boolean): Pro
     throw err;
   }
   try {
-    const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
-    try {
-      return await prune(db, config.dataDir, keep, { suppressed });
-    } finally {
-      db.close();
-    }
+    return await prune(journal, config.dataDir, keep, { suppressed, busy: NONE_BUSY });
   } finally {
-    lock.release();
+    await journal.close();
   }
 }

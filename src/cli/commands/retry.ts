@@ -11,10 +11,12 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
-import { openReadOnly } from '../../journal/stores/reader.js';
-import { sqliteReadStore } from '../../journal/stores/readStore.js';
-import { sqliteRetryStore } from '../../journal/stores/smallStores.js';
+import {
+  type FileRecord,
+  openReader,
+  type RetryStatus,
+  type WaitingFile,
+} from '../../journal/index.js';
 import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { providerChange, waitingNote } from '../../pipeline/index.js';
@@ -90,15 +92,12 @@ async function findTarget(
   query: string,
   statuses: readonly RetryStatus[],
 ): Promise<Target> {
-  // A reader's ports with the retry counts (openReader has none of RetryStore yet).
-  const db = openReadOnly(config.dataDir);
+  const reads = openReader(config.dataDir);
   try {
-    if (!db)
+    if (!reads)
       throw new UsageError(
         `no journal in ${config.dataDir}: nothing has been sent from this data directory (check --data-dir)`,
       );
-    const reads = sqliteReadStore(db);
-    const retry = sqliteRetryStore(db);
     const file = await resolveFile(reads, query);
     if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
       const what = `${file.name} (id ${file.id}) was ${file.status === FILE_STATUS.refused ? 'refused' : 'not fully read'}`;
@@ -112,14 +111,14 @@ async function findTarget(
       throw new UsageError(`${what}: nothing of it was sent; fix the file and drop it again`);
     }
     const unknown = statuses.includes('unknown')
-      ? await retry.countUnknownByReqId(file.id, config.maxPerRequest, ownReqIdRule(config))
+      ? await reads.retry.countUnknownByReqId(file.id, config.maxPerRequest, ownReqIdRule(config))
       : { ownReqId: 0, newReqId: 0 };
-    return { file, rows: await retry.countRetryable(file.id, statuses), unknown };
+    return { file, rows: await reads.retry.countRetryable(file.id, statuses), unknown };
   } catch (err) {
     exitOnUserError(err);
     throw err;
   } finally {
-    db?.close();
+    reads?.close();
   }
 }
 

@@ -1,43 +1,30 @@
 // `smsdrop send FILE [--dry-run] [--resend] [--json]`: one file through the pipeline, in the
 // foreground, with a summary at the end and an exit status a script can act on.
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import pLimit from 'p-limit';
 import { EXIT, SmsdropError } from '../../errors.js';
 import { inspectFile } from '../../intake/inspect.js';
-import { type Config, defaultAppIdFor } from '../../config/index.js';
-import { findLatestFile } from '../../journal/fileReads.js';
-import type { Journal } from '../../journal/connection.js';
-import { openJournal } from '../../journal/open.js';
-import { invalidRows } from '../../journal/reads.js';
-import { copySuppressed } from '../../journal/suppressed.js';
-import { sentBeforeLookup } from '../../journal/sentBefore.js';
-import { openReadOnly } from '../../journal/stores/reader.js';
+import type { Config } from '../../config/index.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { formatDuration } from '../../log/duration.js';
 import { redactSecrets } from '../../log/redact.js';
-import { AccountPause, createRateLimiter } from '../../send/rate.js';
 import { SendWindow } from '../../send/window.js';
 import {
   everyRowAccepted,
   type FileRunResult,
-  type PipelineContext,
   processFile,
   repeatsNote,
 } from '../../pipeline/index.js';
-import { type MessagesPreview, previewLines, previewMessages } from '../../pipeline/messages.js';
+import { previewLines } from '../../pipeline/messages.js';
 import type { Runtime } from '../../pipeline/runtime.js';
-import { type UnevenValues, unevenValues, unevenValuesLines } from '../../pipeline/valueCounts.js';
+import { unevenValuesLines } from '../../pipeline/valueCounts.js';
 import { writeRejectedCsv } from '../../results/rejectedCsv.js';
 import { writeResultCsv } from '../../results/resultCsv.js';
 import { configFor, exitWithError, tellPause } from '../common.js';
+import { dryRun, type DryRunResult, type InvalidRow, unevenOf } from '../dryRun.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { startSendProgress } from '../progress.js';
-import { handleOf } from '../../journal/stores/handle.js';
-import { FilesInProgress } from '../../pipeline/inProgress.js';
-import { IntakeTurns } from '../../pipeline/turns.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -124,7 +111,7 @@ async function sendForeground(
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
     if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
-    return { ...result, ...unevenOf(runtime.db, result) };
+    return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
   } finally {
     progress?.stop();
     await runtime.close();
@@ -144,90 +131,6 @@ async function writeResults(
   const base = path.basename(file).replace(/\.csv$/i, '');
   await writeResultCsv(journal.reads, result.file!.id, outDir, base, spools);
   await writeRejectedCsv(journal.reads, result.file!.id, outDir, base);
-}
-
-/** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */
-const DRY_RUN_INVALID_ROWS = 10;
-
-interface InvalidRow {
-  line: number;
-  reason: string;
-}
-
-type DryRunResult = FileRunResult & {
-  invalidRows?: InvalidRow[];
-  messages?: MessagesPreview;
-  unevenValues?: UnevenValues[];
-};
-
-/** Templates the file's rows give different numbers of values, if any (valueCounts.ts). */
-function unevenOf(db: Journal, result: FileRunResult): { unevenValues?: UnevenValues[] } {
-  if (!result.file || result.outcome === 'already-sent' || result.outcome === 'refused') return {};
-  const uneven = unevenValues(db, result.file.id);
-  return uneven.length > 0 ? { unevenValues: uneven } : {};
-}
-
-/** No file of the real journal is the dry run's own. */
-const NO_FILE = 0;
-
-/**
- * The plan, made in a throwaway journal: the real one is only read, to say if it was sent and what
- * other files sent.
- */
-async function dryRun(config: Config, file: string, log: Logger): Promise<DryRunResult> {
-  const tempDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-dry-run-'));
-  const db = openJournal(path.join(tempDir, 'plan.sqlite'));
-  const real = openReadOnly(config.dataDir);
-  try {
-    if (real) copySuppressed(real, db);
-    const ports = handleOf(db);
-    const context: PipelineContext = {
-      send: ports.send,
-      files: ports.files,
-      reads: ports.reads,
-      client: {
-        send: () => Promise.resolve({ kind: 'not-sent', reason: 'dry run' }),
-        close: async () => {},
-      },
-      config,
-      limit: pLimit(1),
-      rateLimiter: createRateLimiter(),
-      pause: new AccountPause(),
-      defaultAppId: defaultAppIdFor(config),
-      turns: new IntakeTurns(),
-      inProgress: new FilesInProgress(),
-    };
-    // The rows other files sent are the real journal's (the repeat window): a real run would not
-    // send them.
-    const sentBefore = () =>
-      real && config.repeatWindow
-        ? sentBeforeLookup(real, NO_FILE, config.repeatWindow)
-        : undefined;
-    const result = await processFile(context, file, { dryRun: true, sentBefore });
-    if (real && result.sha256) noteIfAlreadySent(real, result.sha256, log);
-    if (!result.file || result.outcome !== 'planned') return result;
-    const messages = config.templates
-      ? { messages: previewMessages(db, result.file.id, config.templates) }
-      : {};
-    return {
-      ...result,
-      invalidRows: invalidRows(db, result.file.id, DRY_RUN_INVALID_ROWS),
-      ...messages,
-      ...unevenOf(db, result),
-    };
-  } finally {
-    db.close();
-    real?.close();
-    rmSync(tempDir, { recursive: true, force: true });
-  }
-}
-
-function noteIfAlreadySent(real: Journal, sha256: string, log: Logger): void {
-  const earlier = findLatestFile(real, sha256);
-  if (earlier)
-    log.warn(
-      `these bytes are already in the journal as ${earlier.name} (status ${earlier.status}); a real send would ${earlier.status === 'done' ? 'report "already sent" unless --resend' : 'continue that run'}`,
-    );
 }
 
 const STATUS_OF: Record<FileRunResult['outcome'], string> = {

@@ -7,10 +7,7 @@ import type { Command } from 'commander';
 import { SmsdropError, UsageError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import { normalisePhone } from '../../intake/phone.js';
-import { openReader } from '../../journal/index.js';
-import { journalPath } from '../../journal/paths.js';
-import { openJournal } from '../../journal/open.js';
-import { suppressNumbers, unsuppressNumbers } from '../../journal/suppressed.js';
+import { openReader, openSuppressionList } from '../../journal/index.js';
 import { renderTable } from '../../report/common.js';
 import { configFor, exitWithError } from '../common.js';
 
@@ -53,23 +50,23 @@ export function registerSuppressCommand(program: Command): void {
     );
 }
 
-function addNumbers(
+async function addNumbers(
   config: Config,
   numbers: readonly string[],
   opts: { file?: string; reason: string },
-): void {
+): Promise<void> {
   if (numbers.length === 0 && !opts.file)
     exitWithError(new UsageError('suppress add: no numbers given'));
   const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
   const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
-  const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+  const list = openSuppressionList(config.dataDir, { synchronous: config.journalSync });
   try {
-    const added = suppressNumbers(db, phones, opts.reason, 'list');
+    const added = await list.add(phones, opts.reason, 'list');
     process.stdout.write(
       `${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`,
     );
   } finally {
-    db.close();
+    list.close();
   }
   if (opts.file && fromFile.skipped.length > 0) {
     const examples = fromFile.skipped
@@ -83,16 +80,16 @@ function addNumbers(
   }
 }
 
-function removeNumbers(config: Config, numbers: readonly string[]): void {
+async function removeNumbers(config: Config, numbers: readonly string[]): Promise<void> {
   const phones = [...new Set(normalisedOrExit(config, numbers))];
-  const db = openJournal(journalPath(config.dataDir), { synchronous: config.journalSync });
+  const list = openSuppressionList(config.dataDir, { synchronous: config.journalSync });
   try {
-    const removed = unsuppressNumbers(db, phones);
+    const removed = await list.remove(phones);
     process.stdout.write(
       `${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`,
     );
   } finally {
-    db.close();
+    list.close();
   }
 }
 

@@ -13,11 +13,19 @@ import { openJournal } from '../open.js';
 import { appliedMigrations } from '../reads.js';
 import type { Maintenance } from '../../ports/maintenance.js';
 import type { ReadStore } from '../../ports/reads.js';
+import type { RetryCounts } from '../../ports/retry.js';
 import { sqliteReadStore } from './readStore.js';
-import { sqliteMaintenance } from './smallStores.js';
+import { sqliteMaintenance, sqliteRetryCounts } from './smallStores.js';
 
-/** A read-only journal: its reads, a prune that only says what it would delete, and close. */
-export type JournalReader = ReadStore & { prune: Maintenance['prune']; close(): void };
+/**
+ * A read-only journal: its reads, what a retry would resend, a prune that only says what it would
+ * delete, and close.
+ */
+export type JournalReader = ReadStore & {
+  retry: RetryCounts;
+  prune: Maintenance['prune'];
+  close(): void;
+};
 
 /** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
 export function openReader(dataDir: string): JournalReader | undefined {
@@ -26,7 +34,8 @@ export function openReader(dataDir: string): JournalReader | undefined {
   const maintenance = sqliteMaintenance(db, true);
   return {
     ...sqliteReadStore(db),
-    prune: (options) => maintenance.prune(options),
+    retry: sqliteRetryCounts(db),
+    prune: (options, busy) => maintenance.prune(options, busy),
     close: () => db.close(),
   };
 }

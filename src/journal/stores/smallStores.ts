@@ -3,7 +3,9 @@
 import { backupJournal } from '../backup.js';
 import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
 import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
-import type { Journal } from '../connection.js';
+import { connectionOf, insideOf, type Journal } from '../connection.js';
+import { journalPath } from '../paths.js';
+import { openJournal } from '../open.js';
 import { pruneJournal } from '../prune.js';
 import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
 import { journalSize } from '../storage.js';
@@ -11,22 +13,22 @@ import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../suppresse
 import type { DaemonStateStore } from '../../ports/daemonState.js';
 import type { Maintenance } from '../../ports/maintenance.js';
 import type { OutboxStore } from '../../ports/outbox.js';
-import type { RetryStore } from '../../ports/retry.js';
+import type { RetryCounts, RetryStore } from '../../ports/retry.js';
 import type { SuppressionList } from '../../ports/suppression.js';
 
 export function sqliteOutbox(db: Journal): OutboxStore {
   return {
     setTargets: (ids) => {
-      db.webhookTargets = [...ids];
+      insideOf(db).webhookTargets = [...ids];
     },
-    hasTargets: () => db.webhookTargets.length > 0,
+    hasTargets: () => insideOf(db).webhookTargets.length > 0,
     recordEventNow: (event, file, reason) => recordEventNow(db, event, file, reason),
     undelivered: (target, limit) => undeliveredEvents(db, target, limit),
     markDelivered: (ids) => {
       for (const id of ids) markDelivered(db, id);
     },
     noteDeliveryFailed: (id, error) => noteDeliveryFailed(db, id, error),
-    canDeliver: () => db.open && !db.inTransaction,
+    canDeliver: () => db.open && !connectionOf(db).inTransaction,
     isOpen: () => db.open,
   };
 }
@@ -39,6 +41,18 @@ export function sqliteSuppressionList(db: Journal): SuppressionList {
   };
 }
 
+/**
+ * The suppression list of dataDir's journal alone, changed without the data directory's lock:
+ * `smsdrop suppress` writes only that table, so it works while the daemon runs.
+ */
+export function openSuppressionList(
+  dataDir: string,
+  options: { synchronous: 'normal' | 'full' },
+): SuppressionList & { close(): void } {
+  const db = openJournal(journalPath(dataDir), options);
+  return { ...sqliteSuppressionList(db), close: () => db.close() };
+}
+
 export function sqliteDaemonState(db: Journal): DaemonStateStore {
   return {
     setPause: (update) => setDaemonState(db, update),
@@ -46,11 +60,18 @@ export function sqliteDaemonState(db: Journal): DaemonStateStore {
   };
 }
 
-export function sqliteRetryStore(db: Journal): RetryStore {
+/** The retry counts alone: they only read, so a read-only journal has them too. */
+export function sqliteRetryCounts(db: Journal): RetryCounts {
   return {
     countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
       countUnknownByReqId(db, fileId, maxPerRequest, keepsOwnReqId),
     countRetryable: (fileId, statuses) => countRetryable(db, fileId, statuses),
+  };
+}
+
+export function sqliteRetryStore(db: Journal): RetryStore {
+  return {
+    ...sqliteRetryCounts(db),
     prepareRetry: (fileId, statuses, maxPerRequest, unknown, sentBefore) =>
       prepareRetry(db, fileId, statuses, maxPerRequest, unknown, sentBefore),
     retryOutcome: (fileId, retry) => retryOutcome(db, fileId, retry),
@@ -60,7 +81,8 @@ export function sqliteRetryStore(db: Journal): RetryStore {
 /** `dryRun`: only says what a prune would delete, whatever it is asked (a read-only journal). */
 export function sqliteMaintenance(db: Journal, dryRun = false): Maintenance {
   return {
-    prune: (options) => pruneJournal(db, dryRun ? { ...options, dryRun: true } : options),
+    prune: (options, busy) =>
+      pruneJournal(db, dryRun ? { ...options, dryRun: true } : options, busy),
     backup: (targetDir) => backupJournal(db.name, targetDir),
     size: () => journalSize(db),
   };
