@@ -2,7 +2,7 @@
 // written by the journal write it reports, in the same transaction (files.ts, daemonState.ts), so
 // that a crash loses neither or both; the daemon (webhooks/deliver.ts) posts them in order per
 // receiver and marks each delivered. Nothing is written while no receiver is set
-// (Journal.webhookTargets).
+// (JournalInside.webhookTargets).
 import { randomUUID } from 'node:crypto';
 import { countFile, getFile } from './fileReads.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
