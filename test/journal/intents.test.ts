@@ -13,7 +13,12 @@ import type { BatchRecord } from '../../src/ports/records.js';
 import { getBatch } from '../../src/journal/batchNumbers.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { closeIntents, enableIntents, JournalLostError, replayIntents } from '../../src/journal/intents.js';
+import {
+  closeIntents,
+  enableIntents,
+  JournalLostError,
+  replayIntents,
+} from '../../src/journal/intents.js';
 import { intentsPath } from '../../src/journal/paths.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';

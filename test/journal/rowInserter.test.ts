@@ -3,7 +3,11 @@
 // are settled by those ids at the end of the file).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRowInserter, ROWS_PER_STATEMENT, type RowValues } from '../../src/journal/rowInserter.js';
+import {
+  createRowInserter,
+  ROWS_PER_STATEMENT,
+  type RowValues,
+} from '../../src/journal/rowInserter.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';
 

@@ -5,7 +5,12 @@ import path from 'node:path';
 import { it } from 'node:test';
 import { applyTransition } from '../../src/journal/batches.js';
 import { openJournal } from '../../src/journal/open.js';
-import { listSuppressed, suppressionCheck, suppressNumbers, unsuppressNumbers } from '../../src/journal/suppressed.js';
+import {
+  listSuppressed,
+  suppressionCheck,
+  suppressNumbers,
+  unsuppressNumbers,
+} from '../../src/journal/suppressed.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';
 
