@@ -1,4 +1,5 @@
-// `node --import tsx bench/profileSend.ts [--rows N] [--out DIR] [--cli dist|src]`: one
+// `node --import tsx bench/profileSend.ts [--rows N] [--out DIR] [--cli dist|src] [--latency-ms N]
+// [--concurrency N] [--env KEY=VALUE ...]`: one
 // `smsdrop send` of the benchmark's generated file to the simulator (no latency), run under
 // `node --cpu-prof`, and nothing else (no baselines): the profile to split by phase with
 // scripts/cpuPhases.mjs. The CSV is kept in DIR and reused when DIR already has one of N rows, so
@@ -17,6 +18,16 @@ const CREDS = {
   authToken: 'benchtoken000000000000000000001',
   appId: 'APPbench000000000000000000000001',
 };
+
+/** `--env KEY=VALUE` items, for the send process. */
+function keyValues(items: string[]): Record<string, string> {
+  return Object.fromEntries(
+    items.map((item): [string, string] => {
+      const at = item.indexOf('=');
+      return [item.slice(0, at), item.slice(at + 1)];
+    }),
+  );
+}
 
 const load = () =>
   os
@@ -73,6 +84,8 @@ async function main(): Promise<void> {
       out: { type: 'string', default: path.join(os.tmpdir(), 'smsdrop-profile') },
       cli: { type: 'string', default: 'dist' },
       concurrency: { type: 'string', default: '8' },
+      'latency-ms': { type: 'string', default: '0' },
+      env: { type: 'string', multiple: true },
     },
   });
   const rows = Number(values.rows.replaceAll('_', ''));
@@ -84,8 +97,15 @@ async function main(): Promise<void> {
   const runDir = path.join(out, `run-${Date.now()}`);
   const profileDir = path.join(runDir, 'profile');
   mkdirSync(runDir);
-  const sim = await startSimulatorProcess(cli, childEnv(runDir, CREDS, {}), 0, SIMULATOR_TEMPLATES);
+  const latency = Number(values['latency-ms']);
+  const sim = await startSimulatorProcess(
+    cli,
+    childEnv(runDir, CREDS, {}),
+    latency,
+    SIMULATOR_TEMPLATES,
+  );
   const env = childEnv(runDir, CREDS, {
+    ...keyValues(values.env ?? []),
     SMSDROP_BASE_URL: sim.url,
     SMSDROP_DATA_DIR: path.join(runDir, 'data'),
     SMSDROP_CONCURRENCY: values.concurrency,

@@ -64,7 +64,7 @@ export function nodeEnv(s: ClusterSettings, node: number): NodeJS.ProcessEnv {
 }
 
 function startNode(s: ClusterSettings, run: ClusterRun, node: number): CliProcess {
-  mkdirSync(folder(s, node, 'inbox'), { recursive: true });
+  mkdirSync(folder(s, node, 'inbox'), { recursive: true, mode: 0o700 }); // as smsdrop makes it
   run.starts++;
   return startCli(['run'], nodeEnv(s, node), reportDirOf(s));
 }

@@ -10,10 +10,10 @@ import {
   type FileRecord,
   type JournalHandle,
   type JournalReader,
-  openReader,
   openScratch,
   type ReadStore,
 } from '../journal/index.js';
+import { openReader } from '../journals/index.js';
 import type { Logger } from '../log/logger.js';
 import { type FileRunResult, type PipelineContext, processFile } from '../pipeline/index.js';
 import { FilesInProgress } from '../pipeline/inProgress.js';
@@ -58,7 +58,7 @@ export async function dryRun(config: Config, file: string, log: Logger): Promise
   let real: JournalReader | undefined;
   let scratch: JournalHandle | undefined;
   try {
-    real = openReader(config.dataDir);
+    real = await openReader(config);
     scratch = await openScratch(path.join(tempDir, 'plan.sqlite'), real);
     return await planInScratch(config, file, log, scratch, real);
   } finally {

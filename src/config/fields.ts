@@ -2,6 +2,7 @@
 // time zones, and the settings written as text that config/settings/ parses.
 import { z } from 'zod';
 import { baseUrlProblem } from './settings/baseUrl.js';
+import { parseDatabaseUrl, parseLease } from './settings/database.js';
 import { parseKeep, parseRepeatWindow } from './settings/durations.js';
 import { parseHttpAddress } from './settings/httpAddress.js';
 import { parseWebhookUrls } from './settings/webhookUrls.js';
@@ -122,5 +123,18 @@ export const baseUrl = z.preprocess(
       const problem = baseUrlProblem(u);
       if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
     })
+    .optional(),
+);
+
+/** postgres://… : the PostgreSQL journal (settings/database.ts); unset: the SQLite journal. */
+export const databaseUrl = parsedText(parseDatabaseUrl);
+/** "DURATION": how long a node's claims on batches last unrenewed. */
+export const lease = parsedText(parseLease).default('30s');
+/** A node's id in a cluster: printable, no spaces (the default, host and pid, is made at start). */
+export const nodeId = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
+  z
+    .string()
+    .regex(/^[\x21-\x7e]{1,100}$/, 'expected 1 to 100 printable characters without spaces')
     .optional(),
 );

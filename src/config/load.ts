@@ -18,6 +18,7 @@ import {
   SETTINGS,
   type Settings,
 } from './schema.js';
+import { hidePassword } from './settings/database.js';
 import { withoutSecrets } from './settings/webhookUrls.js';
 import { loadTemplates } from './templates.js';
 
@@ -148,6 +149,10 @@ function issueCode(issue: z.ZodIssue | undefined): ConfigCode {
 function shownValue(key: string, merged: ConfigOverrides): string {
   if (key === 'authToken' || key === 'httpToken' || key === 'webhookSecret') return '(hidden)';
   if (key === 'baseUrl') return withoutUserInfo(merged.baseUrl);
+  if (key === 'databaseUrl')
+    return typeof merged.databaseUrl === 'string'
+      ? JSON.stringify(hidePassword(merged.databaseUrl))
+      : '(hidden)';
   if (key === 'webhookUrl')
     return typeof merged.webhookUrl === 'string'
       ? JSON.stringify(withoutSecrets(merged.webhookUrl))

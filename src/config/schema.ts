@@ -7,12 +7,15 @@ import type { TemplateBook } from './templates.js';
 import {
   baseUrl,
   blankAsUnset,
+  databaseUrl,
   httpAddress,
   ianaZone,
   idText,
   int,
   keep,
+  lease,
   messageWindow,
+  nodeId,
   onOff,
   optionalText,
   repeatWindow,
@@ -161,6 +164,11 @@ export const SETTINGS = {
     env: 'SMSDROP_SEND_DURING_INTAKE',
     doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.',
   },
+  intakeThread: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_INTAKE_THREAD',
+    doc: 'on/off: read, check and plan each file on a thread of its own, which writes its rows into the journal while the main thread sends and records outcomes.',
+  },
   repeatWindow: {
     schema: repeatWindow,
     env: 'SMSDROP_REPEAT_WINDOW',
@@ -242,6 +250,26 @@ export const SETTINGS = {
     schema: z.enum(['normal', 'full']).default('normal'),
     env: 'SMSDROP_JOURNAL_SYNC',
     doc: 'normal: the journal survives any crash of the process; full: also a power loss, at the cost of a disk flush per request.',
+  },
+  databaseUrl: {
+    schema: databaseUrl,
+    env: 'SMSDROP_DATABASE_URL',
+    doc: 'postgres://USER:PASSWORD@HOST/DATABASE: keep the journal in PostgreSQL, which several daemons (each with its own data directory) may share (docs/postgres.md). TLS, verified, to any host but loopback; the URL takes no ssl parameters. Unset: the SQLite journal in the data directory. The password is never printed or logged.',
+  },
+  databaseCa: {
+    schema: optionalText,
+    env: 'SMSDROP_DATABASE_CA',
+    doc: "CA certificate (PEM) that PostgreSQL's certificate is checked against, instead of Node's roots; with it, TLS to loopback too.",
+  },
+  lease: {
+    schema: lease,
+    env: 'SMSDROP_LEASE',
+    doc: "PostgreSQL journal: how long a node's claim on batches lasts without a renewal, 2s to 1h; then another node may send them.",
+  },
+  nodeId: {
+    schema: nodeId,
+    env: 'SMSDROP_NODE_ID',
+    doc: "PostgreSQL journal: this node's id, shown by status. Unset: HOST:PID.",
   },
   logLevel: {
     schema: z.enum(['error', 'warn', 'info', 'debug']).default('info'),

@@ -53,6 +53,13 @@ const PAGE = `<!doctype html>
     <p id="nofiles" class="muted">No file yet: drop a CSV file into inbox/.</p>
     <p id="inbox" class="muted"></p>
   </section>
+  <section id="nodes-section" hidden>
+    <h2>Nodes <span class="muted">(daemons sharing the PostgreSQL journal)</span></h2>
+    <table id="nodes">
+      <thead><tr><th>node</th><th>started</th><th>last seen</th><th>batches held</th></tr></thead>
+      <tbody></tbody>
+    </table>
+  </section>
   <section class="charts">
     <div>
       <h2>Send rate, last hour <span class="muted">(per minute)</span></h2>

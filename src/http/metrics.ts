@@ -4,7 +4,8 @@
 // counted as it happens, cheaply: request latency and requests in flight (a wrapper around the
 // provider client) and time waited on rate limits (around the limiter). Totals since the journal
 // began are counters (_total) that pruning does not lower (pruned_totals); states now are gauges.
-// Label values come from fixed sets: outcomes, provider status codes, smsdrop's E_ codes.
+// Label values come from fixed sets: outcomes, provider status codes, smsdrop's E_ codes; and the
+// ids of the nodes sharing a PostgreSQL journal, those seen in the last hour.
 import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
 import type { Awaitable, ReadStore } from '../journal/index.js';
@@ -158,7 +159,35 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
         }
     },
   );
+  nodeGauges(registry, reads);
   processGauges(registry, source);
+}
+
+/** Nodes shown: those seen this recently (as `smsdrop status`). */
+const NODES_SEEN_WITHIN_MS = 3_600_000;
+
+/** The daemons sharing a PostgreSQL journal (none with SQLite): seen when, holding what. */
+function nodeGauges(registry: client.Registry, reads: ReadStore): void {
+  gauge(
+    registry,
+    'smsdrop_node_last_seen_timestamp_seconds',
+    'When each daemon sharing the journal (PostgreSQL) last renewed its leases, in Unix seconds.',
+    ['node'],
+    () => reads.nodes(NODES_SEEN_WITHIN_MS),
+    (g, nodes) => {
+      for (const n of nodes) g.set({ node: n.id }, Date.parse(n.lastSeen) / 1000);
+    },
+  );
+  gauge(
+    registry,
+    'smsdrop_node_batches_held',
+    'Batches each daemon sharing the journal (PostgreSQL) holds under its lease.',
+    ['node'],
+    () => reads.nodes(NODES_SEEN_WITHIN_MS),
+    (g, nodes) => {
+      for (const n of nodes) g.set({ node: n.id }, n.batchesHeld);
+    },
+  );
 }
 
 /** Gauges of this process and its files on disk, not of the journal's records. */

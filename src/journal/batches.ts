@@ -3,7 +3,7 @@
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import type { BatchRecord } from '../ports/records.js';
 import { batchPhones, getBatch, newReqId } from './batchNumbers.js';
-import { connectionOf, insideOf, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
 import { type Assignment, moveBatch } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
@@ -232,7 +232,7 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
     "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'",
   ).all(fileId) as number[];
   if (interrupted.length === 0) return 0;
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
       const leftAt =

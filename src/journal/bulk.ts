@@ -44,7 +44,9 @@ export class RowsLostError extends SmsdropError {
  */
 export function bulkWrite(db: Journal, rows: number, write: () => void): void {
   if (!insideOf(db).bulk.open) {
-    connectionOf(db).exec('BEGIN');
+    // The write lock first: another connection of this process may write in between (see
+    // JournalInside.transaction).
+    connectionOf(db).exec('BEGIN IMMEDIATE');
     insideOf(db).bulk.open = { rows: 0, since: Date.now() };
   }
   try {

@@ -5,6 +5,7 @@
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
 import type Database from 'better-sqlite3';
+import type { WriteGate } from '../ports/intakeWriter.js';
 
 /** A journal's bulk transactions (bulk.ts). */
 export interface BulkState {
@@ -72,8 +73,16 @@ export interface JournalInside {
   intents: IntentLog | undefined;
   /** The one write queue (writeQueue.ts), made on first use. */
   writeQueue: WriteQueue | undefined;
+  /** While another thread writes an intake on its own connection: what queued writes pass. */
+  writeGate: WriteGate | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
+  /**
+   * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a
+   * connection of its own (pipeline/intakeThread.ts), and a transaction that read first could
+   * otherwise no longer write once that connection committed (SQLITE_BUSY_SNAPSHOT).
+   */
+  transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F>;
   /**
    * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
    * that webhook events report then add the event to the outbox in their own transaction
@@ -99,6 +108,21 @@ export let insideOf: (journal: Journal) => JournalInside;
 /** The SQLite connection under `journal` (insideOf(journal).connection). */
 export const connectionOf = (journal: Journal): Database.Database => insideOf(journal).connection;
 
+function immediateTransaction<F extends (...args: never[]) => unknown>(
+  connection: Database.Database,
+  fn: F,
+): Database.Transaction<F> {
+  const transaction = connection.transaction(fn);
+  type Args = Parameters<Database.Transaction<F>>;
+  const immediate = (...args: Args) => transaction.immediate(...args);
+  return Object.assign(immediate, {
+    default: immediate,
+    deferred: (...args: Args) => transaction.deferred(...args),
+    immediate,
+    exclusive: (...args: Args) => transaction.exclusive(...args),
+  });
+}
+
 /** One open journal: its state is private, and only the journal's modules reach it (insideOf). */
 export class Journal {
   readonly #inside: JournalInside;
@@ -117,7 +141,9 @@ export class Journal {
       bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
       intents: undefined,
       writeQueue: undefined,
+      writeGate: undefined,
       firstToSend: new Set<number>(),
+      transaction: (fn) => immediateTransaction(connection, fn),
       webhookTargets: [],
       statement: (mode, text) => this.#statement(mode, text),
       temporaryTableName: (prefix) => `${prefix}_${++this.#temporaryTables}`,

@@ -2,7 +2,7 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
-import { connectionOf, insideOf, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { recordEvent } from './outbox.js';
 import type { DaemonState, DaemonStateUpdate } from '../ports/records.js';
@@ -16,7 +16,7 @@ export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
     writeDaemonState(db, update);
     return;
   }
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as
       string | null | undefined;
     writeDaemonState(db, update);

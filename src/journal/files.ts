@@ -1,6 +1,6 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
-import { connectionOf, insideOf, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
 import { findLatestFile, getFile } from './fileReads.js';
 import type { FileRecord } from '../ports/records.js';
@@ -31,7 +31,7 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
       file.provider ?? null,
     );
   // The daemon's record of a new drop: its file.taken webhook event goes with it.
-  const id = connectionOf(db).transaction(() => {
+  const id = insideOf(db).transaction(() => {
     const id = Number(insert().lastInsertRowid);
     recordEvent(db, 'file.taken', id);
     return id;
@@ -55,7 +55,7 @@ export function unfinishedWithSends(db: Journal, size: number): FileRecord[] {
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */
 export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileRecord {
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?',
@@ -95,7 +95,7 @@ export function setFileStatus(db: Journal, id: number, status: FileStatus, error
     update();
     return;
   }
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     update();
     recordEvent(db, status === FILE_STATUS.done ? 'file.finished' : 'file.failed', id, error);
   })();
@@ -117,7 +117,7 @@ export function setFileHeader(
 
 /** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
 export function discardIntake(db: Journal, fileId: number): void {
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
@@ -154,7 +154,7 @@ export function restartIntake(db: Journal, fileId: number): KeptRows {
     discardIntake(db, fileId);
     return { lines: new Int32Array(0), ids: new Float64Array(0) };
   }
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`,
@@ -244,7 +244,7 @@ export function noteTaken(db: Journal, sha256: string): void {
     "SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1",
   ).get(sha256) as number | undefined;
   if (id === undefined) return; // a new file: createFile records it (and its webhook event)
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     sql(db, 'UPDATE files SET taken_at = ? WHERE id = ?').run(nowIso(), id);
     recordEvent(db, 'file.taken', id);
   })();

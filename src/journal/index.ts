@@ -2,7 +2,7 @@
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
 // ports. Everything else in src/journal/ is private to it.
 import { acquireLock } from '../datadir/lock.js';
-import { connectionOf } from './connection.js';
+import { insideOf } from './connection.js';
 import { enableIntents, replayIntents } from './intents.js';
 import type { Journal } from './connection.js';
 import { journalPath } from './paths.js';
@@ -17,6 +17,7 @@ export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
+export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader, type JournalReader } from './stores/reader.js';
 export { openSuppressionList } from './stores/smallStores.js';
 export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
@@ -40,6 +41,8 @@ export interface OpenedWriter {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
+  /** @deprecated the connection itself, for callers not on the ports yet (Runtime.db). */
+  db: Journal;
 }
 
 /**
@@ -55,7 +58,7 @@ export function openWriter(dataDir: string, options: WriterOptions): OpenedWrite
     db = openJournal(journalPath(dataDir), { synchronous: options.synchronous });
     const { replayed, missing } = replayIntents(db);
     if (options.reqIdOn) enableIntents(db, options.synchronous, options.onLost);
-    return { handle: handleOf(db, () => lock.release()), replayed, missing };
+    return { handle: handleOf(db, () => lock.release()), replayed, missing, db };
   } catch (err) {
     db?.close();
     lock.release();
@@ -88,7 +91,7 @@ function copySuppressed(db: Journal, numbers: readonly SuppressedNumber[]): void
     db,
     'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
   );
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     for (const n of numbers) insert.run(n.phone, n.reason, n.source, n.addedAt);
   })();
 }

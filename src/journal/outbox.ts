@@ -5,7 +5,7 @@
 // (JournalInside.webhookTargets).
 import { randomUUID } from 'node:crypto';
 import { countFile, getFile } from './fileReads.js';
-import { connectionOf, insideOf, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
 import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
 
@@ -49,7 +49,7 @@ export function recordEventNow(
   reason?: string,
 ): void {
   if (insideOf(db).webhookTargets.length === 0) return;
-  connectionOf(db).transaction(() => recordEvent(db, event, file, reason))();
+  insideOf(db).transaction(() => recordEvent(db, event, file, reason))();
 }
 
 function fileOf(db: Journal, file: number | FileAside | null): EventBody['file'] {

@@ -13,7 +13,7 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
-import { connectionOf, type Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import {
@@ -76,7 +76,7 @@ export function recordsOf(db: Journal, fileId: number): PrunedRecords {
  */
 export function markPruned(db: Journal, fileId: number, busy: BusyFiles): boolean {
   if (busy.has(fileId)) return false;
-  return connectionOf(db).transaction(() => {
+  return insideOf(db).transaction(() => {
     const marked = markPrunedRow(db, fileId);
     if (marked) keepTotals(db, fileId);
     return marked;

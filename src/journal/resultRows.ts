@@ -175,7 +175,7 @@ function fillTails(
       `SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? AND id NOT IN (SELECT batch_id FROM temp.${tails}) ORDER BY id LIMIT ?`,
     )
     .raw(true);
-  const writePage = connectionOf(db).transaction((batches: BatchTail[]) => {
+  const writePage = insideOf(db).transaction((batches: BatchTail[]) => {
     for (const batch of batches) addTail(batch);
   });
   for (let after = 0; ;) {

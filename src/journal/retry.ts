@@ -17,7 +17,7 @@ import type { BatchRecord } from '../ports/records.js';
 import { batchPhones } from './batchNumbers.js';
 import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
-import { connectionOf, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import {
@@ -111,7 +111,7 @@ export function prepareRetry(
   unknown: UnknownRule = NEW_REQ_IDS_ONLY,
   sentBefore?: SentBeforeLookup,
 ): PreparedRetry {
-  return connectionOf(db).transaction((): PreparedRetry => {
+  return insideOf(db).transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
     let repeats = 0;

@@ -5,7 +5,7 @@
 // rejected row.
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import { batchPhones } from './batchNumbers.js';
-import { connectionOf, type Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
@@ -25,7 +25,7 @@ export function suppressNumbers(
   );
   const now = nowIso();
   let added = 0;
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     for (const phone of phones) added += insert.run(phone, reason, source, now).changes;
   })();
   return added;
@@ -35,7 +35,7 @@ export function suppressNumbers(
 export function unsuppressNumbers(db: Journal, phones: readonly string[]): number {
   const remove = sql(db, 'DELETE FROM suppressed WHERE phone = ?');
   let removed = 0;
-  connectionOf(db).transaction(() => {
+  insideOf(db).transaction(() => {
     for (const phone of phones) removed += remove.run(phone).changes;
   })();
   return removed;
@@ -100,7 +100,7 @@ export function copySuppressed(from: Journal, to: Journal): void {
     to,
     'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
   );
-  connectionOf(to).transaction(() => {
+  insideOf(to).transaction(() => {
     for (const row of connectionOf(from)
       .prepare('SELECT phone, reason, source, added_at FROM suppressed')
       .raw()

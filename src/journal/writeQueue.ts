@@ -18,6 +18,8 @@ import {
 } from './intents.js';
 import { connectionOf, insideOf, type Journal, type WriteQueue } from './connection.js';
 
+export type { WriteQueue };
+
 interface Job {
   write: () => unknown;
   resolve: (value: unknown) => void;
@@ -52,18 +54,35 @@ function mayDefer(db: Journal): boolean {
 
 function createWriteQueue(db: Journal): WriteQueue {
   let jobs: Job[] = [];
-  const runAll = connectionOf(db).transaction((batch: Job[], results: unknown[]) => {
+  /** A flush waits for the write gate (writeGate): the writes queued meanwhile join it. */
+  let gated = false;
+  const runAll = insideOf(db).transaction((batch: Job[], results: unknown[]) => {
     for (const job of batch) results.push(job.write());
   });
-  const flush = (): void => {
+  const commitQueued = (): void => {
     const batch = jobs;
     jobs = [];
     commitTurn(db, batch, runAll);
   };
+  const flush = (): void => {
+    const gate = insideOf(db).writeGate;
+    const opened = gate?.acquire();
+    if (!opened) return commitQueued();
+    gated = true;
+    void opened.then(() => {
+      try {
+        commitQueued();
+      } finally {
+        gate!.release();
+        gated = false;
+        if (jobs.length > 0) setImmediate(flush);
+      }
+    });
+  };
   return {
     run<T>(write: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        if (jobs.length === 0) setImmediate(flush);
+        if (jobs.length === 0 && !gated) setImmediate(flush);
         jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
       });
     },

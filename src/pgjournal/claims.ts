@@ -113,26 +113,40 @@ export async function claimDueBatches(
   };
 }
 
+// A batch another transaction has locked (this node's own turn writing its attempt or outcome,
+// its intake) is skipped, not waited for: a renewal that waited could close a cycle of row locks
+// with that transaction (40P01, a deadlock, seen in two-node runs). Skipped, its lease is still
+// this node's (live), renewed at the next renewal.
 const RENEW = `
   WITH seen AS (
     INSERT INTO nodes (id) VALUES ($1)
     ON CONFLICT (id) DO UPDATE SET last_seen = clock_timestamp()
+  ),
+  live AS (SELECT id FROM batches WHERE ${leaseHeld('$1')}),
+  renewed AS (
+    UPDATE batches SET lease_until = clock_timestamp() + $2::integer * interval '1 millisecond'
+    WHERE id IN (SELECT id FROM batches WHERE ${leaseHeld('$1')} ORDER BY id FOR UPDATE SKIP LOCKED)
+    RETURNING id
   )
-  UPDATE batches SET lease_until = clock_timestamp() + $2::integer * interval '1 millisecond'
-  WHERE ${leaseHeld('$1')}
-  RETURNING id`;
+  SELECT live.id, renewed.id IS NOT NULL AS renewed FROM live LEFT JOIN renewed USING (id)`;
 
 /**
  * Extends the node's leases that have not passed, and marks the node seen. A lease that passed is
  * not renewed: another node may have taken the batch, so this node must drop it (`held` lacks it).
+ * `busy`: leases still the node's, not renewed this time (their batch was locked by a write).
  */
 export async function renewLeases(
   db: Queryable,
   lease: Lease,
-): Promise<{ held: number[]; heldUntil: number }> {
+): Promise<{ held: number[]; busy: number[]; heldUntil: number }> {
   const heldUntil = performance.now() + lease.ms;
-  const { rows } = await db.query<{ id: number }>(RENEW, [lease.node, lease.ms]);
-  return { held: rows.map((r) => r.id).sort((a, b) => a - b), heldUntil };
+  const { rows } = await db.query<{ id: number; renewed: boolean }>(RENEW, [lease.node, lease.ms]);
+  const ids = (renewed: boolean) =>
+    rows
+      .filter((r) => r.renewed === renewed)
+      .map((r) => r.id)
+      .sort((a, b) => a - b);
+  return { held: ids(true), busy: ids(false), heldUntil };
 }
 
 /**

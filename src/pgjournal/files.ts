@@ -242,6 +242,7 @@ class PgFileStore implements FileStore {
 
   async #transaction<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
+    client.on('error', ignore); // ended by the server while held: the query under way says so
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -251,10 +252,13 @@ class PgFileStore implements FileStore {
       await client.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
+      client.off('error', ignore);
       client.release();
     }
   }
 }
+
+function ignore(): void {}
 
 /** As SQLite's discardIntake: the file's rows, batches and attempts go; its groups stay. */
 async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {

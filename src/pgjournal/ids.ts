@@ -10,8 +10,11 @@ import { SmsdropError } from '../errors.js';
 /** The tables whose ids the store makes itself; their identity sequences (table_id_seq). */
 export type IdTable = 'rows' | 'groups' | 'batches';
 
-/** Taken at least this many at a time: fewer round trips for chunks of few rows. */
-const LEAST_RESERVED = 256;
+/**
+ * Taken at least this many at a time, so that most chunks reserve nothing: a chunk of ~100 rows
+ * takes ~100 row ids, a batch id per ~200 rows, a group id per new message.
+ */
+const LEAST_RESERVED: Record<IdTable, number> = { rows: 4096, groups: 256, batches: 1024 };
 
 export class IdReserve {
   readonly #table: IdTable;
@@ -35,7 +38,7 @@ export class IdReserve {
     const { rows } = await db.query<{ ids: string[] }>(
       `SELECT array_agg(v ORDER BY v)::text[] AS ids
        FROM (SELECT nextval('${this.#table}_id_seq') AS v FROM generate_series(1, $1::int)) s`,
-      [Math.max(missing, LEAST_RESERVED)],
+      [Math.max(missing, LEAST_RESERVED[this.#table])],
     );
     const fresh = rows[0]!.ids.map(Number);
     this.#ids = [...this.#ids.slice(this.#next), ...fresh];

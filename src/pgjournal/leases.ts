@@ -10,7 +10,8 @@
 // longest time from that second check to the request's bytes leaving: the event loop's delay plus
 // the provider connection's connect timeout (SMSDROP_CONNECT_TIMEOUT_MS, 5 s by default; a request
 // waits for no connection beyond that, the client has one per allowed request). The default margin
-// is lease/3 (10 s of the default 30 s lease), and it must stay under 2·lease/3: renewals come
+// is lease/3 (10 s of the default 30 s lease), or the connect timeout plus a second if longer
+// (leaseMargin), and it must stay under 2·lease/3: renewals come
 // every lease/3, so a node that renews normally always holds more than that. A node that cannot
 // renew (its database unreachable, slow) thus stops starting requests after about two missed
 // renewals, and resumes at the first renewal that succeeds.
@@ -28,8 +29,22 @@ export interface LeaseSettings {
   node: string;
   /** How long a claim or renewal lasts (SMSDROP_LEASE). */
   leaseMs: number;
-  /** No attempt starts within this of a lease's end (default lease/3; under 2·lease/3). */
+  /** No attempt starts within this of a lease's end (default: leaseMargin; under 2·lease/3). */
   marginMs?: number;
+  /** SMSDROP_CONNECT_TIMEOUT_MS, which the default margin must outlast. */
+  connectTimeoutMs?: number;
+}
+
+/** What the event loop may add to a connect timeout before a request's bytes leave. */
+const LOOP_SLACK_MS = 1_000;
+
+/**
+ * The default margin: a third of the lease, or more where the connect timeout needs it (the
+ * constructor refuses a margin of 2·lease/3 or more: a lease that short for that timeout).
+ */
+export function leaseMargin(leaseMs: number, connectTimeoutMs?: number): number {
+  const third = Math.floor(leaseMs / 3);
+  return connectTimeoutMs === undefined ? third : Math.max(third, connectTimeoutMs + LOOP_SLACK_MS);
 }
 
 export class LeaseKeeper {
@@ -44,11 +59,11 @@ export class LeaseKeeper {
   lastError: unknown;
 
   constructor(pool: pg.Pool, settings: LeaseSettings) {
-    const marginMs = settings.marginMs ?? Math.floor(settings.leaseMs / 3);
+    const marginMs = settings.marginMs ?? leaseMargin(settings.leaseMs, settings.connectTimeoutMs);
     if (!(settings.leaseMs > 0) || !(marginMs >= 0) || marginMs >= (settings.leaseMs * 2) / 3)
       throw new SmsdropError(
         'E_INTERNAL',
-        `a lease of ${settings.leaseMs} ms cannot have a margin of ${marginMs} ms (it must be under two thirds of the lease)`,
+        `a lease of ${settings.leaseMs} ms cannot have a margin of ${marginMs} ms (under two thirds of the lease): lengthen SMSDROP_LEASE, or shorten SMSDROP_CONNECT_TIMEOUT_MS`,
       );
     this.#pool = pool;
     this.lease = { node: settings.node, ms: settings.leaseMs };
@@ -98,16 +113,17 @@ export class LeaseKeeper {
   /**
    * Renews every lease of the node that has not passed. A batch the database no longer has under
    * the node's lease is dropped, unless a claim newer than this renewal leased it (the renewal may
-   * not have seen that claim commit).
+   * not have seen that claim commit). One locked by a write keeps the time it had.
    */
   renew(): Promise<void> {
     this.#renewing ??= (async () => {
       try {
-        const { held, heldUntil } = await renewLeases(this.#pool, this.lease);
+        const { held, busy, heldUntil } = await renewLeases(this.#pool, this.lease);
         const still = new Set(held);
+        const locked = new Set(busy);
         for (const [id, until] of this.#held) {
           if (still.has(id)) this.#held.set(id, Math.max(until, heldUntil));
-          else if (until <= heldUntil) this.#held.delete(id);
+          else if (!locked.has(id) && until <= heldUntil) this.#held.delete(id);
         }
         this.lastError = undefined;
       } catch (error) {

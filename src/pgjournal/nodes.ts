@@ -2,6 +2,7 @@
 // renewed its leases (claims.ts, renewLeases marks it seen), and how many batches it holds: what
 // `status`, the dashboard and /metrics show of a cluster.
 import os from 'node:os';
+import type { NodeRecord } from '../ports/reads.js';
 import type { Queryable } from './claims.js';
 
 /** A node's id when SMSDROP_NODE_ID is not set: its host and process id. */
@@ -18,17 +19,12 @@ export async function registerNode(db: Queryable, node: string): Promise<void> {
   );
 }
 
-export interface NodeRecord {
-  id: string;
-  /** ISO-8601, by the database's clock. */
-  startedAt: string;
-  lastSeen: string;
-  /** Batches whose lease it holds and has not passed. */
-  batchesHeld: number;
-}
-
-/** Every node that ever used the journal, the most recently seen first. */
-export async function listNodes(db: Queryable): Promise<NodeRecord[]> {
+/**
+ * The nodes seen in the last `withinMs` or holding batches (every one that ever used the journal
+ * without it), the most recently seen first. Each start with the default id (host:pid) is a new
+ * node: the window keeps the list to the living and the lately dead.
+ */
+export async function listNodes(db: Queryable, withinMs?: number): Promise<NodeRecord[]> {
   const { rows } = await db.query<{
     id: string;
     started_at: Date;
@@ -37,7 +33,11 @@ export async function listNodes(db: Queryable): Promise<NodeRecord[]> {
   }>(
     `SELECT n.id, n.started_at, n.last_seen,
        (SELECT count(*) FROM batches b WHERE b.lease_node = n.id AND b.lease_until > clock_timestamp())::int AS held
-     FROM nodes n ORDER BY n.last_seen DESC, n.id`,
+     FROM nodes n
+     WHERE $1::bigint IS NULL OR n.last_seen > clock_timestamp() - $1::bigint * interval '1 millisecond'
+       OR EXISTS (SELECT 1 FROM batches b WHERE b.lease_node = n.id AND b.lease_until > clock_timestamp())
+     ORDER BY n.last_seen DESC, n.id`,
+    [withinMs ?? null],
   );
   return rows.map((r) => ({
     id: r.id,

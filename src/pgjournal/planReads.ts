@@ -95,18 +95,34 @@ export async function anySuppressed(db: pg.ClientBase): Promise<boolean> {
   return rows[0]!.any;
 }
 
-/** The file's rows in batches whose (group, number) is one of `keys`, in id order. */
+export async function hasGroups(db: pg.ClientBase, fileId: number): Promise<boolean> {
+  const { rows } = await db.query<{ any: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM groups WHERE file_id = $1) AS any',
+    [fileId],
+  );
+  return rows[0]!.any;
+}
+
+/**
+ * The file's rows in batches whose (group, number) is one of `keys`, in id order: one pass over
+ * the file's rows against a hash of the keys. The rows were just written, so the planner's
+ * statistics may say the file has none, and a nested loop would scan them once per key.
+ */
 export async function placedRowsMatching(
   db: pg.ClientBase,
   fileId: number,
   keys: readonly PlacedKey[],
 ): Promise<Array<[rowId: number, groupId: number, phone: string]>> {
+  await db.query('SET LOCAL enable_nestloop = off');
   const { rows } = await db.query<{ id: number; group_id: number; phone: string }>(
     `SELECT r.id, r.group_id, r.phone FROM rows r
-     WHERE r.file_id = $1 AND r.intake = 'valid' AND r.batch_id IS NOT NULL
-       AND (r.group_id, r.phone) IN (SELECT * FROM unnest($2::bigint[], $3::text[]))
-     ORDER BY r.id`,
+       JOIN (SELECT DISTINCT * FROM unnest($2::bigint[], $3::text[])) AS k(group_id, phone)
+         ON k.group_id = r.group_id AND k.phone = r.phone
+       WHERE r.file_id = $1 AND r.intake = 'valid' AND r.batch_id IS NOT NULL
+       ORDER BY r.id`,
     [fileId, keys.map((k) => k.groupId), keys.map((k) => k.phone)],
   );
+  // (a failure rolls the transaction back, and the setting with it)
+  await db.query('SET LOCAL enable_nestloop = on');
   return rows.map((r) => [r.id, r.group_id, r.phone]);
 }

@@ -23,14 +23,17 @@ import type {
   PlanStore,
 } from '../plan/store.js';
 import { IdReserve } from './ids.js';
+import type { Awaitable } from '../ports/awaitable.js';
 import {
   anySuppressed,
   type GroupRecord,
+  hasGroups,
   loadGroups,
   placedRowsMatching,
   suppressedAmong,
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
+import { IntakeTransaction } from './planTransaction.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -40,6 +43,8 @@ const FIRST_ROWS_PER_COMMIT = 5_000;
  * adds, so a group the planner drops and takes up again within a chunk is still known here.
  */
 const GROUPS_KEPT = 50_000;
+/** Rows gathered before they are sent (a round trip per few chunks, not per chunk). */
+const SEND_ROWS = 2_000;
 
 export interface PgPlanOptions {
   /** Batches intake asks to go first, handed over once committed (the SendStore's list). */
@@ -51,17 +56,17 @@ export interface PgPlanOptions {
 export class PgPlanStore implements PlanStore {
   readonly releaseOnlyCommitted = false;
   readonly releasesSeenAtCommit = true;
-  readonly #pool: pg.Pool;
   readonly #fileId: number;
   readonly #options: PgPlanOptions;
-  readonly #writes = new PlanWrites();
+  #writes = new PlanWrites();
+  readonly #tx: IntakeTransaction;
+  /** The send under way while the next chunks are planned. */
+  #inFlight: Promise<void> | undefined;
   readonly #ids = {
     rows: new IdReserve('rows'),
     groups: new IdReserve('groups'),
     batches: new IdReserve('batches'),
   };
-  /** The open transaction's connection. */
-  #client: pg.PoolClient | undefined;
   /** Known groups by id, least recently found first; and by key hash, for the hashes loaded. */
   #groups = new Map<number, GroupRecord>();
   #byHash = new Map<number, GroupRecord[]>();
@@ -69,6 +74,10 @@ export class PgPlanStore implements PlanStore {
   #held = new Map<number, { group: GroupRecord; phones: string[] }>();
   #suppressed: Map<string, string> | undefined;
   #anySuppressed: boolean | undefined;
+  /** Whether the file had groups before this intake (an intake read again), and any forgotten. */
+  #fileHadGroups: boolean | undefined;
+  #trimmed = false;
+  #rowsUnsent = 0;
   #placed: Array<[number, number, string]> = [];
   /** Rows added whose ids were asked for (onId), told at flushRows as SQLite's are. */
   #waiting: Array<[onId: (rowId: number) => void, rowId: number]> = [];
@@ -77,27 +86,35 @@ export class PgPlanStore implements PlanStore {
   #rowsInTransaction = 0;
   #commitSize = FIRST_ROWS_PER_COMMIT;
   #commits = 0;
-  #lost = false;
-  /** The store's round trips, one after another. */
-  #busy: Promise<void> = Promise.resolve();
 
   constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
-    this.#pool = pool;
+    this.#tx = new IntakeTransaction(pool, fileId);
     this.#fileId = fileId;
     this.#options = options;
   }
 
-  prepareChunk(needs: ChunkNeeds): Promise<void> {
-    return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
+  /** Asks the journal only for what memory and the ids in hand do not answer. */
+  prepareChunk(needs: ChunkNeeds): Awaitable<void> {
+    const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
+    const unknown = hashes.filter((h) => !this.#byHash.has(h));
+    // Groups this intake made are all known here until sent (forgotten only then): with none in
+    // the journal before it and none forgotten, an unknown key is a new group.
+    const readGroups = unknown.length > 0 && (this.#fileHadGroups !== false || this.#trimmed);
+    const enoughIds =
+      this.#ids.rows.available >= needs.rows &&
+      this.#ids.groups.available >= needs.groups.length &&
+      this.#ids.batches.available >= needs.rows; // a row opens at most one batch
+    if (!readGroups && enoughIds && this.#anySuppressed === false) {
+      for (const hash of unknown) this.#byHash.set(hash, []);
+      return undefined;
+    }
+    return this.#tx.run(async (db) => {
       await this.#ids.rows.reserve(db, needs.rows);
       await this.#ids.groups.reserve(db, needs.groups.length);
-      // a row opens at most one batch, and a group's eviction none
       await this.#ids.batches.reserve(db, needs.rows);
-      const hashes = [...new Set(needs.groups.map((g) => g.keyHash))];
-      const unknown = hashes.filter((h) => !this.#byHash.has(h));
-      if (unknown.length > 0) this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
+      this.#fileHadGroups ??= await hasGroups(db, this.#fileId);
+      if (unknown.length > 0 && (this.#fileHadGroups || this.#trimmed))
+        this.#know(await loadGroups(db, this.#fileId, { hashes: unknown }));
       for (const hash of unknown) if (!this.#byHash.has(hash)) this.#byHash.set(hash, []);
       this.#anySuppressed ??= await anySuppressed(db);
       this.#suppressed = this.#anySuppressed ? await suppressedAmong(db, needs.phones) : undefined;
@@ -105,9 +122,9 @@ export class PgPlanStore implements PlanStore {
   }
 
   prepareSettle(doubts: readonly PlacedKey[]): Promise<void> {
-    return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
+    const writes = this.#take();
+    return this.#tx.run(async (db) => {
+      await writes.send(db, this.#fileId);
       const ids = [...new Set(doubts.map((d) => d.groupId))].filter((id) => !this.#groups.has(id));
       if (ids.length > 0) this.#know(await loadGroups(db, this.#fileId, { ids }));
       await this.#ids.batches.reserve(db, doubts.length);
@@ -115,12 +132,16 @@ export class PgPlanStore implements PlanStore {
     });
   }
 
+  /** Groups read from the journal, with the changes to their batches not sent yet. */
   #know(loaded: Awaited<ReturnType<typeof loadGroups>>): void {
     for (const group of loaded.groups) {
       if (this.#groups.has(group.id)) continue;
+      group.held = group.held.filter((id) => !this.#writes.released.has(id));
       this.#remember(group);
-      for (const batchId of group.held)
-        this.#held.set(batchId, { group, phones: loaded.phones.get(batchId) ?? [] });
+      for (const batchId of group.held) {
+        const phones = this.#writes.numbers.get(batchId) ?? loaded.phones.get(batchId) ?? [];
+        this.#held.set(batchId, { group, phones });
+      }
     }
   }
 
@@ -140,6 +161,7 @@ export class PgPlanStore implements PlanStore {
         for (const batchId of g.held) this.#held.delete(batchId);
       }
       this.#byHash.delete(group.keyHash);
+      this.#trimmed = true;
     }
   }
 
@@ -218,7 +240,7 @@ export class PgPlanStore implements PlanStore {
   }
   insertBatch(groupId: number, now: string): number {
     const id = this.#ids.batches.take();
-    this.#writes.batches.push({ id, groupId, reqId: randomUUID().replaceAll('-', ''), now });
+    this.#writes.batches.set(id, { groupId, reqId: randomUUID().replaceAll('-', ''), now });
     const group = this.#groups.get(groupId);
     if (group) {
       group.held.push(id);
@@ -255,33 +277,48 @@ export class PgPlanStore implements PlanStore {
     return this.#commits;
   }
 
-  /** Runs `write` (gathering), then sends what it gathered; commits when enough rows wait. */
-  writeInBulk(rows: number, write: () => void): Promise<void> {
+  /**
+   * Runs `write` (gathering). Once SEND_ROWS rows wait they are sent while the next chunks are
+   * planned (one send at a time: the one before is awaited); once the transaction holds enough
+   * rows it is committed, and that is awaited. Otherwise nothing to wait for.
+   */
+  writeInBulk(rows: number, write: () => void): Awaitable<void> {
     write();
     this.#rowsInTransaction += rows;
-    const commit = this.#rowsInTransaction >= this.#commitSize;
-    return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
-      this.#trim();
-      if (commit) await this.#commitOpen();
-    });
+    this.#rowsUnsent += rows;
+    if (this.#rowsInTransaction >= this.#commitSize) return this.commit();
+    if (this.#rowsUnsent < SEND_ROWS) return undefined;
+    const before = this.#inFlight;
+    const writes = this.#take();
+    const sent = this.#tx.run((db) => writes.send(db, this.#fileId));
+    sent.catch(() => undefined); // seen by the next step, or by awaiting it as `before`
+    this.#inFlight = sent;
+    return before;
   }
 
   commit(): Promise<void> {
-    return this.#run(async (db) => {
-      await this.#writes.send(db, this.#fileId);
-      this.#rowsFlushed = 0;
-      await this.#commitOpen();
+    const writes = this.#take();
+    this.#inFlight = undefined;
+    return this.#tx.run(async (db) => {
+      await writes.send(db, this.#fileId);
+      if (await this.#tx.commitOpen()) this.#committed();
     });
   }
 
-  async #commitOpen(): Promise<void> {
-    const client = this.#client;
-    if (!client) return;
-    await client.query('COMMIT');
-    this.#client = undefined;
-    client.release();
+  /**
+   * The writes gathered, to send; gathering starts anew. Groups are forgotten here, so that every
+   * group not known is in the journal (or in a send before the next read, which follows it).
+   */
+  #take(): PlanWrites {
+    const writes = this.#writes;
+    this.#writes = new PlanWrites();
+    this.#rowsFlushed = 0;
+    this.#rowsUnsent = 0;
+    this.#trim();
+    return writes;
+  }
+
+  #committed(): void {
     this.#commits++;
     this.#rowsInTransaction = 0;
     this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
@@ -291,62 +328,10 @@ export class PgPlanStore implements PlanStore {
   }
 
   rowsLost(): boolean {
-    return this.#lost;
+    return this.#tx.lost;
   }
   assertNothingLost(): void {
-    if (this.#lost)
-      throw new SmsdropError(
-        'E_JOURNAL_WRITE',
-        'the PostgreSQL journal rolled back rows of this file it was writing (the connection or the server failed)',
-      );
-  }
-
-  /**
-   * Runs `step` on the open transaction (opened if none), after the store's earlier steps. A step
-   * that fails rolls the transaction back: what it held is lost (rowsLost), and nothing more is
-   * written.
-   */
-  #run(step: (db: pg.ClientBase) => Promise<void>): Promise<void> {
-    const run = this.#busy.then(async () => {
-      if (this.#lost) return;
-      try {
-        await step(await this.#transaction());
-      } catch (error) {
-        this.#lost = true;
-        this.#endTransaction();
-        throw new SmsdropError(
-          'E_JOURNAL_WRITE',
-          `the PostgreSQL journal could not record file ${this.#fileId}'s intake: ${(error as Error).message}`,
-          { cause: error },
-        );
-      }
-    });
-    this.#busy = run.catch(() => undefined);
-    return run;
-  }
-
-  async #transaction(): Promise<pg.PoolClient> {
-    if (this.#client) return this.#client;
-    const client = await this.#pool.connect();
-    try {
-      await client.query('BEGIN');
-    } catch (error) {
-      client.release(true);
-      throw error;
-    }
-    this.#client = client;
-    return client;
-  }
-
-  /** After a failure: the transaction is gone (rolled back, or with its connection). */
-  #endTransaction(): void {
-    const client = this.#client;
-    this.#client = undefined;
-    if (!client) return;
-    client.query('ROLLBACK').then(
-      () => client.release(),
-      () => client.release(true),
-    );
+    if (this.#tx.lost) throw this.#tx.lostError();
   }
 }
 

@@ -39,7 +39,8 @@ function noRows(): RowColumns {
 export class PlanWrites {
   header: string | undefined;
   groups: Array<{ id: number; key: GroupKey }> = [];
-  batches: Array<{ id: number; groupId: number; reqId: string; now: string }> = [];
+  /** Batches made since the last send, by id. */
+  batches = new Map<number, { groupId: number; reqId: string; now: string }>();
   rows = noRows();
   /** Kept rows moved to a new id: [old, new]. */
   moves: Array<[number, number]> = [];
@@ -71,34 +72,18 @@ export class PlanWrites {
     for (const column of Object.values(this.rows) as unknown[][]) column.length = from;
   }
 
-  /** Sends every write gathered, in an order the foreign keys accept, and forgets them. */
+  /**
+   * Sends every write gathered and forgets them: the new records and their changes in one
+   * statement (its foreign keys are checked at its end); moves and row changes, which only a
+   * resumed intake and the settling of doubts make, in statements of their own after it.
+   */
   async send(db: pg.ClientBase, fileId: number): Promise<void> {
-    if (this.header !== undefined)
-      await db.query('UPDATE files SET header = $2 WHERE id = $1', [fileId, this.header]);
-    if (this.groups.length > 0) await insertGroups(db, fileId, this.groups);
-    if (this.batches.length > 0) await insertBatches(db, fileId, this.batches);
-    if (this.rows.id.length > 0) await insertRows(db, fileId, this.rows);
+    await db.query(ONE_STATEMENT, this.#parameters(fileId));
     if (this.moves.length > 0) await moveRows(db, this.moves);
-    if (this.numbers.size > 0) await saveNumbers(db, this.numbers);
-    if (this.released.size > 0)
-      await db.query('UPDATE batches SET next_attempt_at = 0 WHERE id = ANY($1::bigint[])', [
-        [...this.released],
-      ]);
     if (this.releaseAllHeld)
       await db.query(
         `UPDATE batches SET next_attempt_at = 0 WHERE file_id = $1 AND next_attempt_at = ${HELD}`,
         [fileId],
-      );
-    await this.#sendRowChanges(db, fileId);
-    this.#clear();
-  }
-
-  async #sendRowChanges(db: pg.ClientBase, fileId: number): Promise<void> {
-    if (this.invalidCells.length > 0)
-      await db.query(
-        `INSERT INTO invalid_cells (row_id, file_id, cells)
-         SELECT u.row_id, $1, u.cells FROM unnest($2::bigint[], $3::text[]) AS u(row_id, cells)`,
-        [fileId, ...columns(this.invalidCells)],
       );
     if (this.duplicates.length > 0)
       await db.query(
@@ -112,23 +97,49 @@ export class PlanWrites {
          WHERE r.id = u.id`,
         columns(this.rowBatches),
       );
-    if (this.counts)
-      await db.query(
-        'UPDATE files SET rows = $2, invalid = $3, duplicates = $4, repeats = $5 WHERE id = $1',
-        [
-          fileId,
-          this.counts.rows,
-          this.counts.invalid,
-          this.counts.duplicates,
-          this.counts.repeats,
-        ],
-      );
+    this.#clear();
+  }
+
+  /** ONE_STATEMENT's parameters, in its order. */
+  #parameters(fileId: number): unknown[] {
+    const counts = this.counts;
+    const made = [...this.batches];
+    const changed = [...new Set([...this.numbers.keys(), ...this.released])].filter(
+      (id) => !this.batches.has(id),
+    );
+    const r = this.rows;
+    return [
+      fileId,
+      this.header ?? null,
+      ...(counts
+        ? [counts.rows, counts.invalid, counts.duplicates, counts.repeats]
+        : [null, null, null, null]),
+      this.groups.map((g) => g.id),
+      this.groups.map((g) => g.key.keyHash),
+      this.groups.map((g) => g.key.appId),
+      this.groups.map((g) => g.key.templateId),
+      this.groups.map((g) => g.key.datasJson),
+      made.map(([id]) => id),
+      made.map(([, b]) => b.groupId),
+      made.map(([, b]) => b.reqId),
+      made.map(([id]) => this.numbers.get(id)?.length ?? 0),
+      made.map(([id]) => this.released.has(id)),
+      made.map(([, b]) => b.now),
+      changed,
+      changed.map((id) => this.numbers.get(id)?.length ?? null),
+      changed.map((id) => this.released.has(id)),
+      [...this.numbers.keys()],
+      [...this.numbers.values()].map((phones) => phones.join(',')),
+      ...[r.id, r.line, r.phoneRaw, r.phone, r.groupId, r.intake, r.error, r.extras, r.batchId],
+      r.duplicateOf,
+      ...columns(this.invalidCells),
+    ];
   }
 
   #clear(): void {
     this.header = undefined;
     this.groups = [];
-    this.batches = [];
+    this.batches = new Map();
     this.rows = noRows();
     this.moves = [];
     this.numbers = new Map();
@@ -141,72 +152,48 @@ export class PlanWrites {
   }
 }
 
+/**
+ * A chunk's writes in one round trip. A part given empty arrays does nothing. Each part touches
+ * rows no other part does (new batches, batches made earlier, ...).
+ */
+const ONE_STATEMENT = `
+  WITH file AS (
+    UPDATE files SET header = coalesce($2::text, header), rows = coalesce($3::int, rows),
+      invalid = coalesce($4::int, invalid), duplicates = coalesce($5::int, duplicates),
+      repeats = coalesce($6::int, repeats)
+    WHERE id = $1 AND ($2::text IS NOT NULL OR $3::int IS NOT NULL)
+  ), new_groups AS (
+    INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas)
+    SELECT u.id, $1, u.key_hash, u.app_id, u.template_id, u.datas
+    FROM unnest($7::bigint[], $8::bigint[], $9::text[], $10::text[], $11::text[])
+      AS u(id, key_hash, app_id, template_id, datas)
+  ), new_batches AS (
+    INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
+    SELECT u.id, $1, u.group_id, u.req_id, u.numbers, 'planned', CASE WHEN u.due THEN 0 ELSE ${HELD} END, u.now, u.now
+    FROM unnest($12::bigint[], $13::bigint[], $14::text[], $15::int[], $16::bool[], $17::text[])
+      AS u(id, group_id, req_id, numbers, due, now)
+  ), old_batches AS (
+    UPDATE batches b SET numbers = coalesce(u.numbers, b.numbers),
+      next_attempt_at = CASE WHEN u.due THEN 0 ELSE b.next_attempt_at END
+    FROM unnest($18::bigint[], $19::int[], $20::bool[]) AS u(id, numbers, due) WHERE b.id = u.id
+  ), numbers AS (
+    INSERT INTO batch_numbers (batch_id, phones) SELECT * FROM unnest($21::bigint[], $22::text[])
+    ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones
+  ), new_rows AS (
+    INSERT INTO rows (id, file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of)
+    SELECT u.id, $1, u.line, u.phone_raw, u.phone, u.group_id, u.intake, u.error, u.extras, u.batch_id, u.duplicate_of
+    FROM unnest($23::bigint[], $24::int[], $25::text[], $26::text[], $27::bigint[], $28::text[], $29::text[],
+                $30::text[], $31::bigint[], $32::bigint[])
+      AS u(id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of)
+  ), cells AS (
+    INSERT INTO invalid_cells (row_id, file_id, cells)
+    SELECT u.row_id, $1, u.cells FROM unnest($33::bigint[], $34::text[]) AS u(row_id, cells)
+  )
+  SELECT 1`;
+
 /** Pairs as two arrays, for unnest. */
 function columns<A, B>(pairs: ReadonlyArray<readonly [A, B]>): [A[], B[]] {
   return [pairs.map((p) => p[0]), pairs.map((p) => p[1])];
-}
-
-async function insertGroups(
-  db: pg.ClientBase,
-  fileId: number,
-  groups: PlanWrites['groups'],
-): Promise<void> {
-  await db.query(
-    `INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas)
-     SELECT u.id, $1, u.key_hash, u.app_id, u.template_id, u.datas
-     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[])
-       AS u(id, key_hash, app_id, template_id, datas)`,
-    [
-      fileId,
-      groups.map((g) => g.id),
-      groups.map((g) => g.key.keyHash),
-      groups.map((g) => g.key.appId),
-      groups.map((g) => g.key.templateId),
-      groups.map((g) => g.key.datasJson),
-    ],
-  );
-}
-
-async function insertBatches(
-  db: pg.ClientBase,
-  fileId: number,
-  batches: PlanWrites['batches'],
-): Promise<void> {
-  await db.query(
-    `INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-     SELECT u.id, $1, u.group_id, u.req_id, 0, 'planned', ${HELD}, u.now, u.now
-     FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[]) AS u(id, group_id, req_id, now)`,
-    [
-      fileId,
-      batches.map((b) => b.id),
-      batches.map((b) => b.groupId),
-      batches.map((b) => b.reqId),
-      batches.map((b) => b.now),
-    ],
-  );
-}
-
-async function insertRows(db: pg.ClientBase, fileId: number, r: RowColumns): Promise<void> {
-  await db.query(
-    `INSERT INTO rows (id, file_id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of)
-     SELECT u.id, $1, u.line, u.phone_raw, u.phone, u.group_id, u.intake, u.error, u.extras, u.batch_id, u.duplicate_of
-     FROM unnest($2::bigint[], $3::int[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[],
-                 $9::text[], $10::bigint[], $11::bigint[])
-       AS u(id, line, phone_raw, phone, group_id, intake, error, extras, batch_id, duplicate_of)`,
-    [
-      fileId,
-      r.id,
-      r.line,
-      r.phoneRaw,
-      r.phone,
-      r.groupId,
-      r.intake,
-      r.error,
-      r.extras,
-      r.batchId,
-      r.duplicateOf,
-    ],
-  );
 }
 
 /** An interrupted intake's kept rows take new ids, between the rows read before and after. */
@@ -218,20 +205,5 @@ async function moveRows(db: pg.ClientBase, moves: Array<[number, number]>): Prom
      moved AS (INSERT INTO rows (id, ${cols}) SELECT m.new, ${cols} FROM rows r JOIN m ON r.id = m.old)
      DELETE FROM rows r USING m WHERE r.id = m.old`,
     columns(moves),
-  );
-}
-
-async function saveNumbers(db: pg.ClientBase, numbers: Map<number, string[]>): Promise<void> {
-  const ids = [...numbers.keys()];
-  const phones = [...numbers.values()];
-  await db.query(
-    `INSERT INTO batch_numbers (batch_id, phones) SELECT * FROM unnest($1::bigint[], $2::text[])
-     ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones`,
-    [ids, phones.map((p) => p.join(','))],
-  );
-  await db.query(
-    `UPDATE batches b SET numbers = u.n FROM unnest($1::bigint[], $2::int[]) AS u(id, n)
-     WHERE b.id = u.id`,
-    [ids, phones.map((p) => p.length)],
   );
 }

@@ -1,8 +1,11 @@
 // The repeat window's look-up (src/journal/sentBefore.ts says what counts and why) on the
-// PostgreSQL journal. The planner asks it synchronously, once per group, so here it is read whole
-// when asked for: the window's groups of other files, and the counted numbers of those groups,
-// a page of rows at a time, kept as sorted typed arrays per group (a million numbers: ~16 MB).
+// PostgreSQL journal. The planner asks it synchronously, once per group: the window's groups of
+// other files are read when the look-up is made, and the counted numbers of the groups a chunk
+// will ask for by `prepare`, a page of rows at a time, kept as sorted typed arrays per group (a
+// million numbers: ~16 MB).
 import type { RepeatWindow } from '../config/settings/durations.js';
+import { SmsdropError } from '../errors.js';
+import type { GroupKey } from '../plan/store.js';
 import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import { all, type Queryable } from './readsQuery.js';
@@ -27,6 +30,16 @@ interface WindowGroup {
   datas: string;
 }
 
+/** The window's groups of other files (`$1` the file, `$2` the window's start). */
+const WINDOW_GROUPS = `
+  SELECT g.id, g.key_hash, g.app_id, g.template_id, g.datas FROM groups g
+  WHERE g.file_id != $1 AND g.id IN (
+    SELECT b.group_id FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE a.started_at >= $2
+    UNION
+    SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
+    WHERE f.status != 'done' AND b.state IN ${sqlList(UNSETTLED_STATES)}
+  )`;
+
 /** The look-up for intake of `fileId`, or undefined when the window is off or holds no group. */
 export async function sentBeforeOf(
   db: Queryable,
@@ -36,28 +49,43 @@ export async function sentBeforeOf(
 ): Promise<SentBeforeLookup | undefined> {
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
-  const groups = await all<WindowGroup>(
-    db,
-    `SELECT g.id, g.key_hash, g.app_id, g.template_id, g.datas FROM groups g
-     WHERE g.file_id != $1 AND g.id IN (
-       SELECT b.group_id FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE a.started_at >= $2
-       UNION
-       SELECT b.group_id FROM files f JOIN batches b ON b.file_id = f.id
-       WHERE f.status != 'done' AND b.state IN ${sqlList(UNSETTLED_STATES)}
-     ) ORDER BY g.id`,
-    [fileId, since],
-  );
-  if (groups.length === 0) return undefined;
-  const numbers = await numbersOfGroups(db, groups, since);
-  const byHash = new Map<number, WindowGroup[]>();
-  for (const g of groups) byHash.set(g.key_hash, [...(byHash.get(g.key_hash) ?? []), g]);
-  return (keyHash, appId, templateId, datasJson) => {
-    const matching = (byHash.get(keyHash) ?? []).filter(
+  const any = await all(db, `${WINDOW_GROUPS} LIMIT 1`, [fileId, since]);
+  return any.length === 0 ? undefined : lookupOf(db, fileId, since);
+}
+
+/**
+ * The look-up over the window's groups. The groups of a key hash, and their numbers, are read by
+ * `prepare` (the planner calls it before it asks, chunk by chunk) and kept while the look-up
+ * lives, as SQLite keeps the large ones. A hash asked for before it was prepared is a bug, not an
+ * empty answer (that would send its numbers again).
+ */
+function lookupOf(db: Queryable, fileId: number, since: string): SentBeforeLookup {
+  const byHash = new Map<number, Array<WindowGroup & Numbers>>();
+  const lookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => {
+    const groups = byHash.get(keyHash);
+    if (!groups)
+      throw new SmsdropError('E_INTERNAL', 'sentBefore asked for a group it was not prepared for');
+    const found = groups.filter(
       (g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson,
     );
-    if (matching.length === 0) return undefined;
-    return sentBeforeFrom(matching.map((g) => numbers.get(g.id) ?? EMPTY));
+    return found.length === 0 ? undefined : sentBeforeFrom(found);
   };
+  return Object.assign(lookup, {
+    async prepare(keys: readonly GroupKey[]): Promise<void> {
+      const hashes = [...new Set(keys.map((k) => k.keyHash))].filter((h) => !byHash.has(h));
+      if (hashes.length === 0) return;
+      const groups = await all<WindowGroup>(
+        db,
+        `${WINDOW_GROUPS} AND g.key_hash = ANY($3::bigint[]) ORDER BY g.id`,
+        [fileId, since, hashes],
+      );
+      const numbers =
+        groups.length > 0 ? await numbersOfGroups(db, groups, since) : new Map<number, Numbers>();
+      for (const h of hashes) byHash.set(h, []);
+      for (const g of groups)
+        byHash.get(g.key_hash)!.push({ ...g, ...(numbers.get(g.id) ?? EMPTY) });
+    },
+  });
 }
 
 interface Numbers {

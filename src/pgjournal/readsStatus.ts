@@ -5,6 +5,7 @@ import type pg from 'pg';
 import type { StatusReads } from '../ports/reads.js';
 import type { DaemonState, FileLine, HeldFile, JournalSize } from '../ports/records.js';
 import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
+import { listNodes } from './nodes.js';
 import { all, BYTES, first, value } from './readsQuery.js';
 
 type LastAnswer = { outcome: string | null; status_code: string | null; finished_at: string };
@@ -56,6 +57,7 @@ export function pgStatusReads(pool: pg.Pool): StatusReads {
         pool,
         'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1',
       ),
+    nodes: (withinMs) => listNodes(pool, withinMs),
     prunedFileCount: async () =>
       (await value<number>(pool, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL'))!,
     daemonState: () =>

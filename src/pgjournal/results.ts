@@ -68,17 +68,8 @@ function resultPages(
     after = rows[rows.length - 1]![0];
     return pageText(rows, format);
   };
-  const stillWaiting = async (): Promise<boolean> => {
-    if (waitingFor.length === 0) return false;
-    waitingFor = (
-      await all<{ id: number }>(
-        db,
-        `SELECT id FROM batches WHERE id = ANY($1::bigint[]) AND state IN ${sqlList(UNSETTLED_STATES)}`,
-        [waitingFor],
-      )
-    ).map((b) => b.id);
-    return waitingFor.length > 0;
-  };
+  const stillWaiting = async (): Promise<boolean> =>
+    waitingFor.length > 0 && (waitingFor = await unsettled(db, waitingFor)).length > 0;
   return {
     async finalPages(deadline) {
       const pages: string[] = [];
@@ -103,6 +94,16 @@ function resultPages(
       // Nothing is kept for the cursor in the database.
     },
   };
+}
+
+/** Those of these batches still planned or being sent. */
+async function unsettled(db: Queryable, batchIds: number[]): Promise<number[]> {
+  const rows = await all<{ id: number }>(
+    db,
+    `SELECT id FROM batches WHERE id = ANY($1::bigint[]) AND state IN ${sqlList(UNSETTLED_STATES)}`,
+    [batchIds],
+  );
+  return rows.map((b) => b.id);
 }
 
 /** ResultReads of the PostgreSQL journal on `db`. */

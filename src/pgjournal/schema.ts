@@ -35,9 +35,16 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 }
 const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 
-/** A pool on the journal's database with its type parsers. */
-export function openPool(connectionString: string, max = 10): pg.Pool {
-  return new pg.Pool({ connectionString, max, types: journalTypes });
+/**
+ * A pool on the journal's database with its type parsers; `more`: its TLS and timeouts
+ * (pgjournal/index.ts), which the URL cannot override as long as it holds no ssl parameter.
+ */
+export function openPool(
+  connectionString: string,
+  max = 10,
+  more: Pick<pg.PoolConfig, 'ssl' | 'connectionTimeoutMillis'> = {},
+): pg.Pool {
+  return new pg.Pool({ connectionString, max, types: journalTypes, ...more });
 }
 
 export interface MigrationResult {

@@ -18,6 +18,12 @@ import { anyAbandoned, takeOverAbandoned } from './sendTakeover.js';
 export interface PgSendStoreOptions extends LeaseSettings {
   /** SMSDROP_REQID: abandoned batches taken over go back under their reqId (on) or end unknown. */
   reqIdOn: boolean;
+  /**
+   * Batches a claim leases at most, whatever the sender asks for (it asks for a page of 100 and
+   * more): a node leases what it will send soon, and leaves the rest to the other nodes. Default:
+   * what the sender asks; twice SMSDROP_CONCURRENCY is what a node keeps queued.
+   */
+  maxClaim?: number;
 }
 
 /** An attempt committed too late to be sent (its lease was about to pass): not sent after all. */
@@ -38,6 +44,7 @@ export class PgSendStore implements SendStore {
   readonly #keeper: LeaseKeeper;
   readonly #queue: TurnQueue;
   readonly #reqIdOn: boolean;
+  readonly #maxClaim: number;
   /** Batches intake asked to go first (PlanStore.sendFirst), each handed out once. */
   readonly #first = new Set<number>();
   /** Batches whose attempt this process may have committed and whose outcome it has not. */
@@ -50,6 +57,7 @@ export class PgSendStore implements SendStore {
     this.#keeper = new LeaseKeeper(pool, options);
     this.#queue = new TurnQueue(pool);
     this.#reqIdOn = options.reqIdOn;
+    this.#maxClaim = options.maxClaim ?? Infinity;
   }
 
   get node(): string {
@@ -81,6 +89,7 @@ export class PgSendStore implements SendStore {
       await takeOverAbandoned(this.#pool, q.fileId, this.node, this.#inFlight, this.#reqIdOn);
     const claimed = await claimDueBatches(this.#pool, this.#keeper.lease, {
       ...q,
+      limit: Math.min(q.limit, this.#maxClaim),
       first: [...this.#first],
     });
     for (const b of claimed.first) this.#first.delete(b.batch.id);
@@ -158,7 +167,13 @@ export class PgSendStore implements SendStore {
   }
 
   nextDueAt(fileId: number): Promise<number | null> {
-    return nextDueAt(this.#pool, fileId, this.node, Date.now());
+    return nextDueAt(
+      this.#pool,
+      fileId,
+      this.node,
+      Date.now(),
+      Math.floor(this.#keeper.lease.ms / 3),
+    );
   }
 
   attemptHistory(batchId: number, reqId: string): Promise<AttemptHistory> {

@@ -8,8 +8,10 @@
 //
 // A write that finds its batch no longer answers to it (another node took it over) throws a
 // SmsdropError before it writes anything (send moves are written that way, sendMoves.ts): that
-// write alone fails, the others of the turn commit. Any other error (a failed statement, a lost
+// write alone fails, the others of the turn commit. A turn PostgreSQL rolls back to break a
+// deadlock or a serialization conflict is tried again. Any other error (a failed statement, a lost
 // connection, a failed COMMIT) rolls the whole turn back, and every write of it fails.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 
@@ -61,15 +63,37 @@ export class TurnQueue {
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+/** PostgreSQL ended the transaction to break a deadlock, or for a serialization conflict. */
+const RETRIED_CODES = new Set(['40P01', '40001']);
+/** Tries of a turn its transaction's conflicts roll back (each write is only SQL: re-runnable). */
+const TURN_TRIES = 5;
+
 /** One turn's writes in one transaction; each job settles after the COMMIT (or the rollback). */
 async function commitTurn(pool: pg.Pool, batch: Job[]): Promise<void> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    for (const job of batch) job.reject(error);
-    return;
+  for (let tries = 1; ; tries++) {
+    try {
+      const settled = await tryTurn(pool, batch);
+      batch.forEach((job, i) => {
+        const result = settled[i]!;
+        if (result.ok) job.resolve(result.value);
+        else job.reject(result.error);
+      });
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (tries < TURN_TRIES && typeof code === 'string' && RETRIED_CODES.has(code)) {
+        await sleep(5 + Math.random() * 20 * tries); // the other transaction finishes meanwhile
+        continue;
+      }
+      for (const job of batch) job.reject(error);
+      return;
+    }
   }
+}
+
+/** The turn's writes in one transaction: how each settled, once committed; throws on a rollback. */
+async function tryTurn(pool: pg.Pool, batch: Job[]): Promise<Settled[]> {
+  const client = await pool.connect();
   const settled: Settled[] = [];
   try {
     await client.query('BEGIN');
@@ -86,13 +110,8 @@ async function commitTurn(pool: pg.Pool, batch: Job[]): Promise<void> {
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     client.release(error instanceof Error ? error : true);
-    for (const job of batch) job.reject(error);
-    return;
+    throw error;
   }
   client.release();
-  batch.forEach((job, i) => {
-    const result = settled[i]!;
-    if (result.ok) job.resolve(result.value);
-    else job.reject(result.error);
-  });
+  return settled;
 }

@@ -52,7 +52,10 @@ export async function attemptHistory(
   };
 }
 
-/** As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's). */
+/**
+ * As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's), in
+ * the order SQLite gives them (its index on the start).
+ */
 export async function recentStarts(
   db: Queryable,
   sinceMs: number,
@@ -60,19 +63,24 @@ export async function recentStarts(
   const { rows } = await db.query<{ started_at: string; numbers: number }>(
     `SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id
      WHERE a.started_at > $1
-       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
+       AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})
+     ORDER BY a.started_at, a.id`,
     [new Date(sinceMs).toISOString()],
   );
   return rows.map((r) => ({ at: Date.parse(r.started_at), numbers: r.numbers }));
 }
+
+/** SQL: what is left of a batch's lease, in whole milliseconds by the database's clock. */
+const LEASE_LEFT_MS = 'ceil(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint';
 
 /**
  * When the file may next have work for this node (ms since the epoch), or null when it has no
  * planned or sending batch left. As SQLite's, a planned batch is due at next_attempt_at; in a
  * cluster, a batch another node holds is looked at again when its lease would pass (it may be
  * taken over then), counted from now by the database's clock so that nodes' clocks need not
- * agree. A file whose batches are all another live node's is not finished: its node is sending
- * them. This node's own `sending` batches are due now: between passes over the file none is in
+ * agree, or after `lookAgainMs` if sooner (its node may well release it before: a retry). A
+ * file whose batches are all another live node's is not finished: its node is sending them.
+ * This node's own `sending` batches are due now: between passes over the file none is in
  * flight, so they are what a previous life under the same id left (sendTakeover.ts).
  */
 export async function nextDueAt(
@@ -80,16 +88,17 @@ export async function nextDueAt(
   fileId: number,
   node: string,
   now: number,
+  lookAgainMs: number,
 ): Promise<number | null> {
   const { rows } = await db.query<{ at: number | null }>(
     `SELECT min(CASE
          WHEN lease_node IS NULL OR lease_node = $2 OR lease_until <= clock_timestamp()
            THEN CASE WHEN state = 'planned' THEN next_attempt_at ELSE $3::bigint END
          ELSE greatest(CASE WHEN state = 'planned' THEN next_attempt_at ELSE 0 END,
-           $3::bigint + ceil(extract(epoch FROM lease_until - clock_timestamp()) * 1000)::bigint)
+           $3::bigint + least($4::bigint, ${LEASE_LEFT_MS}))
        END)::bigint AS at
      FROM batches WHERE file_id = $1 AND state IN ('planned', 'sending')`,
-    [fileId, node, now],
+    [fileId, node, now, lookAgainMs],
   );
   return rows[0]?.at ?? null;
 }

@@ -1,21 +1,21 @@
 // Reading one file into the journal (intake): its rows checked and planned, batches sent while
 // reading goes on when nothing found later can refuse the file, and the refusal of the file when
 // it cannot be read whole.
-import { statSync } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
 import { FILE_STATUS } from '../ports/index.js';
 import { type ErrorCode, errorCode, isMachineCode, userError } from '../errors.js';
-import { createRowWriter, type RowToJournal, type RowWriter } from '../plan/rowWriter.js';
+import { createRowWriter, type RowWriter } from '../plan/rowWriter.js';
 import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
 import type { FileInspection } from '../intake/inspect.js';
-import { FileRefusedError } from '../intake/errors.js';
 import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendWhileReading } from '../send/whileReading.js';
-import type { IntakeOptions, IntakeRow } from '../intake/row.js';
+import type { IntakeOptions } from '../intake/row.js';
 import type { PipelineContext } from './index.js';
+import { startIntakeThread } from './intakeThread.js';
+import { assertUnchanged, headerTaker, keptRowMarker } from './intakeRows.js';
 
 /** Why a file is refused, with its stable code. */
 export interface Refusal {
@@ -48,17 +48,15 @@ export async function intake(
   const unreadable = encodingRefusal(filePath, inspection);
   if (unreadable)
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, unreadable));
-  const reading = startReading(ctx, file.id, filePath, inspection, kept.lines.length, terms);
+  const reading = onThread(ctx, terms)
+    ? readOnThread(ctx, file.id, filePath, inspection, kept, terms)
+    : readHere(ctx, file.id, filePath, inspection, kept, terms);
   try {
-    await readAll(ctx, reading, filePath, inspection, kept);
+    await reading.done;
   } catch (err) {
-    await endReading(reading);
+    await reading.end();
     // So that, if requests went out and the rows stay, the counts add up (it commits them).
-    try {
-      await reading.writer.abandon();
-    } catch {
-      // The journal itself failed (a full disk?): the refusal below says what matters.
-    }
+    await reading.abandon();
     // The turn is kept until the requests in flight are settled and the refusal recorded: the next
     // file would otherwise leave to this one a number whose request then fails, and a refused
     // file's failed rows cannot be retried (it is given again instead). Refusals are rare: the
@@ -68,7 +66,7 @@ export async function intake(
     await reading.sending?.done.catch(() => {});
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   }
-  await endReading(reading);
+  await reading.end();
   // Every row is in the journal and every batch planned: status sending, so that the next file's
   // intake counts this one's planned rows (sentBefore.ts), and its turn can start. The requests in
   // flight can wait long for a slot (other files' requests hold them through a sending window);
@@ -79,53 +77,139 @@ export async function intake(
   return undefined;
 }
 
-/** One intake under way: the planner, and what sends and counts beside it. */
+/** One intake under way, on this thread or on one of its own, and what sends beside it. */
 interface Reading {
-  /** Where the planner writes the file's rows, groups and batches. */
-  store: PlanStore;
-  writer: RowWriter;
+  /** Settles once every row is in the journal; rejects with why the file is refused. */
+  done: Promise<void>;
   /** Sending while reading, if allowed (mayOverlap). */
   sending: ReturnType<typeof sendWhileReading> | undefined;
-  groupCounts: GroupCounts | undefined;
   /**
-   * Aborted when reading is over, refused or not: the requests started by then are let finish,
-   * and sendFile takes over (the part-full batches released at the end, the retries).
+   * Reading is over, refused or not: the requests started by then are let finish, and sendFile
+   * takes over (the part-full batches released at the end, the retries).
    */
-  readingOver: AbortController;
+  end(): Promise<void>;
+  /** Reading stopped early: what the journal holds of the file is kept consistent (committed). */
+  abandon(): Promise<void>;
 }
 
-function startReading(
+/** Sending while reading, if allowed: it stops when `readingOver` aborts. */
+function sendingBeside(
+  ctx: PipelineContext,
+  fileId: number,
+  inspection: FileInspection,
+  dryRun: boolean,
+  readingOver: AbortController,
+): ReturnType<typeof sendWhileReading> | undefined {
+  return mayOverlap(ctx, inspection, dryRun)
+    ? sendWhileReading(withStop(ctx, readingOver.signal), fileId)
+    : undefined;
+}
+
+/** The intake on this thread: the planner writes through this journal's own connection. */
+function readHere(
   ctx: PipelineContext,
   fileId: number,
   filePath: string,
   inspection: FileInspection,
-  rowsKept: number,
+  kept: KeptRows,
   { dryRun, sentBefore }: IntakeTerms,
 ): Reading {
   const readingOver = new AbortController();
-  const overlap = mayOverlap(ctx, inspection, dryRun);
+  const sending = sendingBeside(ctx, fileId, inspection, dryRun, readingOver);
   // So that a group's last batch can go once its last row is read, not after the whole file.
   // Counted while intake reads: full batches can go before the count is done.
-  const groupCounts = overlap
+  const groupCounts = sending
     ? GroupCounts.start(filePath, readOptions(ctx, inspection))
     : undefined;
-  const sending = overlap ? sendWhileReading(withStop(ctx, readingOver.signal), fileId) : undefined;
   const store = ctx.files.planStore(fileId);
   const writer = createRowWriter(store, {
     maxPerRequest: ctx.config.maxPerRequest,
-    rowsKept,
+    rowsKept: kept.lines.length,
     fileBytes: inspection.size,
     ...(sending ? { onRelease: sending.released } : {}),
     ...(groupCounts ? { groupCounts } : {}),
     ...(sentBefore ? { sentBefore } : {}),
   });
-  return { store, writer, sending, groupCounts, readingOver };
+  const here = { store, writer, sending, groupCounts };
+  return {
+    done: readAll(ctx, here, filePath, inspection, kept),
+    sending,
+    end: async () => {
+      readingOver.abort();
+      await groupCounts?.stop();
+    },
+    abandon: async () => {
+      try {
+        await writer.abandon();
+      } catch {
+        // The journal itself failed (a full disk?): the refusal says what matters.
+      }
+    },
+  };
+}
+
+/**
+ * The intake on a thread of its own (intakeThread.ts), which writes the journal on its own
+ * connection and abandons what it read itself when reading stops early.
+ */
+function readOnThread(
+  ctx: PipelineContext,
+  fileId: number,
+  filePath: string,
+  inspection: FileInspection,
+  kept: KeptRows,
+  { dryRun, sentBefore }: IntakeTerms,
+): Reading {
+  const link = ctx.files.intakeWriter!()!;
+  const readingOver = new AbortController();
+  const sending = sendingBeside(ctx, fileId, inspection, dryRun, readingOver);
+  const thread = startIntakeThread(
+    link,
+    {
+      synchronous: ctx.config.journalSync,
+      fileId,
+      filePath,
+      size: inspection.size,
+      read: readOptions(ctx, inspection),
+      maxPerRequest: ctx.config.maxPerRequest,
+      kept,
+      window: sentBefore ? ctx.config.repeatWindow : undefined,
+      overlap: sending !== undefined,
+    },
+    () => sending?.released(),
+  );
+  return {
+    done: thread.finished.then(({ sendFirst }) => link.sendFirst(sendFirst)),
+    sending,
+    end: async () => {
+      readingOver.abort();
+      await thread.stop();
+    },
+    abandon: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Whether this file's intake runs on a thread of its own: when asked (SMSDROP_INTAKE_THREAD), the
+ * journal offers it, and the file is really read into that journal (a dry run plans in a
+ * throwaway journal, and asks another for the repeats).
+ */
+function onThread(ctx: PipelineContext, { dryRun }: IntakeTerms): boolean {
+  return ctx.config.intakeThread && !dryRun && ctx.files.intakeWriter?.() !== undefined;
+}
+
+interface Here {
+  /** Where the planner writes the file's rows, groups and batches. */
+  store: PlanStore;
+  writer: RowWriter;
+  sending: ReturnType<typeof sendWhileReading> | undefined;
+  groupCounts: GroupCounts | undefined;
 }
 
 /** Every row of the file through the planner, giving the requests in flight their turns. */
 async function readAll(
   ctx: PipelineContext,
-  { store, writer, sending, groupCounts }: Reading,
+  { store, writer, sending, groupCounts }: Here,
   filePath: string,
   inspection: FileInspection,
   kept: KeptRows,
@@ -138,16 +222,11 @@ async function readAll(
     await writer.write(markKept(chunk));
     if (!sending) continue;
     // Before a batch filled by these rows can go: a file still growing may end in half a row.
-    assertUnchanged(filePath, inspection);
+    assertUnchanged(filePath, inspection.size);
     await letSendingRun(ctx.send);
   }
   await writer.finish();
-  assertUnchanged(filePath, inspection);
-}
-
-async function endReading({ readingOver, groupCounts }: Reading): Promise<void> {
-  readingOver.abort();
-  await groupCounts?.stop();
+  assertUnchanged(filePath, inspection.size);
 }
 
 /**
@@ -209,31 +288,6 @@ function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOp
 }
 
 /**
- * Records the file's header. Group counts made under another header than intake read say nothing.
- */
-function headerTaker(
-  store: PlanStore,
-  groupCounts: GroupCounts | undefined,
-): IntakeOptions['onHeader'] {
-  return (map, extraNames) => {
-    groupCounts?.headerRead(map.header);
-    store.saveHeader({ columns: map.header, extras: extraNames });
-  };
-}
-
-/** Marks the rows an interrupted intake left in the journal (ascending lines, like the chunks). */
-function keptRowMarker(kept: KeptRows): (chunk: IntakeRow[]) => RowToJournal[] {
-  let next = 0;
-  return (chunk) => {
-    if (next >= kept.lines.length) return chunk;
-    return chunk.map((row) => {
-      while (next < kept.lines.length && kept.lines[next]! < row.line) next++;
-      return kept.lines[next] === row.line ? { ...row, keptRowId: kept.ids[next]! } : row;
-    });
-  };
-}
-
-/**
  * The file is refused. When nothing was sent, its rows are dropped, as if never read. When
  * requests went out while it was read, those stay recorded, and the same bytes given again
  * continue from there (FileStore.beginIntake): dropping them would send the same numbers twice.
@@ -253,20 +307,6 @@ export async function refuse(
         'a copy saved otherwise is a new file: its rows that went out are not sent again within the repeat window (SMSDROP_REPEAT_WINDOW), but a row whose values changed is a new message and is sent',
   );
   return { code, reason: refused.reason };
-}
-
-/**
- * A file still being written after it was taken would lose the rows added late: refuse it whole.
- */
-function assertUnchanged(filePath: string, inspection: FileInspection): void {
-  const size = statSync(filePath).size; // a file gone while it is read is refused too
-  if (size !== inspection.size) {
-    throw new FileRefusedError(
-      'E_FILE_CHANGED',
-      filePath,
-      `the file changed while it was being read (${inspection.size} bytes, now ${size}): drop it again once it is complete`,
-    );
-  }
 }
 
 /**

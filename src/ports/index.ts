@@ -4,7 +4,15 @@ export * from './states.js';
 export type * from './records.js';
 export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
-export type { ExportReads, FileReads, MetricsReads, ReadStore, StatusReads } from './reads.js';
+export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';
+export type {
+  ExportReads,
+  FileReads,
+  MetricsReads,
+  NodeRecord,
+  ReadStore,
+  StatusReads,
+} from './reads.js';
 export type * from './results.js';
 export type { BusyFiles, Maintenance } from './maintenance.js';
 export type { OutboxStore } from './outbox.js';

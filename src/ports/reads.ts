@@ -41,6 +41,17 @@ export interface FileReads {
   sentBefore(fileId: number, window: RepeatWindow): Awaitable<SentBeforeLookup | undefined>;
 }
 
+/** A daemon sharing the journal (PostgreSQL): what status, /metrics and the dashboard show. */
+export interface NodeRecord {
+  id: string;
+  /** ISO-8601, by the database's clock. */
+  startedAt: string;
+  /** When it last renewed its leases (it does every lease/3 while it lives). */
+  lastSeen: string;
+  /** Batches whose lease it holds and has not passed. */
+  batchesHeld: number;
+}
+
 export interface StatusReads {
   unfinishedFileLines(): Awaitable<FileLine[]>;
   requestsFinishedSince(since: string): Awaitable<{ count: number; first: string | null }>;
@@ -57,6 +68,11 @@ export interface StatusReads {
   prunedFileCount(): Awaitable<number>;
   daemonState(): Awaitable<DaemonState | undefined>;
   size(): Awaitable<JournalSize>;
+  /**
+   * The daemons sharing the journal seen in the last `withinMs` or holding batches, the most
+   * recently seen first; none with the SQLite journal (one server).
+   */
+  nodes(withinMs: number): Awaitable<NodeRecord[]>;
   /** 'lost': a write failed and this process stops (JournalLostError); 'closed': closed. */
   health(): 'writable' | 'closed' | 'lost';
 }

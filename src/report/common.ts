@@ -8,20 +8,16 @@ import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { UsageError } from '../errors.js';
-import {
-  type FileReads,
-  type FileRecord,
-  type JournalReader,
-  openReader,
-} from '../journal/index.js';
+import type { FileReads, FileRecord, JournalReader } from '../journal/index.js';
+import { type JournalSettings, openReader } from '../journals/index.js';
 import { ROW_STATUS, type RowStatus } from '../ports/states.js';
 
 /** The journal's reader, or a usage error naming the data directory. */
-export function requireJournal(dataDir: string): JournalReader {
-  const reader = openReader(dataDir);
+export async function requireJournal(config: JournalSettings): Promise<JournalReader> {
+  const reader = await openReader(config);
   if (!reader)
     throw new UsageError(
-      `no journal in ${dataDir}: nothing has been sent from this data directory (check --data-dir)`,
+      `no journal in ${config.dataDir}: nothing has been sent from this data directory (check --data-dir)`,
     );
   return reader;
 }

@@ -8,7 +8,13 @@
 import path from 'node:path';
 import { lockHolder } from '../datadir/lock.js';
 import { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';
-import type { DaemonState, HeldFile, JournalSize, StatusReads } from '../journal/index.js';
+import type {
+  DaemonState,
+  HeldFile,
+  JournalSize,
+  NodeRecord,
+  StatusReads,
+} from '../journal/index.js';
 import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
 import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
@@ -38,6 +44,19 @@ export interface FileProgress {
   in_flight_requests: number;
   in_flight_numbers: number;
 }
+
+export interface NodeStatus {
+  id: string;
+  started_at: string;
+  last_seen: string;
+  /** A living node is seen every lease/3 (10 s by default). */
+  seen_seconds_ago: number;
+  /** Batches it has claimed and may be sending. */
+  batches_held: number;
+}
+
+/** Nodes shown: those seen this recently (each start with the default id is a new node). */
+const NODES_SEEN_WITHIN_MS = 3_600_000;
 
 export interface StatusReport {
   now: string;
@@ -70,6 +89,11 @@ export interface StatusReport {
    * move into inbox/, or their last write while being copied).
    */
   inbox: WaitingFile[];
+  /**
+   * The daemons sharing a PostgreSQL journal, seen in the last hour or holding batches, the most
+   * recently seen first; empty with the SQLite journal (one server: see process).
+   */
+  nodes: NodeStatus[];
   /**
    * The journal on disk (null: no journal yet), the oldest file whose rows it holds, and how many
    * were pruned.
@@ -106,6 +130,7 @@ export async function readStatus(
     },
     files,
     inbox: filesWaitingIn(path.join(dataDir, 'inbox'), now),
+    nodes: reads ? nodesOf(await reads.nodes(NODES_SEEN_WITHIN_MS), now) : [],
     journal: reads
       ? {
           ...(await reads.size()),
@@ -197,6 +222,16 @@ async function pauseOf(
 }
 
 /** Who holds the data-directory lock, if that process is alive. */
+function nodesOf(nodes: readonly NodeRecord[], now: number): NodeStatus[] {
+  return nodes.map((n) => ({
+    id: n.id,
+    started_at: n.startedAt,
+    last_seen: n.lastSeen,
+    seen_seconds_ago: Math.max(0, round((now - Date.parse(n.lastSeen)) / 1000)),
+    batches_held: n.batchesHeld,
+  }));
+}
+
 function currentHolder(dataDir: string): StatusReport['process'] {
   const holder = lockHolder(dataDir);
   return holder ? { pid: holder.pid, what: holder.what, since: holder.since ?? null } : null;
@@ -225,6 +260,7 @@ export function renderStatus(s: StatusReport, zone?: string): string {
   );
   out.push(`journal    ${journalLine(s.journal, zone)}`);
   out.push(`inbox      ${inboxLine(s)}`);
+  if (s.nodes.length > 0) out.push(nodesTable(s.nodes, zone));
   if (s.files.length === 0) {
     out.push('no file in progress');
     return out.join('\n');
@@ -250,6 +286,22 @@ export function renderStatus(s: StatusReport, zone?: string): string {
       'These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.',
     );
   return out.join('\n');
+}
+
+/** The nodes sharing the journal: a node not seen for a while is gone (its leases pass). */
+function nodesTable(nodes: readonly NodeStatus[], zone: string | undefined): string {
+  return [
+    `nodes      ${nodes.length} sharing the journal (seen in the last hour or holding batches):`,
+    renderTable(
+      ['node', 'started', 'last seen', 'batches held'],
+      nodes.map((n) => [
+        n.id,
+        formatMoment(n.started_at, zone),
+        `${formatDuration(n.seen_seconds_ago)} ago`,
+        n.batches_held,
+      ]),
+    ),
+  ].join('\n');
 }
 
 function journalLine(j: StatusReport['journal'], zone: string | undefined): string {

@@ -18,6 +18,7 @@ import {
   tempDir,
   waitUntil,
 } from './helpers.js';
+import { postgresMissing, startPostgres } from '../pg/cluster.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const FLAGS = [
@@ -136,6 +137,41 @@ describe('the dashboard in Chromium', () => {
         await page.screenshot({ path: shot, fullPage: true }).catch(() => {});
         console.error(`dashboard test failed; screenshot kept: ${shot}`);
         throw err;
+      }
+    },
+  );
+
+  it(
+    'with a PostgreSQL journal, lists the daemons sharing it; with SQLite, no such section',
+    { skip: browserMissing() || postgresMissing() },
+    async () => {
+      const postgres = await startPostgres();
+      const node = await startDaemon({
+        dataDir: path.join(dir, 'node'),
+        simulator: sim,
+        env: { SMSDROP_DATABASE_URL: await postgres.freshDatabase(), SMSDROP_NODE_ID: 'node-a' },
+      });
+      const page = await openPage();
+      try {
+        await page.goto(`${httpUrlOf(node)}/`);
+        await page.waitForSelector('#nodes tbody tr', { timeout: 30_000 });
+        assert.ok(await page.locator('#nodes-section').isVisible());
+        const rows = await page.locator('#nodes tbody tr').allInnerTexts();
+        assert.equal(rows.length, 1);
+        assert.match(rows[0]!, /^node-a\t.+\t\d+ s ago\t0$/);
+        if (daemon) {
+          await page.goto(`${httpUrlOf(daemon)}/`);
+          await page.waitForSelector('body[data-loaded="true"]', { timeout: 30_000 });
+          assert.equal(await page.locator('#nodes-section').isVisible(), false, 'SQLite: no nodes');
+        }
+      } catch (err) {
+        failed = true;
+        await page.screenshot({ path: path.join(dir, 'nodes-failure.png') }).catch(() => {});
+        throw err;
+      } finally {
+        node.kill('SIGTERM');
+        await node.exited;
+        await postgres.stop();
       }
     },
   );

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { SmsdropError } from '../../src/errors.js';
-import type { PgSendStore } from '../../src/pgjournal/send.js';
+import { leaseMargin } from '../../src/pgjournal/leases.js';
+import { openPool } from '../../src/pgjournal/schema.js';
+import { PgSendStore } from '../../src/pgjournal/send.js';
 import type { Outcome } from '../../src/ports/send.js';
 import type { BatchToSend } from '../../src/ports/records.js';
 import { postgresMissing, usePostgres } from './cluster.js';
@@ -45,6 +47,31 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     assert.equal(new Set([...x, ...y]).size, x.length + y.length, `${x.join()} / ${y.join()}`);
     assert.equal(x.length + y.length, BATCHES);
     assert.ok(x.length > 0 && y.length > 0, `both claimed some: ${x.length}, ${y.length}`);
+  });
+
+  test('batches asked to go first come first, once', async () => {
+    const j = await journal(pg15.cluster);
+    const { store } = await j.node({ node: 'a:1' });
+    store.sendFirst([15, 999]);
+    const { first, due } = await store.claimDueBatches({
+      fileId: 1,
+      now: Date.now(),
+      afterId: 0,
+      limit: 3,
+      skip: new Set(),
+    });
+    assert.deepEqual([first.map((b) => b.batch.id), due.map((b) => b.batch.id)], [[15], [1, 2]]);
+    const again = await store.claimDueBatches({
+      fileId: 1,
+      now: Date.now(),
+      afterId: 2,
+      limit: 3,
+      skip: new Set([1, 2]),
+    });
+    assert.deepEqual(
+      [again.first.map((b) => b.batch.id), again.due.map((b) => b.batch.id)],
+      [[], [3, 4, 5]],
+    );
   });
 
   test('a turn of attempts is one transaction, committed when they resolve; so is one of outcomes, which release the leases', async () => {
@@ -254,4 +281,25 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     const { rows } = await j.sql.query('SELECT phone, source FROM suppressed');
     assert.deepEqual(rows, [{ phone: '13800001', source: 'provider' }]);
   });
+});
+
+test('the margin outlasts the connect timeout; a lease too short for it is refused', () => {
+  assert.equal(leaseMargin(30_000), 10_000);
+  assert.equal(leaseMargin(30_000, 5_000), 10_000);
+  assert.equal(leaseMargin(30_000, 12_000), 13_000);
+  const pool = openPool('postgres://127.0.0.1:1/none');
+  assert.throws(
+    () =>
+      new PgSendStore(pool, {
+        node: 'a:1',
+        leaseMs: 9_000,
+        connectTimeoutMs: 5_000,
+        reqIdOn: true,
+      }),
+    /SMSDROP_LEASE/,
+  );
+  assert.ok(
+    new PgSendStore(pool, { node: 'a:1', leaseMs: 10_000, connectTimeoutMs: 5_000, reqIdOn: true }),
+  );
+  return pool.end();
 });

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { smsdrop } from '../cli/helpers.js';
-import { CREDENTIALS, type Simulator, startSimulatorProcess, tempDir } from '../daemon/helpers.js';
+import net from 'node:net';
+import {
+  CREDENTIALS,
+  type Simulator,
+  startDaemon,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from '../daemon/helpers.js';
 
 export const SUPPRESSED = '13911110000';
 export const BLOCKED = '13922220000';
@@ -73,5 +81,41 @@ export async function sentJournal(): Promise<SentJournal> {
       `send ${name}: ${sent.status}\n${sent.stderr}`,
     );
   }
+  await throughDaemon(dataDir, simulator);
   return { dataDir, simulator, env };
+}
+
+/** A port nothing listens on: webhooks to it stay in the outbox. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A third file sent by the daemon, whose webhook cannot be delivered: events left in the outbox,
+ * and the daemon's state.
+ */
+async function throughDaemon(dataDir: string, simulator: Simulator): Promise<void> {
+  const hook = `http://127.0.0.1:${await closedPort()}/hook`;
+  const daemon = await startDaemon({
+    dataDir,
+    simulator,
+    env: { SMSDROP_WEBHOOK_URL: hook, SMSDROP_WEBHOOK_SECRET: 'hook-secret-0001' },
+  });
+  try {
+    const rows = numbers(200, 5).map((n) => `${n},2,third,6`);
+    fs.writeFileSync(
+      path.join(dataDir, 'inbox', 'third.csv'),
+      `phone,template,data1,data2\n${rows.join('\n')}\n`,
+    );
+    const result = path.join(dataDir, 'done', 'third.result.csv');
+    await waitUntil(() => fs.existsSync(result), 90_000, 'third.result.csv', daemon.output);
+  } finally {
+    daemon.kill('SIGTERM');
+    await daemon.exited;
+  }
 }

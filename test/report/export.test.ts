@@ -56,7 +56,7 @@ describe('export', () => {
     assert.equal((await sendCsv(dataDir, first, original)).outcome, 'finished');
 
     const exported = path.join(dir, 'tricky.export.csv');
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       assert.equal(
         await exportFile(db, await resolveFile(db, 'tricky.csv'), { out: exported }),
@@ -124,7 +124,7 @@ describe('export', () => {
     ];
     await sendCsv(dataDir, sim, writeCsvFile(dir, 'mixed.csv', lines), { maxPerRequest: 1 });
     const out = path.join(dir, 'failed.csv');
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       assert.equal(
         await exportFile(db, await resolveFile(db, 'mixed.csv'), {

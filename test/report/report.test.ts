@@ -58,7 +58,7 @@ describe('report', () => {
   });
 
   it('FILE is an id, a name, a path or a sha256 prefix; unknown and ambiguous ones are usage errors', async () => {
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       assert.equal((await resolveFile(db, '1')).name, '=campaign.csv');
       assert.equal((await resolveFile(db, '=campaign.csv')).id, 1);
@@ -82,7 +82,7 @@ describe('report', () => {
   });
 
   it('failures by code with class and what to do; the CSV lines add up to the rows', async () => {
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       const r = await fileReport(db, 1);
       assert.deepEqual([r.rows, r.accepted, r.failed, r.invalid, r.duplicates], [5, 2, 1, 1, 1]);
@@ -197,7 +197,7 @@ describe('status', () => {
     );
     assert.equal(result.outcome, 'paused');
 
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       const now = Date.now();
       const s = await readStatus(db, dataDir, now);
@@ -256,7 +256,7 @@ describe('status', () => {
         paused: '111139: account suspended: contact the provider',
         code: 'E_PROVIDER_ACCOUNT',
       });
-      const db = requireJournal(dataDir);
+      const db = await requireJournal({ dataDir });
       try {
         let s = await readStatus(db, dataDir);
         assert.equal(s.process?.pid, process.pid);

@@ -32,7 +32,7 @@ describe('status: rate and ETA', () => {
     assert.equal(result.outcome, 'paused');
     assert.deepEqual([result.counts.accepted, result.counts.pending], [2, 4]);
 
-    const db = requireJournal(dataDir);
+    const db = await requireJournal({ dataDir });
     try {
       const raw = openReadOnly(dataDir)!;
       const fileStart = Date.parse(

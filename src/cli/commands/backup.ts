@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
 import { backupJournal, journalPath } from '../../journal/index.js';
+import { refuseBackupOnPostgres } from '../../journals/index.js';
 import { formatBytes } from '../../log/duration.js';
 import { configFor, exitWith } from '../common.js';
 
@@ -21,6 +22,7 @@ export function registerBackupCommand(program: Command): void {
     )
     .action(async (dir: string, _opts: unknown, command: Command) => {
       const config = configFor(command);
+      refuseBackupOnPostgres(config);
       const source = journalPath(config.dataDir);
       if (!existsSync(source))
         exitWith(

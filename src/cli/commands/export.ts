@@ -25,7 +25,7 @@ export function registerExportCommand(program: Command): void {
       let reader: JournalReader | undefined;
       try {
         const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
-        reader = requireJournal(config.dataDir);
+        reader = await requireJournal(config);
         const record = await resolveFile(reader, file);
         const out = opts.out ?? defaultExportName(record);
         const rows = await exportFile(reader, record, { ...(statuses ? { statuses } : {}), out });

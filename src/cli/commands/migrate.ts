@@ -1,11 +1,12 @@
 // `smsdrop migrate --to postgres://…`: the data directory's SQLite journal copied into an empty
 // PostgreSQL journal (pgjournal/copy.ts), with the daemon stopped. The URL's password is a secret:
 // it never reaches the output, an error or the log. docs/postgres.md says more.
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type pg from 'pg';
 import { acquireLock, type Lock } from '../../datadir/lock.js';
 import { errorCode, EXIT, SmsdropError } from '../../errors.js';
-import { openTableDump, type TableDump } from '../../journal/index.js';
+import { journalPath, openTableDump, type TableDump } from '../../journal/index.js';
 import { registerSecret } from '../../log/redact.js';
 import { copyJournal, type CopyCounts } from '../../pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../pgjournal/schema.js';
@@ -24,14 +25,12 @@ export function registerMigrateCommand(program: Command): void {
     .action(async (opts: { to: string }, command: Command) => {
       const target = targetOf(opts.to);
       const config = configFor(command, { forReading: true });
+      const noJournal = `smsdrop: E_USAGE: migrate: no journal in ${config.dataDir}: nothing to copy (check --data-dir)`;
+      if (!existsSync(journalPath(config.dataDir))) exitWith(EXIT.usage, noJournal);
       const lock = lockFor(config.dataDir);
       try {
         const dump = openTableDump(config.dataDir);
-        if (!dump)
-          exitWith(
-            EXIT.usage,
-            `smsdrop: E_USAGE: migrate: no journal in ${config.dataDir}: nothing to copy (check --data-dir)`,
-          );
+        if (!dump) exitWith(EXIT.usage, noJournal);
         try {
           const started = Date.now();
           const counts = await copyInto(dump, target);

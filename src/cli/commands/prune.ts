@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { type Config, keepProblem } from '../../config/index.js';
 import { type Keep, parseKeep } from '../../config/settings/durations.js';
 import { errorCode, EXIT } from '../../errors.js';
-import { type JournalHandle, openReader, openWriter } from '../../journal/index.js';
+import type { JournalHandle } from '../../journal/index.js';
+import { openReader, openWriter } from '../../journals/index.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
 import { configFor, exitWith } from '../common.js';
 
@@ -60,7 +61,7 @@ function keepFor(config: Config, olderThan: string | undefined): Keep {
 const NONE_BUSY: ReadonlySet<number> = new Set();
 
 async function dryRun(config: Config, keep: Keep, suppressed: boolean): Promise<PruneReport> {
-  const reader = openReader(config.dataDir);
+  const reader = await openReader(config);
   if (!reader) exitWith(EXIT.ok, `no journal in ${config.dataDir}: nothing to prune`);
   try {
     return await prune({ maintenance: reader, reads: reader }, config.dataDir, keep, {
@@ -77,7 +78,7 @@ async function dryRun(config: Config, keep: Keep, suppressed: boolean): Promise<
 async function pruneLocked(config: Config, keep: Keep, suppressed: boolean): Promise<PruneReport> {
   let journal: JournalHandle;
   try {
-    ({ handle: journal } = openWriter(config.dataDir, {
+    ({ handle: journal } = await openWriter(config, {
       role: 'smsdrop prune',
       synchronous: config.journalSync,
       reqIdOn: false,

@@ -2,7 +2,8 @@
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
-import { type JournalReader, openReader } from '../../journal/index.js';
+import type { JournalReader } from '../../journal/index.js';
+import { openReader } from '../../journals/index.js';
 import { resolveFile, writeCsv } from '../../report/common.js';
 import {
   fileListCsv,
@@ -26,7 +27,7 @@ export function registerReportCommand(program: Command): void {
     .action(async (file: string | undefined, _opts: unknown, command: Command) => {
       const format = takeReportFormat(command);
       const config = configFor(command, { forReading: true });
-      const reader = openReader(config.dataDir);
+      const reader = await openReader(config);
       try {
         await printReport(reader, file, format, config.timezone);
       } catch (err) {

@@ -63,7 +63,7 @@ export function registerResumeCommand(program: Command): void {
 async function findUnfinished(config: Config, query: string): Promise<FileRecord> {
   let reader: JournalReader | undefined;
   try {
-    reader = requireJournal(config.dataDir);
+    reader = await requireJournal(config);
     const file = await resolveFile(reader, query);
     const what = `${file.name} (id ${file.id})`;
     if (file.status === FILE_STATUS.done)

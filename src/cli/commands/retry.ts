@@ -11,12 +11,8 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import {
-  type FileRecord,
-  openReader,
-  type RetryStatus,
-  type WaitingFile,
-} from '../../journal/index.js';
+import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
+import { openReader } from '../../journals/index.js';
 import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { providerChange, waitingNote } from '../../pipeline/index.js';
@@ -92,7 +88,7 @@ async function findTarget(
   query: string,
   statuses: readonly RetryStatus[],
 ): Promise<Target> {
-  const reads = openReader(config.dataDir);
+  const reads = await openReader(config);
   try {
     if (!reads)
       throw new UsageError(

@@ -1,7 +1,7 @@
 // `smsdrop status [--json]`: what the sending process is doing now (report/status.ts), read from
 // the journal only (never the lock).
 import type { Command } from 'commander';
-import { openReader } from '../../journal/index.js';
+import { openReader } from '../../journals/index.js';
 import { readStatus, renderStatus } from '../../report/status.js';
 import { configFor } from '../common.js';
 
@@ -14,7 +14,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print one JSON object')
     .action(async (opts: { json?: boolean }, command: Command) => {
       const config = configFor(command, { forReading: true });
-      const reader = openReader(config.dataDir);
+      const reader = await openReader(config);
       try {
         const status = await readStatus(reader, config.dataDir);
         process.stdout.write(

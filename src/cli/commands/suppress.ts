@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { SmsdropError, UsageError } from '../../errors.js';
 import type { Config } from '../../config/index.js';
 import { normalisePhone } from '../../intake/phone.js';
-import { openReader, openSuppressionList } from '../../journal/index.js';
+import { openReader, openSuppressionList } from '../../journals/index.js';
 import { renderTable } from '../../report/common.js';
 import { configFor, exitWithError } from '../common.js';
 
@@ -59,14 +59,14 @@ async function addNumbers(
     exitWithError(new UsageError('suppress add: no numbers given'));
   const fromFile = opts.file ? readListFile(config, opts.file) : { phones: [], skipped: [] };
   const phones = [...new Set([...normalisedOrExit(config, numbers), ...fromFile.phones])];
-  const list = openSuppressionList(config.dataDir, { synchronous: config.journalSync });
+  const list = await openSuppressionList(config, { synchronous: config.journalSync });
   try {
     const added = await list.add(phones, opts.reason, 'list');
     process.stdout.write(
       `${added} number(s) suppressed${phones.length > added ? `, ${phones.length - added} already were` : ''}\n`,
     );
   } finally {
-    list.close();
+    await list.close();
   }
   if (opts.file && fromFile.skipped.length > 0) {
     const examples = fromFile.skipped
@@ -82,19 +82,19 @@ async function addNumbers(
 
 async function removeNumbers(config: Config, numbers: readonly string[]): Promise<void> {
   const phones = [...new Set(normalisedOrExit(config, numbers))];
-  const list = openSuppressionList(config.dataDir, { synchronous: config.journalSync });
+  const list = await openSuppressionList(config, { synchronous: config.journalSync });
   try {
     const removed = await list.remove(phones);
     process.stdout.write(
       `${removed} number(s) removed${phones.length > removed ? `, ${phones.length - removed} were not suppressed` : ''}\n`,
     );
   } finally {
-    list.close();
+    await list.close();
   }
 }
 
 async function printList(config: Config, json: boolean): Promise<void> {
-  const reader = openReader(config.dataDir);
+  const reader = await openReader(config);
   try {
     const list = reader ? await reader.suppressedNumbers() : [];
     if (json) process.stdout.write(`${JSON.stringify(list)}\n`);

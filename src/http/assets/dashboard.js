@@ -13,9 +13,11 @@
  *   invalid: number, duplicates: number, pending: number, failures: Failure[],
  *   pruned: boolean }} FileRow
  * @typedef {{ name: string, waiting_seconds: number }} WaitingInInbox
+ * @typedef {{ id: string, started_at: string, seen_seconds_ago: number,
+ *   batches_held: number }} SharingNode
  * @typedef {{ paused: { reason: string } | null, waiting: string | null,
  *   in_flight: { requests: number }, files: unknown[], inbox?: WaitingInInbox[],
- *   rate: { requests_per_second: number } }} Status
+ *   nodes?: SharingNode[], rate: { requests_per_second: number } }} Status
  * @typedef {{ ok: boolean, reasons: string[] }} Health
  * @typedef {{ minute: string, requests: number, accepted: number }} Minute
  * @typedef {{ status: Status, health: Health, rate: Minute[] }} StatusAnswer
@@ -310,6 +312,24 @@ function showInbox(waiting) {
   byId('inbox').textContent = names.length ? 'Waiting in inbox/: ' + names.join(', ') : '';
 }
 
+/**
+ * The daemons sharing a PostgreSQL journal (none with SQLite: the section stays hidden).
+ * @param {SharingNode[]} nodes
+ */
+function showNodes(nodes) {
+  byId('nodes-section').hidden = nodes.length === 0;
+  const body = one('#nodes tbody');
+  body.replaceChildren();
+  for (const n of nodes) {
+    const tr = el('tr', {});
+    tr.appendChild(el('td', {}, n.id));
+    tr.appendChild(el('td', {}, new Date(n.started_at).toLocaleString()));
+    tr.appendChild(el('td', {}, duration(n.seen_seconds_ago) + ' ago'));
+    tr.appendChild(el('td', { class: 'num' }, String(n.batches_held)));
+    body.appendChild(tr);
+  }
+}
+
 /** @param {string} id */
 function chartWidth(id) {
   return Math.max(320, (byId(id).parentElement?.clientWidth ?? 344) - 24);
@@ -323,6 +343,7 @@ async function refresh() {
     showState(status.status, status.health);
     showFiles(files.files);
     showInbox(status.status.inbox ?? []);
+    showNodes(status.status.nodes ?? []);
     showRate(status.rate);
     showFailures(files.files);
     byId('updated').textContent = 'Last update ' + new Date().toLocaleTimeString() + '.';

@@ -22,6 +22,8 @@ import type { Journal } from '../connection.js';
 import { JournalPlanStore } from '../planStore.js';
 import { planSummary } from '../reads.js';
 import type { FileStore } from '../../ports/files.js';
+import type { IntakeWriterLink } from '../../ports/intakeWriter.js';
+import { intakeWriterLink } from '../intakeWriter.js';
 import type {
   FileCounts,
   FileRecord,
@@ -72,6 +74,9 @@ export class SqliteFileStore implements FileStore {
 
   planStore(id: number): PlanStore {
     return new JournalPlanStore(this.#db, id);
+  }
+  intakeWriter(): IntakeWriterLink {
+    return intakeWriterLink(this.#db);
   }
 
   status(id: number, to: FileStatus, error?: string): Promise<void> {

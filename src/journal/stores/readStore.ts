@@ -39,7 +39,14 @@ export function* pagesOf<T>(rows: Iterable<T>, size = PAGE_ROWS): Generator<read
 
 type Delegated = Omit<
   ReadStore,
-  'file' | 'sentBefore' | 'daemonState' | 'size' | 'health' | 'recipients' | 'groupsToSend'
+  | 'file'
+  | 'sentBefore'
+  | 'daemonState'
+  | 'size'
+  | 'health'
+  | 'nodes'
+  | 'recipients'
+  | 'groupsToSend'
 >;
 
 /** reads.ts's verbs on this journal (same names, without the journal). */
@@ -90,6 +97,8 @@ export function sqliteReadStore(db: Journal): ReadStore {
     daemonState: (): DaemonState | undefined => getDaemonState(db),
     size: (): JournalSize => journalSize(db),
     health: () => (!db.open ? 'closed' : journalLost(db) ? 'lost' : 'writable'),
+    // One server: its one daemon holds the data directory's lock (status shows it), no nodes.
+    nodes: () => [],
     recipients: (fileId: number, statuses: readonly string[]): Pages<RecipientRow> =>
       pagesOf(reads.recipients(db, fileId, statuses)),
     groupsToSend: (fileId: number): Pages<GroupToSend> => pagesOf(reads.groupsToSend(db, fileId)),

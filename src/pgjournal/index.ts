@@ -1,0 +1,228 @@
+// The PostgreSQL journal's door (SMSDROP_DATABASE_URL): opened as a writer by a node (its data
+// directory's lock, the pool, the migrations under their advisory lock, the node registered), or
+// as a reader. Which journal a command uses is chosen in journals/index.ts.
+//
+// TLS: verified to any host but loopback (settings/database.ts says why the URL has no say); a
+// connection that fails is E_DATABASE_UNREACHABLE with what PostgreSQL or the network answered,
+// never the password.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type pg from 'pg';
+import type { DatabaseUrl } from '../config/settings/database.js';
+import { acquireLock } from '../datadir/lock.js';
+import { SmsdropError } from '../errors.js';
+import type { JournalHandle, JournalReader, SuppressionList } from '../journal/index.js';
+import { openAccountSlots } from './accountSlots.js';
+import { pgFileStore } from './files.js';
+import { pgHandle, type PgShared, type PgStores } from './handle.js';
+import { pgMaintenance } from './maintenance.js';
+import { pgReadStore } from './reads.js';
+import { pgRetryStore } from './retry.js';
+import { pgSuppressionList } from './suppression.js';
+import { pgSendStore } from './send.js';
+import { PG_MIGRATIONS } from './migrations.js';
+import { migratePostgres, openPool } from './schema.js';
+
+export interface PgSettings {
+  databaseUrl: DatabaseUrl;
+  /** SMSDROP_DATABASE_CA: a PEM file. */
+  databaseCa?: string | undefined;
+  /** SMSDROP_NODE_ID; default HOST:PID. */
+  nodeId?: string | undefined;
+  leaseMs: number;
+  connectTimeoutMs: number;
+  /** SMSDROP_CONCURRENCY: the account's requests in flight, across every node. */
+  concurrency: number;
+}
+
+/** This node's id: the setting, or host and pid. */
+export function nodeIdOf(settings: Pick<PgSettings, 'nodeId'>): string {
+  return settings.nodeId ?? `${os.hostname()}:${process.pid}`;
+}
+
+/** pg's TLS options: none to loopback (unless asked), verified otherwise. */
+export function tlsOf(
+  settings: Pick<PgSettings, 'databaseUrl' | 'databaseCa'>,
+): pg.PoolConfig['ssl'] {
+  const { databaseUrl, databaseCa } = settings;
+  if (databaseUrl.local && !databaseUrl.tls && databaseCa === undefined) return false;
+  if (databaseCa === undefined) return { rejectUnauthorized: true };
+  try {
+    return { rejectUnauthorized: true, ca: readFileSync(databaseCa, 'utf8') };
+  } catch (err) {
+    throw new SmsdropError(
+      'E_CONFIG_DATABASE_CA',
+      `invalid configuration: databaseCa (SMSDROP_DATABASE_CA) = ${JSON.stringify(databaseCa)}: cannot read the file: ${(err as Error).message}`,
+    );
+  }
+}
+
+/** A pool on the journal, its first connection made (E_DATABASE_UNREACHABLE if it cannot be). */
+export async function connectPool(settings: PgSettings, max = 10): Promise<pg.Pool> {
+  const pool = openPool(settings.databaseUrl.url, max, {
+    ssl: tlsOf(settings),
+    connectionTimeoutMillis: settings.connectTimeoutMs,
+  });
+  // An idle connection the server dropped: the next query opens another, or fails and says so.
+  pool.on('error', () => undefined);
+  try {
+    (await pool.connect()).release();
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw unreachable(settings.databaseUrl, err);
+  }
+}
+
+function unreachable(url: DatabaseUrl, err: unknown): SmsdropError {
+  const password = safePassword(url.url);
+  let said = (err as Error).message || String(err);
+  if (password) said = said.split(password).join('(hidden)');
+  return new SmsdropError(
+    'E_DATABASE_UNREACHABLE',
+    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${said}`,
+  );
+}
+
+function safePassword(text: string): string {
+  try {
+    return decodeURIComponent(new URL(text).password);
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The SendStore (leases started), the FileStore (its events to the handle's receivers, the
+ * batches intake sends first handed to the SendStore) and the ReadStore.
+ */
+async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
+  const { pool, node, leaseMs } = shared;
+  const send = await pgSendStore(pool, { node, leaseMs, reqIdOn });
+  const files = pgFileStore(pool, {
+    webhookTargets: shared.targets.ids,
+    sendFirst: (batchIds) => send.sendFirst(batchIds),
+  });
+  return { send, files, reads: pgReadStore(pool) };
+}
+
+export interface OpenedPgWriter {
+  handle: JournalHandle;
+  node: string;
+}
+
+/**
+ * The PostgreSQL journal for a node that writes it: its data directory's lock (its inbox,
+ * processing/, done/, failed/ are its own), the pool, the migrations, the node registered.
+ * handle.close() ends the pool, then releases the lock.
+ */
+export async function openPgWriter(
+  dataDir: string,
+  options: { role: string; reqIdOn: boolean },
+  settings: PgSettings,
+): Promise<OpenedPgWriter> {
+  const lock = acquireLock(dataDir, options.role);
+  let pool: pg.Pool | undefined;
+  try {
+    pool = await connectPool(settings);
+    await migratePostgres(pool);
+    const node = nodeIdOf(settings);
+    await pool.query(
+      `INSERT INTO nodes (id) VALUES ($1)
+       ON CONFLICT (id) DO UPDATE SET started_at = clock_timestamp(), last_seen = clock_timestamp()`,
+      [node],
+    );
+    const shared: PgShared = {
+      pool,
+      targets: { ids: [] },
+      node,
+      leaseMs: settings.leaseMs,
+    };
+    const account = await openAccountSlots(pool, {
+      node,
+      leaseMs: settings.leaseMs,
+      concurrency: settings.concurrency,
+    });
+    let parts: PgStores;
+    try {
+      parts = await stores(shared, options.reqIdOn);
+    } catch (err) {
+      await account.close();
+      throw err;
+    }
+    const handle = pgHandle(shared, parts, account, () => lock.release());
+    return { handle, node };
+  } catch (err) {
+    await pool?.end().catch(() => undefined);
+    lock.release();
+    throw err;
+  }
+}
+
+/**
+ * Whether the journal's schema is this smsdrop's: 'none' (nothing was ever journalled there),
+ * 'current', or an error (a reader never migrates a journal the nodes use).
+ */
+export async function schemaState(pool: pg.Pool): Promise<'none' | 'current'> {
+  const table = await pool.query<{ found: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS found",
+  );
+  if (!table.rows[0]?.found) return 'none';
+  const { rows } = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
+  const versions = rows.map((r) => r.version);
+  const missing = PG_MIGRATIONS.filter((m) => !versions.includes(m.version));
+  if (missing.length === 0) {
+    const newest = Math.max(...PG_MIGRATIONS.map((m) => m.version));
+    if (versions.every((v) => v <= newest)) return 'current';
+    throw new SmsdropError(
+      'E_JOURNAL_NEWER',
+      `the PostgreSQL journal has schema version ${Math.max(...versions)}, newer than this smsdrop's ${newest}: upgrade smsdrop`,
+    );
+  }
+  throw new SmsdropError(
+    'E_JOURNAL_NEEDS_UPGRADE',
+    'the PostgreSQL journal was written by an older smsdrop: a reader does not upgrade it while nodes may use it; start a daemon (or a send) of this version, which upgrades it, then read it',
+  );
+}
+
+/** The journal for reading (reports, status); undefined when nothing was ever journalled. */
+export async function openPgReader(settings: PgSettings): Promise<JournalReader | undefined> {
+  const pool = await openPgReaderPool(settings);
+  if (!pool) return undefined;
+  // A reader's prune only says what it would delete.
+  const maintenance = pgMaintenance(pool, true);
+  return {
+    ...pgReadStore(pool),
+    retry: pgRetryStore(pool),
+    prune: (options, busy) => maintenance.prune(options, busy),
+    close: () => void pool.end().catch(() => undefined),
+  };
+}
+
+/** The suppression list alone (smsdrop suppress add|remove: no lock, as with SQLite). */
+export async function openPgSuppressionList(
+  settings: PgSettings,
+): Promise<SuppressionList & { close(): Promise<void> }> {
+  const pool = await connectPool(settings, 2);
+  try {
+    await migratePostgres(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return { ...pgSuppressionList(pool), close: () => pool.end() };
+}
+
+async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {
+  const pool = await connectPool(settings, 4);
+  try {
+    if ((await schemaState(pool)) === 'none') {
+      await pool.end();
+      return undefined;
+    }
+    return pool;
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,103 @@
+// The webhook outbox in PostgreSQL (as journal/outbox.ts in SQLite): an event is written by the
+// journal write it reports, in the same transaction (recordEvent takes the caller's client), so
+// that a crash loses neither or both; the daemon posts them in order per receiver and marks each
+// delivered. Nothing is written while no receiver is set (WebhookTargets).
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import type { OutboxStore } from '../ports/outbox.js';
+import type {
+  EventBody,
+  FileAside,
+  FileCounts,
+  OutboxRow,
+  WebhookEvent,
+} from '../ports/records.js';
+import { type Queryable, withTransaction } from './smallTransaction.js';
+
+/** The receivers events are written for (ids of their URLs), shared by every store of a handle. */
+export interface WebhookTargets {
+  /** Changed in place (setTargets): the FileStore holds the same array. */
+  readonly ids: string[];
+}
+
+/**
+ * Adds `event` to the outbox, once per receiver, in the caller's transaction (`db` is its client).
+ * `file`: the file's journal id (its name, status and counts are read in that transaction), or
+ * what is known of a file without a record.
+ */
+export async function recordEvent(
+  db: Queryable,
+  targets: WebhookTargets,
+  event: WebhookEvent,
+  file: number | FileAside | null,
+  reason?: string,
+): Promise<void> {
+  if (targets.ids.length === 0) return;
+  const at = new Date().toISOString();
+  const body: EventBody = {
+    id: randomUUID(),
+    event,
+    at,
+    file: await fileOf(db, file),
+    ...(reason !== undefined ? { reason } : {}),
+  };
+  await db.query(
+    `INSERT INTO webhook_outbox (event, target, body, created_at)
+     SELECT $1, target, $3, $4 FROM unnest($2::text[]) WITH ORDINALITY AS t(target, n) ORDER BY n`,
+    [event, targets.ids, JSON.stringify(body), at],
+  );
+}
+
+const COUNTS = `SELECT f.name, f.status, v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed,
+    v.unknown, v.pending, v.requests
+  FROM files f JOIN v_files v ON v.id = f.id WHERE f.id = $1`;
+
+async function fileOf(db: Queryable, file: number | FileAside | null): Promise<EventBody['file']> {
+  if (file === null) return null;
+  if (typeof file !== 'number')
+    return { id: null, name: file.name, status: file.status, counts: null };
+  const { rows } = await db.query<FileCounts & { name: string; status: string }>(COUNTS, [file]);
+  const row = rows[0];
+  if (!row) return { id: file, name: '?', status: '?', counts: null };
+  const { name, status, ...counts } = row;
+  return { id: file, name, status, counts };
+}
+
+export function pgOutbox(
+  pool: pg.Pool,
+  targets: WebhookTargets,
+  isOpen: () => boolean,
+): OutboxStore {
+  return {
+    setTargets: (ids) => {
+      targets.ids.splice(0, targets.ids.length, ...ids);
+    },
+    hasTargets: () => targets.ids.length > 0,
+    recordEventNow: async (event, file, reason) => {
+      if (targets.ids.length === 0) return;
+      await withTransaction(pool, (client) => recordEvent(client, targets, event, file, reason));
+    },
+    undelivered: async (target, limit) =>
+      (
+        await pool.query<OutboxRow>(
+          'SELECT id, event, body, created_at, attempts FROM webhook_outbox WHERE target = $1 AND delivered_at IS NULL ORDER BY id LIMIT $2',
+          [target, limit],
+        )
+      ).rows,
+    markDelivered: async (ids) => {
+      await pool.query(
+        'UPDATE webhook_outbox SET delivered_at = $1, attempts = attempts + 1, last_error = NULL WHERE id = ANY($2::bigint[])',
+        [new Date().toISOString(), [...ids]],
+      );
+    },
+    noteDeliveryFailed: async (id, error) => {
+      await pool.query(
+        'UPDATE webhook_outbox SET attempts = attempts + 1, last_error = $1 WHERE id = $2',
+        [error.slice(0, 500), id],
+      );
+    },
+    // Each write is a transaction of its own on a pooled connection: nothing to wait for.
+    canDeliver: isOpen,
+    isOpen,
+  };
+}

@@ -1,0 +1,97 @@
+// The PostgreSQL plan store's transaction: held open across chunks on one connection of the pool,
+// its steps run one after another. A step that fails rolls it back: what it held since the last
+// commit is lost, and every later step fails too (the intake stops; the file is refused).
+import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
+
+export class IntakeTransaction {
+  readonly #pool: pg.Pool;
+  readonly #fileId: number;
+  #client: pg.PoolClient | undefined;
+  #busy: Promise<void> = Promise.resolve();
+  #lost = false;
+
+  constructor(pool: pg.Pool, fileId: number) {
+    this.#pool = pool;
+    this.#fileId = fileId;
+  }
+
+  /** True once a step failed: the rows written since the last commit are gone. */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  lostError(): SmsdropError {
+    return new SmsdropError(
+      'E_JOURNAL_WRITE',
+      `the PostgreSQL journal rolled back rows of file ${this.#fileId} it was writing (the connection or the server failed)`,
+    );
+  }
+
+  /** Runs `step` in the transaction (begun if none is open), after the steps before it. */
+  run(step: (db: pg.ClientBase) => Promise<void>): Promise<void> {
+    const run = this.#busy.then(async () => {
+      if (this.#lost) throw this.lostError();
+      try {
+        await step(await this.#open());
+      } catch (error) {
+        this.#lost = true;
+        this.#end();
+        throw new SmsdropError(
+          'E_JOURNAL_WRITE',
+          `the PostgreSQL journal could not record file ${this.#fileId}'s intake: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+    });
+    this.#busy = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Inside a step: commits the open transaction; false when none was open. */
+  async commitOpen(): Promise<boolean> {
+    const client = this.#client;
+    if (!client) return false;
+    await client.query('COMMIT');
+    this.#client = undefined;
+    client.off('error', ignore);
+    client.release();
+    return true;
+  }
+
+  async #open(): Promise<pg.PoolClient> {
+    if (this.#client) return this.#client;
+    const client = await this.#pool.connect();
+    // A connection the server ends while held reports it here as well as to the query under way:
+    // unheard, it would end the process.
+    client.on('error', ignore);
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      client.off('error', ignore);
+      client.release(true);
+      throw error;
+    }
+    this.#client = client;
+    return client;
+  }
+
+  /** After a failure: the transaction is gone (rolled back, or with its connection). */
+  #end(): void {
+    const client = this.#client;
+    this.#client = undefined;
+    if (!client) return;
+    client.query('ROLLBACK').then(
+      () => {
+        client.off('error', ignore);
+        client.release();
+      },
+      () => {
+        client.off('error', ignore);
+        client.release(true);
+      },
+    );
+  }
+}
+
+function ignore(): void {}
