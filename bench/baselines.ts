@@ -33,6 +33,7 @@ import {
   PERSONALISED_TEMPLATE,
   phoneAt,
 } from './generate.js';
+import { connectionOf as sqliteOf } from '../src/journal/connection.js';
 
 const READ_SIZE = 256 * 1024;
 const INSERT_BATCH = 1000;
@@ -151,13 +152,13 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
   try {
     const now = new Date().toISOString();
     const fileId = Number(
-      db
+      sqliteOf(db)
         .prepare(
           "INSERT INTO files (sha256, name, size, encoding, status, created_at) VALUES ('bench', 'bench.csv', 0, 'utf-8', 'intake', ?)",
         )
         .run(now).lastInsertRowid,
     );
-    const insertGroup = db.prepare(
+    const insertGroup = sqliteOf(db).prepare(
       'INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, 0, ?, ?, ?)',
     );
     // As intake writes them: many rows to a statement (rowInserter.ts).
@@ -186,7 +187,7 @@ export async function measureJournalInsert(file: string, dbFile: string): Promis
       group.inBatch++;
       return { line, raw, phone, group: group.id, batch: group.batch, newGroup, repeat: false };
     };
-    const writeBatch = db.transaction((batch: JournalRow[]) => {
+    const writeBatch = sqliteOf(db).transaction((batch: JournalRow[]) => {
       for (const row of batch) {
         if (row.newGroup) insertGroup.run(row.group, fileId, 'bench', ...row.newGroup);
         if (!row.repeat)

@@ -16,22 +16,24 @@ if (!root || !file) {
 const load = async <T>(module: string): Promise<T> =>
   (await import(pathToFileURL(path.join(path.resolve(root), 'src', module)).href)) as T;
 const { readRows } = await load<typeof import('../src/intake/index.js')>('intake/index.ts');
-const { openJournal } = await load<typeof import('../src/journal/open.js')>('journal/open.ts');
-const { createFile } = await load<typeof import('../src/journal/files.js')>('journal/files.ts');
+const { openScratch } = await load<typeof import('../src/journal/index.js')>('journal/index.ts');
 const { createRowWriter } =
   await load<typeof import('../src/plan/rowWriter.js')>('plan/rowWriter.ts');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-plan-bench-'));
 try {
-  const db = openJournal(path.join(dir, 'journal.sqlite'));
+  const journal = await openScratch(path.join(dir, 'journal.sqlite'));
   const size = statSync(file).size;
-  const record = createFile(db, {
+  const record = await journal.files.create({
     sha256: 'bench',
     name: 'bench.csv',
     path: file,
     size,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, record.id, { maxPerRequest: 200, fileBytes: size });
+  const writer = createRowWriter(journal.files.planStore(record.id), {
+    maxPerRequest: 200,
+    fileBytes: size,
+  });
   for await (const chunk of readRows(file, {
     encoding: 'utf-8',
     allowInternational: false,
@@ -39,9 +41,9 @@ try {
     decodedExactly: true,
     quoted: false,
   }))
-    writer.write(chunk);
-  process.stdout.write(`${JSON.stringify(writer.finish())}\n`);
-  db.close();
+    await writer.write(chunk);
+  process.stdout.write(`${JSON.stringify(await writer.finish())}\n`);
+  await journal.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

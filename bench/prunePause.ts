@@ -12,7 +12,8 @@ import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pLimit from 'p-limit';
 import { loadConfig } from '../src/config/index.js';
-import { journalPath, openJournal } from '../src/journal/open.js';
+import { journalPath } from '../src/journal/paths.js';
+import { openJournal } from '../src/journal/open.js';
 import { pruneJournal } from '../src/journal/prune.js';
 import { journalSize } from '../src/journal/storage.js';
 import { formatBytes } from '../src/log/duration.js';
@@ -23,6 +24,7 @@ import { handleOf } from '../src/journal/stores/handle.js';
 import { connectProvider } from '../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../src/send/rate.js';
 import { startSimulator } from '../src/simulator/index.js';
+import { connectionOf as sqliteOf } from '../src/journal/connection.js';
 
 const ROWS = Number(process.argv[2] ?? 200_000);
 const CREDS = {
@@ -97,7 +99,7 @@ new Database(journalPath(dir))
   .prepare("UPDATE files SET finished_at = '2000-01-01T00:00:00.000Z'")
   .run();
 const vacuumCopy = path.join(dir, 'copy.sqlite');
-db.pragma('wal_checkpoint(TRUNCATE)');
+sqliteOf(db).pragma('wal_checkpoint(TRUNCATE)');
 copyFileSync(journalPath(dir), vacuumCopy);
 
 const alone = await send(csv(dir, 'alone.csv', 1_000_000));

@@ -2,6 +2,7 @@
 // silent, whether a batch may have reached it, and what a message window has used up (send/).
 import type { Journal } from './connection.js';
 import { sql, sqlPluck, sqlRaw } from './sql.js';
+import type { AttemptHistory } from '../ports/records.js';
 
 /**
  * Whether no request of any file got an answer from the provider (accepted, or refused with a
@@ -20,19 +21,6 @@ export function providerSilentFor(db: Journal, batchId: number, attempts: number
     "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))",
   ).get(since);
   return answered === 0;
-}
-
-/** What a batch's attempts say of whether, and since when, it may have reached the provider. */
-export interface AttemptHistory {
-  /**
-   * Every attempt carried the batch's reqId (one without it was a request the provider could not
-   * recognise again).
-   */
-  everyAttemptCarriedReqId: boolean;
-  /** An answer said "failed, but may have sent some" (the ambiguous class). */
-  partial: boolean;
-  /** When the first attempt that may have reached the provider started (null: none may have). */
-  firstDoubtAt: string | null;
 }
 
 /**

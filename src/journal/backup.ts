@@ -14,16 +14,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SmsdropError } from '../errors.js';
 import { intentsPath } from './paths.js';
-
-export interface BackupResult {
-  journal: string;
-  /**
-   * The intents file's copy; undefined when the data directory had none (nothing was ever
-   * deferred).
-   */
-  intents: string | undefined;
-  bytes: number;
-}
+import type { BackupResult } from '../ports/records.js';
 
 /**
  * Copies `journalFile` (and its intents file) into `targetDir` as journal.sqlite (and

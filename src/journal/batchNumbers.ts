@@ -1,26 +1,9 @@
-// A batch as the journal keeps it, and the small reads and names every writer of batches shares
-// (batches.ts, suppressed.ts, planStore.ts, retry.ts).
+// The small reads and names every writer of batches shares (batches.ts, suppressed.ts,
+// planStore.ts, retry.ts).
 import { randomUUID } from 'node:crypto';
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
-import type { BatchState } from './states.js';
-
-export interface BatchRecord {
-  id: number;
-  file_id: number;
-  group_id: number;
-  parent_id: number | null;
-  req_id: string;
-  numbers: number;
-  state: BatchState;
-  attempts: number;
-  deferrals: number;
-  maybe_sent: number;
-  first_doubt_at: string | null;
-  next_attempt_at: number;
-  status_code: string | null;
-  status_msg: string | null;
-}
+import type { BatchRecord } from '../ports/records.js';
 
 /** A batch's numbers, in row order. */
 export function batchPhones(db: Journal, batchId: number): string[] {

@@ -1,29 +1,15 @@
 // Batches in the journal: planned from a file's rows, then driven through their states by the
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
-import { type BatchRecord, batchPhones, getBatch, HELD, newReqId } from './batchNumbers.js';
-import { INSIDE, type Journal } from './connection.js';
+import type { BatchRecord } from '../ports/records.js';
+import { batchPhones, getBatch, newReqId } from './batchNumbers.js';
+import { insideOf, type Journal } from './connection.js';
 import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Assignment, IllegalTransitionError, moveBatch, type MoveOptions } from './moves.js';
+import { type Assignment, moveBatch } from './moves.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
-import type { Doubt } from './states.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
-
-export type { AttemptHistory } from './attempts.js';
-export { attemptHistory, providerSilentFor, recentStarts } from './attempts.js';
-export type { Assignment, BatchRecord, MoveOptions };
-export { batchPhones, getBatch, HELD, IllegalTransitionError, moveBatch, newReqId };
-
-/** What a request for this batch needs. */
-export interface BatchToSend {
-  batch: BatchRecord;
-  appId: string;
-  templateId: string;
-  datas: string[];
-  /** The numbers, comma-separated, in row order. */
-  phones: string;
-}
+import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
 
 const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
@@ -53,7 +39,7 @@ export function dueBatches(
  * for them.
  */
 export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
-  for (const id of batchIds) db[INSIDE].firstToSend.add(id);
+  for (const id of batchIds) insideOf(db).firstToSend.add(id);
 }
 
 /**
@@ -61,7 +47,7 @@ export function sendFirst(db: Journal, batchIds: Iterable<number>): void {
  * ordinary batch.
  */
 export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[] {
-  const ids = db[INSIDE].firstToSend;
+  const ids = insideOf(db).firstToSend;
   if (ids.size === 0) return [];
   const due: BatchToSend[] = [];
   for (const id of ids) {
@@ -104,39 +90,6 @@ export function startAttempt(
       now,
     ).lastInsertRowid,
   );
-}
-
-/** Where a batch goes after an attempt. Decided by the sender, applied here in one transaction. */
-export type Transition =
-  | {
-      to: 'accepted';
-      statusCode: string;
-      smsMessageSid: string | null;
-      dateCreated: string | null;
-      statusMsg?: string;
-    }
-  | { to: 'failed' | 'unknown'; statusCode: string | null; statusMsg: string }
-  | {
-      to: 'planned';
-      nextAttemptAt: number;
-      /** What may have reached the provider (DOUBT in states.ts). */
-      doubt: Doubt;
-      deferral?: boolean;
-      /** The attempt does not count against the batch (it was not the batch's fault). */
-      refundAttempt?: boolean;
-      /**
-       * None of its attempts count any more (they met an outage: see RetrySettings.providerSilent).
-       */
-      resetAttempts?: boolean;
-      statusCode: string | null;
-      statusMsg: string;
-    }
-  | { to: 'split'; statusCode: string; statusMsg: string };
-
-export interface AttemptResult {
-  outcome: string;
-  statusCode: string | null;
-  reason: string;
 }
 
 /**
@@ -279,7 +232,7 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
     "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'",
   ).all(fileId) as number[];
   if (interrupted.length === 0) return 0;
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     const now = nowIso();
     for (const batchId of interrupted) {
       const leftAt =

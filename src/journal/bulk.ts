@@ -7,9 +7,7 @@
 // transaction (as a savepoint) and then commit it; other writes in the meantime simply join it.
 import { SmsdropError } from '../errors.js';
 import { intentsLost, journalCommitted } from './intents.js';
-import { type BulkState, INSIDE, type Journal } from './connection.js';
-
-export type { BulkState };
+import { connectionOf, insideOf, type Journal } from './connection.js';
 
 /** Rows an intake writes per transaction (the bench's journal floor uses the same). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -28,7 +26,7 @@ const FIRST_ROWS_PER_COMMIT = 5_000;
  * they were in the journal.
  */
 export function bulkLosses(db: Journal): number {
-  return db[INSIDE].bulk.losses;
+  return insideOf(db).bulk.losses;
 }
 
 /** Rows a writer wrote were rolled back with the bulk transaction (see bulkLosses). */
@@ -45,11 +43,11 @@ export class RowsLostError extends SmsdropError {
  * Runs `write` (which writes `rows` rows) inside the open bulk transaction, opening one if needed.
  */
 export function bulkWrite(db: Journal, rows: number, write: () => void): void {
-  if (!db[INSIDE].bulk.open) {
+  if (!insideOf(db).bulk.open) {
     // The write lock first: another connection of this process may write in between (see
-    // Journal.transaction).
-    db.exec('BEGIN IMMEDIATE');
-    db[INSIDE].bulk.open = { rows: 0, since: Date.now() };
+    // JournalInside.transaction).
+    connectionOf(db).exec('BEGIN IMMEDIATE');
+    insideOf(db).bulk.open = { rows: 0, since: Date.now() };
   }
   try {
     write();
@@ -57,7 +55,7 @@ export function bulkWrite(db: Journal, rows: number, write: () => void): void {
     noteIfRolledBack(db);
     throw err;
   }
-  const open = db[INSIDE].bulk.open;
+  const open = insideOf(db).bulk.open;
   if (!open) return; // rolled back and noted meanwhile
   open.rows += rows;
   if (open.rows >= commitSize(db)) commitBulk(db);
@@ -68,28 +66,28 @@ export function bulkWrite(db: Journal, rows: number, write: () => void): void {
  * count moved is in the journal for good.
  */
 export function bulkCommits(db: Journal): number {
-  return db[INSIDE].bulk.commits;
+  return insideOf(db).bulk.commits;
 }
 
 /** Milliseconds the open bulk transaction has been open (undefined: none is). */
 export function bulkOpenMs(db: Journal): number | undefined {
-  const open = db[INSIDE].bulk.open;
+  const open = insideOf(db).bulk.open;
   return open ? Date.now() - open.since : undefined;
 }
 
 /** A new intake starts: its commits start small again (see FIRST_ROWS_PER_COMMIT). */
 export function startBulkRamp(db: Journal): void {
-  db[INSIDE].bulk.nextSize = FIRST_ROWS_PER_COMMIT;
+  insideOf(db).bulk.nextSize = FIRST_ROWS_PER_COMMIT;
 }
 
 function commitSize(db: Journal): number {
-  return db[INSIDE].bulk.nextSize ?? ROWS_PER_COMMIT;
+  return insideOf(db).bulk.nextSize ?? ROWS_PER_COMMIT;
 }
 
 function noteCommit(db: Journal): void {
-  db[INSIDE].bulk.commits++;
-  if (db[INSIDE].bulk.nextSize !== undefined)
-    db[INSIDE].bulk.nextSize = Math.min(db[INSIDE].bulk.nextSize * 2, ROWS_PER_COMMIT);
+  const bulk = insideOf(db).bulk;
+  bulk.commits++;
+  if (bulk.nextSize !== undefined) bulk.nextSize = Math.min(bulk.nextSize * 2, ROWS_PER_COMMIT);
   journalCommitted(db);
 }
 
@@ -98,12 +96,12 @@ function noteCommit(db: Journal): void {
  * transaction, not only the failed statement or savepoint. The bulk transaction is then gone.
  */
 export function noteIfRolledBack(db: Journal): void {
-  if (db[INSIDE].bulk.open && !db.inTransaction) noteLoss(db);
+  if (insideOf(db).bulk.open && !connectionOf(db).inTransaction) noteLoss(db);
 }
 
 function noteLoss(db: Journal): void {
-  db[INSIDE].bulk.open = undefined;
-  db[INSIDE].bulk.losses++;
+  insideOf(db).bulk.open = undefined;
+  insideOf(db).bulk.losses++;
   intentsLost(db);
 }
 
@@ -112,17 +110,17 @@ function noteLoss(db: Journal): void {
  * deleted in the open (discardIntake), and other writes that joined it are kept.
  */
 export function commitBulk(db: Journal): void {
-  if (!db[INSIDE].bulk.open) return;
-  db[INSIDE].bulk.open = undefined;
-  if (!db.inTransaction) return;
+  if (!insideOf(db).bulk.open) return;
+  insideOf(db).bulk.open = undefined;
+  if (!connectionOf(db).inTransaction) return;
   try {
-    db.exec('COMMIT');
+    connectionOf(db).exec('COMMIT');
     noteCommit(db);
   } catch (err) {
     // A disk-full or I/O error makes SQLite roll the transaction back by itself. Should it be
     // left open (busy), roll it back: writes joining it later would be savepoints of a transaction
     // nobody commits, and their callers would take them for committed.
-    if (db.inTransaction) db.exec('ROLLBACK');
+    if (connectionOf(db).inTransaction) connectionOf(db).exec('ROLLBACK');
     noteLoss(db);
     throw err;
   }

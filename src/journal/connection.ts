@@ -1,6 +1,6 @@
 // The journal of one data directory as one object: its connection, its prepared statements, and
 // every piece of state that lives as long as the connection (the write queue, the bulk
-// transaction, the intents, the batches to send first, the files in progress, the intake turns).
+// transaction, the intents, the batches to send first, the webhook receivers).
 // Each module that works on a piece keeps its meaning (bulk.ts, intents.ts, writeQueue.ts, …); the
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
@@ -60,15 +60,13 @@ export interface WriteQueue {
 /** How a statement returns rows: objects, arrays of columns, or the first column alone. */
 export type StatementMode = 'object' | 'raw' | 'pluck';
 
-/**
- * The key of what only src/journal/ reaches on a Journal: the state its modules keep and the
- * statement cache. index.ts does not export it, and ESLint keeps the rest of src/ from importing
- * this file (eslint.config.js), so nothing else can read or flip that state.
- */
-export const INSIDE = Symbol('the journal inside');
-
-/** What lives as long as the connection and only the journal's modules touch (Journal[INSIDE]). */
+/** What lives as long as the connection and only the journal's modules touch (insideOf). */
 export interface JournalInside {
+  /**
+   * The SQLite connection: transactions, pragmas and statements run once (sql.ts prepares the
+   * others once per text).
+   */
+  readonly connection: Database.Database;
   /** The open bulk transaction and its commits (bulk.ts). */
   readonly bulk: BulkState;
   /** Requests made durable in the side file while a bulk transaction is open (intents.ts). */
@@ -80,47 +78,83 @@ export interface JournalInside {
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
-   * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
-   * statement is shared by every caller of the same text, and one caller switching it would
-   * change what the others read.
+   * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a
+   * connection of its own (pipeline/intakeThread.ts), and a transaction that read first could
+   * otherwise no longer write once that connection committed (SQLITE_BUSY_SNAPSHOT).
    */
-  statement(mode: StatementMode, text: string): Database.Statement;
-}
-
-export class Journal {
-  readonly #connection: Database.Database;
-  /** Prepared statements by mode and SQL text: preparing costs more than running. */
-  readonly #statements = new Map<string, Database.Statement>();
-  readonly [INSIDE]: JournalInside = {
-    bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
-    intents: undefined,
-    writeQueue: undefined,
-    writeGate: undefined,
-    firstToSend: new Set<number>(),
-    statement: (mode, text) => this.#statement(mode, text),
-  };
-  /**
-   * The end of the last intake's turn: intakes of one journal run one after the other (pipeline).
-   */
-  lastIntakeTurn: Promise<void> = Promise.resolve();
+  transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F>;
   /**
    * Webhook receivers (ids of their URLs) while the daemon sends webhooks: the journal's writes
    * that webhook events report then add the event to the outbox in their own transaction
    * (outbox.ts). Empty: no events are written.
    */
-  webhookTargets: readonly string[] = [];
+  webhookTargets: readonly string[];
+  /**
+   * The statement for `text` in `mode`, prepared once. Its mode is set here and never again: a
+   * statement is shared by every caller of the same text, and one caller switching it would
+   * change what the others read.
+   */
+  statement(mode: StatementMode, text: string): Database.Statement;
+  /** A name for a temporary table no other of this journal has. */
+  temporaryTableName(prefix: string): string;
+}
+
+/**
+ * What is inside a journal. Only src/journal/ can call it: index.ts does not export it, and
+ * ESLint keeps the rest of src/ from importing this file (eslint.config.js).
+ */
+export let insideOf: (journal: Journal) => JournalInside;
+
+/** The SQLite connection under `journal` (insideOf(journal).connection). */
+export const connectionOf = (journal: Journal): Database.Database => insideOf(journal).connection;
+
+function immediateTransaction<F extends (...args: never[]) => unknown>(
+  connection: Database.Database,
+  fn: F,
+): Database.Transaction<F> {
+  const transaction = connection.transaction(fn);
+  type Args = Parameters<Database.Transaction<F>>;
+  const immediate = (...args: Args) => transaction.immediate(...args);
+  return Object.assign(immediate, {
+    default: immediate,
+    deferred: (...args: Args) => transaction.deferred(...args),
+    immediate,
+    exclusive: (...args: Args) => transaction.exclusive(...args),
+  });
+}
+
+/** One open journal: its state is private, and only the journal's modules reach it (insideOf). */
+export class Journal {
+  readonly #inside: JournalInside;
+  /** Prepared statements by mode and SQL text: preparing costs more than running. */
+  readonly #statements = new Map<string, Database.Statement>();
   /** Temporary tables made so far (each gets a name of its own). */
   #temporaryTables = 0;
 
+  static {
+    insideOf = (journal) => journal.#inside;
+  }
+
   constructor(connection: Database.Database) {
-    this.#connection = connection;
+    this.#inside = {
+      connection,
+      bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
+      intents: undefined,
+      writeQueue: undefined,
+      writeGate: undefined,
+      firstToSend: new Set<number>(),
+      transaction: (fn) => immediateTransaction(connection, fn),
+      webhookTargets: [],
+      statement: (mode, text) => this.#statement(mode, text),
+      temporaryTableName: (prefix) => `${prefix}_${++this.#temporaryTables}`,
+    };
   }
 
   #statement(mode: StatementMode, text: string): Database.Statement {
     const key = `${mode}\u0000${text}`;
     let statement = this.#statements.get(key);
     if (!statement) {
-      statement = this.#connection.prepare(text);
+      statement = this.#inside.connection.prepare(text);
       if (mode === 'raw') statement.raw(true);
       else if (mode === 'pluck') statement.pluck(true);
       this.#statements.set(key, statement);
@@ -128,49 +162,15 @@ export class Journal {
     return statement;
   }
 
-  /** A name for a temporary table no other of this journal has. */
-  temporaryTableName(prefix: string): string {
-    return `${prefix}_${++this.#temporaryTables}`;
-  }
-
-  // The connection's own verbs: for the journal's modules, and for tests that set a journal up by
-  // hand (nothing else in src/ calls prepare, exec, pragma or transaction).
+  /** The file it is. */
   get name(): string {
-    return this.#connection.name;
+    return this.#inside.connection.name;
   }
-  get inTransaction(): boolean {
-    return this.#connection.inTransaction;
-  }
+  /** False once closed. */
   get open(): boolean {
-    return this.#connection.open;
-  }
-  prepare(text: string): Database.Statement {
-    return this.#connection.prepare(text);
-  }
-  exec(text: string): this {
-    this.#connection.exec(text);
-    return this;
-  }
-  pragma(text: string, options?: Database.PragmaOptions): unknown {
-    return this.#connection.pragma(text, options);
-  }
-  /**
-   * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a
-   * connection of its own (pipeline/intakeThread.ts), and a transaction that read first could
-   * otherwise no longer write once that connection committed (SQLITE_BUSY_SNAPSHOT).
-   */
-  transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F> {
-    const transaction = this.#connection.transaction(fn);
-    type Args = Parameters<Database.Transaction<F>>;
-    const immediate = (...args: Args) => transaction.immediate(...args);
-    return Object.assign(immediate, {
-      default: immediate,
-      deferred: (...args: Args) => transaction.deferred(...args),
-      immediate,
-      exclusive: (...args: Args) => transaction.exclusive(...args),
-    });
+    return this.#inside.connection.open;
   }
   close(): void {
-    this.#connection.close();
+    this.#inside.connection.close();
   }
 }

@@ -2,44 +2,21 @@
 // whether sending is paused and why, and what requests wait for while it is not (a message
 // window used up), so that `smsdrop status`, which only reads the journal, can say so.
 // The daemon writes it; nothing else does.
-import type { ErrorCode } from '../errors.js';
-import type { Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { recordEvent } from './outbox.js';
-
-export interface DaemonStateUpdate {
-  /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */
-  paused: string | null;
-  /** The pause's stable code (docs/errors.md), such as E_PROVIDER_BALANCE. */
-  code?: ErrorCode;
-  /** The daemon's process id. Default: this process. */
-  pid?: number;
-}
-
-export interface DaemonState {
-  pid: number | null;
-  paused: string | null;
-  /** The pause's stable code; null when not paused (or paused by a daemon that kept none). */
-  paused_code: ErrorCode | null;
-  /** When the current pause began (kept while the reason changes). */
-  paused_since: string | null;
-  /**
-   * What requests wait for while sending is not paused (a message window used up); null: nothing.
-   */
-  waiting: string | null;
-  updated_at: string;
-}
+import type { DaemonState, DaemonStateUpdate } from '../ports/records.js';
 
 /**
  * A change between paused and not is a webhook event (sending.paused, sending.resumed), written in
  * the same transaction; a new reason while paused is none (one outage: one pair).
  */
 export function setDaemonState(db: Journal, update: DaemonStateUpdate): void {
-  if (db.webhookTargets.length === 0) {
+  if (insideOf(db).webhookTargets.length === 0) {
     writeDaemonState(db, update);
     return;
   }
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     const before = sqlPluck(db, 'SELECT paused FROM daemon_state WHERE id = 1').get() as
       string | null | undefined;
     writeDaemonState(db, update);

@@ -2,7 +2,8 @@
 // run's message preview, and the records of a file's bytes that retention looks up.
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
-import { sqlList, UNSETTLED_STATES } from './states.js';
+import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import type { GroupToSend, RecipientRow } from '../ports/records.js';
 
 /** The most values any group of the file has. */
 export function mostValues(db: Journal, fileId: number): number {
@@ -11,19 +12,6 @@ export function mostValues(db: Journal, fileId: number): number {
       fileId,
     ) as number | null) ?? 0
   );
-}
-
-/** A row of v_recipients as an export writes it. */
-export interface RecipientRow {
-  line: number;
-  phone_raw: string;
-  app_id: string | null;
-  template_id: string | null;
-  datas: string | null;
-  extras: string | null;
-  status: string;
-  status_code: string | null;
-  status_msg: string | null;
 }
 
 /**
@@ -41,14 +29,6 @@ export function recipients(
     `SELECT line, phone_raw, app_id, template_id, datas, extras, status, status_code, status_msg
      FROM v_recipients WHERE file_id = ? ${filter} ORDER BY row_id`,
   ).iterate(fileId, ...statuses) as IterableIterator<RecipientRow>;
-}
-
-/** A group of the file still to send: its message, and the numbers its live batches hold. */
-export interface GroupToSend {
-  templateId: string;
-  /** The values, as a JSON array. */
-  datas: string;
-  numbers: number;
 }
 
 /**

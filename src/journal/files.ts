@@ -1,29 +1,12 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
-import type { Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
-import {
-  countFile,
-  type FileCounts,
-  findLatestFile,
-  type FileRecord,
-  getFile,
-} from './fileReads.js';
+import { findLatestFile, getFile } from './fileReads.js';
+import type { FileRecord } from '../ports/records.js';
 import { recordEvent } from './outbox.js';
-import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from './states.js';
-
-export type { FileCounts, FileRecord };
-export { countFile, findLatestFile, getFile };
-
-export interface NewFile {
-  sha256: string;
-  name: string;
-  path: string;
-  size: number;
-  encoding: string;
-  /** The provider and account it is planned for (ProviderConnection.identity). */
-  provider?: string;
-}
+import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import type { KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 
 /** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
 export function createFile(db: Journal, file: NewFile): FileRecord {
@@ -48,7 +31,7 @@ export function createFile(db: Journal, file: NewFile): FileRecord {
       file.provider ?? null,
     );
   // The daemon's record of a new drop: its file.taken webhook event goes with it.
-  const id = db.transaction(() => {
+  const id = insideOf(db).transaction(() => {
     const id = Number(insert().lastInsertRowid);
     recordEvent(db, 'file.taken', id);
     return id;
@@ -72,7 +55,7 @@ export function unfinishedWithSends(db: Journal, size: number): FileRecord[] {
 
 /** The file `id` now stands for these (longer) bytes: a run over them continues it. */
 export function adoptGrownFile(db: Journal, id: number, file: NewFile): FileRecord {
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       'UPDATE files SET sha256 = ?, name = ?, path = ?, size = ?, status = ?, error = NULL, finished_at = NULL WHERE id = ?',
@@ -108,11 +91,11 @@ export function setFileStatus(db: Journal, id: number, status: FileStatus, error
       finished,
       id,
     );
-  if (db.webhookTargets.length === 0 || finished === null) {
+  if (insideOf(db).webhookTargets.length === 0 || finished === null) {
     update();
     return;
   }
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     update();
     recordEvent(db, status === FILE_STATUS.done ? 'file.finished' : 'file.failed', id, error);
   })();
@@ -134,7 +117,7 @@ export function setFileHeader(
 
 /** An intake cut short (crash, signal) is thrown away and redone: nothing was sent yet. */
 export function discardIntake(db: Journal, fileId: number): void {
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       'DELETE FROM attempts WHERE batch_id IN (SELECT id FROM batches WHERE file_id = ?)',
@@ -161,10 +144,6 @@ export function discardIntake(db: Journal, fileId: number): void {
  * again from the file. Returns the rows kept, by line: intake moves each to the end of the table
  * when it reaches its line, so the file's rows stay in line order (the result file relies on it).
  */
-export interface KeptRows {
-  lines: Int32Array;
-  ids: Float64Array;
-}
 
 export function restartIntake(db: Journal, fileId: number): KeptRows {
   // By the attempts table, not batches.attempts: an attempt answered "rate-limited" or
@@ -175,7 +154,7 @@ export function restartIntake(db: Journal, fileId: number): KeptRows {
     discardIntake(db, fileId);
     return { lines: new Int32Array(0), ids: new Float64Array(0) };
   }
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     sql(
       db,
       `DELETE FROM rows WHERE file_id = ? AND (batch_id IS NULL OR batch_id NOT IN (${kept}))`,
@@ -210,20 +189,6 @@ export function recountFile(db: Journal, fileId: number): void {
                     AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != :id)
      WHERE id = :id`,
   ).run({ id: fileId });
-}
-
-/** Another file that holds, not sent yet, rows this file left to it as repeats. */
-export interface WaitingFile {
-  id: number;
-  name: string;
-  /** This file's repeats of those rows. */
-  rows: number;
-  /** Its status: only a file read to the end (sending) can be resumed from the journal. */
-  status: FileStatus;
-  /**
-   * Being read or sent now, in this process (the daemon's other file): it sends them as it goes on.
-   */
-  inProgress?: boolean;
 }
 
 /**
@@ -279,7 +244,7 @@ export function noteTaken(db: Journal, sha256: string): void {
     "SELECT id FROM files WHERE sha256 = ? AND status IN ('intake', 'sending') ORDER BY generation DESC LIMIT 1",
   ).get(sha256) as number | undefined;
   if (id === undefined) return; // a new file: createFile records it (and its webhook event)
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     sql(db, 'UPDATE files SET taken_at = ? WHERE id = ?').run(nowIso(), id);
     recordEvent(db, 'file.taken', id);
   })();

@@ -1,16 +1,20 @@
 // The journal's one public door: open it as a writer (the one process that sends), as a reader
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
 // ports. Everything else in src/journal/ is private to it.
-import { acquireLock } from './lock.js';
+import { acquireLock } from '../datadir/lock.js';
+import { insideOf } from './connection.js';
 import { enableIntents, replayIntents } from './intents.js';
-import { type Journal, journalPath, openJournal, sql } from './open.js';
+import type { Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
+import { sql } from './sql.js';
 import { handleOf, type JournalHandle } from './stores/handle.js';
 import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 export { journalPath };
 export { backupJournal } from './backup.js';
-export { IllegalTransitionError } from './batches.js';
+export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
@@ -87,7 +91,7 @@ function copySuppressed(db: Journal, numbers: readonly SuppressedNumber[]): void
     db,
     'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
   );
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     for (const n of numbers) insert.run(n.phone, n.reason, n.source, n.addedAt);
   })();
 }

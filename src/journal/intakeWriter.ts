@@ -6,7 +6,7 @@ import type { IntakeWriterLink, WriteGate } from '../ports/intakeWriter.js';
 import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
 import { sendFirst } from './batches.js';
 import { commitBulk } from './bulk.js';
-import { INSIDE, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { openJournal } from './open.js';
 import { JournalPlanStore } from './planStore.js';
 import { sentBeforeLookup } from './sentBefore.js';
@@ -18,9 +18,9 @@ export function intakeWriterLink(db: Journal): IntakeWriterLink {
     shareWrites(gate: WriteGate) {
       // Nothing of this connection may stay open across the other thread's writes.
       commitBulk(db);
-      db[INSIDE].writeGate = gate;
+      insideOf(db).writeGate = gate;
       return () => {
-        if (db[INSIDE].writeGate === gate) db[INSIDE].writeGate = undefined;
+        if (insideOf(db).writeGate === gate) insideOf(db).writeGate = undefined;
       };
     },
     sendFirst: (batchIds) => sendFirst(db, batchIds),

@@ -24,13 +24,10 @@
 //   crash loses at most that much of answers.
 import Database from './sqlite.js';
 import { SmsdropError } from '../errors.js';
-import { INSIDE, type Intent, type IntentLog, type Journal } from './connection.js';
+import { connectionOf, insideOf, type Intent, type Journal } from './connection.js';
 import { moveBatch } from './moves.js';
 import { intentsPath } from './paths.js';
-import { BATCH_STATE, UNSETTLED_STATES } from './states.js';
-
-export type { IntentLog };
-export { intentsPath };
+import { BATCH_STATE, UNSETTLED_STATES } from '../ports/states.js';
 
 /**
  * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):
@@ -56,7 +53,7 @@ export function enableIntents(
   synchronous: 'normal' | 'full' = 'normal',
   onLost?: () => void,
 ): void {
-  if (db[INSIDE].intents) return;
+  if (insideOf(db).intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
   side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
@@ -71,7 +68,7 @@ export function enableIntents(
     'INSERT INTO intents (seq, batch_id, batch_req_id, req_id, started_at) VALUES (?, ?, ?, ?, ?)',
   );
   const deleteCovered = side.prepare('DELETE FROM intents WHERE seq <= ?');
-  db[INSIDE].intents = {
+  insideOf(db).intents = {
     side,
     insert,
     deleteCovered,
@@ -85,19 +82,19 @@ export function enableIntents(
 }
 
 export function intentsEnabled(db: Journal): boolean {
-  return db[INSIDE].intents !== undefined;
+  return insideOf(db).intents !== undefined;
 }
 
 export function closeIntents(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (!log) return;
-  db[INSIDE].intents = undefined;
+  insideOf(db).intents = undefined;
   log.side.close();
 }
 
 /** The open transaction was rolled back (bulk.ts): see JournalLostError. */
 export function intentsLost(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (!log || log.lost) return;
   log.lost = true;
   log.noted = [];
@@ -106,18 +103,18 @@ export function intentsLost(db: Journal): void {
 
 /** Whether this connection lost requests' records (see JournalLostError). */
 export function journalLost(db: Journal): boolean {
-  return db[INSIDE].intents?.lost ?? false;
+  return insideOf(db).intents?.lost ?? false;
 }
 
 /** The turn's writes failed (rolled back): the attempts they noted never happened. */
 export function forgetNoted(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (log) log.noted = [];
 }
 
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
 export function noteAttemptStarted(db: Journal, intent: Intent): void {
-  db[INSIDE].intents?.noted.push(intent);
+  insideOf(db).intents?.noted.push(intent);
 }
 
 /**
@@ -125,13 +122,13 @@ export function noteAttemptStarted(db: Journal, intent: Intent): void {
  * them.
  */
 export function needsJournalCommit(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (log) log.mustCommit = true;
 }
 
 /** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */
 export function takeMustCommit(db: Journal): boolean {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (!log?.mustCommit) return false;
   log.mustCommit = false;
   return true;
@@ -142,7 +139,7 @@ export function takeMustCommit(db: Journal): boolean {
  * requests may leave. Intents already covered by a journal commit are deleted on the way.
  */
 export function commitIntents(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (!log || log.noted.length === 0) return;
   const noted = log.noted;
   log.noted = [];
@@ -164,10 +161,24 @@ export function commitIntents(db: Journal): void {
  * forgotten, and those in the side file no longer needed (deleted with the next write).
  */
 export function journalCommitted(db: Journal): void {
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   if (!log || log.lost) return; // the intents of what was lost must stay
   log.noted = [];
   log.coveredSeq = log.lastSeq;
+}
+
+/** The intents of a side file, in the order they were noted. */
+function intentsIn(side: Database.Database) {
+  const hasTable = side.prepare("SELECT 1 FROM sqlite_master WHERE name = 'intents'").get();
+  if (!hasTable) return [];
+  return side
+    .prepare('SELECT batch_id, batch_req_id, req_id, started_at FROM intents ORDER BY seq')
+    .all() as {
+    batch_id: number;
+    batch_req_id: string;
+    req_id: string | null;
+    started_at: string;
+  }[];
 }
 
 /**
@@ -180,10 +191,11 @@ export function journalCommitted(db: Journal): void {
 export function replayIntents(db: Journal): { replayed: number; missing: number } {
   // Within an open transaction, attempts not yet committed would pass for recorded, and their
   // intents would be deleted.
-  if (db.inTransaction)
+  const connection = connectionOf(db);
+  if (connection.inTransaction)
     throw new SmsdropError('E_INTERNAL', 'replayIntents: commit the journal first');
   const file = intentsPath(db.name);
-  const log = db[INSIDE].intents;
+  const log = insideOf(db).intents;
   let side: Database.Database;
   try {
     side = log?.side ?? new Database(file, { fileMustExist: true });
@@ -191,25 +203,17 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
     return { replayed: 0, missing: 0 }; // no side file: nothing was ever deferred here
   }
   try {
-    const hasTable = side.prepare("SELECT 1 FROM sqlite_master WHERE name = 'intents'").get();
-    const intents = hasTable
-      ? (side
-          .prepare('SELECT batch_id, batch_req_id, req_id, started_at FROM intents ORDER BY seq')
-          .all() as {
-          batch_id: number;
-          batch_req_id: string;
-          req_id: string | null;
-          started_at: string;
-        }[])
-      : [];
+    const intents = intentsIn(side);
     const counts = { replayed: 0, missing: 0 };
     if (intents.length === 0) return counts;
-    const recorded = db.prepare('SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?');
-    const exists = db.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
-    const insert = db.prepare(
+    const recorded = connection.prepare(
+      'SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?',
+    );
+    const exists = connection.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
+    const insert = connection.prepare(
       'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)',
     );
-    db.transaction(() => {
+    connection.transaction(() => {
       for (const i of intents) {
         if (recorded.get(i.batch_id, i.started_at)) continue;
         if (!exists.get(i.batch_id, i.batch_req_id)) {

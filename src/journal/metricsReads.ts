@@ -3,7 +3,13 @@
 // a few rows per thousand numbers.
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
-import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import {
+  FILE_STATUS,
+  SETTLED_AS,
+  SETTLED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from '../ports/states.js';
 
 /**
  * Numbers still to send: in live batches (planned or being sent), of every file or of the files

@@ -27,20 +27,7 @@
 //   v_failures     failed and unknown numbers per file, status and code: how many, a sample
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
-
-/**
- * How a row repeating another file's row is described (the view below, and the result file),
- * followed by ": line N of NAME (file ID)". That row's outcome is in the other file's report.
- * No comma: SQLite writes it into the result file unquoted (resultPageSql).
- */
-export const SENT_BY_ANOTHER_FILE =
-  'the same message to this number goes with another file (its report has the outcome)';
-/**
- * The same, when that row is gone: its file was read again (a file cut short, then continued by its
- * complete copy).
- */
-export const SENT_BY_A_FILE_READ_AGAIN =
-  'the same message to this number goes with another file read again since (its report has the outcome)';
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {

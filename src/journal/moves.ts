@@ -2,7 +2,7 @@
 import type { Journal } from './connection.js';
 import { SmsdropError } from '../errors.js';
 import { nowIso, sql, sqlRaw } from './sql.js';
-import { BATCH_MOVES, BATCH_STATE, type BatchState, sqlList } from './states.js';
+import { BATCH_MOVES, BATCH_STATE, type BatchState, sqlList } from '../ports/states.js';
 
 /** A change of state that BATCH_MOVES (states.ts) does not allow: a bug, never an input's fault. */
 export class IllegalTransitionError extends SmsdropError {

@@ -3,14 +3,9 @@
 import Database from './sqlite.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Journal } from './connection.js';
+import { connectionOf, Journal } from './connection.js';
 import { MIGRATIONS } from './migrations.js';
-import { journalPath } from './paths.js';
-import { nowIso, type Query, sql, sqlPluck, sqlRaw } from './sql.js';
 import { ensureIncrementalVacuum, presetIncrementalVacuum, setSecureDelete } from './storage.js';
-
-export type { Journal, Query };
-export { journalPath, nowIso, sql, sqlPluck, sqlRaw };
 
 export interface OpenJournalOptions {
   /**
@@ -28,19 +23,19 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
     fileMustExist: options.readonly ?? false,
   });
   const db = new Journal(connection);
-  db.pragma('busy_timeout = 5000');
+  connection.pragma('busy_timeout = 5000');
   if (options.readonly) return db;
   // A new file takes this as its setting only before anything is written to it, WAL mode included.
   presetIncrementalVacuum(db);
-  db.pragma('journal_mode = WAL');
-  db.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
-  db.pragma('temp_store = MEMORY');
+  connection.pragma('journal_mode = WAL');
+  connection.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  connection.pragma('temp_store = MEMORY');
   // Deleted content is overwritten with zeros, not only marked free: what pruning (and a discarded
   // intake) deletes holds phone numbers. Deletes are rare (nothing else deletes rows), so it costs
   // sending nothing.
   setSecureDelete(db, true);
   // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
-  db.pragma('cache_size = -8000');
+  connection.pragma('cache_size = -8000');
   walBound(db);
   // A journal made before is rewritten once (storage.ts).
   ensureIncrementalVacuum(db);
@@ -64,26 +59,26 @@ export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
  * file keeps SQLite's 1,000 pages: its rows are deleted as the journal commits.
  */
 function walBound(db: Journal): void {
-  db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  const connection = connectionOf(db);
+  connection.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
+  connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
 }
 
 function migrate(db: Journal): void {
-  db.exec(
+  const connection = connectionOf(db);
+  connection.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
   );
   const applied = new Set(
-    db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+    connection.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
   );
   for (const migration of MIGRATIONS) {
     if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.exec(migration.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      );
+    connection.transaction(() => {
+      connection.exec(migration.sql);
+      connection
+        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+        .run(migration.version, migration.name, new Date().toISOString());
     })();
   }
 }

@@ -2,43 +2,12 @@
 // written by the journal write it reports, in the same transaction (files.ts, daemonState.ts), so
 // that a crash loses neither or both; the daemon (webhooks/deliver.ts) posts them in order per
 // receiver and marks each delivered. Nothing is written while no receiver is set
-// (Journal.webhookTargets).
+// (JournalInside.webhookTargets).
 import { randomUUID } from 'node:crypto';
-import { countFile, type FileCounts, getFile } from './fileReads.js';
-import type { Journal } from './connection.js';
+import { countFile, getFile } from './fileReads.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
-
-export const WEBHOOK_EVENTS = [
-  'file.taken',
-  'file.finished',
-  'file.failed',
-  'file.late',
-  'sending.paused',
-  'sending.resumed',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-
-/** The JSON body of an event, as posted and signed. */
-export interface EventBody {
-  /**
-   * A random UUID given when the event is written: the same for every receiver and every repeat,
-   * and never the same for two events, on any host or after a backup is restored, so that a
-   * receiver can drop a repeat by it.
-   */
-  id: string;
-  event: WebhookEvent;
-  at: string;
-  file: { id: number | null; name: string; status: string; counts: FileCounts | null } | null;
-  reason?: string;
-}
-
-/**
- * About a file the journal does not know (not a .csv, unreadable): its name and what became of it.
- */
-export interface FileAside {
-  name: string;
-  status: string;
-}
+import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
 
 /**
  * Adds `event` to the outbox, once per receiver; the caller's transaction carries it. `file`: the
@@ -51,7 +20,7 @@ export function recordEvent(
   file: number | FileAside | null,
   reason?: string,
 ): void {
-  if (db.webhookTargets.length === 0) return;
+  if (insideOf(db).webhookTargets.length === 0) return;
   const at = nowIso();
   const body: EventBody = {
     id: randomUUID(),
@@ -60,7 +29,7 @@ export function recordEvent(
     file: fileOf(db, file),
     ...(reason !== undefined ? { reason } : {}),
   };
-  for (const target of db.webhookTargets)
+  for (const target of insideOf(db).webhookTargets)
     sql(db, 'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)').run(
       event,
       target,
@@ -79,8 +48,8 @@ export function recordEventNow(
   file: number | FileAside | null,
   reason?: string,
 ): void {
-  if (db.webhookTargets.length === 0) return;
-  db.transaction(() => recordEvent(db, event, file, reason))();
+  if (insideOf(db).webhookTargets.length === 0) return;
+  insideOf(db).transaction(() => recordEvent(db, event, file, reason))();
 }
 
 function fileOf(db: Journal, file: number | FileAside | null): EventBody['file'] {
@@ -94,14 +63,6 @@ function fileOf(db: Journal, file: number | FileAside | null): EventBody['file']
     status: record?.status ?? '?',
     counts: record ? countFile(db, file) : null,
   };
-}
-
-export interface OutboxRow {
-  id: number;
-  event: WebhookEvent;
-  body: string;
-  created_at: string;
-  attempts: number;
 }
 
 /** The receiver's undelivered events, oldest first. */

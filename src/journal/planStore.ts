@@ -22,7 +22,7 @@ import {
   startBulkRamp,
 } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import type { Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { type Query, sql, sqlRaw } from './sql.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
@@ -143,24 +143,24 @@ export class JournalPlanStore implements PlanStore {
   placedRowsMatching(
     keys: Iterable<{ groupId: number; phone: string }>,
   ): Array<[rowId: number, groupId: number, phone: string]> {
-    const table = this.#db.temporaryTableName(`doubt_keys_${this.#fileId}`);
-    this.#db.exec(
+    const table = insideOf(this.#db).temporaryTableName(`doubt_keys_${this.#fileId}`);
+    connectionOf(this.#db).exec(
       `CREATE TEMP TABLE ${table} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`,
     );
     try {
-      const addKey = this.#db.prepare(
+      const addKey = connectionOf(this.#db).prepare(
         `INSERT OR IGNORE INTO temp.${table} (group_id, phone) VALUES (?, ?)`,
       );
       for (const key of keys) addKey.run(key.groupId, key.phone);
       // One pass over the file's rows (no index has them by number); only the matches come back.
-      const placed = this.#db.prepare(
+      const placed = connectionOf(this.#db).prepare(
         `SELECT r.id, r.group_id, r.phone FROM rows r INDEXED BY rows_by_file
          WHERE r.file_id = ? AND r.intake = 'valid' AND r.batch_id IS NOT NULL
            AND EXISTS (SELECT 1 FROM temp.${table} k WHERE k.group_id = r.group_id AND k.phone = r.phone)`,
       );
       return placed.raw().all(this.#fileId) as Array<[number, number, string]>;
     } finally {
-      this.#db.exec(`DROP TABLE temp.${table}`);
+      connectionOf(this.#db).exec(`DROP TABLE temp.${table}`);
     }
   }
 

@@ -13,34 +13,30 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
-import type { Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList, UNSETTLED_STATES } from './states.js';
+import {
+  FILE_STATUS,
+  SETTLED_AS,
+  SETTLED_STATES,
+  sqlList,
+  UNSETTLED_STATES,
+} from '../ports/states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
+import type {
+  FileToPrune,
+  PruneOptions,
+  PruneResult,
+  PruneStep,
+  PrunedRecords,
+} from '../ports/records.js';
 
 /** Records deleted per step: a step is one write of the queue, and requests wait for it. */
 export const PRUNE_STEP_RECORDS = 2_000;
 /** Free pages cut off the file per step (8 MB with 4 KB pages). */
 const VACUUM_STEP_PAGES = 2_000;
-
-/** A file that pruning takes. */
-export interface FileToPrune {
-  id: number;
-  name: string;
-  sha256: string;
-  status: string;
-  finished_at: string;
-}
-
-/** What a file holds that pruning deletes. */
-export interface PrunedRecords {
-  rows: number;
-  groups: number;
-  batches: number;
-  attempts: number;
-}
 
 /**
  * Batches of file `f` that a later run may still send, or that the repeat window counts whenever
@@ -80,7 +76,7 @@ export function recordsOf(db: Journal, fileId: number): PrunedRecords {
  */
 export function markPruned(db: Journal, fileId: number, busy: BusyFiles): boolean {
   if (busy.has(fileId)) return false;
-  return db.transaction(() => {
+  return insideOf(db).transaction(() => {
     const marked = markPrunedRow(db, fileId);
     if (marked) keepTotals(db, fileId);
     return marked;
@@ -157,9 +153,9 @@ export function deleteParentsStep(
   fileId: number,
   limit = PRUNE_STEP_RECORDS,
 ): number | undefined {
-  if (db.inTransaction) return undefined;
+  if (connectionOf(db).inTransaction) return undefined;
   if (sqlPluck(db, 'SELECT pruned_at IS NULL FROM files WHERE id = ?').get(fileId) !== 0) return 0;
-  db.pragma('foreign_keys = OFF');
+  connectionOf(db).pragma('foreign_keys = OFF');
   try {
     for (const table of ['batches', 'groups']) {
       const changes = sql(
@@ -170,7 +166,7 @@ export function deleteParentsStep(
     }
     return 0;
   } finally {
-    db.pragma('foreign_keys = ON');
+    connectionOf(db).pragma('foreign_keys = ON');
   }
 }
 
@@ -182,35 +178,6 @@ export function forgetSuppressedBefore(db: Journal, before: string, dryRun: bool
   if (dryRun)
     return sqlPluck(db, 'SELECT count(*) FROM suppressed WHERE added_at < ?').get(before) as number;
   return sql(db, 'DELETE FROM suppressed WHERE added_at < ?').run(before).changes;
-}
-
-/** What a step of pruning did. */
-export type PruneStep = 'mark' | 'delete' | 'suppressed' | 'vacuum' | 'checkpoint';
-
-export interface PruneOptions {
-  /** Files that ended before this moment (ISO) are pruned. */
-  endedBefore: string;
-  dryRun?: boolean;
-  /** Also forget suppressed numbers added before endedBefore. */
-  suppressed?: boolean;
-  /** Stops between steps (the daemon's shutdown). */
-  signal?: AbortSignal;
-  /**
-   * Called after each step (the measuring script's hook): what it did, how long its own statements
-   * took, and how long until its write was committed (with whatever else that commit carried).
-   */
-  onStep?: (what: PruneStep, ownMs: number, committedMs: number) => void;
-}
-
-export interface PruneResult {
-  files: FileToPrune[];
-  records: PrunedRecords;
-  suppressed: number;
-  /** The journal's files on disk before and after (the same for a dry run). */
-  bytesBefore: number;
-  bytesAfter: number;
-  /** The WAL was emptied (false: a transaction or a reader held it; the next prune tries again). */
-  checkpointed: boolean;
 }
 
 /**
@@ -265,7 +232,7 @@ export async function pruneJournal(
     : 0;
   while (!options.signal?.aborted && (await step('vacuum', () => vacuumStep(db))) > 0);
   const checkpointStart = performance.now();
-  const checkpointed = db.inTransaction ? false : !checkpointTruncate(db).busy;
+  const checkpointed = connectionOf(db).inTransaction ? false : !checkpointTruncate(db).busy;
   options.onStep?.(
     'checkpoint',
     performance.now() - checkpointStart,

@@ -4,19 +4,11 @@
 // `smsdrop status` (statusReads.ts), of /metrics (metricsReads.ts) and row by row (exportReads.ts)
 // have files of their own; they are re-exported here for the callers that import them from here.
 import type { Journal } from './connection.js';
-import type { FileLine, FileRecord } from './fileReads.js';
+import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { sql, sqlPluck } from './sql.js';
-import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
+import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
-export type { FileLine };
-export {
-  type GroupToSend,
-  groupsToSend,
-  mostValues,
-  type RecipientRow,
-  recipients,
-  recordsOfBytes,
-} from './exportReads.js';
+export { groupsToSend, mostValues, recipients, recordsOfBytes } from './exportReads.js';
 export {
   filesByStatus,
   numbersByOutcome,
@@ -27,7 +19,6 @@ export {
 } from './metricsReads.js';
 export {
   answersWithCodesSince,
-  type HeldFile,
   inFlight,
   lastAnswer,
   numbersSettledSince,
@@ -54,13 +45,6 @@ export function fileLine(db: Journal, fileId: number): FileLine {
 
 export function repeatsOf(db: Journal, fileId: number): number {
   return sqlPluck(db, 'SELECT repeats FROM files WHERE id = ?').get(fileId) as number;
-}
-
-export interface FailureCount {
-  status: 'failed' | 'unknown';
-  status_code: string | null;
-  count: number;
-  sample_message: string | null;
 }
 
 export function failureCounts(db: Journal, fileId: number): FailureCount[] {
@@ -142,14 +126,6 @@ export function planSummary(
     `SELECT count(DISTINCT group_id) AS groups, count(*) AS requests, coalesce(sum(numbers), 0) AS numbers
      FROM batches WHERE file_id = ? AND state IN ${sqlList(UNSETTLED_STATES)}`,
   ).get(fileId) as { groups: number; requests: number; numbers: number };
-}
-
-/** Rows of one template that give one number of values (valueCounts). */
-export interface ValueCount {
-  templateId: string;
-  values: number;
-  rows: number;
-  firstLine: number;
 }
 
 /**

@@ -1,9 +1,10 @@
 // The rows of the files people read after a run (NAME.result.csv, NAME.rejected.csv), read from
 // the journal. The journal hands over text and rows; results/ writes the files.
 import type { Statement } from 'better-sqlite3';
-import type { Journal } from './open.js';
-import { SENT_BY_ANOTHER_FILE } from './migrations.js';
-import { OUTCOME_STATES, UNSETTLED_STATES } from './states.js';
+import { connectionOf, insideOf } from './connection.js';
+import type { Journal } from './connection.js';
+import { SENT_BY_ANOTHER_FILE } from '../ports/results.js';
+import { OUTCOME_STATES, UNSETTLED_STATES } from '../ports/states.js';
 import type {
   RejectedHeader,
   RejectedRow,
@@ -38,7 +39,7 @@ const TAIL_COLUMNS =
  * before its result file is written; the stamp is a guard, not a lock.)
  */
 export function resultsStamp(db: Journal, fileId: number): string {
-  const stamp = db
+  const stamp = connectionOf(db)
     .prepare(
       'SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?',
     )
@@ -49,17 +50,18 @@ export function resultsStamp(db: Journal, fileId: number): string {
 
 /** The statements of one file's result pages, around the temporary table of its batches' tails. */
 function pageStatements(db: Journal, tails: string) {
+  const connection = connectionOf(db);
   return {
-    page: db.prepare(resultPageSql(tails)).pluck(),
-    untailed: db
+    page: connection.prepare(resultPageSql(tails)).pluck(),
+    untailed: connection
       .prepare(
         `SELECT DISTINCT batch_id FROM rows WHERE id BETWEEN ? AND ? AND +file_id = ? AND batch_id IS NOT NULL AND batch_id NOT IN (SELECT batch_id FROM temp.${tails})`,
       )
       .pluck(),
-    batchById: db.prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE id = ?`).raw(true),
-    insertTail: db.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`),
-    batchState: db.prepare('SELECT state FROM batches WHERE id = ?').pluck(),
-    oddRow: db
+    batchById: connection.prepare(`SELECT ${TAIL_COLUMNS} FROM batches WHERE id = ?`).raw(true),
+    insertTail: connection.prepare(`INSERT INTO temp.${tails} (batch_id, tail) VALUES (?, ?)`),
+    batchState: connection.prepare('SELECT state FROM batches WHERE id = ?').pluck(),
+    oddRow: connection
       .prepare(
         "SELECT CAST(line AS TEXT), phone_raw, ifnull(phone, ''), status, ifnull(status_code, ''), ifnull(status_msg, ''), ifnull(sms_message_sid, ''), ifnull(date_created, '') FROM row_results WHERE id = ?",
       )
@@ -81,8 +83,10 @@ function pageStatements(db: Journal, tails: string) {
  * any more in this run (a batch splits, moving its rows, only from `sending`).
  */
 export function resultPages(db: Journal, fileId: number, format: ResultFormat): ResultCursor {
-  const tails = db.temporaryTableName(`result_tails_${fileId}`);
-  db.exec(`CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`);
+  const tails = insideOf(db).temporaryTableName(`result_tails_${fileId}`);
+  connectionOf(db).exec(
+    `CREATE TEMP TABLE ${tails} (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)`,
+  );
   const q = pageStatements(db, tails);
   const oddRow = (id: number) => format.oddRow(q.oddRow.get(id) as ResultTuple);
   const addTail = (b: BatchTail): void => {
@@ -91,7 +95,7 @@ export function resultPages(db: Journal, fileId: number, format: ResultFormat): 
   };
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
   // Its rows are all in before sending starts; a split only moves rows between batches.
-  const span = db
+  const span = connectionOf(db)
     .prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?')
     .get(fileId) as { lo: number | null; hi: number | null };
   let next = span.lo ?? 1;
@@ -120,7 +124,7 @@ export function resultPages(db: Journal, fileId: number, format: ResultFormat): 
       while (next <= last) yield [takePage()];
     },
     close() {
-      db.exec(`DROP TABLE temp.${tails}`);
+      connectionOf(db).exec(`DROP TABLE temp.${tails}`);
     },
   };
 }
@@ -166,12 +170,12 @@ function fillTails(
   addTail: (batch: BatchTail) => void,
 ): void {
   // Read a page, then write it: a connection cannot write while a read is under way.
-  const page: Statement = db
+  const page: Statement = connectionOf(db)
     .prepare(
       `SELECT ${TAIL_COLUMNS} FROM batches WHERE file_id = ? AND id > ? AND id NOT IN (SELECT batch_id FROM temp.${tails}) ORDER BY id LIMIT ?`,
     )
     .raw(true);
-  const writePage = db.transaction((batches: BatchTail[]) => {
+  const writePage = insideOf(db).transaction((batches: BatchTail[]) => {
     for (const batch of batches) addTail(batch);
   });
   for (let after = 0; ;) {
@@ -239,8 +243,9 @@ function rowStatusOf(batchState: string | null): string {
 }
 
 export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | undefined {
-  const file = db.prepare('SELECT invalid, header FROM files WHERE id = ?').get(fileId) as
-    { invalid: number; header: string | null } | undefined;
+  const file = connectionOf(db)
+    .prepare('SELECT invalid, header FROM files WHERE id = ?')
+    .get(fileId) as { invalid: number; header: string | null } | undefined;
   if (!file) return undefined;
   const parsed = file.header
     ? (JSON.parse(file.header) as { columns?: string[]; extras?: string[] })
@@ -255,13 +260,13 @@ export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | un
 export function* rejectedRows(db: Journal, fileId: number): Generator<RejectedRow[]> {
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
   // invalid rows and a sort of those few is ten times quicker (0.34 -> 0.03 s for 1M rows).
-  const ids = db
+  const ids = connectionOf(db)
     .prepare(
       "SELECT id FROM rows INDEXED BY rows_invalid WHERE file_id = ? AND intake = 'invalid' ORDER BY id",
     )
     .pluck()
     .all(fileId) as number[];
-  const page = db.prepare(
+  const page = connectionOf(db).prepare(
     `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras, c.cells
      FROM rows r LEFT JOIN groups g ON g.id = r.group_id LEFT JOIN invalid_cells c ON c.row_id = r.id
      WHERE r.id IN (SELECT value FROM json_each(?)) ORDER BY r.id`,

@@ -10,12 +10,14 @@
 // A number that another file sent the same message to since (sentBefore.ts: the rows of a failed
 // list, exported and dropped back, say) is not resent: its row becomes a repeat of that file's
 // row, as it would have been had the other file come first.
-import { attemptHistory, type AttemptHistory } from './attempts.js';
+import { attemptHistory } from './attempts.js';
+import type { AttemptHistory } from '../ports/records.js';
 import { moveToNewBatch } from './batches.js';
-import { type BatchRecord, batchPhones } from './batchNumbers.js';
+import type { BatchRecord } from '../ports/records.js';
+import { batchPhones } from './batchNumbers.js';
 import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
-import type { Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import {
@@ -26,39 +28,15 @@ import {
   OUTCOME_STATES,
   REPLACED_STATES,
   sqlList,
-} from './states.js';
+} from '../ports/states.js';
+import type {
+  KeepsOwnReqId,
+  PreparedRetry,
+  RetryOutcome,
+  RetryStatus,
+  UnknownRule,
+} from '../ports/records.js';
 
-/** The outcomes an operator may resend. */
-export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
-
-export interface PreparedRetry {
-  /**
-   * Numbers (rows) resent: handed to new batches, or in unknown batches planned again as they are.
-   */
-  rows: number;
-  /** The first new batch: later batches of the file are the others and their split halves (and,
-   * for a file still in progress, halves of its other batches split meanwhile). */
-  firstBatchId: number | null;
-  /** Unknown batches planned again as they are, under their own reqId. */
-  ownReqIdBatchIds: number[];
-  /** Rows not resent: another file sent the same message to their number (see sentBefore.ts). */
-  repeats: number;
-}
-
-/**
- * Whether an unknown batch may be sent again under its own reqId (send/policy.ts
- * mayResendWithOwnReqId), given what its attempts say (attemptHistory).
- */
-export type KeepsOwnReqId = (history: AttemptHistory) => boolean;
-
-/** How a retry treats unknown batches. */
-export interface UnknownRule {
-  keepsOwnReqId: KeepsOwnReqId;
-  /**
-   * Whether the others may go under new reqIds (the operator agreed); if not, they stay unknown.
-   */
-  newReqIds: boolean;
-}
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
 /**
@@ -133,7 +111,7 @@ export function prepareRetry(
   unknown: UnknownRule = NEW_REQ_IDS_ONLY,
   sentBefore?: SentBeforeLookup,
 ): PreparedRetry {
-  return db.transaction((): PreparedRetry => {
+  return insideOf(db).transaction((): PreparedRetry => {
     const now = nowIso();
     let rows = 0;
     let repeats = 0;
@@ -224,14 +202,6 @@ function repeatsLeaver(
     batch.numbers = kept.length;
     return phones.length - kept.length;
   };
-}
-
-export interface RetryOutcome {
-  rows: number;
-  accepted: number;
-  failed: number;
-  unknown: number;
-  pending: number;
 }
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */

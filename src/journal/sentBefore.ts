@@ -27,7 +27,7 @@ import type { RepeatWindow } from '../config/settings/durations.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import type { Journal } from './connection.js';
 import { sqlRaw, sqlPluck } from './sql.js';
-import { BATCH_STATE, sqlList, UNSETTLED_STATES } from './states.js';
+import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
 const COUNTS = `(b.state = 'sending'

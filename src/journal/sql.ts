@@ -1,7 +1,7 @@
 // Statements on the journal, each prepared once per connection and text (Journal.statement), and
 // the one clock the journal's rows are stamped with.
 import type Database from 'better-sqlite3';
-import { INSIDE, type Journal } from './connection.js';
+import { insideOf, type Journal } from './connection.js';
 
 /** A prepared statement in one mode for good (see Journal.statement). */
 export type Query = Pick<
@@ -10,13 +10,13 @@ export type Query = Pick<
 >;
 /** The statement for `text` on this journal, reading rows as objects. */
 export const sql = (journal: Journal, text: string): Query =>
-  journal[INSIDE].statement('object', text);
+  insideOf(journal).statement('object', text);
 /** The statement for `text`, reading rows as arrays of their columns. */
 export const sqlRaw = (journal: Journal, text: string): Query =>
-  journal[INSIDE].statement('raw', text);
+  insideOf(journal).statement('raw', text);
 /** The statement for `text`, reading each row's first column alone. */
 export const sqlPluck = (journal: Journal, text: string): Query =>
-  journal[INSIDE].statement('pluck', text);
+  insideOf(journal).statement('pluck', text);
 
 export function nowIso(): string {
   return new Date().toISOString();

@@ -1,9 +1,10 @@
 // What `smsdrop status` asks of the journal: files under way, requests and answers since a time,
 // what is out now, and what the journal still holds.
 import type { Journal } from './connection.js';
-import type { FileLine } from './fileReads.js';
+import type { FileLine } from '../ports/records.js';
 import { sql, sqlPluck } from './sql.js';
-import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from './states.js';
+import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
+import type { HeldFile } from '../ports/records.js';
 
 /** Files still being read or sent. */
 export function unfinishedFileLines(db: Journal): FileLine[] {
@@ -66,15 +67,6 @@ export function lastAnswer(
     'SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1',
   ).get() as
     { outcome: string | null; status_code: string | null; finished_at: string } | undefined;
-}
-
-/** A file whose rows the journal still holds: when it came, and when it ended (null: not yet). */
-export interface HeldFile {
-  id: number;
-  name: string;
-  status: string;
-  created_at: string;
-  finished_at: string | null;
 }
 
 /** The oldest file whose rows are still in the journal (not pruned), or undefined when none is. */

@@ -6,13 +6,14 @@
 // TRUNCATE checkpoint (the WAL, which holds copies of the pages, is emptied to 0 bytes).
 import { statSync } from 'node:fs';
 import { intentsPath } from './paths.js';
-import type { Journal } from './connection.js';
+import { connectionOf, type Journal } from './connection.js';
+import type { JournalSize } from '../ports/records.js';
 
 const INCREMENTAL = 2;
 
 /** auto_vacuum = INCREMENTAL on a connection to a new, empty file: its setting from the start. */
 export function presetIncrementalVacuum(db: Journal): void {
-  db.pragma('auto_vacuum = INCREMENTAL');
+  connectionOf(db).pragma('auto_vacuum = INCREMENTAL');
 }
 
 /**
@@ -22,12 +23,15 @@ export function presetIncrementalVacuum(db: Journal): void {
  * that VACUUM ran.
  */
 export function ensureIncrementalVacuum(db: Journal): boolean {
-  if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return false;
+  if (connectionOf(db).pragma('auto_vacuum', { simple: true }) === INCREMENTAL) return false;
   const empty =
-    db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() === 0;
-  db.pragma('auto_vacuum = INCREMENTAL');
+    connectionOf(db)
+      .prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'")
+      .pluck()
+      .get() === 0;
+  connectionOf(db).pragma('auto_vacuum = INCREMENTAL');
   if (empty) return false;
-  db.exec('VACUUM');
+  connectionOf(db).exec('VACUUM');
   // VACUUM in WAL mode writes the whole database into the WAL: give that space back now.
   checkpointTruncate(db);
   return true;
@@ -38,13 +42,13 @@ export function ensureIncrementalVacuum(db: Journal): boolean {
  * it back).
  */
 export function checkpointTruncate(db: Journal): { busy: boolean } {
-  const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+  const [result] = connectionOf(db).pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
   return { busy: (result?.busy ?? 0) !== 0 };
 }
 
 /** Cuts up to `pages` free pages off the end of the file (all of them when omitted). */
 export function incrementalVacuum(db: Journal, pages?: number): void {
-  db.pragma(
+  connectionOf(db).pragma(
     pages === undefined
       ? 'incremental_vacuum'
       : `incremental_vacuum(${Math.max(1, Math.floor(pages))})`,
@@ -53,27 +57,16 @@ export function incrementalVacuum(db: Journal, pages?: number): void {
 
 /** Free pages in the file (space a vacuum can give back). */
 export function freePages(db: Journal): number {
-  return db.pragma('freelist_count', { simple: true }) as number;
+  return connectionOf(db).pragma('freelist_count', { simple: true }) as number;
 }
 
 /** Whether deleted content is overwritten with zeros on this connection (pruning turns it on). */
 export function setSecureDelete(db: Journal, on: boolean): void {
-  db.pragma(`secure_delete = ${on ? 'ON' : 'OFF'}`);
-}
-
-/** The journal's size: its files on disk, and how much of the database is free pages. */
-export interface JournalSize {
-  /** journal.sqlite, its -wal, and the intents file with its -wal, in bytes. */
-  bytes: number;
-  database: number;
-  wal: number;
-  intents: number;
-  /** Bytes of free pages inside journal.sqlite. */
-  free: number;
+  connectionOf(db).pragma(`secure_delete = ${on ? 'ON' : 'OFF'}`);
 }
 
 export function journalSize(db: Journal): JournalSize {
-  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const pageSize = connectionOf(db).pragma('page_size', { simple: true }) as number;
   const database = sizeOf(db.name);
   const wal = sizeOf(`${db.name}-wal`);
   const side = intentsPath(db.name);

@@ -5,16 +5,9 @@
 // rejected row.
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import { batchPhones } from './batchNumbers.js';
-import type { Journal } from './connection.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-
-export interface SuppressedNumber {
-  phone: string;
-  reason: string;
-  /** Who suppressed it: "provider" (its answer), or "list" (smsdrop suppress). */
-  source: string;
-  addedAt: string;
-}
+import type { SuppressedNumber } from '../ports/records.js';
 
 /**
  * Adds numbers (normalised); a number already suppressed keeps its first reason. Returns how many
@@ -32,7 +25,7 @@ export function suppressNumbers(
   );
   const now = nowIso();
   let added = 0;
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     for (const phone of phones) added += insert.run(phone, reason, source, now).changes;
   })();
   return added;
@@ -42,7 +35,7 @@ export function suppressNumbers(
 export function unsuppressNumbers(db: Journal, phones: readonly string[]): number {
   const remove = sql(db, 'DELETE FROM suppressed WHERE phone = ?');
   let removed = 0;
-  db.transaction(() => {
+  insideOf(db).transaction(() => {
     for (const phone of phones) removed += remove.run(phone).changes;
   })();
   return removed;
@@ -107,8 +100,8 @@ export function copySuppressed(from: Journal, to: Journal): void {
     to,
     'INSERT OR IGNORE INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, ?, ?)',
   );
-  to.transaction(() => {
-    for (const row of from
+  insideOf(to).transaction(() => {
+    for (const row of connectionOf(from)
       .prepare('SELECT phone, reason, source, added_at FROM suppressed')
       .raw()
       .iterate())

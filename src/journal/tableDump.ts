@@ -6,7 +6,9 @@ import { existsSync } from 'node:fs';
 import { SmsdropError } from '../errors.js';
 import { replayIntents } from './intents.js';
 import { MIGRATIONS } from './migrations.js';
-import { type Journal, journalPath, openJournal } from './open.js';
+import { connectionOf, type Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
 import { appliedMigrations } from './reads.js';
 
 /**
@@ -77,13 +79,15 @@ export function openTableDump(dataDir: string): TableDump | undefined {
 }
 
 function dumpedTable(db: Journal, name: DumpedTableName, key: readonly string[]): DumpedTable {
-  const columns = (db.pragma(`table_info(${name})`) as Array<{ name: string }>).map((c) => c.name);
-  const count = db.prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number;
+  const columns = (connectionOf(db).pragma(`table_info(${name})`) as Array<{ name: string }>).map(
+    (c) => c.name,
+  );
+  const count = connectionOf(db).prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number;
   const keyAt = key.map((k) => columns.indexOf(k));
   const list = columns.map((c) => `"${c}"`).join(', ');
   const order = key.join(', ');
-  const first = db.prepare(`SELECT ${list} FROM ${name} ORDER BY ${order} LIMIT ?`);
-  const after = db.prepare(
+  const first = connectionOf(db).prepare(`SELECT ${list} FROM ${name} ORDER BY ${order} LIMIT ?`);
+  const after = connectionOf(db).prepare(
     `SELECT ${list} FROM ${name} WHERE (${order}) > (${key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ?`,
   );
   for (const statement of [first, after]) statement.raw(true).safeIntegers(true);

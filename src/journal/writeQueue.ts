@@ -16,7 +16,7 @@ import {
   journalLost,
   takeMustCommit,
 } from './intents.js';
-import { INSIDE, type Journal, type WriteQueue } from './connection.js';
+import { connectionOf, insideOf, type Journal, type WriteQueue } from './connection.js';
 
 export type { WriteQueue };
 
@@ -28,7 +28,7 @@ interface Job {
 
 /** The one queue of a journal (files in progress together share it). */
 export function writeQueueFor(db: Journal): WriteQueue {
-  return (db[INSIDE].writeQueue ??= createWriteQueue(db));
+  return (insideOf(db).writeQueue ??= createWriteQueue(db));
 }
 
 /**
@@ -44,14 +44,19 @@ export const MAX_DEFERRED_MS = 2_000;
  */
 function mayDefer(db: Journal): boolean {
   const openMs = bulkOpenMs(db);
-  return intentsEnabled(db) && db.inTransaction && openMs !== undefined && openMs < MAX_DEFERRED_MS;
+  return (
+    intentsEnabled(db) &&
+    connectionOf(db).inTransaction &&
+    openMs !== undefined &&
+    openMs < MAX_DEFERRED_MS
+  );
 }
 
 function createWriteQueue(db: Journal): WriteQueue {
   let jobs: Job[] = [];
   /** A flush waits for the write gate (writeGate): the writes queued meanwhile join it. */
   let gated = false;
-  const runAll = db.transaction((batch: Job[], results: unknown[]) => {
+  const runAll = insideOf(db).transaction((batch: Job[], results: unknown[]) => {
     for (const job of batch) results.push(job.write());
   });
   const commitQueued = (): void => {
@@ -60,7 +65,7 @@ function createWriteQueue(db: Journal): WriteQueue {
     commitTurn(db, batch, runAll);
   };
   const flush = (): void => {
-    const gate = db[INSIDE].writeGate;
+    const gate = insideOf(db).writeGate;
     const opened = gate?.acquire();
     if (!opened) return commitQueued();
     gated = true;
@@ -132,7 +137,7 @@ function commitTurn(
   }
   // Nothing else keeps a transaction open across turns: were one open, these writes would be
   // only part of it, not on disk.
-  if (db.inTransaction)
+  if (connectionOf(db).inTransaction)
     return fail(
       new SmsdropError(
         'E_INTERNAL',

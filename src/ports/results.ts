@@ -3,6 +3,20 @@
 // the format results/ hands in; and the invalid rows with the header they came under.
 import type { Awaitable, Pages } from './awaitable.js';
 
+/**
+ * How a row repeating another file's row is described (both journals' row_results view, and the
+ * result file), followed by ": line N of NAME (file ID)". That row's outcome is in the other
+ * file's report. No comma: SQLite writes it into the result file unquoted (resultPageSql).
+ */
+export const SENT_BY_ANOTHER_FILE =
+  'the same message to this number goes with another file (its report has the outcome)';
+/**
+ * The same, when that row is gone: its file was read again (a file cut short, then continued by its
+ * complete copy).
+ */
+export const SENT_BY_A_FILE_READ_AGAIN =
+  'the same message to this number goes with another file read again since (its report has the outcome)';
+
 /** A row's status cells (empty where the journal has none). */
 export type StatusCells = [status: string, code: string, msg: string, sid: string, created: string];
 

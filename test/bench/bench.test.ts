@@ -8,6 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { measureJournalInsert } from '../../bench/baselines.js';
 import { openJournal } from '../../src/journal/open.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const BENCH = path.resolve('bench/bench.ts');
 
@@ -147,7 +148,9 @@ test('the journal floor stores each row in the journal schema, a number once per
   assert.equal(result.count, 4, 'every data row is handed to the store');
   const db = openJournal(dbFile, { readonly: true });
   try {
-    const rows = db.prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line').all() as {
+    const rows = sqliteOf(db)
+      .prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line')
+      .all() as {
       line: number;
       phone: string;
       g: number;

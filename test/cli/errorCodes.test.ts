@@ -10,8 +10,9 @@ import { SETTINGS, settingCode, type ConfigKey } from '../../src/config/index.js
 import { ERROR_CODES } from '../../src/errors.js';
 import { inspectFile } from '../../src/intake/inspect.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
 import { contactsCsv, REPO, startDaemon, tempDir, waitUntil } from '../daemon/helpers.js';
 import { type Run, smsdrop } from './helpers.js';
 

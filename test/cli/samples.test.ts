@@ -10,6 +10,7 @@ import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openJournal } from '../../src/journal/open.js';
 import { isolatedSettings } from '../emptyConfig.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const samples = path.join(repo, 'data/samples');
@@ -107,7 +108,7 @@ describe('the bundled sample', () => {
     assert.ok(queries.length > 0);
     const db = openJournal(path.join(dir, 'data/journal.sqlite'), { readonly: true });
     try {
-      for (const query of queries) assert.ok(db.prepare(query).all().length > 0, query);
+      for (const query of queries) assert.ok(sqliteOf(db).prepare(query).all().length > 0, query);
     } finally {
       db.close();
     }

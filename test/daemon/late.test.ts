@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import {
   assertEachOnce,
   closedWindow,
@@ -21,14 +22,15 @@ import {
   tempDir,
   waitUntil,
 } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 /** As if the file had been taken `days` ago: the journal's clock of it moved back. */
 function ageFile(data: string, days: number): void {
   const db = openJournal(journalPath(data));
   try {
-    db.prepare('UPDATE files SET created_at = ?').run(
-      new Date(Date.now() - days * 86_400_000).toISOString(),
-    );
+    sqliteOf(db)
+      .prepare('UPDATE files SET created_at = ?')
+      .run(new Date(Date.now() - days * 86_400_000).toISOString());
   } finally {
     db.close();
   }

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { getDaemonState } from '../../src/journal/daemonState.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import {
   assertEachOnce,
   contactsCsv,

@@ -2,8 +2,9 @@
 // ground on which `smsdrop retry --unknown` keeps a batch's reqId (see send/policy.ts).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { attemptHistory, recentStarts } from '../../src/journal/batches.js';
+import { attemptHistory, recentStarts } from '../../src/journal/attempts.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const { db } = journalWithOneGroup('smsdrop-history-', {
   status: 'done',
@@ -17,13 +18,15 @@ let nextBatch = 1;
  */
 function batchWith(attempts: Array<[string | null, string | null, string]>): number {
   const id = nextBatch++;
-  db.prepare(
-    "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, 'unknown', '', '')",
-  ).run(id, `R${id}`);
+  sqliteOf(db)
+    .prepare(
+      "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, 'unknown', '', '')",
+    )
+    .run(id, `R${id}`);
   for (const [outcome, reqId, startedAt] of attempts) {
-    db.prepare(
-      'INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, ?)',
-    ).run(id, reqId === 'R' ? `R${id}` : reqId, startedAt, outcome);
+    sqliteOf(db)
+      .prepare('INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, ?)')
+      .run(id, reqId === 'R' ? `R${id}` : reqId, startedAt, outcome);
   }
   return id;
 }
@@ -90,7 +93,9 @@ it('a message window counts the recent attempts that may have sent, with their n
     'rejected:number-rejected',
   ];
   const ids = [...counted, ...notCounted].map((outcome) => batchWith([[outcome, 'R', at('10')]]));
-  db.prepare('UPDATE batches SET numbers = 7 WHERE id IN (' + ids.join(',') + ')').run();
+  sqliteOf(db)
+    .prepare('UPDATE batches SET numbers = 7 WHERE id IN (' + ids.join(',') + ')')
+    .run();
   batchWith([['accepted', 'R', at('08')]]); // before the window
   const starts = recentStarts(db, Date.parse(at('09')));
   assert.deepEqual(

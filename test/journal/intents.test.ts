@@ -8,25 +8,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, mock } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
-import {
-  applyTransition,
-  type BatchRecord,
-  getBatch,
-  recoverInterrupted,
-  startAttempt,
-} from '../../src/journal/batches.js';
+import { applyTransition, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import type { BatchRecord } from '../../src/ports/records.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
 import {
   closeIntents,
   enableIntents,
-  intentsPath,
   JournalLostError,
   replayIntents,
 } from '../../src/journal/intents.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { intentsPath } from '../../src/journal/paths.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -60,10 +59,10 @@ function journalWithDueBatch(onLost?: () => void): {
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, f.id, { maxPerRequest: 200 });
+  const writer = planWriter(db, f.id, { maxPerRequest: 200 });
   writer.write([row(2, '13800000001'), row(3, '13800000002')]);
   writer.finish();
-  const batchId = db
+  const batchId = sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ?')
     .pluck()
     .get(f.id) as number;
@@ -81,8 +80,8 @@ function intakeInProgress(db: Journal): void {
     size: 1,
     encoding: 'utf-8',
   });
-  createRowWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
-  assert.equal(db.inTransaction, true);
+  planWriter(db, other.id, { maxPerRequest: 200 }).write([row(2, '13900000001')]);
+  assert.equal(sqliteOf(db).inTransaction, true);
 }
 
 function read<T>(file: string, query: string): T[] {
@@ -108,7 +107,7 @@ describe('intents', () => {
     intakeInProgress(db);
     const attemptId = await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
     assert.ok(attemptId);
-    assert.equal(db.inTransaction, true, 'the intake transaction stays open');
+    assert.equal(sqliteOf(db).inTransaction, true, 'the intake transaction stays open');
     assert.deepEqual(read(file, 'SELECT * FROM attempts'), [], 'the journal did not commit');
     const intents = read<{ batch_id: number; batch_req_id: string; req_id: string }>(
       intentsPath(file),
@@ -135,7 +134,9 @@ describe('intents', () => {
     assert.deepEqual(replayIntents(reopened), { replayed: 1, missing: 0 });
     assert.equal(getBatch(reopened, batch.id).state, 'sending');
     assert.deepEqual(
-      reopened.prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?').all(batch.id),
+      sqliteOf(reopened)
+        .prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?')
+        .all(batch.id),
       [{ req_id: batch.req_id, finished_at: null }],
     );
     assert.deepEqual(
@@ -169,7 +170,7 @@ describe('intents', () => {
     crash(db);
     const reopened = openJournal(file);
     assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 });
-    assert.equal(reopened.prepare('SELECT count(*) FROM attempts').pluck().get(), 1);
+    assert.equal(sqliteOf(reopened).prepare('SELECT count(*) FROM attempts').pluck().get(), 1);
     reopened.close();
   });
 
@@ -180,7 +181,7 @@ describe('intents', () => {
     await writeQueueFor(db).run(() =>
       applyTransition(db, batch.id, { to: 'split', statusCode: '160042', statusMsg: 'bad number' }),
     );
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     assert.deepEqual(
       read(file, `SELECT numbers, state FROM batches WHERE parent_id = ${batch.id}`),
       [
@@ -201,7 +202,7 @@ describe('intents', () => {
     } finally {
       mock.timers.reset();
     }
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     assert.equal(read(file, 'SELECT * FROM attempts').length, 1);
     db.close();
   });
@@ -218,9 +219,9 @@ describe('intents', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, f.id, { maxPerRequest: 2 });
+    const writer = planWriter(db, f.id, { maxPerRequest: 2 });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
         .pluck()
         .all(f.id);
@@ -245,7 +246,7 @@ describe('intents', () => {
     intakeInProgress(db);
     await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
     const doomed = writeQueueFor(db).run(() => {
-      db.exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
+      sqliteOf(db).exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
       throw new Error('database or disk is full');
     });
     await assert.rejects(doomed, /disk is full/);

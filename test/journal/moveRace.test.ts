@@ -4,10 +4,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
-import { getBatch, moveBatch } from '../../src/journal/batches.js';
-import { Journal } from '../../src/journal/journal.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
+import { moveBatch } from '../../src/journal/moves.js';
+import { Journal } from '../../src/journal/connection.js';
 import Database from '../../src/journal/sqlite.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const { db: first } = journalWithOneGroup('smsdrop-race-', {
   status: 'sending',
@@ -49,7 +51,7 @@ function secondWriter(between: () => void): Journal {
 }
 
 function batchIn(state: string, id: number): void {
-  first
+  sqliteOf(first)
     .prepare(
       "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, 1, ?, '', '')",
     )

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openJournal, WAL_CHECKPOINT_PAGES, WAL_SIZE_LIMIT_BYTES } from '../../src/journal/open.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-open-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,19 +18,25 @@ describe('openJournal', () => {
     const file = path.join(dir, 'journal.sqlite');
     const db = openJournal(file);
     try {
-      assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
-      assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
+      assert.equal(sqliteOf(db).pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(
+        sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }),
+        WAL_CHECKPOINT_PAGES,
+      );
       assert.ok(WAL_CHECKPOINT_PAGES > 3000);
-      assert.equal(db.pragma('journal_size_limit', { simple: true }), WAL_SIZE_LIMIT_BYTES);
-      db.exec('CREATE TABLE scratch (filler BLOB NOT NULL)');
-      const insert = db.prepare('INSERT INTO scratch (filler) VALUES (zeroblob(3000))');
+      assert.equal(
+        sqliteOf(db).pragma('journal_size_limit', { simple: true }),
+        WAL_SIZE_LIMIT_BYTES,
+      );
+      sqliteOf(db).exec('CREATE TABLE scratch (filler BLOB NOT NULL)');
+      const insert = sqliteOf(db).prepare('INSERT INTO scratch (filler) VALUES (zeroblob(3000))');
       // Three commits of ~1,000 pages each: with the default, each would have been checkpointed
       // back into the database file, so the file would hold them all.
-      const commitPages = db.transaction(() => {
+      const commitPages = sqliteOf(db).transaction(() => {
         for (let i = 0; i < 1000; i++) insert.run();
       });
       for (let commit = 0; commit < 3; commit++) commitPages();
-      const pageSize = db.pragma('page_size', { simple: true }) as number;
+      const pageSize = sqliteOf(db).pragma('page_size', { simple: true }) as number;
       assert.ok(statSync(`${file}-wal`).size > 2500 * pageSize, 'the commits are still in the WAL');
       assert.ok(statSync(file).size < 100 * pageSize, 'and not yet copied into the database file');
     } finally {

@@ -7,15 +7,13 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { setDaemonState } from '../../src/journal/daemonState.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
-import {
-  type EventBody,
-  markDelivered,
-  type OutboxRow,
-  outboxBacklog,
-  undeliveredEvents,
-} from '../../src/journal/outbox.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import type { EventBody, OutboxRow } from '../../src/ports/records.js';
+import { markDelivered, outboxBacklog, undeliveredEvents } from '../../src/journal/outbox.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
+import { sqliteOf } from './sqliteOf.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
 
 function journal() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-outbox-'));
@@ -44,11 +42,11 @@ describe('the webhook outbox', () => {
 
   it('writes each event once per receiver, in the transaction of what it reports', () => {
     const { db, dir } = journal();
-    db.webhookTargets = ['r1', 'r2'];
+    handleOf(db).outbox.setTargets(['r1', 'r2']);
     const file = createFile(db, FILE);
     // Rolled back with the status it reports.
     assert.throws(() =>
-      db.transaction(() => {
+      sqliteOf(db).transaction(() => {
         setFileStatus(db, file.id, FILE_STATUS.done);
         throw new Error('crash');
       })(),

@@ -6,15 +6,19 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
-import { getBatch, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
-import { countFile, createFile } from '../../src/journal/files.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { getBatch } from '../../src/journal/batchNumbers.js';
+import { recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import { countFile } from '../../src/journal/fileReads.js';
+import { createFile } from '../../src/journal/files.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from './planWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { sqliteOf } from './sqliteOf.js';
 
 function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {
   const db = openJournal(
@@ -27,7 +31,7 @@ function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number }
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+  const writer = planWriter(db, file.id, { maxPerRequest: 200 });
   writer.write([
     {
       line: 2,
@@ -40,8 +44,8 @@ function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number }
     },
   ]);
   writer.finish();
-  db.prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
-  const batchId = db
+  sqliteOf(db).prepare("UPDATE files SET status = 'sending' WHERE id = ?").run(file.id);
+  const batchId = sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ?')
     .pluck()
     .get(file.id) as number;
@@ -86,7 +90,7 @@ describe('recovery of a batch cut off mid-request', () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     const reqId = getBatch(db, batchId).req_id;
     startAttempt(db, getBatch(db, batchId), reqId);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
@@ -103,7 +107,7 @@ describe('recovery of a batch cut off mid-request', () => {
   it('the request left before China midnight, the restart is after it: unknown, never resent', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')),
@@ -136,8 +140,8 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
     const now = Date.parse('2026-01-01T12:00:00Z');
     recoverInterrupted(db, fileId, true); // the restart, still with reqId on: planned, in doubt
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
-    db.prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db).prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
     const client = countingClient();
     const ctx = contextFor(db, client, now);
     ctx.config = { ...ctx.config, reqId: false };
@@ -154,7 +158,7 @@ describe('recovery of a batch cut off mid-request', () => {
   it('cut off mid-request with reqId off, resumed with reqId on: unknown, never resent under a reqId the provider never saw', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), null);
-    db.prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
@@ -192,7 +196,7 @@ describe('a send loop that fails', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 1 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 1 });
     writer.write(
       Array.from({ length: 20 }, (_, i) => ({
         line: i + 2,

@@ -6,10 +6,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
-import { HELD } from '../../src/journal/batches.js';
+import { HELD } from '../../src/journal/batchNumbers.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const row = (line: number, phone: string, value: string): RowToJournal => ({
   line,
@@ -34,9 +36,9 @@ describe('batch release during intake', () => {
       encoding: 'utf-8',
     });
     let releases = 0;
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
+    const writer = planWriter(db, file.id, { maxPerRequest: 2, onRelease: () => releases++ });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare('SELECT next_attempt_at = 0 FROM batches WHERE file_id = ? ORDER BY id')
         .pluck()
         .all(file.id);
@@ -48,7 +50,10 @@ describe('batch release during intake', () => {
     ]);
     assert.deepEqual(due(), [0, 0], 'a is full, but its chunk may be the end of a growing file');
     assert.equal(releases, 0);
-    assert.equal(db.prepare('SELECT max(next_attempt_at) FROM batches').pluck().get(), HELD);
+    assert.equal(
+      sqliteOf(db).prepare('SELECT max(next_attempt_at) FROM batches').pluck().get(),
+      HELD,
+    );
 
     writer.write([row(5, '13800000004', 'b')]);
     assert.deepEqual(due(), [1, 0], 'a released once more of the file was written; b just filled');
@@ -57,7 +62,10 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), [1, 1]);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(file.id),
       [2, 2],
     );
   });
@@ -84,13 +92,13 @@ describe('batch release during intake', () => {
       encoding: 'utf-8',
     });
     let releases = 0;
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 200,
       onRelease: () => releases++,
       groupCounts,
     });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
         )
@@ -106,7 +114,10 @@ describe('batch release during intake', () => {
     writer.finish();
     assert.deepEqual(due(), ['due', 'due']);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(file.id),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(file.id),
       [2, 2],
     );
   });
@@ -133,9 +144,9 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const due = () =>
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT CASE WHEN next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches WHERE file_id = ? ORDER BY id",
         )
@@ -167,11 +178,11 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     writer.write([row(2, '13800000001', 'a')]);
     writer.write([row(3, '13800000002', 'b')]);
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
         .pluck()
         .get(file.id),
@@ -179,7 +190,7 @@ describe('batch release during intake', () => {
     );
     writer.finish();
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
         .pluck()
         .get(file.id),
@@ -213,9 +224,9 @@ describe('batch release during intake', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200, groupCounts });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200, groupCounts });
     const batches = () =>
-      db
+      sqliteOf(db)
         .prepare(
           `SELECT b.next_attempt_at = 0 AS due, n.phones, (SELECT group_concat(r.phone) FROM rows r WHERE r.batch_id = b.id) AS rowPhones
            FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,

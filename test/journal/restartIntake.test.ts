@@ -9,8 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, discardIntake, restartIntake } from '../../src/journal/files.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-restart-'));
 const db: Journal = openJournal(path.join(dir, 'journal.sqlite'));
@@ -30,10 +33,13 @@ const rows: RowToJournal[] = Array.from({ length: 300 }, (_, i) => ({
   extras: {},
 }));
 const groupIds = (fileId: number) =>
-  db.prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id').pluck().all(fileId) as number[];
+  sqliteOf(db)
+    .prepare('SELECT id FROM groups WHERE file_id = ? ORDER BY id')
+    .pluck()
+    .all(fileId) as number[];
 
 function readInto(fileId: number, upTo: number): void {
-  const writer = createRowWriter(db, fileId, { maxPerRequest: 200 });
+  const writer = planWriter(db, fileId, { maxPerRequest: 200 });
   writer.write(rows.slice(0, upTo));
   if (upTo === rows.length) writer.finish();
   else writer.abandon();
@@ -58,14 +64,14 @@ describe('an intake cut short, then read again', () => {
       clear(db, file.id);
       assert.deepEqual(groupIds(file.id), before, 'no group deleted');
       assert.equal(
-        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        sqliteOf(db).prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
         0,
         'the rows are gone',
       );
       readInto(file.id, 300);
       assert.deepEqual(groupIds(file.id), before, 'no group made again');
       assert.equal(
-        db.prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
+        sqliteOf(db).prepare('SELECT count(*) FROM rows WHERE file_id = ?').pluck().get(file.id),
         300,
       );
     });

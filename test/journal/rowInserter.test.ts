@@ -9,6 +9,7 @@ import {
   type RowValues,
 } from '../../src/journal/rowInserter.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const valid = (line: number): RowValues => [
   line,
@@ -28,7 +29,9 @@ describe('rows written many to a statement', () => {
       status: 'intake',
       createdAt: '2026-11-24T00:00:00.000Z',
     });
-    db.exec("INSERT INTO rows (file_id, line, phone_raw, intake) VALUES (1, 1, 'x', 'invalid')"); // ids do not start at 1
+    sqliteOf(db).exec(
+      "INSERT INTO rows (file_id, line, phone_raw, intake) VALUES (1, 1, 'x', 'invalid')",
+    ); // ids do not start at 1
     const rowsOut = createRowInserter(db, 1);
     const told = new Map<number, number>();
     const count = ROWS_PER_STATEMENT * 2 + 7; // two full statements and a rest
@@ -37,7 +40,7 @@ describe('rows written many to a statement', () => {
       rowsOut.add(valid(line), askId ? (id) => told.set(line, id) : undefined);
     }
     rowsOut.flush();
-    const written = db
+    const written = sqliteOf(db)
       .prepare('SELECT id, line, phone FROM rows WHERE line > 1 ORDER BY id')
       .all() as { id: number; line: number; phone: string }[];
     assert.deepEqual(
@@ -60,7 +63,7 @@ describe('rows written many to a statement', () => {
     for (let line = 2; line < 12; line++) rowsOut.add(valid(line), () => asked++);
     rowsOut.drop();
     rowsOut.flush();
-    assert.equal(db.prepare('SELECT count(*) FROM rows').pluck().get(), 0);
+    assert.equal(sqliteOf(db).prepare('SELECT count(*) FROM rows').pluck().get(), 0);
     assert.equal(asked, 0);
     rowsOut.add(valid(20), () => asked++);
     rowsOut.flush();

@@ -6,11 +6,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from './planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
-import { FILE_STATUS, type FileStatus } from '../../src/journal/states.js';
+import { FILE_STATUS, type FileStatus } from '../../src/ports/states.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
 const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({
@@ -51,7 +54,7 @@ function readFile(
     encoding: 'utf-8',
   });
   const sentBefore = sentBeforeLookup(db, file.id, options.window ?? DAY);
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest: options.perBatch ?? 200,
     ...(sentBefore ? { sentBefore } : {}),
   });
@@ -69,23 +72,25 @@ function settle(
   state: string,
   hoursAgo: number | undefined,
 ): void {
-  const batch = db
+  const batch = sqliteOf(db)
     .prepare('SELECT batch_id FROM rows WHERE file_id = ? AND phone = ? AND batch_id IS NOT NULL')
     .pluck()
     .get(fileId, phone) as number;
-  db.prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
+  sqliteOf(db).prepare('UPDATE batches SET state = ? WHERE id = ?').run(state, batch);
   if (hoursAgo !== undefined) {
     const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
-    db.prepare(
-      "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
-    ).run(batch, at, at);
+    sqliteOf(db)
+      .prepare(
+        "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
+      )
+      .run(batch, at, at);
   }
 }
 
 /** Each row of the file: its phone, intake, and the line and file of the row it repeats. */
 function rowsOf(db: Journal, fileId: number): string[] {
   return (
-    db
+    sqliteOf(db)
       .prepare(
         'SELECT r.phone, r.intake, o.line, o.file_id FROM rows r LEFT JOIN rows o ON o.id = r.duplicate_of WHERE r.file_id = ? ORDER BY r.id',
       )
@@ -120,13 +125,16 @@ describe('repeats of other files (sentBefore)', () => {
       '13800000003 valid', // the same number, another message
       `13800000001 duplicate of ${first}:2`, // twice in this file: both repeat the earlier file's row
     ]);
-    const counts = db
+    const counts = sqliteOf(db)
       .prepare('SELECT rows, duplicates, repeats FROM files WHERE id = ?')
       .raw()
       .get(second);
     assert.deepEqual(counts, [5, 3, 3]);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(second),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(second),
       [1, 1],
       'only the new rows are planned',
     );
@@ -191,14 +199,16 @@ describe('repeats of other files (sentBefore)', () => {
       status: FILE_STATUS.intake,
       perBatch: 1,
     });
-    const [tried, split] = db
+    const [tried, split] = sqliteOf(db)
       .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
       .pluck()
       .all(kept) as number[];
-    db.prepare(
-      "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
-    ).run(tried);
-    db.prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
+    sqliteOf(db)
+      .prepare(
+        "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
+      )
+      .run(tried);
+    sqliteOf(db).prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);
     const after = readFile(db, [row(2, '13700000003'), row(3, '13700000004', 'b')]);
     assert.deepEqual(rowsOf(db, after), [
       `13700000003 duplicate of ${kept}:2`,

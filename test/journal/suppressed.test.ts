@@ -12,6 +12,7 @@ import {
   unsuppressNumbers,
 } from '../../src/journal/suppressed.js';
 import { journalWithOneGroup } from './fixture.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const { db, dir } = journalWithOneGroup('smsdrop-suppressed-', {
   status: 'sending',
@@ -21,13 +22,14 @@ let nextBatch = 1;
 
 function failBatch(phones: string[], code: string): void {
   const id = nextBatch++;
-  db.prepare(
-    "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, ?, 'sending', '', '')",
-  ).run(id, `R${id}`, phones.length);
-  db.prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(
-    id,
-    phones.join(','),
-  );
+  sqliteOf(db)
+    .prepare(
+      "INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, ?, ?, 'sending', '', '')",
+    )
+    .run(id, `R${id}`, phones.length);
+  sqliteOf(db)
+    .prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)')
+    .run(id, phones.join(','));
   applyTransition(db, id, { to: 'failed', statusCode: code, statusMsg: 'refused' });
 }
 const suppressed = () => listSuppressed(db).map((n) => n.phone);
@@ -48,13 +50,14 @@ it('leaves numbers of a wrong format, and the numbers of a batch refused as a wh
 it('a number the provider accepts again (a retry after the block was lifted) leaves the list; one people listed stays', () => {
   suppressNumbers(db, ['13800000009'], 'opted out', 'list');
   const id = nextBatch++;
-  db.prepare(
-    "INSERT INTO batches (id, file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, 1, ?, 3, 'sending', '', '')",
-  ).run(id, `R${id}`);
-  db.prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(
-    id,
-    '13800000001,13800000009,13800000007',
-  );
+  sqliteOf(db)
+    .prepare(
+      "INSERT INTO batches (id, file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at) VALUES (?, 1, 1, 1, ?, 3, 'sending', '', '')",
+    )
+    .run(id, `R${id}`);
+  sqliteOf(db)
+    .prepare('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)')
+    .run(id, '13800000001,13800000009,13800000007');
   applyTransition(db, id, {
     to: 'accepted',
     statusCode: '000000',

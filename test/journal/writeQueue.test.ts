@@ -9,14 +9,15 @@ import { after, describe, it } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
 import { bulkLosses, bulkWrite, commitBulk, RowsLostError } from '../../src/journal/bulk.js';
 import { createFile } from '../../src/journal/files.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { planWriter } from './planWriter.js';
 import { openJournal } from '../../src/journal/open.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
+import { sqliteOf } from './sqliteOf.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-write-queue-'));
 const file = path.join(dir, 'journal.sqlite');
 const db = openJournal(file);
-db.exec('CREATE TABLE scratch (what TEXT NOT NULL)');
+sqliteOf(db).exec('CREATE TABLE scratch (what TEXT NOT NULL)');
 const reader = new Database(file, { readonly: true });
 after(() => {
   reader.close();
@@ -25,12 +26,12 @@ after(() => {
 });
 
 const insert = (what: string) => () =>
-  db.prepare('INSERT INTO scratch (what) VALUES (?)').run(what).changes;
+  sqliteOf(db).prepare('INSERT INTO scratch (what) VALUES (?)').run(what).changes;
 const seen = () =>
   reader.prepare('SELECT what FROM scratch ORDER BY rowid').pluck().all() as string[];
 const clear = () => {
   commitBulk(db);
-  db.exec('DELETE FROM scratch');
+  sqliteOf(db).exec('DELETE FROM scratch');
 };
 
 describe('the journal write queue', () => {
@@ -41,7 +42,7 @@ describe('the journal write queue', () => {
     assert.deepEqual(seen(), [], 'nothing is committed before the turn ends');
     assert.equal(await attempt, 1);
     assert.deepEqual(seen(), ['row 1', 'attempt']);
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     // The intake goes on in a new bulk transaction.
     bulkWrite(db, 1, insert('row 2'));
     commitBulk(db);
@@ -50,11 +51,11 @@ describe('the journal write queue', () => {
 
   it('commits the intake rows and the writes of a turn once, not once each', async () => {
     clear();
-    db.pragma('wal_checkpoint(TRUNCATE)'); // an empty WAL: each commit now adds the pages it wrote
+    sqliteOf(db).pragma('wal_checkpoint(TRUNCATE)'); // an empty WAL: each commit now adds the pages it wrote
     bulkWrite(db, 1, insert('row'));
     await writeQueueFor(db).run(insert('attempt'));
     // Both rows are on the table's one page: one commit writes it once, two would write it twice.
-    const [{ log }] = db.pragma('wal_checkpoint(PASSIVE)') as [{ log: number }];
+    const [{ log }] = sqliteOf(db).pragma('wal_checkpoint(PASSIVE)') as [{ log: number }];
     assert.equal(log, 1);
   });
 
@@ -89,12 +90,12 @@ describe('the journal write queue', () => {
     const before = bulkLosses(db);
     bulkWrite(db, 1, insert('row'));
     const doomed = writeQueueFor(db).run(() => {
-      db.exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
+      sqliteOf(db).exec('ROLLBACK'); // what SQLite does by itself on SQLITE_FULL or an I/O error
       throw new Error('database or disk is full');
     });
     await assert.rejects(doomed, /disk is full/);
     assert.equal(bulkLosses(db), before + 1);
-    assert.equal(db.inTransaction, false);
+    assert.equal(sqliteOf(db).inTransaction, false);
     assert.deepEqual(seen(), []);
     assert.equal(await writeQueueFor(db).run(insert('next turn')), 1);
     assert.deepEqual(seen(), ['next turn']);
@@ -104,15 +105,15 @@ describe('the journal write queue', () => {
     clear();
     // A deferred foreign key makes COMMIT fail and leave the transaction open (as SQLITE_BUSY
     // would).
-    db.exec(
+    sqliteOf(db).exec(
       'CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY); CREATE TABLE IF NOT EXISTS child (pid INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)',
     );
-    db.pragma('foreign_keys = ON');
+    sqliteOf(db).pragma('foreign_keys = ON');
     try {
       const before = bulkLosses(db);
-      bulkWrite(db, 1, () => db.prepare('INSERT INTO child (pid) VALUES (999)').run());
+      bulkWrite(db, 1, () => sqliteOf(db).prepare('INSERT INTO child (pid) VALUES (999)').run());
       await assert.rejects(writeQueueFor(db).run(insert('attempt')), /FOREIGN KEY/);
-      assert.equal(db.inTransaction, false);
+      assert.equal(sqliteOf(db).inTransaction, false);
       assert.equal(bulkLosses(db), before + 1);
       assert.equal(await writeQueueFor(db).run(insert('next turn')), 1);
       assert.deepEqual(
@@ -121,7 +122,7 @@ describe('the journal write queue', () => {
         'committed, not a savepoint of a transaction left open',
       );
     } finally {
-      db.pragma('foreign_keys = OFF');
+      sqliteOf(db).pragma('foreign_keys = OFF');
     }
   });
 
@@ -134,7 +135,7 @@ describe('the journal write queue', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     const row = (line: number) => ({
       line,
       phoneRaw: `1380000000${line}`,
@@ -147,15 +148,18 @@ describe('the journal write queue', () => {
     writer.write([row(2), row(3)]);
     await assert.rejects(
       writeQueueFor(db).run(() => {
-        db.exec('ROLLBACK');
+        sqliteOf(db).exec('ROLLBACK');
         throw new Error('disk I/O error');
       }),
     );
     assert.throws(() => writer.write([row(4)]), RowsLostError);
     assert.throws(() => writer.finish(), /rolled back rows of this file/);
-    const numbersBefore = db.prepare('SELECT count(*) FROM batch_numbers').pluck().get();
+    const numbersBefore = sqliteOf(db).prepare('SELECT count(*) FROM batch_numbers').pluck().get();
     writer.abandon(); // writes nothing: its open batch went with the rows
     commitBulk(db);
-    assert.equal(db.prepare('SELECT count(*) FROM batch_numbers').pluck().get(), numbersBefore);
+    assert.equal(
+      sqliteOf(db).prepare('SELECT count(*) FROM batch_numbers').pluck().get(),
+      numbersBefore,
+    );
   });
 });

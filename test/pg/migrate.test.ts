@@ -13,6 +13,7 @@ import { smsdrop } from '../cli/helpers.js';
 import { startDaemon, tempDir } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const PASSWORD = 'Pw-s3cret-4711';
 
@@ -21,7 +22,7 @@ function sqliteCounts(dataDir: string): Array<{ table: string; rows: number }> {
   try {
     return DUMPED_TABLES.map(([table]) => ({
       table,
-      rows: db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number,
+      rows: sqliteOf(db).prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number,
     }));
   } finally {
     db.close();
@@ -84,7 +85,7 @@ describe('smsdrop migrate --to', { skip: postgresMissing() }, () => {
           (await target.pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map(
             (r) => r.id,
           ),
-          db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all(),
+          sqliteOf(db).prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all(),
           table,
         );
     } finally {

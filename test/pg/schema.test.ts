@@ -12,6 +12,7 @@ import { PG_MIGRATIONS } from '../../src/pgjournal/migrations.js';
 import { MIGRATION_LOCK, migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const VIEWS = ['row_results', 'v_files', 'v_recipients', 'v_failures'];
 /** Columns only the PostgreSQL journal has: several nodes' leases (migration 2). */
@@ -91,7 +92,9 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
     await migratePostgres(pool);
     const db = sqliteJournal();
     for (const view of VIEWS) {
-      const sqlite = (db.pragma(`table_info(${view})`) as { name: string }[]).map((c) => c.name);
+      const sqlite = (sqliteOf(db).pragma(`table_info(${view})`) as { name: string }[]).map(
+        (c) => c.name,
+      );
       assert.ok(sqlite.length > 0, `SQLite has ${view}`);
       assert.deepEqual(await pgColumns(pool, view), sqlite, view);
     }
@@ -102,7 +105,9 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
     await migratePostgres(pool);
     const db = sqliteJournal();
     const tables = (
-      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+      sqliteOf(db)
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .all() as {
         name: string;
       }[]
     )
@@ -110,7 +115,9 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
       .filter((name) => !SQLITE_ONLY.includes(name));
     assert.ok(tables.includes('batches') && tables.includes('webhook_outbox'));
     for (const table of tables) {
-      const sqlite = (db.pragma(`table_info(${table})`) as { name: string }[]).map((c) => c.name);
+      const sqlite = (sqliteOf(db).pragma(`table_info(${table})`) as { name: string }[]).map(
+        (c) => c.name,
+      );
       const expected = [...sqlite, ...(PG_ONLY[table] ?? [])].sort();
       assert.deepEqual((await pgColumns(pool, table)).sort(), expected, table);
     }
@@ -122,12 +129,14 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
     const db = sqliteJournal();
     for (const [table, rows] of SAMPLE)
       for (const row of rows) {
-        db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
+        sqliteOf(db)
+          .prepare(insertSql(table, row, 'sqlite'))
+          .run(...Object.values(row));
         await pool.query(insertSql(table, row, 'pg'), Object.values(row));
       }
     for (const view of VIEWS) {
       const order = `ORDER BY ${view === 'v_failures' ? 'file_id, status, status_code' : '1'}`;
-      const sqlite = db.prepare(`SELECT * FROM ${view} ${order}`).all();
+      const sqlite = sqliteOf(db).prepare(`SELECT * FROM ${view} ${order}`).all();
       const { rows } = await pool.query(`SELECT * FROM ${view} ${order}`);
       assert.ok(sqlite.length > 0, `${view} has rows`);
       assert.deepEqual(rows, sqlite, view);

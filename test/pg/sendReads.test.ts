@@ -12,6 +12,7 @@ import { PgSendStore } from '../../src/pgjournal/send.js';
 import type { SendStore } from '../../src/ports/send.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 /** What the sender may ask of every batch, and of the journal as a whole. */
 async function answers(
@@ -79,7 +80,7 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
     try {
       // A request after every answer, itself unanswered: the provider silent since it began.
       const late = [batches[0]!.id, batches[0]!.req_id, '2099-01-01T00:00:00.000Z'];
-      opened.db
+      sqliteOf(opened.db)
         .prepare(
           "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
         )

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import type pg from 'pg';
-import { type Journal, openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
 import { handleOf, type JournalHandle } from '../../src/journal/stores/handle.js';
 import { pgDaemonState } from '../../src/pgjournal/daemonState.js';
 import { pgMaintenance } from '../../src/pgjournal/maintenance.js';
@@ -17,12 +18,13 @@ import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgSuppressionList } from '../../src/pgjournal/suppression.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 type Row = Record<string, unknown>;
 
 /** The SQLite journal's columns of `table` in id order, less those named (times, random ids). */
 function sqliteRows(db: Journal, table: string, less: string[] = []): Row[] {
-  const rows = db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all() as Row[];
+  const rows = sqliteOf(db).prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all() as Row[];
   return rows.map((r) => omit(r, less));
 }
 
@@ -54,14 +56,16 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     if (seed)
       for (const [table, rows] of SAMPLE)
         for (const row of rows) {
-          db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
+          sqliteOf(db)
+            .prepare(insertSql(table, row, 'sqlite'))
+            .run(...Object.values(row));
           await pool.query(insertSql(table, row, 'pg'), Object.values(row));
         }
     // Each batch's numbers, from its rows (the sample has none).
     const numbers = `INSERT INTO batch_numbers (batch_id, phones)
       SELECT batch_id, group_concat(phone, ',') FROM (SELECT batch_id, phone FROM rows WHERE batch_id IS NOT NULL ORDER BY line) GROUP BY batch_id`;
     if (seed) {
-      db.exec(numbers);
+      sqliteOf(db).exec(numbers);
       await pool.query(
         numbers
           .replace("group_concat(phone, ',')", "string_agg(phone, ',' ORDER BY line)")
@@ -241,7 +245,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     // File 1 ends; its planned batch 4 never went (no attempt, no parent): it may be pruned.
     const end =
       "UPDATE files SET status = 'done', finished_at = '2026-11-27T04:00:00.000Z' WHERE id = 1";
-    db.exec(end);
+    sqliteOf(db).exec(end);
     await pool.query(end);
     const endedBefore = '2026-11-28T00:00:00.000Z';
     inProgress.add(2);

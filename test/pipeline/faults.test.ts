@@ -5,7 +5,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import {
   CREDS,
@@ -18,6 +19,7 @@ import {
   tempDir,
   writeCsv,
 } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const ALL_FAULTS = 'http500@/7,status=160000@/5,cut-before@/11,cut-after@/6,stall@/13';
 
@@ -455,7 +457,7 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
       // a.csv's record is still a.csv's: run again, it resumes instead of being read as a new file.
       const db = openJournal(journalPath(data));
       try {
-        const names = db.prepare('SELECT name, sha256 FROM files ORDER BY id').all() as {
+        const names = sqliteOf(db).prepare('SELECT name, sha256 FROM files ORDER BY id').all() as {
           name: string;
           sha256: string;
         }[];
@@ -484,7 +486,7 @@ describe('the journal fails under a run', () => {
       // The journal, made beforehand, fails to store line 2,500 as a full disk would fail a write:
       // two chunks of rows are in by then, and some of their batches may be sent already.
       const db = openJournal(journalPath(data));
-      db.exec(
+      sqliteOf(db).exec(
         "CREATE TRIGGER fail_line BEFORE INSERT ON rows WHEN NEW.line = 2500 BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END",
       );
       db.close();
@@ -506,7 +508,7 @@ describe('the journal fails under a run', () => {
       for (const count of deliveries(sim).values()) assert.equal(count, 1);
 
       const recovered = openJournal(journalPath(data));
-      recovered.exec('DROP TRIGGER fail_line');
+      sqliteOf(recovered).exec('DROP TRIGGER fail_line');
       recovered.close();
       const second = await runCli(['send', file, '--json'], env);
       assert.equal(second.status, 0, second.stderr);

@@ -13,11 +13,12 @@ import { writeQueueFor } from '../../src/journal/writeQueue.js';
 import { FileRefusedError } from '../../src/intake/errors.js';
 import { startIntakeThread } from '../../src/pipeline/intakeThread.js';
 import { tempDir } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const dir = tempDir('smsdrop-intake-thread-');
 const journalFile = path.join(dir, 'journal.sqlite');
 const db = openJournal(journalFile);
-db.exec('CREATE TABLE scratch (what TEXT NOT NULL)');
+sqliteOf(db).exec('CREATE TABLE scratch (what TEXT NOT NULL)');
 const handle = handleOf(db);
 const reader = new Database(journalFile, { readonly: true });
 after(async () => {
@@ -86,7 +87,9 @@ describe('the intake on its own thread', () => {
     const queue = writeQueueFor(db);
     let writesDuringIntake = 0;
     for (let i = 0; !finished; i++) {
-      await queue.run(() => db.prepare('INSERT INTO scratch (what) VALUES (?)').run(`w${i}`));
+      await queue.run(() =>
+        sqliteOf(db).prepare('INSERT INTO scratch (what) VALUES (?)').run(`w${i}`),
+      );
       if (!finished) writesDuringIntake++;
     }
     await thread.finished;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
-import { journalPath } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { deliveries, envFor, runCli, startSim, tempDir, writeCsv } from './helpers.js';
 

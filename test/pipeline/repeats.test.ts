@@ -21,6 +21,7 @@ import {
   tempDir,
   writeCsv,
 } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const SENT = [
   ['13800000001', '张三', '10:00'],
@@ -213,7 +214,7 @@ describe('a list given again as other bytes', () => {
     const first = processFile(ctx, writeCsv(dir, 'first.csv', csv(10_000, 6_000)));
     const second = processFile(ctx, writeCsv(dir, 'second.csv', csv(20_000, 6)));
     const statusOf = (name: string) =>
-      s.db.prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
+      sqliteOf(s.db).prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
     const bothSending = () =>
       statusOf('first.csv') === 'sending' && statusOf('second.csv') === 'sending';
     try {

@@ -8,18 +8,22 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
-import { applyTransition, batchPhones, getBatch, startAttempt } from '../../src/journal/batches.js';
+import { applyTransition, startAttempt } from '../../src/journal/batches.js';
+import { batchPhones, getBatch } from '../../src/journal/batchNumbers.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/journal/migrations.js';
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../../src/ports/results.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { resultPageSql } from '../../src/journal/resultRows.js';
 import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import { RESULT_HEADER, writeResultCsv as writeWith } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults as spoolWith } from '../../src/results/spool.js';
 import { tempDir } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
@@ -62,7 +66,7 @@ function journalFile(name: string, rows: RowToJournal[], maxPerRequest = 2): num
   // Its planned rows count for the files after it (repeats).
   setFileStatus(db, file.id, FILE_STATUS.sending);
   const sentBefore = sentBeforeLookup(db, file.id, { ms: 86_400_000, text: '24h' });
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest,
     ...(sentBefore ? { sentBefore } : {}),
   });
@@ -79,7 +83,7 @@ const DIGITS_AS_TEXT = true;
 
 /** The reference: each row's cells as the row_results logic says, through csvLine. */
 function rowByRow(db: Journal, fileId: number): string {
-  const rows = db
+  const rows = sqliteOf(db)
     .prepare(
       `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, d.file_id AS dup_file, df.name AS dup_name,
               b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
@@ -135,12 +139,12 @@ describe('NAME.result.csv', () => {
       row(14, '00447911123456', '00447911123456', ['a']), // a leading 0: Excel would drop it
       row(15, '013800000011', '13800000011', ['a']), // the same, as written only
     ]);
-    const batches = db
+    const batches = sqliteOf(db)
       .prepare(
         'SELECT b.id, g.datas FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY b.id',
       )
       .all(fileId) as { id: number; datas: string }[];
-    const settle = db.prepare(
+    const settle = sqliteOf(db).prepare(
       'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
     );
     const outcomes: Record<string, [string, string, string]> = {
@@ -179,11 +183,11 @@ describe('NAME.result.csv', () => {
       row(6, '13700000004', '13700000004', ['r']), // its earlier row is gone below: csvLine
     ]);
     // That file was cut short, then read again: its intake rewrote the rows no request had carried.
-    db.prepare('DELETE FROM rows WHERE file_id = ?').run(readAgain);
+    sqliteOf(db).prepare('DELETE FROM rows WHERE file_id = ?').run(readAgain);
     const out = await writeResultCsv(db, fileId, dir, 'again');
     assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare('SELECT status_msg FROM row_results WHERE file_id = ? AND line = 6')
         .pluck()
         .get(fileId),
@@ -210,12 +214,12 @@ describe('NAME.result.csv', () => {
         row(i + 2, String(13_100_000_000 + i), String(13_100_000_000 + i), ['ahead']),
       );
     const batchIds = (fileId: number) =>
-      db
+      sqliteOf(db)
         .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
         .pluck()
         .all(fileId) as number[];
     const settle = (ids: number[], msg: string) => {
-      const update = db.prepare(
+      const update = sqliteOf(db).prepare(
         "UPDATE batches SET state = 'accepted', status_code = '000000', status_msg = ?, updated_at = ? WHERE id = ?",
       );
       for (const id of ids) update.run(msg, new Date().toISOString(), id);
@@ -232,7 +236,7 @@ describe('NAME.result.csv', () => {
       spool.advance();
       // A probe, not a real transition: what the outcomes say now shows which pages went out
       // before.
-      db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId);
+      sqliteOf(db).prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId);
       settle(ids.slice(9), 'late');
       await spool.complete();
       const out = await writeResultCsv(db, fileId, dir, 'ahead');
@@ -267,7 +271,7 @@ describe('NAME.result.csv', () => {
       assert.equal(batchPhones(db, halves[0]!).length + batchPhones(db, halves[1]!).length, 200);
       settle(halves, 'early');
       spool.advance(); // page 2 goes now
-      db.prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId); // the probe, as above
+      sqliteOf(db).prepare("UPDATE batches SET status_msg = 'late' WHERE file_id = ?").run(fileId); // the probe, as above
       await spool.complete();
       const lines = readFileSync(await writeResultCsv(db, fileId, dir, 'split'), 'utf8')
         .split('\r\n')
@@ -287,9 +291,11 @@ describe('NAME.result.csv', () => {
       spool.advance();
       await spool.complete();
       // An outcome recorded in between (a later millisecond: a real one would be).
-      db.prepare(
-        "UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?",
-      ).run(batchIds(fileId)[0]);
+      sqliteOf(db)
+        .prepare(
+          "UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?",
+        )
+        .run(batchIds(fileId)[0]);
       const out = await writeResultCsv(db, fileId, dir, 'changed');
       assert.equal(readFileSync(out, 'utf8'), rowByRow(db, fileId));
       assert.match(readFileSync(out, 'utf8'), /,second,/);
@@ -320,11 +326,15 @@ describe('NAME.result.csv', () => {
   });
 
   it("reads rows in id order: rows scanned by rowid range, the status tails and a duplicate's earlier row looked up", () => {
-    db.exec('CREATE TEMP TABLE plan_tails (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)');
-    const plan = db.prepare(`EXPLAIN QUERY PLAN ${resultPageSql('plan_tails')}`).all(1, 2, 3) as {
+    sqliteOf(db).exec(
+      'CREATE TEMP TABLE plan_tails (batch_id INTEGER PRIMARY KEY, tail TEXT NOT NULL)',
+    );
+    const plan = sqliteOf(db)
+      .prepare(`EXPLAIN QUERY PLAN ${resultPageSql('plan_tails')}`)
+      .all(1, 2, 3) as {
       detail: string;
     }[];
-    db.exec('DROP TABLE temp.plan_tails');
+    sqliteOf(db).exec('DROP TABLE temp.plan_tails');
     assert.deepEqual(
       plan.map((p) => p.detail),
       [

@@ -7,8 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { createFile } from '../../src/journal/files.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import { countGroups } from '../../src/intake/groupCounts.js';
 import pLimit from 'p-limit';
@@ -17,6 +19,7 @@ import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const freshJournal = (): Journal =>
   openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
@@ -62,19 +65,19 @@ interface JournalledBatch {
 
 /** What intake made of the rows: each row's fate (by line), and each batch's numbers. */
 function journalled(db: Journal, fileId: number) {
-  const rows = db
+  const rows = sqliteOf(db)
     .prepare(
       `SELECT r.line, r.intake, d.line AS duplicateOfLine, g.datas, n.phones IS NOT NULL AND instr(',' || n.phones || ',', ',' || r.phone || ',') > 0 AS inItsBatch
        FROM rows r JOIN groups g ON g.id = r.group_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
        WHERE r.file_id = ? ORDER BY r.line`,
     )
     .all(fileId) as JournalledRow[];
-  const batches = db
+  const batches = sqliteOf(db)
     .prepare(
       'SELECT g.datas, b.numbers, b.next_attempt_at = 0 AS due FROM batches b JOIN groups g ON g.id = b.group_id WHERE b.file_id = ? ORDER BY g.datas, b.numbers DESC',
     )
     .all(fileId) as JournalledBatch[];
-  const numbersSent = db
+  const numbersSent = sqliteOf(db)
     .prepare(
       'SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?',
     )
@@ -92,7 +95,7 @@ function intake(rows: RowToJournal[], seenNumbers?: SeenNumbers, chunk = 37) {
     size: 1,
     encoding: 'utf-8',
   });
-  const writer = createRowWriter(db, file.id, {
+  const writer = planWriter(db, file.id, {
     maxPerRequest: 20,
     ...(seenNumbers ? { seenNumbers } : {}),
   });
@@ -176,11 +179,14 @@ describe('one valid row per (group, number) without an index by number', () => {
     const { db, fileId, counts } = intake(rows, new SeenNumbers(1), 10);
     assert.equal(counts.duplicates, 0);
     assert.deepEqual(
-      db.prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id').pluck().all(fileId),
+      sqliteOf(db)
+        .prepare('SELECT numbers FROM batches WHERE file_id = ? ORDER BY id')
+        .pluck()
+        .all(fileId),
       [20, 20, 5],
     );
     assert.equal(
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT count(*) FROM rows WHERE file_id = ? AND intake = 'valid' AND batch_id IS NOT NULL",
         )
@@ -218,13 +224,13 @@ describe('one valid row per (group, number) without an index by number', () => {
       encoding: 'utf-8',
     });
     // One bit: each group's first number is placed, every later one is a doubt.
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 200,
       groupCounts,
       seenNumbers: new SeenNumbers(1),
     });
     const state = () =>
-      db
+      sqliteOf(db)
         .prepare(
           "SELECT g.datas, b.numbers, CASE WHEN b.next_attempt_at = 0 THEN 'due' ELSE 'held' END FROM batches b JOIN groups g ON g.id = b.group_id ORDER BY b.id",
         )
@@ -277,7 +283,7 @@ describe('rows settled when the file is read are sent first', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, {
+    const writer = planWriter(db, file.id, {
       maxPerRequest: 3,
       seenNumbers: new AlarmedBy(numbers[1]!),
     });
@@ -285,11 +291,11 @@ describe('rows settled when the file is read are sent first', () => {
     writer.finish();
     // Line 3's number is settled last, into a batch of its own (the others are full): the highest
     // id.
-    const batchOfLine3 = db
+    const batchOfLine3 = sqliteOf(db)
       .prepare('SELECT batch_id FROM rows WHERE line = 3')
       .pluck()
       .get() as number;
-    assert.equal(batchOfLine3, db.prepare('SELECT max(id) FROM batches').pluck().get());
+    assert.equal(batchOfLine3, sqliteOf(db).prepare('SELECT max(id) FROM batches').pluck().get());
 
     const sent: string[][] = [];
     const client: ProviderClient = {

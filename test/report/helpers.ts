@@ -8,7 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import type { JournalHandle } from '../../src/journal/index.js';
-import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
 import { handleOf } from '../../src/journal/stores/handle.js';
 import {
   type FileRunResult,

@@ -5,8 +5,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setDaemonState, setDaemonWaiting } from '../../src/journal/daemonState.js';
-import { acquireLock } from '../../src/journal/lock.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { acquireLock } from '../../src/datadir/lock.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import { UsageError } from '../../src/errors.js';
 import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { requireJournal, resolveFile } from '../../src/report/common.js';
@@ -14,6 +15,7 @@ import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { adviceFor, FILE_COLUMNS, fileReport } from '../../src/report/summary.js';
 import { cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -229,7 +231,7 @@ describe('status', () => {
       // One answer, over the time since its request started (at least a second, at most a minute).
       const raw = openReadOnly(dataDir)!;
       const started = Date.parse(
-        raw.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+        sqliteOf(raw).prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
       );
       raw.close();
       assert.equal(

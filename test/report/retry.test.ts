@@ -4,8 +4,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
-import { acquireLock } from '../../src/journal/lock.js';
-import { journalPath, openJournal } from '../../src/journal/open.js';
+import { acquireLock } from '../../src/datadir/lock.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
 import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { retryRows } from '../../src/pipeline/retry.js';
 import {
@@ -18,6 +19,7 @@ import {
   tempDir,
   writeCsvFile,
 } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -31,7 +33,7 @@ const LINES = [
 function countsOf(dataDir: string): Record<string, unknown> {
   const db = openReadOnly(dataDir)!;
   try {
-    return db
+    return sqliteOf(db)
       .prepare(
         'SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1',
       )
@@ -80,7 +82,7 @@ describe('retry --failed', () => {
       pending: 0,
     });
 
-    const history = s.db
+    const history = sqliteOf(s.db)
       .prepare(
         "SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones",
       )
@@ -90,7 +92,7 @@ describe('retry --failed', () => {
       BLOCKED.map((phones) => ({ phones, status_code: '160034' })),
       'the old batches keep their outcome',
     );
-    const rejected = s.db
+    const rejected = sqliteOf(s.db)
       .prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'")
       .pluck()
       .get() as number;
@@ -99,7 +101,7 @@ describe('retry --failed', () => {
       blocking.requestCount - blocking.records.length,
       'the earlier refused attempts are still in the journal',
     );
-    const attempts = s.db
+    const attempts = sqliteOf(s.db)
       .prepare('SELECT attempts FROM v_recipients WHERE phone = ?')
       .pluck()
       .get(BLOCKED[0]);
@@ -147,7 +149,7 @@ describe('retry --failed', () => {
       unknown: 0,
       pending: 0,
     });
-    const why = s.db
+    const why = sqliteOf(s.db)
       .prepare("SELECT status_msg FROM row_results WHERE file_id = 1 AND phone = '13800000002'")
       .pluck()
       .get() as string;
@@ -349,7 +351,10 @@ describe('retry --unknown', () => {
   function attemptsPerRow(dataDir: string): number[] {
     const db = openReadOnly(dataDir)!;
     try {
-      return db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all() as number[];
+      return sqliteOf(db)
+        .prepare('SELECT DISTINCT attempts FROM v_recipients')
+        .pluck()
+        .all() as number[];
     } finally {
       db.close();
     }
@@ -381,13 +386,13 @@ describe('retry --unknown', () => {
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
     const db = openReadOnly(dataDir)!;
     try {
-      const reqIds = db
+      const reqIds = sqliteOf(db)
         .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')
         .pluck()
         .all();
       assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
       assert.deepEqual(
-        db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(),
+        sqliteOf(db).prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(),
         attemptsBefore.map((n) => n + 1),
         'every attempt of each row stays in its history',
       );
@@ -399,9 +404,9 @@ describe('retry --unknown', () => {
   it('reqId on, but in doubt since yesterday: the provider has forgotten the reqId, so it asks, and without --yes nothing is sent', async () => {
     const { dataDir, provider } = await unknownWithReqIdRun();
     const db = openJournal(journalPath(dataDir));
-    db.prepare('UPDATE attempts SET started_at = ?').run(
-      new Date(Date.now() - 2 * 86_400_000).toISOString(),
-    );
+    sqliteOf(db)
+      .prepare('UPDATE attempts SET started_at = ?')
+      .run(new Date(Date.now() - 2 * 86_400_000).toISOString());
     db.close();
     const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: provider });
     assert.equal(run.code, 2);

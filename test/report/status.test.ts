@@ -8,6 +8,7 @@ import { openReadOnly } from '../../src/journal/stores/reader.js';
 import { requireJournal } from '../../src/report/common.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -35,10 +36,10 @@ describe('status: rate and ETA', () => {
     try {
       const raw = openReadOnly(dataDir)!;
       const fileStart = Date.parse(
-        raw.prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
+        sqliteOf(raw).prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
       );
       const firstRequest = Date.parse(
-        raw.prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
+        sqliteOf(raw).prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
       );
       raw.close();
 

@@ -6,9 +6,11 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { acquireLock } from '../../src/journal/lock.js';
+import { acquireLock } from '../../src/datadir/lock.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { journalPath, openJournal, type Journal } from '../../src/journal/open.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { openJournal } from '../../src/journal/open.js';
+import type { Journal } from '../../src/journal/connection.js';
 import { openReadOnly } from '../../src/journal/stores/reader.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
@@ -20,6 +22,7 @@ import {
   tempDir,
   writeCsvFile,
 } from './helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -64,7 +67,7 @@ describe('views after a run against the simulator', () => {
   after(() => db?.close());
 
   it('v_files counts add up and agree with the simulator', () => {
-    const f = db.prepare('SELECT * FROM v_files').get() as Record<string, unknown>;
+    const f = sqliteOf(db).prepare('SELECT * FROM v_files').get() as Record<string, unknown>;
     assert.deepEqual(
       {
         rows: f.rows,
@@ -87,7 +90,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('accepted rows are exactly the numbers the simulator received, each once', () => {
-    const accepted = db
+    const accepted = sqliteOf(db)
       .prepare("SELECT phone FROM v_recipients WHERE status = 'accepted' ORDER BY phone")
       .pluck()
       .all();
@@ -98,7 +101,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('v_recipients: one row per input row, with values, outcome and the requests that carried it', () => {
-    const rows = db.prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<
+    const rows = sqliteOf(db).prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<
       Record<string, unknown>
     >;
     assert.equal(rows.length, 14);
@@ -132,7 +135,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('v_failures: per file and status code, a count and a sample message', () => {
-    const failures = db
+    const failures = sqliteOf(db)
       .prepare('SELECT status, status_code, count, sample_message FROM v_failures')
       .all() as Array<Record<string, unknown>>;
     assert.equal(failures.length, 1);
@@ -146,7 +149,7 @@ describe('views after a run against the simulator', () => {
 
 describe('query plans', () => {
   const planOf = (db: Journal, query: string) =>
-    (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map(
+    (sqliteOf(db).prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map(
       (r) => r.detail,
     );
 
@@ -190,7 +193,7 @@ describe('query plans', () => {
  */
 function writeOldJournal(dataDir: string): void {
   const old = openJournal(journalPath(dataDir));
-  old.exec(
+  sqliteOf(old).exec(
     'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; DROP TABLE pruned_totals; ' +
       [
         'pruned_at',
@@ -206,8 +209,8 @@ function writeOldJournal(dataDir: string): void {
         .join(' ') +
       ' DELETE FROM schema_migrations WHERE version >= 2',
   );
-  old.pragma('auto_vacuum = NONE');
-  old.exec('VACUUM');
+  sqliteOf(old).pragma('auto_vacuum = NONE');
+  sqliteOf(old).exec('VACUUM');
   old.close();
 }
 
@@ -220,9 +223,9 @@ describe('a journal written before the views existed', () => {
     writeOldJournal(dataDir);
     const db = openReadOnly(dataDir)!;
     try {
-      assert.deepEqual(db.prepare('SELECT * FROM v_files').all(), []);
+      assert.deepEqual(sqliteOf(db).prepare('SELECT * FROM v_files').all(), []);
       assert.equal(
-        db.prepare('SELECT max(version) FROM schema_migrations').pluck().get(),
+        sqliteOf(db).prepare('SELECT max(version) FROM schema_migrations').pluck().get(),
         MIGRATIONS[MIGRATIONS.length - 1]!.version,
       );
     } finally {
@@ -273,10 +276,10 @@ describe('reading while the writer holds a transaction (WAL)', () => {
     const writer = openJournal(journalPath(dataDir));
     const reader = openReadOnly(dataDir)!;
     try {
-      writer.exec('BEGIN IMMEDIATE');
-      writer.prepare("UPDATE batches SET state = 'failed'").run();
+      sqliteOf(writer).exec('BEGIN IMMEDIATE');
+      sqliteOf(writer).prepare("UPDATE batches SET state = 'failed'").run();
       assert.equal(
-        reader.prepare('SELECT accepted FROM v_files').pluck().get(),
+        sqliteOf(reader).prepare('SELECT accepted FROM v_files').pluck().get(),
         2,
         'the uncommitted change is not seen, and the read does not wait',
       );
@@ -289,10 +292,10 @@ describe('reading while the writer holds a transaction (WAL)', () => {
         assert.equal(shell.status, 0, shell.stderr);
         assert.equal(shell.stdout.trim(), '2|0');
       }
-      writer.exec('COMMIT');
-      assert.equal(reader.prepare('SELECT failed FROM v_files').pluck().get(), 2);
+      sqliteOf(writer).exec('COMMIT');
+      assert.equal(sqliteOf(reader).prepare('SELECT failed FROM v_files').pluck().get(), 2);
     } finally {
-      if (writer.inTransaction) writer.exec('ROLLBACK');
+      if (sqliteOf(writer).inTransaction) sqliteOf(writer).exec('ROLLBACK');
       writer.close();
       reader.close();
     }

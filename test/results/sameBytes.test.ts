@@ -7,15 +7,18 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { createFile, setFileHeader, setFileStatus } from '../../src/journal/files.js';
-import { FILE_STATUS } from '../../src/journal/states.js';
-import { type Journal, openJournal } from '../../src/journal/open.js';
-import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import { FILE_STATUS } from '../../src/ports/states.js';
+import type { Journal } from '../../src/journal/connection.js';
+import { openJournal } from '../../src/journal/open.js';
+import { planWriter } from '../journal/planWriter.js';
+import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
 import type { Pages, ResultReads } from '../../src/ports/index.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults } from '../../src/results/spool.js';
 import { tempDir } from '../pipeline/helpers.js';
+import { sqliteOf } from '../journal/sqliteOf.js';
 
 const dir = tempDir();
 const db = openJournal(path.join(dir, 'journal.sqlite'));
@@ -48,7 +51,7 @@ function journalFile(name: string): number {
   setFileStatus(db, file.id, FILE_STATUS.sending);
   const columns = ['phone', 'templateId', 'data1', 'data2', 'note', 'city'];
   setFileHeader(db, file.id, { columns, extras: ['note', 'city'] });
-  const writer = createRowWriter(db, file.id, { maxPerRequest: 2 });
+  const writer = planWriter(db, file.id, { maxPerRequest: 2 });
   const bad = (phone: string) => `not a mainland mobile number, "${phone}"`;
   writer.write([
     row(2, '13800000001', '13800000001', ['a', 'x']),
@@ -66,7 +69,7 @@ function journalFile(name: string): number {
     row(11, '+86 138 0000 0012', '13800000012', ['d', 'w']),
   ]);
   writer.finish();
-  const settle = db.prepare(
+  const settle = sqliteOf(db).prepare(
     'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
   );
   const outcomes = [
@@ -81,7 +84,7 @@ function journalFile(name: string): number {
 }
 
 function batchIds(db: Journal, fileId: number): number[] {
-  return db
+  return sqliteOf(db)
     .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
     .pluck()
     .all(fileId) as number[];
@@ -173,7 +176,7 @@ describe('result files written by results/', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     const rows = Array.from({ length: 5000 }, (_, i) =>
       i % 2 === 0
         ? row(i + 2, `1${i}`, undefined, ['p'], { error: `bad ${i}` })

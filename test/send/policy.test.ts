@@ -9,7 +9,7 @@ import {
   mayResendWithOwnReqId,
   sameProviderDay,
 } from '../../src/send/policy.js';
-import { DOUBT } from '../../src/journal/states.js';
+import { DOUBT } from '../../src/ports/states.js';
 
 const settings: RetrySettings = {
   reqIdOn: true,

@@ -9,9 +9,10 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
-import { countFile, createFile } from '../../src/journal/files.js';
+import { countFile } from '../../src/journal/fileReads.js';
+import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { createRowWriter } from '../../src/plan/rowWriter.js';
+import { planWriter } from '../journal/planWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
@@ -31,7 +32,7 @@ describe('turns of the event loop per request', () => {
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = createRowWriter(db, file.id, { maxPerRequest: 200 });
+    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
     writer.write(
       Array.from({ length: BATCHES }, (_, i) => ({
         line: i + 2,

@@ -4,11 +4,8 @@ import { commitBulk } from '../bulk.js';
 import {
   adoptGrownFile,
   attemptsOf,
-  countFile,
   createFile,
   discardIntake,
-  findLatestFile,
-  getFile,
   lastProgressAt,
   noteTaken,
   recountFile,
@@ -19,8 +16,9 @@ import {
   unfinishedWithSends,
   waitingRepeats,
 } from '../files.js';
+import { countFile, findLatestFile, getFile } from '../fileReads.js';
 import { replayIntents } from '../intents.js';
-import type { Journal } from '../open.js';
+import type { Journal } from '../connection.js';
 import { JournalPlanStore } from '../planStore.js';
 import { planSummary } from '../reads.js';
 import type { FileStore } from '../../ports/files.js';

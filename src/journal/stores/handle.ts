@@ -3,7 +3,7 @@
 import type { AccountSlots } from '../../ports/account.js';
 import { commitBulk } from '../bulk.js';
 import { closeIntents } from '../intents.js';
-import type { Journal } from '../open.js';
+import type { Journal } from '../connection.js';
 import type { DaemonStateStore } from '../../ports/daemonState.js';
 import type { FileStore } from '../../ports/files.js';
 import type { Maintenance } from '../../ports/maintenance.js';

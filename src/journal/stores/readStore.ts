@@ -2,9 +2,9 @@
 // iterators are handed out a page at a time.
 import type { RepeatWindow } from '../../config/settings/durations.js';
 import { getDaemonState } from '../daemonState.js';
-import { getFile } from '../files.js';
+import { getFile } from '../fileReads.js';
 import { journalLost } from '../intents.js';
-import type { Journal } from '../open.js';
+import type { Journal } from '../connection.js';
 import * as reads from '../reads.js';
 import * as resultRows from '../resultRows.js';
 import { sentBeforeLookup } from '../sentBefore.js';

@@ -5,9 +5,11 @@
 // E_JOURNAL_NEEDS_UPGRADE instead.
 import { existsSync } from 'node:fs';
 import { SmsdropError } from '../../errors.js';
-import { acquireLock, type Lock, LockedError } from '../lock.js';
+import { acquireLock, type Lock, LockedError } from '../../datadir/lock.js';
 import { MIGRATIONS } from '../migrations.js';
-import { type Journal, journalPath, openJournal } from '../open.js';
+import type { Journal } from '../connection.js';
+import { journalPath } from '../paths.js';
+import { openJournal } from '../open.js';
 import { appliedMigrations } from '../reads.js';
 import type { Maintenance } from '../../ports/maintenance.js';
 import type { ReadStore } from '../../ports/reads.js';

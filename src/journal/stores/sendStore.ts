@@ -3,16 +3,14 @@
 // outcome asked for in one turn of the event loop shares one transaction, as before.
 import {
   applyTransition,
-  attemptHistory,
   dueBatches,
   dueFirst,
   finishAttempt,
-  providerSilentFor,
-  recentStarts,
   recoverInterrupted,
   startAttempt,
 } from '../batches.js';
-import type { Journal } from '../open.js';
+import { attemptHistory, providerSilentFor, recentStarts } from '../attempts.js';
+import type { Journal } from '../connection.js';
 import { nextDueAt } from '../reads.js';
 import { writeQueueFor } from '../writeQueue.js';
 import type { AttemptStart, DueQuery, Outcome, SendStore } from '../../ports/send.js';

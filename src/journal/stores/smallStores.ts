@@ -3,7 +3,9 @@
 import { backupJournal } from '../backup.js';
 import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
 import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
-import { type Journal, journalPath, openJournal } from '../open.js';
+import { connectionOf, insideOf, type Journal } from '../connection.js';
+import { journalPath } from '../paths.js';
+import { openJournal } from '../open.js';
 import { pruneJournal } from '../prune.js';
 import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
 import { journalSize } from '../storage.js';
@@ -17,16 +19,16 @@ import type { SuppressionList } from '../../ports/suppression.js';
 export function sqliteOutbox(db: Journal): OutboxStore {
   return {
     setTargets: (ids) => {
-      db.webhookTargets = [...ids];
+      insideOf(db).webhookTargets = [...ids];
     },
-    hasTargets: () => db.webhookTargets.length > 0,
+    hasTargets: () => insideOf(db).webhookTargets.length > 0,
     recordEventNow: (event, file, reason) => recordEventNow(db, event, file, reason),
     undelivered: (target, limit) => undeliveredEvents(db, target, limit),
     markDelivered: (ids) => {
       for (const id of ids) markDelivered(db, id);
     },
     noteDeliveryFailed: (id, error) => noteDeliveryFailed(db, id, error),
-    canDeliver: () => db.open && !db.inTransaction,
+    canDeliver: () => db.open && !connectionOf(db).inTransaction,
     isOpen: () => db.open,
   };
 }

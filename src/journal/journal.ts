@@ -1,2 +1,0 @@
-// Moved: the Journal object lives in connection.ts.
-export * from './connection.js';

@@ -1,0 +1,14 @@
+// The planner writing one file's rows into a journal a test opened by hand, through the port that
+// intake writes through (FileStore.planStore).
+import type { Journal } from '../../src/journal/connection.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
+import {
+  createRowWriter,
+  type PlannerOptions,
+  type SyncRowWriter,
+} from '../../src/plan/rowWriter.js';
+
+/** SQLite's plan store answers at once, and so then does the planner: nothing to await. */
+export function planWriter(db: Journal, fileId: number, options: PlannerOptions): SyncRowWriter {
+  return createRowWriter(handleOf(db).files.planStore(fileId), options) as SyncRowWriter;
+}
