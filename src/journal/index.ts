@@ -41,8 +41,6 @@ export interface OpenedWriter {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
-  /** @deprecated the connection itself, for callers not on the ports yet (Runtime.db). */
-  db: Journal;
 }
 
 /**
@@ -58,7 +56,7 @@ export function openWriter(dataDir: string, options: WriterOptions): OpenedWrite
     db = openJournal(journalPath(dataDir), { synchronous: options.synchronous });
     const { replayed, missing } = replayIntents(db);
     if (options.reqIdOn) enableIntents(db, options.synchronous, options.onLost);
-    return { handle: handleOf(db, () => lock.release()), replayed, missing, db };
+    return { handle: handleOf(db, () => lock.release()), replayed, missing };
   } catch (err) {
     db?.close();
     lock.release();

@@ -9,7 +9,6 @@ import { SmsdropError } from '../errors.js';
 import {
   type JournalHandle,
   type JournalReader,
-  type OpenedWriter,
   openReader as openSqliteReader,
   openSuppressionList as openSqliteSuppressionList,
   type SuppressionList,
@@ -38,11 +37,6 @@ export interface OpenedJournal {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
-  /**
-   * @deprecated SQLite's connection, for callers not on the ports yet (Runtime.db); undefined on
-   * PostgreSQL.
-   */
-  db: OpenedWriter['db'] | undefined;
 }
 
 /** The settings' defaults (config/schema.ts), for callers that give the data directory alone. */
@@ -70,7 +64,7 @@ export async function openWriter(
   const pg = pgSettings(config);
   if (pg) {
     const opened = await openPgWriter(config.dataDir, options, pg);
-    return { ...opened, replayed: 0, missing: 0, db: undefined };
+    return { ...opened, replayed: 0, missing: 0 };
   }
   const opened = openSqliteWriter(config.dataDir, options);
   return opened;

@@ -4,7 +4,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import { type JournalHandle, JournalLostError, type OpenedWriter } from '../journal/index.js';
+import { type JournalHandle, JournalLostError } from '../journal/index.js';
 import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
@@ -19,8 +19,6 @@ import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';
 
 export interface Runtime {
-  /** @deprecated use `journal` (its ports); goes once every caller has moved. */
-  db: OpenedWriter['db'] | undefined;
   /** The journal, as its ports. Closed by close(), not by itself. */
   journal: JournalHandle;
   provider: ProviderConnection;
@@ -52,7 +50,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   const stop = new AbortController();
   const {
     handle: journal,
-    db,
     replayed,
     missing,
   } = await openWriter(config, {
@@ -100,7 +97,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
         // What requests recorded on intents alone goes into the journal now, not at the next start.
         await journal.close();
       })());
-    return { db, journal, provider, context, stop, close, spools };
+    return { journal, provider, context, stop, close, spools };
   } catch (err) {
     await journal.close();
     throw err;

@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
-import { openTableDump, openWriter } from '../../src/journal/index.js';
+import { journalPath, openTableDump, openWriter } from '../../src/journal/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore } from '../../src/pgjournal/send.js';
 import type { SendStore } from '../../src/ports/send.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import Database from '../../src/journal/sqlite.js';
 
 /** What the sender may ask of every batch, and of the journal as a whole. */
 async function answers(
@@ -80,11 +80,16 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
     try {
       // A request after every answer, itself unanswered: the provider silent since it began.
       const late = [batches[0]!.id, batches[0]!.req_id, '2099-01-01T00:00:00.000Z'];
-      sqliteOf(opened.db)
-        .prepare(
-          "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
-        )
-        .run(...late);
+      const raw = new Database(journalPath(made.dataDir));
+      try {
+        raw
+          .prepare(
+            "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
+          )
+          .run(...late);
+      } finally {
+        raw.close();
+      }
       await pool.query(
         "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES ($1, $2, $3, 'in-doubt')",
         late,
