@@ -112,6 +112,34 @@ export function errorCode(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** Network failures reaching the journal's database server. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+]);
+/**
+ * PostgreSQL's SQLSTATEs of a server going or gone (admin or crash shutdown, starting up), and of
+ * a transaction it ended to break a deadlock or a serialization conflict.
+ */
+const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03', '40P01', '40001']);
+
+/**
+ * The journal's database server is unreachable or restarting (a PostgreSQL journal): not the
+ * file's fault, nor a bug: what was being done is tried again once it answers. Follows `cause`.
+ */
+export function isDatabaseOutage(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = errorCode(e);
+    if (code === 'E_DATABASE_UNREACHABLE' || (code && UNREACHABLE_CODES.has(code))) return true;
+    if (code && (code.startsWith('08') || SERVER_GONE_CODES.has(code))) return true;
+    if (/^Connection terminated/.test((e as Error).message ?? '')) return true;
+  }
+  return false;
+}
+
 /**
  * Codes that mean a bug in smsdrop, not a setting or the machine: they exit 1 with the stack,
  * like any error nobody expected.

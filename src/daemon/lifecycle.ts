@@ -15,12 +15,13 @@
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tightenTaken } from '../datadir/permissions.js';
 import { EXCEL_ADVICE } from '../intake/index.js';
 import { type FileInspection, inspectFile } from '../intake/inspect.js';
 import { describeError } from '../log/redact.js';
 import { processFile } from '../pipeline/index.js';
-import { errorCode, userError } from '../errors.js';
+import { errorCode, isDatabaseOutage, userError } from '../errors.js';
 import { isCsvName, stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { moveUnique } from './folders.js';
@@ -124,6 +125,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
   try {
     return await runFile(life, name, inspection);
   } catch (err) {
+    if (isDatabaseOutage(err)) return waitForDatabase(life, name, err);
     await fileFailed(life, name, sha256, err);
     return undefined;
   } finally {
@@ -172,6 +174,18 @@ async function runFile(
     ...(inspection ? { inspection } : {}),
   });
   return await settle(life, name, result);
+}
+
+/** How long a file stopped by the journal's database going waits before it goes on. */
+const DATABASE_WAIT_MS = 5_000;
+
+/** The journal's database is gone for now (a restart): the file waits in processing/ for it. */
+function waitForDatabase(life: FileLife, name: string, err: unknown): JobResult {
+  life.log.warn(
+    `${name}: the journal's database did not answer (${describeError(err)}); the file waits in processing/ and goes on in ${DATABASE_WAIT_MS / 1000} s`,
+    { event: 'file-waiting-for-database', file: name },
+  );
+  return { again: sleep(DATABASE_WAIT_MS, undefined, { ref: false }) };
 }
 
 /** A run that threw: filed under failed/, unless the journal failed (then it resumes later). */

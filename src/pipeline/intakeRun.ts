@@ -4,7 +4,13 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
 import { FILE_STATUS } from '../ports/index.js';
-import { type ErrorCode, errorCode, isMachineCode, userError } from '../errors.js';
+import {
+  type ErrorCode,
+  errorCode,
+  isDatabaseOutage,
+  isMachineCode,
+  userError,
+} from '../errors.js';
 import { createRowWriter, type RowWriter } from '../plan/rowWriter.js';
 import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
 import type { FileInspection } from '../intake/inspect.js';
@@ -64,6 +70,8 @@ export async function intake(
     // sending window, at worst).
     // its requests are recorded either way; the refusal is the news
     await reading.sending?.done.catch(() => {});
+    // The journal's database gone (restarting, say): the file is read again once it is back.
+    if (isDatabaseOutage(err)) throw err;
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   }
   await reading.end();

@@ -1,0 +1,71 @@
+// The journal's PostgreSQL server crashes and restarts while a daemon sends a file: the file is
+// not failed for it. It waits in processing/, goes on once the server answers, lands in done/,
+// and every number is sent once. And what counts as the database gone, by code.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import { isDatabaseOutage, SmsdropError } from '../../src/errors.js';
+import {
+  assertEachOnce,
+  contactsCsv,
+  listDir,
+  numbersOf,
+  startDaemon,
+  startSimulatorProcess,
+  tempDir,
+  waitUntil,
+} from '../daemon/helpers.js';
+import { postgresMissing, usePostgres } from './cluster.js';
+
+test('the database gone is told apart by code, through causes', () => {
+  const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+  for (const gone of ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08006', '40P01'])
+    assert.ok(isDatabaseOutage(coded(gone)), gone);
+  assert.ok(isDatabaseOutage(new Error('Connection terminated unexpectedly')));
+  assert.ok(
+    isDatabaseOutage(new SmsdropError('E_JOURNAL_WRITE', 'lost', { cause: coded('57P01') })),
+  );
+  for (const other of ['SQLITE_FULL', '23505', 'E_FILE_QUOTE', 'ENOENT'])
+    assert.equal(isDatabaseOutage(coded(other)), false, other);
+  assert.equal(isDatabaseOutage(undefined), false);
+});
+
+describe('a PostgreSQL restart under a sending daemon', { skip: postgresMissing() }, () => {
+  const pg15 = usePostgres();
+  const dir = tempDir('pg-restart');
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('the file waits for the server, then finishes: each number once', async () => {
+    const sim = await startSimulatorProcess(dir, ['--latency-ms', '20-30']);
+    after(() => sim.stop());
+    const data = path.join(dir, 'data');
+    const daemon = await startDaemon({
+      dataDir: data,
+      simulator: sim,
+      env: {
+        SMSDROP_DATABASE_URL: await pg15.cluster.freshDatabase(),
+        SMSDROP_CONCURRENCY: '2',
+        SMSDROP_LEASE: '3s',
+      },
+    });
+    after(async () => {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    });
+    fs.writeFileSync(path.join(data, 'inbox', 'orders.csv'), contactsCsv(400));
+    await waitUntil(() => sim.records().length >= 20, 60_000, 'requests going out', daemon.output);
+    await pg15.cluster.restart();
+    await sleep(200);
+    await waitUntil(
+      () => listDir(path.join(data, 'done')).includes('orders.csv'),
+      120_000,
+      'the file done',
+      daemon.output,
+    );
+    assert.deepEqual(listDir(path.join(data, 'failed')), []);
+    assertEachOnce(sim.records(), numbersOf(400));
+    assert.match(daemon.output(), /the journal's database did not answer|waits in processing/);
+  });
+});
