@@ -44,7 +44,12 @@ export function openPool(
   max = 10,
   more: Pick<pg.PoolConfig, 'ssl' | 'connectionTimeoutMillis'> = {},
 ): pg.Pool {
-  return new pg.Pool({ connectionString, max, types: journalTypes, ...more });
+  const pool = new pg.Pool({ connectionString, max, types: journalTypes, ...more });
+  // A connection the server ends (a restart, say) emits 'error' on its client, idle or checked
+  // out: the query under way, if any, fails and says so; unheard, the event ends the process.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
 }
 
 export interface MigrationResult {

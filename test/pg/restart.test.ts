@@ -17,6 +17,7 @@ import {
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
+import { openPool } from '../../src/pgjournal/schema.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 
 test('the database gone is told apart by code, through causes', () => {
@@ -36,6 +37,18 @@ describe('a PostgreSQL restart under a sending daemon', { skip: postgresMissing(
   const pg15 = usePostgres();
   const dir = tempDir('pg-restart');
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('a connection held when the server crashes ends no process', async () => {
+    const pool = openPool(await pg15.cluster.freshDatabase(), 2);
+    after(() => pool.end().catch(() => undefined));
+    const held = await pool.connect();
+    await pg15.cluster.restart();
+    await sleep(300); // the server's end of the connection reaches the client
+    await assert.rejects(held.query('SELECT 1'));
+    held.release(true);
+    const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
+    assert.deepEqual(rows, [{ one: 1 }], 'a new connection once it is back');
+  });
 
   test('the file waits for the server, then finishes: each number once', async () => {
     const sim = await startSimulatorProcess(dir, ['--latency-ms', '20-30']);
