@@ -162,6 +162,11 @@ class PgFileStore implements FileStore {
    */
   async beginIntake(id: number): Promise<KeptRows> {
     const kept = await this.#transaction(async (db) => {
+      // Other nodes may be sending the file's batches: locked first, none can start an attempt
+      // until this commits, and each statement below (a snapshot of its own) sees every attempt
+      // committed before. Without it, a batch whose attempt committed between two of them kept
+      // its attempt but lost its rows, which were then read and sent again.
+      await db.query('SELECT id FROM batches WHERE file_id = $1 ORDER BY id FOR UPDATE', [id]);
       await db.query(
         `DELETE FROM rows WHERE file_id = $1 AND (batch_id IS NULL OR batch_id NOT IN (${KEPT}))`,
         [id],
