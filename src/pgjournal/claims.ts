@@ -129,9 +129,9 @@ const RENEW = `
     RETURNING id
   ),
   reading AS (
-    UPDATE files SET reader_until = clock_timestamp() + $2::integer * interval '1 millisecond'
-    WHERE id IN (SELECT id FROM files WHERE reader_node = $1 AND reader_until > clock_timestamp()
-                 ORDER BY id FOR UPDATE SKIP LOCKED)
+    UPDATE file_readers SET until = clock_timestamp() + $2::integer * interval '1 millisecond'
+    WHERE file_id IN (SELECT file_id FROM file_readers WHERE node = $1 AND until > clock_timestamp()
+                      ORDER BY file_id FOR UPDATE SKIP LOCKED)
   )
   SELECT live.id, renewed.id IS NOT NULL AS renewed FROM live LEFT JOIN renewed USING (id)`;
 

@@ -61,24 +61,29 @@ class PgFileStore implements FileStore {
   /** Claimed when nobody reads it, this node did, or the reader's claim passed (it is gone). */
   async claim(id: number): Promise<string | undefined> {
     const { node, leaseMs } = this.#reader;
-    const { rows } = await this.#pool.query<{ reader: string | null; mine: boolean }>(
-      `WITH claimed AS (
-         UPDATE files SET reader_node = $2,
-           reader_until = clock_timestamp() + $3::integer * interval '1 millisecond'
-         WHERE id = $1 AND (reader_node IS NULL OR reader_node = $2 OR reader_until <= clock_timestamp())
-         RETURNING id)
-       SELECT f.reader_node AS reader, EXISTS (SELECT 1 FROM claimed) AS mine FROM files f WHERE f.id = $1`,
-      [id, node, leaseMs],
-    );
-    const row = rows[0];
-    return !row || row.mine ? undefined : (row.reader ?? undefined);
+    for (;;) {
+      const claimed = await this.#pool.query(
+        `INSERT INTO file_readers (file_id, node, until)
+         VALUES ($1, $2, clock_timestamp() + $3::integer * interval '1 millisecond')
+         ON CONFLICT (file_id) DO UPDATE SET node = EXCLUDED.node, until = EXCLUDED.until
+         WHERE file_readers.node = EXCLUDED.node OR file_readers.until <= clock_timestamp()
+         RETURNING file_id`,
+        [id, node, leaseMs],
+      );
+      if (claimed.rowCount) return undefined;
+      const { rows } = await this.#pool.query<{ node: string }>(
+        'SELECT node FROM file_readers WHERE file_id = $1',
+        [id],
+      );
+      if (rows[0]) return rows[0].node; // else let go in between: claimed again
+    }
   }
 
   async unclaim(id: number): Promise<void> {
-    await this.#pool.query(
-      'UPDATE files SET reader_node = NULL, reader_until = NULL WHERE id = $1 AND reader_node = $2',
-      [id, this.#reader.node],
-    );
+    await this.#pool.query('DELETE FROM file_readers WHERE file_id = $1 AND node = $2', [
+      id,
+      this.#reader.node,
+    ]);
   }
 
   identify(sha256: string): Promise<FileRecord | undefined> {

@@ -259,11 +259,15 @@ const LEASES = `
 `;
 
 const FILE_READERS = `
-  -- The node reading and sending a file (files.ts, claim), until reader_until by the database's
-  -- clock, renewed with its batches' leases (claims.ts); another node with a copy of the same
-  -- bytes waits for it, or claims the file once that passed (the node is gone).
-  ALTER TABLE files ADD COLUMN reader_node text;
-  ALTER TABLE files ADD COLUMN reader_until timestamptz;
+  -- The node reading and sending a file (files.ts, claim), until the time in until by the
+  -- database's clock, renewed with its batches' leases (claims.ts); another node with a copy of
+  -- the same bytes waits for it, or claims the file once that passed (the node is gone). A table
+  -- of its own: files keeps SQLite's columns.
+  CREATE TABLE file_readers (
+    file_id  bigint      PRIMARY KEY REFERENCES files (id) ON DELETE CASCADE,
+    node     text        NOT NULL,
+    until    timestamptz NOT NULL
+  );
 `;
 
 const ACCOUNT_SLOTS = `
