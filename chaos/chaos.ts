@@ -31,7 +31,8 @@ import {
   clusterJournal,
   runClusterMode,
 } from './clusterMode.js';
-import { startPostgres } from '../test/pg/cluster.js';
+import { postgresBinDir, startPostgres } from '../test/pg/cluster.js';
+import { spawnSync } from 'node:child_process';
 
 export const DEFAULT_FAULTS =
   'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01';
@@ -221,10 +222,19 @@ async function runOne(
       concurrency: CLUSTER_CONCURRENCY,
     };
     const run = await runClusterMode(cluster);
-    return { run, journal: await clusterJournal(cluster), checks: checkNodeFolders(cluster, run) };
+    const journal = await clusterJournal(cluster);
+    dumpJournal(cluster.databaseUrl, path.join(s.dir, 'journal.sql')); // kept with a failed run
+    return { run, journal, checks: checkNodeFolders(cluster, run) };
   } finally {
     await postgres.stop();
   }
+}
+
+/** The PostgreSQL journal as SQL (pg_dump), to look into a failed run; nothing if it cannot. */
+function dumpJournal(url: string, file: string): void {
+  const bin = postgresBinDir();
+  if (bin)
+    spawnSync(path.join(bin, 'pg_dump'), ['--no-owner', '-f', file, url], { stdio: 'ignore' });
 }
 
 /**
