@@ -70,6 +70,8 @@ async function openDaemonRuntime(config: Config, log: Logger): Promise<Runtime> 
   try {
     const runtime: Runtime = await openRuntime(config, {
       role: 'smsdrop run (daemon)',
+      // A node started while its PostgreSQL restarts waits for it (as a running node does).
+      waitForDatabaseMs: 60_000,
       log,
       // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
       // runtime is set).

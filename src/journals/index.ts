@@ -59,7 +59,10 @@ function pgSettings(config: JournalSettings): PgSettings | undefined {
 /** The journal of the one process that writes it (per data directory): its ports. */
 export async function openWriter(
   config: JournalSettings,
-  options: WriterOptions,
+  options: WriterOptions & {
+    /** A database journal's server down at the start (restarting): how long to wait for it. */
+    waitForDatabaseMs?: number;
+  },
 ): Promise<OpenedJournal> {
   const pg = pgSettings(config);
   if (pg) {

@@ -7,10 +7,11 @@
 // never the password.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
-import { SmsdropError } from '../errors.js';
+import { isDatabaseOutage, SmsdropError } from '../errors.js';
 import type { JournalHandle, JournalReader, SuppressionList } from '../journal/index.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
@@ -59,18 +60,48 @@ export function tlsOf(
 
 /** A pool on the journal, its first connection made (E_DATABASE_UNREACHABLE if it cannot be). */
 export async function connectPool(settings: PgSettings, max = 10): Promise<pg.Pool> {
+  try {
+    return await firstConnection(settings, max);
+  } catch (err) {
+    throw unreachable(settings.databaseUrl, err);
+  }
+}
+
+/** A pool on the journal, its first connection made; the driver's own error if it cannot be. */
+async function firstConnection(settings: PgSettings, max = 10): Promise<pg.Pool> {
   const pool = openPool(settings.databaseUrl.url, max, {
     ssl: tlsOf(settings),
     connectionTimeoutMillis: settings.connectTimeoutMs,
   });
-  // An idle connection the server dropped: the next query opens another, or fails and says so.
-  pool.on('error', () => undefined);
   try {
     (await pool.connect()).release();
     return pool;
   } catch (err) {
     await pool.end().catch(() => undefined);
-    throw unreachable(settings.databaseUrl, err);
+    throw err;
+  }
+}
+
+/**
+ * A pool on the journal, connected and migrated; while the server is down (refusing, starting up,
+ * shutting down) it is tried again every half second for `waitMs`. Anything else (a wrong
+ * password, an unknown host) fails at once.
+ */
+async function readyPool(settings: PgSettings, waitMs: number): Promise<pg.Pool> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let pool: pg.Pool | undefined;
+    try {
+      pool = await firstConnection(settings);
+      await migratePostgres(pool);
+      return pool;
+    } catch (err) {
+      await pool?.end().catch(() => undefined);
+      if (err instanceof SmsdropError) throw err; // E_JOURNAL_NEWER, say
+      if (Date.now() >= deadline || !isDatabaseOutage(err))
+        throw unreachable(settings.databaseUrl, err);
+      await sleep(500);
+    }
   }
 }
 
@@ -119,14 +150,13 @@ export interface OpenedPgWriter {
  */
 export async function openPgWriter(
   dataDir: string,
-  options: { role: string; reqIdOn: boolean },
+  options: { role: string; reqIdOn: boolean; waitForDatabaseMs?: number },
   settings: PgSettings,
 ): Promise<OpenedPgWriter> {
   const lock = acquireLock(dataDir, options.role);
   let pool: pg.Pool | undefined;
   try {
-    pool = await connectPool(settings);
-    await migratePostgres(pool);
+    pool = await readyPool(settings, options.waitForDatabaseMs ?? 0);
     const node = nodeIdOf(settings);
     await pool.query(
       `INSERT INTO nodes (id) VALUES ($1)

@@ -32,6 +32,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** Who holds the data-directory lock (shown to a second process). */
   role: string;
+  /** A database journal's server down at the start (restarting): how long to wait for it. */
+  waitForDatabaseMs?: number;
   log: Logger;
   /** See ConnectOptions. */
   keepSimulatorRecords?: boolean;
@@ -57,6 +59,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     synchronous: config.journalSync,
     reqIdOn: config.reqId,
     onLost: stopWhenLost(options.log, stop),
+    ...(options.waitForDatabaseMs ? { waitForDatabaseMs: options.waitForDatabaseMs } : {}),
   });
   try {
     logReplayed(options.log, replayed, missing);

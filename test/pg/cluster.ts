@@ -42,9 +42,9 @@ export interface Postgres {
   pool(url: string, max?: number): pg.Pool;
   /**
    * Stops the server as a crash would (immediate shutdown: connections cut, no checkpoint) and
-   * starts it again on the same port and data; resolves once it takes connections.
+   * starts it again on the same port and data, `downMs` later; resolves once it takes connections.
    */
-  restart(): Promise<void>;
+  restart(downMs?: number): Promise<void>;
   /** Ends the pools, stops the server (immediate shutdown), removes the folder. */
   stop(): Promise<void>;
 }
@@ -281,8 +281,9 @@ function cluster(
       pools.add(pool);
       return pool;
     },
-    async restart() {
+    async restart(downMs = 0) {
       await stopServer(child);
+      await sleep(downMs);
       child = await serveAgain();
     },
     async stop() {

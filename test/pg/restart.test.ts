@@ -50,6 +50,23 @@ describe('a PostgreSQL restart under a sending daemon', { skip: postgresMissing(
     assert.deepEqual(rows, [{ one: 1 }], 'a new connection once it is back');
   });
 
+  test('a daemon started while the server is down waits for it, and runs', async () => {
+    const url = await pg15.cluster.freshDatabase();
+    const restarting = pg15.cluster.restart(3_000);
+    await sleep(500); // down now
+    const daemon = await startDaemon({
+      dataDir: path.join(dir, 'waiting'),
+      env: { SMSDROP_DATABASE_URL: url, SMSDROP_LEASE: '3s' },
+    });
+    after(async () => {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    });
+    await restarting;
+    assert.match(daemon.output(), /watching .*inbox/);
+    assert.doesNotMatch(daemon.output(), /E_DATABASE_UNREACHABLE/);
+  });
+
   test('the file waits for the server, then finishes: each number once', async () => {
     const sim = await startSimulatorProcess(dir, ['--latency-ms', '20-30']);
     after(() => sim.stop());
