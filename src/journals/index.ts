@@ -15,12 +15,10 @@ import {
   openWriter as openSqliteWriter,
   type WriterOptions,
 } from '../journal/index.js';
-import {
-  openPgReader,
-  openPgSuppressionList,
-  openPgWriter,
-  type PgSettings,
-} from '../pgjournal/index.js';
+import type { PgSettings } from '../pgjournal/index.js';
+
+/** PostgreSQL's journal and its driver, loaded only when a URL asks for them (memory, start-up). */
+const pgJournal = () => import('../pgjournal/index.js');
 
 /** The settings that choose and open a journal (the data directory alone: SQLite's). */
 export type JournalSettings = Pick<Config, 'dataDir'> &
@@ -66,7 +64,7 @@ export async function openWriter(
 ): Promise<OpenedJournal> {
   const pg = pgSettings(config);
   if (pg) {
-    const opened = await openPgWriter(config.dataDir, options, pg);
+    const opened = await (await pgJournal()).openPgWriter(config.dataDir, options, pg);
     return { ...opened, replayed: 0, missing: 0 };
   }
   const opened = openSqliteWriter(config.dataDir, options);
@@ -77,7 +75,7 @@ export async function openWriter(
 export async function openReader(config: JournalSettings): Promise<JournalReader | undefined> {
   const pg = pgSettings(config);
   if (!pg) return openSqliteReader(config.dataDir);
-  return openPgReader(pg);
+  return (await pgJournal()).openPgReader(pg);
 }
 
 /** The suppression list alone, without the lock (smsdrop suppress add|remove). */
@@ -86,7 +84,8 @@ export async function openSuppressionList(
   options: { synchronous: 'normal' | 'full' },
 ): Promise<SuppressionList & { close(): void | Promise<void> }> {
   const pg = pgSettings(config);
-  return pg ? openPgSuppressionList(pg) : openSqliteSuppressionList(config.dataDir, options);
+  if (pg) return (await pgJournal()).openPgSuppressionList(pg);
+  return openSqliteSuppressionList(config.dataDir, options);
 }
 
 /** `smsdrop backup` copies SQLite's files: PostgreSQL has its own tools. */
