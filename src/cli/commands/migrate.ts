@@ -8,8 +8,7 @@ import { acquireLock, type Lock } from '../../datadir/lock.js';
 import { errorCode, EXIT, SmsdropError } from '../../errors.js';
 import { journalPath, openTableDump, type TableDump } from '../../journal/index.js';
 import { registerSecret } from '../../log/redact.js';
-import { copyJournal, type CopyCounts } from '../../pgjournal/copy.js';
-import { migratePostgres, openPool } from '../../pgjournal/schema.js';
+import type { CopyCounts } from '../../pgjournal/copy.js';
 import { configFor, exitWith, exitWithError } from '../common.js';
 
 export function registerMigrateCommand(program: Command): void {
@@ -111,6 +110,9 @@ function lockFor(dataDir: string): Lock {
 }
 
 async function copyInto(dump: TableDump, target: Target): Promise<CopyCounts> {
+  // Loaded here, not with the command's definition: every other command starts without the driver.
+  const { copyJournal } = await import('../../pgjournal/copy.js');
+  const { migratePostgres, openPool } = await import('../../pgjournal/schema.js');
   const pool = openPool(target.url, 2);
   pool.on('error', () => undefined);
   try {
