@@ -10,6 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
 import type { Awaitable, ReadStore } from '../journal/index.js';
 import type { ProviderClient } from '../provider/client.js';
+import { NODES_SEEN_WITHIN_MS } from '../report/status.js';
 import type { RateLimiter } from '../send/rate.js';
 
 export interface MetricsSource {
@@ -162,9 +163,6 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
   nodeGauges(registry, reads);
   processGauges(registry, source);
 }
-
-/** Nodes shown: those seen this recently (as `smsdrop status`). */
-const NODES_SEEN_WITHIN_MS = 3_600_000;
 
 /** The daemons sharing a PostgreSQL journal (none with SQLite): seen when, holding what. */
 function nodeGauges(registry: client.Registry, reads: ReadStore): void {

@@ -56,7 +56,7 @@ export interface NodeStatus {
 }
 
 /** Nodes shown: those seen this recently (each start with the default id is a new node). */
-const NODES_SEEN_WITHIN_MS = 3_600_000;
+export const NODES_SEEN_WITHIN_MS = 3_600_000;
 
 export interface StatusReport {
   now: string;
