@@ -21,6 +21,7 @@ import {
 } from './fileReads.js';
 import { DEFAULT_LEASE_MS } from './leases.js';
 import { defaultNodeId } from './nodes.js';
+import { PgIntakeTurns } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
 
 export interface PgFileStoreOptions {
@@ -48,11 +49,13 @@ class PgFileStore implements FileStore {
   readonly #targets: readonly string[];
   readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
   readonly #reader: { node: string; leaseMs: number };
+  readonly #turns: PgIntakeTurns;
   /** What beginIntake found kept, for the plan store made next for the file. */
   readonly #keptNumbers = new Map<number, Array<[number, string]>>();
 
   constructor(pool: pg.Pool, options: PgFileStoreOptions) {
     this.#pool = pool;
+    this.#turns = new PgIntakeTurns(pool);
     this.#targets = options.webhookTargets ?? [];
     this.#sendFirst = options.sendFirst;
     this.#reader = options.reader ?? { node: defaultNodeId(), leaseMs: DEFAULT_LEASE_MS };
@@ -212,11 +215,18 @@ class PgFileStore implements FileStore {
     };
   }
 
+  /** One intake at a time across the nodes (intakeTurn.ts). */
+  intakeTurn(stop?: AbortSignal): Promise<() => Promise<void>> {
+    return this.#turns.take(stop);
+  }
+
   planStore(id: number): PlanStore {
     const kept = this.#keptNumbers.get(id);
     this.#keptNumbers.delete(id);
+    const turn = this.#turns.connection;
     return new PgPlanStore(this.#pool, id, {
       ...(kept ? { kept } : {}),
+      ...(turn ? { turn } : {}),
       ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
     });
   }

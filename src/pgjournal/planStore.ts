@@ -51,6 +51,8 @@ export interface PgPlanOptions {
   sendFirst?: (batchIds: number[]) => void;
   /** Numbers an interrupted intake left in batches, by group (FileStore.beginIntake read them). */
   kept?: Array<[groupId: number, phone: string]>;
+  /** The intake turn's connection (intakeTurn.ts): the transactions run on it. */
+  turn?: pg.PoolClient;
 }
 
 export class PgPlanStore implements PlanStore {
@@ -88,7 +90,7 @@ export class PgPlanStore implements PlanStore {
   #commits = 0;
 
   constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
-    this.#tx = new IntakeTransaction(pool, fileId);
+    this.#tx = new IntakeTransaction(pool, fileId, options.turn);
     this.#fileId = fileId;
     this.#options = options;
   }
