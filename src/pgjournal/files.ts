@@ -79,6 +79,32 @@ class PgFileStore implements FileStore {
     }
   }
 
+  /**
+   * In an intake's transaction, just before it commits: the file must still be this node's to
+   * read, its claim not passed by the database's clock. The row stays locked until the COMMIT, so
+   * a node taking the file over waits for it and then sees all this transaction wrote (its
+   * beginIntake starts from there); once the claim passed or was taken, no commit of this node's
+   * intake goes through. The claim is renewed with it (the node is plainly alive).
+   */
+  async #stillReading(db: pg.ClientBase, id: number): Promise<void> {
+    const { node, leaseMs } = this.#reader;
+    const { rowCount } = await db.query(
+      `UPDATE file_readers SET until = greatest(until, clock_timestamp() + $3::integer * interval '1 millisecond')
+       WHERE file_id = $1 AND node = $2 AND until > clock_timestamp()`,
+      [id, node, leaseMs],
+    );
+    if (rowCount) return;
+    const { rows } = await db.query<{ node: string }>(
+      'SELECT node FROM file_readers WHERE file_id = $1',
+      [id],
+    );
+    const now = rows[0]?.node;
+    throw new SmsdropError(
+      'E_FILE_CLAIM_LOST',
+      `node ${node} no longer reads file ${id}: ${now === undefined || now === node ? 'its claim on it passed' : `node ${now} took it over`} (cut off from the journal for longer than SMSDROP_LEASE?); what it read since its last commit is not recorded`,
+    );
+  }
+
   async unclaim(id: number): Promise<void> {
     await this.#pool.query('DELETE FROM file_readers WHERE file_id = $1 AND node = $2', [
       id,
@@ -218,6 +244,7 @@ class PgFileStore implements FileStore {
     return new PgPlanStore(this.#pool, id, {
       ...(kept ? { kept } : {}),
       ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
+      beforeCommit: (db) => this.#stillReading(db, id),
     });
   }
 

@@ -38,6 +38,9 @@ export async function intakeFile(
         encoding: 'utf-8',
       })
     ).id;
+  // As the pipeline does: the file is this node's to read (PostgreSQL's intake commits check it).
+  const reader = await run.files.claim(fileId);
+  if (reader !== undefined) throw new Error(`file ${fileId} is node ${reader}'s to read`);
   const kept = await run.files.beginIntake(fileId);
   const store = run.files.planStore(fileId);
   const sentBefore = await run.sentBefore?.(fileId);
