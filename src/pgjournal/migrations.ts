@@ -287,6 +287,14 @@ const ACCOUNT_SLOTS = `
   );
 `;
 
+const SEND_FIRST = `
+  -- Batches intake asks to go before the file's other due batches (PlanStore.sendFirst: those that
+  -- took rows settled once the file was read), set in the intake's transaction: every node's claim
+  -- takes them first (claims.ts), and a restart keeps them. Cleared with the batch's first outcome,
+  -- as SQLite hands each out once and then treats it as any other batch.
+  ALTER TABLE batches ADD COLUMN send_first boolean NOT NULL DEFAULT false;
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -296,4 +304,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
   { version: 3, name: 'the node reading each file', sql: FILE_READERS },
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
+  { version: 8, name: 'the batches intake sends first, for every node', sql: SEND_FIRST },
 ];

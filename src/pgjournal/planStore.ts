@@ -269,7 +269,9 @@ export class PgPlanStore implements PlanStore {
     this.#held.clear();
   }
   sendFirst(batchIds: Iterable<number>): void {
-    this.#firstPending.push(...batchIds);
+    const ids = [...batchIds];
+    this.#writes.first.push(...ids); // marked in the journal, in this intake's transaction
+    this.#firstPending.push(...ids);
   }
   finishIntakeCounts(counts: IntakeCounts): void {
     this.#writes.counts = { ...counts };

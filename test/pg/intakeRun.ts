@@ -7,6 +7,7 @@ import type { IntakeRow } from '../../src/intake/row.js';
 import type { KeptRows } from '../../src/ports/index.js';
 import type { FileStore } from '../../src/ports/files.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import type { SentBeforeLookup } from '../../src/plan/store.js';
 
 export interface IntakeRun {
@@ -16,6 +17,8 @@ export interface IntakeRun {
   chunks?: number;
   /** An intake again of this record (resumed), instead of a new one. */
   fileId?: number;
+  /** The planner's filter of numbers placed (a tiny one: nearly every number is a doubt). */
+  seenNumbers?: SeenNumbers;
   /** Called after each chunk is written, with the chunks written so far. */
   afterChunk?: (chunks: number) => Promise<void>;
 }
@@ -48,6 +51,7 @@ export async function intakeFile(
     maxPerRequest: 200,
     rowsKept: kept.lines.length,
     fileBytes: bytes.length,
+    ...(run.seenNumbers ? { seenNumbers: run.seenNumbers } : {}),
     ...(sentBefore ? { sentBefore } : {}),
   });
   const markKept = keptRowMarker(kept);
