@@ -99,10 +99,27 @@ class PgFileStore implements FileStore {
       [id],
     );
     const now = rows[0]?.node;
-    throw new SmsdropError(
-      'E_FILE_CLAIM_LOST',
-      `node ${node} no longer reads file ${id}: ${now === undefined || now === node ? 'its claim on it passed' : `node ${now} took it over`} (cut off from the journal for longer than SMSDROP_LEASE?); what it read since its last commit is not recorded`,
+    throw claimLost(
+      node,
+      id,
+      `${now === undefined || now === node ? 'its claim on it passed' : `node ${now} took it over`}; what it read since its last commit is not recorded`,
     );
+  }
+
+  /**
+   * In a transaction that moves the file: refused when another node reads it now (its claim
+   * stands), so that a node cut off past its claim does not mark the file sending or done, or
+   * refuse it (deleting its rows), under the node reading it. Locked until the commit, as above.
+   * With no claim at all (retry, resume), the move is made.
+   */
+  async #notAnothers(db: pg.ClientBase, id: number): Promise<void> {
+    const { rows } = await db.query<{ node: string }>(
+      'SELECT node FROM file_readers WHERE file_id = $1 FOR SHARE',
+      [id],
+    );
+    const reader = rows[0]?.node;
+    if (reader !== undefined && reader !== this.#reader.node)
+      throw claimLost(this.#reader.node, id, `node ${reader} took it over`);
   }
 
   async unclaim(id: number): Promise<void> {
@@ -193,6 +210,7 @@ class PgFileStore implements FileStore {
    */
   async beginIntake(id: number): Promise<KeptRows> {
     const kept = await this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
       // Other nodes may be sending the file's batches: locked first, none can start an attempt
       // until this commits, and each statement below (a snapshot of its own) sees every attempt
       // committed before. Without it, a batch whose attempt committed between two of them kept
@@ -249,7 +267,10 @@ class PgFileStore implements FileStore {
   }
 
   async status(id: number, to: FileStatus, error?: string): Promise<void> {
-    await this.#transaction((db) => this.#setStatus(db, id, to, error));
+    await this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
+      await this.#setStatus(db, id, to, error);
+    });
   }
 
   async #setStatus(db: pg.ClientBase, id: number, to: FileStatus, error?: string): Promise<void> {
@@ -276,6 +297,7 @@ class PgFileStore implements FileStore {
     explain: (requestsSent: number) => string,
   ): Promise<{ requestsSent: number; reason: string }> {
     return this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
       const requestsSent = await attemptsOf(db, id);
       const reason = explain(requestsSent);
       if (requestsSent === 0) await discardIntake(db, id);
@@ -325,6 +347,13 @@ class PgFileStore implements FileStore {
 }
 
 function ignore(): void {}
+
+function claimLost(node: string, fileId: number, why: string): SmsdropError {
+  return new SmsdropError(
+    'E_FILE_CLAIM_LOST',
+    `node ${node} no longer reads file ${fileId}: ${why} (was it cut off from the journal for longer than SMSDROP_LEASE?)`,
+  );
+}
 
 /** As SQLite's discardIntake: the file's rows, batches and attempts go; its groups stay. */
 async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {

@@ -103,4 +103,28 @@ describe('a node whose claim on a file lapsed', { skip: postgresMissing() }, () 
     );
     assert.ok(rows[0]!.left > 30, `renewed by the commit (${rows[0]!.left} s left)`);
   });
+
+  test('taken over, it cannot move the file either: not sending, not done, not refused', async () => {
+    const pool = await journal();
+    const { before } = await readWhileLapsing(pool, async (id) => {
+      await pool.query("UPDATE file_readers SET node = 'node-b' WHERE file_id = $1", [id]);
+    });
+    const a = pgFileStore(pool, { reader: { node: 'node-a', leaseMs: LEASE_MS } });
+    const { rows } = await pool.query<{ id: number }>('SELECT id FROM files');
+    const id = rows[0]!.id;
+    const refused = (error: unknown) => hasCode(error, 'E_FILE_CLAIM_LOST');
+    await assert.rejects(a.status(id, 'sending'), refused);
+    await assert.rejects(a.status(id, 'done'), refused);
+    await assert.rejects(
+      a.refuse(id, () => 'E_FILE_CSV: a broken quote'),
+      refused,
+    );
+    await assert.rejects(a.beginIntake(id), refused);
+    const file = await pool.query<{ status: string }>('SELECT status FROM files');
+    assert.equal(file.rows[0]!.status, 'intake');
+    assert.equal(await rowsSeen(pool), before, "none of node B's rows deleted");
+
+    await pool.query('DELETE FROM file_readers'); // nobody reads it (retry and resume claim none)
+    await a.status(id, 'sending');
+  });
 });
