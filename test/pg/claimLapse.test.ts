@@ -119,7 +119,7 @@ describe('a node whose claim on a file lapsed', { skip: postgresMissing() }, () 
       a.refuse(id, () => 'E_FILE_CSV: a broken quote'),
       refused,
     );
-    await assert.rejects(a.beginIntake(id), refused);
+    await assert.rejects(async () => a.beginIntake(id), refused);
     const file = await pool.query<{ status: string }>('SELECT status FROM files');
     assert.equal(file.rows[0]!.status, 'intake');
     assert.equal(await rowsSeen(pool), before, "none of node B's rows deleted");
