@@ -287,6 +287,28 @@ const ACCOUNT_SLOTS = `
   );
 `;
 
+const SEND_FIRST = `
+  -- Batches intake asks to go before the file's other due batches (PlanStore.sendFirst: those that
+  -- took rows settled once the file was read), set in the intake's transaction: every node's claim
+  -- takes them first (claims.ts), and a restart keeps them. Cleared with the batch's first outcome,
+  -- as SQLite hands each out once and then treats it as any other batch.
+  ALTER TABLE batches ADD COLUMN send_first boolean NOT NULL DEFAULT false;
+`;
+
+const NODE_STATE = `
+  -- What each daemon's process keeps current for status and the dashboard (daemonState.ts): its
+  -- process id on its host (status matches the process holding its data directory) and what its
+  -- requests wait for. The pause stays in daemon_state's one row: it is the account's.
+  CREATE TABLE node_state (
+    node        text    PRIMARY KEY,
+    host        text    NOT NULL,
+    pid         integer NOT NULL,
+    waiting     text,
+    updated_at  text    NOT NULL
+  );
+  CREATE INDEX node_state_by_process ON node_state (host, pid);
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -296,4 +318,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
   { version: 3, name: 'the node reading each file', sql: FILE_READERS },
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
+  { version: 8, name: 'the batches intake sends first, for every node', sql: SEND_FIRST },
+  { version: 9, name: "each daemon's own state", sql: NODE_STATE },
 ];

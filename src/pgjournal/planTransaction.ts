@@ -6,19 +6,32 @@
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 
+/**
+ * Runs in the transaction just before each COMMIT, after every write of it: throwing refuses the
+ * commit (the transaction is rolled back and lost, as any failed step; the error is kept as the
+ * cause of what the step throws).
+ */
+export type BeforeCommit = (db: pg.ClientBase) => Promise<void>;
+
 export class IntakeTransaction {
   readonly #pool: pg.Pool;
   readonly #fileId: number;
   /** The intake turn's connection, kept between transactions; else one from the pool for each. */
   readonly #turn: pg.PoolClient | undefined;
+  readonly #beforeCommit: BeforeCommit | undefined;
   #client: pg.PoolClient | undefined;
   #busy: Promise<void> = Promise.resolve();
   #lost = false;
 
-  constructor(pool: pg.Pool, fileId: number, turn?: pg.PoolClient) {
+  constructor(
+    pool: pg.Pool,
+    fileId: number,
+    options: { turn?: pg.PoolClient | undefined; beforeCommit?: BeforeCommit | undefined } = {},
+  ) {
     this.#pool = pool;
     this.#fileId = fileId;
-    this.#turn = turn;
+    this.#turn = options.turn;
+    this.#beforeCommit = options.beforeCommit;
   }
 
   /** True once a step failed: the rows written since the last commit are gone. */
@@ -57,6 +70,7 @@ export class IntakeTransaction {
   async commitOpen(): Promise<boolean> {
     const client = this.#client;
     if (!client) return false;
+    await this.#beforeCommit?.(client);
     await client.query('COMMIT');
     this.#client = undefined;
     this.#letGo(client);

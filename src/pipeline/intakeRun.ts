@@ -7,6 +7,7 @@ import { FILE_STATUS } from '../ports/index.js';
 import {
   type ErrorCode,
   errorCode,
+  hasCode,
   isDatabaseOutage,
   isMachineCode,
   userError,
@@ -71,7 +72,8 @@ export async function intake(
     // its requests are recorded either way; the refusal is the news
     await reading.sending?.done.catch(() => {});
     // The journal's database gone (restarting, say): the file is read again once it is back.
-    if (isDatabaseOutage(err)) throw err;
+    // Another node reads it now (this one's claim passed): not refused, it is that node's.
+    if (isDatabaseOutage(err) || hasCode(err, 'E_FILE_CLAIM_LOST')) throw err;
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   }
   await reading.end();

@@ -15,8 +15,10 @@ import { SAMPLE, insertSql } from './sample.js';
 import { sqliteOf } from '../journal/sqliteOf.js';
 
 const VIEWS = ['row_results', 'v_files', 'v_recipients', 'v_failures'];
-/** Columns only the PostgreSQL journal has: several nodes' leases (migration 2). */
-const PG_ONLY: Record<string, string[]> = { batches: ['lease_node', 'lease_until'] };
+/** Columns only the PostgreSQL journal has: several nodes' leases (2), batches sent first (8). */
+const PG_ONLY: Record<string, string[]> = {
+  batches: ['lease_node', 'lease_until', 'send_first'],
+};
 /** SQLite's tables of its own: the migrations' bookkeeping and the lost-commit intents. */
 const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence'];
 
