@@ -26,6 +26,7 @@ import {
   REPLACED_STATES,
   sqlList,
 } from '../ports/states.js';
+import { attemptHistory } from './sendReads.js';
 import { type Queryable, withTransaction } from './smallTransaction.js';
 
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
@@ -44,34 +45,6 @@ async function batchesIn(
     [fileId, state],
   );
   return rows;
-}
-
-/** An attempt's outcome that may have reached the provider: no word on what became of it. */
-const MAY_HAVE_ARRIVED =
-  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
-
-const HISTORY = `SELECT
-    count(*) FILTER (WHERE (req_id IS NULL OR req_id <> $1) AND (${MAY_HAVE_ARRIVED})) AS "withoutReqId",
-    count(*) FILTER (WHERE outcome = 'rejected:ambiguous') AS ambiguous,
-    min(started_at COLLATE "C") FILTER (WHERE ${MAY_HAVE_ARRIVED}) AS "firstDoubtAt"
-  FROM attempts WHERE batch_id = $2`;
-
-async function attemptHistory(
-  db: Queryable,
-  batchId: number,
-  reqId: string,
-): Promise<AttemptHistory> {
-  const { rows } = await db.query<{
-    withoutReqId: number;
-    ambiguous: number;
-    firstDoubtAt: string | null;
-  }>(HISTORY, [reqId, batchId]);
-  const row = rows[0]!;
-  return {
-    everyAttemptCarriedReqId: row.withoutReqId === 0,
-    partial: row.ambiguous > 0,
-    firstDoubtAt: row.firstDoubtAt,
-  };
 }
 
 /** The history of an unknown batch that keeps its reqId on a retry, else undefined. */
