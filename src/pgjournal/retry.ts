@@ -15,14 +15,13 @@ import type {
   SentBeforeLookup,
   UnknownRule,
 } from '../ports/records.js';
-import type { RetryStore } from '../ports/retry.js';
+import { type NumbersIn, type RetryStore, tallyRetryOutcome } from '../ports/retry.js';
 import { SmsdropError } from '../errors.js';
 import {
   BATCH_MOVES,
   BATCH_STATE,
   type BatchState,
   DOUBT,
-  OUTCOME_STATES,
   REPLACED_STATES,
   sqlList,
 } from '../ports/states.js';
@@ -271,30 +270,16 @@ async function retryOutcome(
   fileId: number,
   retry: PreparedRetry,
 ): Promise<RetryOutcome> {
-  const outcome: RetryOutcome = {
-    rows: retry.rows,
-    accepted: 0,
-    failed: 0,
-    unknown: 0,
-    pending: 0,
-  };
-  const add = ({ state, n }: { state: string; n: number }): void => {
-    if ((OUTCOME_STATES as readonly string[]).includes(state))
-      outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
-    else outcome.pending += n;
-  };
-  const own = await pool.query<{ state: string; n: number }>(
+  const own = await pool.query<NumbersIn>(
     'SELECT state, numbers AS n FROM batches WHERE id = ANY($1::bigint[])',
     [retry.ownReqIdBatchIds],
   );
-  own.rows.forEach(add);
-  if (retry.firstBatchId === null) return outcome;
-  const byState = await pool.query<{ state: string; n: number }>(
+  if (retry.firstBatchId === null) return tallyRetryOutcome(retry.rows, own.rows);
+  const byState = await pool.query<NumbersIn>(
     `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = $1 AND id >= $2 AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
     [fileId, retry.firstBatchId],
   );
-  byState.rows.forEach(add);
-  return outcome;
+  return tallyRetryOutcome(retry.rows, [...own.rows, ...byState.rows]);
 }
 
 export function pgRetryStore(pool: pg.Pool): RetryStore {
