@@ -1,6 +1,6 @@
 // Transactions of the PostgreSQL journal's stores: a client of the pool, BEGIN, the work, COMMIT,
 // or ROLLBACK on any error (the error is thrown on). For the stores written with the handle
-// (outbox, suppression list, daemon state, retry, maintenance).
+// (outbox, suppression list, daemon state, retry, maintenance), and for migrate's copy (copy.ts).
 import type pg from 'pg';
 
 /** A pool or one of its clients (inside a transaction). */
