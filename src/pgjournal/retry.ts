@@ -3,7 +3,6 @@
 // with fresh reqIds and becomes `retried`; an unknown batch the provider would still recognise by
 // its reqId is planned again as it is. All in one transaction, the file's chosen batches locked
 // first (FOR UPDATE), so that two retries at once cannot both move one batch.
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type {
   AttemptHistory,
@@ -26,6 +25,7 @@ import {
   sqlList,
 } from '../ports/states.js';
 import { attemptHistory } from './sendReads.js';
+import { moveToNewBatch } from './sendMoves.js';
 import { type Queryable, withTransaction } from './smallTransaction.js';
 
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
@@ -186,31 +186,6 @@ async function batchPhones(db: Queryable, batchId: number): Promise<string[]> {
     [batchId],
   );
   return rows[0]?.phones ? rows[0].phones.split(',') : [];
-}
-
-/** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
-async function moveToNewBatch(
-  db: Queryable,
-  from: BatchRecord,
-  phones: string[],
-  now: string,
-): Promise<number> {
-  const { rows } = await db.query<{ id: number }>(
-    `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, 'planned', $6, $6) RETURNING id`,
-    [from.file_id, from.group_id, from.id, randomUUID().replaceAll('-', ''), phones.length, now],
-  );
-  const childId = rows[0]!.id;
-  await db.query('INSERT INTO batch_numbers (batch_id, phones) VALUES ($1, $2)', [
-    childId,
-    phones.join(','),
-  ]);
-  await db.query('UPDATE rows SET batch_id = $1 WHERE batch_id = $2 AND phone = ANY($3::text[])', [
-    childId,
-    from.id,
-    phones,
-  ]);
-  return childId;
 }
 
 const RECOUNT = `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = $1),
