@@ -125,6 +125,31 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
     }
   });
 
+  test('every foreign key has an index on its column: deleting what it points to looks it up', async () => {
+    const pool = await journalPool();
+    await migratePostgres(pool);
+    // An index leading with the key's column, whole or leaving out only its nulls (a partial
+    // index WHERE column IS NOT NULL serves the lookup "column = value").
+    const { rows } = await pool.query<{ key: string }>(
+      `SELECT c.conrelid::regclass::text || '.' || a.attname AS key
+       FROM pg_constraint c
+       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+       WHERE c.contype = 'f' AND NOT EXISTS (
+         SELECT 1 FROM pg_index i
+         WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]
+           AND (i.indpred IS NULL OR pg_get_expr(i.indpred, i.indrelid) = '(' || a.attname || ' IS NOT NULL)'))
+       ORDER BY 1`,
+    );
+    const { rows: keys } = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f'",
+    );
+    assert.ok(keys[0]!.n >= 8, `${keys[0]!.n} foreign keys`);
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      [],
+    );
+  });
+
   test('the views answer as SQLite does on the same journal content', async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
