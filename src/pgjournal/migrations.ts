@@ -287,6 +287,89 @@ const ACCOUNT_SLOTS = `
   );
 `;
 
+const ACCOUNT_PACING = `
+  -- The account's pacing (accountRate.ts), for every node together: the next request start and
+  -- the next number each per-second limit allows, in ms since the epoch by the database's clock;
+  -- the row is also the lock that takes turns. The message window's starts (at: when the request
+  -- starts, same clock), each kept for the window's length; a start given back is deleted.
+  CREATE TABLE account_pace (
+    id             integer          PRIMARY KEY CHECK (id = 1),
+    requests_next  double precision NOT NULL DEFAULT 0,
+    messages_next  double precision NOT NULL DEFAULT 0
+  );
+  INSERT INTO account_pace (id) VALUES (1);
+  CREATE TABLE account_window_starts (
+    id       bigint           GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at       double precision NOT NULL,
+    numbers  integer          NOT NULL,
+    node     text             NOT NULL
+  );
+  CREATE INDEX account_window_starts_at ON account_window_starts (at);
+  -- One start, reserved under the row's lock: each statement of a function sees what was
+  -- committed before it (READ COMMITTED), so the window's sum counts the start the node that held
+  -- the lock just made; one statement in the caller's words would read a snapshot from before
+  -- its wait. Returns the wait before the start (wait_ms) and its id when a window counts it, or,
+  -- the window having no room, full_ms: when to ask again.
+  CREATE FUNCTION account_take_start(
+    n integer, request_ms double precision, message_ms double precision,
+    window_ms double precision, window_messages bigint, who text,
+    OUT wait_ms double precision, OUT start_id bigint, OUT full_ms double precision)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    pace account_pace%ROWTYPE;
+    now_ms double precision;
+    used bigint := 0;
+    allowed bigint := GREATEST(window_messages, n);
+    start_at double precision;
+  BEGIN
+    SELECT * INTO pace FROM account_pace WHERE id = 1 FOR UPDATE;
+    now_ms := extract(epoch FROM clock_timestamp()) * 1000;
+    IF window_ms > 0 THEN
+      DELETE FROM account_window_starts WHERE at <= now_ms - window_ms;
+      SELECT coalesce(sum(numbers), 0) INTO used FROM account_window_starts;
+      IF used + n > allowed THEN
+        -- The oldest starts leave the window first: wait for enough of them.
+        SELECT GREATEST(1, s.at + window_ms - now_ms) INTO full_ms FROM (
+          SELECT at, sum(numbers) OVER (ORDER BY at, id) AS freed FROM account_window_starts
+        ) s WHERE used - s.freed + n <= allowed ORDER BY s.at LIMIT 1;
+        full_ms := coalesce(full_ms, window_ms);
+        RETURN;
+      END IF;
+    END IF;
+    start_at := GREATEST(now_ms,
+      CASE WHEN request_ms > 0 THEN pace.requests_next ELSE 0 END,
+      CASE WHEN message_ms > 0 THEN pace.messages_next ELSE 0 END);
+    UPDATE account_pace SET
+      requests_next = CASE WHEN request_ms > 0 THEN start_at + request_ms ELSE requests_next END,
+      messages_next = CASE WHEN message_ms > 0 THEN start_at + message_ms * n ELSE messages_next END
+    WHERE id = 1;
+    IF window_ms > 0 THEN
+      INSERT INTO account_window_starts (at, numbers, node) VALUES (start_at, n, who)
+      RETURNING id INTO start_id;
+    END IF;
+    wait_ms := start_at - now_ms;
+  END
+  $fn$;
+`;
+
+const ACCOUNT_PAUSE = `
+  -- The account's pause (accountPause.ts), for every node together: set by the node that paused
+  -- (an account-stop code, the provider failing) until its cooldown is over, or until the time in
+  -- until by the database's clock (a node that died paused). generation grows at each new pause,
+  -- so that a node lifts only the pause it is in. Not daemon_state: that says each node's view.
+  CREATE TABLE account_pause (
+    id           integer     PRIMARY KEY CHECK (id = 1),
+    generation   bigint      NOT NULL DEFAULT 0,
+    paused       boolean     NOT NULL DEFAULT false,
+    until        timestamptz,
+    reason       text,
+    code         text,
+    status_code  text,
+    node         text
+  );
+  INSERT INTO account_pause (id) VALUES (1);
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -296,4 +379,6 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
   { version: 3, name: 'the node reading each file', sql: FILE_READERS },
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
+  { version: 10, name: "the account's pacing, shared by the nodes", sql: ACCOUNT_PACING },
+  { version: 11, name: "the account's pause, shared by the nodes", sql: ACCOUNT_PAUSE },
 ];
