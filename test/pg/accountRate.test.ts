@@ -59,24 +59,26 @@ describe("the account's pacing and pause nodes share", { skip: postgresMissing()
   const limitersOf = (three: AccountSlots[], limits: RateLimits) =>
     three.map((node) => accountRateLimiter(limits, node.rate));
 
-  test('three nodes start no more requests per second than one may', async () => {
+  test('three nodes start no more requests per second than one may', async (t) => {
     const spanMs = 3_000;
     const starts = await startsFor(
       limitersOf(await nodes(3), { requestsPerSecond: 10 }),
       1,
       spanMs,
     );
+    t.diagnostic(`${starts} starts in ${spanMs} ms`);
     // One node alone would start at most 10 a second, plus the one at the start; each node may
     // hold one reserved start when the span ends. A node each would make about 90.
     assert.ok(starts <= 10 * (spanMs / 1000) + 1 + 3, `${starts} starts in ${spanMs} ms`);
     assert.ok(starts >= 5, `${starts} starts: the limit let requests through`);
   });
 
-  test('three nodes send no more numbers per second than one may', async () => {
+  test('three nodes send no more numbers per second than one may', async (t) => {
     const spanMs = 3_000;
     // 20 numbers a second, 5 a request: 4 requests a second for all three nodes.
     const limiters = limitersOf(await nodes(3), { messagesPerSecond: 20 });
     const starts = await startsFor(limiters, 5, spanMs);
+    t.diagnostic(`${starts} starts in ${spanMs} ms`);
     assert.ok(starts <= 4 * (spanMs / 1000) + 1 + 3, `${starts} starts in ${spanMs} ms`);
     assert.ok(starts >= 3, `${starts} starts: the limit let requests through`);
   });
