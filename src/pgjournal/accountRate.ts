@@ -1,9 +1,11 @@
 // The account's pacing in PostgreSQL (ports/account.ts): every node's request starts reserved
 // against one row, so that requestsPerSecond, messagesPerSecond and the message window hold for
 // all nodes together. A reservation is one statement, the function account_take_start of
-// migration 10: under the row's lock it counts the window's starts (a table of them, by the
-// database's clock) and moves each per-second limit's next start on, as send/rate.ts does in
-// memory for one process. The node then waits the time it was given, on its own clock.
+// migration 10: under the row's lock it moves each per-second limit's next start on and, with a
+// message window, records the start (a table of them, by the database's clock) and adds its
+// numbers to the window's running sum, from which the starts that left the window are taken out
+// (so that its cost does not grow with the window); as send/rate.ts does in memory for one
+// process. The node then waits the time it was given, on its own clock.
 import type pg from 'pg';
 import type { AccountRate, ReservedStart, WindowFull } from '../ports/account.js';
 
@@ -50,7 +52,7 @@ function reserved(pool: pg.Pool, waitMs: number, startId: number | null): Reserv
       once(
         'UPDATE account_window_starts SET at = GREATEST(at, extract(epoch FROM clock_timestamp()) * 1000) WHERE id = $1',
       ),
-    giveBack: () => once('DELETE FROM account_window_starts WHERE id = $1'),
+    giveBack: () => once('SELECT account_give_back($1)'),
   };
 }
 
@@ -71,11 +73,16 @@ async function seedWindow(
     await client.query('BEGIN');
     await client.query('SELECT 1 FROM account_pace WHERE id = 1 FOR UPDATE');
     await client.query(
-      `INSERT INTO account_window_starts (at, numbers, node)
-       SELECT s.at, s.numbers, $3 FROM unnest($1::double precision[], $2::integer[]) AS s(at, numbers)
-       WHERE NOT EXISTS (
-         SELECT 1 FROM account_window_starts
-         WHERE at > extract(epoch FROM clock_timestamp()) * 1000 - $4)`,
+      `WITH seeded AS (
+         INSERT INTO account_window_starts (at, numbers, node)
+         SELECT s.at, s.numbers, $3
+         FROM unnest($1::double precision[], $2::integer[]) AS s(at, numbers)
+         WHERE s.at > extract(epoch FROM clock_timestamp()) * 1000 - $4 AND NOT EXISTS (
+           SELECT 1 FROM account_window_starts
+           WHERE at > extract(epoch FROM clock_timestamp()) * 1000 - $4)
+         RETURNING numbers)
+       UPDATE account_pace SET window_used = window_used + (SELECT coalesce(sum(numbers), 0) FROM seeded)
+       WHERE id = 1`,
       [starts.map((s) => s.at), starts.map((s) => s.numbers), node, windowMs],
     );
     await client.query('COMMIT');

@@ -289,13 +289,15 @@ const ACCOUNT_SLOTS = `
 
 const ACCOUNT_PACING = `
   -- The account's pacing (accountRate.ts), for every node together: the next request start and
-  -- the next number each per-second limit allows, in ms since the epoch by the database's clock;
-  -- the row is also the lock that takes turns. The message window's starts (at: when the request
-  -- starts, same clock), each kept for the window's length; a start given back is deleted.
+  -- the next number each per-second limit allows, in ms since the epoch by the database's clock,
+  -- and the numbers of the message window's starts (window_used, their sum); the row is also the
+  -- lock that takes turns. The window's starts (at: when the request starts, same clock), each
+  -- kept for the window's length; a start given back is deleted.
   CREATE TABLE account_pace (
     id             integer          PRIMARY KEY CHECK (id = 1),
     requests_next  double precision NOT NULL DEFAULT 0,
-    messages_next  double precision NOT NULL DEFAULT 0
+    messages_next  double precision NOT NULL DEFAULT 0,
+    window_used    bigint           NOT NULL DEFAULT 0
   );
   INSERT INTO account_pace (id) VALUES (1);
   CREATE TABLE account_window_starts (
@@ -305,11 +307,12 @@ const ACCOUNT_PACING = `
     node     text             NOT NULL
   );
   CREATE INDEX account_window_starts_at ON account_window_starts (at);
-  -- One start, reserved under the row's lock: each statement of a function sees what was
-  -- committed before it (READ COMMITTED), so the window's sum counts the start the node that held
-  -- the lock just made; one statement in the caller's words would read a snapshot from before
-  -- its wait. Returns the wait before the start (wait_ms) and its id when a window counts it, or,
-  -- the window having no room, full_ms: when to ask again.
+  -- One start, reserved under the row's lock. Functions, not one statement in the caller's words:
+  -- each statement of a function sees what was committed before it (READ COMMITTED), so what it
+  -- reads after the lock includes the start the node that held the lock just made, where a single
+  -- statement would read a snapshot from before its wait. Returns the wait before the start
+  -- (wait_ms) and its id when a window counts it, or, the window having no room, full_ms: when
+  -- to ask again.
   CREATE FUNCTION account_take_start(
     n integer, request_ms double precision, message_ms double precision,
     window_ms double precision, window_messages bigint, who text,
@@ -318,16 +321,21 @@ const ACCOUNT_PACING = `
   DECLARE
     pace account_pace%ROWTYPE;
     now_ms double precision;
-    used bigint := 0;
+    expired bigint;
+    used bigint;
     allowed bigint := GREATEST(window_messages, n);
     start_at double precision;
   BEGIN
     SELECT * INTO pace FROM account_pace WHERE id = 1 FOR UPDATE;
     now_ms := extract(epoch FROM clock_timestamp()) * 1000;
+    used := pace.window_used;
     IF window_ms > 0 THEN
-      DELETE FROM account_window_starts WHERE at <= now_ms - window_ms;
-      SELECT coalesce(sum(numbers), 0) INTO used FROM account_window_starts;
+      WITH gone AS (
+        DELETE FROM account_window_starts WHERE at <= now_ms - window_ms RETURNING numbers)
+      SELECT coalesce(sum(numbers), 0) INTO expired FROM gone;
+      used := used - expired;
       IF used + n > allowed THEN
+        UPDATE account_pace SET window_used = used WHERE id = 1;
         -- The oldest starts leave the window first: wait for enough of them.
         SELECT GREATEST(1, s.at + window_ms - now_ms) INTO full_ms FROM (
           SELECT at, sum(numbers) OVER (ORDER BY at, id) AS freed FROM account_window_starts
@@ -339,15 +347,30 @@ const ACCOUNT_PACING = `
     start_at := GREATEST(now_ms,
       CASE WHEN request_ms > 0 THEN pace.requests_next ELSE 0 END,
       CASE WHEN message_ms > 0 THEN pace.messages_next ELSE 0 END);
-    UPDATE account_pace SET
-      requests_next = CASE WHEN request_ms > 0 THEN start_at + request_ms ELSE requests_next END,
-      messages_next = CASE WHEN message_ms > 0 THEN start_at + message_ms * n ELSE messages_next END
-    WHERE id = 1;
     IF window_ms > 0 THEN
       INSERT INTO account_window_starts (at, numbers, node) VALUES (start_at, n, who)
       RETURNING id INTO start_id;
+      used := used + n;
     END IF;
+    UPDATE account_pace SET
+      requests_next = CASE WHEN request_ms > 0 THEN start_at + request_ms ELSE requests_next END,
+      messages_next = CASE WHEN message_ms > 0 THEN start_at + message_ms * n ELSE messages_next END,
+      window_used = used
+    WHERE id = 1;
     wait_ms := start_at - now_ms;
+  END
+  $fn$;
+  -- A start given back (its request never left): its numbers leave the window. The row's lock
+  -- first, as account_take_start takes them.
+  CREATE FUNCTION account_give_back(start bigint) RETURNS void
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    freed bigint;
+  BEGIN
+    PERFORM 1 FROM account_pace WHERE id = 1 FOR UPDATE;
+    WITH gone AS (DELETE FROM account_window_starts WHERE id = start RETURNING numbers)
+    SELECT coalesce(sum(numbers), 0) INTO freed FROM gone;
+    UPDATE account_pace SET window_used = window_used - freed WHERE id = 1 AND freed > 0;
   END
   $fn$;
 `;

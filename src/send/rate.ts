@@ -303,7 +303,7 @@ export class AccountPause {
 
   /** Waits `ms` (the cooldown), less once `signal` aborts or the account's pause lifts. */
   async cooldown(ms: number, signal?: AbortSignal): Promise<void> {
-    if (!this.paused) return; // lifted already
+    if (this.shared && !this.paused) return; // lifted already, by another node
     const lifted = new AbortController();
     this.#onLift = () => lifted.abort();
     await sleepUnlessStopped(ms, signal ? AbortSignal.any([signal, lifted.signal]) : lifted.signal);
