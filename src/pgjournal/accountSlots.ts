@@ -43,7 +43,7 @@ const TAKE = `
     RETURNING s.slot
   )
   SELECT (SELECT level FROM lvl) AS level, (SELECT slot FROM taken) AS slot, ${PAUSE_COLUMNS}
-  FROM account_pause WHERE id = 1`;
+  FROM (SELECT 1) one LEFT JOIN account_pause ON account_pause.id = 1`;
 
 /**
  * The account's slots for this node, on a migrated journal: the setting is recorded (the level
