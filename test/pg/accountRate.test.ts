@@ -143,6 +143,23 @@ describe("the account's pacing and pause nodes share", { skip: postgresMissing()
     slot();
   });
 
+  test('a pause renewed at once (the trial failed) keeps the others paused', async () => {
+    const [a, b] = await nodes(2);
+    const pauseA = new AccountPause(0, { pause: a!.pause, holdMs: 60_000 });
+    const pauseB = new AccountPause(0, { pause: b!.pause, holdMs: 60_000 });
+    pauseA.pause('the account has no balance left', 'E_PROVIDER_BALANCE', '111142');
+    await until(async () => {
+      await b!.take(AbortSignal.timeout(300)).then((slot) => slot?.());
+      return pauseB.paused;
+    }, 'node b sees the pause');
+    pauseA.resume();
+    pauseA.pause('the account has no balance left', 'E_PROVIDER_BALANCE', '111142');
+    await sleep(2_500); // node b looks every second
+    assert.equal(pauseB.paused, true, 'node b is in the newer pause, not lifted');
+    pauseA.resume();
+    await until(() => !pauseB.paused, 'lifted with the newer pause');
+  });
+
   test('a pause whose node died lapses after its cooldown', async () => {
     const [a, b] = await nodes(2);
     const pauseA = new AccountPause(0, { pause: a!.pause, holdMs: 1_500 });
