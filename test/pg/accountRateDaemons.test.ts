@@ -66,14 +66,15 @@ describe('two daemons sharing a rate limit', { skip: postgresMissing() }, () => 
     assertEachOnce(records, numbersOf(2 * ROWS));
     const times = records.map((r) => Date.parse(r.time)).sort((x, y) => x - y);
     // The most requests received within any 3 s: RATE a second and the one at its start for the
-    // two together, plus a few that a busy machine may have held and let go at once. Each daemon
-    // pacing only itself would let all 24 through in about 3 s.
+    // two together, plus a few that a busy machine may have held and let go at once (a daemon or
+    // the simulator stalled for a second). Each daemon pacing only itself would let all 24
+    // through in about 3 s.
     const most = Math.max(
       ...times.map((t0) => times.filter((t) => t >= t0 && t < t0 + 3_000).length),
     );
     t.diagnostic(
       `${times.length} requests over ${times.at(-1)! - times[0]!} ms; at most ${most} in 3 s`,
     );
-    assert.ok(most <= 3 * RATE + 1 + 3, `${most} requests within 3 s at ${RATE} a second`);
+    assert.ok(most <= 3 * RATE + 1 + 5, `${most} requests within 3 s at ${RATE} a second`);
   });
 });
