@@ -16,6 +16,7 @@ import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
 import { describeError } from '../log/redact.js';
 import type { FileLife } from './fileLife.js';
+import { helpOtherNodes } from './helpOtherNodes.js';
 import { handleFile, takeFile } from './lifecycle.js';
 import { createFilePool, type FilePool } from './pool.js';
 import { startProgress } from './progress.js';
@@ -171,12 +172,13 @@ async function serve(
   sayWatching(config, folders, runtime, log);
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
   const pruning = schedulePruning(config, runtime, log);
+  const helping = helpOtherNodes(runtime.context, log);
 
   const signal = await signals.requested;
   pool.stop();
   await watcher.close();
   surface.setWatching(false);
-  const drained = await drain(pool, config.graceMs, signal, log);
+  const [drained] = await Promise.all([drain(pool, config.graceMs, signal, log), helping.stop()]);
   progress.stop();
   await pruning.stop(); // it stops between two steps: none holds the journal after this
   await surface.close();

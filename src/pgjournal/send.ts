@@ -12,7 +12,13 @@ import { claimDueBatches } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
 import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
 import { TurnQueue } from './sendQueue.js';
-import { attemptHistory, nextDueAt, providerSilentFor, recentStarts } from './sendReads.js';
+import {
+  attemptHistory,
+  filesWithWork,
+  nextDueAt,
+  providerSilentFor,
+  recentStarts,
+} from './sendReads.js';
 import { anyAbandoned, takeOverAbandoned } from './sendTakeover.js';
 
 export interface PgSendStoreOptions extends LeaseSettings {
@@ -181,6 +187,10 @@ export class PgSendStore implements SendStore {
 
   writesPending(): boolean {
     return this.#queue.waiting();
+  }
+
+  filesWithWork(limit: number): Promise<number[]> {
+    return filesWithWork(this.#pool, Date.now(), limit);
   }
 }
 

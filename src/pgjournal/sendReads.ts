@@ -102,3 +102,23 @@ export async function nextDueAt(
   );
   return rows[0]?.at ?? null;
 }
+
+/**
+ * Files read in whole with batches due now that no live node holds (planned), or that a node whose
+ * lease passed left `sending` (claimDueBatches takes those over): work for any node. A file
+ * still being read (intake) is its reader's alone: whether its batches may go before it is read
+ * whole is the reader's to decide (sending while reading). A refused file's are not sent at all.
+ */
+export async function filesWithWork(db: Queryable, now: number, limit: number): Promise<number[]> {
+  const { rows } = await db.query<{ file_id: number }>(
+    `SELECT f.id AS file_id FROM files f
+     WHERE f.status = 'sending' AND EXISTS (
+       SELECT 1 FROM batches b WHERE b.file_id = f.id
+         AND ((b.state = 'planned' AND b.next_attempt_at <= $1) OR b.state = 'sending')
+         AND (b.lease_node IS NULL OR b.lease_until <= clock_timestamp())
+     )
+     ORDER BY f.id LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((r) => r.file_id);
+}

@@ -58,4 +58,10 @@ export interface SendStore {
   recentStarts(sinceMs: number): Awaitable<{ at: number; numbers: number }[]>;
   /** True while writes wait for their transaction (at the next turn of the event loop). */
   writesPending(): boolean;
+  /**
+   * Files read in whole (status sending) with batches due now that no live node holds, or left
+   * `sending` by a node whose lease passed: work this node may take up for files other nodes
+   * read (daemon/helpOtherNodes.ts). Only a journal shared by several processes has it.
+   */
+  filesWithWork?(limit: number): Promise<number[]>;
 }

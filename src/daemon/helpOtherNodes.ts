@@ -1,0 +1,63 @@
+// Sending the batches of files other nodes read, when several daemons share one journal
+// (PostgreSQL). A file is read by the node whose inbox it was dropped into, and that node sends it
+// and files it (its result files, its done/). Its batches are the account's, though: any node may
+// send those that are due and that no live node holds. So a big file goes out on every node's
+// share of the account, and the batches of a node that died are finished by the others once its
+// leases pass (the claim takes over what it left `sending`, to resend under the same reqId). The
+// reader files the file when it is back; nothing here touches a file's status or its folders.
+import { errorCode, isDatabaseOutage } from '../errors.js';
+import type { Logger } from '../log/logger.js';
+import { describeError } from '../log/redact.js';
+import type { PipelineContext } from '../pipeline/index.js';
+import { sendReadyBatches } from '../send/index.js';
+import { sleepUnlessStopped } from '../send/sleep.js';
+
+/** How often a node looks for other nodes' work, and how many files it takes up at once. */
+export const HELP_EVERY_MS = 1_000;
+const FILES_AT_ONCE = 4;
+
+export interface Helping {
+  /** Resolves once the pass under way has recorded its requests (the stop signal ends it). */
+  stop(): Promise<void>;
+}
+
+/** Starts looking for other nodes' due batches; none to do on a journal only this process uses. */
+export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
+  const filesWithWork = ctx.send.filesWithWork?.bind(ctx.send);
+  if (!filesWithWork) return { stop: () => Promise.resolve() };
+  const stopped = new AbortController();
+  const signal = AbortSignal.any([stopped.signal, ...(ctx.stopSignal ? [ctx.stopSignal] : [])]);
+  const running = (async () => {
+    let quiet = false;
+    while (!signal.aborted) {
+      try {
+        if (!ctx.pause.paused) await helpOnce(ctx, await filesWithWork(FILES_AT_ONCE));
+        quiet = false;
+      } catch (err) {
+        // the database gone a while: said once, tried again at the next look
+        if (!quiet) log.warn(`sending other nodes' batches: ${describeError(err)}`);
+        quiet = isDatabaseOutage(err);
+      }
+      await sleepUnlessStopped(HELP_EVERY_MS, signal);
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped.abort();
+      await running;
+    },
+  };
+}
+
+/** One pass over each file's due batches; the files this process runs itself are its own. */
+async function helpOnce(ctx: PipelineContext, fileIds: number[]): Promise<void> {
+  const others = fileIds.filter((id) => !ctx.inProgress.has(id));
+  await Promise.all(
+    others.map((id) =>
+      sendReadyBatches(ctx, id).catch((err: unknown) => {
+        // a batch another node took over meanwhile: its work, not an error of this node's
+        if (errorCode(err) !== 'E_BATCH_TRANSITION') throw err;
+      }),
+    ),
+  );
+}
