@@ -69,10 +69,25 @@ export function childEnv(
 export interface SimulatorProcess {
   url: string;
   pid: number;
-  stop(): Promise<void>;
+  /** SIGTERM; resolves with the simulator's own counts, when it said them. */
+  stop(): Promise<SimulatorCounts | undefined>;
 }
 
-function exited(child: ChildProcess): Promise<number | null> {
+/** What the simulator says as it stops: requests that reached it, and the most at once. */
+export interface SimulatorCounts {
+  requests: number;
+  accepted: number;
+  peakInFlight: number;
+}
+
+function countsIn(text: string): SimulatorCounts | undefined {
+  const m = /stopping after (\d+) requests, (\d+) accepted, at most (\d+) at once/.exec(text);
+  return m
+    ? { requests: Number(m[1]), accepted: Number(m[2]), peakInFlight: Number(m[3]) }
+    : undefined;
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
@@ -97,6 +112,8 @@ export function startSimulatorProcess(
     '1',
   ];
   const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  // Its output read to the end (the counts are its last line), not only its exit.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -106,13 +123,15 @@ export function startSimulatorProcess(
       const m = /^listening on (\S+)$/m.exec(out);
       if (m) {
         child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        out = '';
+        child.stdout!.on('data', (d) => (out = (out + d).slice(-4000)));
         resolve({
           url: m[1]!,
           pid: child.pid!,
           stop: async () => {
             child.kill('SIGTERM');
-            await exited(child);
+            await closed;
+            return countsIn(out);
           },
         });
       }
