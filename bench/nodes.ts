@@ -7,7 +7,7 @@
 // claimed by the node reading it; docs/postgres.md), so N nodes need N files to share the work.
 // Timed: from the first request's start to the last answer (the journal's attempts, written by
 // every node on one machine's clock), and from the drop until every file is in its node's done/.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,8 +19,8 @@ import {
   type CliSource,
   exited,
   type SimulatorCounts,
+  spawnNode,
   startSimulatorProcess,
-  track,
 } from './processes.js';
 
 export interface NodesSettings {
@@ -70,11 +70,7 @@ interface Daemon {
   output(): string;
 }
 
-/**
- * `smsdrop run` for node i. Under setpriv with a parent-death signal where it exists (as
- * test/pg/cluster.ts starts PostgreSQL), so that a bench killed with SIGKILL leaves no node
- * sending; track() kills it on any other exit.
- */
+/** `smsdrop run` for node i; it dies with the benchmark, however that ends (spawnNode). */
 function startNode(s: NodesSettings, node: number): Daemon {
   const env: NodeJS.ProcessEnv = {
     ...s.env,
@@ -86,12 +82,7 @@ function startNode(s: NodesSettings, node: number): Daemon {
     SMSDROP_LOG_LEVEL: 'info',
     SMSDROP_HTTP: 'off',
   };
-  const args = [...cliArgs(s.cli), 'run'];
-  const child = track(
-    existsSync('/usr/bin/setpriv')
-      ? spawn('/usr/bin/setpriv', ['--pdeathsig=SIGKILL', process.execPath, ...args], { env })
-      : spawn(process.execPath, args, { env }),
-  );
+  const child = spawnNode([...cliArgs(s.cli), 'run'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
   const keep = (d: Buffer) => (text = (text + d.toString()).slice(-8000));
   child.stdout!.on('data', keep);

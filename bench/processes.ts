@@ -3,7 +3,7 @@
 // the kernel's high-water mark, so a sample missed between two reads loses nothing but the last
 // 50 ms), and `smsdrop report` when that command exists.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Credentials } from './baselines.js';
 
@@ -26,6 +26,24 @@ export function track(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * Node with these arguments, as a tracked child that also dies if the benchmark is killed with
+ * SIGKILL: under setpriv (util-linux, which execs it) with a parent-death signal where setpriv
+ * exists, as test/pg/cluster.ts starts PostgreSQL. The child's pid is node's own.
+ */
+export function spawnNode(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; stdio: ['ignore', 'pipe', 'pipe'] },
+): ChildProcess {
+  return track(
+    existsSync(SETPRIV)
+      ? spawn(SETPRIV, ['--pdeathsig=SIGKILL', process.execPath, ...args], options)
+      : spawn(process.execPath, args, options),
+  );
 }
 
 /** How to start the CLI: built (dist/cli.js, realistic) or from source through tsx (no build). */
@@ -111,7 +129,7 @@ export function startSimulatorProcess(
     '--seed',
     '1',
   ];
-  const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = spawnNode(args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   // Its output read to the end (the counts are its last line), not only its exit.
   const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
@@ -215,12 +233,10 @@ export function runSend(
 ): Promise<SendRun> {
   const startedAtMs = Date.now();
   const start = process.hrtime.bigint();
-  const child = track(
-    spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  const child = spawnNode([...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let peakRssKb = 0;
   let cpuSeconds = 0;
   const rss: RssSample[] = [];
