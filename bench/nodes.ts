@@ -5,6 +5,7 @@
 // A list of `rows` rows is split into N files that share no number (generate.ts's `first`), and
 // file i is dropped into node i's inbox: a node sends the files it read (a file's batches are
 // claimed by the node reading it; docs/postgres.md), so N nodes need N files to share the work.
+// The same list sent by one node on its own SQLite journal is the reference.
 // Timed: from the first request's start to the last answer (the journal's attempts, written by
 // every node on one machine's clock), and from the drop until every file is in its node's done/.
 import type { ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import Database from '../src/journal/sqlite.js';
 import { type CsvMix, generateCsv, SIMULATOR_TEMPLATES } from './generate.js';
 import {
   cliArgs,
@@ -31,7 +33,8 @@ export interface NodesSettings {
   latencyMs: number;
   concurrency: number;
   cli: CliSource;
-  databaseUrl: string;
+  /** The PostgreSQL journal; none: one node on its own SQLite journal (the reference). */
+  databaseUrl?: string;
   workDir: string;
   /** The children's environment (credentials, an empty config), without the node's own settings. */
   env: NodeJS.ProcessEnv;
@@ -40,6 +43,7 @@ export interface NodesSettings {
 }
 
 export interface NodesRun {
+  journal: 'postgres' | 'sqlite';
   nodes: number;
   rows: number;
   /** Requests in the journal (attempts), every node's. */
@@ -48,6 +52,8 @@ export interface NodesRun {
   /** First request's start to last answer. */
   sendingSeconds: number;
   requestsPerSec: number;
+  /** Mean of each request's attempt written to its answer recorded, ms (the latency is in it). */
+  meanRequestMs: number;
   /** Drop to the last file in its node's done/. */
   e2eSeconds: number;
   /** The simulator's own count: requests that reached it, and the most at once. */
@@ -75,7 +81,7 @@ function startNode(s: NodesSettings, node: number): Daemon {
   const env: NodeJS.ProcessEnv = {
     ...s.env,
     SMSDROP_DATA_DIR: dataDirOf(s, node),
-    SMSDROP_DATABASE_URL: s.databaseUrl,
+    ...(s.databaseUrl ? { SMSDROP_DATABASE_URL: s.databaseUrl } : {}),
     SMSDROP_NODE_ID: `bench-node-${node}`,
     SMSDROP_CONCURRENCY: String(s.concurrency),
     SMSDROP_STABILITY_MS: '300',
@@ -160,28 +166,69 @@ async function stopNodes(daemons: Daemon[]): Promise<void> {
   );
 }
 
-/** What the journal says: requests, their span, and the files' counts. */
-async function journalFigures(url: string) {
+interface JournalFigures {
+  requests: number;
+  sendingSeconds: number;
+  meanRequestMs: number;
+  accepted: number;
+  notDone: number;
+  files: number;
+}
+
+/** What the journal says: requests, their span and mean time, and the files' counts. */
+async function pgFigures(url: string): Promise<JournalFigures> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const a = await client.query<{ n: string; first: string | null; last: string | null }>(
-      'SELECT count(*) AS n, min(started_at) AS first, max(finished_at) AS last FROM attempts',
+    const a = await client.query<Record<'n' | 'first' | 'last' | 'mean', string | null>>(
+      `SELECT count(*) AS n, min(started_at) AS first, max(finished_at) AS last,
+         avg(extract(epoch FROM finished_at::timestamptz - started_at::timestamptz)) * 1000 AS mean
+       FROM attempts`,
     );
     const f = await client.query<{ status: string; accepted: string; pending: string }>(
       'SELECT status, accepted, pending FROM v_files',
     );
-    const { n, first, last } = a.rows[0]!;
-    return {
-      requests: Number(n),
-      sendingSeconds: first && last ? (Date.parse(last) - Date.parse(first)) / 1000 : 0,
-      accepted: f.rows.reduce((sum, r) => sum + Number(r.accepted), 0),
-      notDone: f.rows.filter((r) => r.status !== 'done' || Number(r.pending) > 0).length,
-      files: f.rows.length,
-    };
+    return figuresOf(a.rows[0]!, f.rows);
   } finally {
     await client.end();
   }
+}
+
+function sqliteFigures(journalFile: string): JournalFigures {
+  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
+  try {
+    const a = db
+      .prepare(
+        `SELECT count(*) AS n, min(started_at) AS first, max(finished_at) AS last,
+           avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS mean
+         FROM attempts`,
+      )
+      .get() as Record<'n' | 'first' | 'last' | 'mean', string | number | null>;
+    const f = db.prepare('SELECT status, accepted, pending FROM v_files').all() as {
+      status: string;
+      accepted: number;
+      pending: number;
+    }[];
+    return figuresOf(a, f);
+  } finally {
+    db.close();
+  }
+}
+
+function figuresOf(
+  a: Record<'n' | 'first' | 'last' | 'mean', string | number | null>,
+  files: { status: string; accepted: string | number; pending: string | number }[],
+): JournalFigures {
+  const { first, last } = a;
+  return {
+    requests: Number(a.n),
+    sendingSeconds:
+      first && last ? (Date.parse(String(last)) - Date.parse(String(first))) / 1000 : 0,
+    meanRequestMs: Number(a.mean ?? 0),
+    accepted: files.reduce((sum, r) => sum + Number(r.accepted), 0),
+    notDone: files.filter((r) => r.status !== 'done' || Number(r.pending) > 0).length,
+    files: files.length,
+  };
 }
 
 /** One run of `s.nodes` nodes on a fresh database and a fresh simulator. */
@@ -201,18 +248,22 @@ export async function runNodes(s: NodesSettings): Promise<NodesRun> {
     for (let node = 0; node < s.nodes; node++) dropInto(s, node);
     const problems = await waitUntilDone(s, daemons);
     const e2eSeconds = (performance.now() - dropped) / 1000;
-    const j = await journalFigures(s.databaseUrl);
+    const j = s.databaseUrl
+      ? await pgFigures(s.databaseUrl)
+      : sqliteFigures(path.join(dataDirOf(s, 0), 'journal.sqlite'));
     if (j.notDone > 0 || j.files !== s.nodes)
       problems.push(
         `${j.notDone} of ${j.files} files not done in the journal (${s.nodes} dropped)`,
       );
     run = {
+      journal: s.databaseUrl ? 'postgres' : 'sqlite',
       nodes: s.nodes,
       rows: s.rows,
       requests: j.requests,
       expectedRequests: mixes.reduce((sum, m) => sum + m.expectedRequests, 0),
       sendingSeconds: round(j.sendingSeconds),
       requestsPerSec: j.sendingSeconds > 0 ? round(j.requests / j.sendingSeconds, 1) : 0,
+      meanRequestMs: round(j.meanRequestMs, 1),
       e2eSeconds: round(e2eSeconds),
       accepted: j.accepted,
       expectedAccepted: mixes.reduce((sum, m) => sum + m.expectedAccepted, 0),

@@ -115,6 +115,7 @@ export interface PostgresBenchResult {
   networkLimitRequestsPerSec: number | null;
   sendRows: number;
   personalised: number;
+  /** One node on SQLite (the reference), then 1 to N nodes on PostgreSQL. */
   nodeRuns: (NodesRun & { ofNetworkLimit: number | null })[];
   /** Each run of more nodes against one node's, where one node was network-bound. */
   targets: { figure: string; value: number; goal: string; met: boolean | null }[];
@@ -150,23 +151,26 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
     await generateCsv(csv, o.rows, o.seed);
     const intake = await measureIntakePair(csv, o.rows, cluster, workDir, o.repeat);
     const limit = o.latencyMs > 0 ? (o.concurrency * 1000) / o.latencyMs : null;
-    const nodeRuns: PostgresBenchResult['nodeRuns'] = [];
-    for (let nodes = 1; nodes <= o.nodes; nodes++) {
+    const nodeRun = async (nodes: number, databaseUrl?: string) => {
+      const journal = databaseUrl ? 'PostgreSQL' : 'SQLite (the reference)';
       note(
-        `${nodes} node(s): ${o.sendRows} rows at ${o.latencyMs} ms, concurrency ${o.concurrency}`,
+        `${nodes} node(s) on ${journal}: ${o.sendRows} rows, ${o.latencyMs} ms, concurrency ${o.concurrency}`,
       );
       const run = await runNodes({
         ...o,
         nodes,
         rows: o.sendRows,
-        databaseUrl: await cluster.freshDatabase(),
-        workDir: path.join(workDir, `nodes-${nodes}`),
+        ...(databaseUrl ? { databaseUrl } : {}),
+        workDir: path.join(workDir, databaseUrl ? `nodes-${nodes}` : 'sqlite'),
         env: childEnv(workDir, BENCH_CREDENTIALS, {}),
         timeoutMs: o.timeoutS * 1000,
       });
-      for (const p of run.problems) note(`${nodes} node(s): ${p}`);
-      nodeRuns.push({ ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null });
-    }
+      for (const p of run.problems) note(`${nodes} node(s) on ${journal}: ${p}`);
+      return { ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null };
+    };
+    const nodeRuns: PostgresBenchResult['nodeRuns'] = [await nodeRun(1)];
+    for (let nodes = 1; nodes <= o.nodes; nodes++)
+      nodeRuns.push(await nodeRun(nodes, await cluster.freshDatabase()));
     return {
       database: 'postgres',
       intake: {
@@ -207,10 +211,11 @@ const BENCH_CREDENTIALS = {
 };
 
 function targetsOf(runs: PostgresBenchResult['nodeRuns']): PostgresBenchResult['targets'] {
-  const one = runs[0];
+  const pgRuns = runs.filter((r) => r.journal === 'postgres');
+  const one = pgRuns[0];
   if (!one) return [];
   const bound = one.ofNetworkLimit !== null && one.ofNetworkLimit >= NETWORK_BOUND;
-  return runs.slice(1).map((r) => ({
+  return pgRuns.slice(1).map((r) => ({
     figure: `requests/s of ${r.nodes} nodes over 1 node's`,
     value: one.requestsPerSec > 0 ? round(r.requestsPerSec / one.requestsPerSec) : 0,
     goal: `>= ${NOT_LOWER} where 1 node reaches ${NETWORK_BOUND} of the network limit`,
@@ -239,11 +244,13 @@ export function printPostgresTable(r: PostgresBenchResult): void {
     ]);
   const nodes = new Table({
     head: [
+      'journal',
       'nodes',
       'requests/s',
       'of limit',
       'peak in flight',
       'requests',
+      'ms a request',
       'sending s',
       'drop to done s',
       'load (1 min)',
@@ -253,11 +260,13 @@ export function printPostgresTable(r: PostgresBenchResult): void {
   });
   for (const run of r.nodeRuns)
     nodes.push([
+      run.journal,
       run.nodes,
       run.requestsPerSec.toFixed(1),
       run.ofNetworkLimit?.toFixed(3) ?? '-',
       run.peakInFlight ?? '?',
       `${n(run.requests)} (expected ${n(run.expectedRequests)})`,
+      run.meanRequestMs.toFixed(1),
       run.sendingSeconds.toFixed(2),
       run.e2eSeconds.toFixed(2),
       load(run.load),

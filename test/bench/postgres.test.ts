@@ -81,8 +81,13 @@ describe('bench --database postgres', { skip: postgresMissing() }, () => {
     }
     assert.equal(r.networkLimitRequestsPerSec, 60, '3 requests at once, 50 ms each');
     assert.deepEqual(
-      r.nodeRuns.map((run) => run.nodes),
-      [1, 2],
+      r.nodeRuns.map((run) => [run.journal, run.nodes]),
+      [
+        ['sqlite', 1],
+        ['postgres', 1],
+        ['postgres', 2],
+      ],
+      'one node on SQLite (the reference), then 1 and 2 on PostgreSQL',
     );
     for (const run of r.nodeRuns) {
       assert.ok(run.ok, run.problems.join('; '));
@@ -91,6 +96,7 @@ describe('bench --database postgres', { skip: postgresMissing() }, () => {
       assert.equal(run.accepted, run.expectedAccepted);
       assert.ok(run.peakInFlight! >= 1 && run.peakInFlight! <= 3, `peak ${run.peakInFlight}`);
       assert.ok(run.requestsPerSec > 0 && run.sendingSeconds > 0 && run.e2eSeconds > 0);
+      assert.ok(run.meanRequestMs >= 50, `${run.meanRequestMs} ms a request, 50 ms of latency`);
     }
     assert.equal(r.targets.length, 1, "2 nodes judged against 1 node's");
   });
