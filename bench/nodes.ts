@@ -52,7 +52,10 @@ export interface NodesRun {
   /** First request's start to last answer. */
   sendingSeconds: number;
   requestsPerSec: number;
-  /** Mean of each request's attempt written to its answer recorded, ms (the latency is in it). */
+  /**
+   * Mean of each attempt's started_at to finished_at, ms: from its write to its answer's write
+   * (the latency and the journal's turns).
+   */
   meanRequestMs: number;
   /** Drop to the last file in its node's done/. */
   e2eSeconds: number;
