@@ -74,7 +74,7 @@ const ctx: PipelineContext = {
   rateLimiter: createRateLimiter(),
   pause: new AccountPause(),
   defaultAppId: provider.defaultAppId,
-  turns: new IntakeTurns(),
+  turns: new IntakeTurns(ports.files),
   inProgress: new FilesInProgress(),
 };
 

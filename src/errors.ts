@@ -36,6 +36,7 @@ export const ERROR_CODES = [
   'E_BACKUP_INTEGRITY',
   'E_DATABASE_UNREACHABLE',
   'E_BACKUP_POSTGRES',
+  'E_FILE_CLAIM_LOST',
   // the provider
   'E_PROVIDER_CHANGED',
   'E_PROVIDER_AUTH',
@@ -137,6 +138,13 @@ export function isDatabaseOutage(err: unknown): boolean {
     if (code && (code.startsWith('08') || SERVER_GONE_CODES.has(code))) return true;
     if (/^Connection terminated/.test((e as Error).message ?? '')) return true;
   }
+  return false;
+}
+
+/** Whether `err`, or an error it was caused by, has this code. */
+export function hasCode(err: unknown, code: ErrorCode): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++)
+    if (errorCode(e) === code) return true;
   return false;
 }
 

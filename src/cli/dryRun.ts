@@ -88,7 +88,7 @@ async function planInScratch(
     rateLimiter: createRateLimiter(),
     pause: new AccountPause(),
     defaultAppId: defaultAppIdFor(config),
-    turns: new IntakeTurns(),
+    turns: new IntakeTurns(scratch.files),
     inProgress: new FilesInProgress(),
   };
   // The rows other files sent are the real journal's (the repeat window): a real run would not

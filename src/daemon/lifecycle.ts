@@ -21,13 +21,13 @@ import { EXCEL_ADVICE } from '../intake/index.js';
 import { type FileInspection, inspectFile } from '../intake/inspect.js';
 import { describeError } from '../log/redact.js';
 import { processFile } from '../pipeline/index.js';
-import { errorCode, isDatabaseOutage, userError } from '../errors.js';
+import { errorCode, hasCode, isDatabaseOutage, userError } from '../errors.js';
 import { isCsvName, stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { moveUnique } from './folders.js';
 import { lateResume } from './late.js';
 import type { JobResult } from './pool.js';
-import { failFile, SENT_SOME, settle } from './publish.js';
+import { ELSEWHERE_WAIT_MS, failFile, SENT_SOME, settle } from './publish.js';
 
 /**
  * Moves a stable inbox file into processing/; returns its name there, or undefined if it went
@@ -126,6 +126,7 @@ export async function handleFile(life: FileLife, name: string): Promise<JobResul
     return await runFile(life, name, inspection);
   } catch (err) {
     if (isDatabaseOutage(err)) return waitForDatabase(life, name, err);
+    if (hasCode(err, 'E_FILE_CLAIM_LOST')) return readElsewhere(life, name, err);
     await fileFailed(life, name, sha256, err);
     return undefined;
   } finally {
@@ -186,6 +187,18 @@ function waitForDatabase(life: FileLife, name: string, err: unknown): JobResult 
     { event: 'file-waiting-for-database', file: name },
   );
   return { again: sleep(DATABASE_WAIT_MS, undefined, { ref: false }) };
+}
+
+/**
+ * This node's claim on the file passed while it read it, and another node may read it now: as
+ * the 'elsewhere' outcome, the copy waits in processing/ and is looked at again.
+ */
+function readElsewhere(life: FileLife, name: string, err: unknown): JobResult {
+  life.log.warn(
+    `${name}: ${describeError(err)}; this copy waits in processing/ and is looked at again in ${ELSEWHERE_WAIT_MS / 1000} s`,
+    { event: 'file-elsewhere', file: name },
+  );
+  return { again: sleep(ELSEWHERE_WAIT_MS, undefined, { ref: false }) };
 }
 
 /** A run that threw: filed under failed/, unless the journal failed (then it resumes later). */

@@ -19,7 +19,7 @@ import type { JobResult } from './pool.js';
  * How long a copy of bytes another node reads waits before it is looked at again: by then that
  * node has finished it (the copy is then filed with its results), or is gone (this one goes on).
  */
-const ELSEWHERE_WAIT_MS = 5_000;
+export const ELSEWHERE_WAIT_MS = 5_000;
 
 export async function settle(
   life: FileLife,

@@ -166,14 +166,16 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
 
 /** The daemons sharing a PostgreSQL journal (none with SQLite): seen when, holding what. */
 function nodeGauges(registry: client.Registry, reads: ReadStore): void {
+  // Both gauges show one read of the nodes: prom-client collects a scrape's metrics at once.
+  const nodes = sharedWhilePending(() => reads.nodes(NODES_SEEN_WITHIN_MS));
   gauge(
     registry,
     'smsdrop_node_last_seen_timestamp_seconds',
     'When each daemon sharing the journal (PostgreSQL) last renewed its leases, in Unix seconds.',
     ['node'],
-    () => reads.nodes(NODES_SEEN_WITHIN_MS),
-    (g, nodes) => {
-      for (const n of nodes) g.set({ node: n.id }, Date.parse(n.lastSeen) / 1000);
+    nodes,
+    (g, seen) => {
+      for (const n of seen) g.set({ node: n.id }, Date.parse(n.lastSeen) / 1000);
     },
   );
   gauge(
@@ -181,11 +183,22 @@ function nodeGauges(registry: client.Registry, reads: ReadStore): void {
     'smsdrop_node_batches_held',
     'Batches each daemon sharing the journal (PostgreSQL) holds under its lease.',
     ['node'],
-    () => reads.nodes(NODES_SEEN_WITHIN_MS),
-    (g, nodes) => {
-      for (const n of nodes) g.set({ node: n.id }, n.batchesHeld);
+    nodes,
+    (g, seen) => {
+      for (const n of seen) g.set({ node: n.id }, n.batchesHeld);
     },
   );
+}
+
+/** `read`, whose answer goes to every caller that asks while it is under way (one scrape's). */
+function sharedWhilePending<T>(read: () => Awaitable<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= Promise.resolve(read()).finally(() => {
+      pending = undefined;
+    });
+    return pending;
+  };
 }
 
 /** Gauges of this process and its files on disk, not of the journal's records. */

@@ -20,15 +20,7 @@ import { recountFile, setFileStatus } from './files.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
-import {
-  BATCH_STATE,
-  type BatchState,
-  DOUBT,
-  FILE_STATUS,
-  OUTCOME_STATES,
-  REPLACED_STATES,
-  sqlList,
-} from '../ports/states.js';
+import { BATCH_STATE, DOUBT, FILE_STATUS, REPLACED_STATES, sqlList } from '../ports/states.js';
 import type {
   KeepsOwnReqId,
   PreparedRetry,
@@ -36,6 +28,7 @@ import type {
   RetryStatus,
   UnknownRule,
 } from '../ports/records.js';
+import { type NumbersIn, tallyRetryOutcome } from '../ports/retry.js';
 
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
 
@@ -206,30 +199,13 @@ function repeatsLeaver(
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */
 export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
-  const outcome: RetryOutcome = {
-    rows: retry.rows,
-    accepted: 0,
-    failed: 0,
-    unknown: 0,
-    pending: 0,
-  };
-  const add = ({ state, n }: { state: string; n: number }): void => {
-    if (OUTCOME_STATES.includes(state as BatchState))
-      outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
-    else outcome.pending += n;
-  };
-  for (const id of retry.ownReqIdBatchIds)
-    add(
-      sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as {
-        state: string;
-        n: number;
-      },
-    );
-  if (retry.firstBatchId === null) return outcome;
+  const numbers = (id: number) =>
+    sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as NumbersIn;
+  const own = retry.ownReqIdBatchIds.map(numbers);
+  if (retry.firstBatchId === null) return tallyRetryOutcome(retry.rows, own);
   const byState = sql(
     db,
     `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND id >= ? AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
-  ).all(fileId, retry.firstBatchId) as { state: string; n: number }[];
-  byState.forEach(add);
-  return outcome;
+  ).all(fileId, retry.firstBatchId) as NumbersIn[];
+  return tallyRetryOutcome(retry.rows, [...own, ...byState]);
 }

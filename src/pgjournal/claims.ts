@@ -28,12 +28,6 @@ export interface Lease {
   ms: number;
 }
 
-/** DueQuery of the SendStore port, with the batches intake asked to go first. */
-export interface ClaimQuery extends DueQuery {
-  /** Go before the others, whatever their ids (PlanStore.sendFirst); `afterId` does not apply. */
-  first?: readonly number[];
-}
-
 export interface Claimed {
   first: BatchToSend[];
   due: BatchToSend[];
@@ -46,8 +40,14 @@ export function leaseHeld(nodeParam: string): string {
   return `lease_node = ${nodeParam} AND lease_until > clock_timestamp()`;
 }
 
-/** SQL assignment that gives a batch's lease up: written with the batch's outcome. */
-export const LEASE_RELEASED = 'lease_node = NULL, lease_until = NULL';
+/** SQL assignment that gives a lease up, the batch unchanged (a node stopping, say). */
+const LEASE_GIVEN_UP = 'lease_node = NULL, lease_until = NULL';
+
+/**
+ * SQL assignment written with a batch's outcome: the lease given up, and the batch no longer one
+ * to send first (as SQLite's, handed out once: then it is any other batch).
+ */
+export const LEASE_RELEASED = `${LEASE_GIVEN_UP}, send_first = false`;
 
 const BATCH_COLUMNS = [
   'id',
@@ -66,51 +66,45 @@ const BATCH_COLUMNS = [
   'status_msg',
 ] as const satisfies readonly (keyof BatchRecord)[];
 
+// Batches intake asked to go first (send_first, set in its transaction) come before the others,
+// whatever afterId, as SQLite's dueFirst: for every node, and after a restart.
 const CLAIM = `
   WITH due AS (
-    SELECT b.id FROM batches b
+    SELECT b.id, b.send_first FROM batches b
     WHERE b.file_id = $1 AND b.state = 'planned' AND b.next_attempt_at <= $2
-      AND (b.id > $3 OR b.id = ANY($4::bigint[]))
-      AND NOT (b.id = ANY($5::bigint[]))
-      AND (b.lease_node IS NULL OR b.lease_node = $6 OR b.lease_until <= clock_timestamp())
-    ORDER BY b.id = ANY($4::bigint[]) DESC, b.id
-    LIMIT $7
+      AND (b.id > $3 OR b.send_first)
+      AND NOT (b.id = ANY($4::bigint[]))
+      AND (b.lease_node IS NULL OR b.lease_node = $5 OR b.lease_until <= clock_timestamp())
+    ORDER BY b.send_first DESC, b.id
+    LIMIT $6
     FOR UPDATE OF b SKIP LOCKED
   )
-  UPDATE batches b SET lease_node = $6, lease_until = clock_timestamp() + $8::integer * interval '1 millisecond'
+  UPDATE batches b SET lease_node = $5, lease_until = clock_timestamp() + $7::integer * interval '1 millisecond'
   FROM due, groups g, batch_numbers n
   WHERE b.id = due.id AND g.id = b.group_id AND n.batch_id = b.id
-  RETURNING ${BATCH_COLUMNS.map((c) => `b.${c}`).join(', ')},
+  RETURNING ${BATCH_COLUMNS.map((c) => `b.${c}`).join(', ')}, due.send_first AS first,
     g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones`;
 
 /**
- * Claims up to `limit` due planned batches of the file for `lease.node`: those of `first` that
- * are due, then the others after `afterId` in id order; none of `skip`, none another node holds.
+ * Claims up to `limit` due planned batches of the file for `lease.node`: those intake asked to
+ * send first (send_first), then the others after `afterId` in id order; none of `skip`, none
+ * another node holds.
  */
-export async function claimDueBatches(
-  db: Queryable,
-  lease: Lease,
-  q: ClaimQuery,
-): Promise<Claimed> {
+export async function claimDueBatches(db: Queryable, lease: Lease, q: DueQuery): Promise<Claimed> {
   const heldUntil = performance.now() + lease.ms;
-  const first = q.first ?? [];
-  const { rows } = await db.query<DueRow>(CLAIM, [
+  const { rows } = await db.query<DueRow & { first: boolean }>(CLAIM, [
     q.fileId,
     q.now,
     q.afterId,
-    first,
     [...q.skip],
     lease.node,
     q.limit,
     lease.ms,
   ]);
   rows.sort((a, b) => a.id - b.id);
-  const isFirst = new Set(first);
-  return {
-    first: rows.filter((r) => isFirst.has(r.id)).map(toBatchToSend),
-    due: rows.filter((r) => !isFirst.has(r.id)).map(toBatchToSend),
-    heldUntil,
-  };
+  const batches = (first: boolean) =>
+    rows.filter((r) => r.first === first).map(({ first: _first, ...row }) => toBatchToSend(row));
+  return { first: batches(true), due: batches(false), heldUntil };
 }
 
 // A batch another transaction has locked (this node's own turn writing its attempt or outcome,
@@ -164,7 +158,7 @@ export async function releaseLeases(
   batchIds?: readonly number[],
 ): Promise<number[]> {
   const { rows } = await db.query<{ id: number }>(
-    `UPDATE batches SET ${LEASE_RELEASED} WHERE lease_node = $1 AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[])) RETURNING id`,
+    `UPDATE batches SET ${LEASE_GIVEN_UP} WHERE lease_node = $1 AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[])) RETURNING id`,
     [node, batchIds ?? null],
   );
   return rows.map((r) => r.id).sort((a, b) => a - b);
@@ -180,7 +174,7 @@ export async function releaseLeasesExcept(
   keep: readonly number[],
 ): Promise<number[]> {
   const { rows } = await db.query<{ id: number }>(
-    `UPDATE batches SET ${LEASE_RELEASED} WHERE lease_node = $1 AND NOT (id = ANY($2::bigint[])) RETURNING id`,
+    `UPDATE batches SET ${LEASE_GIVEN_UP} WHERE lease_node = $1 AND NOT (id = ANY($2::bigint[])) RETURNING id`,
     [node, keep],
   );
   return rows.map((r) => r.id).sort((a, b) => a - b);

@@ -9,6 +9,7 @@
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { DumpedRow, DumpedTable, TableDump } from '../journal/index.js';
+import { withTransaction } from './smallTransaction.js';
 
 /** Rows per INSERT: one array parameter per column, however many rows. */
 const PAGE_ROWS = 5000;
@@ -33,9 +34,7 @@ export async function copyJournal(
   options: CopyOptions = {},
 ): Promise<CopyCounts> {
   const tables = dump.tables();
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     await client.query(
       `LOCK TABLE ${tables.map((t) => t.name).join(', ')} IN SHARE ROW EXCLUSIVE MODE`,
     );
@@ -46,14 +45,8 @@ export async function copyJournal(
       counts.push({ table: table.name, rows });
     }
     await setSequencesPastIds(client);
-    await client.query('COMMIT');
     return counts;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 async function refuseNonEmpty(client: pg.PoolClient, tables: DumpedTable[]): Promise<void> {

@@ -21,6 +21,7 @@ import {
 } from './fileReads.js';
 import { DEFAULT_LEASE_MS } from './leases.js';
 import { defaultNodeId } from './nodes.js';
+import { PgIntakeTurns } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
 
 export interface PgFileStoreOptions {
@@ -48,11 +49,13 @@ class PgFileStore implements FileStore {
   readonly #targets: readonly string[];
   readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
   readonly #reader: { node: string; leaseMs: number };
+  readonly #turns: PgIntakeTurns;
   /** What beginIntake found kept, for the plan store made next for the file. */
   readonly #keptNumbers = new Map<number, Array<[number, string]>>();
 
   constructor(pool: pg.Pool, options: PgFileStoreOptions) {
     this.#pool = pool;
+    this.#turns = new PgIntakeTurns(pool);
     this.#targets = options.webhookTargets ?? [];
     this.#sendFirst = options.sendFirst;
     this.#reader = options.reader ?? { node: defaultNodeId(), leaseMs: DEFAULT_LEASE_MS };
@@ -77,6 +80,49 @@ class PgFileStore implements FileStore {
       );
       if (rows[0]) return rows[0].node; // else let go in between: claimed again
     }
+  }
+
+  /**
+   * In an intake's transaction, just before it commits: the file must still be this node's to
+   * read, its claim not passed by the database's clock. The row stays locked until the COMMIT, so
+   * a node taking the file over waits for it and then sees all this transaction wrote (its
+   * beginIntake starts from there); once the claim passed or was taken, no commit of this node's
+   * intake goes through. The claim is renewed with it (the node is plainly alive).
+   */
+  async #stillReading(db: pg.ClientBase, id: number): Promise<void> {
+    const { node, leaseMs } = this.#reader;
+    const { rowCount } = await db.query(
+      `UPDATE file_readers SET until = greatest(until, clock_timestamp() + $3::integer * interval '1 millisecond')
+       WHERE file_id = $1 AND node = $2 AND until > clock_timestamp()`,
+      [id, node, leaseMs],
+    );
+    if (rowCount) return;
+    const { rows } = await db.query<{ node: string }>(
+      'SELECT node FROM file_readers WHERE file_id = $1',
+      [id],
+    );
+    const now = rows[0]?.node;
+    throw claimLost(
+      node,
+      id,
+      `${now === undefined || now === node ? 'its claim on it passed' : `node ${now} took it over`}; what it read since its last commit is not recorded`,
+    );
+  }
+
+  /**
+   * In a transaction that moves the file: refused when another node reads it now (its claim
+   * stands), so that a node cut off past its claim does not mark the file sending or done, or
+   * refuse it (deleting its rows), under the node reading it. Locked until the commit, as above.
+   * With no claim at all (retry, resume), the move is made.
+   */
+  async #notAnothers(db: pg.ClientBase, id: number): Promise<void> {
+    const { rows } = await db.query<{ node: string }>(
+      'SELECT node FROM file_readers WHERE file_id = $1 FOR SHARE',
+      [id],
+    );
+    const reader = rows[0]?.node;
+    if (reader !== undefined && reader !== this.#reader.node)
+      throw claimLost(this.#reader.node, id, `node ${reader} took it over`);
   }
 
   async unclaim(id: number): Promise<void> {
@@ -167,6 +213,7 @@ class PgFileStore implements FileStore {
    */
   async beginIntake(id: number): Promise<KeptRows> {
     const kept = await this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
       // Other nodes may be sending the file's batches: locked first, none can start an attempt
       // until this commits, and each statement below (a snapshot of its own) sees every attempt
       // committed before. Without it, a batch whose attempt committed between two of them kept
@@ -212,17 +259,28 @@ class PgFileStore implements FileStore {
     };
   }
 
+  /** One intake at a time across the nodes (intakeTurn.ts). */
+  intakeTurn(stop?: AbortSignal): Promise<() => Promise<void>> {
+    return this.#turns.take(stop);
+  }
+
   planStore(id: number): PlanStore {
     const kept = this.#keptNumbers.get(id);
     this.#keptNumbers.delete(id);
+    const turn = this.#turns.connection;
     return new PgPlanStore(this.#pool, id, {
       ...(kept ? { kept } : {}),
+      ...(turn ? { turn } : {}),
       ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
+      beforeCommit: (db) => this.#stillReading(db, id),
     });
   }
 
   async status(id: number, to: FileStatus, error?: string): Promise<void> {
-    await this.#transaction((db) => this.#setStatus(db, id, to, error));
+    await this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
+      await this.#setStatus(db, id, to, error);
+    });
   }
 
   async #setStatus(db: pg.ClientBase, id: number, to: FileStatus, error?: string): Promise<void> {
@@ -249,6 +307,7 @@ class PgFileStore implements FileStore {
     explain: (requestsSent: number) => string,
   ): Promise<{ requestsSent: number; reason: string }> {
     return this.#transaction(async (db) => {
+      await this.#notAnothers(db, id);
       const requestsSent = await attemptsOf(db, id);
       const reason = explain(requestsSent);
       if (requestsSent === 0) await discardIntake(db, id);
@@ -298,6 +357,13 @@ class PgFileStore implements FileStore {
 }
 
 function ignore(): void {}
+
+function claimLost(node: string, fileId: number, why: string): SmsdropError {
+  return new SmsdropError(
+    'E_FILE_CLAIM_LOST',
+    `node ${node} no longer reads file ${fileId}: ${why} (was it cut off from the journal for longer than SMSDROP_LEASE?)`,
+  );
+}
 
 /** As SQLite's discardIntake: the file's rows, batches and attempts go; its groups stay. */
 async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {

@@ -45,7 +45,7 @@ export function pgHandle(
     ...stores,
     outbox: pgOutbox(pool, shared.targets, () => open),
     suppression: pgSuppressionList(pool),
-    daemon: pgDaemonState(pool, shared.targets),
+    daemon: pgDaemonState(pool, shared.targets, shared.node),
     retry: pgRetryStore(pool),
     maintenance: pgMaintenance(pool),
     ...(account ? { account } : {}),

@@ -124,8 +124,9 @@ function safePassword(text: string): string {
 }
 
 /**
- * The SendStore (leases started), the FileStore (its events to the handle's receivers, the
- * batches intake sends first handed to the SendStore) and the ReadStore.
+ * The SendStore (leases started), the FileStore (its events to the handle's receivers; the
+ * batches intake sends first are marked in the journal, for every node's claims) and the
+ * ReadStore.
  */
 async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
   const { pool, node, leaseMs } = shared;
@@ -133,7 +134,6 @@ async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
   const files = pgFileStore(pool, {
     reader: { node, leaseMs },
     webhookTargets: shared.targets.ids,
-    sendFirst: (batchIds) => send.sendFirst(batchIds),
   });
   return { send, files, reads: pgReadStore(pool) };
 }

@@ -287,6 +287,36 @@ const ACCOUNT_SLOTS = `
   );
 `;
 
+const SEND_FIRST = `
+  -- Batches intake asks to go before the file's other due batches (PlanStore.sendFirst: those that
+  -- took rows settled once the file was read), set in the intake's transaction: every node's claim
+  -- takes them first (claims.ts), and a restart keeps them. Cleared with the batch's first outcome,
+  -- as SQLite hands each out once and then treats it as any other batch.
+  ALTER TABLE batches ADD COLUMN send_first boolean NOT NULL DEFAULT false;
+`;
+
+const NODE_STATE = `
+  -- What each daemon's process keeps current for status and the dashboard (daemonState.ts): its
+  -- process id on its host (status matches the process holding its data directory) and what its
+  -- requests wait for. The pause stays in daemon_state's one row: it is the account's.
+  CREATE TABLE node_state (
+    node        text    PRIMARY KEY,
+    host        text    NOT NULL,
+    pid         integer NOT NULL,
+    waiting     text,
+    updated_at  text    NOT NULL
+  );
+  CREATE INDEX node_state_by_process ON node_state (host, pid);
+`;
+
+const FOREIGN_KEY_INDEXES = `
+  -- Deleting a group or a batch (maintenance.ts, prune) makes PostgreSQL look for rows and batches
+  -- still pointing at it (the foreign keys stay on, as SQLite's do not while it prunes): without
+  -- these, one scan of the whole table per group or batch deleted.
+  CREATE INDEX rows_by_group ON rows (group_id) WHERE group_id IS NOT NULL;
+  CREATE INDEX batches_by_parent ON batches (parent_id) WHERE parent_id IS NOT NULL;
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -296,4 +326,11 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 2, name: 'nodes and batch leases', sql: LEASES },
   { version: 3, name: 'the node reading each file', sql: FILE_READERS },
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
+  { version: 8, name: 'the batches intake sends first, for every node', sql: SEND_FIRST },
+  { version: 9, name: "each daemon's own state", sql: NODE_STATE },
+  {
+    version: 12,
+    name: 'indexes on the foreign keys a prune checks (rows.group_id, batches.parent_id)',
+    sql: FOREIGN_KEY_INDEXES,
+  },
 ];

@@ -33,7 +33,7 @@ import {
   suppressedAmong,
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
-import { IntakeTransaction } from './planTransaction.js';
+import { type BeforeCommit, IntakeTransaction } from './planTransaction.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -51,6 +51,10 @@ export interface PgPlanOptions {
   sendFirst?: (batchIds: number[]) => void;
   /** Numbers an interrupted intake left in batches, by group (FileStore.beginIntake read them). */
   kept?: Array<[groupId: number, phone: string]>;
+  /** The intake turn's connection (intakeTurn.ts): the transactions run on it. */
+  turn?: pg.PoolClient;
+  /** Checked in each commit's transaction before it commits (the file still this node's). */
+  beforeCommit?: BeforeCommit;
 }
 
 export class PgPlanStore implements PlanStore {
@@ -88,7 +92,10 @@ export class PgPlanStore implements PlanStore {
   #commits = 0;
 
   constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
-    this.#tx = new IntakeTransaction(pool, fileId);
+    this.#tx = new IntakeTransaction(pool, fileId, {
+      turn: options.turn,
+      beforeCommit: options.beforeCommit,
+    });
     this.#fileId = fileId;
     this.#options = options;
   }
@@ -267,7 +274,9 @@ export class PgPlanStore implements PlanStore {
     this.#held.clear();
   }
   sendFirst(batchIds: Iterable<number>): void {
-    this.#firstPending.push(...batchIds);
+    const ids = [...batchIds];
+    this.#writes.first.push(...ids); // marked in the journal, in this intake's transaction
+    this.#firstPending.push(...ids);
   }
   finishIntakeCounts(counts: IntakeCounts): void {
     this.#writes.counts = { ...counts };

@@ -1,19 +1,37 @@
 // The PostgreSQL plan store's transaction: held open across chunks on one connection of the pool,
 // its steps run one after another. A step that fails rolls it back: what it held since the last
-// commit is lost, and every later step fails too (the intake stops; the file is refused).
+// commit is lost, and every later step fails too (the intake stops; the file is refused). Within an
+// intake turn (intakeTurn.ts) the transactions run on the turn's connection, which they never
+// release: the turn's lock and what it commits share one connection's fate.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
+
+/**
+ * Runs in the transaction just before each COMMIT, after every write of it: throwing refuses the
+ * commit (the transaction is rolled back and lost, as any failed step; the error is kept as the
+ * cause of what the step throws).
+ */
+export type BeforeCommit = (db: pg.ClientBase) => Promise<void>;
 
 export class IntakeTransaction {
   readonly #pool: pg.Pool;
   readonly #fileId: number;
+  /** The intake turn's connection, kept between transactions; else one from the pool for each. */
+  readonly #turn: pg.PoolClient | undefined;
+  readonly #beforeCommit: BeforeCommit | undefined;
   #client: pg.PoolClient | undefined;
   #busy: Promise<void> = Promise.resolve();
   #lost = false;
 
-  constructor(pool: pg.Pool, fileId: number) {
+  constructor(
+    pool: pg.Pool,
+    fileId: number,
+    options: { turn?: pg.PoolClient | undefined; beforeCommit?: BeforeCommit | undefined } = {},
+  ) {
     this.#pool = pool;
     this.#fileId = fileId;
+    this.#turn = options.turn;
+    this.#beforeCommit = options.beforeCommit;
   }
 
   /** True once a step failed: the rows written since the last commit are gone. */
@@ -52,24 +70,23 @@ export class IntakeTransaction {
   async commitOpen(): Promise<boolean> {
     const client = this.#client;
     if (!client) return false;
+    await this.#beforeCommit?.(client);
     await client.query('COMMIT');
     this.#client = undefined;
-    client.off('error', ignore);
-    client.release();
+    this.#letGo(client);
     return true;
   }
 
   async #open(): Promise<pg.PoolClient> {
     if (this.#client) return this.#client;
-    const client = await this.#pool.connect();
+    const client = this.#turn ?? (await this.#pool.connect());
     // A connection the server ends while held reports it here as well as to the query under way:
     // unheard, it would end the process.
-    client.on('error', ignore);
+    if (!this.#turn) client.on('error', ignore);
     try {
       await client.query('BEGIN');
     } catch (error) {
-      client.off('error', ignore);
-      client.release(true);
+      this.#letGo(client, true);
       throw error;
     }
     this.#client = client;
@@ -82,15 +99,16 @@ export class IntakeTransaction {
     this.#client = undefined;
     if (!client) return;
     client.query('ROLLBACK').then(
-      () => {
-        client.off('error', ignore);
-        client.release();
-      },
-      () => {
-        client.off('error', ignore);
-        client.release(true);
-      },
+      () => this.#letGo(client),
+      () => this.#letGo(client, true),
     );
+  }
+
+  /** Back to the pool (`broken`: closed), unless it is the turn's, which the turn's end lets go. */
+  #letGo(client: pg.PoolClient, broken = false): void {
+    if (client === this.#turn) return;
+    client.off('error', ignore);
+    client.release(broken);
   }
 }
 

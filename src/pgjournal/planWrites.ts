@@ -48,6 +48,8 @@ export class PlanWrites {
   numbers = new Map<number, string[]>();
   released = new Set<number>();
   releaseAllHeld = false;
+  /** Batches to send first (PlanStore.sendFirst), made in this send or before it. */
+  first: number[] = [];
   invalidCells: Array<[rowId: number, cells: string]> = [];
   duplicates: Array<[rowId: number, duplicateOf: number]> = [];
   rowBatches: Array<[rowId: number, batchId: number]> = [];
@@ -80,6 +82,10 @@ export class PlanWrites {
   async send(db: pg.ClientBase, fileId: number): Promise<void> {
     await db.query(ONE_STATEMENT, this.#parameters(fileId));
     if (this.moves.length > 0) await moveRows(db, this.moves);
+    if (this.first.length > 0)
+      await db.query('UPDATE batches SET send_first = true WHERE id = ANY($1::bigint[])', [
+        this.first,
+      ]);
     if (this.releaseAllHeld)
       await db.query(
         `UPDATE batches SET next_attempt_at = 0 WHERE file_id = $1 AND next_attempt_at = ${HELD}`,
@@ -145,6 +151,7 @@ export class PlanWrites {
     this.numbers = new Map();
     this.released = new Set();
     this.releaseAllHeld = false;
+    this.first = [];
     this.invalidCells = [];
     this.duplicates = [];
     this.rowBatches = [];

@@ -3,8 +3,9 @@
 // no WAL or intents file of its own to count, and its free space is PostgreSQL's business (VACUUM).
 import type pg from 'pg';
 import type { StatusReads } from '../ports/reads.js';
-import type { DaemonState, FileLine, HeldFile, JournalSize } from '../ports/records.js';
+import type { FileLine, HeldFile, JournalSize } from '../ports/records.js';
 import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
+import { daemonStateOf } from './daemonState.js';
 import { listNodes } from './nodes.js';
 import { all, BYTES, first, value } from './readsQuery.js';
 
@@ -60,11 +61,7 @@ export function pgStatusReads(pool: pg.Pool): StatusReads {
     nodes: (withinMs) => listNodes(pool, withinMs),
     prunedFileCount: async () =>
       (await value<number>(pool, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL'))!,
-    daemonState: () =>
-      first<DaemonState>(
-        pool,
-        'SELECT pid, paused, paused_code, paused_since, waiting, updated_at FROM daemon_state WHERE id = 1',
-      ),
+    daemonState: (pid) => daemonStateOf(pool, pid),
     size: () => databaseSize(pool),
     // A PostgreSQL commit that returned is durable: nothing is lost behind the process's back.
     health: () => (pool.ended ? 'closed' : 'writable'),

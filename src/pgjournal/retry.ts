@@ -3,7 +3,6 @@
 // with fresh reqIds and becomes `retried`; an unknown batch the provider would still recognise by
 // its reqId is planned again as it is. All in one transaction, the file's chosen batches locked
 // first (FOR UPDATE), so that two retries at once cannot both move one batch.
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type {
   AttemptHistory,
@@ -15,17 +14,18 @@ import type {
   SentBeforeLookup,
   UnknownRule,
 } from '../ports/records.js';
-import type { RetryStore } from '../ports/retry.js';
+import { type NumbersIn, type RetryStore, tallyRetryOutcome } from '../ports/retry.js';
 import { SmsdropError } from '../errors.js';
 import {
   BATCH_MOVES,
   BATCH_STATE,
   type BatchState,
   DOUBT,
-  OUTCOME_STATES,
   REPLACED_STATES,
   sqlList,
 } from '../ports/states.js';
+import { attemptHistory } from './sendReads.js';
+import { moveToNewBatch } from './sendMoves.js';
 import { type Queryable, withTransaction } from './smallTransaction.js';
 
 const NEW_REQ_IDS_ONLY: UnknownRule = { keepsOwnReqId: () => false, newReqIds: true };
@@ -44,34 +44,6 @@ async function batchesIn(
     [fileId, state],
   );
   return rows;
-}
-
-/** An attempt's outcome that may have reached the provider: no word on what became of it. */
-const MAY_HAVE_ARRIVED =
-  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
-
-const HISTORY = `SELECT
-    count(*) FILTER (WHERE (req_id IS NULL OR req_id <> $1) AND (${MAY_HAVE_ARRIVED})) AS "withoutReqId",
-    count(*) FILTER (WHERE outcome = 'rejected:ambiguous') AS ambiguous,
-    min(started_at COLLATE "C") FILTER (WHERE ${MAY_HAVE_ARRIVED}) AS "firstDoubtAt"
-  FROM attempts WHERE batch_id = $2`;
-
-async function attemptHistory(
-  db: Queryable,
-  batchId: number,
-  reqId: string,
-): Promise<AttemptHistory> {
-  const { rows } = await db.query<{
-    withoutReqId: number;
-    ambiguous: number;
-    firstDoubtAt: string | null;
-  }>(HISTORY, [reqId, batchId]);
-  const row = rows[0]!;
-  return {
-    everyAttemptCarriedReqId: row.withoutReqId === 0,
-    partial: row.ambiguous > 0,
-    firstDoubtAt: row.firstDoubtAt,
-  };
 }
 
 /** The history of an unknown batch that keeps its reqId on a retry, else undefined. */
@@ -216,31 +188,6 @@ async function batchPhones(db: Queryable, batchId: number): Promise<string[]> {
   return rows[0]?.phones ? rows[0].phones.split(',') : [];
 }
 
-/** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
-async function moveToNewBatch(
-  db: Queryable,
-  from: BatchRecord,
-  phones: string[],
-  now: string,
-): Promise<number> {
-  const { rows } = await db.query<{ id: number }>(
-    `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, 'planned', $6, $6) RETURNING id`,
-    [from.file_id, from.group_id, from.id, randomUUID().replaceAll('-', ''), phones.length, now],
-  );
-  const childId = rows[0]!.id;
-  await db.query('INSERT INTO batch_numbers (batch_id, phones) VALUES ($1, $2)', [
-    childId,
-    phones.join(','),
-  ]);
-  await db.query('UPDATE rows SET batch_id = $1 WHERE batch_id = $2 AND phone = ANY($3::text[])', [
-    childId,
-    from.id,
-    phones,
-  ]);
-  return childId;
-}
-
 const RECOUNT = `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = $1),
     invalid = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'invalid'),
     duplicates = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'duplicate'),
@@ -298,30 +245,16 @@ async function retryOutcome(
   fileId: number,
   retry: PreparedRetry,
 ): Promise<RetryOutcome> {
-  const outcome: RetryOutcome = {
-    rows: retry.rows,
-    accepted: 0,
-    failed: 0,
-    unknown: 0,
-    pending: 0,
-  };
-  const add = ({ state, n }: { state: string; n: number }): void => {
-    if ((OUTCOME_STATES as readonly string[]).includes(state))
-      outcome[state as 'accepted' | 'failed' | 'unknown'] += n;
-    else outcome.pending += n;
-  };
-  const own = await pool.query<{ state: string; n: number }>(
+  const own = await pool.query<NumbersIn>(
     'SELECT state, numbers AS n FROM batches WHERE id = ANY($1::bigint[])',
     [retry.ownReqIdBatchIds],
   );
-  own.rows.forEach(add);
-  if (retry.firstBatchId === null) return outcome;
-  const byState = await pool.query<{ state: string; n: number }>(
+  if (retry.firstBatchId === null) return tallyRetryOutcome(retry.rows, own.rows);
+  const byState = await pool.query<NumbersIn>(
     `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = $1 AND id >= $2 AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
     [fileId, retry.firstBatchId],
   );
-  byState.rows.forEach(add);
-  return outcome;
+  return tallyRetryOutcome(retry.rows, [...own.rows, ...byState.rows]);
 }
 
 export function pgRetryStore(pool: pg.Pool): RetryStore {

@@ -45,8 +45,6 @@ export class PgSendStore implements SendStore {
   readonly #queue: TurnQueue;
   readonly #reqIdOn: boolean;
   readonly #maxClaim: number;
-  /** Batches intake asked to go first (PlanStore.sendFirst), each handed out once. */
-  readonly #first = new Set<number>();
   /** Batches whose attempt this process may have committed and whose outcome it has not. */
   readonly #inFlight = new Set<number>();
   /** Attempts committed too late to send, whose putting back has not committed yet. */
@@ -78,11 +76,6 @@ export class PgSendStore implements SendStore {
     await this.#keeper.stop([...this.#inFlight]);
   }
 
-  /** These batches go before the others of their file (PlanStore.sendFirst). */
-  sendFirst(batchIds: Iterable<number>): void {
-    for (const id of batchIds) this.#first.add(id);
-  }
-
   async claimDueBatches(q: DueQuery): Promise<{ first: BatchToSend[]; due: BatchToSend[] }> {
     await this.#putBackUnsent();
     if (await anyAbandoned(this.#pool, q.fileId, this.node, this.#inFlight))
@@ -90,9 +83,7 @@ export class PgSendStore implements SendStore {
     const claimed = await claimDueBatches(this.#pool, this.#keeper.lease, {
       ...q,
       limit: Math.min(q.limit, this.#maxClaim),
-      first: [...this.#first],
     });
-    for (const b of claimed.first) this.#first.delete(b.batch.id);
     const all = [...claimed.first, ...claimed.due];
     this.#keeper.claimed(
       all.map((b) => b.batch.id),

@@ -198,27 +198,39 @@ async function splitBatch(db: Db, batchId: number, now: string): Promise<void> {
     'SELECT b.file_id, b.group_id, n.phones FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.id = $1',
     [batchId],
   );
-  const parent = rows[0]!;
+  const parent = { id: batchId, ...rows[0]! };
   const phones = parent.phones.split(',');
   const middle = Math.ceil(phones.length / 2);
-  for (const half of [phones.slice(0, middle), phones.slice(middle)]) {
-    if (half.length === 0) continue;
-    const child = await db.query<{ id: number }>(
-      `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, 'planned', $6, $6) RETURNING id`,
-      [parent.file_id, parent.group_id, batchId, newReqId(), half.length, now],
-    );
-    const childId = child.rows[0]!.id;
-    await db.query('INSERT INTO batch_numbers (batch_id, phones) VALUES ($1, $2)', [
-      childId,
-      half.join(','),
-    ]);
-    await db.query('UPDATE rows SET batch_id = $1 WHERE batch_id = $2 AND phone = ANY($3)', [
-      childId,
-      batchId,
-      half,
-    ]);
-  }
+  for (const half of [phones.slice(0, middle), phones.slice(middle)])
+    if (half.length > 0) await moveToNewBatch(db, parent, half, now);
+}
+
+/**
+ * A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them (as
+ * src/journal/batches.ts, moveToNewBatch: a split's halves, a retry's new batches).
+ */
+export async function moveToNewBatch(
+  db: Pick<pg.ClientBase, 'query'>,
+  from: Pick<BatchRecord, 'id' | 'file_id' | 'group_id'>,
+  phones: string[],
+  now: string,
+): Promise<number> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, 'planned', $6, $6) RETURNING id`,
+    [from.file_id, from.group_id, from.id, newReqId(), phones.length, now],
+  );
+  const childId = rows[0]!.id;
+  await db.query('INSERT INTO batch_numbers (batch_id, phones) VALUES ($1, $2)', [
+    childId,
+    phones.join(','),
+  ]);
+  await db.query('UPDATE rows SET batch_id = $1 WHERE batch_id = $2 AND phone = ANY($3::text[])', [
+    childId,
+    from.id,
+    phones,
+  ]);
+  return childId;
 }
 
 /** A fresh request id, as the SQLite journal makes one (32 random hex characters). */

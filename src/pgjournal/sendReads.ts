@@ -27,7 +27,7 @@ export async function providerSilentFor(
 const MAY_HAVE_ARRIVED =
   "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
 
-/** As src/journal/attempts.ts, attemptHistory. */
+/** As src/journal/attempts.ts, attemptHistory (the SendStore's, and retry's). */
 export async function attemptHistory(
   db: Queryable,
   batchId: number,
@@ -40,7 +40,7 @@ export async function attemptHistory(
   }>(
     `SELECT count(*) FILTER (WHERE (req_id IS NULL OR req_id <> $1) AND (${MAY_HAVE_ARRIVED}))::int AS without_req_id,
        count(*) FILTER (WHERE outcome = 'rejected:ambiguous')::int AS ambiguous,
-       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS first_doubt_at
+       min(started_at COLLATE "C") FILTER (WHERE ${MAY_HAVE_ARRIVED}) AS first_doubt_at
      FROM attempts WHERE batch_id = $2`,
     [reqId, batchId],
   );

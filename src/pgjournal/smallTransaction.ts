@@ -1,10 +1,11 @@
 // Transactions of the PostgreSQL journal's stores: a client of the pool, BEGIN, the work, COMMIT,
 // or ROLLBACK on any error (the error is thrown on). For the stores written with the handle
-// (outbox, suppression list, daemon state, retry, maintenance).
+// (outbox, suppression list, daemon state, retry, maintenance), and for migrate's copy (copy.ts).
 import type pg from 'pg';
+import type { Queryable } from './claims.js';
 
 /** A pool or one of its clients (inside a transaction). */
-export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+export type { Queryable };
 
 /** Runs `work` in a transaction on a client of `pool`; its value once committed. */
 export async function withTransaction<T>(

@@ -281,7 +281,7 @@ async function intakeInTurn(
   inspection: FileInspection,
   options: ProcessOptions,
 ): Promise<Refusal | 'stopped' | undefined> {
-  const turnOver = await ctx.turns.next();
+  const turnOver = await ctx.turns.next(ctx.stopSignal);
   try {
     // A stop that came while another file was read: this one is read at the next start.
     if (ctx.stopSignal?.aborted) return 'stopped';

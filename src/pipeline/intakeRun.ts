@@ -7,6 +7,7 @@ import { FILE_STATUS } from '../ports/index.js';
 import {
   type ErrorCode,
   errorCode,
+  hasCode,
   isDatabaseOutage,
   isMachineCode,
   userError,
@@ -71,7 +72,8 @@ export async function intake(
     // its requests are recorded either way; the refusal is the news
     await reading.sending?.done.catch(() => {});
     // The journal's database gone (restarting, say): the file is read again once it is back.
-    if (isDatabaseOutage(err)) throw err;
+    // Another node reads it now (this one's claim passed): not refused, it is that node's.
+    if (isDatabaseOutage(err) || hasCode(err, 'E_FILE_CLAIM_LOST')) throw err;
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   }
   await reading.end();
@@ -85,12 +87,14 @@ export async function intake(
   return undefined;
 }
 
+type Sending = ReturnType<typeof sendWhileReading>;
+
 /** One intake under way, on this thread or on one of its own, and what sends beside it. */
 interface Reading {
   /** Settles once every row is in the journal; rejects with why the file is refused. */
   done: Promise<void>;
   /** Sending while reading, if allowed (mayOverlap). */
-  sending: ReturnType<typeof sendWhileReading> | undefined;
+  sending: Sending | undefined;
   /**
    * Reading is over, refused or not: the requests started by then are let finish, and sendFile
    * takes over (the part-full batches released at the end, the retries).
@@ -100,17 +104,33 @@ interface Reading {
   abandon(): Promise<void>;
 }
 
-/** Sending while reading, if allowed: it stops when `readingOver` aborts. */
+/** What reads the rows (a Reading but what sends); `stop` ends what it started beside reading. */
+type Reader = Pick<Reading, 'done' | 'abandon'> & { stop(): Promise<void> };
+
+/** Sending while reading, if allowed, and the Reading it makes with the reader. */
 function sendingBeside(
   ctx: PipelineContext,
   fileId: number,
   inspection: FileInspection,
   dryRun: boolean,
-  readingOver: AbortController,
-): ReturnType<typeof sendWhileReading> | undefined {
-  return mayOverlap(ctx, inspection, dryRun)
+): { sending: Sending | undefined; reading(reader: Reader): Reading } {
+  const readingOver = new AbortController();
+  const sending = mayOverlap(ctx, inspection, dryRun)
     ? sendWhileReading(withStop(ctx, readingOver.signal), fileId)
     : undefined;
+  return {
+    sending,
+    reading: (reader) => ({
+      done: reader.done,
+      sending,
+      // Reading over: sending starts no more requests, then the reader stops what it started.
+      end: async () => {
+        readingOver.abort();
+        await reader.stop();
+      },
+      abandon: () => reader.abandon(),
+    }),
+  };
 }
 
 /** The intake on this thread: the planner writes through this journal's own connection. */
@@ -122,8 +142,8 @@ function readHere(
   kept: KeptRows,
   { dryRun, sentBefore }: IntakeTerms,
 ): Reading {
-  const readingOver = new AbortController();
-  const sending = sendingBeside(ctx, fileId, inspection, dryRun, readingOver);
+  const beside = sendingBeside(ctx, fileId, inspection, dryRun);
+  const { sending } = beside;
   // So that a group's last batch can go once its last row is read, not after the whole file.
   // Counted while intake reads: full batches can go before the count is done.
   const groupCounts = sending
@@ -139,11 +159,9 @@ function readHere(
     ...(sentBefore ? { sentBefore } : {}),
   });
   const here = { store, writer, sending, groupCounts };
-  return {
+  return beside.reading({
     done: readAll(ctx, here, filePath, inspection, kept),
-    sending,
-    end: async () => {
-      readingOver.abort();
+    stop: async () => {
       await groupCounts?.stop();
     },
     abandon: async () => {
@@ -153,7 +171,7 @@ function readHere(
         // The journal itself failed (a full disk?): the refusal says what matters.
       }
     },
-  };
+  });
 }
 
 /**
@@ -169,8 +187,8 @@ function readOnThread(
   { dryRun, sentBefore }: IntakeTerms,
 ): Reading {
   const link = ctx.files.intakeWriter!()!;
-  const readingOver = new AbortController();
-  const sending = sendingBeside(ctx, fileId, inspection, dryRun, readingOver);
+  const beside = sendingBeside(ctx, fileId, inspection, dryRun);
+  const { sending } = beside;
   const thread = startIntakeThread(
     link,
     {
@@ -186,15 +204,11 @@ function readOnThread(
     },
     () => sending?.released(),
   );
-  return {
+  return beside.reading({
     done: thread.finished.then(({ sendFirst }) => link.sendFirst(sendFirst)),
-    sending,
-    end: async () => {
-      readingOver.abort();
-      await thread.stop();
-    },
+    stop: () => thread.stop(),
     abandon: () => Promise.resolve(),
-  };
+  });
 }
 
 /**
@@ -210,7 +224,7 @@ interface Here {
   /** Where the planner writes the file's rows, groups and batches. */
   store: PlanStore;
   writer: RowWriter;
-  sending: ReturnType<typeof sendWhileReading> | undefined;
+  sending: Sending | undefined;
   groupCounts: GroupCounts | undefined;
 }
 

@@ -88,7 +88,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
-      turns: new IntakeTurns(),
+      turns: new IntakeTurns(journal.files),
       // Pruning leaves the files in it alone (retention/schedule.ts hands it over).
       inProgress: new FilesInProgress(),
       spools,

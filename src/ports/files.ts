@@ -26,6 +26,14 @@ export interface FileStore {
   claim(id: number): Awaitable<string | undefined>;
   /** The file's run in this process ended (whatever its outcome): another node may claim it. */
   unclaim(id: number): Awaitable<void>;
+  /**
+   * Waits until no other process sharing this journal is reading a file into it, and holds that
+   * turn until the returned function is called. Each file's rows are checked against the files read
+   * before it (the repeat window): two read at once would each miss the other's. The pipeline
+   * orders its own intakes (IntakeTurns) and asks this once per intake; `stop` ends the wait (the
+   * turn is then empty: the caller sees its stop).
+   */
+  intakeTurn(stop?: AbortSignal): Promise<() => Promise<void>>;
   /** Throws away what an interrupted intake left (keeping rows already sent) and starts intake. */
   beginIntake(id: number): Awaitable<KeptRows>;
   /** The planner's store for this file's rows (synchronous: intake's inner loop). */

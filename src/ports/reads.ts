@@ -66,7 +66,12 @@ export interface StatusReads {
   >;
   oldestHeldFile(): Awaitable<HeldFile | undefined>;
   prunedFileCount(): Awaitable<number>;
-  daemonState(): Awaitable<DaemonState | undefined>;
+  /**
+   * The daemon's own record. `pid`: the process holding the data directory, whose record it is
+   * when several daemons share the journal (PostgreSQL: each node has its own, the pause is the
+   * account's); SQLite's one daemon has one.
+   */
+  daemonState(pid?: number): Awaitable<DaemonState | undefined>;
   size(): Awaitable<JournalSize>;
   /**
    * The daemons sharing the journal seen in the last `withinMs` or holding batches, the most

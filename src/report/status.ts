@@ -192,7 +192,7 @@ async function runningDaemonState(
   reads: StatusReads,
   holder: StatusReport['process'],
 ): Promise<DaemonState | undefined> {
-  const daemon = await reads.daemonState();
+  const daemon = await reads.daemonState(holder?.pid);
   return daemon && holder && daemon.pid === holder.pid ? daemon : undefined;
 }
 

@@ -7,6 +7,7 @@ import type { IntakeRow } from '../../src/intake/row.js';
 import type { KeptRows } from '../../src/ports/index.js';
 import type { FileStore } from '../../src/ports/files.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import type { SentBeforeLookup } from '../../src/plan/store.js';
 
 export interface IntakeRun {
@@ -16,6 +17,8 @@ export interface IntakeRun {
   chunks?: number;
   /** An intake again of this record (resumed), instead of a new one. */
   fileId?: number;
+  /** The planner's filter of numbers placed (a tiny one: nearly every number is a doubt). */
+  seenNumbers?: SeenNumbers;
   /** Called after each chunk is written, with the chunks written so far. */
   afterChunk?: (chunks: number) => Promise<void>;
 }
@@ -38,6 +41,9 @@ export async function intakeFile(
         encoding: 'utf-8',
       })
     ).id;
+  // As the pipeline does: the file is this node's to read (PostgreSQL's intake commits check it).
+  const reader = await run.files.claim(fileId);
+  if (reader !== undefined) throw new Error(`file ${fileId} is node ${reader}'s to read`);
   const kept = await run.files.beginIntake(fileId);
   const store = run.files.planStore(fileId);
   const sentBefore = await run.sentBefore?.(fileId);
@@ -45,6 +51,7 @@ export async function intakeFile(
     maxPerRequest: 200,
     rowsKept: kept.lines.length,
     fileBytes: bytes.length,
+    ...(run.seenNumbers ? { seenNumbers: run.seenNumbers } : {}),
     ...(sentBefore ? { sentBefore } : {}),
   });
   const markKept = keptRowMarker(kept);

@@ -62,9 +62,20 @@ describe('the nodes in status and /metrics', { skip: postgresMissing() }, () => 
     assert.match(text, /host-b:2 .*2 h 0 min ago .* 1 /);
   });
 
-  test("/metrics has a node's last seen time and the batches it holds", async () => {
+  test("/metrics has a node's last seen time and the batches it holds, read once a scrape", async () => {
+    const store = await reads();
+    let nodeReads = 0;
+    const counted = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== 'nodes') return Reflect.get(target, key, receiver) as unknown;
+        return (withinMs: number) => {
+          nodeReads++;
+          return target.nodes(withinMs);
+        };
+      },
+    });
     const metrics = createMetrics({
-      reads: await reads(),
+      reads: counted,
       inProgress: new Set<number>(),
       journalFile: path.join(dataDir, 'none.sqlite'),
       pausedCode: () => undefined,
@@ -76,6 +87,9 @@ describe('the nodes in status and /metrics', { skip: postgresMissing() }, () => 
     const seen = /^smsdrop_node_last_seen_timestamp_seconds\{node="host-a:1"\} (\S+)$/m.exec(text);
     assert.ok(seen);
     assert.ok(Math.abs(Number(seen[1]) - Date.now() / 1000) < 60);
+    assert.equal(nodeReads, 1, 'both node gauges show one read of the nodes');
+    await metrics.registry.metrics();
+    assert.equal(nodeReads, 2, 'the next scrape reads them afresh');
   });
 
   test('with the SQLite journal there are no nodes, and no node line', async () => {

@@ -15,8 +15,10 @@ import { SAMPLE, insertSql } from './sample.js';
 import { sqliteOf } from '../journal/sqliteOf.js';
 
 const VIEWS = ['row_results', 'v_files', 'v_recipients', 'v_failures'];
-/** Columns only the PostgreSQL journal has: several nodes' leases (migration 2). */
-const PG_ONLY: Record<string, string[]> = { batches: ['lease_node', 'lease_until'] };
+/** Columns only the PostgreSQL journal has: several nodes' leases (2), batches sent first (8). */
+const PG_ONLY: Record<string, string[]> = {
+  batches: ['lease_node', 'lease_until', 'send_first'],
+};
 /** SQLite's tables of its own: the migrations' bookkeeping and the lost-commit intents. */
 const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence'];
 
@@ -121,6 +123,31 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
       const expected = [...sqlite, ...(PG_ONLY[table] ?? [])].sort();
       assert.deepEqual((await pgColumns(pool, table)).sort(), expected, table);
     }
+  });
+
+  test('every foreign key has an index on its column: deleting what it points to looks it up', async () => {
+    const pool = await journalPool();
+    await migratePostgres(pool);
+    // An index leading with the key's column, whole or leaving out only its nulls (a partial
+    // index WHERE column IS NOT NULL serves the lookup "column = value").
+    const { rows } = await pool.query<{ key: string }>(
+      `SELECT c.conrelid::regclass::text || '.' || a.attname AS key
+       FROM pg_constraint c
+       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+       WHERE c.contype = 'f' AND NOT EXISTS (
+         SELECT 1 FROM pg_index i
+         WHERE i.indrelid = c.conrelid AND i.indkey[0] = c.conkey[1]
+           AND (i.indpred IS NULL OR pg_get_expr(i.indpred, i.indrelid) = '(' || a.attname || ' IS NOT NULL)'))
+       ORDER BY 1`,
+    );
+    const { rows: keys } = await pool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f'",
+    );
+    assert.ok(keys[0]!.n >= 8, `${keys[0]!.n} foreign keys`);
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      [],
+    );
   });
 
   test('the views answer as SQLite does on the same journal content', async () => {

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import type pg from 'pg';
 import type { SmsdropError } from '../../src/errors.js';
 import { leaseMargin } from '../../src/pgjournal/leases.js';
 import { openPool } from '../../src/pgjournal/schema.js';
@@ -20,6 +21,49 @@ const ACCEPTED = {
 } as const;
 const RESULT = { outcome: 'accepted', statusCode: '000000', reason: 'sid' };
 
+/**
+ * Runs `check` with a short lease and its margin (attempts stop `lease − margin` after a claim),
+ * then with longer ones while it answers false: the machine was too slow for the times it needed
+ * (a loaded machine took longer than lease − margin to start an attempt, or let the database's
+ * lease pass), and nothing could be told from the run. An answer of true means it asserted.
+ */
+async function atALeaseLongEnough(
+  check: (lease: { leaseMs: number; marginMs: number }, node: string) => Promise<boolean>,
+): Promise<void> {
+  const tried: number[] = [];
+  for (const scale of [1, 2, 4, 8]) {
+    const lease = { leaseMs: 3_000 * scale, marginMs: 1_900 * scale };
+    if (await check(lease, `a:${scale}`)) return;
+    tried.push(lease.leaseMs);
+  }
+  assert.fail(`too slow to tell at every lease tried (${tried.join(', ')} ms)`);
+}
+
+/** Waits until `ms` past `since` on the monotonic clock (the one leases.ts measures with). */
+async function until(since: number, ms: number): Promise<void> {
+  await sleep(Math.max(0, since + ms - performance.now()) + 20);
+}
+
+/** Whether the batch's lease has passed by the database's clock (not: released, or live). */
+async function leasePassed(sql: pg.Pool, batchId: number): Promise<boolean> {
+  const { rows } = await sql.query<{ passed: boolean }>(
+    'SELECT coalesce(lease_until <= clock_timestamp(), false) AS passed FROM batches WHERE id = $1',
+    [batchId],
+  );
+  return rows[0]!.passed;
+}
+
+/** Waits until a session waits for a row lock (the attempt's write, behind the test's lock). */
+async function waitForLockWait(sql: pg.Pool): Promise<void> {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(20)) {
+    const { rows } = await sql.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype IN ('transactionid', 'tuple')",
+    );
+    if (rows[0]!.n > 0) return;
+  }
+  assert.fail('no write waited for the locked batch within 30 s');
+}
+
 /** Starts each batch's attempt, one call each, all in one turn. */
 function startEach(store: PgSendStore, batches: BatchToSend[]): Promise<(number | undefined)[]> {
   return Promise.all(
@@ -35,10 +79,17 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
   test('two nodes claiming one file at once get disjoint batches that cover it', async () => {
     const j = await journal(pg15.cluster);
     const [a, b] = [await j.node({ node: 'a:1' }), await j.node({ node: 'b:2' })];
+    // Both first claims end before either node claims again: on a loaded machine one node could
+    // otherwise claim the whole file before the other's first claim ran.
+    let firstClaims = 0;
+    let bothClaimed: () => void;
+    const both = new Promise<void>((resolve) => (bothClaimed = resolve));
     const loop = async (store: PgSendStore) => {
       const got: number[] = [];
-      for (;;) {
+      for (let first = true; ; first = false) {
         const ids = (await claim(store, { limit: 3, skip: got })).map((t) => t.batch.id);
+        if (first && ++firstClaims === 2) bothClaimed();
+        if (first) await both;
         if (ids.length === 0) return got;
         got.push(...ids);
       }
@@ -49,10 +100,10 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     assert.ok(x.length > 0 && y.length > 0, `both claimed some: ${x.length}, ${y.length}`);
   });
 
-  test('batches asked to go first come first, once', async () => {
+  test('batches marked to go first come first, and not again while claimed', async () => {
     const j = await journal(pg15.cluster);
     const { store } = await j.node({ node: 'a:1' });
-    store.sendFirst([15, 999]);
+    await j.sql.query('UPDATE batches SET send_first = true WHERE id = 15');
     const { first, due } = await store.claimDueBatches({
       fileId: 1,
       now: Date.now(),
@@ -66,7 +117,7 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
       now: Date.now(),
       afterId: 2,
       limit: 3,
-      skip: new Set([1, 2]),
+      skip: new Set([1, 2, 15]),
     });
     assert.deepEqual(
       [again.first.map((b) => b.batch.id), again.due.map((b) => b.batch.id)],
@@ -157,44 +208,68 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
 
   test('a node whose lease nears its end (no renewal) starts no attempt', async () => {
     const j = await journal(pg15.cluster);
-    // No keeper: a node that cannot renew. Attempts stop 1.1 s after the claim, the lease at 3 s.
-    const { store } = await j.node({ node: 'a:1', leaseMs: 3_000, marginMs: 1_900 }, false);
-    const [first, second] = await claim(store, { limit: 2 });
-    assert.ok(
-      await store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]).then(([id]) => id),
-    );
-    await sleep(1_300);
-    assert.deepEqual(await store.startAttempts([{ batch: second!.batch, reqId: 'req2' }]), [
-      undefined,
-    ]);
-    assert.equal((await batchRow(j.sql, 2)).state, 'planned');
-    assert.equal((await attemptsOf(j.sql, 2)).length, 0);
+    await atALeaseLongEnough(async (lease, node) => {
+      // No keeper: a node that cannot renew. Attempts stop lease − margin after the claim.
+      const { store } = await j.node({ node, ...lease }, false);
+      const window = lease.leaseMs - lease.marginMs;
+      const claimedFrom = performance.now();
+      const [first, second] = await claim(store, { limit: 2 });
+      const claimedBy = performance.now();
+      const [started] = await store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
+      if (performance.now() >= claimedFrom + window) return false; // committed past the margin
+      assert.ok(started, 'an attempt starts while the lease holds for longer than the margin');
+      await until(claimedBy, window);
+      assert.deepEqual(await store.startAttempts([{ batch: second!.batch, reqId: 'req2' }]), [
+        undefined,
+      ]);
+      // The database's lease still held, so what refused the attempt was the margin.
+      if (await leasePassed(j.sql, second!.batch.id)) return false;
+      assert.equal((await batchRow(j.sql, second!.batch.id)).state, 'planned');
+      assert.equal((await attemptsOf(j.sql, second!.batch.id)).length, 0);
+      return true;
+    });
   });
 
   test('an attempt whose commit ends too near the lease’s end is put back, not sent', async () => {
     const j = await journal(pg15.cluster);
-    const { store } = await j.node({ node: 'a:1', leaseMs: 3_000, marginMs: 1_900 }, false);
-    const [first] = await claim(store, { limit: 1 });
-    const blocker = await j.sql.connect();
-    try {
-      await blocker.query('BEGIN');
-      await blocker.query('SELECT 1 FROM batches WHERE id = 1 FOR UPDATE');
-      const started = store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
-      await sleep(1_400); // past heldUntil − margin, the database's lease still live
-      await blocker.query('COMMIT');
-      assert.deepEqual(await started, [undefined]);
-    } finally {
-      blocker.release();
-    }
-    const row = await batchRow(j.sql, 1);
-    assert.deepEqual(
-      { state: row.state, attempts: row.attempts, doubt: row.maybe_sent, lease: row.lease_node },
-      { state: 'planned', attempts: 0, doubt: 0, lease: null },
-    );
-    assert.deepEqual(
-      (await attemptsOf(j.sql, 1)).map((a) => a.outcome),
-      ['not-sent'],
-    );
+    await atALeaseLongEnough(async (lease, node) => {
+      const { store } = await j.node({ node, ...lease }, false);
+      const window = lease.leaseMs - lease.marginMs;
+      const claimedFrom = performance.now();
+      const [first] = await claim(store, { limit: 1 });
+      const claimedBy = performance.now();
+      const id = first!.batch.id;
+      const blocker = await j.sql.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('SELECT 1 FROM batches WHERE id = $1 FOR UPDATE', [id]);
+        // The first check of the margin runs as startAttempts is called.
+        if (performance.now() >= claimedFrom + window) {
+          await blocker.query('ROLLBACK');
+          return false;
+        }
+        const started = store.startAttempts([{ batch: first!.batch, reqId: 'req1' }]);
+        await waitForLockWait(j.sql);
+        await until(claimedBy, window); // past heldUntil − margin
+        await blocker.query('COMMIT');
+        assert.deepEqual(await started, [undefined]);
+      } finally {
+        blocker.release();
+      }
+      const attempts = await attemptsOf(j.sql, id);
+      // Nothing written: the database's lease had passed before the attempt's write.
+      if (attempts.length === 0 && (await leasePassed(j.sql, id))) return false;
+      const row = await batchRow(j.sql, id);
+      assert.deepEqual(
+        { state: row.state, attempts: row.attempts, doubt: row.maybe_sent, lease: row.lease_node },
+        { state: 'planned', attempts: 0, doubt: 0, lease: null },
+      );
+      assert.deepEqual(
+        attempts.map((a) => a.outcome),
+        ['not-sent'],
+      );
+      return true;
+    });
   });
 
   test('an outcome for a batch another node took over is refused (E_BATCH_TRANSITION); the turn’s others commit', async () => {

@@ -3,8 +3,23 @@ import assert from 'node:assert/strict';
 import { IntakeTurns } from '../../src/pipeline/turns.js';
 import { FilesInProgress } from '../../src/pipeline/inProgress.js';
 
+/** The journal's turn as a journal only this process writes gives it, counting who holds it. */
+function journalTurns(): { intakeTurn: () => Promise<() => Promise<void>>; held: () => number } {
+  let held = 0;
+  return {
+    intakeTurn: () => {
+      held++;
+      return Promise.resolve(async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        held--;
+      });
+    },
+    held: () => held,
+  };
+}
+
 test('intake turns: each waits until the one before has ended its turn', async () => {
-  const turns = new IntakeTurns();
+  const turns = new IntakeTurns(journalTurns());
   const order: string[] = [];
   const firstOver = await turns.next();
   const second = turns.next().then((over) => {
@@ -25,6 +40,33 @@ test('intake turns: each waits until the one before has ended its turn', async (
   secondOver();
   await third;
   assert.deepEqual(order, ['second', 'third']);
+});
+
+test("intake turns: the journal's turn is given back before the next intake here takes it", async () => {
+  const journal = journalTurns();
+  const turns = new IntakeTurns(journal);
+  const firstOver = await turns.next();
+  const heldWhenSecondStarts = turns.next().then((over) => {
+    const held = journal.held();
+    over();
+    return held;
+  });
+  assert.equal(journal.held(), 1);
+  firstOver();
+  assert.equal(await heldWhenSecondStarts, 1, 'one turn of the journal at a time');
+});
+
+test('intake turns: a journal that cannot give its turn lets the next intake here try', async () => {
+  let calls = 0;
+  const turns = new IntakeTurns({
+    intakeTurn: () =>
+      ++calls === 1
+        ? Promise.reject(new Error('E_DATABASE_UNREACHABLE'))
+        : Promise.resolve(async () => {}),
+  });
+  await assert.rejects(turns.next(), /E_DATABASE_UNREACHABLE/);
+  const over = await turns.next();
+  over();
 });
 
 test('files in progress: kept in the set given, counted', () => {

@@ -110,7 +110,7 @@ export async function sender(
     rateLimiter: createRateLimiter(),
     pause: new AccountPause(),
     defaultAppId: provider.defaultAppId,
-    turns: new IntakeTurns(),
+    turns: new IntakeTurns(ports.files),
     inProgress: new FilesInProgress(),
   };
   return { db, stores: handleOf(db), ctx, provider, config };

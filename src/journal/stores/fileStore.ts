@@ -73,6 +73,11 @@ export class SqliteFileStore implements FileStore {
   }
   unclaim(): void {}
 
+  // Only this process writes the journal: its IntakeTurns already order every intake.
+  intakeTurn(): Promise<() => Promise<void>> {
+    return Promise.resolve(() => Promise.resolve());
+  }
+
   beginIntake(id: number): KeptRows {
     const kept = restartIntake(this.#db, id);
     setFileStatus(this.#db, id, FILE_STATUS.intake);
