@@ -132,6 +132,35 @@ const NOT_LOWER = 0.9;
 const note = (text: string) => process.stderr.write(`bench: ${text}\n`);
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
 
+/** SMSDROP_CONCURRENCY over the latency, requests/s; none at latency 0. */
+const networkLimit = (o: PostgresBenchOptions) =>
+  o.latencyMs > 0 ? (o.concurrency * 1000) / o.latencyMs : null;
+
+/** One run of `nodes` nodes on the database at `databaseUrl`; none: one node on SQLite. */
+async function nodeRun(
+  o: PostgresBenchOptions,
+  workDir: string,
+  nodes: number,
+  databaseUrl?: string,
+): Promise<PostgresBenchResult['nodeRuns'][number]> {
+  const journal = databaseUrl ? 'PostgreSQL' : 'SQLite (the reference)';
+  note(
+    `${nodes} node(s) on ${journal}: ${o.sendRows} rows, ${o.latencyMs} ms, concurrency ${o.concurrency}`,
+  );
+  const run = await runNodes({
+    ...o,
+    nodes,
+    rows: o.sendRows,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    workDir: path.join(workDir, databaseUrl ? `nodes-${nodes}` : 'sqlite'),
+    env: childEnv(workDir, BENCH_CREDENTIALS, {}),
+    timeoutMs: o.timeoutS * 1000,
+  });
+  for (const p of run.problems) note(`${nodes} node(s) on ${journal}: ${p}`);
+  const limit = networkLimit(o);
+  return { ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null };
+}
+
 export async function runPostgresBench(o: PostgresBenchOptions): Promise<PostgresBenchResult> {
   if (!postgresBinDir())
     throw new Error("PostgreSQL's server is not installed (pg_config --bindir has no initdb)");
@@ -150,27 +179,10 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
     note(`intake: ${o.rows} rows into SQLite and PostgreSQL, best of ${o.repeat} each`);
     await generateCsv(csv, o.rows, o.seed);
     const intake = await measureIntakePair(csv, o.rows, cluster, workDir, o.repeat);
-    const limit = o.latencyMs > 0 ? (o.concurrency * 1000) / o.latencyMs : null;
-    const nodeRun = async (nodes: number, databaseUrl?: string) => {
-      const journal = databaseUrl ? 'PostgreSQL' : 'SQLite (the reference)';
-      note(
-        `${nodes} node(s) on ${journal}: ${o.sendRows} rows, ${o.latencyMs} ms, concurrency ${o.concurrency}`,
-      );
-      const run = await runNodes({
-        ...o,
-        nodes,
-        rows: o.sendRows,
-        ...(databaseUrl ? { databaseUrl } : {}),
-        workDir: path.join(workDir, databaseUrl ? `nodes-${nodes}` : 'sqlite'),
-        env: childEnv(workDir, BENCH_CREDENTIALS, {}),
-        timeoutMs: o.timeoutS * 1000,
-      });
-      for (const p of run.problems) note(`${nodes} node(s) on ${journal}: ${p}`);
-      return { ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null };
-    };
-    const nodeRuns: PostgresBenchResult['nodeRuns'] = [await nodeRun(1)];
+    const limit = networkLimit(o);
+    const nodeRuns: PostgresBenchResult['nodeRuns'] = [await nodeRun(o, workDir, 1)];
     for (let nodes = 1; nodes <= o.nodes; nodes++)
-      nodeRuns.push(await nodeRun(nodes, await cluster.freshDatabase()));
+      nodeRuns.push(await nodeRun(o, workDir, nodes, await cluster.freshDatabase()));
     return {
       database: 'postgres',
       intake: {
@@ -226,22 +238,7 @@ function targetsOf(runs: PostgresBenchResult['nodeRuns']): PostgresBenchResult['
 const n = (x: number) => Math.round(x).toLocaleString('en-US');
 const load = (l: [number, number]) => `${l[0].toFixed(2)} -> ${l[1].toFixed(2)}`;
 
-export function printPostgresTable(r: PostgresBenchResult): void {
-  const intake = new Table({
-    head: ['journal', 'rows/s', 'best s', 'runs s', 'load (1 min)'],
-    ...plain,
-  });
-  for (const [journal, rate] of Object.entries({
-    sqlite: r.intake.sqlite,
-    postgres: r.intake.postgres,
-  }))
-    intake.push([
-      journal,
-      n(rate.rowsPerSec),
-      rate.bestSeconds.toFixed(2),
-      rate.runsSeconds.join(', '),
-      load(rate.load),
-    ]);
+function nodesTable(r: PostgresBenchResult): string {
   const nodes = new Table({
     head: [
       'journal',
@@ -272,6 +269,25 @@ export function printPostgresTable(r: PostgresBenchResult): void {
       load(run.load),
       run.ok ? 'yes' : `NO: ${run.problems.join('; ')}`,
     ]);
+  return nodes.toString();
+}
+
+export function printPostgresTable(r: PostgresBenchResult): void {
+  const intake = new Table({
+    head: ['journal', 'rows/s', 'best s', 'runs s', 'load (1 min)'],
+    ...plain,
+  });
+  for (const [journal, rate] of Object.entries({
+    sqlite: r.intake.sqlite,
+    postgres: r.intake.postgres,
+  }))
+    intake.push([
+      journal,
+      n(rate.rowsPerSec),
+      rate.bestSeconds.toFixed(2),
+      rate.runsSeconds.join(', '),
+      load(rate.load),
+    ]);
   const targets = new Table({ head: ['target', 'value', 'goal', 'met'], ...plain });
   for (const t of r.targets)
     targets.push([
@@ -285,7 +301,7 @@ export function printPostgresTable(r: PostgresBenchResult): void {
     `intake of ${n(r.intake.sqlite.rows)} rows through the ports (no sending), best of ${r.intake.sqlite.runsSeconds.length}: PostgreSQL at ${r.intake.postgresToSqlite} of SQLite's rows/s`,
     intake.toString(),
     `nodes: \`smsdrop run\` daemons on one PostgreSQL, ${n(r.sendRows)} rows (${Math.round(r.personalised * 100)}% personalised) split into one file a node, latency ${r.latencyMs} ms, SMSDROP_CONCURRENCY=${r.concurrency} on every node${limit ? ` (network limit ${limit.toFixed(1)} requests/s)` : ''}`,
-    nodes.toString(),
+    nodesTable(r),
     ...(r.targets.length ? [targets.toString()] : []),
     `code: commit ${r.source.commit ?? '?'}, CLI from ${r.source.cli}${r.source.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}`,
     `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; shared machine: the figures are rough`,
