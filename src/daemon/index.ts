@@ -303,9 +303,7 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
         `sending paused for the account: ${code}: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
         { event: 'account-paused', reason, code },
       );
-      await sleep(config.pauseCooldownMs, undefined, { signal: runtime.stop.signal }).catch(
-        () => {},
-      );
+      await pause.cooldown(config.pauseCooldownMs, runtime.stop.signal); // or the pause lifts
       cooling = undefined;
       if (runtime.stop.signal.aborted) return;
       runtime.context.pause.resume();

@@ -1,7 +1,8 @@
-// The account's request slots in PostgreSQL (ports/account.ts): one row per slot, held by one
-// request of one node under a lease by the database's clock, renewed while the node lives. A slot
-// is taken `FOR UPDATE SKIP LOCKED`, so nodes taking at once never wait for each other and never
-// take the same slot; a dead node's slots come back when their leases pass.
+// The account's request slots in PostgreSQL (ports/account.ts), with its pacing (accountRate.ts)
+// and its pause (accountPause.ts): one row per slot, held by one request of one node under a
+// lease by the database's clock, renewed while the node lives. A slot is taken `FOR UPDATE SKIP
+// LOCKED`, so nodes taking at once never wait for each other and never take the same slot; a dead
+// node's slots come back when their leases pass.
 //
 // Why the limit holds across nodes: a request starts only while its node holds a slot, and a slot
 // has one holder at a time. A node that cannot renew (cut off from the database) keeps its
@@ -10,7 +11,9 @@
 // last renewal that succeeded has ended before its slot can pass (docs/postgres.md).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import type { AccountSlots, SlotRelease } from '../ports/account.js';
+import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
+import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
+import { pgAccountRate } from './accountRate.js';
 
 export interface AccountSlotOptions {
   /** The node's id (nodes.id). */
@@ -29,6 +32,7 @@ const TAKE = `
   free AS (
     SELECT s.slot FROM account_slots s, lvl
     WHERE s.slot < LEAST(lvl.level, $3) AND (s.holder IS NULL OR s.until < clock_timestamp())
+      AND NOT ${PAUSED_NOW}
     ORDER BY s.slot LIMIT 1
     FOR UPDATE OF s SKIP LOCKED
   ),
@@ -38,7 +42,8 @@ const TAKE = `
     FROM free WHERE s.slot = free.slot
     RETURNING s.slot
   )
-  SELECT (SELECT level FROM lvl) AS level, (SELECT slot FROM taken) AS slot`;
+  SELECT (SELECT level FROM lvl) AS level, (SELECT slot FROM taken) AS slot, ${PAUSE_COLUMNS}
+  FROM (SELECT 1) one LEFT JOIN account_pause ON account_pause.id = 1`;
 
 /**
  * The account's slots for this node, on a migrated journal: the setting is recorded (the level
@@ -72,10 +77,14 @@ class PgAccountSlots implements AccountSlots {
   #freed = signal();
   readonly #renewal: NodeJS.Timeout;
   #closed = false;
+  readonly rate: AccountRate;
+  readonly pause: PgSharedPause;
 
   constructor(pool: pg.Pool, options: AccountSlotOptions) {
     this.#pool = pool;
     this.#options = options;
+    this.rate = pgAccountRate(pool, options.node);
+    this.pause = new PgSharedPause(pool, options.node);
     this.#level = options.concurrency;
     this.#renewal = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3));
     this.#renewal.unref();
@@ -99,18 +108,20 @@ class PgAccountSlots implements AccountSlots {
       waitMs = Math.min(2 * waitMs, MAX_POLL_MS)
     ) {
       const holder = `${this.#options.node}#${++this.#takes}`;
-      const { rows } = await this.#pool.query<{ level: number; slot: number | null }>(TAKE, [
-        holder,
-        this.#options.node,
-        this.#options.concurrency,
-        this.#options.leaseMs,
-      ]);
+      const { rows } = await this.#pool.query<PauseRow & { level: number; slot: number | null }>(
+        TAKE,
+        [holder, this.#options.node, this.#options.concurrency, this.#options.leaseMs],
+      );
       this.#level = rows[0]!.level;
       const slot = rows[0]!.slot;
       if (slot !== null) {
         this.#held.set(slot, holder);
         return once(() => this.#give(slot, holder));
       }
+      // No slot while the account is paused: the request does not start once this node knows it
+      // (its sender then stops); until it does, the take waits as for a full account.
+      this.pause.observe(rows[0]);
+      if (rows[0]!.pause_active && this.pause.inPause) return undefined;
       await Promise.race([
         sleep(waitMs, undefined, { signal }).catch(() => undefined),
         this.#freed.promise,
@@ -122,6 +133,7 @@ class PgAccountSlots implements AccountSlots {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#renewal);
+    this.pause.close();
     const holders = [...this.#held.values()];
     this.#held.clear();
     if (holders.length > 0)
@@ -148,18 +160,20 @@ class PgAccountSlots implements AccountSlots {
       .catch(() => undefined); // its lease passes instead
   }
 
-  /** Extends the leases of the slots still held, and reads the account's level back. */
+  /** Extends the leases of the slots still held, and reads the account's level and pause back. */
   async #renew(): Promise<void> {
     const holders = [...this.#held.values()];
     try {
-      const { rows } = await this.#pool.query<{ level: number }>(
+      const { rows } = await this.#pool.query<PauseRow & { level: number }>(
         `WITH renewed AS (
            UPDATE account_slots SET until = clock_timestamp() + $2 * interval '1 millisecond'
            WHERE holder = ANY($1) AND until > clock_timestamp() RETURNING slot)
-         SELECT level FROM account_level WHERE id = 1`,
+         SELECT level, ${PAUSE_COLUMNS} FROM account_level, account_pause
+         WHERE account_level.id = 1 AND account_pause.id = 1`,
         [holders, this.#options.leaseMs],
       );
       if (rows[0]) this.#level = rows[0].level;
+      this.pause.observe(rows[0]);
     } catch {
       // The next renewal tries again; a slot whose lease passes meanwhile goes to another node.
     }

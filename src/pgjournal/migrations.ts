@@ -317,6 +317,112 @@ const FOREIGN_KEY_INDEXES = `
   CREATE INDEX batches_by_parent ON batches (parent_id) WHERE parent_id IS NOT NULL;
 `;
 
+const ACCOUNT_PACING = `
+  -- The account's pacing (accountRate.ts), for every node together: the next request start and
+  -- the next number each per-second limit allows, in ms since the epoch by the database's clock,
+  -- and the numbers of the message window's starts (window_used, their sum); the row is also the
+  -- lock that takes turns. The window's starts (at: when the request starts, same clock), each
+  -- kept for the window's length; a start given back is deleted.
+  CREATE TABLE account_pace (
+    id             integer          PRIMARY KEY CHECK (id = 1),
+    requests_next  double precision NOT NULL DEFAULT 0,
+    messages_next  double precision NOT NULL DEFAULT 0,
+    window_used    bigint           NOT NULL DEFAULT 0
+  );
+  INSERT INTO account_pace (id) VALUES (1);
+  CREATE TABLE account_window_starts (
+    id       bigint           GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at       double precision NOT NULL,
+    numbers  integer          NOT NULL,
+    node     text             NOT NULL
+  );
+  CREATE INDEX account_window_starts_at ON account_window_starts (at);
+  -- One start, reserved under the row's lock. Functions, not one statement in the caller's words:
+  -- each statement of a function sees what was committed before it (READ COMMITTED), so what it
+  -- reads after the lock includes the start the node that held the lock just made, where a single
+  -- statement would read a snapshot from before its wait. Returns the wait before the start
+  -- (wait_ms) and its id when a window counts it, or, the window having no room, full_ms: when
+  -- to ask again.
+  CREATE FUNCTION account_take_start(
+    n integer, request_ms double precision, message_ms double precision,
+    window_ms double precision, window_messages bigint, who text,
+    OUT wait_ms double precision, OUT start_id bigint, OUT full_ms double precision)
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    pace account_pace%ROWTYPE;
+    now_ms double precision;
+    expired bigint;
+    used bigint;
+    allowed bigint := GREATEST(window_messages, n);
+    start_at double precision;
+  BEGIN
+    SELECT * INTO pace FROM account_pace WHERE id = 1 FOR UPDATE;
+    now_ms := extract(epoch FROM clock_timestamp()) * 1000;
+    used := pace.window_used;
+    IF window_ms > 0 THEN
+      WITH gone AS (
+        DELETE FROM account_window_starts WHERE at <= now_ms - window_ms RETURNING numbers)
+      SELECT coalesce(sum(numbers), 0) INTO expired FROM gone;
+      used := used - expired;
+      IF used + n > allowed THEN
+        UPDATE account_pace SET window_used = used WHERE id = 1;
+        -- The oldest starts leave the window first: wait for enough of them.
+        SELECT GREATEST(1, s.at + window_ms - now_ms) INTO full_ms FROM (
+          SELECT at, sum(numbers) OVER (ORDER BY at, id) AS freed FROM account_window_starts
+        ) s WHERE used - s.freed + n <= allowed ORDER BY s.at LIMIT 1;
+        full_ms := coalesce(full_ms, window_ms);
+        RETURN;
+      END IF;
+    END IF;
+    start_at := GREATEST(now_ms,
+      CASE WHEN request_ms > 0 THEN pace.requests_next ELSE 0 END,
+      CASE WHEN message_ms > 0 THEN pace.messages_next ELSE 0 END);
+    IF window_ms > 0 THEN
+      INSERT INTO account_window_starts (at, numbers, node) VALUES (start_at, n, who)
+      RETURNING id INTO start_id;
+      used := used + n;
+    END IF;
+    UPDATE account_pace SET
+      requests_next = CASE WHEN request_ms > 0 THEN start_at + request_ms ELSE requests_next END,
+      messages_next = CASE WHEN message_ms > 0 THEN start_at + message_ms * n ELSE messages_next END,
+      window_used = used
+    WHERE id = 1;
+    wait_ms := start_at - now_ms;
+  END
+  $fn$;
+  -- A start given back (its request never left): its numbers leave the window. The row's lock
+  -- first, as account_take_start takes them.
+  CREATE FUNCTION account_give_back(start bigint) RETURNS void
+  LANGUAGE plpgsql VOLATILE AS $fn$
+  DECLARE
+    freed bigint;
+  BEGIN
+    PERFORM 1 FROM account_pace WHERE id = 1 FOR UPDATE;
+    WITH gone AS (DELETE FROM account_window_starts WHERE id = start RETURNING numbers)
+    SELECT coalesce(sum(numbers), 0) INTO freed FROM gone;
+    UPDATE account_pace SET window_used = window_used - freed WHERE id = 1 AND freed > 0;
+  END
+  $fn$;
+`;
+
+const ACCOUNT_PAUSE = `
+  -- The account's pause (accountPause.ts), for every node together: set by the node that paused
+  -- (an account-stop code, the provider failing) until its cooldown is over, or until the time in
+  -- until by the database's clock (a node that died paused). generation grows at each new pause,
+  -- so that a node lifts only the pause it is in. Not daemon_state: that says each node's view.
+  CREATE TABLE account_pause (
+    id           integer     PRIMARY KEY CHECK (id = 1),
+    generation   bigint      NOT NULL DEFAULT 0,
+    paused       boolean     NOT NULL DEFAULT false,
+    until        timestamptz,
+    reason       text,
+    code         text,
+    status_code  text,
+    node         text
+  );
+  INSERT INTO account_pause (id) VALUES (1);
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -328,6 +434,8 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 7, name: "the account's request slots, shared by the nodes", sql: ACCOUNT_SLOTS },
   { version: 8, name: 'the batches intake sends first, for every node', sql: SEND_FIRST },
   { version: 9, name: "each daemon's own state", sql: NODE_STATE },
+  { version: 10, name: "the account's pacing, shared by the nodes", sql: ACCOUNT_PACING },
+  { version: 11, name: "the account's pause, shared by the nodes", sql: ACCOUNT_PAUSE },
   {
     version: 12,
     name: 'indexes on the foreign keys a prune checks (rows.group_id, batches.parent_id)',

@@ -9,7 +9,13 @@ import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
 import { AdaptiveConcurrency } from '../send/concurrency.js';
-import { AccountPause, createRateLimiter, type RateLimiter } from '../send/rate.js';
+import { accountRateLimiter } from '../send/accountRate.js';
+import {
+  AccountPause,
+  createRateLimiter,
+  type RateLimiter,
+  type RateLimits,
+} from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
@@ -68,10 +74,6 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       onUnknownCode: unknownCodeLogger(options.log),
     });
     const limit = pLimit(config.concurrency);
-    const window = config.messageWindow;
-    // What the journal's recent requests used of a message window (those a crash cut off are back
-    // in the journal by now).
-    const startedBefore = window ? await journal.send.recentStarts(Date.now() - window.ms) : [];
     const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       send: journal.send,
@@ -82,8 +84,8 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       limit,
       concurrency: adaptiveConcurrencyOf(sharedLevel(limit, journal.account), config, options.log),
       ...(journal.account ? { account: journal.account } : {}),
-      rateLimiter: rateLimiterOf(config, startedBefore, options.log, options.onMessageWindow),
-      pause: new AccountPause(config.pauseAfterFailures),
+      rateLimiter: await rateLimiterOf(config, journal, options.log, options.onMessageWindow),
+      pause: pauseOf(config, journal.account),
       ...sendWindowOf(config, options.log, options.windowEvents),
       stopSignal: stop.signal,
       defaultAppId: provider.defaultAppId,
@@ -187,17 +189,30 @@ function stopWhenLost(log: Logger, stop: AbortController): () => void {
 }
 
 /**
- * The pacing limits, one for every file. A message window starts with what the journal's recent
- * requests used of it (`startedBefore`).
+ * The account pause switch; other nodes' too when they send on the account (the journal keeps it
+ * for all of them).
  */
-function rateLimiterOf(
+function pauseOf(config: Config, account: AccountSlots | undefined): AccountPause {
+  return new AccountPause(
+    config.pauseAfterFailures,
+    account && { pause: account.pause, holdMs: config.pauseCooldownMs },
+  );
+}
+
+/**
+ * The pacing limits, one for every file, and for every node when other nodes send on the account
+ * (the journal keeps them for all). A message window starts with what the journal's recent
+ * requests used of it (those a crash cut off are back in the journal by now).
+ */
+async function rateLimiterOf(
   config: Config,
-  startedBefore: { at: number; numbers: number }[],
+  journal: JournalHandle,
   log: Logger,
   also?: (waiting: string | null) => void,
-): RateLimiter {
+): Promise<RateLimiter> {
   const window = config.messageWindow;
-  return createRateLimiter({
+  const startedBefore = window ? await journal.send.recentStarts(Date.now() - window.ms) : [];
+  const limits: RateLimits = {
     requestsPerSecond: config.requestsPerSecond,
     messagesPerSecond: config.messagesPerSecond,
     ...(window && {
@@ -215,7 +230,9 @@ function rateLimiterOf(
       },
       onWindowRoom: () => also?.(null),
     }),
-  });
+  };
+  const { account } = journal;
+  return account ? accountRateLimiter(limits, account.rate) : createRateLimiter(limits);
 }
 
 /**

@@ -10,6 +10,7 @@
 // whole) gives its numbers back to the window: only what may have gone out uses it up.
 import type { MessageWindow } from '../config/settings/windows.js';
 import type { Awaitable } from '../ports/awaitable.js';
+import type { SharedPause } from '../ports/account.js';
 import type { AccountStopCode } from '../provider/codes.js';
 import { sleepUnlessStopped } from './sleep.js';
 
@@ -219,7 +220,7 @@ class SlidingWindow {
  * (another file's) is not kept waiting after its own stop. A ticket the turn gives after that is
  * given back.
  */
-function untilAborted(
+export function untilAborted(
   turn: Promise<StartTicket | undefined>,
   signal: AbortSignal,
 ): Promise<StartTicket | undefined> {
@@ -272,10 +273,42 @@ export class AccountPause {
   /** The provider gave a business answer since this process started. */
   #answered = false;
 
+  /** The pause is another node's (told through `shared`): its end is the outage's too. */
+  #joined = false;
+  /** Ends the cooldown being waited (cooldown()) when the account's pause lifts. */
+  #onLift: (() => void) | undefined;
+
   /**
    * pauseAfterTrouble: requests in a row without a business answer that pause sending; 0 = never.
+   * shared: the account's pause when other nodes send on it (ports/account.ts): this one's pause
+   * holds them for at most `holdMs` (the cooldown), and theirs holds this one.
    */
-  constructor(private readonly pauseAfterTrouble = 0) {}
+  constructor(
+    private readonly pauseAfterTrouble = 0,
+    private readonly shared?: { pause: SharedPause; holdMs: number },
+  ) {
+    shared?.pause.watch({
+      paused: ({ reason, code, statusCode, node }) => {
+        if (this.reason) return;
+        this.#set(`${reason} (paused by node ${node})`, code as PauseCode, statusCode);
+        this.#joined = true;
+      },
+      lifted: () => {
+        if (this.#joined) this.outage = undefined;
+        this.#clear();
+        this.#onLift?.();
+      },
+    });
+  }
+
+  /** Waits `ms` (the cooldown), less once `signal` aborts or the account's pause lifts. */
+  async cooldown(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.shared && !this.paused) return; // lifted already, by another node
+    const lifted = new AbortController();
+    this.#onLift = () => lifted.abort();
+    await sleepUnlessStopped(ms, signal ? AbortSignal.any([signal, lifted.signal]) : lifted.signal);
+    this.#onLift = undefined;
+  }
 
   /**
    * A request got no business answer (not sent, in doubt, transient error); code: what it says
@@ -321,21 +354,37 @@ export class AccountPause {
    */
   pause(reason: string, code: PauseCode, statusCode?: string): void {
     if (this.reason) return;
+    this.#set(
+      reason,
+      code === 'E_PROVIDER_UNREACHABLE' && this.#answered ? 'E_PROVIDER_FAILING' : code,
+      statusCode,
+    );
+    this.shared?.pause.pause({ reason, code: this.code!, statusCode }, this.shared.holdMs);
+  }
+  /** The cooldown is over: sending is tried again, by every node. */
+  resume(): void {
+    this.#clear();
+    this.shared?.pause.resume();
+  }
+  get paused(): boolean {
+    return this.reason !== undefined;
+  }
+
+  #set(reason: string, code: PauseCode, statusCode: string | undefined): void {
     this.#onGoingOn = undefined;
+    this.#joined = false;
     this.reason = reason;
-    this.code = code === 'E_PROVIDER_UNREACHABLE' && this.#answered ? 'E_PROVIDER_FAILING' : code;
+    this.code = code;
     this.statusCode = statusCode;
-    this.outage = { reason, code: this.code };
+    this.outage = { reason, code };
     this.since = new Date();
   }
-  resume(): void {
+
+  #clear(): void {
     this.reason = undefined;
     this.code = undefined;
     this.statusCode = undefined;
     this.since = undefined;
     this.#troubleInARow = 0;
-  }
-  get paused(): boolean {
-    return this.reason !== undefined;
   }
 }
