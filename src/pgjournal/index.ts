@@ -13,6 +13,7 @@ import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { isDatabaseOutage, SmsdropError } from '../errors.js';
 import type { JournalHandle, JournalReader, SuppressionList } from '../journal/index.js';
+import type { AccountSlots } from '../ports/account.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
@@ -82,29 +83,6 @@ async function firstConnection(settings: PgSettings, max = 10): Promise<pg.Pool>
   }
 }
 
-/**
- * A pool on the journal, connected and migrated; while the server is down (refusing, starting up,
- * shutting down) it is tried again every half second for `waitMs`. Anything else (a wrong
- * password, an unknown host) fails at once.
- */
-async function readyPool(settings: PgSettings, waitMs: number): Promise<pg.Pool> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    let pool: pg.Pool | undefined;
-    try {
-      pool = await firstConnection(settings);
-      await migratePostgres(pool);
-      return pool;
-    } catch (err) {
-      await pool?.end().catch(() => undefined);
-      if (err instanceof SmsdropError) throw err; // E_JOURNAL_NEWER, say
-      if (Date.now() >= deadline || !isDatabaseOutage(err))
-        throw unreachable(settings.databaseUrl, err);
-      await sleep(500);
-    }
-  }
-}
-
 function unreachable(url: DatabaseUrl, err: unknown): SmsdropError {
   const password = safePassword(url.url);
   let said = (err as Error).message || String(err);
@@ -146,7 +124,10 @@ export interface OpenedPgWriter {
 /**
  * The PostgreSQL journal for a node that writes it: its data directory's lock (its inbox,
  * processing/, done/, failed/ are its own), the pool, the migrations, the node registered.
- * handle.close() ends the pool, then releases the lock.
+ * handle.close() ends the pool, then releases the lock. While the server is down (refusing,
+ * starting up, shutting down, or gone in the middle of the opening) the whole opening is tried
+ * again every half second for `waitForDatabaseMs`; anything else (a wrong password, an unknown
+ * host) fails at once, as E_DATABASE_UNREACHABLE with the server's words.
  */
 export async function openPgWriter(
   dataDir: string,
@@ -154,38 +135,57 @@ export async function openPgWriter(
   settings: PgSettings,
 ): Promise<OpenedPgWriter> {
   const lock = acquireLock(dataDir, options.role);
-  let pool: pg.Pool | undefined;
+  const deadline = Date.now() + (options.waitForDatabaseMs ?? 0);
   try {
-    pool = await readyPool(settings, options.waitForDatabaseMs ?? 0);
+    for (;;) {
+      try {
+        return await openNode(settings, options.reqIdOn, () => lock.release());
+      } catch (err) {
+        const outage = isDatabaseOutage(err);
+        // E_JOURNAL_NEWER, say, or a bug: as they are
+        if (!outage && (err instanceof SmsdropError || !hasStringCode(err))) throw err;
+        if (!outage || Date.now() >= deadline) throw unreachable(settings.databaseUrl, err);
+        await sleep(500);
+      }
+    }
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** PostgreSQL's errors and the network's carry a code (28P01, ENOTFOUND); a bug's do not. */
+function hasStringCode(err: unknown): boolean {
+  return typeof (err as { code?: unknown } | undefined)?.code === 'string';
+}
+
+/** One try at opening the node's journal; what it opened is closed again if it fails. */
+async function openNode(
+  settings: PgSettings,
+  reqIdOn: boolean,
+  release: () => void,
+): Promise<OpenedPgWriter> {
+  const pool = await firstConnection(settings);
+  let account: AccountSlots | undefined;
+  try {
+    await migratePostgres(pool);
     const node = nodeIdOf(settings);
     await pool.query(
       `INSERT INTO nodes (id) VALUES ($1)
        ON CONFLICT (id) DO UPDATE SET started_at = clock_timestamp(), last_seen = clock_timestamp()`,
       [node],
     );
-    const shared: PgShared = {
-      pool,
-      targets: { ids: [] },
-      node,
-      leaseMs: settings.leaseMs,
-    };
-    const account = await openAccountSlots(pool, {
+    const shared: PgShared = { pool, targets: { ids: [] }, node, leaseMs: settings.leaseMs };
+    account = await openAccountSlots(pool, {
       node,
       leaseMs: settings.leaseMs,
       concurrency: settings.concurrency,
     });
-    let parts: PgStores;
-    try {
-      parts = await stores(shared, options.reqIdOn);
-    } catch (err) {
-      await account.close();
-      throw err;
-    }
-    const handle = pgHandle(shared, parts, account, () => lock.release());
-    return { handle, node };
+    const parts = await stores(shared, reqIdOn);
+    return { handle: pgHandle(shared, parts, account, release), node };
   } catch (err) {
-    await pool?.end().catch(() => undefined);
-    lock.release();
+    await account?.close().catch(() => undefined);
+    await pool.end().catch(() => undefined);
     throw err;
   }
 }

@@ -1,4 +1,5 @@
-// The chaos suite (chaos/), short: ~10 kills in each mode on small files of the same shapes, run
+// The chaos suite (chaos/), short: ~10 kills in each mode (send, daemon, and cluster: three daemons
+// on one PostgreSQL) on small files of the same shapes, run
 // on every `npm test`. It fails when any expected message was delivered twice or never, when a
 // message no file asked for was delivered, or when a file did not end done with its statuses
 // adding up; the failure lists what went wrong and the command that replays the run.
@@ -11,6 +12,7 @@ import { countFaults, formatFigures, runChaos } from '../../chaos/chaos.js';
 import { expectedMessages, generateRound } from '../../chaos/files.js';
 import { validateConfig } from '../../src/config/index.js';
 import { normalisePhone } from '../../src/intake/phone.js';
+import { postgresMissing } from '../pg/cluster.js';
 
 const CHAOS = path.resolve('chaos/chaos.ts');
 
@@ -102,6 +104,39 @@ test(
       assert.equal(mode.filesDone, mode.files, report);
       assert.ok(mode.faultsTotal > 0 && mode.requests > mode.acceptedRequests, report);
     }
+    assert.equal(figures.ok, true, report);
+  },
+);
+
+test(
+  'chaos, cluster: 3 daemons on one PostgreSQL, 10 kills and a PostgreSQL crash: every message once, the account limit held',
+  { skip: postgresMissing() },
+  async () => {
+    const release = await holdDefaultHttpAddress();
+    const figures = await runChaos({
+      kills: 10,
+      mode: 'cluster',
+      nodes: 3,
+      seed: 1127,
+      scale: 'small',
+      faults: 'http500@0.05,cut-after@0.03,cut-before@0.03,status=160000@0.03,stall@0.01',
+      killWindowMs: [50, 2000],
+      keep: false,
+    }).finally(release);
+    const report = formatFigures(figures);
+    const [cluster] = figures.modes;
+    assert.ok(cluster, report);
+    assert.deepEqual(cluster.failures, [], report);
+    assert.equal(cluster.kills.total, 10, report);
+    assert.equal(cluster.duplicates, 0, report);
+    assert.equal(cluster.missing, 0, report);
+    assert.equal(cluster.deliveries, cluster.expected, report);
+    assert.equal(cluster.filesDone, cluster.files, report);
+    assert.ok(cluster.peakInFlight <= 4, report);
+    assert.ok(
+      cluster.notes.some((n) => /PostgreSQL crashed and restarted/.test(n)),
+      report,
+    );
     assert.equal(figures.ok, true, report);
   },
 );

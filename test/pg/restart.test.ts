@@ -10,14 +10,16 @@ import { isDatabaseOutage, SmsdropError } from '../../src/errors.js';
 import {
   assertEachOnce,
   contactsCsv,
+  daemonEnv,
   listDir,
   numbersOf,
   startDaemon,
+  startProcess,
   startSimulatorProcess,
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
-import { openPool } from '../../src/pgjournal/schema.js';
+import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 
 test('the database gone is told apart by code, through causes', () => {
@@ -65,6 +67,49 @@ describe('a PostgreSQL restart under a sending daemon', { skip: postgresMissing(
     await restarting;
     assert.match(daemon.output(), /watching .*inbox/);
     assert.doesNotMatch(daemon.output(), /E_DATABASE_UNREACHABLE/);
+  });
+
+  test('a daemon whose opening the server cut off part way tries it again, and runs', async () => {
+    const url = await pg15.cluster.freshDatabase();
+    const pool = openPool(url, 2);
+    await migratePostgres(pool);
+    // The daemon's opening stops at the account's slots (past the first connection and the
+    // migrations) until the server goes down under it.
+    const blocker = await pool.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE account_slots IN ACCESS EXCLUSIVE MODE');
+    const daemon = startProcess(
+      ['run'],
+      daemonEnv({
+        dataDir: path.join(dir, 'cut-off'),
+        env: { SMSDROP_DATABASE_URL: url, SMSDROP_LEASE: '3s' },
+      }),
+    );
+    after(async () => {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    });
+    await waitUntil(
+      async () =>
+        (
+          await pool.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          )
+        ).rowCount === 1,
+      60_000,
+      'the opening waiting on the lock',
+      daemon.output,
+    );
+    await pg15.cluster.restart(2_000); // the lock goes with the server
+    blocker.release(true);
+    await pool.end().catch(() => undefined);
+    await waitUntil(
+      () => /watching .*inbox/.test(daemon.output()),
+      90_000,
+      'running',
+      daemon.output,
+    );
+    assert.doesNotMatch(daemon.output(), /unexpected error|E_DATABASE_UNREACHABLE/);
   });
 
   test('the file waits for the server, then finishes: each number once', async () => {
