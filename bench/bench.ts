@@ -33,6 +33,7 @@ import {
   timeReport,
 } from './processes.js';
 import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
+import { postgresMain, wantsPostgres } from './postgres.js';
 
 const CREDS: Credentials = {
   accountSid: 'ACbench0000000000000000000000001',
@@ -61,7 +62,8 @@ export interface BenchOptions {
 
 const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrency N] [--json] [--seed N]
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
-       [--personalised SHARE] [--env KEY=VALUE ...]`;
+       [--personalised SHARE] [--env KEY=VALUE ...] [--database sqlite]
+       npm run bench -- --database postgres [--nodes N] ... (bench/postgres.ts)`;
 
 function wholeNumber(
   name: string,
@@ -111,8 +113,11 @@ export function parseOptions(argv: string[]): BenchOptions {
       repeat: { type: 'string' },
       personalised: { type: 'string' },
       env: { type: 'string', multiple: true },
+      database: { type: 'string', default: 'sqlite' }, // postgres: bench/postgres.ts
     },
   });
+  if (values.database !== 'sqlite')
+    throw new Error(`Expected \`--database\` to be sqlite or postgres, got \`${values.database}\``);
   if (values.cli !== 'dist' && values.cli !== 'src')
     throw new Error(`Expected \`--cli\` to be dist or src, got \`${values.cli}\``);
   return {
@@ -490,6 +495,7 @@ function ownCpuLimits(ingestSeconds: number, sendCpuSeconds: number, simulatorCp
 }
 
 async function main(): Promise<void> {
+  if (wantsPostgres(process.argv.slice(2))) return postgresMain(process.argv.slice(2));
   let options: BenchOptions;
   try {
     options = parseOptions(process.argv.slice(2));

@@ -123,6 +123,8 @@ interface State {
   /** Share of personalised rows (MIX.personalised unless the run asks otherwise). */
   personalised: number;
   nextPhone: number;
+  /** Added to each personalised row's order number (a part of a larger list, see generateCsv). */
+  firstOrder: number;
   recent: string[];
   mix: CsvMix;
 }
@@ -144,7 +146,7 @@ function nextRow(s: State): string {
   const phone = s.random() < 0.01 ? spaced(number) : number;
   let line: string;
   if (r < MIX.invalid + MIX.duplicate + s.personalised) {
-    const k = m.personalisedRows++;
+    const k = s.firstOrder + m.personalisedRows++;
     line = csvLine(phone, PERSONALISED_TEMPLATE, [
       `订单${String(100_000_000 + k)}`,
       `${(((k * 7919) % 99_900) + 100) / 100}元`,
@@ -159,12 +161,17 @@ function nextRow(s: State): string {
   return line;
 }
 
-/** Writes the CSV (UTF-8, LF) to file, streaming, and returns what it holds. */
+/**
+ * Writes the CSV (UTF-8, LF) to file, streaming, and returns what it holds. `first` starts its
+ * numbers and order numbers further on: files made with first 0, rows, 2 * rows... share no
+ * number and no personalised values (one list split among several servers).
+ */
 export async function generateCsv(
   file: string,
   rows: number,
   seed = 1,
   personalised: number = MIX.personalised,
+  first = 0,
 ): Promise<CsvMix> {
   if (!(personalised >= 0 && personalised <= 1 - MIX.invalid - MIX.duplicate))
     throw new Error(`personalised share must be from 0 to 0.99, got ${personalised}`);
@@ -180,7 +187,14 @@ export async function generateCsv(
     expectedAccepted: 0,
     expectedRequests: 0,
   };
-  const state: State = { random: createRandom(seed), personalised, nextPhone: 0, recent: [], mix };
+  const state: State = {
+    random: createRandom(seed),
+    personalised,
+    nextPhone: first,
+    firstOrder: first,
+    recent: [],
+    mix,
+  };
   const out = createWriteStream(file);
   const write = async (text: string) => {
     mix.bytes += Buffer.byteLength(text);

@@ -3,7 +3,7 @@
 // the kernel's high-water mark, so a sample missed between two reads loses nothing but the last
 // 50 ms), and `smsdrop report` when that command exists.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Credentials } from './baselines.js';
 
@@ -26,6 +26,24 @@ export function track(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * Node with these arguments, as a tracked child that also dies if the benchmark is killed with
+ * SIGKILL: under setpriv (util-linux, which execs it) with a parent-death signal where setpriv
+ * exists, as test/pg/cluster.ts starts PostgreSQL. The child's pid is node's own.
+ */
+export function spawnNode(
+  args: string[],
+  options: { env: NodeJS.ProcessEnv; stdio: ['ignore', 'pipe', 'pipe'] },
+): ChildProcess {
+  return track(
+    existsSync(SETPRIV)
+      ? spawn(SETPRIV, ['--pdeathsig=SIGKILL', process.execPath, ...args], options)
+      : spawn(process.execPath, args, options),
+  );
 }
 
 /** How to start the CLI: built (dist/cli.js, realistic) or from source through tsx (no build). */
@@ -69,10 +87,25 @@ export function childEnv(
 export interface SimulatorProcess {
   url: string;
   pid: number;
-  stop(): Promise<void>;
+  /** SIGTERM; resolves with the simulator's own counts, when it said them. */
+  stop(): Promise<SimulatorCounts | undefined>;
 }
 
-function exited(child: ChildProcess): Promise<number | null> {
+/** What the simulator says as it stops: requests that reached it, and the most at once. */
+export interface SimulatorCounts {
+  requests: number;
+  accepted: number;
+  peakInFlight: number;
+}
+
+function countsIn(text: string): SimulatorCounts | undefined {
+  const m = /stopping after (\d+) requests, (\d+) accepted, at most (\d+) at once/.exec(text);
+  return m
+    ? { requests: Number(m[1]), accepted: Number(m[2]), peakInFlight: Number(m[3]) }
+    : undefined;
+}
+
+export function exited(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
@@ -96,7 +129,9 @@ export function startSimulatorProcess(
     '--seed',
     '1',
   ];
-  const child = track(spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const child = spawnNode(args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its output read to the end (the counts are its last line), not only its exit.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -106,13 +141,15 @@ export function startSimulatorProcess(
       const m = /^listening on (\S+)$/m.exec(out);
       if (m) {
         child.stdout!.removeAllListeners('data');
-        child.stdout!.resume();
+        out = '';
+        child.stdout!.on('data', (d) => (out = (out + d).slice(-4000)));
         resolve({
           url: m[1]!,
           pid: child.pid!,
           stop: async () => {
             child.kill('SIGTERM');
-            await exited(child);
+            await closed;
+            return countsIn(out);
           },
         });
       }
@@ -196,12 +233,10 @@ export function runSend(
 ): Promise<SendRun> {
   const startedAtMs = Date.now();
   const start = process.hrtime.bigint();
-  const child = track(
-    spawn(process.execPath, [...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
+  const child = spawnNode([...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let peakRssKb = 0;
   let cpuSeconds = 0;
   const rss: RssSample[] = [];

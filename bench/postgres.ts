@@ -1,0 +1,347 @@
+// `npm run bench -- --database postgres [--nodes N] ...`: the PostgreSQL journal measured. On one
+// throwaway PostgreSQL (test/pg/cluster.ts: a child of this process with a parent-death signal,
+// run as the postgres user when this runs as root):
+//   1. intake rows/s into PostgreSQL against SQLite on the same generated file (pgIntake.ts);
+//   2. requests/s of 1, 2 ... N `smsdrop run` daemons on one database at a simulated latency, each
+//      node with the same SMSDROP_CONCURRENCY (nodes.ts), with the simulator's most requests at
+//      once. Where one node reaches the network limit, more nodes must not lower the total.
+// Figures only; every load average is printed beside them (the machine is shared).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Table from 'cli-table3';
+import { postgresBinDir, startPostgres } from '../test/pg/cluster.js';
+import { generateCsv } from './generate.js';
+import { type NodesRun, runNodes } from './nodes.js';
+import { type IntakeRate, measureIntakePair } from './pgIntake.js';
+import { build, childEnv, type CliSource } from './processes.js';
+
+export interface PostgresBenchOptions {
+  nodes: number;
+  rows: number;
+  sendRows: number;
+  personalised: number;
+  latencyMs: number;
+  concurrency: number;
+  seed: number;
+  repeat: number;
+  cli: CliSource;
+  build: boolean;
+  keep: boolean;
+  json: boolean;
+  timeoutS: number;
+  /** The node runs from N down to 1. */
+  descending: boolean;
+}
+
+export const POSTGRES_USAGE = `usage: npm run bench -- --database postgres [--nodes N] [--rows N] [--send-rows N]
+       [--personalised SHARE] [--latency-ms N] [--concurrency N] [--seed N] [--repeat N]
+       [--cli dist|src] [--no-build] [--keep] [--json] [--timeout-s N] [--descending]
+  --rows         rows of the intake comparison's file (default 100,000)
+  --send-rows    rows of the list the nodes send, split into one file a node (default 20,000)
+  --personalised share of personalised rows (one request each) in that list (default 0.2)
+  --nodes        the node runs go from 1 to N daemons (default 3); --descending: from N to 1`;
+
+/** True when the arguments ask for this mode (`--database postgres` or `--database=postgres`). */
+export function wantsPostgres(argv: string[]): boolean {
+  return argv.some(
+    (a, i) => a === '--database=postgres' || (a === '--database' && argv[i + 1] === 'postgres'),
+  );
+}
+
+function whole(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text.replaceAll('_', ''));
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`Expected \`--${name}\` to be a whole number >= ${min}, got \`${text}\``);
+  return n;
+}
+
+export function parsePostgresOptions(argv: string[]): PostgresBenchOptions {
+  const text = { type: 'string' } as const;
+  const flag = { type: 'boolean', default: false } as const;
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      database: text,
+      nodes: text,
+      rows: text,
+      'send-rows': text,
+      personalised: text,
+      'latency-ms': text,
+      concurrency: text,
+      seed: text,
+      repeat: text,
+      cli: { type: 'string', default: 'dist' },
+      'no-build': flag,
+      keep: flag,
+      json: flag,
+      'timeout-s': text,
+      descending: flag,
+    },
+  });
+  if (v.database !== 'postgres')
+    throw new Error(`Expected \`--database\` to be postgres, got \`${v.database}\``);
+  if (v.cli !== 'dist' && v.cli !== 'src')
+    throw new Error(`Expected \`--cli\` to be dist or src, got \`${v.cli}\``);
+  const personalised = v.personalised === undefined ? 0.2 : Number(v.personalised);
+  if (!(personalised >= 0 && personalised <= 0.99))
+    throw new Error(
+      `Expected \`--personalised\` to be a share from 0 to 0.99, got \`${v.personalised}\``,
+    );
+  const nodes = whole('nodes', v.nodes, 3, 1);
+  return {
+    nodes,
+    rows: whole('rows', v.rows, 100_000, 1),
+    sendRows: whole('send-rows', v['send-rows'], 20_000, nodes),
+    personalised,
+    latencyMs: whole('latency-ms', v['latency-ms'], 50, 0),
+    concurrency: whole('concurrency', v.concurrency, 8, 1),
+    seed: whole('seed', v.seed, 1, 0),
+    repeat: whole('repeat', v.repeat, 2, 1),
+    cli: v.cli,
+    build: v.cli === 'dist' && !v['no-build'],
+    keep: v.keep,
+    json: v.json,
+    timeoutS: whole('timeout-s', v['timeout-s'], 600, 1),
+    descending: v.descending,
+  };
+}
+
+export interface PostgresBenchResult {
+  database: 'postgres';
+  intake: { sqlite: IntakeRate; postgres: IntakeRate; postgresToSqlite: number };
+  latencyMs: number;
+  concurrency: number;
+  /** SMSDROP_CONCURRENCY over the latency: the most requests/s the account's slots allow. */
+  networkLimitRequestsPerSec: number | null;
+  sendRows: number;
+  personalised: number;
+  /** One node on SQLite (the reference), then 1 to N nodes on PostgreSQL. */
+  nodeRuns: (NodesRun & { ofNetworkLimit: number | null })[];
+  /** Each run of more nodes against one node's, where one node was network-bound. */
+  targets: { figure: string; value: number; goal: string; met: boolean | null }[];
+  ok: boolean;
+  source: { commit: string | null; built: boolean; cli: CliSource };
+  machine: { cpus: number; node: string; loadAvgStart: number[]; loadAvgEnd: number[] };
+}
+
+/** One node at this share of the network limit or more is network-bound (the rest is noise). */
+const NETWORK_BOUND = 0.8;
+/** More nodes may lose this much to noise before they count as lowering the total. */
+const NOT_LOWER = 0.9;
+
+const note = (text: string) => process.stderr.write(`bench: ${text}\n`);
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+
+/**
+ * 1 to N nodes, or N down to 1 with --descending: the machine's load drifts during a bench, and
+ * the other order tells a drift from an effect of the number of nodes.
+ */
+const nodeCounts = (o: PostgresBenchOptions) => {
+  const counts = Array.from({ length: o.nodes }, (_, i) => i + 1);
+  return o.descending ? counts.reverse() : counts;
+};
+
+/** SMSDROP_CONCURRENCY over the latency, requests/s; none at latency 0. */
+const networkLimit = (o: PostgresBenchOptions) =>
+  o.latencyMs > 0 ? (o.concurrency * 1000) / o.latencyMs : null;
+
+/** One run of `nodes` nodes on the database at `databaseUrl`; none: one node on SQLite. */
+async function nodeRun(
+  o: PostgresBenchOptions,
+  workDir: string,
+  nodes: number,
+  databaseUrl?: string,
+): Promise<PostgresBenchResult['nodeRuns'][number]> {
+  const journal = databaseUrl ? 'PostgreSQL' : 'SQLite (the reference)';
+  note(
+    `${nodes} node(s) on ${journal}: ${o.sendRows} rows, ${o.latencyMs} ms, concurrency ${o.concurrency}`,
+  );
+  const run = await runNodes({
+    ...o,
+    nodes,
+    rows: o.sendRows,
+    ...(databaseUrl ? { databaseUrl } : {}),
+    workDir: path.join(workDir, databaseUrl ? `nodes-${nodes}` : 'sqlite'),
+    env: childEnv(workDir, BENCH_CREDENTIALS, {}),
+    timeoutMs: o.timeoutS * 1000,
+  });
+  for (const p of run.problems) note(`${nodes} node(s) on ${journal}: ${p}`);
+  const limit = networkLimit(o);
+  return { ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null };
+}
+
+export async function runPostgresBench(o: PostgresBenchOptions): Promise<PostgresBenchResult> {
+  if (!postgresBinDir())
+    throw new Error("PostgreSQL's server is not installed (pg_config --bindir has no initdb)");
+  const loadAvgStart = os.loadavg().map((x) => round(x, 2));
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  if (o.build) {
+    note('npm run build');
+    const b = build();
+    if (!b.ok) note(`build reported errors (going on with what was emitted):\n${b.output}`);
+  }
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-bench-pg-'));
+  note('starting a throwaway PostgreSQL');
+  const cluster = await startPostgres();
+  try {
+    const csv = path.join(workDir, 'intake.csv');
+    note(`intake: ${o.rows} rows into SQLite and PostgreSQL, best of ${o.repeat} each`);
+    await generateCsv(csv, o.rows, o.seed);
+    const intake = await measureIntakePair(csv, o.rows, cluster, workDir, o.repeat);
+    const limit = networkLimit(o);
+    const nodeRuns: PostgresBenchResult['nodeRuns'] = [await nodeRun(o, workDir, 1)];
+    for (const nodes of nodeCounts(o))
+      nodeRuns.push(await nodeRun(o, workDir, nodes, await cluster.freshDatabase()));
+    return {
+      database: 'postgres',
+      intake: {
+        ...intake,
+        postgresToSqlite: round(intake.postgres.rowsPerSec / intake.sqlite.rowsPerSec),
+      },
+      latencyMs: o.latencyMs,
+      concurrency: o.concurrency,
+      networkLimitRequestsPerSec: limit,
+      sendRows: o.sendRows,
+      personalised: o.personalised,
+      nodeRuns,
+      targets: targetsOf(nodeRuns),
+      ok: nodeRuns.every((r) => r.ok),
+      source: {
+        commit: commit.status === 0 ? commit.stdout.trim() : null,
+        built: o.build,
+        cli: o.cli,
+      },
+      machine: {
+        cpus: os.cpus().length,
+        node: process.version,
+        loadAvgStart,
+        loadAvgEnd: os.loadavg().map((x) => round(x, 2)),
+      },
+    };
+  } finally {
+    await cluster.stop();
+    if (o.keep) note(`kept ${workDir}`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+const BENCH_CREDENTIALS = {
+  accountSid: 'ACbench0000000000000000000000001',
+  authToken: 'benchtoken000000000000000000001',
+  appId: 'APPbench000000000000000000000001',
+};
+
+function targetsOf(runs: PostgresBenchResult['nodeRuns']): PostgresBenchResult['targets'] {
+  const pgRuns = runs.filter((r) => r.journal === 'postgres');
+  const one = pgRuns.find((r) => r.nodes === 1);
+  if (!one) return [];
+  const bound = one.ofNetworkLimit !== null && one.ofNetworkLimit >= NETWORK_BOUND;
+  return pgRuns
+    .filter((r) => r !== one)
+    .map((r) => ({
+      figure: `requests/s of ${r.nodes} nodes over 1 node's`,
+      value: one.requestsPerSec > 0 ? round(r.requestsPerSec / one.requestsPerSec) : 0,
+      goal: `>= ${NOT_LOWER} where 1 node reaches ${NETWORK_BOUND} of the network limit`,
+      met: bound ? r.requestsPerSec >= NOT_LOWER * one.requestsPerSec : null,
+    }));
+}
+
+const n = (x: number) => Math.round(x).toLocaleString('en-US');
+const load = (l: [number, number]) => `${l[0].toFixed(2)} -> ${l[1].toFixed(2)}`;
+
+function nodesTable(r: PostgresBenchResult): string {
+  const nodes = new Table({
+    head: [
+      'journal',
+      'nodes',
+      'requests/s',
+      'of limit',
+      'peak in flight',
+      'requests',
+      'ms a request',
+      'sending s',
+      'drop to done s',
+      'load (1 min)',
+      'ok',
+    ],
+    ...plain,
+  });
+  for (const run of r.nodeRuns)
+    nodes.push([
+      run.journal,
+      run.nodes,
+      run.requestsPerSec.toFixed(1),
+      run.ofNetworkLimit?.toFixed(3) ?? '-',
+      run.peakInFlight ?? '?',
+      `${n(run.requests)} (expected ${n(run.expectedRequests)})`,
+      run.meanRequestMs.toFixed(1),
+      run.sendingSeconds.toFixed(2),
+      run.e2eSeconds.toFixed(2),
+      load(run.load),
+      run.ok ? 'yes' : `NO: ${run.problems.join('; ')}`,
+    ]);
+  return nodes.toString();
+}
+
+export function printPostgresTable(r: PostgresBenchResult): void {
+  const intake = new Table({
+    head: ['journal', 'rows/s', 'best s', 'runs s', 'load (1 min)'],
+    ...plain,
+  });
+  for (const [journal, rate] of Object.entries({
+    sqlite: r.intake.sqlite,
+    postgres: r.intake.postgres,
+  }))
+    intake.push([
+      journal,
+      n(rate.rowsPerSec),
+      rate.bestSeconds.toFixed(2),
+      rate.runsSeconds.join(', '),
+      load(rate.load),
+    ]);
+  const targets = new Table({ head: ['target', 'value', 'goal', 'met'], ...plain });
+  for (const t of r.targets)
+    targets.push([
+      t.figure,
+      String(t.value),
+      t.goal,
+      t.met === null ? 'n/a (1 node not network-bound)' : t.met ? 'yes' : 'NO',
+    ]);
+  const limit = r.networkLimitRequestsPerSec;
+  const lines = [
+    `intake of ${n(r.intake.sqlite.rows)} rows through the ports (no sending), best of ${r.intake.sqlite.runsSeconds.length}: PostgreSQL at ${r.intake.postgresToSqlite} of SQLite's rows/s`,
+    intake.toString(),
+    `nodes: \`smsdrop run\` daemons on one PostgreSQL, ${n(r.sendRows)} rows (${Math.round(r.personalised * 100)}% personalised) split into one file a node, latency ${r.latencyMs} ms, SMSDROP_CONCURRENCY=${r.concurrency} on every node${limit ? ` (network limit ${limit.toFixed(1)} requests/s)` : ''}`,
+    nodesTable(r),
+    ...(r.targets.length ? [targets.toString()] : []),
+    `code: commit ${r.source.commit ?? '?'}, CLI from ${r.source.cli}${r.source.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}`,
+    `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; shared machine: the figures are rough`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+// No colours: the tables are pasted into docs.
+const plain = { style: { head: [], border: [] } };
+
+/** The mode's command line: figures on stdout (a table or one JSON object); 1 if a run is wrong. */
+export async function postgresMain(argv: string[]): Promise<void> {
+  let options: PostgresBenchOptions;
+  try {
+    options = parsePostgresOptions(argv);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n${POSTGRES_USAGE}\n`);
+    process.exit(2);
+  }
+  // A signal ends the process through its exit handlers: track()'s kill the nodes and the
+  // simulator, and PostgreSQL gets its parent-death signal.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => process.exit(130));
+  const result = await runPostgresBench(options);
+  if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else printPostgresTable(result);
+  process.exit(result.ok ? 0 : 1);
+}
