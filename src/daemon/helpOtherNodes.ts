@@ -5,7 +5,7 @@
 // share of the account, and the batches of a node that died are finished by the others once its
 // leases pass (the claim takes over what it left `sending`, to resend under the same reqId). The
 // reader files the file when it is back; nothing here touches a file's status or its folders.
-import { errorCode, isDatabaseOutage } from '../errors.js';
+import { errorCode } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import { describeError } from '../log/redact.js';
 import type { PipelineContext } from '../pipeline/index.js';
@@ -34,9 +34,9 @@ export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
         if (!ctx.pause.paused) await helpOnce(ctx, await filesWithWork(FILES_AT_ONCE));
         quiet = false;
       } catch (err) {
-        // the database gone a while: said once, tried again at the next look
+        // said once until a look succeeds again (the database gone a while, say)
         if (!quiet) log.warn(`sending other nodes' batches: ${describeError(err)}`);
-        quiet = isDatabaseOutage(err);
+        quiet = true;
       }
       await sleepUnlessStopped(HELP_EVERY_MS, signal);
     }
@@ -51,13 +51,17 @@ export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
 
 /** One pass over each file's due batches; the files this process runs itself are its own. */
 async function helpOnce(ctx: PipelineContext, fileIds: number[]): Promise<void> {
-  const others = fileIds.filter((id) => !ctx.inProgress.has(id));
-  await Promise.all(
-    others.map((id) =>
-      sendReadyBatches(ctx, id).catch((err: unknown) => {
+  const passes = fileIds.map((id) => {
+    const over = ctx.inProgress.help(id);
+    if (!over) return Promise.resolve();
+    return sendReadyBatches(ctx, id)
+      .catch((err: unknown) => {
         // a batch another node took over meanwhile: its work, not an error of this node's
         if (errorCode(err) !== 'E_BATCH_TRANSITION') throw err;
-      }),
-    ),
-  );
+      })
+      .finally(over);
+  });
+  // every pass ends (its requests recorded) before the next look, or the stop
+  const failed = (await Promise.allSettled(passes)).find((p) => p.status === 'rejected');
+  if (failed) throw failed.reason;
 }

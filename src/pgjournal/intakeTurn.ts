@@ -58,17 +58,15 @@ export class PgIntakeTurns {
     return () => (ended ??= this.#end(client));
   }
 
-  async #end(client: pg.PoolClient): Promise<void> {
+  /**
+   * Ends the turn by closing its connection: the session's lock goes with it, and so would a
+   * transaction an intake cut short by an error had left open (never back into the pool).
+   */
+  #end(client: pg.PoolClient): Promise<void> {
     if (this.#held === client) this.#held = undefined;
-    try {
-      await client.query('SELECT pg_advisory_unlock($1)', [INTAKE_TURN_LOCK.toString()]);
-      client.off('error', ignore);
-      client.release();
-    } catch {
-      // The connection is gone, and its lock with it.
-      client.off('error', ignore);
-      client.release(true);
-    }
+    client.off('error', ignore);
+    client.release(true);
+    return Promise.resolve();
   }
 }
 

@@ -44,7 +44,15 @@ export function openPool(
   max = 10,
   more: Pick<pg.PoolConfig, 'ssl' | 'connectionTimeoutMillis'> = {},
 ): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, types: journalTypes, ...more });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types: journalTypes,
+    // a server gone silent (its host lost) is found by the socket's probes, not hours later
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...more,
+  });
   // A connection the server ends (a restart, say) emits 'error' on its client, idle or checked
   // out: the query under way, if any, fails and says so; unheard, the event ends the process.
   pool.on('error', () => undefined);

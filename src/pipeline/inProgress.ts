@@ -10,6 +10,8 @@ export interface FilesBeingProcessed {
 
 export class FilesInProgress implements FilesBeingProcessed {
   readonly #ids: Set<number>;
+  /** Files whose batches this process sends for another node's reader (daemon/helpOtherNodes). */
+  readonly #helped = new Map<number, Promise<void>>();
 
   /** `ids`: the set to keep them in. */
   constructor(ids = new Set<number>()) {
@@ -26,6 +28,27 @@ export class FilesInProgress implements FilesBeingProcessed {
 
   delete(fileId: number): void {
     this.#ids.delete(fileId);
+  }
+
+  /**
+   * Marks a file another node reads as sent here (one pass over its due batches), unless it is
+   * processed here or sent here already; returns what ends the mark. One process never runs two
+   * sending loops on one file: each would claim the batches the other holds (a node may claim its
+   * own leased batches again) and act on its own stale copy of them.
+   */
+  help(fileId: number): (() => void) | undefined {
+    if (this.#ids.has(fileId) || this.#helped.has(fileId)) return undefined;
+    let over!: () => void;
+    this.#helped.set(fileId, new Promise<void>((resolve) => (over = resolve)));
+    return () => {
+      this.#helped.delete(fileId);
+      over();
+    };
+  }
+
+  /** Resolves once no pass for another node's reader sends the file here. */
+  helpOver(fileId: number): Promise<void> {
+    return this.#helped.get(fileId) ?? Promise.resolve();
   }
 
   get size(): number {

@@ -140,6 +140,7 @@ export async function processFile(
     return result('elsewhere', file, { reason: `node ${reader} is reading and sending it` });
   ctx.inProgress.add(file.id);
   try {
+    await ctx.inProgress.helpOver(file.id); // a pass sending it for another node ends first
     return await runFile(ctx, file, filePath, inspection, options, result);
   } finally {
     ctx.inProgress.delete(file.id);

@@ -81,3 +81,19 @@ test('files in progress: kept in the set given, counted', () => {
   assert.equal(busy.has(3), false);
   assert.equal(busy.size, 1);
 });
+
+test("files in progress: a file is sent here for another node's reader by one pass at a time", async () => {
+  const busy = new FilesInProgress();
+  busy.add(3);
+  assert.equal(busy.help(3), undefined, 'a file processed here is not helped');
+  const over = busy.help(5)!;
+  assert.ok(over);
+  assert.equal(busy.help(5), undefined, 'one pass at a time');
+  let waited = false;
+  const processing = busy.helpOver(5).then(() => (waited = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(waited, false, 'processing the file waits for the pass');
+  over();
+  await processing;
+  assert.ok(busy.help(5), 'helped again once the pass is over');
+});
