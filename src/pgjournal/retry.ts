@@ -216,6 +216,13 @@ async function leaveRepeats(
     datas: string;
   }>('SELECT key_hash, app_id, template_id, datas FROM groups WHERE id = $1', [batch.group_id]);
   const g = rows[0]!;
+  const key = {
+    appId: g.app_id,
+    templateId: g.template_id,
+    datasJson: g.datas,
+    keyHash: g.key_hash,
+  };
+  await sentBefore.prepare?.([key]); // the look-up on PostgreSQL reads a key's rows first
   const earlier = sentBefore(g.key_hash, g.app_id, g.template_id, g.datas);
   if (!earlier) return 0;
   const phones = await batchPhones(db, batch.id);

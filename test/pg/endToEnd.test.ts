@@ -65,6 +65,29 @@ describe('smsdrop end to end on PostgreSQL', { skip: postgresMissing() }, () => 
     assert.ok(!fs.existsSync(path.join(work, 'data', 'journal.sqlite')), 'no SQLite journal');
   });
 
+  test('retry --failed of a file sends again, other files in the repeat window checked', async () => {
+    const url = await pg15.cluster.freshDatabase();
+    const work = dir();
+    const sim = await startSimulatorProcess(work);
+    after(() => sim.stop());
+    const env = {
+      ...CREDENTIALS,
+      SMSDROP_BASE_URL: sim.url,
+      SMSDROP_DATA_DIR: path.join(work, 'data'),
+      SMSDROP_DATABASE_URL: url,
+    };
+    const earlier = path.join(work, 'earlier.csv');
+    fs.writeFileSync(earlier, contactsCsv(5)); // in the window: the look-up has groups to read
+    assert.equal((await smsdrop(['send', earlier], env)).status, 0);
+    const csv = path.join(work, 'unknown-template.csv');
+    fs.writeFileSync(csv, 'phone,template,data1,data2\n13900000001,9,x,y\n');
+    const sent = await smsdrop(['send', csv], env);
+    assert.equal(sent.status, 3, `the template is unknown: the row fails\n${sent.stderr}`);
+    const retried = await smsdrop(['retry', 'unknown-template.csv', '--failed', '--yes'], env);
+    assert.equal(retried.status, 3, `sent again, failed again\n${retried.stderr}`);
+    assert.doesNotMatch(retried.stderr, /E_INTERNAL|unexpected error/);
+  });
+
   test('two daemons on one database, each with its own data directory', async () => {
     const url = await pg15.cluster.freshDatabase();
     const work = dir();
