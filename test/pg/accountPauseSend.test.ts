@@ -56,7 +56,12 @@ describe("one node's account pause stops the other's sending", { skip: postgresM
 
   /** One node: its send store, account and pause switch, sending file 2 to `sim`. */
   async function node(j: Awaited<ReturnType<typeof journal>>, name: string, sim: RunningSimulator) {
-    const { store, pool } = await j.node({ node: name, leaseMs: 3_000 });
+    // as a daemon does (twice SMSDROP_CONCURRENCY): the node started first leaves the other some
+    const { store, pool } = await j.node({
+      node: name,
+      leaseMs: 3_000,
+      maxClaim: 2 * config.concurrency,
+    });
     const account: AccountSlots = await openAccountSlots(pool, {
       node: name,
       leaseMs: 3_000,
@@ -91,41 +96,37 @@ describe("one node's account pause stops the other's sending", { skip: postgresM
     return { pause, send, store };
   }
 
-  test(
-    'node b pauses with node a, and goes on when node a does',
-    { timeout: 180_000 },
-    async () => {
-      const j = await journal(pg15.cluster);
-      await j.sql.query(SEED);
-      // Node a's provider refuses every request for the account; node b's answers slowly, so that
-      // its file is far from done when node a pauses.
-      const simA = await simulator('status=111142@1', [1, 5]);
-      const simB = await simulator('', [150, 250]);
-      const a = await node(j, 'a', simA);
-      const b = await node(j, 'b', simB);
-      const [resultA, resultB] = await Promise.all([a.send(), b.send()]);
-      assert.deepEqual(resultA, {
-        state: 'paused',
-        reason: resultA.state === 'paused' ? resultA.reason : '',
-        code: 'E_PROVIDER_BALANCE',
-      });
-      assert.equal(resultB.state, 'paused', 'node b stopped for the account');
-      assert.equal(resultB.state === 'paused' && resultB.code, 'E_PROVIDER_BALANCE');
-      assert.match(resultB.state === 'paused' ? resultB.reason : '', /\(paused by node a\)/);
-      const sentBeforeResume = simB.records.length;
-      assert.ok(sentBeforeResume < BATCHES, `node b sent ${sentBeforeResume} of ${BATCHES}`);
+  test('node b pauses with node a, and goes on when node a does', async () => {
+    const j = await journal(pg15.cluster);
+    await j.sql.query(SEED);
+    // Node a's provider refuses every request for the account; node b's answers slowly, so that
+    // its file is far from done when node a pauses.
+    const simA = await simulator('status=111142@1', [1, 5]);
+    const simB = await simulator('', [150, 250]);
+    const a = await node(j, 'a', simA);
+    const b = await node(j, 'b', simB);
+    const [resultA, resultB] = await Promise.all([a.send(), b.send()]);
+    assert.deepEqual(resultA, {
+      state: 'paused',
+      reason: resultA.state === 'paused' ? resultA.reason : '',
+      code: 'E_PROVIDER_BALANCE',
+    });
+    assert.equal(resultB.state, 'paused', 'node b stopped for the account');
+    assert.equal(resultB.state === 'paused' && resultB.code, 'E_PROVIDER_BALANCE');
+    assert.match(resultB.state === 'paused' ? resultB.reason : '', /\(paused by node a\)/);
+    const sentBeforeResume = simB.records.length;
+    assert.ok(sentBeforeResume < BATCHES, `node b sent ${sentBeforeResume} of ${BATCHES}`);
 
-      const cooling = Date.now();
-      const cooldownB = b.pause.cooldown(60_000);
-      a.pause.resume(); // node a's cooldown is over
-      await cooldownB;
-      assert.ok(Date.now() - cooling < 30_000, 'node b went on with node a');
-      b.pause.resume();
-      await a.store.close(); // node a stops: its claimed batches go back for node b to send
-      assert.equal((await b.send()).state, 'finished', 'node b sends the rest, node a gone quiet');
-      const numbers = simB.records.flatMap((r) => r.to);
-      assert.equal(numbers.length, 2 * BATCHES, 'every number once, all through node b');
-      assert.equal(new Set(numbers).size, 2 * BATCHES);
-    },
-  );
+    const cooling = Date.now();
+    const cooldownB = b.pause.cooldown(60_000);
+    a.pause.resume(); // node a's cooldown is over
+    await cooldownB;
+    assert.ok(Date.now() - cooling < 30_000, 'node b went on with node a');
+    b.pause.resume();
+    await a.store.close(); // node a stops: its claimed batches go back for node b to send
+    assert.equal((await b.send()).state, 'finished', 'node b sends the rest, node a gone quiet');
+    const numbers = simB.records.flatMap((r) => r.to);
+    assert.equal(numbers.length, 2 * BATCHES, 'every number once, all through node b');
+    assert.equal(new Set(numbers).size, 2 * BATCHES);
+  });
 });
