@@ -103,7 +103,11 @@ describe('bench --database postgres', { skip: postgresMissing() }, () => {
 
   test('killed with SIGKILL while nodes run, it leaves no process behind', async () => {
     const dir = folder(tmp, 'kill-');
-    const child = startBench([...tiny, '--nodes', '1', '--repeat', '1', '--timeout-s', '60'], dir);
+    // A second an answer: a node runs for seconds, not the moment a loaded machine's look misses.
+    const child = startBench(
+      [...tiny, '--nodes', '1', '--repeat', '1', '--timeout-s', '60', '--latency-ms', '1000'],
+      dir,
+    );
     const out = outputOf(child);
     const ended = closed(child);
     // Until a node runs: a process besides PostgreSQL's whose command line says `run`.
