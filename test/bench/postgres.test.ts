@@ -52,7 +52,7 @@ function processesUnder(dir: string): string[] {
       const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8');
       if (cmd.includes(dir) || env.includes(`TMPDIR=${dir}`))
-        found.push(`${pid} ${cmd.replaceAll('\0', ' ').slice(0, 120)}`);
+        found.push(`${pid} ${cmd.replaceAll('\0', ' ')}`); // whole: the command ends the line
     } catch {
       // gone, or not ours to read
     }
