@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
-import { isDatabaseOutage, SmsdropError } from '../errors.js';
+import { errorCode, isDatabaseOutage, SmsdropError } from '../errors.js';
 import type { JournalHandle, JournalReader, SuppressionList } from '../journal/index.js';
 import type { AccountSlots } from '../ports/account.js';
 import { openAccountSlots } from './accountSlots.js';
@@ -143,7 +143,7 @@ export async function openPgWriter(
       } catch (err) {
         const outage = isDatabaseOutage(err);
         // E_JOURNAL_NEWER, say, or a bug: as they are
-        if (!outage && (err instanceof SmsdropError || !hasStringCode(err))) throw err;
+        if (!outage && (err instanceof SmsdropError || errorCode(err) === undefined)) throw err;
         if (!outage || Date.now() >= deadline) throw unreachable(settings.databaseUrl, err);
         await sleep(500);
       }
@@ -152,11 +152,6 @@ export async function openPgWriter(
     lock.release();
     throw err;
   }
-}
-
-/** PostgreSQL's errors and the network's carry a code (28P01, ENOTFOUND); a bug's do not. */
-function hasStringCode(err: unknown): boolean {
-  return typeof (err as { code?: unknown } | undefined)?.code === 'string';
 }
 
 /** One try at opening the node's journal; what it opened is closed again if it fails. */
