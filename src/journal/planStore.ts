@@ -7,9 +7,11 @@ import type {
   GroupKey,
   HeldBatch,
   IntakeCounts,
+  PlacedKey,
   PlannedRow,
   PlanStore,
 } from '../plan/store.js';
+import type { Awaitable } from '../ports/awaitable.js';
 import { setFileHeader } from './files.js';
 import { sendFirst } from './batches.js';
 import { HELD, newReqId } from './batchNumbers.js';
@@ -22,8 +24,14 @@ import {
   startBulkRamp,
 } from './bulk.js';
 import { intentsEnabled } from './intents.js';
-import { connectionOf, insideOf, type Journal } from './connection.js';
+import type { Journal } from './connection.js';
 import { type Query, sql, sqlRaw } from './sql.js';
+import {
+  type PlacedRow,
+  placedRowsAtOnce,
+  placedRowsInPages,
+  ROWS_PER_PAGE,
+} from './placedRows.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
 
@@ -90,6 +98,8 @@ export class JournalPlanStore implements PlanStore {
   /** Bulk transactions rolled back before this store began: one more means its rows are gone. */
   readonly #lossesAtStart: number;
   readonly releaseOnlyCommitted: boolean;
+  /** The doubts' placed rows, once prepareSettle has looked them up. */
+  #placed: PlacedRow[] | undefined;
 
   constructor(db: Journal, fileId: number) {
     this.#db = db;
@@ -140,28 +150,21 @@ export class JournalPlanStore implements PlanStore {
     this.#sql.setRowBatch.run(batchId, rowId);
   }
 
-  placedRowsMatching(
-    keys: Iterable<{ groupId: number; phone: string }>,
-  ): Array<[rowId: number, groupId: number, phone: string]> {
-    const table = insideOf(this.#db).temporaryTableName(`doubt_keys_${this.#fileId}`);
-    connectionOf(this.#db).exec(
-      `CREATE TEMP TABLE ${table} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`,
-    );
-    try {
-      const addKey = connectionOf(this.#db).prepare(
-        `INSERT OR IGNORE INTO temp.${table} (group_id, phone) VALUES (?, ?)`,
-      );
-      for (const key of keys) addKey.run(key.groupId, key.phone);
-      // One pass over the file's rows (no index has them by number); only the matches come back.
-      const placed = connectionOf(this.#db).prepare(
-        `SELECT r.id, r.group_id, r.phone FROM rows r INDEXED BY rows_by_file
-         WHERE r.file_id = ? AND r.intake = 'valid' AND r.batch_id IS NOT NULL
-           AND EXISTS (SELECT 1 FROM temp.${table} k WHERE k.group_id = r.group_id AND k.phone = r.phone)`,
-      );
-      return placed.raw().all(this.#fileId) as Array<[number, number, string]>;
-    } finally {
-      connectionOf(this.#db).exec(`DROP TABLE temp.${table}`);
-    }
+  /**
+   * A large file's doubts are looked up a page of rows at a time before they are settled, giving
+   * the requests in flight their turns; a file of a page or less is looked up when settled.
+   */
+  prepareSettle(doubts: readonly PlacedKey[]): Awaitable<void> {
+    this.#placed = placedRowsAtOnce(this.#db, this.#fileId, doubts, ROWS_PER_PAGE);
+    if (this.#placed !== undefined) return;
+    return placedRowsInPages(this.#db, this.#fileId, doubts).then((placed) => {
+      this.#placed = placed;
+    });
+  }
+  placedRowsMatching(keys: Iterable<PlacedKey>): PlacedRow[] {
+    const placed = this.#placed ?? placedRowsAtOnce(this.#db, this.#fileId, keys)!;
+    this.#placed = undefined;
+    return placed;
   }
 
   findGroup(key: GroupKey): number | undefined {

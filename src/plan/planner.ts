@@ -80,12 +80,13 @@ export class Planner implements RowWriter {
     return andFinally(
       () => {
         if (this.#store.rowsLost()) return;
-        return andThen(this.#prepareSettle(), () =>
-          this.#store.writeInBulk(0, () => {
+        return andThen(this.#prepareSettle(), () => {
+          if (this.#store.rowsLost()) return; // while the doubts were looked up
+          return this.#store.writeInBulk(0, () => {
             this.#settleDoubts(new Date().toISOString());
             this.#saveOpenBatches();
-          }),
-        );
+          });
+        });
       },
       () => this.#store.commit(),
     );
@@ -93,16 +94,17 @@ export class Planner implements RowWriter {
 
   finish(): Awaitable<IntakeCounts> {
     this.#store.assertNothingLost();
-    const written = andThen(this.#prepareSettle(), () =>
-      this.#store.writeInBulk(0, () => {
+    const written = andThen(this.#prepareSettle(), () => {
+      this.#store.assertNothingLost(); // while the doubts were looked up
+      return this.#store.writeInBulk(0, () => {
         // Their rows lie anywhere in the file, and the result file is written in row order as
         // answers come in: so these go before the batches released while the file was read.
         this.#store.sendFirst(this.#settleDoubts(new Date().toISOString()));
         this.#saveOpenBatches();
         this.#store.releaseHeldBatches();
         this.#store.finishIntakeCounts(this.#counts);
-      }),
-    );
+      });
+    });
     return andThen(written, () =>
       andThen(this.#store.commit(), () => {
         this.#tellCommittedReleases();

@@ -51,7 +51,10 @@ export interface RowWriter {
   abandon(): Awaitable<void>;
 }
 
-/** The planner on a store that answers at once (SQLite's): nothing to await. */
+/**
+ * The planner on a store that answers at once (SQLite's), for a file of fewer rows than a page of
+ * the doubts' look-up (journal/placedRows.ts, 20,000): nothing to await.
+ */
 export interface SyncRowWriter extends RowWriter {
   write(rows: readonly RowToJournal[]): void;
   finish(): IntakeCounts;
