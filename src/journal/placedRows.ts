@@ -6,6 +6,7 @@
 // for its answer to be read (bench, 50 ms latency: the requests of those seconds took 93 ms).
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { connectionOf, insideOf, type Journal } from './connection.js';
+import { fileRowSpan } from './rowSpan.js';
 import type { PlacedKey } from '../plan/store.js';
 
 /** A placed row matching a doubt: its id, group and number. */
@@ -13,19 +14,6 @@ export type PlacedRow = [rowId: number, groupId: number, phone: string];
 
 /** Rows read between two turns of the event loop: ~10 ms of work. */
 export const ROWS_PER_PAGE = 20_000;
-
-/** The first and last row ids of the file: the span its rows' ids lie in. */
-function idSpan(db: Journal, fileId: number): { first: number; last: number } | undefined {
-  // Two statements: each is one step down the index, where min and max together read all of it.
-  const end = (which: 'min' | 'max') =>
-    connectionOf(db)
-      .prepare(`SELECT ${which}(id) FROM rows WHERE file_id = ?`)
-      .pluck()
-      .get(fileId) as number | null;
-  const first = end('min');
-  const last = end('max');
-  return first === null || last === null ? undefined : { first, last };
-}
 
 /** The doubts as a temporary table, and a look-up of the file's placed rows by id range. */
 function doubtKeys(db: Journal, fileId: number, keys: Iterable<PlacedKey>) {
@@ -61,7 +49,7 @@ export function placedRowsAtOnce(
   keys: Iterable<PlacedKey>,
   atMost = Infinity,
 ): PlacedRow[] | undefined {
-  const span = idSpan(db, fileId);
+  const span = fileRowSpan(db, fileId);
   if (span === undefined) return [];
   if (span.last - span.first >= atMost) return undefined;
   const lookup = doubtKeys(db, fileId, keys);
@@ -78,7 +66,7 @@ export async function placedRowsInPages(
   fileId: number,
   keys: Iterable<PlacedKey>,
 ): Promise<PlacedRow[]> {
-  const span = idSpan(db, fileId);
+  const span = fileRowSpan(db, fileId);
   if (span === undefined) return [];
   const lookup = doubtKeys(db, fileId, keys);
   try {

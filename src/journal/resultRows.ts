@@ -3,6 +3,7 @@
 import type { Statement } from 'better-sqlite3';
 import { connectionOf, insideOf } from './connection.js';
 import type { Journal } from './connection.js';
+import { fileRowSpan } from './rowSpan.js';
 import { SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { OUTCOME_STATES, UNSETTLED_STATES } from '../ports/states.js';
 import type {
@@ -95,11 +96,9 @@ export function resultPages(db: Journal, fileId: number, format: ResultFormat): 
   };
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
   // Its rows are all in before sending starts; a split only moves rows between batches.
-  const span = connectionOf(db)
-    .prepare('SELECT min(id) AS lo, max(id) AS hi FROM rows WHERE file_id = ?')
-    .get(fileId) as { lo: number | null; hi: number | null };
-  let next = span.lo ?? 1;
-  const last = span.hi ?? 0;
+  const span = fileRowSpan(db, fileId);
+  let next = span?.first ?? 1;
+  const last = span?.last ?? 0;
   const pageEnd = (): number => Math.min(next + PAGE_ROWS - 1, last);
   const takePage = (): string => {
     const text = q.page.get(next, pageEnd(), fileId) as string | null;
