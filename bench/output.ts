@@ -132,6 +132,9 @@ interface Target {
   met: boolean | null;
 }
 
+/** Issue 35's goal for networkEfficiency (issue 6 asked 0.9). */
+const NETWORK_TARGET = 0.95;
+
 /** The issue's targets, judged only where this run is the run they name. */
 export function targetsOf(r: BenchResult): Target[] {
   const atMillion = r.rows === 1_000_000;
@@ -145,8 +148,9 @@ export function targetsOf(r: BenchResult): Target[] {
     {
       figure: 'networkEfficiency',
       value: r.networkEfficiency,
-      goal: '>= 0.9 at latency 50, concurrency 32',
-      met: r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= 0.9 : null,
+      goal: `>= ${NETWORK_TARGET} at latency 50, concurrency 32`,
+      met:
+        r.latencyMs === 50 && r.concurrency === 32 ? r.networkEfficiency >= NETWORK_TARGET : null,
     },
     {
       figure: 'peakRssMb',
