@@ -154,7 +154,7 @@ function readHere(
     maxPerRequest: ctx.config.maxPerRequest,
     rowsKept: kept.lines.length,
     fileBytes: inspection.size,
-    ...(sending ? { onRelease: sending.released } : {}),
+    ...(sending ? { onRelease: sending.released, sendersWaiting: sending.waiting } : {}),
     ...(groupCounts ? { groupCounts } : {}),
     ...(sentBefore ? { sentBefore } : {}),
   });

@@ -21,6 +21,15 @@ export class ClosedBatches {
     return this.#commitsWhenClosed.has(batchId);
   }
 
+  /** Some closed batch may go only after the next commit (releaseOnlyCommitted). */
+  awaitingCommit(): boolean {
+    if (!this.store.releaseOnlyCommitted) return false;
+    const commits = this.store.commits();
+    for (const commitsWhenClosed of this.#commitsWhenClosed.values())
+      if (commitsWhenClosed === commits) return true;
+    return false;
+  }
+
   /** Releases the closed batches that may go now; returns how many. */
   release(): number {
     const commits = this.store.commits();

@@ -13,6 +13,7 @@
 import { GroupCounts } from '../intake/groupCounts.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
+import { ReleaseNotices } from './releaseNotices.js';
 import { cacheKeyOf, GroupCache, type GroupState, groupKey } from './groups.js';
 import { checkedLimits, type PlanLimits, placeNumber } from './index.js';
 import { SeenNumbers } from './seenNumbers.js';
@@ -35,7 +36,7 @@ const NO_GROUP = 'row has no phone number, appId or templateId';
 export class Planner implements RowWriter {
   readonly #store: PlanStore;
   readonly #limits: PlanLimits;
-  readonly #onRelease: (() => void) | undefined;
+  readonly #notices: ReleaseNotices;
   readonly #groupCounts: GroupCounts | undefined;
   readonly #groups = new GroupCache();
   readonly #sentBefore: SentBeforeLookup | undefined;
@@ -43,16 +44,19 @@ export class Planner implements RowWriter {
   readonly #closed: ClosedBatches;
   readonly #counts: IntakeCounts;
   #countsWereReady = false;
-  /** Releases not told yet (releasesSeenAtCommit), and the commits when they were made. */
-  #untold = { releases: 0, commits: 0 };
 
   constructor(store: PlanStore, options: PlannerOptions) {
     this.#store = store;
     this.#limits = checkedLimits({ maxPerRequest: options.maxPerRequest });
-    this.#onRelease = options.onRelease;
     this.#groupCounts = options.groupCounts;
     this.#counts = { rows: options.rowsKept ?? 0, invalid: 0, duplicates: 0, repeats: 0 };
     this.#closed = new ClosedBatches(store);
+    this.#notices = new ReleaseNotices(
+      store,
+      this.#closed,
+      options.onRelease,
+      options.sendersWaiting,
+    );
     this.#sentBefore = options.sentBefore;
     this.#doubts = new Doubts(
       options.seenNumbers ?? SeenNumbers.forFile(options.fileBytes ?? DEFAULT_FILE_BYTES),
@@ -67,7 +71,7 @@ export class Planner implements RowWriter {
     return andThen(this.#prepareChunk(rows), () =>
       andThen(
         this.#store.writeInBulk(rows.length, () => this.#writeChunk(rows)),
-        () => this.#tellCommittedReleases(),
+        () => this.#notices.afterChunk(rows.length),
       ),
     );
   }
@@ -107,7 +111,7 @@ export class Planner implements RowWriter {
     });
     return andThen(written, () =>
       andThen(this.#store.commit(), () => {
-        this.#tellCommittedReleases();
+        this.#notices.tellCommitted();
         return { ...this.#counts };
       }),
     );
@@ -122,13 +126,6 @@ export class Planner implements RowWriter {
     return prepareSettle(this.#store, this.#sentBefore, this.#doubts.list());
   }
 
-  /** Releases the senders can see now (their transaction committed) are told of. */
-  #tellCommittedReleases(): void {
-    if (this.#untold.releases === 0 || this.#store.commits() === this.#untold.commits) return;
-    this.#untold.releases = 0;
-    this.#onRelease?.();
-  }
-
   #writeChunk(rows: readonly RowToJournal[]): void {
     try {
       this.#writeRows(rows);
@@ -140,10 +137,7 @@ export class Planner implements RowWriter {
   }
 
   #writeRows(rows: readonly RowToJournal[]): void {
-    const released = this.#closed.release();
-    if (released > 0 && this.#store.releasesSeenAtCommit) {
-      this.#untold = { releases: this.#untold.releases + released, commits: this.#store.commits() };
-    } else if (released > 0) this.#onRelease?.();
+    this.#notices.released(this.#closed.release());
     if (this.#groupCounts) this.#endGroupsAllRead(this.#groupCounts);
     const now = new Date().toISOString();
     for (const row of rows) {

@@ -19,6 +19,11 @@ export interface PlannerOptions {
    */
   onRelease?: () => void;
   /**
+   * True while the senders wait for a batch to be released: released batches are then committed
+   * at once (at most every ROWS_BETWEEN_EARLY_COMMITS rows), not when the bulk transaction is full.
+   */
+  sendersWaiting?: () => boolean;
+  /**
    * Rows of this file already in the journal from an interrupted intake (counted, not rewritten).
    */
   rowsKept?: number;

@@ -7,6 +7,8 @@ import { type SendContext, sendReadyBatches } from './index.js';
 export interface SendingWhileReading {
   /** Intake calls this after releasing a batch. */
   released: () => void;
+  /** True while no released batch is left to start and a request could start. */
+  waiting: () => boolean;
   /** Settles when sending has stopped and its requests are recorded; rejects with what it threw. */
   done: Promise<void>;
 }
@@ -38,5 +40,6 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
       releases++;
       nudge();
     },
+    waiting: () => wake !== undefined,
   };
 }

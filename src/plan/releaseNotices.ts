@@ -1,0 +1,69 @@
+// When the senders hear of released batches, and when a commit is made early for them. A released
+// batch can go once the senders can see it and its rows are safe: on SQLite, once a commit holds it
+// (ClosedBatches.release); on PostgreSQL, once the transaction that released it commits.
+import { andThen } from './awaitable.js';
+import type { ClosedBatches } from './closedBatches.js';
+import type { Awaitable } from '../ports/awaitable.js';
+import type { PlanStore } from './store.js';
+
+/**
+ * Rows read, at least, between two commits made because the senders wait: ~10 batches of the
+ * bench's large groups. Early in a file, when only full batches can go (the group counts are not
+ * in yet), the bulk transaction's commits (5,000 rows, then doubling) came 0.2-0.5 s apart and
+ * the senders sat idle between them: with 50 ms of latency, a third of the first second's
+ * requests were made.
+ */
+export const ROWS_BETWEEN_EARLY_COMMITS = 2_000;
+
+export class ReleaseNotices {
+  readonly #store: PlanStore;
+  readonly #closed: ClosedBatches;
+  readonly #onRelease: (() => void) | undefined;
+  readonly #sendersWaiting: (() => boolean) | undefined;
+  /** Releases not told yet (releasesSeenAtCommit), and the commits when they were made. */
+  #untold = { releases: 0, commits: 0 };
+  /** Rows written since the last commit seen (store.commits()), and that count of commits. */
+  #sinceCommit = { rows: 0, commits: 0 };
+
+  constructor(
+    store: PlanStore,
+    closed: ClosedBatches,
+    onRelease: (() => void) | undefined,
+    sendersWaiting: (() => boolean) | undefined,
+  ) {
+    this.#store = store;
+    this.#closed = closed;
+    this.#onRelease = onRelease;
+    this.#sendersWaiting = sendersWaiting;
+  }
+
+  /** `count` batches were released in the open transaction. */
+  released(count: number): void {
+    if (count === 0) return;
+    if (this.#store.releasesSeenAtCommit)
+      this.#untold = { releases: this.#untold.releases + count, commits: this.#store.commits() };
+    else this.#onRelease?.();
+  }
+
+  /** A chunk of `rows` rows was written: commits early if the senders wait, then tells. */
+  afterChunk(rows: number): Awaitable<void> {
+    return andThen(this.#commitForWaitingSenders(rows), () => this.tellCommitted());
+  }
+
+  /** Releases the senders can see now (their transaction committed) are told of. */
+  tellCommitted(): void {
+    if (this.#untold.releases === 0 || this.#store.commits() === this.#untold.commits) return;
+    this.#untold.releases = 0;
+    this.#onRelease?.();
+  }
+
+  #commitForWaitingSenders(rows: number): Awaitable<void> {
+    const commits = this.#store.commits();
+    if (commits !== this.#sinceCommit.commits) this.#sinceCommit = { rows: 0, commits };
+    this.#sinceCommit.rows += rows;
+    if (this.#sinceCommit.rows < ROWS_BETWEEN_EARLY_COMMITS || !this.#sendersWaiting?.())
+      return undefined;
+    if (this.#untold.releases === 0 && !this.#closed.awaitingCommit()) return undefined;
+    return this.#store.commit();
+  }
+}
