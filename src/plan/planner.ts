@@ -56,6 +56,7 @@ export class Planner implements RowWriter {
       this.#closed,
       options.onRelease,
       options.sendersWaiting,
+      options.groupCounts,
     );
     this.#sentBefore = options.sentBefore;
     this.#doubts = new Doubts(

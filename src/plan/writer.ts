@@ -19,8 +19,9 @@ export interface PlannerOptions {
    */
   onRelease?: () => void;
   /**
-   * True while the senders wait for a batch to be released: released batches are then committed
-   * at once (at most every ROWS_BETWEEN_EARLY_COMMITS rows), not when the bulk transaction is full.
+   * True while the senders wait for a batch to be released: until the group counts are in,
+   * released batches are then committed at once (at most every ROWS_BETWEEN_EARLY_COMMITS rows),
+   * not when the bulk transaction is full (plan/releaseNotices.ts).
    */
   sendersWaiting?: () => boolean;
   /**

@@ -1,12 +1,13 @@
-// While the senders wait for a batch, intake commits the batches they wait for early (every
-// ROWS_BETWEEN_EARLY_COMMITS rows at most) instead of when its bulk transaction is full: a batch
-// may go only once a commit holds it (journal/intents.ts), and early in a file the bulk commits
-// came 0.2-0.5 s apart while the senders sat idle.
+// While the senders wait for a batch and the group counts are not in, intake commits the batches
+// they wait for early (every ROWS_BETWEEN_EARLY_COMMITS rows at most) instead of when its bulk
+// transaction is full: a batch may go only once a commit holds it (journal/intents.ts), and early
+// in a file the bulk commits came 0.2-0.5 s apart while the senders sat idle.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { GroupCounts } from '../../src/intake/groupCounts.js';
 import { createFile } from '../../src/journal/files.js';
 import { enableIntents } from '../../src/journal/intents.js';
 import { openJournal } from '../../src/journal/open.js';
@@ -25,9 +26,19 @@ const row = (k: number): RowToJournal => ({
   extras: {},
 });
 
-/** Writes ROWS_BETWEEN_EARLY_COMMITS rows and a chunk more: the batches due then, and releases. */
-function intake(sendersWaiting: boolean) {
+const ROWS = ROWS_BETWEEN_EARLY_COMMITS + 100;
+
+/** The rows as a file, and its group counts (started: not in until the event loop turns). */
+function countedFile(): { dir: string; counts: GroupCounts } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-early-'));
+  const csv = path.join(dir, 'e.csv');
+  const lines = Array.from({ length: ROWS }, (_, k) => `${row(k).phone},1,app,a`);
+  writeFileSync(csv, ['phone,templateId,appId,参数1', ...lines].join('\n'));
+  return { dir, counts: GroupCounts.start(csv, { encoding: 'utf-8', allowInternational: false }) };
+}
+
+/** Writes ROWS_BETWEEN_EARLY_COMMITS rows and a chunk more: the batches due then, and releases. */
+function intake(dir: string, counts: GroupCounts, sendersWaiting: boolean) {
   const db = openJournal(path.join(dir, 'journal.sqlite'));
   enableIntents(db);
   const file = createFile(db, {
@@ -42,8 +53,9 @@ function intake(sendersWaiting: boolean) {
     maxPerRequest: 200,
     onRelease: () => releases++,
     sendersWaiting: () => sendersWaiting,
+    groupCounts: counts,
   });
-  for (let k = 0; k < ROWS_BETWEEN_EARLY_COMMITS + 100; k += 100)
+  for (let k = 0; k < ROWS; k += 100)
     writer.write(Array.from({ length: 100 }, (_, i) => row(k + i)));
   const due = sqliteOf(db)
     .prepare('SELECT count(*) FROM batches WHERE file_id = ? AND next_attempt_at = 0')
@@ -54,15 +66,28 @@ function intake(sendersWaiting: boolean) {
 }
 
 describe('commits for waiting senders', () => {
-  it('commits the closed batches once the senders wait, and releases them a chunk later', () => {
-    const { due, releases } = intake(true);
+  it('commits the closed batches once the senders wait, and releases them a chunk later', async () => {
+    const { dir, counts } = countedFile();
+    const { due, releases } = intake(dir, counts, true);
+    assert.equal(counts.ready, false, 'the rows were written before the counts were in');
     assert.equal(due, ROWS_BETWEEN_EARLY_COMMITS / 200, 'every batch filled before the commit');
     assert.ok(releases > 0);
+    await counts.stop();
   });
 
-  it('leaves them for the bulk commit while the senders have work', () => {
-    const { due, releases } = intake(false);
+  it('leaves them for the bulk commit while the senders have work', async () => {
+    const { dir, counts } = countedFile();
+    const { due, releases } = intake(dir, counts, false);
     assert.equal(due, 0, 'the first bulk commit comes later (5,000 rows)');
     assert.equal(releases, 0);
+    await counts.stop();
+  });
+
+  it('leaves them for the bulk commit once the group counts are in', async () => {
+    const { dir, counts } = countedFile();
+    await counts.done;
+    assert.equal(counts.ready, true);
+    const { due } = intake(dir, counts, true);
+    assert.equal(due, 0, 'the first bulk commit comes later (5,000 rows)');
   });
 });
