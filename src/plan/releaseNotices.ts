@@ -8,15 +8,16 @@ import type { Awaitable } from '../ports/awaitable.js';
 import type { PlanStore } from './store.js';
 
 /**
- * Rows read, at least, between two commits made because the senders wait: ~10 batches of the
- * bench's large groups. Early in a file, when only full batches can go (the group counts are not
- * in yet), the bulk transaction's commits (5,000 rows, then doubling) came 0.2-0.5 s apart and
- * the senders sat idle between them: with 50 ms of latency, a third of the first second's
- * requests were made. Once the counts are in, a group's last batch goes after its last row, and
- * senders still waiting are faster than intake (little latency): commits would only slow it (a
- * commit every 2,000 rows took a 1M-row intake from 10 to 15 s at latency 0).
+ * Rows read, at least, between two commits made because the senders wait: the bulk transaction's
+ * first size (journal/bulk.ts), ~25 batches of the bench's large groups, which then stops doubling
+ * while the senders wait. Early in a file, when only full batches can go (the group counts are not
+ * in yet), the doubling commits (5,000 rows, 10,000, 20,000, ...) came 0.2-0.5 s apart and the
+ * senders sat idle between them: with 50 ms of latency, a third of the first second's requests
+ * were made. Each commit costs intake a few ms: where senders wait because they are faster than
+ * intake (little latency), it only slows intake down. So not more often, and not once the counts
+ * are in: a group's last batch then goes after its last row, and the senders seldom wait at 50 ms.
  */
-export const ROWS_BETWEEN_EARLY_COMMITS = 2_000;
+export const ROWS_BETWEEN_EARLY_COMMITS = 5_000;
 
 export class ReleaseNotices {
   readonly #store: PlanStore;
@@ -65,12 +66,15 @@ export class ReleaseNotices {
 
   #commitForWaitingSenders(rows: number): Awaitable<void> {
     const commits = this.#store.commits();
+    // A bulk commit made in this chunk's write came after its rows.
     if (commits !== this.#sinceCommit.commits) this.#sinceCommit = { rows: 0, commits };
-    this.#sinceCommit.rows += rows;
+    else this.#sinceCommit.rows += rows;
     if (this.#sinceCommit.rows < ROWS_BETWEEN_EARLY_COMMITS || !this.#sendersWaiting?.())
       return undefined;
     if (!this.#groupCounts || this.#groupCounts.ready) return undefined;
     if (this.#untold.releases === 0 && !this.#closed.awaitingCommit()) return undefined;
-    return this.#store.commit();
+    return andThen(this.#store.commit(), () => {
+      this.#sinceCommit = { rows: 0, commits: this.#store.commits() };
+    });
   }
 }
