@@ -90,11 +90,13 @@ describe('commits for waiting senders', () => {
     await counts.stop();
   });
 
-  it('leaves them for the bulk commit once the group counts are in', async () => {
+  it('once the group counts are in, commits once more for them, then leaves them for the bulk commits', async () => {
     const { dir, counts } = countedFile();
     await counts.done;
     assert.equal(counts.ready, true);
     const { due } = intake(dir, counts, true);
-    assert.equal(due, BATCHES_BY_THE_FIRST_COMMIT, 'the second bulk commit comes later');
+    // The commit made when the counts came in held the first batch (closed by the second chunk);
+    // the next bulk commit comes 10,000 rows after it.
+    assert.equal(due, 1);
   });
 });
