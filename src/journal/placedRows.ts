@@ -40,19 +40,18 @@ function doubtKeys(db: Journal, fileId: number, keys: Iterable<PlacedKey>) {
 }
 
 /**
- * The file's placed rows matching `keys`, in one read. Undefined when the file's rows span
- * `atMost` ids or more: placedRowsInPages then finds them without holding the thread.
+ * The file's placed rows matching `keys`: at once when its rows span less than a page of ids, else
+ * a page at a time, with a turn of the event loop after each page.
  */
-export function placedRowsAtOnce(
+export function placedRows(
   db: Journal,
   fileId: number,
   keys: Iterable<PlacedKey>,
-  atMost = Infinity,
-): PlacedRow[] | undefined {
+): PlacedRow[] | Promise<PlacedRow[]> {
   const span = fileRowSpan(db, fileId);
   if (span === undefined) return [];
-  if (span.last - span.first >= atMost) return undefined;
   const lookup = doubtKeys(db, fileId, keys);
+  if (span.last - span.first >= ROWS_PER_PAGE) return inPages(lookup, span);
   try {
     return lookup.between(span.first, span.last);
   } finally {
@@ -60,15 +59,10 @@ export function placedRowsAtOnce(
   }
 }
 
-/** As placedRowsAtOnce, a page at a time, with a turn of the event loop after each page. */
-export async function placedRowsInPages(
-  db: Journal,
-  fileId: number,
-  keys: Iterable<PlacedKey>,
+async function inPages(
+  lookup: ReturnType<typeof doubtKeys>,
+  span: { first: number; last: number },
 ): Promise<PlacedRow[]> {
-  const span = fileRowSpan(db, fileId);
-  if (span === undefined) return [];
-  const lookup = doubtKeys(db, fileId, keys);
   try {
     const placed: PlacedRow[] = [];
     for (let first = span.first; first <= span.last; first += ROWS_PER_PAGE) {

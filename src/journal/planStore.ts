@@ -12,6 +12,7 @@ import type {
   PlanStore,
 } from '../plan/store.js';
 import type { Awaitable } from '../ports/awaitable.js';
+import { SmsdropError } from '../errors.js';
 import { setFileHeader } from './files.js';
 import { sendFirst } from './batches.js';
 import { HELD, newReqId } from './batchNumbers.js';
@@ -26,12 +27,7 @@ import {
 import { intentsEnabled } from './intents.js';
 import type { Journal } from './connection.js';
 import { type Query, sql, sqlRaw } from './sql.js';
-import {
-  type PlacedRow,
-  placedRowsAtOnce,
-  placedRowsInPages,
-  ROWS_PER_PAGE,
-} from './placedRows.js';
+import { type PlacedRow, placedRows } from './placedRows.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppressed.js';
 
@@ -151,18 +147,25 @@ export class JournalPlanStore implements PlanStore {
   }
 
   /**
-   * A large file's doubts are looked up a page of rows at a time before they are settled, giving
-   * the requests in flight their turns; a file of a page or less is looked up when settled.
+   * A large file's doubts are looked up a page of rows at a time, giving the requests in flight
+   * their turns; a file of a page or less at once, with nothing to await.
    */
   prepareSettle(doubts: readonly PlacedKey[]): Awaitable<void> {
-    this.#placed = placedRowsAtOnce(this.#db, this.#fileId, doubts, ROWS_PER_PAGE);
-    if (this.#placed !== undefined) return;
-    return placedRowsInPages(this.#db, this.#fileId, doubts).then((placed) => {
-      this.#placed = placed;
-    });
+    const found = placedRows(this.#db, this.#fileId, doubts);
+    if (found instanceof Promise)
+      return found.then((placed) => {
+        this.#placed = placed;
+      });
+    this.#placed = found;
   }
-  placedRowsMatching(keys: Iterable<PlacedKey>): PlacedRow[] {
-    const placed = this.#placed ?? placedRowsAtOnce(this.#db, this.#fileId, keys)!;
+  /** Looked up by prepareSettle, for the doubts it was given (the planner asks for those). */
+  placedRowsMatching(_keys: Iterable<PlacedKey>): PlacedRow[] {
+    const placed = this.#placed;
+    if (!placed)
+      throw new SmsdropError(
+        'E_INTERNAL',
+        "the doubts' placed rows were asked before prepareSettle",
+      );
     this.#placed = undefined;
     return placed;
   }

@@ -1,8 +1,8 @@
 // What a store on a server (PostgreSQL) loads before the planner's synchronous calls ask it: a
 // chunk's groups and numbers, or the doubts' groups and rows before they are settled. On a store
 // that answers at once (SQLite: no prepareChunk) nothing is computed for a chunk: the planner's
-// hot loop pays nothing for it. SQLite prepares the doubts of a large file only, a page of rows
-// at a time (journal/placedRows.ts).
+// hot loop pays nothing for it. SQLite looks the doubts up there too: a large file's a page of
+// rows at a time, with turns of the event loop between (journal/placedRows.ts).
 import { andThen, both } from './awaitable.js';
 import { cacheKeyOf, type GroupCache, groupKey } from './groups.js';
 import type { RowToJournal } from './writer.js';
