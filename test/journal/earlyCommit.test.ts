@@ -13,18 +13,10 @@ import { enableIntents } from '../../src/journal/intents.js';
 import { openJournal } from '../../src/journal/open.js';
 import { ROWS_BETWEEN_EARLY_COMMITS } from '../../src/plan/releaseNotices.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
-import { planWriter } from './planWriter.js';
+import { plannedRow, planWriter } from './planWriter.js';
 import { sqliteOf } from './sqliteOf.js';
 
-const row = (k: number): RowToJournal => ({
-  line: k + 2,
-  phoneRaw: `138${String(k).padStart(8, '0')}`,
-  phone: `138${String(k).padStart(8, '0')}`,
-  appId: 'app',
-  templateId: '1',
-  datas: ['a'],
-  extras: {},
-});
+const row = (k: number): RowToJournal => plannedRow(k + 2, `138${String(k).padStart(8, '0')}`);
 
 // The bulk transaction commits first after 5,000 rows (its first size, journal/bulk.ts), then after
 // 10,000 more; an early commit comes ROWS_BETWEEN_EARLY_COMMITS (5,000) rows after the first.

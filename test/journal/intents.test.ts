@@ -22,23 +22,12 @@ import {
 import { intentsPath } from '../../src/journal/paths.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from './planWriter.js';
-import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { plannedRow as row, planWriter } from './planWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
-
-const row = (line: number, phone: string, value = 'a'): RowToJournal => ({
-  line,
-  phoneRaw: phone,
-  phone,
-  appId: 'app',
-  templateId: '1',
-  datas: [value],
-  extras: {},
-});
 
 /** A journal with intents on, and one file whose one batch of two numbers is committed and due. */
 function journalWithDueBatch(onLost?: () => void): {

@@ -11,19 +11,10 @@ import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
 import { ROWS_PER_PAGE } from '../../src/journal/placedRows.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
-import { planWriter } from './planWriter.js';
+import { plannedRow as row, planWriter } from './planWriter.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
-const row = (line: number, phone: string): RowToJournal => ({
-  line,
-  phoneRaw: phone,
-  phone,
-  appId: 'app',
-  templateId: '1',
-  datas: ['a'],
-  extras: {},
-});
 
 /** `numbers` distinct numbers, then every 50th of them again: the repeats are the doubts. */
 function listWithRepeats(numbers: number): RowToJournal[] {

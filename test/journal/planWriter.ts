@@ -5,6 +5,7 @@ import { handleOf } from '../../src/journal/stores/handle.js';
 import {
   createRowWriter,
   type PlannerOptions,
+  type RowToJournal,
   type SyncRowWriter,
 } from '../../src/plan/rowWriter.js';
 
@@ -12,3 +13,19 @@ import {
 export function planWriter(db: Journal, fileId: number, options: PlannerOptions): SyncRowWriter {
   return createRowWriter(handleOf(db).files.planStore(fileId), options) as SyncRowWriter;
 }
+
+/** A valid row as intake makes it: app `app`, template `templateId`, one value. */
+export const plannedRow = (
+  line: number,
+  phone: string,
+  value = 'a',
+  templateId = '1',
+): RowToJournal => ({
+  line,
+  phoneRaw: phone,
+  phone,
+  appId: 'app',
+  templateId,
+  datas: [value],
+  extras: {},
+});

@@ -9,19 +9,8 @@ import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batchNumbers.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from './planWriter.js';
-import type { RowToJournal } from '../../src/plan/rowWriter.js';
+import { plannedRow as row, planWriter } from './planWriter.js';
 import { sqliteOf } from './sqliteOf.js';
-
-const row = (line: number, phone: string, value: string): RowToJournal => ({
-  line,
-  phoneRaw: phone,
-  phone,
-  appId: 'app',
-  templateId: '1',
-  datas: [value],
-  extras: {},
-});
 
 describe('batch release during intake', () => {
   it('holds a part-full batch, releases a full one when the next chunk is written, releases the rest at finish', () => {
@@ -232,16 +221,6 @@ describe('batch release during intake', () => {
            FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,
         )
         .all(file.id);
-    const row = (line: number, phone: string): RowToJournal => ({
-      line,
-      phoneRaw: phone,
-      phone,
-      appId: 'app',
-      templateId: '1',
-      datas: ['a'],
-      extras: {},
-    });
-
     writer.write([row(2, '13800000001'), row(3, '13800000002')]);
     writer.write([row(4, '13800000003')]);
     const [released, open] = batches() as {

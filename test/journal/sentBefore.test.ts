@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from './planWriter.js';
+import { plannedRow as row, planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
@@ -16,15 +16,6 @@ import { FILE_STATUS, type FileStatus } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const DAY: RepeatWindow = { ms: 86_400_000, text: '24h' };
-const row = (line: number, phone: string, value = 'a', templateId = '1'): RowToJournal => ({
-  line,
-  phoneRaw: phone,
-  phone,
-  appId: 'app',
-  templateId,
-  datas: [value],
-  extras: {},
-});
 
 function journal(): Journal {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sent-before-'));

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { createFile } from '../../src/journal/files.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from '../journal/planWriter.js';
+import { plannedRow as row, planWriter } from '../journal/planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import { countGroups } from '../../src/intake/groupCounts.js';
@@ -24,15 +24,6 @@ import { sqliteOf } from '../journal/sqliteOf.js';
 const freshJournal = (): Journal =>
   openJournal(path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-seen-')), 'journal.sqlite'));
 const phoneOf = (k: number) => `13${String((k * 7_919_993) % 1_000_000_000).padStart(9, '0')}`;
-const row = (line: number, phone: string, value: string): RowToJournal => ({
-  line,
-  phoneRaw: phone,
-  phone,
-  appId: 'app',
-  templateId: '1',
-  datas: [value],
-  extras: {},
-});
 
 /**
  * Rows in three groups, with repeats near and far (the same number in another group is no repeat).
