@@ -30,7 +30,7 @@ import type { Worker } from 'node:worker_threads';
 import { unguardCell } from '../csvio/guard.js';
 import { mapHeader } from './headers.js';
 import { idsOf, datasOf, type IntakeOptions, LINE_BREAK, type RowShape } from './row.js';
-import { startWorker } from './thread.js';
+import { startWorker } from '../workerThread.js';
 
 /** Slots of the table: 4 MB, few enough shared slots up to millions of groups. */
 const SLOTS = 1 << 20;

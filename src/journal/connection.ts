@@ -4,6 +4,7 @@
 // Each module that works on a piece keeps its meaning (bulk.ts, intents.ts, writeQueue.ts, …); the
 // piece itself lives here, so it ends with the connection and no module keeps a map keyed by it.
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
+import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { WriteGate } from '../ports/intakeWriter.js';
 
@@ -75,6 +76,8 @@ export interface JournalInside {
   writeQueue: WriteQueue | undefined;
   /** While another thread writes an intake on its own connection: what queued writes pass. */
   writeGate: WriteGate | undefined;
+  /** The thread that checkpoints the WAL while this process sends (checkpoints.ts). */
+  checkpoints: { worker: Worker } | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
@@ -142,6 +145,7 @@ export class Journal {
       intents: undefined,
       writeQueue: undefined,
       writeGate: undefined,
+      checkpoints: undefined,
       firstToSend: new Set<number>(),
       transaction: (fn) => immediateTransaction(connection, fn),
       webhookTargets: [],

@@ -2,6 +2,7 @@
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
 // ports. Everything else in src/journal/ is private to it.
 import { acquireLock } from '../datadir/lock.js';
+import { startCheckpoints } from './checkpoints.js';
 import { insideOf } from './connection.js';
 import { enableIntents, replayIntents } from './intents.js';
 import type { Journal } from './connection.js';
@@ -33,6 +34,8 @@ export interface WriterOptions {
   reqIdOn: boolean;
   /** The journal lost requests' records (a rolled-back transaction): this process must stop. */
   onLost: () => void;
+  /** The WAL is checkpointed on a thread of its own (checkpoints.ts): for processes that send. */
+  checkpointThread?: boolean;
 }
 
 export interface OpenedWriter {
@@ -56,6 +59,7 @@ export function openWriter(dataDir: string, options: WriterOptions): OpenedWrite
     db = openJournal(journalPath(dataDir), { synchronous: options.synchronous });
     const { replayed, missing } = replayIntents(db);
     if (options.reqIdOn) enableIntents(db, options.synchronous, options.onLost);
+    if (options.checkpointThread) startCheckpoints(db, options.synchronous);
     return { handle: handleOf(db, () => lock.release()), replayed, missing };
   } catch (err) {
     db?.close();

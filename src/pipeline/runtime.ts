@@ -64,6 +64,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     role: options.role,
     synchronous: config.journalSync,
     reqIdOn: config.reqId,
+    checkpointThread: true,
     onLost: stopWhenLost(options.log, stop),
     ...(options.waitForDatabaseMs ? { waitForDatabaseMs: options.waitForDatabaseMs } : {}),
   });

@@ -2,6 +2,7 @@
 // writes, intake's bulk transaction and the reads all see one journal.
 import type { AccountSlots } from '../../ports/account.js';
 import { commitBulk } from '../bulk.js';
+import { stopCheckpoints } from '../checkpoints.js';
 import { closeIntents } from '../intents.js';
 import type { Journal } from '../connection.js';
 import type { DaemonStateStore } from '../../ports/daemonState.js';
@@ -53,16 +54,19 @@ export function handleOf(db: Journal, release: () => void = () => {}): JournalHa
     daemon: sqliteDaemonState(db),
     retry: sqliteRetryStore(db),
     maintenance: sqliteMaintenance(db),
-    close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        try {
-          closeJournal(db);
-        } finally {
-          release();
-        }
-        resolve();
-      })),
+    close: () => (closing ??= closeThenRelease(db, release)),
   };
+}
+
+/** Closes at once, as the caller asks; settles once the checkpoint thread has ended too. */
+async function closeThenRelease(db: Journal, release: () => void): Promise<void> {
+  const threadEnded = stopCheckpoints(db);
+  try {
+    closeJournal(db);
+  } finally {
+    release();
+  }
+  await threadEnded;
 }
 
 /**

@@ -1,0 +1,90 @@
+// The WAL of the process that sends is checkpointed on a thread of its own (checkpoints.ts): the
+// main connection's own checkpoints then find little left to copy and sync (they held the event
+// loop 55-75 ms each while a 1M-row file was read). What is checked is where the pages go, with a
+// real journal file: into the database while the main thread only commits; nothing is timed.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, it } from 'node:test';
+import {
+  CHECKPOINT_EVERY_MS,
+  checkpointsOnThread,
+  startCheckpoints,
+} from '../../src/journal/checkpoints.js';
+import { insideOf, type Journal } from '../../src/journal/connection.js';
+import { openJournal, WAL_CHECKPOINT_PAGES } from '../../src/journal/open.js';
+import { handleOf } from '../../src/journal/stores/handle.js';
+import { sqliteOf } from './sqliteOf.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-checkpoints-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** About 3,000 pages in three commits: fewer than either bound of the main connection. */
+function commitPages(db: Journal): void {
+  sqliteOf(db).exec('CREATE TABLE scratch (filler BLOB NOT NULL)');
+  const insert = sqliteOf(db).prepare('INSERT INTO scratch (filler) VALUES (zeroblob(3000))');
+  const commit = sqliteOf(db).transaction(() => {
+    for (let i = 0; i < 1000; i++) insert.run();
+  });
+  for (let n = 0; n < 3; n++) commit();
+}
+
+/** Waits (a loaded machine: up to 60 checkpoint periods) until `done` holds. */
+async function eventually(done: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 60 && !done(); i++) await sleep(CHECKPOINT_EVERY_MS);
+  return done();
+}
+
+const pagesIn = (file: string, db: Journal): number =>
+  statSync(file).size / (sqliteOf(db).pragma('page_size', { simple: true }) as number);
+
+describe('checkpoints on a thread of their own', () => {
+  it('copy the commits into the database while the main connection only commits', async () => {
+    const file = path.join(dir, 'thread.sqlite');
+    const db = openJournal(file);
+    const handle = handleOf(db);
+    try {
+      startCheckpoints(db, 'normal');
+      assert.ok(checkpointsOnThread(db));
+      // The main connection's own bound stays: fewer pages than it are written below.
+      assert.equal(
+        sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }),
+        WAL_CHECKPOINT_PAGES,
+      );
+      assert.ok(WAL_CHECKPOINT_PAGES > 3000);
+      commitPages(db);
+      assert.ok(
+        await eventually(() => pagesIn(file, db) > 2500),
+        `the database holds ${pagesIn(file, db)} pages: the thread copied nothing`,
+      );
+    } finally {
+      await handle.close();
+    }
+    assert.equal(checkpointsOnThread(db), false, 'closing the journal ends the thread');
+  });
+
+  it('leave the pages in the WAL without the thread (what the first test tells apart)', async () => {
+    const file = path.join(dir, 'inline.sqlite');
+    const db = openJournal(file);
+    try {
+      commitPages(db);
+      await sleep(4 * CHECKPOINT_EVERY_MS);
+      assert.ok(pagesIn(file, db) < 100, `the database holds ${pagesIn(file, db)} pages`);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('leave the journal as it was when the thread ends on its own', async () => {
+    const db = openJournal(path.join(dir, 'ended.sqlite'));
+    const handle = handleOf(db);
+    startCheckpoints(db, 'full');
+    await insideOf(db).checkpoints!.worker.terminate();
+    assert.ok(await eventually(() => !checkpointsOnThread(db)));
+    assert.equal(sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
+    commitPages(db);
+    await handle.close();
+  });
+});
