@@ -1,7 +1,7 @@
 // The CLI keeps V8's young generation at 16 MB (cli/youngGeneration.ts): left alone it grows to
 // 32 MB on Node 20, 59 MB on Node 26 and 128 MB on Node 24 while much of what is made survives, as
-// during a large file's intake, and all of it stays resident. This file's own process is capped, then made to
-// allocate that way; nothing is timed.
+// during a large file's intake, and all of it stays resident. This file's own process is capped,
+// then made to allocate that way; nothing is timed.
 import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, it } from 'node:test';
