@@ -8,11 +8,11 @@
 // Node takes --max-semi-space-size only on its command line, which `smsdrop` cannot choose for
 // every way it is started (pm2, npm start, node dist/cli.js, the bin). The growth factor, though,
 // V8 reads each time it grows the space: after each collection, growth is off while the space is
-// at the cap, and on again if V8 shrank it (an idle daemon). The cap is kept at the
-// next turn of the event loop, where collections are reported: a long stretch of work without one
-// could let the space grow a step past it. Node 20's V8 grows the space only by this factor; Node
-// 22 and later size it by other rules too, and the cap holds there most of the time, not always
-// (Node 26 in CI, loaded: 32 MB once, against 59 MB uncapped).
+// at the cap, and on again if V8 shrank it (an idle daemon). The cap is kept at the next turn of
+// the event loop, where collections are reported: a long stretch of work without one could let
+// the space grow a step past it. Node 20's V8 grows the space only by this factor; Node 22 and
+// later size it by other rules too, and the cap holds there most of the time, not always (Node 26
+// in CI, loaded: 32 MB once, against 59 MB uncapped).
 import v8 from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 
@@ -29,8 +29,8 @@ export function youngGenerationBytes(): number {
 
 /** Keeps this process's young generation at YOUNG_GENERATION_CAP_BYTES or less, from now on. */
 export function capYoungGeneration(): void {
-  // Set after every collection, not once: starting a worker thread puts V8's flags back to the
-  // command line's (Node 20-26), growth factor included.
+  // Set after every collection, not once: V8 raises the factor back to 2 whenever it makes a heap,
+  // so starting a worker thread undoes a factor of 1 (seen on Node 20-26).
   const observer = new PerformanceObserver(() => {
     const grow = youngGenerationBytes() < YOUNG_GENERATION_CAP_BYTES;
     v8.setFlagsFromString(`--semi-space-growth-factor=${grow ? GROWTH_FACTOR : 1}`);
