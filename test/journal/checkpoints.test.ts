@@ -3,7 +3,7 @@
 // loop 55-75 ms each while a 1M-row file was read). What is checked is where the pages go, with a
 // real journal file: into the database while the main thread only commits; nothing is timed.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,10 @@ import {
 import { insideOf, type Journal } from '../../src/journal/connection.js';
 import { openJournal, WAL_CHECKPOINT_PAGES } from '../../src/journal/open.js';
 import { handleOf } from '../../src/journal/stores/handle.js';
+import { journalPath } from '../../src/journal/paths.js';
+import { loadConfig } from '../../src/config/index.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { openRuntime } from '../../src/pipeline/runtime.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-checkpoints-'));
@@ -86,5 +90,27 @@ describe('checkpoints on a thread of their own', () => {
     assert.equal(sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
     commitPages(db);
     await handle.close();
+  });
+});
+
+describe('the journal of a process that sends (openRuntime: send, run, retry, resume)', () => {
+  it('is checkpointed on a thread: pages another connection commits reach the database', async () => {
+    const data = path.join(dir, 'runtime');
+    mkdirSync(data);
+    const config = loadConfig({ env: { SMSDROP_DATA_DIR: data }, configDir: dir });
+    const runtime = await openRuntime(config, { role: 'test', log: silentLogger() });
+    // A second connection to the same journal: the thread checkpoints the WAL, whoever wrote it.
+    const file = journalPath(data);
+    const other = openJournal(file);
+    try {
+      commitPages(other);
+      assert.ok(
+        await eventually(() => pagesIn(file, other) > 2500),
+        `the database holds ${pagesIn(file, other)} pages: no thread checkpointed them`,
+      );
+    } finally {
+      other.close();
+      await runtime.close();
+    }
   });
 });
