@@ -3,7 +3,7 @@
 // It never writes a row and never waits for a lock: a checkpoint that finds the WAL in use copies
 // what it can, and the next one the rest.
 import { workerData } from 'node:worker_threads';
-import Database from './sqlite.js';
+import Database, { setSynchronous } from './sqlite.js';
 
 export interface CheckpointJob {
   file: string;
@@ -15,7 +15,7 @@ const job = workerData as CheckpointJob;
 const connection = new Database(job.file, { fileMustExist: true });
 connection.pragma('busy_timeout = 0');
 // A checkpoint syncs the WAL, then the database, as the journal's own connection would.
-connection.pragma(`synchronous = ${job.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+setSynchronous(connection, job.synchronous);
 // Pages go from the WAL to the database file without passing through this connection's cache.
 connection.pragma('cache_size = -64');
 

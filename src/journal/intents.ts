@@ -22,7 +22,7 @@
 //   lost answer would leave the batch unknown, so commits then stay per turn (openRuntime).
 // - The journal commits at least every MAX_DEFERRED_MS while requests run (writeQueue.ts), so a
 //   crash loses at most that much of answers.
-import Database from './sqlite.js';
+import Database, { setSynchronous } from './sqlite.js';
 import { SmsdropError } from '../errors.js';
 import { connectionOf, insideOf, type Intent, type Journal } from './connection.js';
 import { moveBatch } from './moves.js';
@@ -56,7 +56,7 @@ export function enableIntents(
   if (insideOf(db).intents) return;
   const side = new Database(intentsPath(db.name));
   side.pragma('journal_mode = WAL');
-  side.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  setSynchronous(side, synchronous);
   side.exec(
     `CREATE TABLE IF NOT EXISTS intents (
        seq INTEGER PRIMARY KEY, batch_id INTEGER NOT NULL, batch_req_id TEXT NOT NULL, req_id TEXT, started_at TEXT NOT NULL

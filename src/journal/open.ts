@@ -1,6 +1,6 @@
 // Opens (and creates or upgrades) the journal: one SQLite file per data directory, in WAL mode so
 // that readers (reports, the sqlite3 shell) never block the single writer, the program.
-import Database from './sqlite.js';
+import Database, { setSynchronous } from './sqlite.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { connectionOf, Journal } from './connection.js';
@@ -28,7 +28,7 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   // A new file takes this as its setting only before anything is written to it, WAL mode included.
   presetIncrementalVacuum(db);
   connection.pragma('journal_mode = WAL');
-  connection.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  setSynchronous(connection, options.synchronous ?? 'normal');
   connection.pragma('temp_store = MEMORY');
   // Deleted content is overwritten with zeros, not only marked free: what pruning (and a discarded
   // intake) deletes holds phone numbers. Deletes are rare (nothing else deletes rows), so it costs

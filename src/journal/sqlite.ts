@@ -55,4 +55,12 @@ declare namespace Database {
   export type RunResult = BetterSqlite3.RunResult;
 }
 
+/**
+ * How long a commit waits for the disk, on each connection to a journal's files alike (the
+ * journal's, its intents', the checkpoints' thread's): 'full' also survives a power loss.
+ */
+export function setSynchronous(connection: BetterSqlite3.Database, level: 'normal' | 'full'): void {
+  connection.pragma(`synchronous = ${level === 'full' ? 'FULL' : 'NORMAL'}`);
+}
+
 export default Database;

@@ -43,4 +43,20 @@ describe('openJournal', () => {
       db.close();
     }
   });
+
+  it('waits for the disk at each commit as SMSDROP_JOURNAL_SYNC says: NORMAL by default, or FULL', () => {
+    // SQLite's numbers for the setting: 1 NORMAL, 2 FULL.
+    for (const [name, setting, level] of [
+      ['default.sqlite', undefined, 1],
+      ['normal.sqlite', 'normal', 1],
+      ['full.sqlite', 'full', 2],
+    ] as const) {
+      const db = openJournal(path.join(dir, name), setting ? { synchronous: setting } : {});
+      try {
+        assert.equal(sqliteOf(db).pragma('synchronous', { simple: true }), level, name);
+      } finally {
+        db.close();
+      }
+    }
+  });
 });
