@@ -3,8 +3,11 @@
 // time. Node 20 does not expand globs in `--test` arguments, so this collects test/**/*.test.ts
 // itself. Arguments narrow the run to files whose path contains one of them:
 // `npm test -- daemon intake`. Options: `--dir DIR` collects from DIR instead of test/;
-// `--file-timeout SECONDS` (default 600, or SMSDROP_TEST_FILE_TIMEOUT_S) is how long one file may
-// run before it is stopped and reported as timed out.
+// `--file-timeout SECONDS` (default 1200, or SMSDROP_TEST_FILE_TIMEOUT_S) is how long one file may
+// run before it is stopped and reported as timed out. It leaves room for test/dayChange.ts: a test
+// that needs one provider day waits out a day change, up to 11 minutes (its minute and the
+// product's 5-minute margins, at midnight in Shanghai or in the host's zone). At 600 s, a CI run
+// that crossed midnight UTC stopped two files in the middle of that wait.
 //
 // Nothing a test file starts outlives it, whatever happens to the file (a failed test, a timeout
 // in a test, a hung child holding its pipes, the file killed): when the file's process ends, or
@@ -198,7 +201,7 @@ function main() {
       dir: { type: 'string', default: 'test' },
       'file-timeout': {
         type: 'string',
-        default: process.env.SMSDROP_TEST_FILE_TIMEOUT_S ?? '600',
+        default: process.env.SMSDROP_TEST_FILE_TIMEOUT_S ?? '1200',
       },
     },
     allowPositionals: true,
