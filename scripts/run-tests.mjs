@@ -7,7 +7,7 @@
 // run before it is stopped and reported as timed out. It leaves room for test/dayChange.ts: a test
 // that needs one provider day waits out a day change, up to 11 minutes (its minute and the
 // product's 5-minute margins, at midnight in Shanghai or in the host's zone). At 600 s, a CI run
-// that crossed midnight UTC stopped two files in the middle of that wait.
+// that crossed midnight UTC stopped a file in the middle of that wait.
 //
 // Nothing a test file starts outlives it, whatever happens to the file (a failed test, a timeout
 // in a test, a hung child holding its pipes, the file killed): when the file's process ends, or

@@ -77,10 +77,9 @@ export function startProcess(
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  let done = false;
-  let ended = '';
+  /** How it ended, once it has. */
+  let ended: string | undefined;
   void exited.then(({ code, signal }) => {
-    done = true;
     ended = signal ? `killed by ${signal}` : `exit code ${code}`;
   });
   return {
@@ -89,7 +88,7 @@ export function startProcess(
     exited,
     async waitFor(pattern, timeoutMs = 20_000) {
       await waitUntil(
-        () => pattern.test(text) || done,
+        () => pattern.test(text) || ended !== undefined,
         timeoutMs,
         `output matching ${pattern}`,
         () => text,
@@ -102,7 +101,7 @@ export function startProcess(
       return text;
     },
     kill(signal = 'SIGTERM') {
-      if (!done) child.kill(signal);
+      if (ended === undefined) child.kill(signal);
     },
   };
 }

@@ -101,15 +101,18 @@ describe('the journal of a process that sends (openRuntime: send, run, retry, re
     const runtime = await openRuntime(config, { role: 'test', log: silentLogger() });
     // A second connection to the same journal: the thread checkpoints the WAL, whoever wrote it.
     const file = journalPath(data);
-    const other = openJournal(file);
     try {
-      commitPages(other);
-      assert.ok(
-        await eventually(() => pagesIn(file, other) > 2500),
-        `the database holds ${pagesIn(file, other)} pages: no thread checkpointed them`,
-      );
+      const other = openJournal(file);
+      try {
+        commitPages(other);
+        assert.ok(
+          await eventually(() => pagesIn(file, other) > 2500),
+          `the database holds ${pagesIn(file, other)} pages: no thread checkpointed them`,
+        );
+      } finally {
+        other.close();
+      }
     } finally {
-      other.close();
       await runtime.close();
     }
   });
