@@ -1,9 +1,16 @@
-// The journal's checkpoints, on a thread of their own (checkpoints.ts says why): this thread's
-// connection copies the WAL's committed pages into the database every few hundred milliseconds.
-// It never writes a row and never waits for a lock: a checkpoint that finds the WAL in use copies
-// what it can, and the next one the rest.
-import { workerData } from 'node:worker_threads';
+// The journal's thread (checkpoints.ts says why): this thread's connection copies the WAL's
+// committed pages into the database every few hundred milliseconds, and, when asked, reads for the
+// doubts' look-up (placedRows.ts), the one read that goes over every row of a file. It never
+// writes a row and never waits for a lock: a checkpoint that finds the WAL in use copies what it
+// can, and the next one the rest.
+import { parentPort, workerData } from 'node:worker_threads';
 import Database, { setSynchronous } from './sqlite.js';
+import {
+  keysTable,
+  type PlacedRow,
+  type PlacedRowsAnswer,
+  type PlacedRowsRequest,
+} from './placedRowsSql.js';
 
 export interface CheckpointJob {
   file: string;
@@ -18,14 +25,48 @@ connection.pragma('busy_timeout = 0');
 setSynchronous(connection, job.synchronous);
 // Pages go from the WAL to the database file without passing through this connection's cache.
 connection.pragma('cache_size = -64');
+// The look-up's table of doubts, as on the journal's connection (open.ts).
+connection.pragma('temp_store = MEMORY');
 
 const timer = setInterval(() => {
   try {
     connection.pragma('wal_checkpoint(PASSIVE)');
   } catch {
     // An I/O error, a full disk: the journal's own connection meets it too, and checkpoints
-    // within its bound (checkpoints.ts); this thread ends.
+    // within its bound (checkpoints.ts); this thread ends, and a look-up asked of it is read by the
+    // asker itself.
     clearInterval(timer);
     connection.close();
+    process.exit();
   }
 }, job.everyMs);
+
+/** Answers the look-up's requests in turn; a failed one says why, and the asker reads itself. */
+function serveLookups(): void {
+  const tables = new Map<string, ReturnType<typeof keysTable>>();
+  const run = (request: PlacedRowsRequest): PlacedRow[] => {
+    if (request.op === 'keys') {
+      let table = tables.get(request.table);
+      if (!table) tables.set(request.table, (table = keysTable(connection, request.table)));
+      table.add(request.keys);
+      return [];
+    }
+    const table = tables.get(request.table);
+    if (!table) throw new Error(`no look-up ${request.table}`);
+    if (request.op === 'between') return table.between(request.fileId, request.first, request.last);
+    tables.delete(request.table);
+    table.drop();
+    return [];
+  };
+  parentPort?.on('message', ({ id, request }: { id: number; request: PlacedRowsRequest }) => {
+    let answer: PlacedRowsAnswer;
+    try {
+      answer = { id, rows: run(request) };
+    } catch (err) {
+      answer = { id, error: err instanceof Error ? err.message : String(err) };
+    }
+    parentPort!.postMessage(answer);
+  });
+}
+
+serveLookups();

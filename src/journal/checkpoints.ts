@@ -1,10 +1,12 @@
-// The WAL's checkpoints on a thread of their own, for the process that sends. A checkpoint copies
-// the WAL's pages into the database and syncs both files; SQLite runs it inside the commit that
-// crosses wal_autocheckpoint, so on the main thread it held the event loop, and every answer in
-// flight with it, for 55-75 ms every ~1.3 s while a large file was read and 15-24 ms every ~1.5 s
-// after (docs/benchmark.md). A connection of another thread now copies and syncs the commits every
-// CHECKPOINT_EVERY_MS, and nothing waits for it: readers and writers go on while a PASSIVE
-// checkpoint runs.
+// The journal's thread, for the process that sends: the WAL's checkpoints, and the doubts'
+// look-up (placedRows.ts).
+//
+// A checkpoint copies the WAL's pages into the database and syncs both files; SQLite runs it
+// inside the commit that crosses wal_autocheckpoint, so on the main thread it held the event loop,
+// and every answer in flight with it, for 55-75 ms every ~1.3 s while a large file was read and
+// 15-24 ms every ~1.5 s after (docs/benchmark.md). A connection of another thread now copies and
+// syncs the commits every CHECKPOINT_EVERY_MS, and nothing waits for it: readers and writers go
+// on while a PASSIVE checkpoint runs.
 //
 // The main connection keeps its own bound (open.ts): the WAL starts over from its beginning only
 // when a writer finds every frame copied, which under a steady stream of commits a checkpoint of
@@ -12,13 +14,23 @@
 // checkpoint, right after its commit, finds most pages copied and synced by the thread: 24-39 ms
 // while a 1M-row file is read, and too short to see after. Crash safety is SQLite's either way: a
 // checkpoint only copies pages already committed to the WAL.
+//
+// The look-up reads every row of a file once, at the end of its intake: ~0.5 s for a million
+// rows, which on the main thread delayed the answers of the requests in flight. Asked here, it
+// reads only what the main connection has committed; a thread that ends meanwhile fails what was
+// asked of it, and the asker reads itself.
+import { SmsdropError } from '../errors.js';
 import { startWorker } from '../workerThread.js';
-import { insideOf, type Journal } from './connection.js';
+import { insideOf, type Journal, type JournalThread } from './connection.js';
 import type { CheckpointJob } from './checkpointWorker.js';
+import type { PlacedRow, PlacedRowsAnswer, PlacedRowsRequest } from './placedRowsSql.js';
 
 /** How often the thread checkpoints: each copies what a few hundred ms of commits wrote. */
 export const CHECKPOINT_EVERY_MS = 250;
-/** The thread holds no rows: a small heap (the limits only stop a runaway, nothing expected). */
+/**
+ * The thread holds no rows, only a page of the look-up's at a time: a small heap (the limits only
+ * stop a runaway, nothing expected).
+ */
 const THREAD_LIMITS = { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 };
 
 /** Starts checkpointing `db` on a thread of its own; stopCheckpoints ends it. */
@@ -30,15 +42,24 @@ export function startCheckpoints(db: Journal, synchronous: 'normal' | 'full'): v
     workerData: job,
     resourceLimits: THREAD_LIMITS,
   });
+  const thread: JournalThread = { worker, waiting: new Map(), asked: 0 };
   // The thread never keeps the process alive: the journal's close ends it, and so does exit.
   worker.unref();
+  worker.on('message', (answer: PlacedRowsAnswer) => {
+    const asker = thread.waiting.get(answer.id);
+    thread.waiting.delete(answer.id);
+    if ('error' in answer) asker?.reject(threadError(answer.error));
+    else asker?.resolve(answer.rows);
+  });
   // A thread that fails (its checkpoint, or its start) ends: the main connection's own bound
-  // still keeps the WAL small.
+  // still keeps the WAL small, and what was asked of it is read by the asker.
   worker.on('error', () => {});
   worker.once('exit', () => {
-    if (inside.checkpoints?.worker === worker) inside.checkpoints = undefined;
+    if (inside.checkpoints === thread) inside.checkpoints = undefined;
+    for (const asker of thread.waiting.values()) asker.reject(threadError('it ended'));
+    thread.waiting.clear();
   });
-  inside.checkpoints = { worker };
+  inside.checkpoints = thread;
 }
 
 /** Ends the checkpoint thread of `db`, if any, before the journal closes. */
@@ -47,10 +68,44 @@ export async function stopCheckpoints(db: Journal): Promise<void> {
   const running = inside.checkpoints;
   if (!running) return;
   inside.checkpoints = undefined;
+  // Referenced, so that the process waits for the end it awaits (an unreferenced thread's end
+  // would not keep it alive).
+  running.worker.ref();
   await running.worker.terminate();
 }
 
 /** True while `db` is checkpointed by a thread of its own. */
 export function checkpointsOnThread(db: Journal): boolean {
   return insideOf(db).checkpoints !== undefined;
+}
+
+/**
+ * Asks the journal's thread for a step of the doubts' look-up: undefined when `db` has no thread.
+ * The thread reads with its own connection: only what the journal has committed.
+ */
+export function askThread(
+  db: Journal,
+  request: PlacedRowsRequest,
+): Promise<PlacedRow[]> | undefined {
+  const thread = insideOf(db).checkpoints;
+  if (!thread) return undefined;
+  const id = ++thread.asked;
+  return new Promise<PlacedRow[]>((resolve, reject) => {
+    thread.waiting.set(id, { resolve, reject });
+    // Referenced while it owes an answer: the process waits for it (or for the thread's end).
+    thread.worker.ref();
+    thread.worker.postMessage({ id, request });
+  }).finally(() => {
+    // Unless it is being stopped: then the process waits for its end (stopCheckpoints).
+    if (thread.waiting.size === 0 && insideOf(db).checkpoints === thread) thread.worker.unref();
+  });
+}
+
+/** Requests the thread asked about: how many it was asked so far (a test sees the look-up went). */
+export function threadRequests(db: Journal): number {
+  return insideOf(db).checkpoints?.asked ?? 0;
+}
+
+function threadError(why: string): Error {
+  return new SmsdropError('E_INTERNAL', `the journal's thread did not read: ${why}`);
 }

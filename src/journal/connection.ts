@@ -61,6 +61,20 @@ export interface WriteQueue {
 /** How a statement returns rows: objects, arrays of columns, or the first column alone. */
 export type StatementMode = 'object' | 'raw' | 'pluck';
 
+/** A placed row matching a doubt (placedRows.ts): its id, group and number. */
+export type PlacedRow = [rowId: number, groupId: number, phone: string];
+
+/** The journal's thread (checkpoints.ts) and the look-up requests it has not answered yet. */
+export interface JournalThread {
+  readonly worker: Worker;
+  readonly waiting: Map<
+    number,
+    { resolve: (rows: PlacedRow[]) => void; reject: (err: Error) => void }
+  >;
+  /** Requests asked of it so far. */
+  asked: number;
+}
+
 /** What lives as long as the connection and only the journal's modules touch (insideOf). */
 export interface JournalInside {
   /**
@@ -77,7 +91,7 @@ export interface JournalInside {
   /** While another thread writes an intake on its own connection: what queued writes pass. */
   writeGate: WriteGate | undefined;
   /** The thread that checkpoints the WAL while this process sends (checkpoints.ts). */
-  checkpoints: { worker: Worker } | undefined;
+  checkpoints: JournalThread | undefined;
   /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
