@@ -373,7 +373,7 @@ export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|bo
   --mode               send, daemon, both (send then daemon) or cluster (default both)
   --nodes N            cluster mode: daemons sharing one PostgreSQL journal (default 3)
   --seed S             seed of the files, the kills and the simulator's faults (default: random, printed)
-  --scale              full (a group of 12,000 numbers, 3,000 small groups...) or small (for the tests)
+  --scale              full (a group of 20,500 numbers, 3,000 small groups...) or small (for the tests)
   --faults SPEC        the simulator's --faults (default ${DEFAULT_FAULTS})
   --kill-window A-B    a kill lands A to B ms after the process starts (default 50-2500)
   --json               print the figures as one JSON object on stdout (progress goes to stderr)
