@@ -66,6 +66,11 @@ export interface ProcessOptions {
    * plans in a journal of its own and gives the real journal's.
    */
   sentBefore?: (fileId: number) => Awaitable<SentBeforeLookup | undefined>;
+  /**
+   * Called once this run has read the whole file into the journal, while its sending goes on: its
+   * invalid rows are final from then on. Not called when the file was read by an earlier run.
+   */
+  onIntakeEnd?: (fileId: number) => void;
 }
 
 export interface PlanSummary {
@@ -240,6 +245,7 @@ async function runFile(
     const read = await intakeInTurn(ctx, file, filePath, inspection, options);
     if (read === 'stopped') return result('stopped', file);
     if (read) return result('refused', file, read);
+    options.onIntakeEnd?.(file.id);
   }
   if (options.dryRun)
     return result('planned', file, { plan: await ctx.files.planSummary(file.id) });

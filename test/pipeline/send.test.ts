@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import iconv from 'iconv-lite';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
@@ -183,6 +184,33 @@ describe('send on the same bytes again', () => {
     const rejected = readFileSync(path.join(dir, 'list.rejected.csv'), 'utf8');
     // In line order, although their reasons sort the other way (the index they are read by).
     assert.match(rejected, /\r\n3,not a mainland.*12345.*\r\n4,a spreadsheet turned.*1\.38E\+10/s);
+  });
+
+  it('writes NAME.rejected.csv as soon as the file is read, while its requests are still out', async () => {
+    const slow = await startSim({ latencyMs: [4_000, 4_000] });
+    try {
+      const dir = tempDir();
+      const file = writeCsv(
+        dir,
+        'slow.csv',
+        'phone,template,data1,data2\n13800000001,1,a,b\n12345,1,a,b\n',
+      );
+      const rejected = path.join(dir, 'slow.rejected.csv');
+      let ended = false;
+      const run = runCli(['send', file], envFor(slow, path.join(dir, 'data'))).finally(
+        () => (ended = true),
+      );
+      while (!ended && !existsSync(rejected)) await sleep(20);
+      const seenWhileSending =
+        existsSync(rejected) && !existsSync(path.join(dir, 'slow.result.csv'));
+      const result = await run;
+      assert.equal(result.status, 3, result.stderr);
+      assert.ok(seenWhileSending, 'the rejected file came before the answer to its one request');
+      assert.equal(slow.records.length, 1);
+      assert.match(readFileSync(rejected, 'utf8'), /\r\n3,not a mainland.*12345/s);
+    } finally {
+      await slow.close();
+    }
   });
 
   it('the rejected file keeps every cell (values of a row without a template id, cells past the header); dropped back unfixed it is refused again, fixed it sends', async () => {

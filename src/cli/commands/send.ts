@@ -102,15 +102,24 @@ async function sendForeground(
       inspection.sha256,
       inspection.size,
     );
+  const out = resultFilesOf(file);
+  // Written as soon as the file is read, while its requests go: its invalid rows are final then,
+  // and whoever fixes them need not wait for the sending (nor the run's end for this file).
+  let rejectedEarly: Promise<unknown> | undefined;
+  const onIntakeEnd = (fileId: number) => {
+    rejectedEarly = writeRejectedCsv(runtime.journal.reads, fileId, out.dir, out.base);
+    rejectedEarly.catch(() => {}); // awaited below, where its error is the run's
+  };
   try {
     const result = await processFile(runtime.context, file, {
       resend: opts.resend ?? false,
       ...(inspection ? { inspection } : {}),
+      onIntakeEnd,
     });
     progress?.stop();
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
-    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, file);
+    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, out, rejectedEarly);
     return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
   } finally {
     progress?.stop();
@@ -122,15 +131,23 @@ function rowsPruned(result: FileRunResult): boolean {
   return result.outcome === 'already-sent' && result.file?.pruned_at != null;
 }
 
+/** Where the result files of `file` go: beside it, named after it. */
+function resultFilesOf(file: string): { dir: string; base: string } {
+  return {
+    dir: path.dirname(path.resolve(file)),
+    base: path.basename(file).replace(/\.csv$/i, ''),
+  };
+}
+
+/** The result file, and the rejected one unless it was written when the file was read. */
 async function writeResults(
   { journal, spools }: Runtime,
   result: FileRunResult,
-  file: string,
+  out: { dir: string; base: string },
+  rejectedEarly: Promise<unknown> | undefined,
 ): Promise<void> {
-  const outDir = path.dirname(path.resolve(file));
-  const base = path.basename(file).replace(/\.csv$/i, '');
-  await writeResultCsv(journal.reads, result.file!.id, outDir, base, spools);
-  await writeRejectedCsv(journal.reads, result.file!.id, outDir, base);
+  await writeResultCsv(journal.reads, result.file!.id, out.dir, out.base, spools);
+  await (rejectedEarly ?? writeRejectedCsv(journal.reads, result.file!.id, out.dir, out.base));
 }
 
 const STATUS_OF: Record<FileRunResult['outcome'], string> = {
