@@ -1,7 +1,10 @@
 // NAME.rejected.csv: the rows that were invalid, with the reason, in columns the intake accepts,
 // so they can be fixed (in Excel: digits it would change are written as ="digits") and dropped
-// back.
+// back. It may be written while requests are out (`send` writes it once the file is read, the
+// daemon while other files go): the event loop turns after each page, ~20 ms of work, so that
+// their answers are read meanwhile.
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createCsvWriter } from '../csvio/index.js';
 import type { RejectedHeader, RejectedRow, ResultReads } from '../ports/results.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
@@ -29,12 +32,14 @@ export async function writeRejectedCsv(
   const cellsOf = rejectedCells(recorded);
   let maxData = 0;
   let maxBeyond = 0;
-  for await (const page of reads.rejectedRows(fileId))
+  for await (const page of reads.rejectedRows(fileId)) {
     for (const r of page) {
       const cells = cellsOf(r);
       maxData = Math.max(maxData, cells.datas.length);
       maxBeyond = Math.max(maxBeyond, cells.beyond.length);
     }
+    await nextTurn();
+  }
   const extraNames = extraColumnNames(recorded);
   const header = [
     'line',
@@ -49,7 +54,7 @@ export async function writeRejectedCsv(
   const file = path.join(outDir, `${baseName}.rejected.csv`);
   const writer = createCsvWriter(file, header, { digitsAsText: true });
   try {
-    for await (const page of reads.rejectedRows(fileId))
+    for await (const page of reads.rejectedRows(fileId)) {
       for (const r of page) {
         const cells = cellsOf(r);
         writer.write([
@@ -63,6 +68,8 @@ export async function writeRejectedCsv(
           ...Array.from({ length: maxBeyond }, (_, i) => cells.beyond[i] ?? ''),
         ]);
       }
+      await nextTurn();
+    }
   } finally {
     await writer.close();
   }

@@ -168,7 +168,7 @@ describe('result files written by results/', () => {
     assert.equal(readFileSync(rejected!, 'utf8'), EXPECTED_REJECTED);
   });
 
-  it('NAME.rejected.csv holds every invalid row in line order when they span many pages', async () => {
+  it('NAME.rejected.csv holds every invalid row in line order when they span many pages, a turn of the event loop after each', async () => {
     const file = createFile(db, {
       sha256: 'pages'.padEnd(64, '0'),
       name: 'pages.csv',
@@ -184,7 +184,20 @@ describe('result files written by results/', () => {
     );
     writer.write(rows);
     writer.finish();
-    const rejected = await writeRejectedCsv(reads, file.id, dir, 'pages');
+    let turns = 0;
+    let written = false;
+    const tick = () => {
+      if (written) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const rejected = await writeRejectedCsv(reads, file.id, dir, 'pages').finally(
+      () => (written = true),
+    );
+    // Each of its 3 pages read twice (the widths, then the rows), the event loop turning between:
+    // `send` writes it while the requests' answers come in.
+    assert.ok(turns >= 6, `the event loop turned ${turns} times while it was written`);
     const lines = readFileSync(rejected!, 'utf8').split('\r\n').slice(1, -1);
     assert.deepEqual(
       lines.map((line) => Number(line.split(',')[0])),
