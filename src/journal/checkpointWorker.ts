@@ -4,6 +4,7 @@
 // writes a row and never waits for a lock: a checkpoint that finds the WAL in use copies what it
 // can, and the next one the rest.
 import { parentPort, workerData } from 'node:worker_threads';
+import { SmsdropError } from '../errors.js';
 import Database, { setSynchronous } from './sqlite.js';
 import {
   keysTable,
@@ -52,7 +53,7 @@ function serveLookups(): void {
       return [];
     }
     const table = tables.get(request.table);
-    if (!table) throw new Error(`no look-up ${request.table}`);
+    if (!table) throw new SmsdropError('E_INTERNAL', `no look-up ${request.table}`);
     if (request.op === 'between') return table.between(request.fileId, request.first, request.last);
     tables.delete(request.table);
     table.drop();

@@ -8,6 +8,7 @@
 // the thread reads them while the main thread goes on with the answers. Without it, or should it
 // fail, a large file is read here a page at a time, with a turn of the event loop between pages.
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { SmsdropError } from '../errors.js';
 import { commitBulk } from './bulk.js';
 import { askThread, checkpointsOnThread } from './checkpoints.js';
 import { connectionOf, insideOf, type Journal, type PlacedRow } from './connection.js';
@@ -90,7 +91,8 @@ async function onThread(
 ): Promise<PlacedRow[]> {
   const table = insideOf(db).temporaryTableName(`doubt_keys_${fileId}`);
   const ask = (request: PlacedRowsRequest): Promise<PlacedRow[]> =>
-    askThread(db, request) ?? Promise.reject(new Error('the journal has no thread now'));
+    askThread(db, request) ??
+    Promise.reject(new SmsdropError('E_INTERNAL', 'the journal has no thread now'));
   try {
     let at = 0;
     do await ask({ op: 'keys', table, keys: doubts.slice(at, (at += ROWS_PER_PAGE)) });

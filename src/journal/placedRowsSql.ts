@@ -2,6 +2,7 @@
 // journal's own, or that of its thread (checkpointWorker.ts). A temporary table belongs to the
 // connection that made it, so each side makes its own under the name it is given.
 import type Database from 'better-sqlite3';
+import { SmsdropError } from '../errors.js';
 import type { PlacedRow } from './connection.js';
 
 export type { PlacedRow };
@@ -14,7 +15,7 @@ const TABLE_NAME = /^[a-z_][a-z0-9_]*$/;
 
 /** The look-up on `connection`: the doubts' table made and filled, and the statement over it. */
 export function keysTable(connection: Database.Database, table: string) {
-  if (!TABLE_NAME.test(table)) throw new Error(`not a table name: ${table}`);
+  if (!TABLE_NAME.test(table)) throw new SmsdropError('E_INTERNAL', `not a table name: ${table}`);
   connection.exec(
     `CREATE TEMP TABLE ${table} (group_id INTEGER NOT NULL, phone TEXT NOT NULL, PRIMARY KEY (group_id, phone)) WITHOUT ROWID`,
   );
