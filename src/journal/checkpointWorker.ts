@@ -59,7 +59,9 @@ function serveLookups(): void {
     table.drop();
     return [];
   };
-  parentPort?.on('message', ({ id, request }: { id: number; request: PlacedRowsRequest }) => {
+  parentPort?.on('message', (message: { id: number; request: PlacedRowsRequest } | 'stop') => {
+    if (message === 'stop') return stop();
+    const { id, request } = message;
     let answer: PlacedRowsAnswer;
     try {
       answer = { id, rows: run(request) };
@@ -68,6 +70,18 @@ function serveLookups(): void {
     }
     parentPort!.postMessage(answer);
   });
+}
+
+/**
+ * Asked to stop (stopCheckpoints): the connection closed, the thread ends by itself. Not
+ * terminated from outside: a thread terminated while it loaded SQLite's addon took the whole
+ * process down (Node 26, "FATAL ERROR: Error::New napi_get_last_error_info"), and a message is
+ * read only once this module has run.
+ */
+function stop(): void {
+  clearInterval(timer);
+  connection.close();
+  parentPort?.close();
 }
 
 serveLookups();

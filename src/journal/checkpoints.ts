@@ -27,6 +27,8 @@ import type { PlacedRow, PlacedRowsAnswer, PlacedRowsRequest } from './placedRow
 
 /** How often the thread checkpoints: each copies what a few hundred ms of commits wrote. */
 export const CHECKPOINT_EVERY_MS = 250;
+/** How long a thread asked to stop may take (its start, on a loaded machine) before it is ended. */
+const STOP_WITHIN_MS = 10_000;
 /**
  * The thread holds no rows, only a page of the look-up's at a time: a small heap (the limits only
  * stop a runaway, nothing expected).
@@ -62,7 +64,11 @@ export function startCheckpoints(db: Journal, synchronous: 'normal' | 'full'): v
   inside.checkpoints = thread;
 }
 
-/** Ends the checkpoint thread of `db`, if any, before the journal closes. */
+/**
+ * Ends the checkpoint thread of `db`, if any, before the journal closes: asked to stop, it closes
+ * its connection and ends (checkpointWorker.ts says why it is not terminated); one that has not
+ * within STOP_WITHIN_MS is terminated.
+ */
 export async function stopCheckpoints(db: Journal): Promise<void> {
   const inside = insideOf(db);
   const running = inside.checkpoints;
@@ -71,7 +77,11 @@ export async function stopCheckpoints(db: Journal): Promise<void> {
   // Referenced, so that the process waits for the end it awaits (an unreferenced thread's end
   // would not keep it alive).
   running.worker.ref();
-  await running.worker.terminate();
+  const ended = new Promise((resolve) => running.worker.once('exit', resolve));
+  running.worker.postMessage('stop');
+  const bound = setTimeout(() => void running.worker.terminate(), STOP_WITHIN_MS);
+  await ended;
+  clearTimeout(bound);
 }
 
 /** True while `db` is checkpointed by a thread of its own. */

@@ -3,12 +3,15 @@
 // loop 55-75 ms each while a 1M-row file was read). What is checked is where the pages go, with a
 // real journal file: into the database while the main thread only commits; nothing is timed.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, it } from 'node:test';
 import {
+  askThread,
   CHECKPOINT_EVERY_MS,
   checkpointsOnThread,
   startCheckpoints,
@@ -85,11 +88,42 @@ describe('checkpoints on a thread of their own', () => {
     const db = openJournal(path.join(dir, 'ended.sqlite'));
     const handle = handleOf(db);
     startCheckpoints(db, 'full');
+    // Once it has started (it answers): terminated while it loads SQLite, it may take the process
+    // down (the test below).
+    await askThread(db, { op: 'drop', table: 'none' })?.catch(() => {});
     await insideOf(db).checkpoints!.worker.terminate();
     assert.ok(await eventually(() => !checkpointsOnThread(db)));
     assert.equal(sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
     commitPages(db);
     await handle.close();
+  });
+});
+
+describe("stopping the journal's thread", () => {
+  it('never takes the process down, even while the thread still starts', async () => {
+    // Four processes at once, each starting and stopping the thread 40 times after random waits:
+    // terminated while it loaded SQLite's addon, the thread aborted the process (Node 26, "FATAL
+    // ERROR: Error::New napi_get_last_error_info"), two runs in four before it was asked to stop.
+    const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'startStopThread.ts');
+    const runs = await Promise.all(
+      [0, 1, 2, 3].map((n) => {
+        const folder = path.join(dir, `stops-${n}`);
+        mkdirSync(folder);
+        return new Promise<{ code: number | null; out: string }>((resolve) => {
+          const proc = spawn(process.execPath, ['--import', 'tsx', child, folder, '100'], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+            // Never outlives its test.
+            timeout: 240_000,
+            killSignal: 'SIGKILL',
+          });
+          let out = '';
+          proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          proc.once('close', (code) => resolve({ code, out }));
+        });
+      }),
+    );
+    for (const run of runs) assert.deepEqual([run.code, run.out.trim()], [0, 'ok'], run.out);
   });
 });
 
