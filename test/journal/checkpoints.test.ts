@@ -15,6 +15,7 @@ import {
   CHECKPOINT_EVERY_MS,
   checkpointsOnThread,
   startCheckpoints,
+  stopCheckpoints,
 } from '../../src/journal/checkpoints.js';
 import { insideOf, type Journal } from '../../src/journal/connection.js';
 import { openJournal, WAL_CHECKPOINT_PAGES } from '../../src/journal/open.js';
@@ -96,6 +97,29 @@ describe('checkpoints on a thread of their own', () => {
     assert.equal(sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }), WAL_CHECKPOINT_PAGES);
     commitPages(db);
     await handle.close();
+  });
+});
+
+describe("the journal's thread starting", () => {
+  it('has the memory to start and answer, ten times in ten (through tsx too)', async () => {
+    // Its heap was capped at 8 MB: through tsx (these tests, smsdrop run from its sources) it ran
+    // out while it loaded its modules 13 times in 15 on Node 22, and once out while it loaded
+    // SQLite's addon, the process aborted (FATAL ERROR: Error::New napi_get_last_error_info).
+    const db = openJournal(path.join(dir, 'starts.sqlite'));
+    let answered = 0;
+    try {
+      for (let i = 0; i < 10; i++) {
+        startCheckpoints(db, 'normal');
+        // It answers "no look-up none" once it runs; it fails the request if it ended first.
+        await askThread(db, { op: 'drop', table: 'none' })?.catch((err: Error) => {
+          if (!/it ended/.test(err.message)) answered++;
+        });
+        await stopCheckpoints(db);
+      }
+    } finally {
+      db.close();
+    }
+    assert.equal(answered, 10);
   });
 });
 
