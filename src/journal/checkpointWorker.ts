@@ -36,9 +36,7 @@ const timer = setInterval(() => {
     // An I/O error, a full disk: the journal's own connection meets it too, and checkpoints
     // within its bound (checkpoints.ts); this thread ends, and a look-up asked of it is read by the
     // asker itself.
-    clearInterval(timer);
-    connection.close();
-    process.exit();
+    stop();
   }
 }, job.everyMs);
 
@@ -73,7 +71,8 @@ function serveLookups(): void {
 }
 
 /**
- * Asked to stop (stopCheckpoints): the connection closed, the thread ends by itself. Not
+ * Asked to stop (stopCheckpoints), or a checkpoint failed: the connection closed, the thread ends
+ * by itself. Not
  * terminated from outside: a thread terminated while it loaded SQLite's addon took the whole
  * process down (Node 26, "FATAL ERROR: Error::New napi_get_last_error_info"), and a message is
  * read only once this module has run.
