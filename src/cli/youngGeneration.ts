@@ -11,8 +11,9 @@
 // at the cap, and on again if V8 shrank it (an idle daemon). The cap is kept at the next turn of
 // the event loop, where collections are reported: a long stretch of work without one could let
 // the space grow a step past it. Node 20's V8 grows the space only by this factor; Node 22 and
-// later size it by other rules too, and the cap holds there most of the time, not always (Node 26
-// in CI, loaded: 32 MB once, against 59 MB uncapped).
+// later size it by other rules too, and there the cap is a hint: Node 26 held 27-30 MB through a
+// 1M-row send, growing past 16 MB with the factor at 1 (docs/benchmark.md, "Memory on Node 24 and
+// 26"); only Node's command line (--max-semi-space-size) holds it there.
 import v8 from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 
