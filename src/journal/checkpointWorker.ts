@@ -72,10 +72,9 @@ function serveLookups(): void {
 
 /**
  * Asked to stop (stopCheckpoints), or a checkpoint failed: the connection closed, the thread ends
- * by itself. Not
- * terminated from outside: a thread terminated while it loaded SQLite's addon took the whole
- * process down (Node 26, "FATAL ERROR: Error::New napi_get_last_error_info"), and a message is
- * read only once this module has run.
+ * by itself. Not terminated from outside: a thread terminated while it loaded SQLite's addon took
+ * the whole process down (Node 26, "FATAL ERROR: Error::New napi_get_last_error_info"), and a
+ * message is read only once this module has run.
  */
 function stop(): void {
   clearInterval(timer);
