@@ -2,12 +2,13 @@
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
 import type { BatchRecord } from '../ports/records.js';
-import { batchPhones, getBatch, newReqId } from './batchNumbers.js';
 import { insideOf, type Journal } from './connection.js';
-import { needsJournalCommit, noteAttemptStarted } from './intents.js';
-import { type Assignment, moveBatch } from './moves.js';
+import { noteAttemptStarted } from './intents.js';
+import { moveBatch } from './moves.js';
+import * as rules from '../journalRules/outcomes.js';
+import { recoverInterrupted as recoverRule } from '../journalRules/recovery.js';
+import { runRule, SQLITE_RULES } from './rules.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import { suppressIfRefused, unsuppressIfAccepted } from './suppressed.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
 
@@ -93,7 +94,8 @@ export function startAttempt(
 }
 
 /**
- * The attempt's outcome and where the batch goes: call it inside a transaction, like startAttempt.
+ * The attempt's outcome and where the batch goes (src/journalRules/outcomes.ts): call it inside a
+ * transaction, like startAttempt.
  */
 export function finishAttempt(
   db: Journal,
@@ -102,17 +104,10 @@ export function finishAttempt(
   result: AttemptResult,
   transition: Transition,
 ): void {
-  const now = nowIso();
-  sql(
+  runRule(
     db,
-    'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?',
-  ).run(now, result.outcome, result.statusCode, result.reason, attemptId);
-  // Doubt starts when the request left, not when we gave up waiting: that is the day the
-  // provider's reqId memory counts from.
-  const startedAt = sqlPluck(db, 'SELECT started_at FROM attempts WHERE id = ?').get(
-    attemptId,
-  ) as string;
-  applyTransition(db, batchId, transition, now, startedAt);
+    rules.finishAttempt(SQLITE_RULES, { id: attemptId, result }, batchId, transition, nowIso()),
+  );
 }
 
 /** `doubtSince`: when the request that may have been received left (default: now). */
@@ -123,77 +118,8 @@ export function applyTransition(
   now = nowIso(),
   doubtSince = now,
 ): void {
-  switch (t.to) {
-    case 'accepted':
-      moveBatch(
-        db,
-        batchId,
-        'accepted',
-        [
-          statusOf(t.statusCode, t.statusMsg ?? null),
-          ['sms_message_sid = ?', t.smsMessageSid],
-          ['date_created = ?', t.dateCreated],
-        ],
-        { now },
-      );
-      unsuppressIfAccepted(db, batchId);
-      return;
-    case 'failed':
-    case 'unknown':
-      moveBatch(db, batchId, t.to, [statusOf(t.statusCode, t.statusMsg)], { now });
-      if (t.to === 'failed') suppressIfRefused(db, batchId, t.statusCode);
-      return;
-    case 'planned':
-      moveBatch(
-        db,
-        batchId,
-        'planned',
-        [
-          ['next_attempt_at = ?', t.nextAttemptAt],
-          statusOf(t.statusCode, t.statusMsg),
-          ['maybe_sent = max(maybe_sent, ?)', t.doubt],
-          [
-            'first_doubt_at = CASE WHEN ? > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END',
-            t.doubt,
-            doubtSince,
-          ],
-          ['deferrals = deferrals + ?', t.deferral ? 1 : 0],
-          [
-            'attempts = CASE WHEN ? THEN 0 ELSE attempts - ? END',
-            t.resetAttempts ? 1 : 0,
-            t.refundAttempt ? 1 : 0,
-          ],
-        ],
-        { now },
-      );
-      return;
-    case 'split':
-      splitBatch(db, batchId, t, now);
-      return;
-  }
+  runRule(db, rules.applyTransition(SQLITE_RULES, batchId, t, now, doubtSince));
 }
-
-/** Number-rejected: the batch is replaced by its two halves, each with a fresh reqId. */
-function splitBatch(
-  db: Journal,
-  batchId: number,
-  t: { statusCode: string; statusMsg: string },
-  now: string,
-): void {
-  const parent = getBatch(db, batchId);
-  const phones = batchPhones(db, batchId);
-  const middle = Math.ceil(phones.length / 2);
-  for (const half of [phones.slice(0, middle), phones.slice(middle)]) {
-    if (half.length > 0) moveToNewBatch(db, parent, half, now);
-  }
-  moveBatch(db, batchId, 'split', [statusOf(t.statusCode, t.statusMsg)], { now });
-}
-
-const statusOf = (code: string | null, msg: string | null): Assignment => [
-  'status_code = ?, status_msg = ?',
-  code,
-  msg,
-];
 
 /** A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them. */
 export function moveToNewBatch(
@@ -202,29 +128,12 @@ export function moveToNewBatch(
   phones: string[],
   now = nowIso(),
 ): number {
-  const childId = Number(
-    sql(
-      db,
-      `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'planned', ?, ?)`,
-    ).run(from.file_id, from.group_id, from.id, newReqId(), phones.length, now, now)
-      .lastInsertRowid,
-  );
-  sql(db, 'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)').run(
-    childId,
-    phones.join(','),
-  );
-  // before it can be sent: an intent of it would name a batch a crash could take back
-  needsJournalCommit(db);
-  const move = sql(db, 'UPDATE rows SET batch_id = ? WHERE batch_id = ? AND phone = ?');
-  for (const phone of phones) move.run(childId, from.id, phone);
-  return childId;
+  return runRule(db, rules.moveToNewBatch(SQLITE_RULES, from, phones, now));
 }
 
 /**
- * A batch left `sending` by a crash or a forced exit may have been received. With a reqId it is
- * retried (same reqId); without one it is unknown and never resent automatically.
- * Returns how many batches were recovered.
+ * A batch left `sending` by a crash or a forced exit may have been received
+ * (src/journalRules/recovery.ts). Returns how many batches were recovered.
  */
 export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean): number {
   const interrupted = sqlPluck(
@@ -232,34 +141,8 @@ export function recoverInterrupted(db: Journal, fileId: number, reqIdOn: boolean
     "SELECT id FROM batches WHERE file_id = ? AND state = 'sending'",
   ).all(fileId) as number[];
   if (interrupted.length === 0) return 0;
-  insideOf(db).transaction(() => {
-    const now = nowIso();
-    for (const batchId of interrupted) {
-      const leftAt =
-        (sqlPluck(
-          db,
-          'SELECT min(started_at) FROM attempts WHERE batch_id = ? AND finished_at IS NULL',
-        ).get(batchId) as string | null) ?? now;
-      sql(
-        db,
-        "UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = 'the program stopped before the outcome was recorded' WHERE batch_id = ? AND finished_at IS NULL",
-      ).run(now, batchId);
-      const transition: Transition = reqIdOn
-        ? {
-            to: 'planned',
-            nextAttemptAt: 0,
-            doubt: 1,
-            statusCode: null,
-            statusMsg: 'interrupted mid-request; retried with the same reqId',
-          }
-        : {
-            to: 'unknown',
-            statusCode: null,
-            statusMsg:
-              'interrupted mid-request: it may have been sent; not resent because reqId is off',
-          };
-      applyTransition(db, batchId, transition, now, leftAt);
-    }
-  })();
+  insideOf(db).transaction(() =>
+    runRule(db, recoverRule(SQLITE_RULES, interrupted, reqIdOn, nowIso())),
+  )();
   return interrupted.length;
 }

@@ -43,7 +43,7 @@ export interface IntentLog {
    */
   coveredSeq: number;
   lastSeq: number;
-  /** A write of this turn must be committed in the journal itself (see needsJournalCommit). */
+  /** A write of this turn must be committed in the journal itself (rules.ts). */
   mustCommit: boolean;
   /** SQLite rolled back an open transaction that held attempts (see journalLost). */
   lost: boolean;

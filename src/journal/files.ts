@@ -1,5 +1,7 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
+import { recountFile as recountRule } from '../journalRules/files.js';
+import { runRule } from './rules.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
 import { findLatestFile, getFile } from './fileReads.js';
@@ -176,19 +178,9 @@ export function restartIntake(db: Journal, fileId: number): KeptRows {
   return { lines: Int32Array.from(rows, (r) => r[0]), ids: Float64Array.from(rows, (r) => r[1]) };
 }
 
-/**
- * The file's row counts from its rows (for a file whose intake stopped before its writer could).
- */
+/** The file's row counts from its rows (src/journalRules/files.ts). */
 export function recountFile(db: Journal, fileId: number): void {
-  sql(
-    db,
-    `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = :id),
-       invalid = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'invalid'),
-       duplicates = (SELECT count(*) FROM rows WHERE file_id = :id AND intake = 'duplicate'),
-       repeats = (SELECT count(*) FROM rows r WHERE r.file_id = :id AND r.intake = 'duplicate'
-                    AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != :id)
-     WHERE id = :id`,
-  ).run({ id: fileId });
+  runRule(db, recountRule(fileId));
 }
 
 /**

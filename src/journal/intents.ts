@@ -12,7 +12,7 @@
 // - A batch is sent only once its definition (its numbers, its reqId, its rows) is committed in
 //   the journal: intake releases a batch only after a commit that holds it
 //   (plan/closedBatches.ts), and a turn that creates batches (a split into halves) commits the
-//   journal itself (needsJournalCommit).
+//   journal itself (the rules' durable step, rules.ts).
 // - After a crash, the journal has rolled back to its last commit: the attempts started since then,
 //   and the outcomes recorded since then, are gone from it. replayIntents puts each attempt back
 //   as started with no answer, exactly as a crash in mid-request leaves one, so the next run treats
@@ -115,15 +115,6 @@ export function forgetNoted(db: Journal): void {
 /** startAttempt tells of each attempt it wrote (nothing to do unless intents are enabled). */
 export function noteAttemptStarted(db: Journal, intent: Intent): void {
   insideOf(db).intents?.noted.push(intent);
-}
-
-/**
- * A write of this turn created batches (split halves): they must be committed before anyone sends
- * them.
- */
-export function needsJournalCommit(db: Journal): void {
-  const log = insideOf(db).intents;
-  if (log) log.mustCommit = true;
 }
 
 /** Whether this turn's writes asked for a journal commit (and forgets it: the caller commits). */

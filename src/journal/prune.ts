@@ -13,16 +13,11 @@
 // in, and requests wait at most one step. Then free pages are cut off the file (storage.ts), a few
 // thousand at a time, and the WAL is emptied with a TRUNCATE checkpoint once no transaction is
 // open.
+import { FILE_MAY_STILL_GO } from '../journalRules/files.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
 import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import {
-  FILE_STATUS,
-  SETTLED_AS,
-  SETTLED_STATES,
-  sqlList,
-  UNSETTLED_STATES,
-} from '../ports/states.js';
+import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList } from '../ports/states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
 import type {
@@ -42,8 +37,7 @@ const VACUUM_STEP_PAGES = 2_000;
  * Batches of file `f` that a later run may still send, or that the repeat window counts whenever
  * they started (sentBefore.ts).
  */
-const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}
-  AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
+const MAY_STILL_GO = FILE_MAY_STILL_GO;
 
 /**
  * Files that ended (done or refused) before `endedBefore` (ISO), not pruned yet, not busy and

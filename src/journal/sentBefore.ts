@@ -23,16 +23,15 @@
 // in common with the window's files pays a binary search per group. The numbers of a group found
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
+import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
 import type { Journal } from './connection.js';
 import { sqlRaw, sqlPluck } from './sql.js';
-import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
 /** Batches whose rows count, for `b` joined to its file `f` (see the top of this file). */
-const COUNTS = `(b.state = 'sending'
-  OR (b.state = 'planned' AND (f.status = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))
-  OR (b.state IN ${sqlList([BATCH_STATE.accepted, BATCH_STATE.unknown])} AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= :since)))`;
+const COUNTS = countedByRepeatWindow(':since');
 
 /**
  * The look-up for intake of file `fileId` (its own rows never count), or undefined when the window

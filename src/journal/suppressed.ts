@@ -3,10 +3,8 @@
 // someone lists it (`smsdrop suppress add`). Intake rejects the rows of suppressed numbers before
 // grouping, with the reason, so they show in the rejected file and the reports like any other
 // rejected row.
-import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
-import { batchPhones } from './batchNumbers.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
-import { nowIso, sql, sqlPluck } from './sql.js';
+import { nowIso, sql } from './sql.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
 /**
@@ -62,29 +60,6 @@ export function suppressionCheck(db: Journal): ((phone: string) => string | unde
       ? `suppressed (${found.source}, ${found.added_at.slice(0, 10)}): ${found.reason}`
       : undefined;
   };
-}
-
-/**
- * A batch failed for good: if it held one number and the provider's code says that number will
- * never take a message, suppress it. Inside the transaction that records the failure.
- */
-export function suppressIfRefused(db: Journal, batchId: number, statusCode: string | null): void {
-  if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
-  const phones = batchPhones(db, batchId);
-  if (phones.length === 1) suppressNumbers(db, phones, describeStatusCode(statusCode), 'provider');
-}
-
-/**
- * A batch was accepted: numbers in it that the provider had refused for good are evidently taken
- * again (an explicit retry after the block was lifted), so they leave the list. Numbers people
- * listed stay. Intake never plans a suppressed number, so only a batch made from another (a
- * retry, a split half) can hold one: the batches read from the file cost one indexed read.
- */
-export function unsuppressIfAccepted(db: Journal, batchId: number): void {
-  if (sqlPluck(db, 'SELECT parent_id FROM batches WHERE id = ?').get(batchId) == null) return;
-  if (!anySuppressed(db)) return;
-  const remove = sql(db, "DELETE FROM suppressed WHERE phone = ? AND source = 'provider'");
-  for (const phone of batchPhones(db, batchId)) remove.run(phone);
 }
 
 function anySuppressed(db: Journal): boolean {

@@ -2,6 +2,8 @@
 // counted, as the SQLite journal does (journal/files.ts, stores/fileStore.ts: read there why), and
 // the planner's store for its intake (planStore.ts). Each write is one transaction; a move that is
 // a webhook event writes the event in it.
+import { recountFile as recountRule } from '../journalRules/files.js';
+import { runRule } from './rules.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { FileStore } from '../ports/files.js';
@@ -376,14 +378,6 @@ async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {
   await db.query(ZEROED, [fileId]);
 }
 
-async function recountFile(db: pg.ClientBase, fileId: number): Promise<void> {
-  await db.query(
-    `UPDATE files SET rows = (SELECT count(*) FROM rows WHERE file_id = $1),
-       invalid = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'invalid'),
-       duplicates = (SELECT count(*) FROM rows WHERE file_id = $1 AND intake = 'duplicate'),
-       repeats = (SELECT count(*) FROM rows r WHERE r.file_id = $1 AND r.intake = 'duplicate'
-                    AND (SELECT o.file_id FROM rows o WHERE o.id = r.duplicate_of) != $1)
-     WHERE id = $1`,
-    [fileId],
-  );
+function recountFile(db: pg.ClientBase, fileId: number): Promise<void> {
+  return runRule(db, recountRule(fileId));
 }

@@ -8,6 +8,7 @@
 // for at most one step. The space is given back by PostgreSQL's autovacuum, not by smsdrop; its
 // size is pg_total_relation_size of the journal's tables. A backup is the server's business
 // (pg_dump, point-in-time recovery): `smsdrop backup` refuses.
+import { FILE_MAY_STILL_GO } from '../journalRules/files.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { BusyFiles, Maintenance } from '../ports/maintenance.js';
@@ -18,20 +19,13 @@ import type {
   PruneOptions,
   PruneResult,
 } from '../ports/records.js';
-import {
-  FILE_STATUS,
-  SETTLED_AS,
-  SETTLED_STATES,
-  sqlList,
-  UNSETTLED_STATES,
-} from '../ports/states.js';
+import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList } from '../ports/states.js';
 import { withTransaction } from './smallTransaction.js';
 
 /** Records deleted per step, as in SQLite. */
 const PRUNE_STEP_RECORDS = 2_000;
 
-const MAY_STILL_GO = `EXISTS (SELECT 1 FROM batches b WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}
-  AND (b.state = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))`;
+const MAY_STILL_GO = FILE_MAY_STILL_GO;
 
 const FILES_TO_PRUNE = `SELECT f.id, f.name, f.sha256, f.status, f.finished_at FROM files f
   WHERE f.pruned_at IS NULL AND f.finished_at < $1 AND f.status IN ${sqlList([FILE_STATUS.done, FILE_STATUS.refused])}

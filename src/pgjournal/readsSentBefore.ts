@@ -3,6 +3,7 @@
 // other files are read when the look-up is made, and the counted numbers of the groups a chunk
 // will ask for by `prepare`, a page of rows at a time, kept as sorted typed arrays per group (a
 // million numbers: ~16 MB).
+import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { SmsdropError } from '../errors.js';
 import type { GroupKey } from '../plan/store.js';
@@ -18,9 +19,7 @@ const MAINLAND = /^1\d{10}$/;
 const INTERNATIONAL = /^00[1-9]\d{5,14}$/;
 
 /** Batches whose rows count, for `b` joined to its file `f` (sentBefore.ts's COUNTS). */
-const COUNTS = `(b.state = 'sending'
-  OR (b.state = 'planned' AND (f.status = 'sending' OR b.parent_id IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id)))
-  OR (b.state IN ('accepted', 'unknown') AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= $2)))`;
+const COUNTS = countedByRepeatWindow('$2');
 
 interface WindowGroup {
   id: number;

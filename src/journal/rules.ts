@@ -1,0 +1,40 @@
+// The journal rules (src/journalRules/) run on SQLite: each statement prepared once per connection
+// and text (sql.ts), answered at once, inside whatever transaction the caller holds.
+import type { Dialect, Param, Rule } from '../journalRules/rule.js';
+import { runNow } from '../journalRules/rule.js';
+import type { RuleContext } from '../journalRules/outcomes.js';
+import { insideOf, type Journal } from './connection.js';
+import { sql } from './sql.js';
+
+/** SQLite's spelling: lists travel as one JSON text, read by json_each. */
+export const SQLITE_DIALECT: Dialect = {
+  greatest: (a, b) => `max(${a}, ${b})`,
+  isIn: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  list: (values) => JSON.stringify(values),
+  pairs: (a, b) =>
+    `(SELECT j.value AS ${a}, k.value AS ${b} FROM json_each(?) j JOIN json_each(?) k ON k.key = j.key) AS t`,
+};
+
+/** What the SQLite journal gives its rules: one writer per journal, so no guard of its own. */
+export const SQLITE_RULES: RuleContext = { dialect: SQLITE_DIALECT };
+
+type Bound = (string | number | null)[];
+
+/** Runs a rule to its end on this connection. */
+export function runRule<T>(db: Journal, rule: Rule<T>): T {
+  return runNow(rule, {
+    run: (text: string, params: Param[]) => sql(db, text).run(...(params as Bound)).changes,
+    all: (text: string, params: Param[]) => sql(db, text).all(...(params as Bound)),
+    get: (text: string, params: Param[]) => sql(db, text).get(...(params as Bound)),
+    durable: () => needsJournalCommit(db),
+  });
+}
+
+/**
+ * A write of this turn created batches (split halves, a retry's): they must be committed in the
+ * journal itself before anyone sends them, not only noted in the intents' side file (intents.ts).
+ */
+function needsJournalCommit(db: Journal): void {
+  const log = insideOf(db).intents;
+  if (log) log.mustCommit = true;
+}

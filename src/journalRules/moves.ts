@@ -1,0 +1,115 @@
+// The one way a batch changes state (moveBatch), checked against the state machine
+// (ports/states.ts, BATCH_MOVES), on either journal.
+import { SmsdropError } from '../errors.js';
+import { BATCH_MOVES, BATCH_STATE, type BatchState, sqlList } from '../ports/states.js';
+import { type Fragment, get, type Param, type Rule, run } from './rule.js';
+
+/** A change of state that BATCH_MOVES does not allow: a bug, never an input's fault. */
+export class IllegalTransitionError extends SmsdropError {
+  constructor(batchId: number, from: BatchState, to: BatchState) {
+    super('E_BATCH_TRANSITION', `batch ${batchId} cannot go from ${from} to ${to}`);
+  }
+}
+
+/** For each state, the states a batch may come from to reach it (BATCH_MOVES read backwards). */
+const STATES = Object.values(BATCH_STATE);
+export const MOVES_INTO: Readonly<Record<BatchState, readonly BatchState[]>> = Object.fromEntries(
+  STATES.map((to) => [to, STATES.filter((from) => BATCH_MOVES[from].includes(to))]),
+) as Record<string, BatchState[]> as Record<BatchState, BatchState[]>;
+
+/** The batch as a move that changed nothing reads it, to say why. */
+export interface CurrentBatch {
+  state: BatchState;
+  req_id: string;
+  [column: string]: unknown;
+}
+
+/**
+ * What a journal adds to the moves it makes (PostgreSQL's lease: a node moves only a batch it
+ * holds, and gives the lease up with the move).
+ */
+export interface MoveGuard {
+  /** A condition on the batch, with its parameters. */
+  where?: Fragment;
+  /** Columns set with every move, with their parameters. */
+  set?: Fragment;
+  /** The batch's columns `refused` reads ('lease_node'). */
+  columns?: string;
+  /** Why `where` refused this batch, or undefined when it did not. */
+  refused?(batchId: number, to: BatchState, current: CurrentBatch): string | undefined;
+}
+
+export interface MoveOptions {
+  /**
+   * A claim: the move happens only from these states (else false); what another run moved is its
+   * own.
+   */
+  onlyFrom?: readonly BatchState[];
+  /**
+   * A claim of the batch as it was read: a row id reused by another batch (other req_id) is not it.
+   */
+  reqId?: string;
+  now: string;
+  guard?: MoveGuard;
+}
+
+const spliced = (fragments: readonly (Fragment | undefined)[]): [string, Param[]] => [
+  fragments.map((f) => (f ? `, ${f[0]}` : '')).join(''),
+  fragments.flatMap((f): Param[] => (f ? f.slice(1) : [])),
+];
+
+/**
+ * The one way a batch changes state: one UPDATE that moves it only from a state BATCH_MOVES allows
+ * (and, for a claim, only from `onlyFrom` and only while it has `reqId`; and only where the
+ * journal's guard holds). So two writers racing for the same move cannot both make it: the loser's
+ * UPDATE changes nothing, and only then is the batch read, to say why. Returns false only for a
+ * claim the batch no longer answers to; any other move that changed nothing throws
+ * (E_BATCH_TRANSITION, E_BATCH_MISSING).
+ */
+export function* moveBatch(
+  batchId: number,
+  to: BatchState,
+  assignments: readonly Fragment[],
+  options: MoveOptions,
+): Rule<boolean> {
+  const { guard } = options;
+  const [set, setParams] = spliced([...assignments, guard?.set]);
+  const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
+  const where = [
+    options.onlyFrom ? ` AND state IN ${sqlList(options.onlyFrom)}` : '',
+    options.reqId === undefined ? '' : ' AND req_id = ?',
+    guard?.where ? ` AND ${guard.where[0]}` : '',
+  ].join('');
+  const whereParams = [
+    ...(options.reqId === undefined ? [] : [options.reqId]),
+    ...(guard?.where?.slice(1) ?? []),
+  ] as Param[];
+  const changed = yield* run(
+    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${sqlList(MOVES_INTO[to])}${where}`,
+    to,
+    options.now,
+    ...setParams,
+    batchId,
+    ...whereParams,
+  );
+  if (changed > 0) return true;
+  const current = yield* get<CurrentBatch>(
+    `SELECT state, req_id${guard?.columns ? `, ${guard.columns}` : ''} FROM batches WHERE id = ?`,
+    batchId,
+  );
+  if (claim && (!current || !answersClaim(current, options))) return false;
+  if (!current) throw new SmsdropError('E_BATCH_MISSING', `batch ${batchId} is not in the journal`);
+  const refused = guard?.refused?.(batchId, to, current);
+  if (refused !== undefined) {
+    if (claim) return false;
+    throw new SmsdropError('E_BATCH_TRANSITION', refused);
+  }
+  // A claim its state allowed was refused by the guard alone (a lease that passed).
+  if (claim && MOVES_INTO[to].includes(current.state)) return false;
+  throw new IllegalTransitionError(batchId, current.state, to);
+}
+
+function answersClaim(current: CurrentBatch, options: MoveOptions): boolean {
+  if (options.reqId !== undefined && current.req_id !== options.reqId) return false;
+  return options.onlyFrom === undefined || options.onlyFrom.includes(current.state);
+}

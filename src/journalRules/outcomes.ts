@@ -1,0 +1,214 @@
+// Where a request's outcome takes its batch (a Transition, decided by send/policy.ts) and what goes
+// with it: the columns each outcome sets, a split's halves, the numbers a refusal suppresses or an
+// acceptance releases. Each journal runs these inside the transaction that records the outcome.
+import { randomUUID } from 'node:crypto';
+import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
+import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
+import { BATCH_STATE } from '../ports/states.js';
+import { type MoveGuard, moveBatch } from './moves.js';
+import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
+
+/** What a journal gives its rules: its SQL's spelling, and what it adds to every move. */
+export interface RuleContext {
+  dialect: Dialect;
+  guard?: MoveGuard;
+}
+
+const statusOf = (code: string | null, msg: string | null): Fragment => [
+  'status_code = ?, status_msg = ?',
+  code,
+  msg,
+];
+
+/**
+ * The attempt's outcome and where its batch goes; the move comes first, so that a move the batch
+ * no longer answers to writes nothing.
+ */
+export function* finishAttempt(
+  ctx: RuleContext,
+  attempt: { id: number; result: AttemptResult },
+  batchId: number,
+  transition: Transition,
+  now: string,
+): Rule<void> {
+  const started = yield* get<{ started_at: string }>(
+    'SELECT started_at FROM attempts WHERE id = ?',
+    attempt.id,
+  );
+  // Doubt starts when the request left, not when we gave up waiting: that is the day the
+  // provider's reqId memory counts from.
+  yield* applyTransition(ctx, batchId, transition, now, started?.started_at ?? now);
+  const { result } = attempt;
+  yield* run(
+    'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?',
+    now,
+    result.outcome,
+    result.statusCode,
+    result.reason,
+    attempt.id,
+  );
+}
+
+/** Where a batch goes. `doubtSince`: when the request that may have been received left. */
+export function* applyTransition(
+  ctx: RuleContext,
+  batchId: number,
+  t: Transition,
+  now: string,
+  doubtSince = now,
+): Rule<void> {
+  const options = { now, guard: ctx.guard };
+  switch (t.to) {
+    case 'accepted':
+      yield* moveBatch(
+        batchId,
+        BATCH_STATE.accepted,
+        [
+          statusOf(t.statusCode, t.statusMsg ?? null),
+          ['sms_message_sid = ?', t.smsMessageSid],
+          ['date_created = ?', t.dateCreated],
+        ],
+        options,
+      );
+      return yield* unsuppressIfAccepted(ctx, batchId);
+    case 'failed':
+    case 'unknown':
+      yield* moveBatch(batchId, t.to, [statusOf(t.statusCode, t.statusMsg)], options);
+      if (t.to === 'failed') yield* suppressIfRefused(batchId, t.statusCode, now);
+      return;
+    case 'planned':
+      yield* moveBatch(
+        batchId,
+        BATCH_STATE.planned,
+        plannedAgain(ctx.dialect, t, doubtSince),
+        options,
+      );
+      return;
+    case 'split':
+      yield* moveBatch(batchId, BATCH_STATE.split, [statusOf(t.statusCode, t.statusMsg)], options);
+      return yield* splitBatch(ctx, batchId, now);
+  }
+}
+
+function plannedAgain(
+  dialect: Dialect,
+  t: Extract<Transition, { to: 'planned' }>,
+  doubtSince: string,
+): Fragment[] {
+  return [
+    ['next_attempt_at = ?', t.nextAttemptAt],
+    statusOf(t.statusCode, t.statusMsg),
+    [`maybe_sent = ${dialect.greatest('maybe_sent', 'CAST(? AS INTEGER)')}`, t.doubt],
+    [
+      'first_doubt_at = CASE WHEN CAST(? AS INTEGER) > 0 AND first_doubt_at IS NULL THEN ? ELSE first_doubt_at END',
+      t.doubt,
+      doubtSince,
+    ],
+    ['deferrals = deferrals + CAST(? AS INTEGER)', t.deferral ? 1 : 0],
+    [
+      'attempts = CASE WHEN CAST(? AS INTEGER) = 1 THEN 0 ELSE attempts - CAST(? AS INTEGER) END',
+      t.resetAttempts ? 1 : 0,
+      t.refundAttempt ? 1 : 0,
+    ],
+  ];
+}
+
+/** A batch's numbers, in row order. */
+export function* batchPhones(batchId: number): Rule<string[]> {
+  const found = yield* get<{ phones: string }>(
+    'SELECT phones FROM batch_numbers WHERE batch_id = ?',
+    batchId,
+  );
+  return found?.phones ? found.phones.split(',') : [];
+}
+
+/** Number-rejected: the (already split) batch's numbers go to two new planned halves. */
+function* splitBatch(ctx: RuleContext, batchId: number, now: string): Rule<void> {
+  const parent = yield* get<Pick<BatchRecord, 'id' | 'file_id' | 'group_id'>>(
+    'SELECT id, file_id, group_id FROM batches WHERE id = ?',
+    batchId,
+  );
+  const phones = yield* batchPhones(batchId);
+  const middle = Math.ceil(phones.length / 2);
+  for (const half of [phones.slice(0, middle), phones.slice(middle)])
+    if (half.length > 0) yield* moveToNewBatch(ctx, parent!, half, now);
+}
+
+/** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
+export function newReqId(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/**
+ * A new planned batch (fresh reqId) for some of a batch's numbers; their rows follow them (a
+ * split's halves, a retry's new batches).
+ */
+export function* moveToNewBatch(
+  ctx: RuleContext,
+  from: Pick<BatchRecord, 'id' | 'file_id' | 'group_id'>,
+  phones: readonly string[],
+  now: string,
+): Rule<number> {
+  const created = yield* get<{ id: number }>(
+    `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'planned', ?, ?) RETURNING id`,
+    from.file_id,
+    from.group_id,
+    from.id,
+    newReqId(),
+    phones.length,
+    now,
+    now,
+  );
+  const childId = created!.id;
+  yield* run(
+    'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)',
+    childId,
+    phones.join(','),
+  );
+  // before it can be sent: a request naming it must never outlive a crash that takes it back
+  yield* durable();
+  yield* run(
+    `UPDATE rows SET batch_id = ? WHERE batch_id = ? AND ${ctx.dialect.isIn('phone')}`,
+    childId,
+    from.id,
+    ctx.dialect.list(phones),
+  );
+  return childId;
+}
+
+/**
+ * A batch failed for good: if it held one number and the provider's code says that number will
+ * never take a message, the number is suppressed (inside the transaction that records the failure).
+ */
+function* suppressIfRefused(batchId: number, statusCode: string | null, now: string): Rule<void> {
+  if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
+  const phones = yield* batchPhones(batchId);
+  if (phones.length !== 1) return;
+  yield* run(
+    `INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, 'provider', ?)
+     ON CONFLICT (phone) DO NOTHING`,
+    phones[0]!,
+    describeStatusCode(statusCode),
+    now,
+  );
+}
+
+/**
+ * A batch was accepted: numbers in it that the provider had refused for good are evidently taken
+ * again (an explicit retry after the block was lifted), so they leave the list. Numbers people
+ * listed stay. Intake never plans a suppressed number, so only a batch made from another (a retry,
+ * a split half) can hold one: the batches read from the file cost one indexed read.
+ */
+function* unsuppressIfAccepted(ctx: RuleContext, batchId: number): Rule<void> {
+  const batch = yield* get<{ parent_id: number | null }>(
+    'SELECT parent_id FROM batches WHERE id = ?',
+    batchId,
+  );
+  if (batch?.parent_id == null) return;
+  if ((yield* all('SELECT 1 AS one FROM suppressed LIMIT 1')).length === 0) return;
+  yield* run(
+    `DELETE FROM suppressed WHERE source = 'provider' AND ${ctx.dialect.isIn('phone')}`,
+    ctx.dialect.list(yield* batchPhones(batchId)),
+  );
+}

@@ -1,0 +1,65 @@
+// The journal rules (src/journalRules/) run on PostgreSQL: each statement awaited on one client
+// (or the pool), its `?` numbered as PostgreSQL's `$n`, inside whatever transaction the caller
+// holds.
+import type pg from 'pg';
+import type { Dialect, Param, Rule } from '../journalRules/rule.js';
+import { runAwaited } from '../journalRules/rule.js';
+import type { MoveGuard } from '../journalRules/moves.js';
+import type { RuleContext } from '../journalRules/outcomes.js';
+import { LEASE_RELEASED, leaseHeld, type Queryable } from './claims.js';
+
+/** PostgreSQL's spelling: lists travel as arrays. */
+export const PG_DIALECT: Dialect = {
+  greatest: (a, b) => `greatest(${a}, ${b})`,
+  isIn: (column) => `${column} = ANY(CAST(? AS text[]))`,
+  list: (values) => values,
+  pairs: (a, b) => `unnest(CAST(? AS text[]), CAST(? AS bigint[])) AS t(${a}, ${b})`,
+};
+
+/** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */
+function numbered(text: string): string {
+  let n = 0;
+  return text.replace(/\?/g, () => `$${++n}`);
+}
+
+/** Runs a rule to its end on `db`. */
+export function runRule<T>(db: Queryable, rule: Rule<T>): Promise<T> {
+  const query = (text: string, params: Param[]): Promise<pg.QueryResult<Record<string, unknown>>> =>
+    db.query(numbered(text), params as unknown[]);
+  return runAwaited(rule, {
+    run: async (text, params) => (await query(text, params)).rowCount ?? 0,
+    all: async (text, params) => (await query(text, params)).rows,
+    get: async (text, params) => (await query(text, params)).rows[0],
+    // every rule runs inside a transaction that commits before its batches can be claimed
+    durable: () => Promise.resolve(),
+  });
+}
+
+/** Rules with no lease of their own to keep (retry, takeover): each move gives the lease up. */
+export const RELEASING: RuleContext = { dialect: PG_DIALECT, guard: { set: [LEASE_RELEASED] } };
+
+/**
+ * Rules of one node's requests: a batch moves only while this node holds it, and gives its lease up
+ * with the move. A lease that passed unnoticed by anyone is still the node's: nobody else has moved
+ * the batch. One another node took over is not.
+ */
+export function heldBy(node: string): RuleContext {
+  return { dialect: PG_DIALECT, guard: nodeGuard(node) };
+}
+
+function nodeGuard(node: string): MoveGuard {
+  return {
+    where: ['lease_node = ?', node],
+    set: [LEASE_RELEASED],
+    columns: 'lease_node',
+    refused: (batchId, to, current) =>
+      current.lease_node === node
+        ? undefined
+        : `batch ${batchId} cannot go to ${to}: node ${node} no longer holds it (${current.state}, ${current.lease_node === null ? 'no lease' : `leased to ${current.lease_node as string}`}); its lease passed and it was taken over`,
+  };
+}
+
+/** The claim of an attempt: only under a lease this node holds and that has not passed. */
+export function claimGuard(node: string): MoveGuard {
+  return { where: [leaseHeld('?'), node] };
+}

@@ -1,0 +1,97 @@
+// Rows written into a conformance subject with plain statements, ids as the journal gives them: a
+// file, its group, and batches in any state with their numbers and rows.
+import type { BatchRecord } from '../../src/ports/records.js';
+import type { BatchState } from '../../src/ports/states.js';
+import type { Subject } from './journals.js';
+
+export const AT = '2026-12-01T08:00:00.000Z';
+
+export interface Seeded {
+  fileId: number;
+  groupId: number;
+}
+
+let files = 0;
+let batches = 0;
+
+/** A file (status `status`) with one group of app 'app', template '1', values ["x"]. */
+export async function seedFile(j: Subject, status = 'sending', datas = '["x"]'): Promise<Seeded> {
+  const file = await j.get<{ id: number }>(
+    `INSERT INTO files (sha256, name, size, encoding, status, created_at)
+     VALUES (?, ?, 100, 'utf-8', ?, ?) RETURNING id`,
+    `sha-${process.pid}-${++files}`,
+    `f${files}.csv`,
+    status,
+    AT,
+  );
+  const group = await j.get<{ id: number }>(
+    `INSERT INTO groups (file_id, key_hash, app_id, template_id, datas)
+     VALUES (?, 11, 'app', '1', ?) RETURNING id`,
+    file!.id,
+    datas,
+  );
+  return { fileId: file!.id, groupId: group!.id };
+}
+
+/** A batch in `state` holding `phones`, each with a valid row (lines from `firstLine`). */
+export async function seedBatch(
+  j: Subject,
+  at: Seeded,
+  state: BatchState,
+  phones: readonly string[],
+  firstLine = 2,
+): Promise<number> {
+  const batch = await j.get<{ id: number }>(
+    `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    at.fileId,
+    at.groupId,
+    `req-${process.pid}-${++batches}`,
+    phones.length,
+    state,
+    AT,
+    AT,
+  );
+  const id = batch!.id;
+  await j.run('INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?)', id, phones.join(','));
+  for (const [i, phone] of phones.entries())
+    await j.run(
+      `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, batch_id)
+       VALUES (?, ?, ?, ?, ?, 'valid', ?)`,
+      at.fileId,
+      firstLine + i,
+      phone,
+      phone,
+      at.groupId,
+      id,
+    );
+  return id;
+}
+
+/** The batch as the journal holds it (the columns both journals have). */
+export async function batchOf(j: Subject, id: number): Promise<BatchRecord> {
+  const found = await j.get<BatchRecord>(
+    `SELECT id, file_id, group_id, parent_id, req_id, numbers, state, attempts, deferrals,
+       maybe_sent, first_doubt_at, next_attempt_at, status_code, status_msg
+     FROM batches WHERE id = ?`,
+    id,
+  );
+  if (!found) throw new Error(`batch ${id} is not in the ${j.kind} journal`);
+  return found;
+}
+
+/** An attempt of the batch, started at `startedAt`, still open (no outcome). */
+export async function seedOpenAttempt(
+  j: Subject,
+  batchId: number,
+  reqId: string | null,
+  startedAt = AT,
+): Promise<number> {
+  const attempt = await j.get<{ id: number }>(
+    'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?) RETURNING id',
+    batchId,
+    reqId,
+    startedAt,
+  );
+  return attempt!.id;
+}
