@@ -3,16 +3,15 @@
 // that a crash loses neither or both; the daemon (webhooks/deliver.ts) posts them in order per
 // receiver and marks each delivered. Nothing is written while no receiver is set
 // (JournalInside.webhookTargets).
-import { randomUUID } from 'node:crypto';
-import { countFile, getFile } from './fileReads.js';
+import { recordEvent as eventRule } from '../journalRules/events.js';
+import { runRule } from './rules.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
-import type { EventBody, FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
+import type { FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
 
 /**
- * Adds `event` to the outbox, once per receiver; the caller's transaction carries it. `file`: the
- * file's journal id (its name, status and counts are read now, as they are in this transaction),
- * or what is known of a file without a record.
+ * Adds `event` to the outbox, once per receiver (src/journalRules/events.ts); the caller's
+ * transaction carries it.
  */
 export function recordEvent(
   db: Journal,
@@ -20,22 +19,7 @@ export function recordEvent(
   file: number | FileAside | null,
   reason?: string,
 ): void {
-  if (insideOf(db).webhookTargets.length === 0) return;
-  const at = nowIso();
-  const body: EventBody = {
-    id: randomUUID(),
-    event,
-    at,
-    file: fileOf(db, file),
-    ...(reason !== undefined ? { reason } : {}),
-  };
-  for (const target of insideOf(db).webhookTargets)
-    sql(db, 'INSERT INTO webhook_outbox (event, target, body, created_at) VALUES (?, ?, ?, ?)').run(
-      event,
-      target,
-      JSON.stringify(body),
-      at,
-    );
+  runRule(db, eventRule(insideOf(db).webhookTargets, event, file, reason, nowIso()));
 }
 
 /**
@@ -50,19 +34,6 @@ export function recordEventNow(
 ): void {
   if (insideOf(db).webhookTargets.length === 0) return;
   insideOf(db).transaction(() => recordEvent(db, event, file, reason))();
-}
-
-function fileOf(db: Journal, file: number | FileAside | null): EventBody['file'] {
-  if (file === null) return null;
-  if (typeof file !== 'number')
-    return { id: null, name: file.name, status: file.status, counts: null };
-  const record = getFile(db, file);
-  return {
-    id: file,
-    name: record?.name ?? '?',
-    status: record?.status ?? '?',
-    counts: record ? countFile(db, file) : null,
-  };
 }
 
 /** The receiver's undelivered events, oldest first. */

@@ -2,16 +2,11 @@
 // journal write it reports, in the same transaction (recordEvent takes the caller's client), so
 // that a crash loses neither or both; the daemon posts them in order per receiver and marks each
 // delivered. Nothing is written while no receiver is set (WebhookTargets).
-import { randomUUID } from 'node:crypto';
+import { recordEvent as eventRule } from '../journalRules/events.js';
 import type pg from 'pg';
 import type { OutboxStore } from '../ports/outbox.js';
-import type {
-  EventBody,
-  FileAside,
-  FileCounts,
-  OutboxRow,
-  WebhookEvent,
-} from '../ports/records.js';
+import type { FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
+import { runRule } from './rules.js';
 import { type Queryable, withTransaction } from './smallTransaction.js';
 
 /** The receivers events are written for (ids of their URLs), shared by every store of a handle. */
@@ -21,46 +16,17 @@ export interface WebhookTargets {
 }
 
 /**
- * Adds `event` to the outbox, once per receiver, in the caller's transaction (`db` is its client).
- * `file`: the file's journal id (its name, status and counts are read in that transaction), or
- * what is known of a file without a record.
+ * Adds `event` to the outbox, once per receiver (src/journalRules/events.ts), in the caller's
+ * transaction (`db` is its client).
  */
-export async function recordEvent(
+export function recordEvent(
   db: Queryable,
   targets: WebhookTargets,
   event: WebhookEvent,
   file: number | FileAside | null,
   reason?: string,
 ): Promise<void> {
-  if (targets.ids.length === 0) return;
-  const at = new Date().toISOString();
-  const body: EventBody = {
-    id: randomUUID(),
-    event,
-    at,
-    file: await fileOf(db, file),
-    ...(reason !== undefined ? { reason } : {}),
-  };
-  await db.query(
-    `INSERT INTO webhook_outbox (event, target, body, created_at)
-     SELECT $1, target, $3, $4 FROM unnest($2::text[]) WITH ORDINALITY AS t(target, n) ORDER BY n`,
-    [event, targets.ids, JSON.stringify(body), at],
-  );
-}
-
-const COUNTS = `SELECT f.name, f.status, v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed,
-    v.unknown, v.pending, v.requests
-  FROM files f JOIN v_files v ON v.id = f.id WHERE f.id = $1`;
-
-async function fileOf(db: Queryable, file: number | FileAside | null): Promise<EventBody['file']> {
-  if (file === null) return null;
-  if (typeof file !== 'number')
-    return { id: null, name: file.name, status: file.status, counts: null };
-  const { rows } = await db.query<FileCounts & { name: string; status: string }>(COUNTS, [file]);
-  const row = rows[0];
-  if (!row) return { id: file, name: '?', status: '?', counts: null };
-  const { name, status, ...counts } = row;
-  return { id: file, name, status, counts };
+  return runRule(db, eventRule(targets.ids, event, file, reason, new Date().toISOString()));
 }
 
 export function pgOutbox(
