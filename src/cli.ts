@@ -11,14 +11,14 @@ import { logUnexpected } from './log/logger.js';
 import { redactSecrets } from './log/redact.js';
 
 // undici parses HTTP with llhttp compiled to WebAssembly on the first connection; V8's optimising
-// tier then takes ~30 MB for a moment, the peak of a whole run. The baseline tier alone parses a
-// 150-byte answer just as well (1M-row bench: peak RSS 171 -> 139 MB).
+// tier then takes tens of MB for a moment, the peak of a whole run. The baseline tier alone parses
+// a 150-byte answer just as well (docs/benchmark-history.md, "Earlier series").
 v8.setFlagsFromString('--liftoff-only');
 // V8 lets the old generation grow to up to 4x what survived its last full collection before it
 // collects again, and picks the factor from how fast collection went, so on a busy machine some
-// runs kept ~20 MB more dead rows and request bodies than others (1M-row send: ~1 run in 4 peaked
-// at 155-166 MB, the rest at ~140). A fixed 1.3x keeps every run near 140 MB; the extra full
-// collections cost no measurable CPU (6 alternating pairs: 12.2-13.3 s against 12.3-13.4 s).
+// runs keep far more dead rows and request bodies than others. A fixed 1.3x keeps every run's peak
+// alike, for full collections whose CPU is within the noise (docs/benchmark-history.md, "the old
+// generation collected sooner").
 v8.setFlagsFromString('--heap-growing-percent=30');
 capYoungGeneration();
 

@@ -1,9 +1,8 @@
 // V8's young generation (where new objects are made) grows by doubling while much of what it
 // holds survives, up to 32 MB on Node 20 and 128 MB on Node 24, and all of it stays resident. A
-// large file's intake fills it: the 1M-row send then held 32 MB of young generation with 5 MB in
-// use, a quarter of its peak memory. Past 16 MB it saved no CPU that a run could show (1M rows at
-// 50 ms: 16 MB, peak RSS 131 MB against 144, user CPU within the runs' spread); below, the CPU
-// grew (4 MB: +2 s of 20, 2 MB: +5 s).
+// large file's intake fills it, with little of it in use. Past 16 MB it saves no CPU a run can
+// show; below, the CPU grows (docs/benchmark-history.md, "Checkpoints on a thread, and the young
+// generation capped").
 //
 // Node takes --max-semi-space-size only on its command line, which `smsdrop` cannot choose for
 // every way it is started (pm2, npm start, node dist/cli.js, the bin). The growth factor, though,
@@ -11,9 +10,9 @@
 // at the cap, and on again if V8 shrank it (an idle daemon). The cap is kept at the next turn of
 // the event loop, where collections are reported: a long stretch of work without one could let
 // the space grow a step past it. Node 20's V8 grows the space only by this factor; Node 22 and
-// later size it by other rules too, and there the cap is a hint: Node 26 held 27-30 MB through a
-// 1M-row send, growing past 16 MB with the factor at 1 (docs/benchmark.md, "Memory on Node 24 and
-// 26"); only Node's command line (--max-semi-space-size) holds it there.
+// later size it by other rules too, and there the cap is a hint: the space may grow past it with
+// the factor at 1 (docs/benchmark.md, "Memory on Node 24 and 26"); only Node's command line
+// (--max-semi-space-size) holds it there.
 import v8 from 'node:v8';
 import { PerformanceObserver } from 'node:perf_hooks';
 

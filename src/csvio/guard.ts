@@ -1,4 +1,4 @@
-// Formula guard for every CSV the program writes (issue 5). Excel runs a cell that starts with
+// Formula guard for every CSV the program writes. Excel runs a cell that starts with
 // = + - @ (or a tab / carriage return, which it strips first) as a formula, so such a cell is
 // written with a leading apostrophe. The guard is exactly invertible: a cell that already starts
 // with apostrophes followed by a formula character gets one more, so unguardCell can always take

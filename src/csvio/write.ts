@@ -58,7 +58,7 @@ export function createCsvWriter(
     const text = pending;
     pending = '';
     // A string goes to the file without a Buffer per flush: such Buffers live outside the JS heap
-    // until a GC and made a million-line result file raise the peak RSS by tens of MB.
+    // until a GC and would make a large result file raise the peak memory.
     const written = writeSync(fd, text, null, 'utf8');
     const size = Buffer.byteLength(text, 'utf8');
     if (written === size) return;

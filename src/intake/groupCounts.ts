@@ -7,9 +7,9 @@
 // wait for the end of the file.
 //
 // The count runs in a thread of its own (countWorker.ts) while intake reads, not before it: full
-// batches need no counts, and counting a million rows first (~1.2 s) held back the first
-// request by as long. Counting on the main thread, between intake's chunks, made its garbage
-// share intake's heap, and the process's peak memory grew by ~25 MB in half the runs. Each slot
+// batches need no counts, and counting the whole file first would hold back the first request
+// by as long. Counted on the main thread, between intake's chunks, its garbage would share
+// intake's heap and raise the process's peak memory. Each slot
 // of the shared table holds the rows counted minus the rows intake has read; until the count is
 // complete nothing is said; then intake looks at the groups it holds in memory, and a group whose
 // rows have all been read goes (allRead). One it no longer holds waits for the end of the file,
@@ -34,10 +34,10 @@ import { startWorker } from '../workerThread.js';
 
 /** Slots of the table: 4 MB, few enough shared slots up to millions of groups. */
 const SLOTS = 1 << 20;
-// Small reads: each decoded read is split into thousands of strings, and bigger reads made the
-// heap (so the process's peak memory) grow by tens of MB for no gain in speed. They are
-// synchronous, into one buffer: through a read stream, each of the ~2,000 reads of a 32 MB file
-// waited for the thread pool, and the count of a million rows took 1.1 s, of which 0.6 s idle.
+// Small reads: each decoded read is split into thousands of strings, and bigger reads make the
+// heap (so the process's peak memory) grow for no gain in speed. They are synchronous, into one
+// buffer: through a read stream, each read would wait for the thread pool, and the count would
+// spend about half its time idle.
 const READ_SIZE = 16 * 1024;
 /** A record with nothing but whitespace and commas: a blank line (see isBlankRecord). */
 const NOT_BLANK_RECORD = /[^\s,]/;

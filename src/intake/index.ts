@@ -34,27 +34,25 @@ export { normalisePhone, type PhoneResult } from './phone.js';
 export type { IntakeOptions, IntakeRow } from './row.js';
 
 // A chunk is one journal write between awaits: an answer that arrives meanwhile waits for the
-// chunk's end. Bigger chunks once saved commits, when the requests' journal writes committed the
-// intake's transaction every turn (1,000 rows, then 500 with numbers in no order). Since requests
-// commit intents instead (journal/intents.ts), a turn costs little, and small chunks let answers
-// through sooner: 1M rows, 50 ms, concurrency 32 (2026-11-22, one series), requests during intake
-// took ~59 ms with 50 or 100 rows, 68 ms with 250, 73 ms with 500; the run took 46.4 s with 100
-// (twice) against 50.8-51.0 s with 250 or 500, and 30.9 s against 30.8 s at latency 0.
+// chunk's end. Requests commit intents rather than the intake's transaction (journal/intents.ts),
+// so a turn between chunks costs little, and small chunks let answers through sooner; below 100
+// rows they stop helping (docs/benchmark-history.md, "Intents").
 const CHUNK_ROWS = 100;
 // csv-parse turns a whole read into records at once, and they wait in the stream's buffer while
 // the chunks before them are written and requests get their turns: young objects that live
-// through collections and so fill the old generation. 256 KB reads (~8,000 records) grew the
-// heap so that a 1M-row file sent at 50 ms latency peaked at ~180 MB; 64 KB reads: ~137 MB.
+// through collections and so fill the old generation: the smaller the read, the fewer of them
+// (docs/benchmark-history.md, "Earlier series").
 const READ_SIZE = 64 * 1024;
 // A record of a contact list is a few hundred characters. A far longer one is not a list (a log,
 // a dump without line breaks), or a stray quote made the rest of the file one value: refused,
-// before it takes the memory of the whole file (a 200 MB line took 2.2 GB).
+// before it takes the memory of the whole file (a line's text as a string and its record take
+// many times its size).
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
 /**
  * Rows a spreadsheet's export may put above the header (a title, a date, a blank-looking line of
  * labels): the header is the first of the first TITLE_ROWS_AT_MOST + 1 rows that names a phone
- * column. Further down, a file without one is refused as before.
+ * column. Further down, a file without one is refused.
  */
 export const TITLE_ROWS_AT_MOST = 5;
 
@@ -225,7 +223,7 @@ function headerShape(
 /**
  * Finds the header among the first rows: the rows before it that name no phone column are title
  * rows (see TITLE_ROWS_AT_MOST). `refusedFirst` is the first such row's refusal, kept so that a
- * file without any header is refused for its first row, as it always was.
+ * file without any header is refused for its first row.
  */
 class HeaderSearch {
   titleRows = 0;

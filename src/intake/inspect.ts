@@ -77,8 +77,8 @@ export function utf8Checker(): { push(chunk: Buffer): void; end(): boolean } {
       if (!valid) return;
       let from = 0;
       if (carry) {
-        // The cut character alone (a read is not copied to be joined to it: 256 KB a read of
-        // garbage outside the heap raised the peak memory by 30 MB).
+        // The cut character alone (a read is not copied to be joined to it: a copy per read is
+        // garbage outside the heap, which raises the peak memory).
         from = sequenceLength(carry[0]!) - carry.length;
         if (chunk.length < from) {
           carry = Buffer.concat([carry, chunk]);
@@ -294,8 +294,7 @@ function countSequences(
  * The file's first `limit` bytes (all of them by default), read after read into one buffer: each
  * chunk is valid until the next one is asked for. A read stream makes a new 256 KB Buffer for
  * every read, outside the JS heap; hashed and checked by isUtf8, which make no garbage on the
- * heap, they waited for a collection long enough to raise the peak memory of a 32 MB file's
- * inspection by 30 MB.
+ * heap, they wait for a collection long enough to raise the peak memory of an inspection.
  */
 async function* readChunks(file: string, limit = Number.POSITIVE_INFINITY): AsyncGenerator<Buffer> {
   const handle = await open(file, 'r');

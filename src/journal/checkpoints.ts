@@ -2,21 +2,21 @@
 // look-up (placedRows.ts).
 //
 // A checkpoint copies the WAL's pages into the database and syncs both files; SQLite runs it
-// inside the commit that crosses wal_autocheckpoint, so on the main thread it held the event loop,
-// and every answer in flight with it, for 55-75 ms every ~1.3 s while a large file was read and
-// 15-24 ms every ~1.5 s after (docs/benchmark.md). A connection of another thread now copies and
-// syncs the commits every CHECKPOINT_EVERY_MS, and nothing waits for it: readers and writers go
-// on while a PASSIVE checkpoint runs.
+// inside the commit that crosses wal_autocheckpoint, so on the main thread it would hold the event
+// loop, and every answer in flight with it, for tens of milliseconds at a time
+// (docs/benchmark-history.md). A connection of another thread copies and syncs the commits every
+// CHECKPOINT_EVERY_MS instead, and nothing waits for it: readers and writers go on while a PASSIVE
+// checkpoint runs.
 //
 // The main connection keeps its own bound (open.ts): the WAL starts over from its beginning only
 // when a writer finds every frame copied, which under a steady stream of commits a checkpoint of
-// another connection seldom leaves it (the WAL of a 20,000-request send grew to 64 MB). Its own
-// checkpoint, right after its commit, finds most pages copied and synced by the thread: 24-39 ms
-// while a 1M-row file is read, and too short to see after. Crash safety is SQLite's either way: a
-// checkpoint only copies pages already committed to the WAL.
+// another connection seldom leaves it, so without this bound the WAL grows with the send. Its own
+// checkpoint, right after its commit, finds most pages copied and synced by the thread, and is
+// short. Crash safety is SQLite's either way: a checkpoint only copies pages already committed to
+// the WAL.
 //
-// The look-up reads every row of a file once, at the end of its intake: ~0.5 s for a million
-// rows, which on the main thread delayed the answers of the requests in flight. Asked here, it
+// The look-up reads every row of a file once, at the end of its intake, which on the main thread
+// would delay the answers of the requests in flight for as long. Asked here, it
 // reads only what the main connection has committed; a thread that ends meanwhile fails what was
 // asked of it, and the asker reads itself.
 import { SmsdropError } from '../errors.js';

@@ -2,9 +2,9 @@
 // a small file of their own (journal.intents.sqlite) instead of by committing the journal.
 //
 // Why: a request may leave only once its attempt is on disk. Committing the journal for that
-// commits the intake's rows too, and with numbers in no order each row's entry of the unique
-// (group, number) index lands on a page of its own: a commit every turn of the event loop wrote
-// about one 4 KB page to the WAL per row read (docs/benchmark-history.md). Here the journal commits
+// commits the intake's rows too, and with numbers in no order the rows' index entries land on
+// pages all over their indexes: a commit every turn of the event loop writes about a page to the
+// WAL per row read (docs/benchmark-history.md, "Intents"). Here the journal commits
 // every tens of thousands of rows, and each turn's requests commit only their intents: one row each
 // in this file (batch, reqId, start time), a page or two per turn.
 //

@@ -19,7 +19,7 @@
 //             batch so that the batches table stays small and quick to read.
 //   attempts  every request made for a batch: written before the request, completed after it.
 //
-// Migration 2 (reports, issue 5): the views operators query with the sqlite3 shell, the daemon's
+// Migration 2 (reports): the views operators query with the sqlite3 shell, the daemon's
 // own state, and the indexes those reads need.
 //   v_files        one row per file with its counts (they add up to rows) and requests made.
 //   v_recipients   one row per input row: who, with what (datas and extras are JSON: the template

@@ -34,7 +34,7 @@ export function openJournal(file: string, options: OpenJournalOptions = {}): Jou
   // intake) deletes holds phone numbers. Deletes are rare (nothing else deletes rows), so it costs
   // sending nothing.
   setSecureDelete(db, true);
-  // 8 MB of page cache: the OS caches the file too, and a bigger cache only raised peak memory.
+  // 8 MB of page cache: the OS caches the file too, and a bigger cache only raises peak memory.
   connection.pragma('cache_size = -8000');
   walBound(db);
   // A journal made before is rewritten once (storage.ts).
@@ -50,10 +50,10 @@ export const WAL_SIZE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /**
  * Keeps the WAL small: a checkpoint once it holds WAL_CHECKPOINT_PAGES, neither SQLite's 1,000 nor
- * more. Each request's outcome is a commit of a few pages; with 20,000 pages the WAL of a
- * 20,000-row list of rows with values of their own reached 82 MB for a 0.8 MB file. With 1,000, a
- * checkpoint and its two fsyncs ran after nearly every 1,000-row commit of a list in random order
- * (docs/benchmark-history.md). Intake commits 50,000 rows at a time (bulk.ts), and a commit's
+ * more. Each request's outcome is a commit of a few pages, so a larger bound lets the WAL of a
+ * small list grow to a hundred times its size; with 1,000, a checkpoint and its two fsyncs run
+ * after nearly every large commit of a list in random order (docs/benchmark-history.md, "A bounded
+ * WAL"). Intake commits 50,000 rows at a time (bulk.ts), and a commit's
  * pages all go to the WAL first: the peak is this bound plus the largest commit, and
  * journal_size_limit cuts the file back after it (measures in docs/operations.md). The intents
  * file keeps SQLite's 1,000 pages: its rows are deleted as the journal commits.

@@ -1,8 +1,8 @@
 // Which of a file's doubts (plan/doubts.ts) its group already has in a batch: the one read that
 // goes over all the file's rows, at the end of its intake. No index has rows by number (a unique
-// one cost a third of intake's time), so the rows are read in id order against a temporary table
-// of the doubts: ~0.5 s for a million rows (bench, 50 ms latency: the requests of those seconds
-// took 93 ms when it held the main thread in one go).
+// one costs a third of intake's time), so the rows are read in id order against a temporary table
+// of the doubts: a pass over every row, which would hold up the answers in flight if the main
+// thread made it in one go.
 //
 // The process that sends has the journal's thread (checkpoints.ts): the rows are committed, and
 // the thread reads them while the main thread goes on with the answers. Without it, or should it

@@ -137,7 +137,7 @@ export function deleteStep(db: Journal, fileId: number, limit = PRUNE_STEP_RECOR
  * Why not through the write queue: with foreign keys on (better-sqlite3's default), deleting a
  * batch or a group makes SQLite look for rows pointing at it, and neither batches.parent_id nor
  * rows.group_id has an index (intake is quicker without: migration 4), so each is a scan of the
- * whole table: 50 groups of a 200,000-row file took 600 ms, one step. Nothing points at them any
+ * whole table, for every group: far too long for one step. Nothing points at them any
  * more (a batch and a group belong to one file, whose rows went first), so the check is turned off
  * for the statement, which SQLite allows only outside a transaction: the step runs at a moment when
  * none is open, in one turn of the event loop, in its own transaction.

@@ -15,7 +15,7 @@ import type {
 } from '../ports/results.js';
 
 // 1,000 lines make a string of about 100 KB: below V8's large-object size, so each page is
-// young garbage, collected at once (5,000 a page raised the peak RSS of a 1M-row run by 20 MB).
+// young garbage, collected at once (larger pages outlive collections and raise the peak memory).
 const PAGE_ROWS = 1000;
 /** Batch states that no longer change in a run: their rows' result lines are final. */
 const FINAL_STATES = new Set<string>(OUTCOME_STATES);
@@ -192,9 +192,9 @@ function fillTails(
  */
 export function resultPageSql(tails: string): string {
   // Both phone cells digits only. A valid row's number is digits only (normalisePhone), so a raw
-  // cell equal to it is too, and only a raw cell written otherwise (spaces, +86: ~1% of the
-  // bench's rows) needs the pattern match (one match of both cells: 1M rows, 590 ms a pass over
-  // every page; the comparison first: 375 ms; two matches cost a third more).
+  // cell equal to it is too, and only a raw cell written otherwise (spaces, +86: a few rows in a
+  // hundred) needs the pattern match; the comparison first is the cheaper of the three ways
+  // (docs/benchmark-history.md, "what this run's own CPU allows").
   // And neither is digits Excel would change (the format writes those as ="digits": a leading 0,
   // or 12 digits or more).
   const keptByExcel = (cell: string) => `(${cell} NOT GLOB '0?*' AND length(${cell}) < 12)`;
@@ -258,7 +258,7 @@ export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | un
  */
 export function* rejectedRows(db: Journal, fileId: number): Generator<RejectedRow[]> {
   // Left to itself SQLite walks every row of the file in id order (no sort needed); the index of
-  // invalid rows and a sort of those few is ten times quicker (0.34 -> 0.03 s for 1M rows).
+  // invalid rows and a sort of those few is about ten times quicker.
   const ids = connectionOf(db)
     .prepare(
       "SELECT id FROM rows INDEXED BY rows_invalid WHERE file_id = ? AND intake = 'invalid' ORDER BY id",

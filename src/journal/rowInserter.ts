@@ -1,9 +1,8 @@
 // Intake's rows go into the journal many to a statement. better-sqlite3 binds and steps each
-// run() call on its own, and for a narrow row that call costs about as much as SQLite storing it:
-// 1M rows in intake's schema took 2.55 s one per statement and 1.45 s fifty per statement
-// (docs/benchmark-history.md). Rows wait in a queue until ROWS_PER_STATEMENT of them are there; the
-// planner flushes the rest at the end of each chunk and before any other write of rows, so ids
-// still follow the file's order.
+// run() call on its own, and for a narrow row that call costs about as much as SQLite storing it
+// (docs/benchmark-history.md, "rows many to a statement"). Rows wait in a queue until
+// ROWS_PER_STATEMENT of them are there; the planner flushes the rest at the end of each chunk and
+// before any other write of rows, so ids still follow the file's order.
 import type { Journal } from './connection.js';
 import { type Query, sql } from './sql.js';
 

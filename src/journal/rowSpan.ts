@@ -5,8 +5,8 @@ import { sqlPluck } from './sql.js';
 
 /**
  * The first and last row ids of the file (undefined: it has no rows). Two statements: each is one
- * step down the file's index, where min and max in one statement read all of it (~0.1 s for a
- * million rows, with the thread held).
+ * step down the file's index, where min and max in one statement read all of it, with the thread
+ * held.
  */
 export function fileRowSpan(
   db: Journal,

@@ -1,5 +1,5 @@
 // Which journal a command uses: SQLite's in the data directory, or PostgreSQL's when
-// SMSDROP_DATABASE_URL is set (issue 34). Both give the same ports (JournalHandle, JournalReader);
+// SMSDROP_DATABASE_URL is set. Both give the same ports (JournalHandle, JournalReader);
 // the callers open them here and never ask which one they got.
 //
 // Not in journal/index.ts: pgjournal/ reads journal/ (its migrations mirror SQLite's), so

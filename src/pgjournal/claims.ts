@@ -1,4 +1,4 @@
-// Several daemons sending one journal's batches (issue 34): a node claims due batches under a
+// Several daemons sending one journal's batches: a node claims due batches under a
 // lease, a node id and an expiry by the database's clock (the one clock all nodes share), renewed
 // while it lives; a batch whose lease passed may be claimed by another node.
 //
@@ -109,7 +109,7 @@ export async function claimDueBatches(db: Queryable, lease: Lease, q: DueQuery):
 
 // A batch another transaction has locked (this node's own turn writing its attempt or outcome,
 // its intake) is skipped, not waited for: a renewal that waited could close a cycle of row locks
-// with that transaction (40P01, a deadlock, seen in two-node runs). Skipped, its lease is still
+// with that transaction (40P01, a deadlock). Skipped, its lease is still
 // this node's (live), renewed at the next renewal.
 const RENEW = `
   WITH seen AS (

@@ -1,4 +1,4 @@
-// Moving up (issue 34): an SQLite journal copied into an empty PostgreSQL one, every table with
+// Moving up: an SQLite journal copied into an empty PostgreSQL one, every table with
 // its ids, in one transaction, so that the PostgreSQL journal is the SQLite one or nothing.
 //
 // The SQLite side is read a page at a time (journal/tableDump.ts), and each page goes in as one

@@ -23,7 +23,7 @@ export interface PgShared {
   leaseMs: number;
 }
 
-/** The stores written apart from the handle (issue 34: pgsend, pgplan, pgread). */
+/** The stores the handle is composed of, each opened on its own (sending, intake, reads). */
 export interface PgStores {
   /** With its lease keeper: closed (leases given up) before the pool ends. */
   send: PgSendStore;

@@ -1,4 +1,4 @@
-// Versioned schema of the PostgreSQL journal (issue 34): the tables of the SQLite journal as its
+// Versioned schema of the PostgreSQL journal: the tables of the SQLite journal as its
 // migrations leave them (src/journal/migrations.ts, version 14, read there for what each table and
 // column means), then what several daemons sharing one journal need. Each migration runs once, in
 // order (schema.ts, migratePostgres); never edit one that has shipped: add one.

@@ -2,7 +2,8 @@
 // checking and planning the rows, and writing them into the journal on the thread's own
 // connection (intakeWorker.ts), while this thread sends and records outcomes. Only a few messages
 // cross: "batches were released and committed", and at the end the batches to send first, or the
-// error. The rows never cross (copying them cost about as much as reading them: benchmark.md).
+// error. The rows never cross: copying them costs about as much as reading them
+// (docs/benchmark-history.md).
 //
 // SQLite lets one connection write at a time. The intake's thread keeps its transaction open
 // between chunks of rows and hands the journal over when this thread's write queue asks (the write

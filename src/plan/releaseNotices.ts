@@ -11,8 +11,8 @@ import type { PlanStore } from './store.js';
  * Rows read, at least, between two commits made because the senders wait (as the bulk
  * transaction's first size, journal/bulk.ts): ~25 batches of the bench's large groups. Early in a
  * file, when only full batches can go (the group counts are not in yet), the bulk commits (5,000
- * rows, then doubling) came 0.2-0.5 s apart and the senders sat idle between them: with 50 ms of
- * latency, a third of the first second's requests were made. Each commit costs intake a few ms:
+ * rows, then doubling) come tenths of a second apart and the senders would sit idle between them.
+ * Each commit costs intake a few ms:
  * where the senders wait because they are faster than intake (little latency), it only slows
  * intake. So not more often, and not once the counts are in: a group's last batch then goes after
  * its last row, and the senders seldom wait at 50 ms.
@@ -69,8 +69,8 @@ export class ReleaseNotices {
   /**
    * Commits now if the senders wait for batches a commit would let go: every
    * ROWS_BETWEEN_EARLY_COMMITS rows until the group counts are in, and once when they come in (the
-   * groups read in full by then end at once, and their batches would wait for the next bulk commit:
-   * 0.4 s without a request at 50 ms, measured).
+   * groups read in full by then end at once, and their batches would wait for the next bulk commit,
+   * the senders idle meanwhile).
    */
   #commitForWaitingSenders(rows: number): Awaitable<void> {
     const commits = this.#store.commits();

@@ -4,9 +4,9 @@
 // settles it exactly from the journal once the file is read.
 //
 // Why not a unique index on (group, number): numbers in a list come in no order, so each row's
-// index entry lands on a page of its own, and every commit rewrote most of the index into the WAL.
-// Storing 1M random numbers took 10.3 s with that index and 4.4 s without
-// (docs/benchmark-history.md). Why not an exact set in memory: it would hold every number of the
+// index entry lands on a page of its own, and every commit rewrites most of the index into the
+// WAL: it more than doubles the time to store a list (docs/benchmark-history.md, "Duplicates
+// without the unique index"). Why not an exact set in memory: it would hold every number of the
 // file (a 4M-row list: 60+ MB), where this takes one byte per row the file could hold.
 
 /**

@@ -1,6 +1,6 @@
 // SendStore on the SQLite journal: the sender's reads and the writes around each request, the
 // writes through the journal's one per-turn write queue (writeQueue.ts), so every start and
-// outcome asked for in one turn of the event loop shares one transaction, as before.
+// outcome asked for in one turn of the event loop shares one transaction.
 import {
   applyTransition,
   dueBatches,
