@@ -3,10 +3,9 @@
 import { attemptHistory } from './attempts.js';
 import { insideOf, type Journal } from './connection.js';
 import { runRule, SQLITE_RULES } from './rules.js';
-import { nowIso, sql } from './sql.js';
+import { nowIso } from './sql.js';
 import * as rules from '../journalRules/retry.js';
 import type { RetryContext } from '../journalRules/retry.js';
-import { REPLACED_STATES, sqlList } from '../ports/states.js';
 import type {
   KeepsOwnReqId,
   PreparedRetry,
@@ -15,7 +14,6 @@ import type {
   SentBeforeLookup,
   UnknownRule,
 } from '../ports/records.js';
-import { type NumbersIn, tallyRetryOutcome } from '../ports/retry.js';
 
 /** What the retry rules (src/journalRules/retry.ts) are given on SQLite: the one writer locks. */
 function retryContext(db: Journal): RetryContext {
@@ -73,13 +71,5 @@ export function prepareRetry(
 
 /** Where the numbers of one retry stand now: the batches it created and their split halves. */
 export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
-  const numbers = (id: number) =>
-    sql(db, 'SELECT state, numbers AS n FROM batches WHERE id = ?').get(id) as NumbersIn;
-  const own = retry.ownReqIdBatchIds.map(numbers);
-  if (retry.firstBatchId === null) return tallyRetryOutcome(retry.rows, own);
-  const byState = sql(
-    db,
-    `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = ? AND id >= ? AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
-  ).all(fileId, retry.firstBatchId) as NumbersIn[];
-  return tallyRetryOutcome(retry.rows, [...own, ...byState]);
+  return runRule(db, rules.retryOutcome(fileId, retry));
 }

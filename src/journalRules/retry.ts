@@ -17,12 +17,14 @@ import type {
   BatchRecord,
   KeepsOwnReqId,
   PreparedRetry,
+  RetryOutcome,
   RetryStatus,
   SentBeforeLookup,
   UnknownRule,
 } from '../ports/records.js';
 import type { Awaitable } from '../ports/awaitable.js';
-import { BATCH_STATE, DOUBT, FILE_STATUS } from '../ports/states.js';
+import { type NumbersIn, tallyRetryOutcome } from '../ports/retry.js';
+import { BATCH_STATE, DOUBT, FILE_STATUS, REPLACED_STATES, sqlList } from '../ports/states.js';
 import { recountFile } from './files.js';
 import { moveBatch } from './moves.js';
 import { batchPhones, moveToNewBatch, type RuleContext } from './outcomes.js';
@@ -224,4 +226,23 @@ function* leaveRepeats(
   yield* run('UPDATE batches SET numbers = ? WHERE id = ?', kept.length, batch.id);
   batch.numbers = kept.length;
   return repeated.length;
+}
+
+/** Where the numbers of one retry stand now: the batches it created and their split halves. */
+export function* retryOutcome(fileId: number, retry: PreparedRetry): Rule<RetryOutcome> {
+  const numbers: NumbersIn[] = [];
+  for (const id of retry.ownReqIdBatchIds) {
+    const own = yield* get<NumbersIn>('SELECT state, numbers AS n FROM batches WHERE id = ?', id);
+    if (own) numbers.push(own);
+  }
+  if (retry.firstBatchId !== null)
+    numbers.push(
+      ...(yield* all<NumbersIn>(
+        `SELECT state, sum(numbers) AS n FROM batches
+         WHERE file_id = ? AND id >= ? AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
+        fileId,
+        retry.firstBatchId,
+      )),
+    );
+  return tallyRetryOutcome(retry.rows, numbers);
 }

@@ -5,13 +5,11 @@ import type pg from 'pg';
 import type {
   KeepsOwnReqId,
   PreparedRetry,
-  RetryOutcome,
   RetryStatus,
   SentBeforeLookup,
   UnknownRule,
 } from '../ports/records.js';
-import { type NumbersIn, type RetryStore, tallyRetryOutcome } from '../ports/retry.js';
-import { REPLACED_STATES, sqlList } from '../ports/states.js';
+import type { RetryStore } from '../ports/retry.js';
 import * as rules from '../journalRules/retry.js';
 import type { RetryContext } from '../journalRules/retry.js';
 import { RELEASING, runRule } from './rules.js';
@@ -51,23 +49,6 @@ function prepareRetry(
   );
 }
 
-async function retryOutcome(
-  pool: pg.Pool,
-  fileId: number,
-  retry: PreparedRetry,
-): Promise<RetryOutcome> {
-  const own = await pool.query<NumbersIn>(
-    'SELECT state, numbers AS n FROM batches WHERE id = ANY($1::bigint[])',
-    [retry.ownReqIdBatchIds],
-  );
-  if (retry.firstBatchId === null) return tallyRetryOutcome(retry.rows, own.rows);
-  const byState = await pool.query<NumbersIn>(
-    `SELECT state, sum(numbers) AS n FROM batches WHERE file_id = $1 AND id >= $2 AND state NOT IN ${sqlList(REPLACED_STATES)} GROUP BY state`,
-    [fileId, retry.firstBatchId],
-  );
-  return tallyRetryOutcome(retry.rows, [...own.rows, ...byState.rows]);
-}
-
 export function pgRetryStore(pool: pg.Pool): RetryStore {
   return {
     countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId: KeepsOwnReqId) =>
@@ -78,6 +59,6 @@ export function pgRetryStore(pool: pg.Pool): RetryStore {
     countRetryable: (fileId, statuses) => runRule(pool, rules.countRetryable(fileId, statuses)),
     prepareRetry: (fileId, statuses, maxPerRequest, unknown = rules.NEW_REQ_IDS_ONLY, sentBefore) =>
       prepareRetry(pool, fileId, statuses, maxPerRequest, unknown, sentBefore),
-    retryOutcome: (fileId, retry) => retryOutcome(pool, fileId, retry),
+    retryOutcome: (fileId, retry) => runRule(pool, rules.retryOutcome(fileId, retry)),
   };
 }
