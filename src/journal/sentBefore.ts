@@ -23,6 +23,12 @@
 // in common with the window's files pays a binary search per group. The numbers of a group found
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
+import {
+  firstAtLeast,
+  numberKey,
+  numberKeySql,
+  sortedSentBefore,
+} from '../journalRules/numberKeys.js';
 import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
@@ -101,18 +107,6 @@ function groupsOfWindow(
   return { hashes: Float64Array.from(hashes), ids: Float64Array.from(ids) };
 }
 
-/** The first index whose value is >= `value` in a sorted array (its length when none is). */
-function firstAtLeast(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /**
  * The counted rows of these groups, by number. A normalised number (intake/phone.ts) is 11 digits
  * (mainland) or 00 and at most 15 digits: as a double, exact, the first below 2e10 and the second
@@ -129,8 +123,7 @@ function numbersOf(db: Journal, groupIds: number[], since: string): SentBefore {
   const count = sqlPluck(db, `SELECT count(*) ${from}`).get(params) as number;
   const rows = sqlRaw(
     db,
-    `SELECT CASE WHEN substr(r.phone, 1, 2) = '00' THEN ${INTERNATIONAL_BASE} + CAST(substr(r.phone, 3) AS INTEGER)
-                 ELSE CAST(r.phone AS INTEGER) END AS key, r.id
+    `SELECT ${numberKeySql('r.phone')} AS key, r.id
      ${from} ORDER BY key`,
   ).iterate(params) as Iterable<[number, number]>;
   const keys = new Float64Array(count);
@@ -142,15 +135,7 @@ function numbersOf(db: Journal, groupIds: number[], since: string): SentBefore {
     rowIds[at++] = id;
   }
   if (count <= FEW) return fewNumbers(Array.from(keys), Array.from(rowIds));
-  return {
-    size: count,
-    rowOf(phone) {
-      const key = numberKey(phone);
-      if (key === undefined) return undefined;
-      const i = firstAtLeast(keys, key);
-      return keys[i] === key ? rowIds[i] : undefined;
-    },
-  };
+  return sortedSentBefore(keys, rowIds);
 }
 
 /**
@@ -169,15 +154,4 @@ function fewNumbers(keys: number[], rowIds: number[]): SentBefore {
       return at === -1 ? undefined : rowIds[at];
     },
   };
-}
-
-/** 2^52: international numbers' keys start here (SQLite computes them too: an integer literal). */
-const INTERNATIONAL_BASE = 4_503_599_627_370_496;
-const MAINLAND = /^1\d{10}$/;
-const INTERNATIONAL = /^00[1-9]\d{5,14}$/;
-
-function numberKey(phone: string): number | undefined {
-  if (MAINLAND.test(phone)) return Number(phone);
-  if (INTERNATIONAL.test(phone)) return INTERNATIONAL_BASE + Number(phone.slice(2));
-  return undefined;
 }

@@ -3,6 +3,7 @@
 // other files are read when the look-up is made, and the counted numbers of the groups a chunk
 // will ask for by `prepare`, a page of rows at a time, kept as sorted typed arrays per group (a
 // million numbers: ~16 MB).
+import { numberKeySql, sortedSentBefore } from '../journalRules/numberKeys.js';
 import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { SmsdropError } from '../errors.js';
@@ -13,10 +14,6 @@ import { all, type Queryable } from './readsQuery.js';
 
 /** Rows of numbers per statement while the look-up is read. */
 const PAGE_ROWS = 20_000;
-/** 2^52: international numbers' keys start here (as sentBefore.ts). */
-const INTERNATIONAL_BASE = 4_503_599_627_370_496;
-const MAINLAND = /^1\d{10}$/;
-const INTERNATIONAL = /^00[1-9]\d{5,14}$/;
 
 /** Batches whose rows count, for `b` joined to its file `f` (sentBefore.ts's COUNTS). */
 const COUNTS = countedByRepeatWindow('$2');
@@ -103,8 +100,7 @@ async function numbersOfGroups(
   for (let after = 0; ;) {
     const rows = await all<{ group_id: number; key: number; id: number }>(
       db,
-      `SELECT b.group_id, CASE WHEN substr(r.phone, 1, 2) = '00'
-           THEN ${INTERNATIONAL_BASE} + substr(r.phone, 3)::bigint ELSE r.phone::bigint END AS key, r.id
+      `SELECT b.group_id, ${numberKeySql('r.phone')} AS key, r.id
        FROM batches b JOIN files f ON f.id = b.file_id JOIN rows r ON r.batch_id = b.id
        WHERE b.group_id = ANY($1::bigint[]) AND r.intake = 'valid' AND ${COUNTS} AND r.id > $3
        ORDER BY r.id LIMIT $4`,
@@ -138,32 +134,5 @@ function sentBeforeFrom(parts: Numbers[]): SentBefore {
       : sorted(
           parts.flatMap((p) => Array.from(p.keys, (k, i): [number, number] => [k, p.rowIds[i]!])),
         );
-  const { keys, rowIds } = merged;
-  return {
-    size: keys.length,
-    rowOf(phone) {
-      const key = numberKey(phone);
-      if (key === undefined) return undefined;
-      const i = firstAtLeast(keys, key);
-      return keys[i] === key ? rowIds[i] : undefined;
-    },
-  };
-}
-
-/** The first index whose value is >= `value` in a sorted array (its length when none is). */
-function firstAtLeast(sortedKeys: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sortedKeys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sortedKeys[mid]! < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function numberKey(phone: string): number | undefined {
-  if (MAINLAND.test(phone)) return Number(phone);
-  if (INTERNATIONAL.test(phone)) return INTERNATIONAL_BASE + Number(phone.slice(2));
-  return undefined;
+  return sortedSentBefore(merged.keys, merged.rowIds);
 }

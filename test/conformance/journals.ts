@@ -57,7 +57,18 @@ interface Opener {
   skip: string | false;
   setUp(): Promise<void>;
   open(): Promise<Subject>;
+  /** Settings that put smsdrop's processes on a fresh journal of this kind (SQLite: none). */
+  environment(): Promise<Record<string, string>>;
   tearDown(): Promise<void>;
+}
+
+/** What a test of onEachJournal is given. */
+export interface Journals {
+  /** A fresh journal, opened in the test's process. */
+  open(): Promise<Subject>;
+  /** The settings for the CLI or the daemon as child processes on a fresh journal of the kind. */
+  environment(): Promise<Record<string, string>>;
+  kind: JournalKind;
 }
 
 function subject(
@@ -97,6 +108,7 @@ function sqliteOpener(): Opener {
         (rule) => new Promise((resolve) => resolve(runOnSqlite(raw, rule))),
       );
     },
+    environment: () => Promise.resolve({}),
     async tearDown() {
       for (const { dir, handle, raw } of opened.splice(0)) {
         await handle.close();
@@ -127,6 +139,9 @@ function postgresOpener(): Opener {
       opened.push({ dir, handle, pool });
       return subject('PostgreSQL', handle, RELEASING, (rule) => runOnPostgres(pool, rule));
     },
+    async environment() {
+      return { SMSDROP_DATABASE_URL: await cluster!.freshDatabase() };
+    },
     async tearDown() {
       for (const { dir, handle, pool } of opened.splice(0)) {
         await handle.close();
@@ -140,16 +155,18 @@ function postgresOpener(): Opener {
 
 /**
  * The tests `body` declares, run once on each journal: inside a describe named after it
- * ("… on SQLite", "… on PostgreSQL"). `open` gives a fresh, empty journal (closed after the file).
+ * ("… on SQLite", "… on PostgreSQL"). `open` gives a fresh, empty journal (closed after the file),
+ * `environment` the settings that put child processes on one.
  */
-export function onEachJournal(
-  title: string,
-  body: (open: () => Promise<Subject>, kind: JournalKind) => void,
-): void {
+export function onEachJournal(title: string, body: (journals: Journals) => void): void {
   for (const opener of [sqliteOpener(), postgresOpener()])
     describe(`${title} on ${opener.kind}`, { skip: opener.skip }, () => {
       before(() => opener.setUp());
       after(() => opener.tearDown());
-      body(() => opener.open(), opener.kind);
+      body({
+        open: () => opener.open(),
+        environment: () => opener.environment(),
+        kind: opener.kind,
+      });
     });
 }

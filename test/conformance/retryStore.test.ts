@@ -7,7 +7,7 @@ import type { SentBeforeLookup } from '../../src/ports/records.js';
 import { onEachJournal } from './journals.js';
 import { batchOf, seedBatch, seedFile } from './seed.js';
 
-onEachJournal('the RetryStore', (open) => {
+onEachJournal('the RetryStore', ({ open }) => {
   it('moves a failed batch’s numbers to new batches of at most the limit, its rows following', async () => {
     const j = await open();
     const at = await seedFile(j, 'done');

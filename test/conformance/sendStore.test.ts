@@ -45,7 +45,7 @@ async function sentWith(
   return { at, batchId, attemptId };
 }
 
-onEachJournal('the SendStore', (open) => {
+onEachJournal('the SendStore', ({ open }) => {
   it('writes the attempt before the request: the batch is sending, its attempt open', async () => {
     const j = await open();
     const at = await seedFile(j);

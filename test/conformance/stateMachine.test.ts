@@ -12,7 +12,7 @@ import { batchOf, seedBatch, seedFile } from './seed.js';
 
 const NOW = new Date().toISOString();
 
-onEachJournal('the batch state machine', (open) => {
+onEachJournal('the batch state machine', ({ open }) => {
   it('allows each move of the table and refuses every other with E_BATCH_TRANSITION, leaving the batch as it was', async () => {
     const j = await open();
     const at = await seedFile(j);
