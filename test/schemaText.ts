@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { openJournal } from '../src/journal/open.js';
 import { migratePostgres } from '../src/pgjournal/schema.js';
@@ -30,6 +31,30 @@ function header(journal: string): string {
 
 type Row = Record<string, string | number | boolean | null>;
 
+/** A table, index or view: its heading line and the lines indented under it. */
+interface Entry {
+  heading: string;
+  lines: string[];
+}
+
+/** What both journals print, each part sorted by name. */
+interface Schema {
+  tables: Entry[];
+  indexes: Entry[];
+  views: Entry[];
+  /** One line each: `TRIGGER name ON table`, `FUNCTION name(arguments) RETURNS type`. */
+  routines: string[];
+}
+
+function schemaText(journal: string, schema: Schema): string {
+  const entries = [...schema.tables, ...schema.indexes, ...schema.views].flatMap((entry) => [
+    entry.heading,
+    ...entry.lines.map((line) => `  ${line}`),
+    '',
+  ]);
+  return [header(journal), ...entries, ...schema.routines].join('\n').trimEnd() + '\n';
+}
+
 /** One whitespace between words: the SQL as written keeps its authors' line breaks. */
 function oneLine(sql: string): string {
   return sql.replace(/\s+/g, ' ').trim();
@@ -40,124 +65,131 @@ export function sqliteSchemaText(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'schema-snapshot-'));
   const journal = openJournal(path.join(dir, 'journal.sqlite'));
   try {
-    const db = sqliteOf(journal);
-    const all = (sql: string, ...args: unknown[]) => db.prepare(sql).all(...args) as Row[];
-    const objects = (type: string) =>
-      all(
-        "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name",
-        type,
-      );
-    const columns = (relation: string) =>
-      all('SELECT * FROM pragma_table_info(?) ORDER BY cid', relation).map(
-        (c) =>
-          `  ${String(c.name)} ${String(c.type).toLowerCase() || 'any'}${c.notnull ? ' NOT NULL' : ''}` +
-          `${c.dflt_value !== null ? ` DEFAULT ${String(c.dflt_value)}` : ''}${Number(c.pk) > 0 ? ' PRIMARY KEY' : ''}`,
-      );
-    const keys = (table: string) =>
-      all('SELECT * FROM pragma_foreign_key_list(?) ORDER BY id, seq', table).map(
-        (k) =>
-          `  FOREIGN KEY (${String(k.from)}) REFERENCES ${String(k.table)}(${String(k.to)})` +
-          `${k.on_delete !== 'NO ACTION' ? ` ON DELETE ${String(k.on_delete)}` : ''}`,
-      );
-    const lines = [header('SQLite')];
-    for (const table of objects('table'))
-      lines.push(
-        `TABLE ${String(table.name)}`,
-        ...columns(String(table.name)),
-        ...keys(String(table.name)),
-        '',
-      );
-    for (const index of objects('index').filter((i) => i.sql !== null))
-      lines.push(
-        `INDEX ${String(index.name)} ON ${String(index.tbl_name)}`,
-        `  ${oneLine(String(index.sql))}`,
-        '',
-      );
-    for (const view of objects('view'))
-      lines.push(
-        `VIEW ${String(view.name)}`,
-        ...columns(String(view.name)),
-        `  AS ${oneLine(String(view.sql))}`,
-        '',
-      );
-    for (const trigger of objects('trigger'))
-      lines.push(`TRIGGER ${String(trigger.name)} ON ${String(trigger.tbl_name)}`);
-    return lines.join('\n').trimEnd() + '\n';
+    return schemaText('SQLite', sqliteSchema(sqliteOf(journal)));
   } finally {
     journal.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
+function sqliteSchema(db: Database.Database): Schema {
+  const all = (sql: string, ...args: unknown[]) => db.prepare(sql).all(...args) as Row[];
+  const objects = (type: string) =>
+    all(
+      "SELECT name, tbl_name AS on_table, sql FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      type,
+    ).map((o) => ({ name: String(o.name), table: String(o.on_table), sql: o.sql }));
+  const columns = (relation: string) =>
+    all('SELECT * FROM pragma_table_info(?) ORDER BY cid', relation).map(
+      (c) =>
+        `${String(c.name)} ${String(c.type).toLowerCase()}${c.notnull ? ' NOT NULL' : ''}` +
+        `${c.dflt_value !== null ? ` DEFAULT ${String(c.dflt_value)}` : ''}${Number(c.pk) > 0 ? ' PRIMARY KEY' : ''}`,
+    );
+  const keys = (table: string) =>
+    all('SELECT * FROM pragma_foreign_key_list(?) ORDER BY id, seq', table).map(
+      (k) =>
+        `FOREIGN KEY (${String(k.from)}) REFERENCES ${String(k.table)}(${String(k.to)})` +
+        `${k.on_delete !== 'NO ACTION' ? ` ON DELETE ${String(k.on_delete)}` : ''}`,
+    );
+  // A view's columns by name only: their types are SQLite's guess from the expressions, which its
+  // versions (one per Node line) need not make alike; the definition below says what they hold.
+  const viewColumns = (view: string) =>
+    all('SELECT name FROM pragma_table_info(?) ORDER BY cid', view).map((c) => String(c.name));
+  return {
+    tables: objects('table').map((t) => ({
+      heading: `TABLE ${t.name}`,
+      lines: [...columns(t.name), ...keys(t.name)],
+    })),
+    indexes: objects('index')
+      .filter((i) => i.sql !== null)
+      .map((i) => ({ heading: `INDEX ${i.name} ON ${i.table}`, lines: [oneLine(String(i.sql))] })),
+    views: objects('view').map((v) => ({
+      heading: `VIEW ${v.name}`,
+      lines: [...viewColumns(v.name), oneLine(String(v.sql))],
+    })),
+    routines: objects('trigger').map((t) => `TRIGGER ${t.name} ON ${t.table}`),
+  };
+}
+
 /** The schema `pool`'s database has once the PostgreSQL journal's migrations ran on it. */
 export async function postgresSchemaText(pool: pg.Pool): Promise<string> {
   await migratePostgres(pool);
   const all = async (sql: string, ...args: unknown[]) => (await pool.query<Row>(sql, args)).rows;
-  const columns = async (relation: string) =>
-    (
-      await all(
-        `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
-                pg_get_expr(d.adbin, d.adrelid) AS dflt
-         FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-         WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
-        relation,
-      )
-    ).map(
-      (c) =>
-        `  ${String(c.name)} ${String(c.type)}${c.notnull ? ' NOT NULL' : ''}` +
-        `${c.dflt !== null ? ` DEFAULT ${String(c.dflt)}` : ''}`,
-    );
-  const constraints = async (table: string) =>
-    (
-      await all(
-        `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
-         WHERE conrelid = $1::regclass ORDER BY contype, pg_get_constraintdef(oid)`,
-        table,
-      )
-    ).map((c) => `  ${String(c.def)}`);
-  const lines = [header('PostgreSQL')];
+  const relation = async (kind: 'TABLE' | 'VIEW', name: string, more: string[]) => ({
+    heading: `${kind} ${name}`,
+    lines: [...(await postgresColumns(all, name)), ...more],
+  });
   const tables = await all(
     "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
   );
-  for (const { name } of tables)
-    lines.push(
-      `TABLE ${String(name)}`,
-      ...(await columns(String(name))),
-      ...(await constraints(String(name))),
-      '',
-    );
-  const indexes = await all(
-    "SELECT indexname AS name, tablename AS table, indexdef AS sql FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname",
-  );
-  for (const index of indexes)
-    lines.push(
-      `INDEX ${String(index.name)} ON ${String(index.table)}`,
-      `  ${oneLine(String(index.sql).replaceAll('public.', ''))}`,
-      '',
-    );
   const views = await all(
     "SELECT viewname AS name, definition FROM pg_views WHERE schemaname = 'public' ORDER BY viewname",
   );
-  for (const view of views)
-    lines.push(
-      `VIEW ${String(view.name)}`,
-      ...(await columns(String(view.name))),
-      `  AS ${oneLine(String(view.definition))}`,
-      '',
-    );
-  const triggers = await all(
-    'SELECT tgname AS name, tgrelid::regclass::text AS table FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname',
+  const indexes = await all(
+    "SELECT indexname AS name, tablename AS on_table, indexdef AS sql FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname",
   );
-  for (const trigger of triggers)
-    lines.push(`TRIGGER ${String(trigger.name)} ON ${String(trigger.table)}`);
+  const schema: Schema = {
+    tables: [],
+    indexes: indexes.map((i) => ({
+      heading: `INDEX ${String(i.name)} ON ${String(i.on_table)}`,
+      lines: [oneLine(String(i.sql).replaceAll('public.', ''))],
+    })),
+    views: [],
+    routines: await postgresRoutines(all),
+  };
+  for (const { name } of tables)
+    schema.tables.push(
+      await relation('TABLE', String(name), await postgresConstraints(all, String(name))),
+    );
+  for (const { name, definition } of views)
+    schema.views.push(
+      await relation('VIEW', String(name), [
+        `CREATE VIEW ${String(name)} AS ${oneLine(String(definition))}`,
+      ]),
+    );
+  return schemaText('PostgreSQL', schema);
+}
+
+type Query = (sql: string, ...args: unknown[]) => Promise<Row[]>;
+
+async function postgresColumns(all: Query, relation: string): Promise<string[]> {
+  const rows = await all(
+    `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull,
+            pg_get_expr(d.adbin, d.adrelid) AS dflt
+     FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+     WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+    relation,
+  );
+  return rows.map(
+    (c) =>
+      `${String(c.name)} ${String(c.type)}${c.notnull ? ' NOT NULL' : ''}` +
+      `${c.dflt !== null ? ` DEFAULT ${String(c.dflt)}` : ''}`,
+  );
+}
+
+async function postgresConstraints(all: Query, table: string): Promise<string[]> {
+  const rows = await all(
+    `SELECT pg_get_constraintdef(oid) AS def FROM pg_constraint
+     WHERE conrelid = $1::regclass ORDER BY contype, pg_get_constraintdef(oid)`,
+    table,
+  );
+  return rows.map((c) => String(c.def));
+}
+
+async function postgresRoutines(all: Query): Promise<string[]> {
+  const triggers = await all(
+    'SELECT tgname AS name, tgrelid::regclass::text AS on_table FROM pg_trigger WHERE NOT tgisinternal ORDER BY tgname',
+  );
   const functions = await all(
     `SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ') RETURNS ' ||
             pg_get_function_result(p.oid) AS signature
      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = 'public' ORDER BY 1`,
   );
-  for (const fn of functions) lines.push(`FUNCTION ${String(fn.signature)}`);
-  return lines.join('\n').trimEnd() + '\n';
+  return [
+    ...triggers.map((t) => `TRIGGER ${String(t.name)} ON ${String(t.on_table)}`),
+    ...functions.map((f) => `FUNCTION ${String(f.signature)}`),
+  ];
 }
 
 /** The checked-in snapshot at `file` (relative to the repository), or '' where there is none. */

@@ -177,65 +177,65 @@ INDEX webhook_outbox_pending ON webhook_outbox
   CREATE INDEX webhook_outbox_pending ON webhook_outbox (target, id) WHERE delivered_at IS NULL
 
 VIEW row_results
-  id integer
-  file_id integer
-  line integer
-  phone_raw text
-  phone text
-  group_id integer
-  batch_id integer
-  extras text
-  intake text
-  status any
-  status_code any
-  status_msg any
-  sms_message_sid text
-  date_created text
-  updated_at text
-  AS CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown') THEN b.state ELSE 'pending' END ELSE r.intake END AS status, CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code, CASE r.intake WHEN 'invalid' THEN r.error WHEN 'duplicate' THEN coalesce(( SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line ELSE 'the same message to this number goes with another file (its report has the outcome): line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), 'the same message to this number goes with another file read again since (its report has the outcome)') ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, b.updated_at FROM rows r LEFT JOIN batches b ON b.id = r.batch_id
+  id
+  file_id
+  line
+  phone_raw
+  phone
+  group_id
+  batch_id
+  extras
+  intake
+  status
+  status_code
+  status_msg
+  sms_message_sid
+  date_created
+  updated_at
+  CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown') THEN b.state ELSE 'pending' END ELSE r.intake END AS status, CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code, CASE r.intake WHEN 'invalid' THEN r.error WHEN 'duplicate' THEN coalesce(( SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line ELSE 'the same message to this number goes with another file (its report has the outcome): line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), 'the same message to this number goes with another file read again since (its report has the outcome)') ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, b.updated_at FROM rows r LEFT JOIN batches b ON b.id = r.batch_id
 
 VIEW v_failures
-  file_id integer
-  file_name text
-  status text
-  status_code text
-  count any
-  sample_message any
-  AS CREATE VIEW v_failures AS SELECT b.file_id, f.name AS file_name, b.state AS status, b.status_code, sum(b.numbers) AS count, min(b.status_msg) AS sample_message FROM batches b JOIN files f ON f.id = b.file_id WHERE b.state IN ('failed', 'unknown') GROUP BY b.file_id, b.state, b.status_code
+  file_id
+  file_name
+  status
+  status_code
+  count
+  sample_message
+  CREATE VIEW v_failures AS SELECT b.file_id, f.name AS file_name, b.state AS status, b.status_code, sum(b.numbers) AS count, min(b.status_msg) AS sample_message FROM batches b JOIN files f ON f.id = b.file_id WHERE b.state IN ('failed', 'unknown') GROUP BY b.file_id, b.state, b.status_code
 
 VIEW v_files
-  id integer
-  name text
-  sha256 text
-  status text
-  rows any
-  invalid integer
-  duplicates integer
-  accepted any
-  failed any
-  unknown any
-  pending any
-  requests any
-  started_at text
-  finished_at text
-  AS CREATE VIEW v_files AS SELECT f.id, f.name, f.sha256, f.status, CASE WHEN f.status = 'intake' THEN (SELECT count(*) FROM rows r WHERE r.file_id = f.id) ELSE f.rows END AS rows, f.invalid, f.duplicates, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_accepted ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'accepted') END AS accepted, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_failed ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'failed') END AS failed, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_unknown ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'unknown') END AS unknown, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_pending ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state IN ('planned', 'sending')) END AS pending, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_requests ELSE (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id) END AS requests, f.started_at, f.finished_at FROM files f
+  id
+  name
+  sha256
+  status
+  rows
+  invalid
+  duplicates
+  accepted
+  failed
+  unknown
+  pending
+  requests
+  started_at
+  finished_at
+  CREATE VIEW v_files AS SELECT f.id, f.name, f.sha256, f.status, CASE WHEN f.status = 'intake' THEN (SELECT count(*) FROM rows r WHERE r.file_id = f.id) ELSE f.rows END AS rows, f.invalid, f.duplicates, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_accepted ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'accepted') END AS accepted, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_failed ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'failed') END AS failed, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_unknown ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'unknown') END AS unknown, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_pending ELSE (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state IN ('planned', 'sending')) END AS pending, CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_requests ELSE (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id) END AS requests, f.started_at, f.finished_at FROM files f
 
 VIEW v_recipients
-  row_id integer
-  file_id integer
-  file_name text
-  line integer
-  phone_raw text
-  phone text
-  app_id text
-  template_id text
-  datas text
-  extras text
-  status any
-  status_code any
-  status_msg any
-  sms_message_sid text
-  date_created text
-  attempts any
-  updated_at text
-  AS CREATE VIEW v_recipients AS SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone, g.app_id, g.template_id, g.datas, rr.extras, rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created, (WITH RECURSIVE chain(id) AS ( SELECT rr.batch_id UNION ALL SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts, rr.updated_at FROM row_results rr JOIN files f ON f.id = rr.file_id LEFT JOIN groups g ON g.id = rr.group_id
+  row_id
+  file_id
+  file_name
+  line
+  phone_raw
+  phone
+  app_id
+  template_id
+  datas
+  extras
+  status
+  status_code
+  status_msg
+  sms_message_sid
+  date_created
+  attempts
+  updated_at
+  CREATE VIEW v_recipients AS SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone, g.app_id, g.template_id, g.datas, rr.extras, rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created, (WITH RECURSIVE chain(id) AS ( SELECT rr.batch_id UNION ALL SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts, rr.updated_at FROM row_results rr JOIN files f ON f.id = rr.file_id LEFT JOIN groups g ON g.id = rr.group_id
