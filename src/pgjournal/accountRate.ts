@@ -8,6 +8,7 @@
 // process. The node then waits the time it was given, on its own clock.
 import type pg from 'pg';
 import type { AccountRate, ReservedStart, WindowFull } from '../ports/account.js';
+import { withTransaction } from './smallTransaction.js';
 
 const TAKE_START =
   'SELECT wait_ms, start_id, full_ms FROM account_take_start($1, $2, $3, $4, $5, $6)';
@@ -68,28 +69,20 @@ async function seedWindow(
   windowMs: number,
 ): Promise<void> {
   if (starts.length === 0) return;
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  await withTransaction(pool, async (client) => {
     await client.query('SELECT 1 FROM account_pace WHERE id = 1 FOR UPDATE');
     await client.query(
       `WITH seeded AS (
-         INSERT INTO account_window_starts (at, numbers, node)
-         SELECT s.at, s.numbers, $3
-         FROM unnest($1::double precision[], $2::integer[]) AS s(at, numbers)
-         WHERE s.at > extract(epoch FROM clock_timestamp()) * 1000 - $4 AND NOT EXISTS (
-           SELECT 1 FROM account_window_starts
-           WHERE at > extract(epoch FROM clock_timestamp()) * 1000 - $4)
-         RETURNING numbers)
-       UPDATE account_pace SET window_used = window_used + (SELECT coalesce(sum(numbers), 0) FROM seeded)
-       WHERE id = 1`,
+       INSERT INTO account_window_starts (at, numbers, node)
+       SELECT s.at, s.numbers, $3
+       FROM unnest($1::double precision[], $2::integer[]) AS s(at, numbers)
+       WHERE s.at > extract(epoch FROM clock_timestamp()) * 1000 - $4 AND NOT EXISTS (
+         SELECT 1 FROM account_window_starts
+         WHERE at > extract(epoch FROM clock_timestamp()) * 1000 - $4)
+       RETURNING numbers)
+     UPDATE account_pace SET window_used = window_used + (SELECT coalesce(sum(numbers), 0) FROM seeded)
+     WHERE id = 1`,
       [starts.map((s) => s.at), starts.map((s) => s.numbers), node, windowMs],
     );
-    await client.query('COMMIT');
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }

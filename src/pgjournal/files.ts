@@ -25,6 +25,7 @@ import { DEFAULT_LEASE_MS } from './leases.js';
 import { defaultNodeId } from './nodes.js';
 import { PgIntakeTurns } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
+import { withTransaction } from './smallTransaction.js';
 
 export interface PgFileStoreOptions {
   /** This node's id and lease (SMSDROP_NODE_ID, SMSDROP_LEASE): its claims on files. */
@@ -340,25 +341,10 @@ class PgFileStore implements FileStore {
     return planSummary(this.#pool, id);
   }
 
-  async #transaction<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    client.on('error', ignore); // ended by the server while held: the query under way says so
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.off('error', ignore);
-      client.release();
-    }
+  #transaction<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
+    return withTransaction(this.#pool, work);
   }
 }
-
-function ignore(): void {}
 
 function claimLost(node: string, fileId: number, why: string): SmsdropError {
   return new SmsdropError(

@@ -5,6 +5,7 @@
 // release: the turn's lock and what it commits share one connection's fate.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
+import { Transaction } from './smallTransaction.js';
 
 /**
  * Runs in the transaction just before each COMMIT, after every write of it: throwing refuses the
@@ -19,7 +20,7 @@ export class IntakeTransaction {
   /** The intake turn's connection, kept between transactions; else one from the pool for each. */
   readonly #turn: pg.PoolClient | undefined;
   readonly #beforeCommit: BeforeCommit | undefined;
-  #client: pg.PoolClient | undefined;
+  #open: Transaction | undefined;
   #busy: Promise<void> = Promise.resolve();
   #lost = false;
 
@@ -51,7 +52,7 @@ export class IntakeTransaction {
     const run = this.#busy.then(async () => {
       if (this.#lost) throw this.lostError();
       try {
-        await step(await this.#open());
+        await step(await this.#begin());
       } catch (error) {
         this.#lost = true;
         this.#end();
@@ -68,48 +69,24 @@ export class IntakeTransaction {
 
   /** Inside a step: commits the open transaction; false when none was open. */
   async commitOpen(): Promise<boolean> {
-    const client = this.#client;
-    if (!client) return false;
-    await this.#beforeCommit?.(client);
-    await client.query('COMMIT');
-    this.#client = undefined;
-    this.#letGo(client);
+    const open = this.#open;
+    if (!open) return false;
+    await this.#beforeCommit?.(open.client);
+    // A failed COMMIT rolls back and lets the client go itself: nothing is left for #end.
+    this.#open = undefined;
+    await open.commit();
     return true;
   }
 
-  async #open(): Promise<pg.PoolClient> {
-    if (this.#client) return this.#client;
-    const client = this.#turn ?? (await this.#pool.connect());
-    // A connection the server ends while held reports it here as well as to the query under way:
-    // unheard, it would end the process.
-    if (!this.#turn) client.on('error', ignore);
-    try {
-      await client.query('BEGIN');
-    } catch (error) {
-      this.#letGo(client, true);
-      throw error;
-    }
-    this.#client = client;
-    return client;
+  async #begin(): Promise<pg.ClientBase> {
+    this.#open ??= await Transaction.begin(this.#pool, this.#turn);
+    return this.#open.client;
   }
 
   /** After a failure: the transaction is gone (rolled back, or with its connection). */
   #end(): void {
-    const client = this.#client;
-    this.#client = undefined;
-    if (!client) return;
-    client.query('ROLLBACK').then(
-      () => this.#letGo(client),
-      () => this.#letGo(client, true),
-    );
-  }
-
-  /** Back to the pool (`broken`: closed), unless it is the turn's, which the turn's end lets go. */
-  #letGo(client: pg.PoolClient, broken = false): void {
-    if (client === this.#turn) return;
-    client.off('error', ignore);
-    client.release(broken);
+    const open = this.#open;
+    this.#open = undefined;
+    void open?.rollBack();
   }
 }
-
-function ignore(): void {}

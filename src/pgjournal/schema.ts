@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { withTransaction } from './smallTransaction.js';
 
 /** The advisory lock migrations run under: "smsdrop" as a number, chosen once, never changed. */
 export const MIGRATION_LOCK = 0x736d7364726f70n;
@@ -69,9 +70,7 @@ export interface MigrationResult {
 
 /** Brings the schema to the newest version, once, whoever else is doing the same right now. */
 export async function migratePostgres(pool: pg.Pool): Promise<MigrationResult> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK.toString()]);
     await client.query(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)',
@@ -97,12 +96,6 @@ export async function migratePostgres(pool: pg.Pool): Promise<MigrationResult> {
       );
       applied.push(migration.version);
     }
-    await client.query('COMMIT');
     return { applied, version: newest };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -14,6 +14,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
+import { withTransaction } from './smallTransaction.js';
 
 /** One write of a turn: its statements, on the turn's connection inside its transaction. */
 export type TurnWrite<T> = (db: pg.PoolClient) => Promise<T>;
@@ -93,10 +94,8 @@ async function commitTurn(pool: pg.Pool, batch: Job[]): Promise<void> {
 
 /** The turn's writes in one transaction: how each settled, once committed; throws on a rollback. */
 async function tryTurn(pool: pg.Pool, batch: Job[]): Promise<Settled[]> {
-  const client = await pool.connect();
-  const settled: Settled[] = [];
-  try {
-    await client.query('BEGIN');
+  return withTransaction(pool, async (client) => {
+    const settled: Settled[] = [];
     for (const job of batch) {
       try {
         settled.push({ ok: true, value: await job.write(client) });
@@ -106,12 +105,6 @@ async function tryTurn(pool: pg.Pool, batch: Job[]): Promise<Settled[]> {
         settled.push({ ok: false, error });
       }
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    client.release(error instanceof Error ? error : true);
-    throw error;
-  }
-  client.release();
-  return settled;
+    return settled;
+  });
 }

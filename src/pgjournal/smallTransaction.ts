@@ -1,6 +1,12 @@
-// Transactions of the PostgreSQL journal's stores: a client of the pool, BEGIN, the work, COMMIT,
-// or ROLLBACK on any error (the error is thrown on). For the stores written with the handle
-// (outbox, suppression list, daemon state, retry, maintenance), and for migrate's copy (copy.ts).
+// Every transaction of the PostgreSQL journal goes through here: a client of the pool, BEGIN, the
+// work, COMMIT, or ROLLBACK on any error (BEGIN's, the work's, COMMIT's: that error is thrown on).
+// The release rule is written once, in `Transaction.#end`: a client whose transaction ended in a
+// COMMIT or a ROLLBACK goes back to the pool; a client whose ROLLBACK failed has a broken
+// connection, and is released with that error, which makes the pool close it rather than lend it
+// again.
+//
+// `withTransaction` is the whole round for a piece of work; `Transaction` is the same round in
+// steps, for the plan store's transaction held open across chunks (planTransaction.ts).
 import type pg from 'pg';
 import type { Queryable } from './claims.js';
 
@@ -12,20 +18,78 @@ export async function withTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect();
-  // A client whose ROLLBACK failed (its connection broke) is ended, not given back to the pool.
-  let broken: Error | undefined;
+  const transaction = await Transaction.begin(pool);
+  let value: T;
   try {
-    await client.query('BEGIN');
-    const value = await work(client);
-    await client.query('COMMIT');
-    return value;
+    value = await work(transaction.client);
   } catch (error) {
-    await client.query('ROLLBACK').catch((rollback: Error) => {
+    await transaction.rollBack();
+    throw error;
+  }
+  await transaction.commit();
+  return value;
+}
+
+/** One open transaction on a client of the pool (or on a client lent by whoever holds it). */
+export class Transaction {
+  readonly client: pg.PoolClient;
+  /** The client is lent (an intake turn's): its holder releases it, never this transaction. */
+  readonly #lent: boolean;
+  #ended = false;
+
+  private constructor(client: pg.PoolClient, lent: boolean) {
+    this.client = client;
+    this.#lent = lent;
+  }
+
+  /**
+   * Begins a transaction on a client of `pool`, or on `lent` (which stays with its holder, who
+   * hears its errors).
+   */
+  static async begin(pool: pg.Pool, lent?: pg.PoolClient): Promise<Transaction> {
+    const client = lent ?? (await pool.connect());
+    // A connection the server ends while it is held reports it here as well as to the query under
+    // way: unheard, the event would end the process.
+    if (!lent) client.on('error', ignore);
+    const transaction = new Transaction(client, lent !== undefined);
+    try {
+      await client.query('BEGIN');
+    } catch (error) {
+      await transaction.rollBack();
+      throw error;
+    }
+    return transaction;
+  }
+
+  /** Commits and lets the client go; a failed COMMIT rolls back (as `rollBack`) and throws. */
+  async commit(): Promise<void> {
+    try {
+      await this.client.query('COMMIT');
+    } catch (error) {
+      await this.rollBack();
+      throw error;
+    }
+    this.#end();
+  }
+
+  /** Rolls back and lets the client go (closed, if ROLLBACK failed). Never throws. */
+  async rollBack(): Promise<void> {
+    if (this.#ended) return;
+    let broken: Error | undefined;
+    await this.client.query('ROLLBACK').catch((rollback: Error) => {
       broken = rollback;
     });
-    throw error;
-  } finally {
-    client.release(broken);
+    this.#end(broken);
+  }
+
+  /** The release rule: back to the pool, or closed when `broken`; a lent client stays lent. */
+  #end(broken?: Error): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    if (this.#lent) return;
+    this.client.off('error', ignore);
+    this.client.release(broken);
   }
 }
+
+function ignore(): void {}
