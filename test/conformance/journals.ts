@@ -65,9 +65,9 @@ interface Opener {
 /** What a test of onEachJournal is given. */
 export interface Journals {
   /** A fresh journal, opened in the test's process. */
-  open(): Promise<Subject>;
+  open: () => Promise<Subject>;
   /** The settings for the CLI or the daemon as child processes on a fresh journal of the kind. */
-  environment(): Promise<Record<string, string>>;
+  environment: () => Promise<Record<string, string>>;
   kind: JournalKind;
 }
 
