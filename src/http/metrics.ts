@@ -8,7 +8,7 @@
 // ids of the nodes sharing a PostgreSQL journal, those seen in the last hour.
 import { readFileSync, statSync } from 'node:fs';
 import client from 'prom-client';
-import type { Awaitable, ReadStore } from '../journal/index.js';
+import type { Awaitable, ReadStore } from '../ports/index.js';
 import type { ProviderClient } from '../provider/client.js';
 import { NODES_SEEN_WITHIN_MS } from '../report/status.js';
 import type { RateLimiter } from '../send/rate.js';

@@ -9,7 +9,8 @@ import type { Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { sql } from './sql.js';
-import { handleOf, type JournalHandle } from './stores/handle.js';
+import { handleOf } from './stores/handle.js';
+import type { JournalHandle } from '../ports/handle.js';
 import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
@@ -19,11 +20,9 @@ export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
-export { openReader, type JournalReader } from './stores/reader.js';
+export { openReader } from './stores/reader.js';
 export { openSuppressionList } from './stores/smallStores.js';
-export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
-export type { JournalHandle };
-export type * from '../ports/index.js';
+export { openTableDump } from './tableDump.js';
 
 export interface WriterOptions {
   /** Who holds the data-directory lock (shown to a second process). */

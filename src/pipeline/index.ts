@@ -4,16 +4,16 @@
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type {
-  Awaitable,
-  FileCounts,
-  FileRecord,
-  FileStore,
-  ReadStore,
-  SendStore,
-  WaitingFile,
-} from '../journal/index.js';
-import { FILE_STATUS } from '../ports/index.js';
+import {
+  FILE_STATUS,
+  type Awaitable,
+  type FileCounts,
+  type FileRecord,
+  type FileStore,
+  type ReadStore,
+  type SendStore,
+  type WaitingFile,
+} from '../ports/index.js';
 import { type ErrorCode, SmsdropError } from '../errors.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import type { RepeatWindow } from '../config/settings/durations.js';

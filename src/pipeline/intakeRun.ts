@@ -2,8 +2,13 @@
 // reading goes on when nothing found later can refuse the file, and the refusal of the file when
 // it cannot be read whole.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
-import { FILE_STATUS } from '../ports/index.js';
+import {
+  FILE_STATUS,
+  type FileRecord,
+  type FileStore,
+  type KeptRows,
+  type SendStore,
+} from '../ports/index.js';
 import {
   type ErrorCode,
   errorCode,

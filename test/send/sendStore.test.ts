@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type JournalHandle, openWriter } from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
+import { openWriter } from '../../src/journal/index.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sendstore-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
