@@ -1,6 +1,7 @@
-// The journal's one public door: open it as a writer (the one process that sends), as a reader
+// The SQLite journal's door: open it as a writer (the one process that sends), as a reader
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
-// ports. Everything else in src/journal/ is private to it.
+// ports (src/ports/). Everything else in src/journal/ is private to it, and only src/journals/
+// opens it (eslint.config.js).
 import { acquireLock } from '../datadir/lock.js';
 import { startCheckpoints } from './checkpoints.js';
 import { insideOf } from './connection.js';
