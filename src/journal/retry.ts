@@ -19,7 +19,7 @@ import { type Assignment, moveBatch } from './moves.js';
 import { recountFile, setFileStatus } from './files.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
-import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
+import type { SentBefore, SentBeforeLookup } from '../ports/plan.js';
 import { BATCH_STATE, DOUBT, FILE_STATUS, REPLACED_STATES, sqlList } from '../ports/states.js';
 import type {
   KeepsOwnReqId,

@@ -24,7 +24,7 @@
 // there are read once, into sorted arrays (a list of a million numbers: 16 MB, against ~70 MB as a
 // Map).
 import type { RepeatWindow } from '../config/settings/durations.js';
-import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
+import type { SentBefore, SentBeforeLookup } from '../ports/plan.js';
 import type { Journal } from './connection.js';
 import { sqlRaw, sqlPluck } from './sql.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';

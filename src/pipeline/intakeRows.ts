@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import type { KeptRows } from '../ports/index.js';
 import type { RowToJournal } from '../plan/rowWriter.js';
-import type { PlanStore } from '../plan/store.js';
+import type { PlanStore } from '../ports/plan.js';
 import { FileRefusedError } from '../intake/errors.js';
 import type { GroupCounts } from '../intake/groupCounts.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';

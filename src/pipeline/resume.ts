@@ -4,7 +4,8 @@
 import type { FileCounts, FileRecord, FileStore, WaitingFile } from '../ports/index.js';
 import { FILE_STATUS } from '../ports/states.js';
 import { sendFile, type SendResult } from '../send/index.js';
-import { type PipelineContext, providerChange } from './index.js';
+import type { PipelineContext } from './context.js';
+import { providerChange } from './outcome.js';
 import { heldRepeats } from './retry.js';
 
 export interface ResumeResult {

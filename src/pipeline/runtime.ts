@@ -20,7 +20,7 @@ import {
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
-import type { PipelineContext } from './index.js';
+import type { PipelineContext } from './context.js';
 import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';
