@@ -46,7 +46,6 @@ const TESTS_STILL_CROSSING = [
   'test/config/database.test.ts',
   'test/daemon/gcPreload.ts',
   'test/daemon/late.test.ts',
-  'test/daemon/lifecycle.test.ts',
   'test/daemon/pause.test.ts',
   'test/pg/intake.test.ts',
   'test/pg/migrate.test.ts',
@@ -71,9 +70,7 @@ const TESTS_STILL_CROSSING = [
   'test/retention/backup.test.ts',
   'test/retention/pruneBusy.test.ts',
   'test/send/rate.test.ts',
-  'test/send/sendStore.test.ts',
   'test/send/turns.test.ts',
-  'test/webhooks/deliver.test.ts',
 ];
 
 /**
