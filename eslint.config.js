@@ -78,7 +78,17 @@ const TESTS_STILL_CROSSING = [
  * object for every block: a later block's options replace an earlier one's for the same files.
  */
 function restrictedImports(patterns, paths = [BETTER_SQLITE3]) {
-  return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] };
+  return {
+    '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+    // The import rule does not see `await import(…)`: the same patterns, on the module named.
+    'no-restricted-syntax': [
+      'error',
+      ...patterns.map(({ regex, message }) => ({
+        selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+        message,
+      })),
+    ],
+  };
 }
 
 export default tseslint.config(
