@@ -15,6 +15,92 @@ const BETTER_SQLITE3 = {
   allowTypeImports: true,
 };
 
+// The doors to the two journals (src/journals/index.ts opens both). `(^|/)journal/` is the SQLite
+// folder alone: pgjournal/ and journals/ do not match it.
+const SQLITE_JOURNAL = {
+  regex: '(^|/)journal/',
+  message: 'the SQLite journal is reached through src/journals/index.js, its types are src/ports/',
+};
+const PG_JOURNAL = {
+  regex: '(^|/)pgjournal/',
+  message:
+    'the PostgreSQL journal is reached through src/journals/index.js, its types are src/ports/',
+};
+const SQLITE_JOURNAL_FROM_TESTS = {
+  regex: '(^|/)src/journal/',
+  message: "only test/journal/ tests the SQLite journal's own modules: use src/journals/index.js",
+};
+const PG_JOURNAL_FROM_TESTS = {
+  regex: '(^|/)src/pgjournal/',
+  message: "only test/pg/ tests the PostgreSQL journal's own modules: use src/journals/index.js",
+};
+
+/**
+ * Test files that open both journals' own modules by design, as src/journals/ does for the code:
+ * the conformance suite's subjects, and the readers that compare the two schemas.
+ */
+const TEST_BRIDGES = [
+  'test/conformance/journals.ts',
+  'test/schemaText.ts',
+  'test/pg/documentedViews.test.ts',
+];
+
+/**
+ * Test files that import a journal's modules from outside that journal's test folder; each comes
+ * off the list once it goes through src/journals/ (or moves into the journal's folder).
+ */
+const TESTS_STILL_CROSSING = [
+  'test/bench/bench.test.ts',
+  'test/cli/errorCodes.test.ts',
+  'test/cli/samples.test.ts',
+  'test/config/database.test.ts',
+  'test/daemon/gcPreload.ts',
+  'test/daemon/late.test.ts',
+  'test/daemon/pause.test.ts',
+  'test/pg/intake.test.ts',
+  'test/pg/migrate.test.ts',
+  'test/pg/nodes.test.ts',
+  'test/pg/reads.test.ts',
+  'test/pg/schema.test.ts',
+  'test/pg/sendReads.test.ts',
+  'test/pg/smallStores.test.ts',
+  'test/pipeline/encodingCorpus.test.ts',
+  'test/pipeline/faults.test.ts',
+  'test/pipeline/intakeThread.test.ts',
+  'test/pipeline/overlap.test.ts',
+  'test/pipeline/rateLimits.test.ts',
+  'test/pipeline/resultFiles.test.ts',
+  'test/plan/seenNumbers.test.ts',
+  'test/report/helpers.ts',
+  'test/report/report.test.ts',
+  'test/report/retry.test.ts',
+  'test/report/status.test.ts',
+  'test/report/views.test.ts',
+  'test/results/sameBytes.test.ts',
+  'test/retention/backup.test.ts',
+  'test/retention/pruneBusy.test.ts',
+  'test/send/rate.test.ts',
+  'test/send/turns.test.ts',
+];
+
+/**
+ * The import rule with `patterns` refused, and better-sqlite3 unless `paths` says otherwise. One
+ * object for every block: a later block's options replace an earlier one's for the same files.
+ */
+function restrictedImports(patterns, paths = [BETTER_SQLITE3]) {
+  return {
+    '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+    // The import rule does not see `await import(…)`: the same patterns, on the module named.
+    'no-restricted-syntax': [
+      'error',
+      ...patterns.map(({ regex, message }) => ({
+        selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\/')}/]`,
+        message,
+      })),
+    ],
+  };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'data/', 'node_modules/', 'test/fixtures/'] },
   js.configs.recommended,
@@ -60,25 +146,43 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [BETTER_SQLITE3] }] },
   },
   {
-    // The journal's one door is src/journal/index.ts (issue 31): the rest of src/ imports nothing
-    // else of src/journal/, types included. (A later block's options replace an earlier one's, so
-    // this one repeats the better-sqlite3 rule.)
+    // Both journals' one door is src/journals/index.ts: the rest of src/ imports nothing of
+    // src/journal/ or src/pgjournal/, types included (those are the ports', src/ports/).
     files: ['src/**/*.ts'],
-    ignores: ['src/journal/**'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          paths: [BETTER_SQLITE3],
-          patterns: [
-            {
-              regex: '(^|/)journal/(?!index\\.js$)',
-              message: 'the journal is reached through src/journal/index.js and its ports only',
-            },
-          ],
-        },
-      ],
-    },
+    ignores: ['src/journal/**', 'src/pgjournal/**', 'src/journals/**'],
+    rules: restrictedImports([SQLITE_JOURNAL, PG_JOURNAL]),
+  },
+  {
+    // Neither journal imports the other.
+    files: ['src/journal/**/*.ts'],
+    ignores: ['src/journal/sqlite.ts'],
+    rules: restrictedImports([PG_JOURNAL]),
+  },
+  {
+    files: ['src/journal/sqlite.ts'],
+    rules: restrictedImports([PG_JOURNAL], []),
+  },
+  {
+    files: ['src/pgjournal/**/*.ts'],
+    rules: restrictedImports([SQLITE_JOURNAL]),
+  },
+  {
+    // A test of one journal's own modules lives in that journal's test folder (test/journal/,
+    // test/pg/); every other test reaches the journals through src/journals/ and src/ports/. The
+    // files that still cross are listed: the list only shrinks.
+    files: ['test/**/*.ts'],
+    ignores: ['test/journal/**', ...TEST_BRIDGES, ...TESTS_STILL_CROSSING],
+    rules: restrictedImports([SQLITE_JOURNAL_FROM_TESTS, PG_JOURNAL_FROM_TESTS]),
+  },
+  {
+    files: ['test/journal/**/*.ts'],
+    ignores: [...TEST_BRIDGES, ...TESTS_STILL_CROSSING],
+    rules: restrictedImports([PG_JOURNAL_FROM_TESTS]),
+  },
+  {
+    files: ['test/pg/**/*.ts'],
+    ignores: [...TEST_BRIDGES, ...TESTS_STILL_CROSSING],
+    rules: restrictedImports([SQLITE_JOURNAL_FROM_TESTS]),
   },
   {
     // Functions that fit on a screen and files that can be read whole (issue 31); the journal's

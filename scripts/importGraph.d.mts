@@ -1,6 +1,9 @@
 // Types of importGraph.mjs for the TypeScript that imports it (test/imports.test.ts).
-/** file -> the files it imports as values, paths relative to src/ with '/'. */
-export function fileGraph(root?: string): Map<string, Set<string>>;
+/**
+ * file -> the files it imports as values (with `types`, as types too), paths relative to src/
+ * with '/'.
+ */
+export function fileGraph(root?: string, options?: { types?: boolean }): Map<string, Set<string>>;
 /** folder -> folder -> the imports ("file -> target") that make the edge. */
 export function folderGraph(files?: Map<string, Set<string>>): Map<string, Map<string, string[]>>;
 /** The folder of a path relative to src/. */

@@ -1,9 +1,10 @@
-// The import graph of src/ (issue 31): which files and which folders import which, counting value
-// imports only (`import type` and all-`type` specifier lists are left out, they vanish at run
-// time), and the circles among them (strongly connected sets of two or more). A file directly in
+// The import graph of src/ (issue 31): which files and which folders import which, and the
+// circles among them (strongly connected sets of two or more). By default value imports only
+// (`import type` and all-`type` specifier lists vanish at run time); with `types`, type imports
+// too (a circle of types alone still ties the files' vocabularies together). A file directly in
 // src/ (errors.ts, cli.ts) counts as a folder of its own. test/imports.test.ts reads the same
-// graph and fails on a circle it does not know.
-//   node scripts/importGraph.mjs            the circles and the two-folder circles
+// graphs and fails on a circle it does not know.
+//   node scripts/importGraph.mjs            the circles and the two-folder circles, both graphs
 //   node scripts/importGraph.mjs --edges    also every folder edge with the imports that make it
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -39,24 +40,25 @@ function typesOnly(specifiers) {
   return names.length > 0 && names.every((name) => name.startsWith('type '));
 }
 
-function valueImports(text) {
+function imports(text, types) {
   const targets = [];
   for (const [, typeKeyword, specifiers, target] of text.matchAll(FROM))
-    if (!typeKeyword && !typesOnly(specifiers)) targets.push(target);
+    if (types || (!typeKeyword && !typesOnly(specifiers))) targets.push(target);
   for (const [, target] of text.matchAll(BARE)) targets.push(target);
   return targets;
 }
 
 /**
- * file -> the files it imports as values, both as paths relative to `root` with '/'
- * ('journal/open.ts'). An import names the .js the build makes; the source is the .ts beside it.
+ * file -> the files it imports as values (and, with `types`, as types), both as paths relative to
+ * `root` with '/' ('journal/open.ts'). An import names the .js the build makes; the source is the
+ * .ts beside it.
  */
-export function fileGraph(root = path.resolve('src')) {
+export function fileGraph(root = path.resolve('src'), { types = false } = {}) {
   const edges = new Map();
   for (const file of sourceFiles(root)) {
     const from = path.relative(root, file).split(path.sep).join('/');
     const targets = new Set();
-    for (const target of valueImports(readFileSync(file, 'utf8'))) {
+    for (const target of imports(readFileSync(file, 'utf8'), types)) {
       const resolved = path.resolve(path.dirname(file), target).replace(/\.js$/, '.ts');
       targets.add(path.relative(root, resolved).split(path.sep).join('/'));
     }
@@ -115,21 +117,24 @@ export function circles(edges) {
 }
 
 function main() {
-  const files = fileGraph();
-  const edges = folderGraph(files);
-  console.log('file circles (value imports):');
-  for (const set of circles(files)) console.log(`  {${set.join(', ')}}`);
-  console.log('folder circles (value imports):');
-  for (const set of circles(edges)) console.log(`  {${set.join(', ')}}`);
-  const pairs = [];
-  for (const [from, to] of edges)
-    for (const other of to.keys())
-      if (from < other && edges.get(other)?.has(from)) pairs.push(`${from}<->${other}`);
-  console.log(`two-folder circles: ${pairs.join(', ') || 'none'}`);
-  if (process.argv.includes('--edges'))
-    for (const [from, to] of [...edges].sort())
-      for (const [other, why] of [...to].sort())
-        console.log(`${from} -> ${other}\n    ${why.join('\n    ')}`);
+  for (const types of [false, true]) {
+    const kind = types ? 'value and type imports' : 'value imports';
+    const files = fileGraph(undefined, { types });
+    const edges = folderGraph(files);
+    console.log(`file circles (${kind}):`);
+    for (const set of circles(files)) console.log(`  {${set.join(', ')}}`);
+    console.log(`folder circles (${kind}):`);
+    for (const set of circles(edges)) console.log(`  {${set.join(', ')}}`);
+    const pairs = [];
+    for (const [from, to] of edges)
+      for (const other of to.keys())
+        if (from < other && edges.get(other)?.has(from)) pairs.push(`${from}<->${other}`);
+    console.log(`two-folder circles (${kind}): ${pairs.join(', ') || 'none'}`);
+    if (process.argv.includes('--edges'))
+      for (const [from, to] of [...edges].sort())
+        for (const [other, why] of [...to].sort())
+          console.log(`${from} -> ${other}\n    ${why.join('\n    ')}`);
+  }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href)

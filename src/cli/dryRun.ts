@@ -6,13 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { type Config, defaultAppIdFor } from '../config/index.js';
-import {
-  type FileRecord,
-  type JournalHandle,
-  type JournalReader,
-  openScratch,
-  type ReadStore,
-} from '../journal/index.js';
+import type { FileRecord, JournalHandle, JournalReader, ReadStore } from '../ports/index.js';
+import { openScratch } from '../journals/index.js';
 import { openReader } from '../journals/index.js';
 import type { Logger } from '../log/logger.js';
 import { type FileRunResult, type PipelineContext, processFile } from '../pipeline/index.js';

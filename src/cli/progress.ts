@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SingleBar } from 'cli-progress';
-import type { FileStore } from '../journal/index.js';
+import type { FileStore } from '../ports/index.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { PipelineContext } from '../pipeline/index.js';
 

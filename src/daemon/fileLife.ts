@@ -3,13 +3,7 @@
 import type { Logger } from '../log/logger.js';
 import { describeError, redactSecrets } from '../log/redact.js';
 import type { PipelineContext } from '../pipeline/index.js';
-import type {
-  Awaitable,
-  FileAside,
-  FileStore,
-  OutboxStore,
-  WebhookEvent,
-} from '../journal/index.js';
+import type { Awaitable, FileAside, FileStore, OutboxStore, WebhookEvent } from '../ports/index.js';
 import type { Folders } from './folders.js';
 
 export interface FileLife {

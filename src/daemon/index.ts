@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/index.js';
-import type { Awaitable, DaemonStateUpdate } from '../journal/index.js';
+import type { Awaitable, DaemonStateUpdate } from '../ports/index.js';
 import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';

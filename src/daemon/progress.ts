@@ -1,7 +1,7 @@
 // The periodic progress line while sending: rows settled since start, rows still to go in the
 // files in progress, requests per second over the last interval, and an ETA at that pace. Quiet
 // when nothing is being sent (idle, or paused: the pause has its own line).
-import type { ReadStore } from '../journal/index.js';
+import type { ReadStore } from '../ports/index.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from '../pipeline/index.js';
 

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { FileRecord } from '../journal/index.js';
+import type { FileRecord } from '../ports/index.js';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import { describeError, redactSecrets } from '../log/redact.js';

@@ -7,7 +7,6 @@ import { checkHttpAccess, hostList } from '../http/address.js';
 import type { HealthSource } from '../http/health.js';
 import { createMetrics, type DaemonMetrics } from '../http/metrics.js';
 import { type HttpSurface, startHttpSurface } from '../http/server.js';
-import { journalPath } from '../journal/index.js';
 import type { Logger } from '../log/logger.js';
 import { registerSecret } from '../log/redact.js';
 import type { Runtime } from '../pipeline/runtime.js';
@@ -47,7 +46,6 @@ export async function startOperatorSurface(
   const metrics = createMetrics({
     reads: runtime.journal.reads,
     inProgress: context.inProgress,
-    journalFile: journalPath(config.dataDir),
     pausedCode: () => context.pause.outage?.code,
   });
   context.client = metrics.timed(context.client);

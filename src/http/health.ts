@@ -6,7 +6,7 @@
 import { rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { errorCode } from '../errors.js';
-import type { ReadStore } from '../journal/index.js';
+import type { ReadStore } from '../ports/index.js';
 
 export interface HealthSource {
   journal: Pick<ReadStore, 'health'>;

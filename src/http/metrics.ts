@@ -6,9 +6,9 @@
 // began are counters (_total) that pruning does not lower (pruned_totals); states now are gauges.
 // Label values come from fixed sets: outcomes, provider status codes, smsdrop's E_ codes; and the
 // ids of the nodes sharing a PostgreSQL journal, those seen in the last hour.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import client from 'prom-client';
-import type { Awaitable, ReadStore } from '../journal/index.js';
+import type { Awaitable, ReadStore } from '../ports/index.js';
 import type { ProviderClient } from '../provider/client.js';
 import { NODES_SEEN_WITHIN_MS } from '../report/status.js';
 import type { RateLimiter } from '../send/rate.js';
@@ -17,7 +17,6 @@ export interface MetricsSource {
   reads: ReadStore;
   /** The files this process is reading or sending now (ids). */
   inProgress: { has(id: number): boolean; readonly size: number };
-  journalFile: string;
   /** The code of the pause (E_...) while sending is paused, else undefined. */
   pausedCode(): string | undefined;
 }
@@ -201,7 +200,7 @@ function sharedWhilePending<T>(read: () => Awaitable<T>): () => Promise<T> {
   };
 }
 
-/** Gauges of this process and its files on disk, not of the journal's records. */
+/** Gauges of this process and of the journal's size, not of the journal's records. */
 function processGauges(registry: client.Registry, source: MetricsSource): void {
   const now = () => undefined;
   gauge(registry, 'smsdrop_files_in_progress', 'Files being read or sent now.', [], now, (g) =>
@@ -221,13 +220,10 @@ function processGauges(registry: client.Registry, source: MetricsSource): void {
   gauge(
     registry,
     'smsdrop_journal_bytes',
-    "The journal's size on disk (its WAL included).",
+    "The journal's size: SQLite's files on disk (WAL and intents included), PostgreSQL's database.",
     [],
-    now,
-    (g) => {
-      const size = (file: string) => statSync(file, { throwIfNoEntry: false })?.size ?? 0;
-      g.set(size(source.journalFile) + size(`${source.journalFile}-wal`));
-    },
+    () => source.reads.size(),
+    (g, size) => g.set(size.bytes),
   );
 }
 

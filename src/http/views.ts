@@ -1,7 +1,7 @@
 // What the JSON API and the dashboard show, read from the journal when asked: the figures of
 // `smsdrop report --format json` (report/summary.ts), with each unfinished file's progress and
 // ETA as `smsdrop status` reckons them (report/status.ts), and the send rate of the last hour.
-import type { ReadStore } from '../journal/index.js';
+import type { ReadStore } from '../ports/index.js';
 import {
   adviceFor,
   type FailureLine,

@@ -12,10 +12,10 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import { type EncodingPart, lineClassifier } from './encodingParts.js';
-import { type TwoReadings, validUtf8Judge } from './readings.js';
+import { lineClassifier } from './encodingParts.js';
+import { type EncodingFindings, validUtf8Judge } from './readings.js';
 
-export interface FileInspection {
+export interface FileInspection extends EncodingFindings {
   sha256: string;
   size: number;
   encoding: 'utf-8' | 'gb18030';
@@ -32,20 +32,10 @@ export interface FileInspection {
    */
   quoted: boolean;
   /**
-   * Set when lines of the file say UTF-8 and others GB18030 (two exports joined): read in either,
-   * one part would be sent garbled, so intake refuses the file, naming the parts.
-   */
-  mixed?: { parts: EncodingPart[]; partCount: number };
-  /**
    * Every byte is text in the encoding, so a U+FFFD read from it is text the file holds, not the
    * mark of a byte that is not text.
    */
   exact: boolean;
-  /**
-   * Set when the file is valid UTF-8 and both its readings, in UTF-8 and in GB18030, are plausible
-   * (readings.ts): intake refuses it, showing both readings of this value.
-   */
-  ambiguous?: TwoReadings;
 }
 
 const QUOTE = 0x22;

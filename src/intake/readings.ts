@@ -4,9 +4,8 @@
 // (Armenian Անի reads as 员斩斋, IPA ʤ as 胜). Each reading is judged on its own: is the GB18030
 // one Chinese text, is the UTF-8 one text that a list may hold. inspect.ts decides from both, and
 // refuses the file when both stay plausible (docs/input.md, "Encodings").
-import { mixedEncodingRefusal } from './encodingParts.js';
+import { type EncodingPart, mixedEncodingRefusal } from './encodingParts.js';
 import { FileRefusedError } from './errors.js';
-import type { FileInspection } from './inspect.js';
 
 /** What the GB18030 reading of a piece says. */
 export interface GbReading {
@@ -189,6 +188,20 @@ export interface TwoReadings {
   gb18030: string;
 }
 
+/** What a file's inspection (inspect.ts) found that refuses it for its encoding, if anything. */
+export interface EncodingFindings {
+  /**
+   * Set when lines of the file say UTF-8 and others GB18030 (two exports joined): read in either,
+   * one part would be sent garbled, so intake refuses the file, naming the parts.
+   */
+  mixed?: { parts: EncodingPart[]; partCount: number };
+  /**
+   * Set when the file is valid UTF-8 and both its readings, in UTF-8 and in GB18030, are
+   * plausible: intake refuses it, showing both readings of this value.
+   */
+  ambiguous?: TwoReadings;
+}
+
 /** How a file of valid UTF-8 is to be read, or why neither reading can be chosen. */
 export type ValidUtf8Verdict =
   { encoding: 'utf-8' | 'gb18030' } | { ambiguous: TwoReadings; ideographs: number };
@@ -281,7 +294,7 @@ export function ambiguousEncodingRefusal(file: string, readings: TwoReadings): F
 /** Why intake refuses the file for its encoding (two encodings joined, or two readings), if so. */
 export function encodingRefusal(
   file: string,
-  inspection: Pick<FileInspection, 'mixed' | 'ambiguous'>,
+  inspection: EncodingFindings,
 ): FileRefusedError | undefined {
   if (inspection.mixed) return mixedEncodingRefusal(file, inspection.mixed);
   if (inspection.ambiguous) return ambiguousEncodingRefusal(file, inspection.ambiguous);

@@ -1,6 +1,7 @@
-// The journal's one public door: open it as a writer (the one process that sends), as a reader
+// The SQLite journal's door: open it as a writer (the one process that sends), as a reader
 // (reports, the HTTP surface of another process) or as a scratch journal (a dry run), and get its
-// ports. Everything else in src/journal/ is private to it.
+// ports (src/ports/). Everything else in src/journal/ is private to it, and only src/journals/
+// opens it (eslint.config.js).
 import { acquireLock } from '../datadir/lock.js';
 import { startCheckpoints } from './checkpoints.js';
 import { insideOf } from './connection.js';
@@ -9,7 +10,8 @@ import type { Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { sql } from './sql.js';
-import { handleOf, type JournalHandle } from './stores/handle.js';
+import { handleOf } from './stores/handle.js';
+import type { JournalHandle } from '../ports/handle.js';
 import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
 
@@ -19,11 +21,9 @@ export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
-export { openReader, type JournalReader } from './stores/reader.js';
+export { openReader } from './stores/reader.js';
 export { openSuppressionList } from './stores/smallStores.js';
-export { type DumpedRow, type DumpedTable, openTableDump, type TableDump } from './tableDump.js';
-export type { JournalHandle };
-export type * from '../ports/index.js';
+export { openTableDump } from './tableDump.js';
 
 export interface WriterOptions {
   /** Who holds the data-directory lock (shown to a second process). */

@@ -3,7 +3,7 @@
 // to send first), and the intake thread's own connection with the planner's store on it.
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { IntakeWriterLink, WriteGate } from '../ports/intakeWriter.js';
-import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
+import type { PlanStore, SentBeforeLookup } from '../ports/plan.js';
 import { sendFirst } from './batches.js';
 import { commitBulk } from './bulk.js';
 import { insideOf, type Journal } from './connection.js';

@@ -14,7 +14,7 @@ import { askThread, checkpointsOnThread } from './checkpoints.js';
 import { connectionOf, insideOf, type Journal, type PlacedRow } from './connection.js';
 import { keysTable, type DoubtKey, type PlacedRowsRequest } from './placedRowsSql.js';
 import { fileRowSpan } from './rowSpan.js';
-import type { PlacedKey } from '../plan/store.js';
+import type { PlacedKey } from '../ports/plan.js';
 
 export type { PlacedRow };
 

@@ -10,7 +10,7 @@ import type {
   PlacedKey,
   PlannedRow,
   PlanStore,
-} from '../plan/store.js';
+} from '../ports/plan.js';
 import type { Awaitable } from '../ports/awaitable.js';
 import { SmsdropError } from '../errors.js';
 import { setFileHeader } from './files.js';

@@ -31,7 +31,7 @@ import {
 } from '../journalRules/numberKeys.js';
 import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
-import type { SentBefore, SentBeforeLookup } from '../plan/store.js';
+import type { SentBefore, SentBeforeLookup } from '../ports/plan.js';
 import type { Journal } from './connection.js';
 import { sqlRaw, sqlPluck } from './sql.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';

@@ -1,7 +1,7 @@
-// The journal's tables as they are, read a page at a time: what `smsdrop migrate --to` copies into
-// a PostgreSQL journal (src/pgjournal/copy.ts). Read-only once open: each page is a statement of
-// its own by the table's primary key (keyset), so a million rows are read in flat memory and no
-// statement stays open between pages.
+// The journal's tables as they are, read a page at a time (ports/tableDump.ts): what `smsdrop
+// migrate --to` copies into a PostgreSQL journal (src/pgjournal/copy.ts). Read-only once open:
+// each page is a statement of its own by the table's primary key (keyset), so a million rows are
+// read in flat memory and no statement stays open between pages.
 import { existsSync } from 'node:fs';
 import { SmsdropError } from '../errors.js';
 import { replayIntents } from './intents.js';
@@ -10,46 +10,13 @@ import { connectionOf, type Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { appliedMigrations } from './reads.js';
-
-/**
- * The tables copied, parents before the rows that refer to them (a batch's parent_id is an earlier
- * batch), and the primary key each is paged by. Not copied: SQLite's own bookkeeping
- * (schema_migrations, sqlite_sequence) and intents (put back into the journal before reading).
- */
-export const DUMPED_TABLES = [
-  ['files', ['id']],
-  ['groups', ['id']],
-  ['rows', ['id']],
-  ['batches', ['id']],
-  ['batch_numbers', ['batch_id']],
-  ['attempts', ['id']],
-  ['daemon_state', ['id']],
-  ['suppressed', ['phone']],
-  ['invalid_cells', ['row_id']],
-  ['webhook_outbox', ['id']],
-  ['pruned_totals', ['kind', 'outcome', 'code']],
-] as const satisfies ReadonlyArray<readonly [string, readonly string[]]>;
-
-export type DumpedTableName = (typeof DUMPED_TABLES)[number][0];
-
-/** A table's values, row by row, in its columns' order; integers as bigint (exact past 2^53). */
-export type DumpedRow = unknown[];
-
-export interface DumpedTable {
-  name: DumpedTableName;
-  columns: string[];
-  /** Its rows now (the caller holds the data directory's lock: nothing writes meanwhile). */
-  count: number;
-  /** Its rows in primary-key order, `size` at a time. */
-  pages(size: number): Generator<DumpedRow[]>;
-}
-
-export interface TableDump {
-  /** The file read. */
-  file: string;
-  tables(): DumpedTable[];
-  close(): void;
-}
+import {
+  DUMPED_TABLES,
+  type DumpedRow,
+  type DumpedTable,
+  type DumpedTableName,
+  type TableDump,
+} from '../ports/tableDump.js';
 
 /**
  * The journal of dataDir for reading whole, or undefined when there is none. The caller holds the

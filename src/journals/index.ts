@@ -1,21 +1,36 @@
 // Which journal a command uses: SQLite's in the data directory, or PostgreSQL's when
-// SMSDROP_DATABASE_URL is set. Both give the same ports (JournalHandle, JournalReader);
-// the callers open them here and never ask which one they got.
+// SMSDROP_DATABASE_URL is set. Both give the same ports (JournalHandle, JournalReader); the callers
+// open them here and never ask which one they got. This is the one door to both journals: nothing
+// else imports src/journal/ or src/pgjournal/ (eslint.config.js), and what only one journal has
+// (SQLite's backup and scratch journal, the copy into PostgreSQL) is reached here too.
 //
-// Not in journal/index.ts: pgjournal/ reads journal/ (its migrations mirror SQLite's), so
-// journal/ importing pgjournal/ would make a circle of folders (test/imports.test.ts).
+// Not in journal/index.ts: neither journal imports the other, so the one that opens both stands
+// beside them.
 import type { Config } from '../config/index.js';
 import { SmsdropError } from '../errors.js';
 import {
-  type JournalHandle,
-  type JournalReader,
   openReader as openSqliteReader,
   openSuppressionList as openSqliteSuppressionList,
-  type SuppressionList,
   openWriter as openSqliteWriter,
   type WriterOptions,
 } from '../journal/index.js';
 import type { PgSettings } from '../pgjournal/index.js';
+import type {
+  CopyCounts,
+  JournalHandle,
+  JournalReader,
+  SuppressionList,
+  TableDump,
+} from '../ports/index.js';
+
+export {
+  backupJournal,
+  JournalLostError,
+  journalPath,
+  openIntakeWriter,
+  openScratch,
+  openTableDump,
+} from '../journal/index.js';
 
 /** PostgreSQL's journal and its driver, loaded only when a URL asks for them (memory, start-up). */
 const pgJournal = () => import('../pgjournal/index.js');
@@ -95,4 +110,18 @@ export function refuseBackupOnPostgres(config: Pick<Config, 'databaseUrl'>): voi
       'E_BACKUP_POSTGRES',
       "smsdrop backup copies the SQLite journal; this one is in PostgreSQL (SMSDROP_DATABASE_URL): back it up with pg_dump, or the server's point-in-time recovery",
     );
+}
+
+/**
+ * `smsdrop migrate --to`: the SQLite journal's tables copied into the empty PostgreSQL journal at
+ * `url` (`shown`: the URL as it may be shown, its password masked).
+ */
+export async function copyIntoPostgres(
+  dump: TableDump,
+  url: string,
+  shown: string,
+): Promise<CopyCounts> {
+  // Loaded here, not with the command's definition: every other command starts without the driver.
+  const { migrateInto } = await import('../pgjournal/copy.js');
+  return migrateInto(dump, url, shown);
 }

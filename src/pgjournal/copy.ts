@@ -8,14 +8,12 @@
 // The tables are locked first: nothing else writes them while they are checked empty and filled.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
-import type { DumpedRow, DumpedTable, TableDump } from '../journal/index.js';
+import type { CopyCounts, DumpedRow, DumpedTable, TableDump } from '../ports/tableDump.js';
+import { migratePostgres, openPool } from './schema.js';
 import { withTransaction } from './smallTransaction.js';
 
 /** Rows per INSERT: one array parameter per column, however many rows. */
 const PAGE_ROWS = 5000;
-
-/** What was copied: each table's rows, in the order copied. */
-export type CopyCounts = Array<{ table: string; rows: number }>;
 
 export interface CopyOptions {
   /** Told after each page: the table, and its rows copied so far. */
@@ -117,4 +115,39 @@ async function setSequencesPastIds(client: pg.PoolClient): Promise<void> {
       `SELECT setval(pg_get_serial_sequence($1, $2), max("${column}")) FROM "${table}"`,
       [table, column],
     );
+}
+
+/**
+ * `smsdrop migrate --to`: `dump` copied into the empty PostgreSQL journal at `url`, its schema
+ * made first. A first connection that fails is E_MIGRATE_TARGET_UNREACHABLE, told with `shown`
+ * (the URL with its password masked) and PostgreSQL's reason.
+ */
+export async function migrateInto(
+  dump: TableDump,
+  url: string,
+  shown: string,
+): Promise<CopyCounts> {
+  const pool = openPool(url, 2);
+  pool.on('error', () => undefined);
+  try {
+    await reach(pool, shown);
+    await migratePostgres(pool);
+    return await copyJournal(dump, pool);
+  } finally {
+    await pool.end().catch(() => undefined);
+  }
+}
+
+/** A first connection, so that a wrong URL is told as such (PostgreSQL's reason, no password). */
+async function reach(pool: pg.Pool, shown: string): Promise<void> {
+  try {
+    const client = await pool.connect();
+    client.release();
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new SmsdropError(
+      'E_MIGRATE_TARGET_UNREACHABLE',
+      `migrate: cannot connect to ${shown}: ${reason}`,
+    );
+  }
 }

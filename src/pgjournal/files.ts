@@ -9,7 +9,7 @@ import { SmsdropError } from '../errors.js';
 import type { FileStore } from '../ports/files.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/index.js';
 import { FILE_STATUS, type FileStatus } from '../ports/states.js';
-import type { PlanStore } from '../plan/store.js';
+import type { PlanStore } from '../ports/plan.js';
 import {
   attemptsOf,
   countFile,

@@ -2,7 +2,7 @@
 // works through the same pool, and the handle's close ends them all, then the pool, then what the
 // opener holds (the data directory's lock).
 import type pg from 'pg';
-import type { JournalHandle } from '../journal/index.js';
+import type { JournalHandle } from '../ports/handle.js';
 import type { AccountSlots } from '../ports/account.js';
 import type { FileStore } from '../ports/files.js';
 import type { ReadStore } from '../ports/reads.js';

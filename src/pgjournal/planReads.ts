@@ -1,7 +1,7 @@
 // What the PostgreSQL plan store loads before a chunk or the settling of the doubts (see
 // PlanStore.prepareChunk and prepareSettle): a few statements, each for the whole chunk.
 import type pg from 'pg';
-import type { PlacedKey } from '../plan/store.js';
+import type { PlacedKey } from '../ports/plan.js';
 import { HELD } from './planWrites.js';
 
 /** A group of the file as the store knows it, with its held batches (ascending ids). */

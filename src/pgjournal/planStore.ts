@@ -21,7 +21,7 @@ import type {
   PlacedKey,
   PlannedRow,
   PlanStore,
-} from '../plan/store.js';
+} from '../ports/plan.js';
 import { IdReserve } from './ids.js';
 import type { Awaitable } from '../ports/awaitable.js';
 import {

@@ -2,7 +2,7 @@
 // sent after it, a few multi-row statements (unnest of one array per column) inside the intake's
 // open transaction: one round trip per kind of write per chunk, never one per row.
 import type pg from 'pg';
-import type { GroupKey, IntakeCounts, PlannedRow } from '../plan/store.js';
+import type { GroupKey, IntakeCounts, PlannedRow } from '../ports/plan.js';
 
 /** A batch still taking numbers is never due: as SQLite's (journal/batchNumbers.ts). */
 export const HELD = Number.MAX_SAFE_INTEGER;

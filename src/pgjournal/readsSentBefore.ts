@@ -7,7 +7,7 @@ import { numberKeySql, sortedSentBefore } from '../journalRules/numberKeys.js';
 import { countedByRepeatWindow } from '../journalRules/files.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { SmsdropError } from '../errors.js';
-import type { GroupKey } from '../plan/store.js';
+import type { GroupKey } from '../ports/plan.js';
 import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import { all, type Queryable } from './readsQuery.js';

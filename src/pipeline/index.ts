@@ -4,50 +4,26 @@
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import type {
-  Awaitable,
-  FileCounts,
-  FileRecord,
-  FileStore,
-  ReadStore,
-  SendStore,
-  WaitingFile,
-} from '../journal/index.js';
-import { FILE_STATUS } from '../ports/index.js';
+import {
+  FILE_STATUS,
+  type Awaitable,
+  type FileCounts,
+  type FileRecord,
+  type WaitingFile,
+} from '../ports/index.js';
 import { type ErrorCode, SmsdropError } from '../errors.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
-import type { SentBeforeLookup } from '../plan/store.js';
-import { sendFile, type SendContext, type SendResult } from '../send/index.js';
-import { type ResultSpool, type ResultSpools, spoolResults } from '../results/spool.js';
+import type { SentBeforeLookup } from '../ports/plan.js';
+import { sendFile, type SendResult } from '../send/index.js';
+import { type ResultSpool, spoolResults } from '../results/spool.js';
+import type { PipelineContext } from './context.js';
 import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
 import { providerChange } from './outcome.js';
-import type { FilesInProgress } from './inProgress.js';
-import type { IntakeTurns } from './turns.js';
 
+export type { PipelineContext } from './context.js';
 export type { Refusal } from './intakeRun.js';
 export { everyRowAccepted, providerChange, repeatsNote, waitingNote } from './outcome.js';
-
-export interface PipelineContext extends SendContext {
-  /** The journal's file records, and what it reads (ports). */
-  files: FileStore;
-  reads: ReadStore;
-  /** The sender's writes (ports): intake asks whether they are waiting. */
-  send: SendStore;
-  /** appId for files without an appId column. */
-  defaultAppId: string | undefined;
-  /**
-   * The provider and account requests go to (providerIdentity), recorded with each file planned;
-   * none: not recorded or checked (a dry run).
-   */
-  provider?: string;
-  /** Whose turn it is to read a file into this journal. */
-  turns: IntakeTurns;
-  /** The files being processed now, by journal record. */
-  inProgress: FilesInProgress;
-  /** The process's result spools (a dry run has none: nothing to write ahead). */
-  spools?: ResultSpools;
-}
 
 export interface ProcessOptions {
   /**

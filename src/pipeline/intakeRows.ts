@@ -2,9 +2,9 @@
 // thread of its own): the header recorded, the rows an
 // interrupted intake kept marked, and the file's size checked while sending overlaps reading.
 import { statSync } from 'node:fs';
-import type { KeptRows } from '../journal/index.js';
+import type { KeptRows } from '../ports/index.js';
 import type { RowToJournal } from '../plan/rowWriter.js';
-import type { PlanStore } from '../plan/store.js';
+import type { PlanStore } from '../ports/plan.js';
 import { FileRefusedError } from '../intake/errors.js';
 import type { GroupCounts } from '../intake/groupCounts.js';
 import type { IntakeOptions, IntakeRow } from '../intake/row.js';

@@ -2,8 +2,13 @@
 // reading goes on when nothing found later can refuse the file, and the refusal of the file when
 // it cannot be read whole.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { FileRecord, FileStore, KeptRows, SendStore } from '../journal/index.js';
-import { FILE_STATUS } from '../ports/index.js';
+import {
+  FILE_STATUS,
+  type FileRecord,
+  type FileStore,
+  type KeptRows,
+  type SendStore,
+} from '../ports/index.js';
 import {
   type ErrorCode,
   errorCode,
@@ -13,14 +18,14 @@ import {
   userError,
 } from '../errors.js';
 import { createRowWriter, type RowWriter } from '../plan/rowWriter.js';
-import type { PlanStore, SentBeforeLookup } from '../plan/store.js';
+import type { PlanStore, SentBeforeLookup } from '../ports/plan.js';
 import type { FileInspection } from '../intake/inspect.js';
 import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions } from '../intake/row.js';
-import type { PipelineContext } from './index.js';
+import type { PipelineContext } from './context.js';
 import { startIntakeThread } from './intakeThread.js';
 import { assertUnchanged, headerTaker, keptRowMarker } from './intakeRows.js';
 

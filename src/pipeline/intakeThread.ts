@@ -15,7 +15,7 @@ import { SmsdropError, type ErrorCode } from '../errors.js';
 import { FileRefusedError, type RefusalCode } from '../intake/errors.js';
 import type { IntakeOptions } from '../intake/row.js';
 import { startWorker } from '../workerThread.js';
-import type { IntakeWriterLink, KeptRows, WriteGate } from '../journal/index.js';
+import type { IntakeWriterLink, KeptRows, WriteGate } from '../ports/index.js';
 
 /** Who may write the journal now: the word at index 0 of IntakeJob.lock. */
 export const LOCK = {

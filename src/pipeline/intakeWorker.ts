@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { readRows } from '../intake/index.js';
-import { openIntakeWriter } from '../journal/index.js';
+import { openIntakeWriter } from '../journals/index.js';
 import { createRowWriter } from '../plan/rowWriter.js';
 import { assertUnchanged, headerTaker, keptRowMarker } from './intakeRows.js';
 import { type IntakeJob, type IntakeMessage, LOCK, toThreadError } from './intakeThread.js';

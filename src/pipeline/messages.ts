@@ -3,7 +3,7 @@
 // whole file costs in segments (each group's segments times its numbers). Read from the plan in
 // the journal, so it counts exactly the numbers a real run would send.
 import { render, segmentsOf, type TemplateBook } from '../config/templates.js';
-import type { GroupToSend, ReadStore } from '../journal/index.js';
+import type { GroupToSend, ReadStore } from '../ports/index.js';
 
 /** Groups shown in the sample, at most: enough to read the messages, not a list of thousands. */
 export const MESSAGE_SAMPLE = 10;

@@ -1,11 +1,10 @@
 // What to tell about a file's run: the refusal to send on with another provider, the rows left
 // to other files as repeats, and whether every row was accepted. Pure functions, used by the
 // pipeline, the daemon and the commands (send, retry, resume).
-import type { FileCounts, FileRecord, WaitingFile } from '../journal/index.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { SmsdropError } from '../errors.js';
 import { BUILT_IN_SIMULATOR } from '../provider/connect.js';
-import { FILE_STATUS } from '../ports/index.js';
+import { FILE_STATUS, type FileCounts, type FileRecord, type WaitingFile } from '../ports/index.js';
 
 /**
  * The refusal to go on with a file planned for another provider or account than `provider`

@@ -1,10 +1,11 @@
 // The core of `smsdrop resume`: sends what a file stopped or paused part-way still has pending,
 // from the journal alone. A file read to the end has every row and every batch in the journal, so
 // its bytes are not needed.
-import type { FileCounts, FileRecord, FileStore, WaitingFile } from '../journal/index.js';
+import type { FileCounts, FileRecord, FileStore, WaitingFile } from '../ports/index.js';
 import { FILE_STATUS } from '../ports/states.js';
 import { sendFile, type SendResult } from '../send/index.js';
-import { type PipelineContext, providerChange } from './index.js';
+import type { PipelineContext } from './context.js';
+import { providerChange } from './outcome.js';
 import { heldRepeats } from './retry.js';
 
 export interface ResumeResult {

@@ -14,7 +14,7 @@ import type {
   RetryStatus,
   RetryStore,
   WaitingFile,
-} from '../journal/index.js';
+} from '../ports/index.js';
 import { FILE_STATUS } from '../ports/states.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';

@@ -4,7 +4,8 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import { withCode } from '../errors.js';
 import type { Config } from '../config/index.js';
-import { type JournalHandle, JournalLostError } from '../journal/index.js';
+import type { JournalHandle } from '../ports/index.js';
+import { JournalLostError } from '../journals/index.js';
 import { openWriter } from '../journals/index.js';
 import { connectProvider, type ProviderConnection } from '../provider/connect.js';
 import type { AccountSlots } from '../ports/account.js';
@@ -19,7 +20,7 @@ import {
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
-import type { PipelineContext } from './index.js';
+import type { PipelineContext } from './context.js';
 import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';

@@ -2,7 +2,7 @@
 // so the provider refuses the messages of some of them (160052), found only after sending. Without
 // a templates file smsdrop cannot tell which number is right, but it can tell the numbers differ:
 // the dry run and `send`'s summary say so (docs/input.md, "Template values").
-import type { ReadStore, ValueCount } from '../journal/index.js';
+import type { ReadStore, ValueCount } from '../ports/index.js';
 
 /** One template given different numbers of values: how many rows gave each, most first. */
 export interface UnevenValues {

@@ -1,6 +1,6 @@
 // What the pipeline, the daemon and the retry/resume core need of a file's journal record: find
 // it, make it, move it through its statuses, and count what it holds.
-import type { PlanStore } from '../plan/store.js';
+import type { PlanStore } from './plan.js';
 import type { Awaitable } from './awaitable.js';
 import type { IntakeWriterLink } from './intakeWriter.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from './records.js';

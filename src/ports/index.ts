@@ -20,3 +20,23 @@ export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';
 export type { RetryCounts, RetryStore } from './retry.js';
 export type { AccountSlots, SlotRelease } from './account.js';
+export type { JournalHandle, JournalReader } from './handle.js';
+export type {
+  ChunkNeeds,
+  FileHeader,
+  GroupKey,
+  HeldBatch,
+  IntakeCounts,
+  PlacedKey,
+  PlannedRow,
+  PlanStore,
+  RowIntake,
+} from './plan.js';
+export {
+  type CopyCounts,
+  DUMPED_TABLES,
+  type DumpedRow,
+  type DumpedTable,
+  type DumpedTableName,
+  type TableDump,
+} from './tableDump.js';

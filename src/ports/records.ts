@@ -389,4 +389,4 @@ export interface BackupResult {
   bytes: number;
 }
 
-export type { SentBefore, SentBeforeLookup } from '../plan/store.js';
+export type { SentBefore, SentBeforeLookup } from './plan.js';

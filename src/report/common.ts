@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type TableType from 'cli-table3';
 import { createCsvWriter, csvLine } from '../csvio/index.js';
 import { UsageError } from '../errors.js';
-import type { FileReads, FileRecord, JournalReader } from '../journal/index.js';
+import type { FileReads, FileRecord, JournalReader } from '../ports/index.js';
 import { type JournalSettings, openReader } from '../journals/index.js';
 import { ROW_STATUS, type RowStatus } from '../ports/states.js';
 

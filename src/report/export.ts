@@ -4,7 +4,7 @@
 // can be fixed in Excel and dropped back into the inbox: cells are formula-guarded, and the intake
 // unguards them, so the same text is sent. Dropped back, every row in the file is sent again:
 // export only the rows to resend.
-import type { ExportReads, FileRecord, Pages, RecipientRow } from '../journal/index.js';
+import type { ExportReads, FileRecord, Pages, RecipientRow } from '../ports/index.js';
 import type { RowStatus } from '../ports/states.js';
 import { normaliseHeaderName } from '../intake/headers.js';
 import { writeCsvPages } from './common.js';

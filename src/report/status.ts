@@ -14,7 +14,7 @@ import type {
   JournalSize,
   NodeRecord,
   StatusReads,
-} from '../journal/index.js';
+} from '../ports/index.js';
 import { accountStopCode, CONCURRENCY_CODES, describeStatusCode } from '../provider/codes.js';
 import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';

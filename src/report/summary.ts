@@ -7,9 +7,9 @@ import {
   CODE_MEANINGS,
   isKnownStatusCode,
 } from '../provider/codes.js';
-import type { FileLine, FileReads } from '../journal/index.js';
+import type { FileLine, FileReads } from '../ports/index.js';
 
-export type { FileLine } from '../journal/index.js';
+export type { FileLine } from '../ports/index.js';
 
 /** Columns of v_files, in order: also the keys of the JSON report. */
 export const FILE_COLUMNS = [

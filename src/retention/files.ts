@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { COMPANIONS, isCsvName, stemOf } from '../datadir/names.js';
-import type { ReadStore } from '../journal/index.js';
+import type { ReadStore } from '../ports/index.js';
 
 export interface RemovedFiles {
   /** Paths relative to the data directory. */

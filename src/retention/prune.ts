@@ -2,7 +2,7 @@
 // rows of files that ended longer ago than SMSDROP_KEEP (journal/prune.ts), then their files in
 // done/ and failed/ (files.ts). Says what went: files, records, bytes.
 import type { Keep } from '../config/settings/durations.js';
-import type { BusyFiles, Maintenance, PruneResult, ReadStore } from '../journal/index.js';
+import type { BusyFiles, Maintenance, PruneResult, ReadStore } from '../ports/index.js';
 import { formatBytes } from '../log/duration.js';
 import { type RemovedFiles, removeFilesOfPruned } from './files.js';
 

@@ -6,7 +6,7 @@
 //
 // Marked delivered after the answer: a crash in between posts that event again at the next start
 // (at least once); the body's `id` lets a receiver drop the repeat.
-import type { OutboxRow, OutboxStore } from '../journal/index.js';
+import type { OutboxRow, OutboxStore } from '../ports/index.js';
 import type { Logger } from '../log/logger.js';
 import { redactSecrets } from '../log/redact.js';
 import { webhookPost } from './format.js';

@@ -5,7 +5,7 @@
 // "\n" + secret)). Every POST has its own delivery id (X-Smsdrop-Delivery, as GitHub's
 // X-GitHub-Delivery); the event's id in the body stays the same across repeats.
 import { createHmac, randomUUID } from 'node:crypto';
-import type { EventBody } from '../journal/index.js';
+import type { EventBody } from '../ports/index.js';
 import type { WebhookFormat } from '../config/settings/webhookUrls.js';
 
 export interface WebhookPost {

@@ -13,7 +13,7 @@ import { after, before, describe } from 'node:test';
 import type pg from 'pg';
 import { parseDatabaseUrl } from '../../src/config/settings/database.js';
 import { openWriter } from '../../src/journals/index.js';
-import type { JournalHandle } from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
 import { journalPath } from '../../src/journal/paths.js';

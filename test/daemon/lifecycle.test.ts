@@ -10,7 +10,7 @@ import { prepareFolders } from '../../src/daemon/folders.js';
 import type { FileLife } from '../../src/daemon/fileLife.js';
 import { lateLimit } from '../../src/daemon/late.js';
 import { handleFile, takeFile } from '../../src/daemon/lifecycle.js';
-import { openWriter } from '../../src/journal/index.js';
+import { openWriter } from '../../src/journals/index.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { processFile } from '../../src/pipeline/index.js';
 import { openRuntime, type Runtime } from '../../src/pipeline/runtime.js';
@@ -89,7 +89,7 @@ describe('daemon file lifecycle', () => {
     // Every way to the journal closed: the journal itself and its ports.
     const other = path.join(folders.root, 'other');
     fs.mkdirSync(other);
-    const { handle } = openWriter(other, WRITER);
+    const { handle } = await openWriter({ dataDir: other }, WRITER);
     await handle.close();
     const broken: FileLife = {
       ...life,

@@ -8,13 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
-import {
-  type JournalHandle,
-  journalPath,
-  openReader,
-  openScratch,
-  openWriter,
-} from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
+import { journalPath, openReader, openScratch, openWriter } from '../../src/journal/index.js';
 import Database from '../../src/journal/sqlite.js';
 import type { RecipientRow } from '../../src/ports/index.js';
 

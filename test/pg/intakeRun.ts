@@ -8,7 +8,7 @@ import type { KeptRows } from '../../src/ports/index.js';
 import type { FileStore } from '../../src/ports/files.js';
 import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
 import type { SeenNumbers } from '../../src/plan/seenNumbers.js';
-import type { SentBeforeLookup } from '../../src/plan/store.js';
+import type { SentBeforeLookup } from '../../src/ports/plan.js';
 
 export interface IntakeRun {
   files: FileStore;

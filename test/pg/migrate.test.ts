@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
 import { openJournal } from '../../src/journal/open.js';
-import { DUMPED_TABLES } from '../../src/journal/tableDump.js';
+import { DUMPED_TABLES } from '../../src/ports/index.js';
 import { openPool } from '../../src/pgjournal/schema.js';
 import { smsdrop } from '../cli/helpers.js';
 import { startDaemon, tempDir } from '../daemon/helpers.js';

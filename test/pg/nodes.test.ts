@@ -77,7 +77,6 @@ describe('the nodes in status and /metrics', { skip: postgresMissing() }, () => 
     const metrics = createMetrics({
       reads: counted,
       inProgress: new Set<number>(),
-      journalFile: path.join(dataDir, 'none.sqlite'),
       pausedCode: () => undefined,
     });
     const text = await metrics.registry.metrics();
@@ -101,7 +100,6 @@ describe('the nodes in status and /metrics', { skip: postgresMissing() }, () => 
       const metrics = createMetrics({
         reads: scratch.reads,
         inProgress: new Set<number>(),
-        journalFile: path.join(dataDir, 'scratch.sqlite'),
         pausedCode: () => undefined,
       });
       assert.doesNotMatch(await metrics.registry.metrics(), /^smsdrop_node_\w+\{/m);

@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
-import { openReader, openTableDump, type ReadStore } from '../../src/journal/index.js';
+import type { ReadStore } from '../../src/ports/index.js';
+import { openReader, openTableDump } from '../../src/journal/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
 import { pgReadStore } from '../../src/pgjournal/reads.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';

@@ -15,7 +15,7 @@ import type {
   IntakeCounts,
   PlannedRow,
   PlanStore,
-} from '../../src/plan/store.js';
+} from '../../src/ports/plan.js';
 
 interface FakeRow {
   id: number;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
-import type { JournalHandle } from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
 import type { Journal } from '../../src/journal/connection.js';

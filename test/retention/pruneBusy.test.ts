@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { journalPath, openWriter, type JournalHandle } from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
+import { journalPath, openWriter } from '../../src/journal/index.js';
 import Database from '../../src/journal/sqlite.js';
 
 const dirs: string[] = [];

@@ -6,7 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { type JournalHandle, openWriter } from '../../src/journal/index.js';
+import type { JournalHandle } from '../../src/ports/index.js';
+import { openWriter } from '../../src/journals/index.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sendstore-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,12 +41,15 @@ async function fileOfThree(journal: JournalHandle): Promise<{ fileId: number; id
 
 describe('SendStore (SQLite)', () => {
   it('hands out the batches to send first once, ahead of the page, and never a queued one', async () => {
-    const { handle: journal } = openWriter(dir, {
-      role: 'sendStore test',
-      synchronous: 'normal',
-      reqIdOn: false,
-      onLost: () => assert.fail('journal lost'),
-    });
+    const { handle: journal } = await openWriter(
+      { dataDir: dir },
+      {
+        role: 'sendStore test',
+        synchronous: 'normal',
+        reqIdOn: false,
+        onLost: () => assert.fail('journal lost'),
+      },
+    );
     after(() => journal.close());
     const { fileId, ids } = await fileOfThree(journal);
     const query = { fileId, now: Date.now(), afterId: 0, limit: 10 };

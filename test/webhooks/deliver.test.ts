@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import winston from 'winston';
-import { openWriter } from '../../src/journal/index.js';
+import { openWriter } from '../../src/journals/index.js';
 import { FILE_STATUS } from '../../src/ports/states.js';
 import { startDelivery } from '../../src/webhooks/deliver.js';
 import { webhookTargets } from '../../src/config/settings/webhookUrls.js';
@@ -35,12 +35,15 @@ function memoryLogger(lines: Array<{ level: string; message: string; event?: str
 describe('webhook delivery to a receiver that is down', () => {
   it('names it failing after alertAfterMs, says so once, and delivers every event once back', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-deliver-'));
-    const { handle: journal } = openWriter(dir, {
-      role: 'test',
-      synchronous: 'normal',
-      reqIdOn: false,
-      onLost: () => {},
-    });
+    const { handle: journal } = await openWriter(
+      { dataDir: dir },
+      {
+        role: 'test',
+        synchronous: 'normal',
+        reqIdOn: false,
+        onLost: () => {},
+      },
+    );
     const receiver = await startReceiver(SECRET, { down: true });
     // The URL's query is a secret as much as the signing key: neither may be shown.
     const targets = webhookTargets({ urls: [`${receiver.url}?key=${SECRET}`] });

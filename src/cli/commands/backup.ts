@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../errors.js';
-import { backupJournal, journalPath } from '../../journal/index.js';
+import { backupJournal, journalPath } from '../../journals/index.js';
 import { refuseBackupOnPostgres } from '../../journals/index.js';
 import { formatBytes } from '../../log/duration.js';
 import { configFor, exitWith } from '../common.js';

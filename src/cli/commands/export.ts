@@ -2,7 +2,7 @@
 // as CSV the intake accepts as it is (report/export.ts), to fix and drop back into the inbox.
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { FileRecord, JournalReader } from '../../journal/index.js';
+import type { FileRecord, JournalReader } from '../../ports/index.js';
 import { parseRowStatuses, requireJournal, resolveFile } from '../../report/common.js';
 import { exportFile } from '../../report/export.js';
 import { configFor, exitOnUserError } from '../common.js';

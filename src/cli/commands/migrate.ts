@@ -3,12 +3,11 @@
 // it never reaches the output, an error or the log. docs/postgres.md says more.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type pg from 'pg';
 import { acquireLock, type Lock } from '../../datadir/lock.js';
 import { errorCode, EXIT, SmsdropError } from '../../errors.js';
-import { journalPath, openTableDump, type TableDump } from '../../journal/index.js';
+import { copyIntoPostgres, journalPath, openTableDump } from '../../journals/index.js';
 import { registerSecret } from '../../log/redact.js';
-import type { CopyCounts } from '../../pgjournal/copy.js';
+import type { CopyCounts } from '../../ports/index.js';
 import { configFor, exitWith, exitWithError } from '../common.js';
 
 export function registerMigrateCommand(program: Command): void {
@@ -32,7 +31,7 @@ export function registerMigrateCommand(program: Command): void {
         if (!dump) exitWith(EXIT.usage, noJournal);
         try {
           const started = Date.now();
-          const counts = await copyInto(dump, target);
+          const counts = await copyIntoPostgres(dump, target.url, target.shown);
           process.stdout.write(describeCopy(counts, target.shown, Date.now() - started));
         } finally {
           dump.close();
@@ -106,35 +105,6 @@ function lockFor(dataDir: string): Lock {
         `smsdrop: E_DATA_DIR_LOCKED: migrate: ${(err as Error).message} (stop the daemon, then migrate)`,
       );
     throw err;
-  }
-}
-
-async function copyInto(dump: TableDump, target: Target): Promise<CopyCounts> {
-  // Loaded here, not with the command's definition: every other command starts without the driver.
-  const { copyJournal } = await import('../../pgjournal/copy.js');
-  const { migratePostgres, openPool } = await import('../../pgjournal/schema.js');
-  const pool = openPool(target.url, 2);
-  pool.on('error', () => undefined);
-  try {
-    await reach(pool, target);
-    await migratePostgres(pool);
-    return await copyJournal(dump, pool);
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
-}
-
-/** A first connection, so that a wrong URL is told as such (PostgreSQL's reason, no password). */
-async function reach(pool: pg.Pool, target: Target): Promise<void> {
-  try {
-    const client = await pool.connect();
-    client.release();
-  } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new SmsdropError(
-      'E_MIGRATE_TARGET_UNREACHABLE',
-      `migrate: cannot connect to ${target.shown}: ${reason}`,
-    );
   }
 }
 

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { type Config, keepProblem } from '../../config/index.js';
 import { type Keep, parseKeep } from '../../config/settings/durations.js';
 import { errorCode, EXIT } from '../../errors.js';
-import type { JournalHandle } from '../../journal/index.js';
+import type { JournalHandle } from '../../ports/index.js';
 import { openReader, openWriter } from '../../journals/index.js';
 import { describePrune, prune, type PruneReport } from '../../retention/prune.js';
 import { configFor, exitWith } from '../common.js';

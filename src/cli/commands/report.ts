@@ -2,7 +2,7 @@
 // journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
-import type { JournalReader } from '../../journal/index.js';
+import type { JournalReader } from '../../ports/index.js';
 import { openReader } from '../../journals/index.js';
 import { resolveFile, writeCsv } from '../../report/common.js';
 import {

@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import type { FileCounts, FileRecord, JournalReader, WaitingFile } from '../../journal/index.js';
+import type { FileCounts, FileRecord, JournalReader, WaitingFile } from '../../ports/index.js';
 import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf } from '../../log/logger.js';
 import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import type { FileRecord, RetryStatus, WaitingFile } from '../../journal/index.js';
+import type { FileRecord, RetryStatus, WaitingFile } from '../../ports/index.js';
 import { openReader } from '../../journals/index.js';
 import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';

@@ -32,7 +32,7 @@ import type {
   WaitingFile,
 } from '../../ports/records.js';
 import { FILE_STATUS, type FileStatus } from '../../ports/states.js';
-import type { PlanStore } from '../../plan/store.js';
+import type { PlanStore } from '../../ports/plan.js';
 
 export class SqliteFileStore implements FileStore {
   readonly #db: Journal;

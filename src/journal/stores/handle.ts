@@ -1,18 +1,10 @@
 // One open journal as its ports: every store works on the same connection, so the sender's
 // writes, intake's bulk transaction and the reads all see one journal.
-import type { AccountSlots } from '../../ports/account.js';
+import type { JournalHandle } from '../../ports/handle.js';
 import { commitBulk } from '../bulk.js';
 import { stopCheckpoints } from '../checkpoints.js';
 import { closeIntents } from '../intents.js';
 import type { Journal } from '../connection.js';
-import type { DaemonStateStore } from '../../ports/daemonState.js';
-import type { FileStore } from '../../ports/files.js';
-import type { Maintenance } from '../../ports/maintenance.js';
-import type { OutboxStore } from '../../ports/outbox.js';
-import type { ReadStore } from '../../ports/reads.js';
-import type { RetryStore } from '../../ports/retry.js';
-import type { SendStore } from '../../ports/send.js';
-import type { SuppressionList } from '../../ports/suppression.js';
 import { SqliteFileStore } from './fileStore.js';
 import { sqliteReadStore } from './readStore.js';
 import { SqliteSendStore } from './sendStore.js';
@@ -23,24 +15,6 @@ import {
   sqliteRetryStore,
   sqliteSuppressionList,
 } from './smallStores.js';
-
-export interface JournalHandle {
-  send: SendStore;
-  files: FileStore;
-  reads: ReadStore;
-  outbox: OutboxStore;
-  suppression: SuppressionList;
-  daemon: DaemonStateStore;
-  retry: RetryStore;
-  maintenance: Maintenance;
-  /** The account's request slots, shared with other nodes (PostgreSQL); none with SQLite. */
-  account?: AccountSlots;
-  /**
-   * Commits what requests recorded on intents alone, closes the journal, then releases what the
-   * opener holds (the data directory's lock). A second call does nothing.
-   */
-  close(): Promise<void>;
-}
 
 /** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
 export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {

@@ -11,21 +11,9 @@ import type { Journal } from '../connection.js';
 import { journalPath } from '../paths.js';
 import { openJournal } from '../open.js';
 import { appliedMigrations } from '../reads.js';
-import type { Maintenance } from '../../ports/maintenance.js';
-import type { ReadStore } from '../../ports/reads.js';
-import type { RetryCounts } from '../../ports/retry.js';
+import type { JournalReader } from '../../ports/handle.js';
 import { sqliteReadStore } from './readStore.js';
 import { sqliteMaintenance, sqliteRetryCounts } from './smallStores.js';
-
-/**
- * A read-only journal: its reads, what a retry would resend, a prune that only says what it would
- * delete, and close.
- */
-export type JournalReader = ReadStore & {
-  retry: RetryCounts;
-  prune: Maintenance['prune'];
-  close(): void;
-};
 
 /** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
 export function openReader(dataDir: string): JournalReader | undefined {
