@@ -1,43 +1,19 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
-import { recountFile as recountRule } from '../journalRules/files.js';
+import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';
 import { runRule } from './rules.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
-import { findLatestFile, getFile } from './fileReads.js';
+import { getFile } from './fileReads.js';
 import type { FileRecord } from '../ports/records.js';
 import { recordEvent } from './outbox.js';
 import { FILE_STATUS, type FileStatus, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import type { KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 
-/** Registers a file for intake; `generation` is one more than any earlier run of the same bytes. */
+/** Registers a file for intake (src/journalRules/files.ts), in a transaction of its own. */
 export function createFile(db: Journal, file: NewFile): FileRecord {
-  const previous = findLatestFile(db, file.sha256);
-  const generation = previous ? previous.generation + 1 : 1;
-  const now = nowIso();
-  const insert = () =>
-    sql(
-      db,
-      `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      file.sha256,
-      generation,
-      file.name,
-      file.path,
-      file.size,
-      file.encoding,
-      FILE_STATUS.intake,
-      now,
-      now,
-      file.provider ?? null,
-    );
-  // The daemon's record of a new drop: its file.taken webhook event goes with it.
-  const id = insideOf(db).transaction(() => {
-    const id = Number(insert().lastInsertRowid);
-    recordEvent(db, 'file.taken', id);
-    return id;
-  })();
+  const targets = insideOf(db).webhookTargets;
+  const id = insideOf(db).transaction(() => runRule(db, createRule(targets, file, nowIso())))();
   return getFile(db, id)!;
 }
 

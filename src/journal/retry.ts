@@ -1,21 +1,14 @@
 // `smsdrop retry` on SQLite: the journal rules of src/journalRules/retry.ts (which say what a retry
-// does and why), run on this connection, and where a retry's numbers stand after it.
+// does and why), run on this connection, the preparation in one transaction.
 import { attemptHistory } from './attempts.js';
 import { insideOf, type Journal } from './connection.js';
 import { runRule, SQLITE_RULES } from './rules.js';
 import { nowIso } from './sql.js';
 import * as rules from '../journalRules/retry.js';
 import type { RetryContext } from '../journalRules/retry.js';
-import type {
-  KeepsOwnReqId,
-  PreparedRetry,
-  RetryOutcome,
-  RetryStatus,
-  SentBeforeLookup,
-  UnknownRule,
-} from '../ports/records.js';
+import type { RetryCounts, RetryStore } from '../ports/retry.js';
 
-/** What the retry rules (src/journalRules/retry.ts) are given on SQLite: the one writer locks. */
+/** What the retry rules are given on SQLite: the one writer needs no lock. */
 function retryContext(db: Journal): RetryContext {
   return {
     ...SQLITE_RULES,
@@ -24,52 +17,36 @@ function retryContext(db: Journal): RetryContext {
   };
 }
 
-export function countUnknownByReqId(
-  db: Journal,
-  fileId: number,
-  maxPerRequest: number,
-  keepsOwnReqId: KeepsOwnReqId,
-): { ownReqId: number; newReqId: number } {
-  return runRule(
-    db,
-    rules.countUnknownByReqId(retryContext(db), fileId, maxPerRequest, keepsOwnReqId),
-  );
-}
-
-export function countRetryable(
-  db: Journal,
-  fileId: number,
-  statuses: readonly RetryStatus[],
-): number {
-  return runRule(db, rules.countRetryable(fileId, statuses));
-}
-
-/** See src/journalRules/retry.ts, prepareRetry: here in one transaction. */
-export function prepareRetry(
-  db: Journal,
-  fileId: number,
-  statuses: readonly RetryStatus[],
-  maxPerRequest: number,
-  unknown: UnknownRule = rules.NEW_REQ_IDS_ONLY,
-  sentBefore?: SentBeforeLookup,
-): PreparedRetry {
-  return insideOf(db).transaction(() =>
-    runRule(
-      db,
-      rules.prepareRetry(
-        retryContext(db),
-        fileId,
-        statuses,
-        maxPerRequest,
-        unknown,
-        sentBefore,
-        nowIso(),
+/** The retry counts alone: they only read, so a read-only journal has them too. */
+export function sqliteRetryCounts(db: Journal): RetryCounts {
+  return {
+    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
+      runRule(
+        db,
+        rules.countUnknownByReqId(retryContext(db), fileId, maxPerRequest, keepsOwnReqId),
       ),
-    ),
-  )();
+    countRetryable: (fileId, statuses) => runRule(db, rules.countRetryable(fileId, statuses)),
+  };
 }
 
-/** Where the numbers of one retry stand now: the batches it created and their split halves. */
-export function retryOutcome(db: Journal, fileId: number, retry: PreparedRetry): RetryOutcome {
-  return runRule(db, rules.retryOutcome(fileId, retry));
+export function sqliteRetryStore(db: Journal): RetryStore {
+  return {
+    ...sqliteRetryCounts(db),
+    prepareRetry: (fileId, statuses, maxPerRequest, unknown = rules.NEW_REQ_IDS_ONLY, sentBefore) =>
+      insideOf(db).transaction(() =>
+        runRule(
+          db,
+          rules.prepareRetry(
+            retryContext(db),
+            fileId,
+            statuses,
+            maxPerRequest,
+            unknown,
+            sentBefore,
+            nowIso(),
+          ),
+        ),
+      )(),
+    retryOutcome: (fileId, retry) => runRule(db, rules.retryOutcome(fileId, retry)),
+  };
 }

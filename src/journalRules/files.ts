@@ -1,6 +1,8 @@
-// Rules on a file's row counts and the predicates both journals' reads and prune share.
-import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
-import { type Rule, run } from './rule.js';
+// Rules on a file's record and row counts, and the predicates both journals' reads and prune share.
+import type { NewFile } from '../ports/records.js';
+import { BATCH_STATE, FILE_STATUS, sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import { recordEvent } from './events.js';
+import { get, type Rule, run } from './rule.js';
 
 /**
  * The file's row counts from its rows (a file whose intake stopped before its writer could count,
@@ -38,4 +40,28 @@ export function countedByRepeatWindow(since: string): string {
   return `(b.state = '${BATCH_STATE.sending}'
   OR (b.state = '${BATCH_STATE.planned}' AND (f.status = 'sending' OR ${MAY_STILL_GO}))
   OR (b.state IN ${sqlList([BATCH_STATE.accepted, BATCH_STATE.unknown])} AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= ${since})))`;
+}
+
+/**
+ * Registers a file for intake, its generation one more than any earlier record of the same bytes,
+ * with its file.taken webhook event (the daemon's record of a new drop); the file's id.
+ */
+export function* createFile(targets: readonly string[], file: NewFile, now: string): Rule<number> {
+  const created = yield* get<{ id: number }>(
+    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
+     SELECT ?, coalesce(max(generation), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM files WHERE sha256 = ?
+     RETURNING id`,
+    file.sha256,
+    file.name,
+    file.path,
+    file.size,
+    file.encoding,
+    FILE_STATUS.intake,
+    now,
+    now,
+    file.provider ?? null,
+    file.sha256,
+  );
+  yield* recordEvent(targets, 'file.taken', created!.id, undefined, now);
+  return created!.id;
 }

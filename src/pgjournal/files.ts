@@ -2,7 +2,7 @@
 // counted, as the SQLite journal does (journal/files.ts, stores/fileStore.ts: read there why), and
 // the planner's store for its intake (planStore.ts). Each write is one transaction; a move that is
 // a webhook event writes the event in it.
-import { recountFile as recountRule } from '../journalRules/files.js';
+import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';
 import { runRule } from './rules.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
@@ -151,23 +151,7 @@ class PgFileStore implements FileStore {
       try {
         return await this.#transaction(async (db) => {
           const now = new Date().toISOString();
-          const { rows } = await db.query<{ id: number }>(
-            `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
-             SELECT $1, coalesce(max(generation), 0) + 1, $2, $3, $4, $5, $6, $7, $7, $8 FROM files WHERE sha256 = $1
-             RETURNING id`,
-            [
-              file.sha256,
-              file.name,
-              file.path,
-              file.size,
-              file.encoding,
-              FILE_STATUS.intake,
-              now,
-              file.provider ?? null,
-            ],
-          );
-          const id = rows[0]!.id;
-          await recordFileEvent(db, this.#targets, 'file.taken', id);
+          const id = await runRule(db, createRule(this.#targets, file, now));
           return (await fileById(db, id))!;
         });
       } catch (error) {

@@ -13,7 +13,7 @@ import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { errorCode, isDatabaseOutage, SmsdropError } from '../errors.js';
 import type { AccountSlots } from '../ports/account.js';
-import type { JournalHandle, JournalReader } from '../ports/handle.js';
+import { type JournalHandle, type JournalReader, readerOf } from '../ports/handle.js';
 import type { SuppressionList } from '../ports/suppression.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
@@ -216,14 +216,9 @@ export async function schemaState(pool: pg.Pool): Promise<'none' | 'current'> {
 export async function openPgReader(settings: PgSettings): Promise<JournalReader | undefined> {
   const pool = await openPgReaderPool(settings);
   if (!pool) return undefined;
-  // A reader's prune only says what it would delete.
-  const maintenance = pgMaintenance(pool, true);
-  return {
-    ...pgReadStore(pool),
-    retry: pgRetryStore(pool),
-    prune: (options, busy) => maintenance.prune(options, busy),
-    close: () => void pool.end().catch(() => undefined),
-  };
+  return readerOf(pgReadStore(pool), pgRetryStore(pool), pgMaintenance(pool, true), () => {
+    void pool.end().catch(() => undefined);
+  });
 }
 
 /** The suppression list alone (smsdrop suppress add|remove: no lock, as with SQLite). */

@@ -2,13 +2,6 @@
 // say what a retry does and why), in one transaction, the file's chosen batches locked first
 // (FOR UPDATE), so that two retries at once cannot both move one batch.
 import type pg from 'pg';
-import type {
-  KeepsOwnReqId,
-  PreparedRetry,
-  RetryStatus,
-  SentBeforeLookup,
-  UnknownRule,
-} from '../ports/records.js';
 import type { RetryStore } from '../ports/retry.js';
 import * as rules from '../journalRules/retry.js';
 import type { RetryContext } from '../journalRules/retry.js';
@@ -25,40 +18,29 @@ function retryContext(db: Queryable): RetryContext {
   };
 }
 
-function prepareRetry(
-  pool: pg.Pool,
-  fileId: number,
-  statuses: readonly RetryStatus[],
-  maxPerRequest: number,
-  unknown: UnknownRule,
-  sentBefore: SentBeforeLookup | undefined,
-): Promise<PreparedRetry> {
-  return withTransaction(pool, (client) =>
-    runRule(
-      client,
-      rules.prepareRetry(
-        retryContext(client),
-        fileId,
-        statuses,
-        maxPerRequest,
-        unknown,
-        sentBefore,
-        new Date().toISOString(),
-      ),
-    ),
-  );
-}
-
 export function pgRetryStore(pool: pg.Pool): RetryStore {
   return {
-    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId: KeepsOwnReqId) =>
+    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
       runRule(
         pool,
         rules.countUnknownByReqId(retryContext(pool), fileId, maxPerRequest, keepsOwnReqId),
       ),
     countRetryable: (fileId, statuses) => runRule(pool, rules.countRetryable(fileId, statuses)),
     prepareRetry: (fileId, statuses, maxPerRequest, unknown = rules.NEW_REQ_IDS_ONLY, sentBefore) =>
-      prepareRetry(pool, fileId, statuses, maxPerRequest, unknown, sentBefore),
+      withTransaction(pool, (client) =>
+        runRule(
+          client,
+          rules.prepareRetry(
+            retryContext(client),
+            fileId,
+            statuses,
+            maxPerRequest,
+            unknown,
+            sentBefore,
+            new Date().toISOString(),
+          ),
+        ),
+      ),
     retryOutcome: (fileId, retry) => runRule(pool, rules.retryOutcome(fileId, retry)),
   };
 }

@@ -38,3 +38,13 @@ export type JournalReader = ReadStore & {
   prune: Maintenance['prune'];
   close(): void;
 };
+
+/** A reader from a journal's read-only stores: its prune only says what it would delete. */
+export function readerOf(
+  reads: ReadStore,
+  retry: RetryCounts,
+  dryMaintenance: Maintenance,
+  close: () => void,
+): JournalReader {
+  return { ...reads, retry, prune: (options, busy) => dryMaintenance.prune(options, busy), close };
+}

@@ -12,9 +12,9 @@ import {
   sqliteDaemonState,
   sqliteMaintenance,
   sqliteOutbox,
-  sqliteRetryStore,
   sqliteSuppressionList,
 } from './smallStores.js';
+import { sqliteRetryStore } from '../retry.js';
 
 /** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
 export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {

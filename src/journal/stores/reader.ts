@@ -11,21 +11,18 @@ import type { Journal } from '../connection.js';
 import { journalPath } from '../paths.js';
 import { openJournal } from '../open.js';
 import { appliedMigrations } from '../reads.js';
-import type { JournalReader } from '../../ports/handle.js';
+import { type JournalReader, readerOf } from '../../ports/handle.js';
 import { sqliteReadStore } from './readStore.js';
-import { sqliteMaintenance, sqliteRetryCounts } from './smallStores.js';
+import { sqliteMaintenance } from './smallStores.js';
+import { sqliteRetryCounts } from '../retry.js';
 
 /** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
 export function openReader(dataDir: string): JournalReader | undefined {
   const db = openReadOnly(dataDir);
   if (!db) return undefined;
-  const maintenance = sqliteMaintenance(db, true);
-  return {
-    ...sqliteReadStore(db),
-    retry: sqliteRetryCounts(db),
-    prune: (options, busy) => maintenance.prune(options, busy),
-    close: () => db.close(),
-  };
+  return readerOf(sqliteReadStore(db), sqliteRetryCounts(db), sqliteMaintenance(db, true), () =>
+    db.close(),
+  );
 }
 
 /** The connection openReader reads through (upgraded first when it may be). */

@@ -7,13 +7,11 @@ import { connectionOf, insideOf, type Journal } from '../connection.js';
 import { journalPath } from '../paths.js';
 import { openJournal } from '../open.js';
 import { pruneJournal } from '../prune.js';
-import { countRetryable, countUnknownByReqId, prepareRetry, retryOutcome } from '../retry.js';
 import { journalSize } from '../storage.js';
 import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../suppressed.js';
 import type { DaemonStateStore } from '../../ports/daemonState.js';
 import type { Maintenance } from '../../ports/maintenance.js';
 import type { OutboxStore } from '../../ports/outbox.js';
-import type { RetryCounts, RetryStore } from '../../ports/retry.js';
 import type { SuppressionList } from '../../ports/suppression.js';
 
 export function sqliteOutbox(db: Journal): OutboxStore {
@@ -57,24 +55,6 @@ export function sqliteDaemonState(db: Journal): DaemonStateStore {
   return {
     setPause: (update) => setDaemonState(db, update),
     setWaiting: (text, pid) => setDaemonWaiting(db, text, pid),
-  };
-}
-
-/** The retry counts alone: they only read, so a read-only journal has them too. */
-export function sqliteRetryCounts(db: Journal): RetryCounts {
-  return {
-    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
-      countUnknownByReqId(db, fileId, maxPerRequest, keepsOwnReqId),
-    countRetryable: (fileId, statuses) => countRetryable(db, fileId, statuses),
-  };
-}
-
-export function sqliteRetryStore(db: Journal): RetryStore {
-  return {
-    ...sqliteRetryCounts(db),
-    prepareRetry: (fileId, statuses, maxPerRequest, unknown, sentBefore) =>
-      prepareRetry(db, fileId, statuses, maxPerRequest, unknown, sentBefore),
-    retryOutcome: (fileId, retry) => retryOutcome(db, fileId, retry),
   };
 }
 
