@@ -17,6 +17,11 @@ export const MOVES_INTO: Readonly<Record<BatchState, readonly BatchState[]>> = O
   STATES.map((to) => [to, STATES.filter((from) => BATCH_MOVES[from].includes(to))]),
 ) as Record<string, BatchState[]> as Record<BatchState, BatchState[]>;
 
+/** MOVES_INTO as SQL lists, made once: a move's text is built on every request. */
+const MOVES_INTO_SQL = Object.fromEntries(
+  STATES.map((to) => [to, sqlList(MOVES_INTO[to])]),
+) as Record<BatchState, string>;
+
 /** The batch as a move that changed nothing reads it, to say why. */
 export interface CurrentBatch {
   state: BatchState;
@@ -85,7 +90,7 @@ export function* moveBatch(
     ...(guard?.where?.slice(1) ?? []),
   ] as Param[];
   const changed = yield* run(
-    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${sqlList(MOVES_INTO[to])}${where}`,
+    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${MOVES_INTO_SQL[to]}${where}`,
     to,
     options.now,
     ...setParams,
