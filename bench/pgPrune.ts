@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { pgFileStore } from '../src/pgjournal/files.js';
-import { pgMaintenance } from '../src/pgjournal/maintenance.js';
+import { pgMaintenance } from '../src/pgjournal/prune.js';
 import { migratePostgres, openPool } from '../src/pgjournal/schema.js';
 import { startPostgres } from '../test/pg/cluster.js';
 import { intakeFile } from '../test/pg/intakeRun.js';

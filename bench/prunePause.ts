@@ -20,7 +20,7 @@ import { formatBytes } from '../src/log/duration.js';
 import { processFile, type PipelineContext } from '../src/pipeline/index.js';
 import { FilesInProgress } from '../src/pipeline/inProgress.js';
 import { IntakeTurns } from '../src/pipeline/turns.js';
-import { handleOf } from '../src/journal/stores/handle.js';
+import { handleOf } from '../src/journal/handle.js';
 import { connectProvider } from '../src/provider/connect.js';
 import { AccountPause, createRateLimiter } from '../src/send/rate.js';
 import { startSimulator } from '../src/simulator/index.js';

@@ -10,7 +10,7 @@ import type { Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { sql } from './sql.js';
-import { handleOf } from './stores/handle.js';
+import { handleOf } from './handle.js';
 import type { JournalHandle } from '../ports/handle.js';
 import type { ReadStore } from '../ports/reads.js';
 import type { SuppressedNumber } from '../ports/records.js';
@@ -21,8 +21,8 @@ export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
-export { openReader } from './stores/reader.js';
-export { openSuppressionList } from './stores/smallStores.js';
+export { openReader } from './reader.js';
+export { openSuppressionList } from './smallStores.js';
 export { openTableDump } from './tableDump.js';
 
 export interface WriterOptions {

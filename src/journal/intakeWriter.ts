@@ -4,7 +4,7 @@
 import type { RepeatWindow } from '../config/settings/durations.js';
 import type { IntakeWriterLink, WriteGate } from '../ports/intakeWriter.js';
 import type { PlanStore, SentBeforeLookup } from '../ports/plan.js';
-import { sendFirst } from './batches.js';
+import { sendFirst } from './sendMoves.js';
 import { commitBulk } from './bulk.js';
 import { insideOf, type Journal } from './connection.js';
 import { openJournal } from './open.js';

@@ -14,7 +14,7 @@ import type {
 import type { Awaitable } from '../ports/awaitable.js';
 import { SmsdropError } from '../errors.js';
 import { setFileHeader } from './files.js';
-import { sendFirst } from './batches.js';
+import { sendFirst } from './sendMoves.js';
 import { HELD, newReqId } from './batchNumbers.js';
 import {
   bulkCommits,
@@ -29,7 +29,7 @@ import type { Journal } from './connection.js';
 import { type Query, sql, sqlRaw } from './sql.js';
 import { type PlacedRow, placedRows } from './placedRows.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
-import { suppressionCheck } from './suppressed.js';
+import { suppressionCheck } from './suppression.js';
 
 const KEPT_COLUMNS =
   'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';

@@ -1,6 +1,6 @@
 // `smsdrop retry` on SQLite: the journal rules of src/journalRules/retry.ts (which say what a retry
 // does and why), run on this connection, the preparation in one transaction.
-import { attemptHistory } from './attempts.js';
+import { attemptHistory } from './sendReads.js';
 import { insideOf, type Journal } from './connection.js';
 import { runRule, SQLITE_RULES } from './rules.js';
 import { nowIso } from './sql.js';

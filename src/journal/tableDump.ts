@@ -9,7 +9,7 @@ import { MIGRATIONS } from './migrations.js';
 import { connectionOf, type Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
-import { appliedMigrations } from './reads.js';
+import { appliedMigrations } from './reportReads.js';
 import {
   DUMPED_TABLES,
   type DumpedRow,

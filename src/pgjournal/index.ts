@@ -18,11 +18,11 @@ import type { SuppressionList } from '../ports/suppression.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
-import { pgMaintenance } from './maintenance.js';
-import { pgReadStore } from './reads.js';
+import { pgMaintenance } from './prune.js';
+import { pgReadStore } from './readStore.js';
 import { pgRetryStore } from './retry.js';
 import { pgSuppressionList } from './suppression.js';
-import { pgSendStore } from './send.js';
+import { pgSendStore } from './sendStore.js';
 import { PG_MIGRATIONS } from './migrations.js';
 import { migratePostgres, openPool } from './schema.js';
 

@@ -33,7 +33,7 @@ import {
   suppressedAmong,
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
-import { type BeforeCommit, IntakeTransaction } from './planTransaction.js';
+import { type BeforeCommit, IntakeTransaction } from './bulk.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;

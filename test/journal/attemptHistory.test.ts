@@ -2,7 +2,7 @@
 // ground on which `smsdrop retry --unknown` keeps a batch's reqId (see send/policy.ts).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { attemptHistory, recentStarts } from '../../src/journal/attempts.js';
+import { attemptHistory, recentStarts } from '../../src/journal/sendReads.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';
 

@@ -19,7 +19,7 @@ import {
 } from '../../src/journal/checkpoints.js';
 import { insideOf, type Journal } from '../../src/journal/connection.js';
 import { openJournal, WAL_CHECKPOINT_PAGES } from '../../src/journal/open.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
+import { handleOf } from '../../src/journal/handle.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/logger.js';

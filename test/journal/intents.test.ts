@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it, mock } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
-import { applyTransition, recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import { applyTransition, recoverInterrupted, startAttempt } from '../../src/journal/sendMoves.js';
 import type { BatchRecord } from '../../src/ports/records.js';
 import { getBatch } from '../../src/journal/batchNumbers.js';
 import { bulkWrite, commitBulk } from '../../src/journal/bulk.js';

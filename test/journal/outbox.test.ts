@@ -13,7 +13,7 @@ import type { EventBody, OutboxRow } from '../../src/ports/records.js';
 import { markDelivered, outboxBacklog, undeliveredEvents } from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
+import { handleOf } from '../../src/journal/handle.js';
 
 function journal() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-outbox-'));

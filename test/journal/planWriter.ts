@@ -1,7 +1,7 @@
 // The planner writing one file's rows into a journal a test opened by hand, through the port that
 // intake writes through (FileStore.planStore).
 import type { Journal } from '../../src/journal/connection.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
+import { handleOf } from '../../src/journal/handle.js';
 import {
   createRowWriter,
   type PlannerOptions,

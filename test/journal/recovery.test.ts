@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
 import { getBatch } from '../../src/journal/batchNumbers.js';
-import { recoverInterrupted, startAttempt } from '../../src/journal/batches.js';
+import { recoverInterrupted, startAttempt } from '../../src/journal/sendMoves.js';
 import { countFile } from '../../src/journal/fileReads.js';
 import { createFile } from '../../src/journal/files.js';
 import type { Journal } from '../../src/journal/connection.js';
@@ -17,7 +17,7 @@ import type { ProviderClient } from '../../src/provider/client.js';
 import type { TemplateSmsRequest } from '../../src/provider/types.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
-import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { SqliteSendStore } from '../../src/journal/sendStore.js';
 import { sqliteOf } from './sqliteOf.js';
 
 function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number } {

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { errorCode } from '../../src/errors.js';
-import { applyTransition, startAttempt } from '../../src/journal/batches.js';
+import { applyTransition, startAttempt } from '../../src/journal/sendMoves.js';
 import { getBatch } from '../../src/journal/batchNumbers.js';
 import { moveBatch } from '../../src/journal/moves.js';
 import {

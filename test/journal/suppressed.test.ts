@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { it } from 'node:test';
-import { applyTransition } from '../../src/journal/batches.js';
+import { applyTransition } from '../../src/journal/sendMoves.js';
 import { openJournal } from '../../src/journal/open.js';
 import {
   listSuppressed,
   suppressionCheck,
   suppressNumbers,
   unsuppressNumbers,
-} from '../../src/journal/suppressed.js';
+} from '../../src/journal/suppression.js';
 import { journalWithOneGroup } from './fixture.js';
 import { sqliteOf } from './sqliteOf.js';
 

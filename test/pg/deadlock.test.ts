@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import type pg from 'pg';
 import { renewLeases } from '../../src/pgjournal/claims.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { TurnQueue } from '../../src/pgjournal/sendQueue.js';
+import { TurnQueue } from '../../src/pgjournal/writeQueue.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 
 const NODE = 'host-a:1';

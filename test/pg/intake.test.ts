@@ -13,7 +13,7 @@ import { journalPath, openWriter } from '../../src/journal/index.js';
 import Database from '../../src/journal/sqlite.js';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { pgReadStore } from '../../src/pgjournal/reads.js';
+import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, type IntakeRun, writeCsv } from './intakeRun.js';
 

@@ -13,7 +13,7 @@ import { errorCode } from '../../src/errors.js';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { INTAKE_TURN_LOCK } from '../../src/pgjournal/intakeTurn.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { pgReadStore } from '../../src/pgjournal/reads.js';
+import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { IntakeTurns } from '../../src/pipeline/turns.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, type IntakeRun, writeCsv } from './intakeRun.js';

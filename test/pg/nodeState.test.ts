@@ -11,7 +11,7 @@ import type pg from 'pg';
 import { acquireLock } from '../../src/datadir/lock.js';
 import { daemonStateOf, pgDaemonState } from '../../src/pgjournal/daemonState.js';
 import type { WebhookTargets } from '../../src/pgjournal/outbox.js';
-import { pgReadStore } from '../../src/pgjournal/reads.js';
+import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { readStatus } from '../../src/report/status.js';
 import { postgresMissing, usePostgres } from './cluster.js';

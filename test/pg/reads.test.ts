@@ -7,7 +7,7 @@ import type pg from 'pg';
 import type { ReadStore } from '../../src/ports/index.js';
 import { openReader, openTableDump } from '../../src/journal/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
-import { pgReadStore } from '../../src/pgjournal/reads.js';
+import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import type { Pages } from '../../src/ports/awaitable.js';
 import type { SentBefore, SentBeforeLookup } from '../../src/ports/records.js';

@@ -7,7 +7,7 @@ import type pg from 'pg';
 import type { SmsdropError } from '../../src/errors.js';
 import { leaseMargin } from '../../src/pgjournal/leases.js';
 import { openPool } from '../../src/pgjournal/schema.js';
-import { PgSendStore } from '../../src/pgjournal/send.js';
+import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import type { Outcome } from '../../src/ports/send.js';
 import type { BatchToSend } from '../../src/ports/records.js';
 import { postgresMissing, usePostgres } from './cluster.js';

@@ -13,7 +13,7 @@ import { createProviderClient, type ProviderClient } from '../../src/provider/cl
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/index.js';
-import type { PgSendStore } from '../../src/pgjournal/send.js';
+import type { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type Journal, journal, leasesPassed } from './sendFixture.js';
 

@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 import type pg from 'pg';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { PgSendStore } from '../../src/pgjournal/send.js';
+import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import { SeenNumbers } from '../../src/plan/seenNumbers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, writeCsv } from './intakeRun.js';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after } from 'node:test';
 import type pg from 'pg';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { PgSendStore, type PgSendStoreOptions } from '../../src/pgjournal/send.js';
+import { PgSendStore, type PgSendStoreOptions } from '../../src/pgjournal/sendStore.js';
 import type { Postgres } from './cluster.js';
 
 /** Planned batches 1..BATCHES of file 1, two numbers each (with their rows), all due. */

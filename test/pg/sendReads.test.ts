@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { journalPath, openTableDump, openWriter } from '../../src/journal/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { PgSendStore } from '../../src/pgjournal/send.js';
+import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import type { SendStore } from '../../src/ports/send.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';

@@ -10,8 +10,8 @@ import { describe, test } from 'node:test';
 import type pg from 'pg';
 import { SmsdropError } from '../../src/errors.js';
 import { withTransaction } from '../../src/pgjournal/smallTransaction.js';
-import { IntakeTransaction } from '../../src/pgjournal/planTransaction.js';
-import { TurnQueue } from '../../src/pgjournal/sendQueue.js';
+import { IntakeTransaction } from '../../src/pgjournal/bulk.js';
+import { TurnQueue } from '../../src/pgjournal/writeQueue.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 
 async function backendPid(db: pg.ClientBase | pg.Pool): Promise<number> {

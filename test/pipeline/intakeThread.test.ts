@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
 import { openJournal } from '../../src/journal/open.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
+import { handleOf } from '../../src/journal/handle.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
 import { FileRefusedError } from '../../src/intake/errors.js';
 import { startIntakeThread } from '../../src/pipeline/intakeThread.js';

@@ -18,7 +18,7 @@ import { loadConfig } from '../../src/config/index.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
-import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { SqliteSendStore } from '../../src/journal/sendStore.js';
 import { sqliteOf } from '../journal/sqliteOf.js';
 
 const freshJournal = (): Journal =>

@@ -11,7 +11,7 @@ import type { JournalHandle } from '../../src/ports/index.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
 import type { Journal } from '../../src/journal/connection.js';
-import { handleOf } from '../../src/journal/stores/handle.js';
+import { handleOf } from '../../src/journal/handle.js';
 import {
   type FileRunResult,
   type PipelineContext,

@@ -9,7 +9,7 @@ import { acquireLock } from '../../src/datadir/lock.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
 import { UsageError } from '../../src/errors.js';
-import { openReadOnly } from '../../src/journal/stores/reader.js';
+import { openReadOnly } from '../../src/journal/reader.js';
 import { requireJournal, resolveFile } from '../../src/report/common.js';
 import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';

@@ -7,7 +7,7 @@ import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/datadir/lock.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
-import { openReadOnly } from '../../src/journal/stores/reader.js';
+import { openReadOnly } from '../../src/journal/reader.js';
 import { retryRows } from '../../src/pipeline/retry.js';
 import {
   acceptedNumbers,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openReadOnly } from '../../src/journal/stores/reader.js';
+import { openReadOnly } from '../../src/journal/reader.js';
 import { requireJournal } from '../../src/report/common.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';

@@ -11,7 +11,7 @@ import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
 import type { Journal } from '../../src/journal/connection.js';
-import { openReadOnly } from '../../src/journal/stores/reader.js';
+import { openReadOnly } from '../../src/journal/reader.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
   acceptedNumbers,

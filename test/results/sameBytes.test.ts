@@ -12,7 +12,7 @@ import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
 import { planWriter } from '../journal/planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
-import { sqliteReadStore } from '../../src/journal/stores/readStore.js';
+import { sqliteReadStore } from '../../src/journal/readStore.js';
 import type { Pages, ResultReads } from '../../src/ports/index.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';

@@ -27,7 +27,7 @@ import {
   type StartTicket,
 } from '../../src/send/rate.js';
 import { SendWindow } from '../../src/send/window.js';
-import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { SqliteSendStore } from '../../src/journal/sendStore.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);

@@ -16,7 +16,7 @@ import { planWriter } from '../journal/planWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
-import { SqliteSendStore } from '../../src/journal/stores/sendStore.js';
+import { SqliteSendStore } from '../../src/journal/sendStore.js';
 
 const BATCHES = 20;
 

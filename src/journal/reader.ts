@@ -4,17 +4,17 @@
 // data directory's lock, and while a daemon or a `send` holds it the reader stops with
 // E_JOURNAL_NEEDS_UPGRADE instead.
 import { existsSync } from 'node:fs';
-import { SmsdropError } from '../../errors.js';
-import { acquireLock, type Lock, LockedError } from '../../datadir/lock.js';
-import { MIGRATIONS } from '../migrations.js';
-import type { Journal } from '../connection.js';
-import { journalPath } from '../paths.js';
-import { openJournal } from '../open.js';
-import { appliedMigrations } from '../reads.js';
-import { type JournalReader, readerOf } from '../../ports/handle.js';
+import { SmsdropError } from '../errors.js';
+import { acquireLock, type Lock, LockedError } from '../datadir/lock.js';
+import { MIGRATIONS } from './migrations.js';
+import type { Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
+import { appliedMigrations } from './reportReads.js';
+import { type JournalReader, readerOf } from '../ports/handle.js';
 import { sqliteReadStore } from './readStore.js';
 import { sqliteMaintenance } from './smallStores.js';
-import { sqliteRetryCounts } from '../retry.js';
+import { sqliteRetryCounts } from './retry.js';
 
 /** The journal of dataDir, read-only; undefined when nothing was ever journalled there. */
 export function openReader(dataDir: string): JournalReader | undefined {

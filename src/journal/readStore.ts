@@ -1,17 +1,17 @@
 // ReadStore on the SQLite journal: thin delegates to reads.ts and its neighbours. The row
 // iterators are handed out a page at a time.
-import type { RepeatWindow } from '../../config/settings/durations.js';
-import { getDaemonState } from '../daemonState.js';
-import { getFile } from '../fileReads.js';
-import { journalLost } from '../intents.js';
-import type { Journal } from '../connection.js';
-import * as reads from '../reads.js';
-import * as resultRows from '../resultRows.js';
-import { sentBeforeLookup } from '../sentBefore.js';
-import { journalSize } from '../storage.js';
-import { listSuppressed } from '../suppressed.js';
-import type { Pages } from '../../ports/awaitable.js';
-import type { ReadStore } from '../../ports/reads.js';
+import type { RepeatWindow } from '../config/settings/durations.js';
+import { getDaemonState } from './daemonState.js';
+import { getFile } from './fileReads.js';
+import { journalLost } from './intents.js';
+import type { Journal } from './connection.js';
+import * as reads from './reportReads.js';
+import * as resultRows from './resultRows.js';
+import { sentBeforeLookup } from './sentBefore.js';
+import { journalSize } from './storage.js';
+import { listSuppressed } from './suppression.js';
+import type { Pages } from '../ports/awaitable.js';
+import type { ReadStore } from '../ports/reads.js';
 import type {
   DaemonState,
   FileRecord,
@@ -19,7 +19,7 @@ import type {
   JournalSize,
   RecipientRow,
   SentBeforeLookup,
-} from '../../ports/records.js';
+} from '../ports/records.js';
 
 /** Rows per page of an iterator: one array of this many at a time, never the whole list. */
 const PAGE_ROWS = 500;

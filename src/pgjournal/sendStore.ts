@@ -11,7 +11,7 @@ import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.j
 import { claimDueBatches } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
 import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
-import { TurnQueue } from './sendQueue.js';
+import { TurnQueue } from './writeQueue.js';
 import {
   attemptHistory,
   filesWithWork,

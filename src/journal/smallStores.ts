@@ -1,18 +1,18 @@
 // The small ports on the SQLite journal (outbox, suppression list, daemon state, retry,
 // maintenance): thin delegates to the journal's functions.
-import { backupJournal } from '../backup.js';
-import { setDaemonState, setDaemonWaiting } from '../daemonState.js';
-import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from '../outbox.js';
-import { connectionOf, insideOf, type Journal } from '../connection.js';
-import { journalPath } from '../paths.js';
-import { openJournal } from '../open.js';
-import { pruneJournal } from '../prune.js';
-import { journalSize } from '../storage.js';
-import { listSuppressed, suppressNumbers, unsuppressNumbers } from '../suppressed.js';
-import type { DaemonStateStore } from '../../ports/daemonState.js';
-import type { Maintenance } from '../../ports/maintenance.js';
-import type { OutboxStore } from '../../ports/outbox.js';
-import type { SuppressionList } from '../../ports/suppression.js';
+import { backupJournal } from './backup.js';
+import { setDaemonState, setDaemonWaiting } from './daemonState.js';
+import { markDelivered, noteDeliveryFailed, recordEventNow, undeliveredEvents } from './outbox.js';
+import { connectionOf, insideOf, type Journal } from './connection.js';
+import { journalPath } from './paths.js';
+import { openJournal } from './open.js';
+import { pruneJournal } from './prune.js';
+import { journalSize } from './storage.js';
+import { listSuppressed, suppressNumbers, unsuppressNumbers } from './suppression.js';
+import type { DaemonStateStore } from '../ports/daemonState.js';
+import type { Maintenance } from '../ports/maintenance.js';
+import type { OutboxStore } from '../ports/outbox.js';
+import type { SuppressionList } from '../ports/suppression.js';
 
 export function sqliteOutbox(db: Journal): OutboxStore {
   return {

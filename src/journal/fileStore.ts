@@ -1,6 +1,6 @@
 // FileStore on the SQLite journal: thin delegates to files.ts and its neighbours.
-import { SmsdropError } from '../../errors.js';
-import { commitBulk } from '../bulk.js';
+import { SmsdropError } from '../errors.js';
+import { commitBulk } from './bulk.js';
 import {
   adoptGrownFile,
   attemptsOf,
@@ -15,24 +15,18 @@ import {
   setFileStatus,
   unfinishedWithSends,
   waitingRepeats,
-} from '../files.js';
-import { countFile, findLatestFile, getFile } from '../fileReads.js';
-import { replayIntents } from '../intents.js';
-import type { Journal } from '../connection.js';
-import { JournalPlanStore } from '../planStore.js';
-import { planSummary } from '../reads.js';
-import type { FileStore } from '../../ports/files.js';
-import type { IntakeWriterLink } from '../../ports/intakeWriter.js';
-import { intakeWriterLink } from '../intakeWriter.js';
-import type {
-  FileCounts,
-  FileRecord,
-  KeptRows,
-  NewFile,
-  WaitingFile,
-} from '../../ports/records.js';
-import { FILE_STATUS, type FileStatus } from '../../ports/states.js';
-import type { PlanStore } from '../../ports/plan.js';
+} from './files.js';
+import { countFile, findLatestFile, getFile } from './fileReads.js';
+import { replayIntents } from './intents.js';
+import type { Journal } from './connection.js';
+import { JournalPlanStore } from './planStore.js';
+import { planSummary } from './reportReads.js';
+import type { FileStore } from '../ports/files.js';
+import type { IntakeWriterLink } from '../ports/intakeWriter.js';
+import { intakeWriterLink } from './intakeWriter.js';
+import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/records.js';
+import { FILE_STATUS, type FileStatus } from '../ports/states.js';
+import type { PlanStore } from '../ports/plan.js';
 
 export class SqliteFileStore implements FileStore {
   readonly #db: Journal;

@@ -5,7 +5,7 @@
 import type { FileReads } from '../ports/reads.js';
 import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { all, BYTES, first, type Queryable, value } from './readsQuery.js';
-import { sentBeforeOf } from './readsSentBefore.js';
+import { sentBeforeOf } from './sentBefore.js';
 
 type Timing = { requests: number; first_send: string | null; last_send: string | null };
 

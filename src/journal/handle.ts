@@ -1,10 +1,10 @@
 // One open journal as its ports: every store works on the same connection, so the sender's
 // writes, intake's bulk transaction and the reads all see one journal.
-import type { JournalHandle } from '../../ports/handle.js';
-import { commitBulk } from '../bulk.js';
-import { stopCheckpoints } from '../checkpoints.js';
-import { closeIntents } from '../intents.js';
-import type { Journal } from '../connection.js';
+import type { JournalHandle } from '../ports/handle.js';
+import { commitBulk } from './bulk.js';
+import { stopCheckpoints } from './checkpoints.js';
+import { closeIntents } from './intents.js';
+import type { Journal } from './connection.js';
 import { SqliteFileStore } from './fileStore.js';
 import { sqliteReadStore } from './readStore.js';
 import { SqliteSendStore } from './sendStore.js';
@@ -14,7 +14,7 @@ import {
   sqliteOutbox,
   sqliteSuppressionList,
 } from './smallStores.js';
-import { sqliteRetryStore } from '../retry.js';
+import { sqliteRetryStore } from './retry.js';
 
 /** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
 export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {

@@ -8,13 +8,13 @@ import {
   finishAttempt,
   recoverInterrupted,
   startAttempt,
-} from '../batches.js';
-import { attemptHistory, providerSilentFor, recentStarts } from '../attempts.js';
-import type { Journal } from '../connection.js';
-import { nextDueAt } from '../reads.js';
-import { writeQueueFor } from '../writeQueue.js';
-import type { AttemptStart, DueQuery, Outcome, SendStore } from '../../ports/send.js';
-import type { AttemptHistory, BatchToSend } from '../../ports/records.js';
+} from './sendMoves.js';
+import { attemptHistory, providerSilentFor, recentStarts } from './sendReads.js';
+import type { Journal } from './connection.js';
+import { nextDueAt } from './reportReads.js';
+import { writeQueueFor } from './writeQueue.js';
+import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';
+import type { AttemptHistory, BatchToSend } from '../ports/records.js';
 
 export class SqliteSendStore implements SendStore {
   readonly #db: Journal;

@@ -3,11 +3,11 @@
 // journal's does on the same content (test/pg/reads.test.ts holds them to each other).
 import type pg from 'pg';
 import type { ReadStore } from '../ports/reads.js';
-import { pgExportReads } from './readsExport.js';
-import { pgFileReads } from './readsFiles.js';
-import { pgMetricsReads } from './readsMetrics.js';
-import { pgStatusReads } from './readsStatus.js';
-import { pgResultReads } from './results.js';
+import { pgExportReads } from './exportReads.js';
+import { pgFileReads } from './reportReads.js';
+import { pgMetricsReads } from './metricsReads.js';
+import { pgStatusReads } from './statusReads.js';
+import { pgResultReads } from './resultRows.js';
 
 export interface PgReadOptions {
   /** Rows per page of the row iterators and the result pages (default: 500, 1,000 result lines). */
