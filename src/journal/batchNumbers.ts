@@ -1,4 +1,4 @@
-// The small reads and names every writer of batches shares (batches.ts, suppressed.ts,
+// The small reads and names every writer of batches shares (sendMoves.ts, suppression.ts,
 // planStore.ts, retry.ts).
 import { randomUUID } from 'node:crypto';
 import type { Journal } from './connection.js';

@@ -92,7 +92,7 @@ export interface JournalInside {
   writeGate: WriteGate | undefined;
   /** The thread that checkpoints the WAL while this process sends (checkpoints.ts). */
   checkpoints: JournalThread | undefined;
-  /** Batches to send before the other due batches of their file (batches.ts sendFirst). */
+  /** Batches to send before the other due batches of their file (sendMoves.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
    * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a

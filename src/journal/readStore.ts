@@ -1,4 +1,4 @@
-// ReadStore on the SQLite journal: thin delegates to reads.ts and its neighbours. The row
+// ReadStore on the SQLite journal: thin delegates to reportReads.ts and its neighbours. The row
 // iterators are handed out a page at a time.
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { getDaemonState } from './daemonState.js';
@@ -49,7 +49,7 @@ type Delegated = Omit<
   | 'groupsToSend'
 >;
 
-/** reads.ts's verbs on this journal (same names, without the journal). */
+/** reportReads.ts's verbs on this journal (same names, without the journal). */
 function readsOn(db: Journal): Delegated {
   return {
     filesNamed: (name) => reads.filesNamed(db, name),

@@ -3,7 +3,7 @@
 // account's, not one node's: daemon_state's one row, which the nodes share. What belongs to one
 // daemon's process (its pid, what its requests wait for) is its node's row of node_state, so that
 // nodes do not write over each other's; status finds the row of the process holding its data
-// directory (readsStatus.ts, daemonState).
+// directory (statusReads.ts, daemonState).
 import os from 'node:os';
 import type pg from 'pg';
 import type { DaemonStateStore } from '../ports/daemonState.js';

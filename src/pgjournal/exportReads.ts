@@ -1,4 +1,4 @@
-// ExportReads on the PostgreSQL journal, but the result files' (results.ts): the export's
+// ExportReads on the PostgreSQL journal, but the result files' (resultRows.ts): the export's
 // recipients, the dry run's message preview, the records of a file's bytes and the suppression
 // list (src/journal/exportReads.ts on SQLite). Rows come a page at a time by keyset.
 import type { ExportReads } from '../ports/reads.js';

@@ -1,6 +1,6 @@
 // The PostgreSQL journal's reads of a file's record, as the SQLite journal's (journal/files.ts,
-// fileReads.ts, reads.ts planSummary), one statement each; and the webhook event written with a
-// file's moves (journal/outbox.ts, recordEvent), in the caller's transaction.
+// fileReads.ts, reportReads.ts planSummary), one statement each; and the webhook event written
+// with a file's moves (journal/outbox.ts, recordEvent), in the caller's transaction.
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type {

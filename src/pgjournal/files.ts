@@ -1,5 +1,5 @@
 // FileStore on the PostgreSQL journal: a file's record found, made, moved through its statuses and
-// counted, as the SQLite journal does (journal/files.ts, stores/fileStore.ts: read there why), and
+// counted, as the SQLite journal does (journal/files.ts, fileStore.ts: read there why), and
 // the planner's store for its intake (planStore.ts). Each write is one transaction; a move that is
 // a webhook event writes the event in it.
 import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';

@@ -1,4 +1,4 @@
-// One open PostgreSQL journal as its ports (as journal/stores/handle.ts for SQLite): every store
+// One open PostgreSQL journal as its ports (as journal/handle.ts for SQLite): every store
 // works through the same pool, and the handle's close ends them all, then the pool, then what the
 // opener holds (the data directory's lock).
 import type pg from 'pg';

@@ -5,7 +5,7 @@
 // orders the nodes'.
 //
 // The turn is a session advisory lock held on one connection, and the intake's transactions run
-// on that same connection (planStore.ts, planTransaction.ts). Should the connection die, the lock
+// on that same connection (planStore.ts, bulk.ts). Should the connection die, the lock
 // goes with the transaction it would have committed: the next reader sees exactly what was
 // committed under the turn. A node whose host vanishes keeps the lock until the server finds its
 // connection dead; the session's TCP keepalives bound that to about half a minute (left to the

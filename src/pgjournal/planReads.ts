@@ -82,7 +82,7 @@ export async function suppressedAmong(
   }>('SELECT phone, reason, source, added_at FROM suppressed WHERE phone = ANY($1::text[])', [
     phones,
   ]);
-  // Worded as SQLite's (journal/suppressed.ts, suppressionCheck).
+  // Worded as SQLite's (journal/suppression.ts, suppressionCheck).
   return new Map(
     rows.map((s) => [s.phone, `suppressed (${s.source}, ${s.added_at.slice(0, 10)}): ${s.reason}`]),
   );

@@ -1,7 +1,7 @@
 // FileReads on the PostgreSQL journal: a file's record, its line of v_files and what its report
-// says, as src/journal/{fileReads,reads}.ts answer them on SQLite (the same statements, in
+// says, as src/journal/{fileReads,reportReads}.ts answer them on SQLite (the same statements, in
 // PostgreSQL's words: `json_array_length(datas::json)`, bigint sums cast back from numeric, text
-// sorted by bytes). The repeat window's look-up (sentBefore) is in readsSentBefore.ts.
+// sorted by bytes). The repeat window's look-up (sentBefore) is in sentBefore.ts.
 import type { FileReads } from '../ports/reads.js';
 import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { all, BYTES, first, type Queryable, value } from './readsQuery.js';
@@ -9,7 +9,7 @@ import { sentBeforeOf } from './sentBefore.js';
 
 type Timing = { requests: number; first_send: string | null; last_send: string | null };
 
-/** A file's report: the SQLite journal's statements (reads.ts) in PostgreSQL's words. */
+/** A file's report: the SQLite journal's statements (reportReads.ts) in PostgreSQL's words. */
 function reportReads(db: Queryable) {
   return {
     failureCounts: (fileId: number) =>
@@ -49,7 +49,7 @@ function reportReads(db: Queryable) {
   };
 }
 
-/** As reads.ts's unevenValueCounts: templates given more than one number of values. */
+/** As reportReads.ts's unevenValueCounts: templates given more than one number of values. */
 async function unevenValueCounts(db: Queryable, fileId: number): Promise<ValueCount[]> {
   const templates = await all<{ template_id: string }>(
     db,

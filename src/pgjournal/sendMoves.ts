@@ -6,7 +6,7 @@
 //   - an outcome is written only while the batch is still this node's (lease_node), and gives the
 //     lease up in the same statement.
 // A move the batch no longer answers to throws before the write has changed anything, so that
-// the turn's other writes commit (sendQueue.ts).
+// the turn's other writes commit (writeQueue.ts).
 import type pg from 'pg';
 import { moveBatch } from '../journalRules/moves.js';
 import * as rules from '../journalRules/outcomes.js';
@@ -17,7 +17,7 @@ import { claimGuard, heldBy, runRule } from './rules.js';
 type Db = pg.PoolClient;
 
 /**
- * The attempt, before its request leaves (see src/journal/batches.ts, startAttempt): undefined
+ * The attempt, before its request leaves (see src/journal/sendMoves.ts, startAttempt): undefined
  * when the batch is no longer planned under the same req_id, or this node's lease of it is gone.
  */
 export async function startAttempt(

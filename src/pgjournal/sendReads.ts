@@ -1,10 +1,10 @@
-// The sender's reads on the PostgreSQL journal: what SQLite's src/journal/attempts.ts and
-// reads.ts (nextDueAt) answer, in PostgreSQL's SQL, and when a file may next have work for a node
-// of a cluster.
+// The sender's reads on the PostgreSQL journal: what SQLite's src/journal/sendReads.ts and
+// reportReads.ts (nextDueAt) answer, in PostgreSQL's SQL, and when a file may next have work for a
+// node of a cluster.
 import type { AttemptHistory } from '../ports/records.js';
 import type { Queryable } from './claims.js';
 
-/** As src/journal/attempts.ts, providerSilentFor. */
+/** As src/journal/sendReads.ts, providerSilentFor. */
 export async function providerSilentFor(
   db: Queryable,
   batchId: number,
@@ -23,11 +23,11 @@ export async function providerSilentFor(
   return rows[0]?.silent ?? false;
 }
 
-/** SQL on an attempt's outcome: it may have reached the provider (as attempts.ts). */
+/** SQL on an attempt's outcome: it may have reached the provider (as sendReads.ts). */
 const MAY_HAVE_ARRIVED =
   "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
 
-/** As src/journal/attempts.ts, attemptHistory (the SendStore's, and retry's). */
+/** As src/journal/sendReads.ts, attemptHistory (the SendStore's, and retry's). */
 export async function attemptHistory(
   db: Queryable,
   batchId: number,
@@ -53,7 +53,7 @@ export async function attemptHistory(
 }
 
 /**
- * As src/journal/attempts.ts, recentStarts (every node's: a message window is the account's), in
+ * As src/journal/sendReads.ts, recentStarts (every node's: a message window is the account's), in
  * the order SQLite gives them (its index on the start).
  */
 export async function recentStarts(

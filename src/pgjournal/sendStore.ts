@@ -3,7 +3,7 @@
 // while the lease holds with a margin to spare (leases.ts), each outcome written only while the
 // batch is still this node's and giving its lease up (sendMoves.ts), and batches a dead node left
 // `sending` taken over (sendTakeover.ts). Writes go through a per-turn transaction, as SQLite's
-// (sendQueue.ts). Why this sends each message once across nodes: docs/postgres.md.
+// (writeQueue.ts). Why this sends each message once across nodes: docs/postgres.md.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';

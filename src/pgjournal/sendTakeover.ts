@@ -1,5 +1,5 @@
 // Batches left `sending` with no node to finish them: their attempt was written, their request
-// may have left, and no outcome came. SQLite finds them at start-up (src/journal/batches.ts,
+// may have left, and no outcome came. SQLite finds them at start-up (src/journal/sendMoves.ts,
 // recoverInterrupted); in a cluster a node also finds them while it sends, once their node's lease
 // has passed (a dead or cut-off node), and so takes them over. Either way they go back to planned
 // under the same reqId (the provider refuses a reqId it has seen that day: 160054, counted as

@@ -6,7 +6,7 @@
 // again.
 //
 // `withTransaction` is the whole round for a piece of work; `Transaction` is the same round in
-// steps, for the plan store's transaction held open across chunks (planTransaction.ts).
+// steps, for the plan store's transaction held open across chunks (bulk.ts).
 import type pg from 'pg';
 import type { Queryable } from './claims.js';
 

@@ -1,4 +1,4 @@
-// The suppression list in PostgreSQL (as journal/suppressed.ts in SQLite): numbers never sent to
+// The suppression list in PostgreSQL (as journal/suppression.ts in SQLite): numbers never sent to
 // again. One statement per call, so a list of any length is added or removed at once.
 import type pg from 'pg';
 import type { SuppressedNumber } from '../ports/records.js';

@@ -82,7 +82,7 @@ export interface WaitingFile {
 }
 
 // A batch, what sending it takes, where it goes after an attempt, what its attempts say
-// (batches.ts, attempts.ts).
+// (sendMoves.ts, sendReads.ts).
 export interface BatchRecord {
   id: number;
   file_id: number;
@@ -155,7 +155,7 @@ export interface AttemptHistory {
   firstDoubtAt: string | null;
 }
 
-// What reports, exports and the status read (reads.ts, exportReads.ts, statusReads.ts).
+// What reports, exports and the status read (reportReads.ts, exportReads.ts, statusReads.ts).
 export interface FailureCount {
   status: 'failed' | 'unknown';
   status_code: string | null;
@@ -279,7 +279,7 @@ export interface JournalSize {
   free: number;
 }
 
-// The suppression list (suppressed.ts).
+// The suppression list (suppression.ts).
 
 export interface SuppressedNumber {
   phone: string;

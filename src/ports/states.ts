@@ -65,7 +65,7 @@ export const SETTLED_AS = `CASE WHEN state != '${BATCH_STATE.retried}' THEN stat
 export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
 
 /**
- * Every move a batch may make (the drawing above), and no other: moveBatch (batches.ts) checks
+ * Every move a batch may make (the drawing above), and no other: moveBatch (moves.ts) checks
  * each change of state against it. sending -> sending is an attempt whose intent was replayed
  * after a crash (intents.ts) on a batch already cut off mid-request.
  */

@@ -193,7 +193,7 @@ export const CODE_MEANINGS: Readonly<Record<string, string>> = {
 
 /**
  * Codes that say a number will never take a message (blacklisted, unsubscribed from marketing):
- * a number answered with one of them alone is suppressed (journal/suppressed.ts). Not the format
+ * a number answered with one of them alone is suppressed (journal/suppression.ts). Not the format
  * errors: a wrong number is fixed in the file, and intake rejects most of them anyway.
  */
 export const SUPPRESSING_CODES: ReadonlySet<string> = new Set([

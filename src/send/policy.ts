@@ -21,7 +21,7 @@ export interface RetrySettings {
   rateLimitMaxDeferrals: number;
   /**
    * The attempt got no answer, and the provider answered no request since this batch's last
-   * attempts began (journal/batches.ts providerSilentFor): an outage, not this batch's fault. A
+   * attempts began (journal/sendReads.ts providerSilentFor): an outage, not this batch's fault. A
    * batch that would give up then keeps its attempts, and sending pauses instead.
    */
   providerSilent?: boolean;

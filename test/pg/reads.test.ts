@@ -1,6 +1,7 @@
-// The PostgreSQL ReadStore (src/pgjournal/reads.ts) against the SQLite one, on the same journal:
-// a real journal made by `smsdrop send` against the simulator with faults (sentJournal.ts), copied
-// into PostgreSQL by copy.ts; then every read verb answers the same on both.
+// The PostgreSQL ReadStore (src/pgjournal/readStore.ts) against the SQLite one, on the same
+// journal: a real journal made by `smsdrop send` against the simulator with faults
+// (sentJournal.ts), copied into PostgreSQL by copy.ts; then every read verb answers the same on
+// both.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';

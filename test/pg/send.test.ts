@@ -1,4 +1,4 @@
-// The SendStore port on PostgreSQL (src/pgjournal/send.ts) for the writes around each request:
+// The SendStore port on PostgreSQL (src/pgjournal/sendStore.ts) for the writes around each request:
 // one transaction per turn, attempts guarded by the batch and its lease, outcomes releasing it.
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,4 +1,4 @@
-// Nodes of one PostgreSQL journal taking over each other's batches (src/pgjournal/send.ts,
+// Nodes of one PostgreSQL journal taking over each other's batches (src/pgjournal/sendStore.ts,
 // leases.ts, sendTakeover.ts): a node that keeps renewing keeps its batches; one that stops loses
 // them once its lease passes, and a batch it left `sending` is sent again under the same reqId.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// `smsdrop suppress add|remove|list`: the numbers never sent to again (journal/suppressed.ts).
+// `smsdrop suppress add|remove|list`: the numbers never sent to again (journal/suppression.ts).
 // The provider's own refusals (blacklisted, unsubscribed) are added by the sender; this adds
 // people's own (opt-outs, complaints) and takes numbers off again. It writes only that table, so
 // it works while the daemon runs; files read after the change follow it, files already read do not.
