@@ -24,13 +24,18 @@ export async function seedFile(j: Subject, status = 'sending', datas = '["x"]'):
     status,
     AT,
   );
+  return { fileId: file!.id, groupId: await seedGroup(j, file!.id, datas) };
+}
+
+/** A group of the file (one the FileStore made has none until intake): app 'app', template '1'. */
+export async function seedGroup(j: Subject, fileId: number, datas = '["x"]'): Promise<number> {
   const group = await j.get<{ id: number }>(
     `INSERT INTO groups (file_id, key_hash, app_id, template_id, datas)
      VALUES (?, 11, 'app', '1', ?) RETURNING id`,
-    file!.id,
+    fileId,
     datas,
   );
-  return { fileId: file!.id, groupId: group!.id };
+  return group!.id;
 }
 
 /** A batch in `state` holding `phones`, each with a valid row (lines from `firstLine`). */
