@@ -73,6 +73,31 @@ onEachJournal('the OutboxStore', ({ open }) => {
     assert.equal(bodyOf(r1[0]!).file?.status, 'intake', 'taken: as it was when written');
   });
 
+  it('writes file.taken when an unfinished file is taken again or grows, none for a done one', async () => {
+    const j = await open();
+    j.handle.outbox.setTargets(['r1']);
+    const file = await j.handle.files.create(newFile());
+    await j.handle.files.status(file.id, 'sending');
+    await j.handle.files.noteTaken(file.sha256);
+    const grown = { ...newFile(), size: 200 };
+    await j.handle.files.adopt(file.id, grown);
+    const done = await j.handle.files.create(newFile());
+    await j.handle.files.status(done.id, 'done');
+    await j.handle.files.noteTaken(done.sha256);
+    const bodies = (await waiting(j, 'r1')).map(bodyOf);
+    assert.deepEqual(
+      bodies.map((b) => [b.event, b.file?.id, b.file?.name, b.file?.status]),
+      [
+        ['file.taken', file.id, file.name, 'intake'],
+        ['file.taken', file.id, file.name, 'sending'],
+        ['file.taken', file.id, grown.name, 'intake'],
+        ['file.taken', done.id, done.name, 'intake'],
+        ['file.finished', done.id, done.name, 'done'],
+      ],
+    );
+    assert.deepEqual(bodies[1]!.file?.counts, bodies[0]!.file?.counts, 'the same counts');
+  });
+
   it('writes a refused file’s event with its reason', async () => {
     const j = await open();
     j.handle.outbox.setTargets(['r1']);
