@@ -16,7 +16,7 @@ async function events(j: Subject): Promise<Array<[string, string | undefined]>> 
   });
 }
 
-onEachJournal('the DaemonStateStore', ({ open }) => {
+onEachJournal('the DaemonStateStore', ({ open, kind }) => {
   it('writes one sending.paused / sending.resumed pair per pause; a new reason while paused writes none', async () => {
     const j = await open();
     j.handle.outbox.setTargets(['r1']);
@@ -82,4 +82,19 @@ onEachJournal('the DaemonStateStore', ({ open }) => {
     assert.deepEqual([state?.waiting, state?.paused], [null, null]);
     assert.ok(state?.updated_at, 'stamped');
   });
+
+  // A difference between the journals, left to fix in src/: SQLite's daemonState() without a pid
+  // is its one daemon's record, what it waits for included; PostgreSQL's is daemon_state's row
+  // alone, which setWaiting (node_state) never writes. `smsdrop status` asks with the holder's pid
+  // and drops a record without one, so today it shows neither.
+  it(
+    'without a pid, reads the record of what requests wait for (PostgreSQL: undefined)',
+    { todo: kind === 'PostgreSQL' && 'PostgreSQL reads daemon_state alone without a pid' },
+    async () => {
+      const j = await open();
+      await j.handle.daemon.setWaiting('the daily window is used up', process.pid);
+      const state = await j.handle.reads.daemonState();
+      assert.deepEqual([state?.pid, state?.waiting], [process.pid, 'the daily window is used up']);
+    },
+  );
 });

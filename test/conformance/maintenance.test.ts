@@ -118,6 +118,24 @@ onEachJournal('Maintenance.prune', ({ open }) => {
       assert.deepEqual(await recordsLeft(j, kept.fileId), [4, 1, 2, 2]);
   });
 
+  it('prunes a file whose batches were split whole, its halves’ counts kept', async () => {
+    const j = await open();
+    const at = await endedFile(j);
+    const parent = await seedBatch(j, at, 'split', ['13800000006', '13800000007'], 6);
+    const halves = [
+      await seedBatch(j, at, 'accepted', ['13800000006'], 8),
+      await seedBatch(j, at, 'failed', ['13800000007'], 9),
+    ];
+    await j.run('UPDATE batches SET parent_id = ? WHERE id IN (?, ?)', parent, ...halves);
+    await seedAnsweredAttempt(j, parent, 'number-rejected');
+    const before = await j.handle.reads.fileLine(at.fileId);
+    assert.deepEqual([before.accepted, before.failed], [3, 2]);
+    const result = await j.handle.maintenance.prune({ endedBefore: CUT_OFF }, NONE_BUSY);
+    assert.deepEqual(result.records, { rows: 8, groups: 1, batches: 5, attempts: 3 });
+    assert.deepEqual(await recordsLeft(j, at.fileId), [0, 0, 0, 0]);
+    assert.deepEqual(await j.handle.reads.fileLine(at.fileId), before);
+  });
+
   it('a dry run says what it would delete and deletes nothing', async () => {
     const j = await open();
     const at = await endedFile(j);

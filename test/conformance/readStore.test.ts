@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Pages } from '../../src/ports/awaitable.js';
 import { onEachJournal, type Subject } from './journals.js';
-import { seedAnsweredAttempt, seedBatch, seedFile, seedRow, type Seeded } from './seed.js';
+import {
+  seedAnsweredAttempt,
+  seedBatch,
+  seedFile,
+  seedGroup,
+  seedRow,
+  type Seeded,
+} from './seed.js';
 
 const SENT = '2026-12-01T09:00:00.000Z';
 const ANSWERED = '2026-12-01T09:00:01.000Z';
@@ -202,5 +209,18 @@ onEachJournal('the ReadStore', ({ open }) => {
       { templateId: '1', datas: '["x"]', numbers: 1 },
     ]);
     assert.equal(await j.handle.reads.mostValues(at.fileId), 1);
+  });
+
+  it('counts a template’s rows by how many values they give, only when they differ', async () => {
+    const j = await open();
+    const at = await smallFile(j);
+    assert.deepEqual(await j.handle.reads.unevenValueCounts(at.fileId), []);
+    const twoValues = await seedGroup(j, at.fileId, '["x","y"]');
+    await seedBatch(j, { fileId: at.fileId, groupId: twoValues }, 'planned', ['13800000012'], 12);
+    assert.deepEqual(await j.handle.reads.unevenValueCounts(at.fileId), [
+      { templateId: '1', values: 1, rows: 5, firstLine: 2 },
+      { templateId: '1', values: 2, rows: 1, firstLine: 12 },
+    ]);
+    assert.equal(await j.handle.reads.mostValues(at.fileId), 2);
   });
 });
