@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Pages } from '../../src/ports/awaitable.js';
+import type { ResultFormat } from '../../src/ports/results.js';
 import { onEachJournal, type Subject } from './journals.js';
 import {
   seedAnsweredAttempt,
@@ -149,6 +150,50 @@ onEachJournal('the ReadStore', ({ open }) => {
       some.map((r) => r.line),
       [4, 5],
     );
+  });
+
+  it('writes the result lines in row order, a pending row holding back the final pages', async () => {
+    const j = await open();
+    const at = await smallFile(j);
+    const format: ResultFormat = {
+      tail: (cells) => `T:${cells.join('|')}`,
+      oddRow: (row) => `O:${row.join('|')}`,
+    };
+    const cursor = j.handle.reads.resultPages(at.fileId, format);
+    assert.deepEqual(await cursor.finalPages(performance.now() + 60_000), [], 'line 6 pending');
+    const text = (await rowsOf(cursor.restPages())).join('');
+    cursor.close();
+    assert.deepEqual(text.split('\r\n'), [
+      '2,13800000002,13800000002,T:accepted|000000|ok||',
+      '3,13800000003,13800000003,T:accepted|000000|ok||',
+      '4,13800000004,13800000004,T:failed|160040|bad content||',
+      '5,13800000005,13800000005,T:unknown||no answer||',
+      '6,13800000006,13800000006,T:pending||||',
+      'O:7|raw-7||invalid||not a phone number||',
+      'O:8|raw-8||invalid||empty phone||',
+      'O:9|raw-9|13900000009|duplicate||duplicate of line 2||',
+      '',
+    ]);
+  });
+
+  it('gives the rejected file its invalid rows in row order and their count', async () => {
+    const j = await open();
+    const at = await smallFile(j);
+    await j.run('UPDATE rows SET extras = ? WHERE file_id = ? AND line = 7', '["e"]', at.fileId);
+    const rejected = await rowsOf(j.handle.reads.rejectedRows(at.fileId));
+    assert.deepEqual(
+      rejected.map((r) => [r.line, r.error, r.phone_raw, r.extras, r.cells]),
+      [
+        [7, 'not a phone number', 'raw-7', '["e"]', null],
+        [8, 'empty phone', 'raw-8', null, null],
+      ],
+    );
+    assert.deepEqual(await j.handle.reads.rejectedHeader(at.fileId), {
+      invalid: 2,
+      columns: undefined,
+      extras: [],
+    });
+    assert.equal(await j.handle.reads.rejectedHeader(at.fileId + 1000), undefined);
   });
 
   it('counts what /metrics shows: files and rows by status, numbers and requests by outcome', async () => {
