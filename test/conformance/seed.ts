@@ -24,13 +24,18 @@ export async function seedFile(j: Subject, status = 'sending', datas = '["x"]'):
     status,
     AT,
   );
+  return { fileId: file!.id, groupId: await seedGroup(j, file!.id, datas) };
+}
+
+/** A group of the file (one the FileStore made has none until intake): app 'app', template '1'. */
+export async function seedGroup(j: Subject, fileId: number, datas = '["x"]'): Promise<number> {
   const group = await j.get<{ id: number }>(
     `INSERT INTO groups (file_id, key_hash, app_id, template_id, datas)
      VALUES (?, 11, 'app', '1', ?) RETURNING id`,
-    file!.id,
+    fileId,
     datas,
   );
-  return { fileId: file!.id, groupId: group!.id };
+  return group!.id;
 }
 
 /** A batch in `state` holding `phones`, each with a valid row (lines from `firstLine`). */
@@ -92,6 +97,49 @@ export async function seedOpenAttempt(
     batchId,
     reqId,
     startedAt,
+  );
+  return attempt!.id;
+}
+
+/** A row intake set aside (`invalid`, with its reason; or `duplicate` of row `duplicateOf`). */
+export async function seedRow(
+  j: Subject,
+  at: Seeded,
+  line: number,
+  row: { intake: 'invalid'; error: string } | { intake: 'duplicate'; duplicateOf: number },
+): Promise<number> {
+  const inserted = await j.get<{ id: number }>(
+    `INSERT INTO rows (file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    at.fileId,
+    line,
+    `raw-${line}`,
+    row.intake === 'invalid' ? null : `1390000${String(line).padStart(4, '0')}`,
+    row.intake === 'invalid' ? null : at.groupId,
+    row.intake,
+    row.intake === 'invalid' ? row.error : null,
+    row.intake === 'invalid' ? null : row.duplicateOf,
+  );
+  return inserted!.id;
+}
+
+/** An attempt of the batch that was answered: `outcome`, between `startedAt` and `finishedAt`. */
+export async function seedAnsweredAttempt(
+  j: Subject,
+  batchId: number,
+  outcome: string,
+  startedAt = AT,
+  finishedAt = AT,
+  statusCode: string | null = null,
+): Promise<number> {
+  const attempt = await j.get<{ id: number }>(
+    `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
+     VALUES (?, 'r', ?, ?, ?, ?) RETURNING id`,
+    batchId,
+    startedAt,
+    finishedAt,
+    outcome,
+    statusCode,
   );
   return attempt!.id;
 }
