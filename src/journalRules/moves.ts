@@ -58,10 +58,16 @@ export interface MoveOptions {
   guard?: MoveGuard;
 }
 
-const spliced = (fragments: readonly (Fragment | undefined)[]): [string, Param[]] => [
-  fragments.map((f) => (f ? `, ${f[0]}` : '')).join(''),
-  fragments.flatMap((f): Param[] => (f ? f.slice(1) : [])),
-];
+/** The assignments as SQL (`, a = ?, b = ?`) and their parameters, in order. */
+function spliced(assignments: readonly Fragment[], extra: Fragment | undefined): [string, Param[]] {
+  let text = '';
+  const params: Param[] = [];
+  for (const fragment of extra ? [...assignments, extra] : assignments) {
+    text += `, ${fragment[0]}`;
+    for (let i = 1; i < fragment.length; i++) params.push(fragment[i] as Param);
+  }
+  return [text, params];
+}
 
 /**
  * The one way a batch changes state: one UPDATE that moves it only from a state BATCH_MOVES allows
@@ -78,7 +84,7 @@ export function* moveBatch(
   options: MoveOptions,
 ): Rule<boolean> {
   const { guard } = options;
-  const [set, setParams] = spliced([...assignments, guard?.set]);
+  const [set, setParams] = spliced(assignments, guard?.set);
   const claim = options.onlyFrom !== undefined || options.reqId !== undefined;
   const where = [
     options.onlyFrom ? ` AND state IN ${sqlList(options.onlyFrom)}` : '',
