@@ -1,52 +1,23 @@
 // `smsdrop retry` on SQLite: the journal rules of src/journalRules/retry.ts (which say what a retry
-// does and why), run on this connection, the preparation in one transaction.
+// does and why) run on this connection, the preparation in one transaction.
 import { attemptHistory } from './sendReads.js';
 import { insideOf, type Journal } from './connection.js';
 import { runRule, SQLITE_RULES } from './rules.js';
-import { nowIso } from './sql.js';
-import * as rules from '../journalRules/retry.js';
-import type { RetryContext } from '../journalRules/retry.js';
+import { type RetryRunner, retryCountsOf, retryStoreOf } from '../journalRules/retry.js';
 import type { RetryCounts, RetryStore } from '../ports/retry.js';
 
-/** What the retry rules are given on SQLite: the one writer needs no lock. */
-function retryContext(db: Journal): RetryContext {
-  return {
+/** The retry's rules on this connection: the one writer needs no lock. */
+function runnerOf(db: Journal): RetryRunner {
+  const ctx = {
     ...SQLITE_RULES,
-    attemptHistory: (batchId, reqId) => attemptHistory(db, batchId, reqId),
+    attemptHistory: (batchId: number, reqId: string) => attemptHistory(db, batchId, reqId),
     lockRows: '',
   };
-}
-
-/** The retry counts alone: they only read, so a read-only journal has them too. */
-export function sqliteRetryCounts(db: Journal): RetryCounts {
   return {
-    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
-      runRule(
-        db,
-        rules.countUnknownByReqId(retryContext(db), fileId, maxPerRequest, keepsOwnReqId),
-      ),
-    countRetryable: (fileId, statuses) => runRule(db, rules.countRetryable(fileId, statuses)),
+    run: (rule) => runRule(db, rule(ctx)),
+    inTransaction: (rule) => insideOf(db).transaction(() => runRule(db, rule(ctx)))(),
   };
 }
 
-export function sqliteRetryStore(db: Journal): RetryStore {
-  return {
-    ...sqliteRetryCounts(db),
-    prepareRetry: (fileId, statuses, maxPerRequest, unknown = rules.NEW_REQ_IDS_ONLY, sentBefore) =>
-      insideOf(db).transaction(() =>
-        runRule(
-          db,
-          rules.prepareRetry(
-            retryContext(db),
-            fileId,
-            statuses,
-            maxPerRequest,
-            unknown,
-            sentBefore,
-            nowIso(),
-          ),
-        ),
-      )(),
-    retryOutcome: (fileId, retry) => runRule(db, rules.retryOutcome(fileId, retry)),
-  };
-}
+export const sqliteRetryCounts = (db: Journal): RetryCounts => retryCountsOf(runnerOf(db));
+export const sqliteRetryStore = (db: Journal): RetryStore => retryStoreOf(runnerOf(db));

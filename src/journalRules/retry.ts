@@ -23,7 +23,12 @@ import type {
   UnknownRule,
 } from '../ports/records.js';
 import type { Awaitable } from '../ports/awaitable.js';
-import { type NumbersIn, tallyRetryOutcome } from '../ports/retry.js';
+import {
+  type NumbersIn,
+  type RetryCounts,
+  type RetryStore,
+  tallyRetryOutcome,
+} from '../ports/retry.js';
 import { BATCH_STATE, DOUBT, FILE_STATUS, REPLACED_STATES, sqlList } from '../ports/states.js';
 import { recountFile } from './files.js';
 import { moveBatch } from './moves.js';
@@ -245,4 +250,34 @@ export function* retryOutcome(fileId: number, retry: PreparedRetry): Rule<RetryO
       )),
     );
   return tallyRetryOutcome(retry.rows, numbers);
+}
+
+/** How a journal runs the retry's rules: on its connection, or in a transaction of their own. */
+export interface RetryRunner {
+  run<T>(rule: (ctx: RetryContext) => Rule<T>): Awaitable<T>;
+  inTransaction<T>(rule: (ctx: RetryContext) => Rule<T>): Awaitable<T>;
+}
+
+/** The retry counts alone: they only read, so a read-only journal has them too. */
+export function retryCountsOf(journal: RetryRunner): RetryCounts {
+  return {
+    countUnknownByReqId: (fileId, maxPerRequest, keepsOwnReqId) =>
+      journal.run((ctx) => countUnknownByReqId(ctx, fileId, maxPerRequest, keepsOwnReqId)),
+    countRetryable: (fileId, statuses) => journal.run(() => countRetryable(fileId, statuses)),
+  };
+}
+
+/** The RetryStore port from the rules; the preparation in one transaction. */
+export function retryStoreOf(
+  journal: RetryRunner,
+  now = () => new Date().toISOString(),
+): RetryStore {
+  return {
+    ...retryCountsOf(journal),
+    prepareRetry: (fileId, statuses, maxPerRequest, unknown = NEW_REQ_IDS_ONLY, sentBefore) =>
+      journal.inTransaction((ctx) =>
+        prepareRetry(ctx, fileId, statuses, maxPerRequest, unknown, sentBefore, now()),
+      ),
+    retryOutcome: (fileId, retry) => journal.run(() => retryOutcome(fileId, retry)),
+  };
 }
