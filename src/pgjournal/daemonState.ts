@@ -57,8 +57,8 @@ export function pgDaemonState(
 
 /**
  * The state of the daemon whose process is `pid` on this host: its node's own row with the
- * account's pause. Without a pid, or when no node of that process wrote one (a journal copied
- * from SQLite), daemon_state's row alone, as SQLite's.
+ * account's pause. Without a pid, this host's latest node row, as SQLite's one daemon's record;
+ * when no node wrote one (a journal copied from SQLite), daemon_state's row alone.
  */
 export async function daemonStateOf(db: Queryable, pid?: number): Promise<DaemonState | undefined> {
   const { rows } = await db.query<DaemonState>(
@@ -68,7 +68,7 @@ export async function daemonStateOf(db: Queryable, pid?: number): Promise<Daemon
             ELSE d.updated_at END AS updated_at
      FROM (SELECT 1) AS one
      LEFT JOIN daemon_state d ON d.id = 1
-     LEFT JOIN LATERAL (SELECT * FROM node_state WHERE host = $1 AND pid = $2
+     LEFT JOIN LATERAL (SELECT * FROM node_state WHERE host = $1 AND ($2::integer IS NULL OR pid = $2)
                         ORDER BY updated_at DESC LIMIT 1) n ON true
      WHERE d.id IS NOT NULL OR n.node IS NOT NULL`,
     [os.hostname(), pid ?? null],
