@@ -1,6 +1,5 @@
-// The small reads and names every writer of batches shares (sendMoves.ts, suppression.ts,
-// planStore.ts, retry.ts).
-import { randomUUID } from 'node:crypto';
+// Small reads and names of batches on SQLite: a batch's numbers and record, and the mark of a batch
+// intake still fills (planStore.ts).
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
 import type { BatchRecord } from '../ports/records.js';
@@ -18,11 +17,6 @@ export function batchPhones(db: Journal, batchId: number): string[] {
  * is full or when the file has been read to the end.
  */
 export const HELD = Number.MAX_SAFE_INTEGER;
-
-/** A fresh request id: 32 characters, random, so that no two journals or runs share one. */
-export function newReqId(): string {
-  return randomUUID().replaceAll('-', '');
-}
 
 export function getBatch(db: Journal, batchId: number): BatchRecord {
   return sql(db, 'SELECT * FROM batches WHERE id = ?').get(batchId) as BatchRecord;

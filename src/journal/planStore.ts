@@ -15,7 +15,8 @@ import type { Awaitable } from '../ports/awaitable.js';
 import { SmsdropError } from '../errors.js';
 import { setFileHeader } from './files.js';
 import { sendFirst } from './sendMoves.js';
-import { HELD, newReqId } from './batchNumbers.js';
+import { HELD } from './batchNumbers.js';
+import { newReqId } from '../journalRules/outcomes.js';
 import {
   bulkCommits,
   bulkLosses,

@@ -9,8 +9,8 @@
 // Senders read through other connections: a released batch is theirs once its transaction commits
 // (releasesSeenAtCommit). Its rows and numbers commit with it or before, so a batch may be released
 // in the transaction that made it (releaseOnlyCommitted false): a sender never sees it half made.
-import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
+import { newReqId } from '../journalRules/outcomes.js';
 import { SmsdropError } from '../errors.js';
 import type {
   ChunkNeeds,
@@ -247,7 +247,7 @@ export class PgPlanStore implements PlanStore {
   }
   insertBatch(groupId: number, now: string): number {
     const id = this.#ids.batches.take();
-    this.#writes.batches.set(id, { groupId, reqId: randomUUID().replaceAll('-', ''), now });
+    this.#writes.batches.set(id, { groupId, reqId: newReqId(), now });
     const group = this.#groups.get(groupId);
     if (group) {
       group.held.push(id);
