@@ -1,15 +1,10 @@
 // The PostgreSQL journal's reads of a file's record, as the SQLite journal's (journal/files.ts,
 // fileReads.ts, reportReads.ts planSummary), one statement each; and the webhook event written
 // with a file's moves (journal/outbox.ts, recordEvent), in the caller's transaction.
-import { randomUUID } from 'node:crypto';
+import { recordEvent } from '../journalRules/events.js';
+import { runRule } from './rules.js';
 import type pg from 'pg';
-import type {
-  EventBody,
-  FileCounts,
-  FileRecord,
-  WaitingFile,
-  WebhookEvent,
-} from '../ports/index.js';
+import type { FileCounts, FileRecord, WaitingFile, WebhookEvent } from '../ports/index.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
 export type Db = pg.Pool | pg.ClientBase;
@@ -97,31 +92,12 @@ export async function planSummary(
 }
 
 /** A file's webhook event, one outbox row per target, in the caller's transaction. */
-export async function recordFileEvent(
+export function recordFileEvent(
   db: pg.ClientBase,
   targets: readonly string[],
   event: WebhookEvent,
   fileId: number,
   reason?: string,
 ): Promise<void> {
-  if (targets.length === 0) return;
-  const at = new Date().toISOString();
-  const record = await fileById(db, fileId);
-  const body: EventBody = {
-    id: randomUUID(),
-    event,
-    at,
-    file: {
-      id: fileId,
-      name: record?.name ?? '?',
-      status: record?.status ?? '?',
-      counts: record ? await countFile(db, fileId) : null,
-    },
-    ...(reason !== undefined ? { reason } : {}),
-  };
-  await db.query(
-    `INSERT INTO webhook_outbox (event, target, body, created_at)
-     SELECT $1, t, $2, $3 FROM unnest($4::text[]) AS t`,
-    [event, JSON.stringify(body), at, targets],
-  );
+  return runRule(db, recordEvent(targets, event, fileId, reason, new Date().toISOString()));
 }
