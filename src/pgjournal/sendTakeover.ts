@@ -18,17 +18,16 @@ import type { Queryable } from './claims.js';
 import { RELEASING, runRule } from './rules.js';
 import { withTransaction } from './smallTransaction.js';
 
+/** SQL: the file's abandoned batches. $1 file, $2 node, $3 batches in flight here. */
+const ABANDONED_WHERE = `file_id = $1 AND state = 'sending'
+  AND (lease_node IS NULL OR lease_until <= clock_timestamp()
+    OR (lease_node = $2 AND NOT (id = ANY($3::bigint[]))))`;
+
 /**
  * The abandoned batches, locked until the transaction ends (SKIP LOCKED: one that a node is
- * recording right now is not abandoned). $1 file, $2 node, $3 batches in flight here.
+ * recording right now is not abandoned).
  */
-const ABANDONED = `
-  SELECT id FROM batches
-  WHERE file_id = $1 AND state = 'sending'
-    AND (lease_node IS NULL OR lease_until <= clock_timestamp()
-      OR (lease_node = $2 AND NOT (id = ANY($3::bigint[]))))
-  ORDER BY id
-  FOR UPDATE SKIP LOCKED`;
+const ABANDONED = `SELECT id FROM batches WHERE ${ABANDONED_WHERE} ORDER BY id FOR UPDATE SKIP LOCKED`;
 
 /**
  * Puts the file's abandoned `sending` batches back (reqId on) or ends them unknown, as the journal
@@ -59,9 +58,7 @@ export async function anyAbandoned(
   inFlight: Iterable<number>,
 ): Promise<boolean> {
   const { rows } = await db.query<{ any: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM batches WHERE file_id = $1 AND state = 'sending'
-       AND (lease_node IS NULL OR lease_until <= clock_timestamp()
-         OR (lease_node = $2 AND NOT (id = ANY($3::bigint[]))))) AS any`,
+    `SELECT EXISTS (SELECT 1 FROM batches WHERE ${ABANDONED_WHERE}) AS any`,
     [fileId, node, [...inFlight]],
   );
   return rows[0]!.any;
