@@ -15,6 +15,7 @@ import {
   sqliteSuppressionList,
 } from './smallStores.js';
 import { sqliteRetryStore } from './retry.js';
+import { sqliteControl } from './control.js';
 
 /** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
 export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {
@@ -28,6 +29,7 @@ export function handleOf(db: Journal, release: () => void = () => {}): JournalHa
     daemon: sqliteDaemonState(db),
     retry: sqliteRetryStore(db),
     maintenance: sqliteMaintenance(db),
+    control: sqliteControl(db),
     close: () => (closing ??= closeThenRelease(db, release)),
   };
 }

@@ -22,7 +22,7 @@ export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
 export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader } from './reader.js';
-export { openSuppressionList } from './smallStores.js';
+export { openControl, openSuppressionList } from './smallStores.js';
 export { openTableDump } from './tableDump.js';
 
 export interface WriterOptions {

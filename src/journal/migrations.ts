@@ -395,4 +395,57 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE daemon_state ADD COLUMN paused_code TEXT;
     `,
   },
+  {
+    version: 15,
+    name: "an operator's control of a file, and cancelled rows",
+    sql: `
+      -- An operator's hold on a file (ports/control.ts): control is held (waiting for approval),
+      -- paused or cancelled, or null (it goes, from start_at on when that is set: scheduled);
+      -- control_by and control_at say who set it last, and when. A cancelled file's planned
+      -- batches end cancelled (a final state: never requested), and its rows with them.
+      ALTER TABLE files ADD COLUMN control TEXT;
+      ALTER TABLE files ADD COLUMN start_at TEXT;
+      ALTER TABLE files ADD COLUMN control_by TEXT;
+      ALTER TABLE files ADD COLUMN control_at TEXT;
+      ALTER TABLE files ADD COLUMN kept_cancelled INTEGER;
+      DROP VIEW row_results;
+      CREATE VIEW row_results AS
+      SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+        CASE r.intake
+          WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
+          ELSE r.intake
+        END AS status,
+        CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+        CASE r.intake
+          WHEN 'invalid' THEN r.error
+          WHEN 'duplicate' THEN coalesce((
+            SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
+              ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
+            FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), '${SENT_BY_A_FILE_READ_AGAIN}')
+          ELSE b.status_msg
+        END AS status_msg,
+        b.sms_message_sid, b.date_created, b.updated_at
+      FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
+      DROP VIEW v_files;
+      CREATE VIEW v_files AS
+      SELECT f.id, f.name, f.sha256, f.status,
+        CASE WHEN f.status = 'intake' THEN (SELECT count(*) FROM rows r WHERE r.file_id = f.id) ELSE f.rows END AS rows,
+        f.invalid, f.duplicates,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_accepted ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'accepted') END AS accepted,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_failed ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'failed') END AS failed,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_unknown ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'unknown') END AS unknown,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_pending ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state IN ('planned', 'sending')) END AS pending,
+        CASE WHEN f.pruned_at IS NOT NULL THEN f.kept_requests ELSE
+          (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = f.id) END AS requests,
+        f.started_at, f.finished_at,
+        CASE WHEN f.pruned_at IS NOT NULL THEN coalesce(f.kept_cancelled, 0) ELSE
+          (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'cancelled') END AS cancelled,
+        f.control, f.start_at
+      FROM files f;
+    `,
+  },
 ];

@@ -13,6 +13,9 @@ export const SQLITE_DIALECT: Dialect = {
   list: (values) => JSON.stringify(values),
   pairs: (a, b) =>
     `(SELECT j.value AS ${a}, k.value AS ${b} FROM json_each(?) j JOIN json_each(?) k ON k.key = j.key) AS t`,
+  // A write transaction holds the whole journal: nothing to lock row by row.
+  forUpdate: '',
+  forShare: '',
 };
 
 /** What the SQLite journal gives its rules: one writer per journal, so no guard of its own. */

@@ -4,7 +4,6 @@
 import type { BatchRecord } from '../ports/records.js';
 import { insideOf, type Journal } from './connection.js';
 import { noteAttemptStarted } from './intents.js';
-import { moveBatch } from './moves.js';
 import * as rules from '../journalRules/outcomes.js';
 import { recoverInterrupted as recoverRule } from '../journalRules/recovery.js';
 import { runRule, SQLITE_RULES } from './rules.js';
@@ -61,12 +60,9 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
 }
 
 /**
- * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
- * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
- * Two statements that must commit together: call it inside a transaction (the sender's write
- * queue), and send only once that has committed. `batch` is the batch as read when it was picked:
- * it is claimed only if it is still that batch (same random req_id: a row id freed by a rolled
- * back write and reused by another file's intake is not it) and still planned.
+ * The attempt, before its request leaves (src/journalRules/outcomes.ts, startAttempt), noted for
+ * the intents (intents.ts). Two statements that must commit together: call it inside a
+ * transaction (the sender's write queue), and send only once that has committed.
  */
 export function startAttempt(
   db: Journal,
@@ -74,23 +70,10 @@ export function startAttempt(
   reqId: string | null,
 ): number | undefined {
   const now = nowIso();
-  // Only a planned batch may start: whoever else moved it (another run, a recovery) owns it now.
-  if (
-    !moveBatch(db, batch.id, 'sending', [['attempts = attempts + 1']], {
-      onlyFrom: ['planned'],
-      reqId: batch.req_id,
-      now,
-    })
-  )
-    return undefined;
-  noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
-  return Number(
-    sql(db, 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)').run(
-      batch.id,
-      reqId,
-      now,
-    ).lastInsertRowid,
-  );
+  const attemptId = runRule(db, rules.startAttempt(SQLITE_RULES, batch, reqId, now));
+  if (attemptId !== undefined)
+    noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
+  return attemptId;
 }
 
 /**

@@ -13,6 +13,8 @@ import type { DaemonStateStore } from '../ports/daemonState.js';
 import type { Maintenance } from '../ports/maintenance.js';
 import type { OutboxStore } from '../ports/outbox.js';
 import type { SuppressionList } from '../ports/suppression.js';
+import type { ControlStore } from '../ports/control.js';
+import { sqliteControl } from './control.js';
 
 export function sqliteOutbox(db: Journal): OutboxStore {
   return {
@@ -50,6 +52,24 @@ export function openSuppressionList(
   const db = openJournal(journalPath(dataDir), options);
   return { ...sqliteSuppressionList(db), close: () => db.close() };
 }
+
+/**
+ * An operator's control of dataDir's journal alone, without the data directory's lock: `smsdrop
+ * pause` and the others write a file's control (and a cancel its planned batches), so they work
+ * while the daemon runs. Waits longer than other writers for the daemon's intake transaction.
+ */
+export function openControl(
+  dataDir: string,
+  options: { synchronous: 'normal' | 'full'; webhookTargets: readonly string[] },
+): ControlStore & { close(): void } {
+  const db = openJournal(journalPath(dataDir), options);
+  connectionOf(db).pragma(`busy_timeout = ${CONTROL_BUSY_MS}`);
+  insideOf(db).webhookTargets = [...options.webhookTargets];
+  return { ...sqliteControl(db), close: () => db.close() };
+}
+
+/** How long a command waits for the journal's writer (an intake commits every 50,000 rows). */
+const CONTROL_BUSY_MS = 30_000;
 
 export function sqliteDaemonState(db: Journal): DaemonStateStore {
   return {

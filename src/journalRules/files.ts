@@ -1,6 +1,12 @@
 // Rules on a file's record and row counts, and the predicates both journals' reads and prune share.
 import type { NewFile } from '../ports/records.js';
-import { BATCH_STATE, FILE_STATUS, sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import {
+  BATCH_STATE,
+  FILE_CONTROL,
+  FILE_STATUS,
+  sqlList,
+  UNSETTLED_STATES,
+} from '../ports/states.js';
 import { recordEvent } from './events.js';
 import { get, type Rule, run } from './rule.js';
 
@@ -46,10 +52,13 @@ export function countedByRepeatWindow(since: string): string {
  * Registers a file for intake, its generation one more than any earlier record of the same bytes,
  * with its file.taken webhook event (the daemon's record of a new drop); the file's id.
  */
+/** Who holds a file read with approval on. */
+const HELD_BY = 'SMSDROP_APPROVAL';
+
 export function* createFile(targets: readonly string[], file: NewFile, now: string): Rule<number> {
   const created = yield* get<{ id: number }>(
-    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider)
-     SELECT ?, coalesce(max(generation), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM files WHERE sha256 = ?
+    `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider, control, control_by, control_at)
+     SELECT ?, coalesce(max(generation), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM files WHERE sha256 = ?
      RETURNING id`,
     file.sha256,
     file.name,
@@ -60,6 +69,9 @@ export function* createFile(targets: readonly string[], file: NewFile, now: stri
     now,
     now,
     file.provider ?? null,
+    file.held ? FILE_CONTROL.held : null,
+    file.held ? HELD_BY : null,
+    file.held ? now : null,
     file.sha256,
   );
   yield* recordEvent(targets, 'file.taken', created!.id, undefined, now);

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
+import { fileFreeToGo } from './control.js';
 import { type MoveGuard, moveBatch } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
 
@@ -19,6 +20,39 @@ const statusOf = (code: string | null, msg: string | null): Fragment => [
   code,
   msg,
 ];
+
+/**
+ * Written BEFORE the request leaves: from here until its outcome is recorded the batch is
+ * `sending`, and a crash leaves it so, which the next run treats as "may have been received".
+ * `batch` is the batch as read when it was picked: it is claimed only if it is still that batch
+ * (same random req_id: a row id reused by another file's intake is not it), still planned, its
+ * file free to go (no operator's pause, hold or cancel; its start time come: control.ts), and the
+ * journal's guard holds (PostgreSQL's lease). Returns the attempt's id, or undefined: whoever
+ * moved the batch, or holds its file, owns it now.
+ */
+export function* startAttempt(
+  ctx: RuleContext,
+  batch: Pick<BatchRecord, 'id' | 'req_id'>,
+  reqId: string | null,
+  now: string,
+): Rule<number | undefined> {
+  const free = fileFreeToGo(now, ctx.dialect.forShare);
+  const where = ctx.guard?.where;
+  const guard: MoveGuard = {
+    ...ctx.guard,
+    where: where ? [`${free[0]} AND ${where[0]}`, ...free.slice(1), ...where.slice(1)] : free,
+  };
+  const options = { onlyFrom: [BATCH_STATE.planned], reqId: batch.req_id, now, guard };
+  if (!(yield* moveBatch(batch.id, BATCH_STATE.sending, [['attempts = attempts + 1']], options)))
+    return undefined;
+  const attempt = yield* get<{ id: number | string }>(
+    'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?) RETURNING id',
+    batch.id,
+    reqId,
+    now,
+  );
+  return Number(attempt!.id);
+}
 
 /**
  * The attempt's outcome and where its batch goes; the move comes first, so that a move the batch

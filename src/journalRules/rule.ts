@@ -37,6 +37,13 @@ export interface Dialect {
   list(values: readonly string[] | readonly number[]): Param;
   /** A table (text `a`, integer `b`) of two lists of one length, zipped, as two parameters. */
   pairs(a: string, b: string): string;
+  /**
+   * After a SELECT: locks the rows it reads against writers until the transaction ends ('' where
+   * one writer at a time holds the whole journal).
+   */
+  forUpdate: string;
+  /** After a SELECT: the rows it reads cannot change until the transaction ends. */
+  forShare: string;
 }
 
 /** A statement that writes; the rows it changed. */

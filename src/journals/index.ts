@@ -9,6 +9,7 @@
 import type { Config } from '../config/index.js';
 import { SmsdropError } from '../errors.js';
 import {
+  openControl as openSqliteControl,
   openReader as openSqliteReader,
   openSuppressionList as openSqliteSuppressionList,
   openWriter as openSqliteWriter,
@@ -16,6 +17,7 @@ import {
 } from '../journal/index.js';
 import type { PgSettings } from '../pgjournal/index.js';
 import type {
+  ControlStore,
   CopyCounts,
   JournalHandle,
   JournalReader,
@@ -101,6 +103,16 @@ export async function openSuppressionList(
   const pg = pgSettings(config);
   if (pg) return (await pgJournal()).openPgSuppressionList(pg);
   return openSqliteSuppressionList(config.dataDir, options);
+}
+
+/** An operator's control of the journal alone, without the lock (smsdrop pause and the others). */
+export async function openControl(
+  config: JournalSettings,
+  options: { synchronous: 'normal' | 'full'; webhookTargets: readonly string[] },
+): Promise<ControlStore & { close(): void | Promise<void> }> {
+  const pg = pgSettings(config);
+  if (pg) return (await pgJournal()).openPgControl(pg, options.webhookTargets);
+  return openSqliteControl(config.dataDir, options);
 }
 
 /** `smsdrop backup` copies SQLite's files: PostgreSQL has its own tools. */

@@ -11,6 +11,7 @@ import { pgDaemonState } from './daemonState.js';
 import { pgMaintenance } from './prune.js';
 import { pgOutbox, type WebhookTargets } from './outbox.js';
 import { pgRetryStore } from './retry.js';
+import { pgControl } from './control.js';
 import { pgSuppressionList } from './suppression.js';
 
 /** What every store of one handle shares. */
@@ -48,6 +49,7 @@ export function pgHandle(
     daemon: pgDaemonState(pool, shared.targets, shared.node),
     retry: pgRetryStore(pool),
     maintenance: pgMaintenance(pool),
+    control: pgControl(pool, shared.targets),
     ...(account ? { account } : {}),
     close: () =>
       (closing ??= (async () => {

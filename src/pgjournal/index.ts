@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
+import type { ControlStore } from '../ports/control.js';
+import { pgControl } from './control.js';
 import type { DatabaseUrl } from '../config/settings/database.js';
 import { acquireLock } from '../datadir/lock.js';
 import { errorCode, isDatabaseOutage, SmsdropError } from '../errors.js';
@@ -233,6 +235,21 @@ export async function openPgSuppressionList(
     throw err;
   }
   return { ...pgSuppressionList(pool), close: () => pool.end() };
+}
+
+/** An operator's control of the journal alone (smsdrop pause, approve, resume, cancel). */
+export async function openPgControl(
+  settings: PgSettings,
+  webhookTargets: readonly string[],
+): Promise<ControlStore & { close(): Promise<void> }> {
+  const pool = await connectPool(settings, 2);
+  try {
+    await migratePostgres(pool);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  return { ...pgControl(pool, { ids: [...webhookTargets] }), close: () => pool.end() };
 }
 
 async function openPgReaderPool(settings: PgSettings): Promise<pg.Pool | undefined> {

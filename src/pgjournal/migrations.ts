@@ -423,6 +423,25 @@ const ACCOUNT_PAUSE = `
   INSERT INTO account_pause (id) VALUES (1);
 `;
 
+/** As SQLite's migration 15: an operator's control of a file, and cancelled rows. */
+const FILE_CONTROL = `
+  ALTER TABLE files ADD COLUMN control text;
+  ALTER TABLE files ADD COLUMN start_at text;
+  ALTER TABLE files ADD COLUMN control_by text;
+  ALTER TABLE files ADD COLUMN control_at text;
+  ALTER TABLE files ADD COLUMN kept_cancelled integer;
+  ${ROW_RESULTS.replace('CREATE VIEW', 'CREATE OR REPLACE VIEW').replace(
+    "IN ('accepted', 'failed', 'unknown')",
+    "IN ('accepted', 'failed', 'unknown', 'cancelled')",
+  )}
+  ${V_FILES.replace('CREATE VIEW', 'CREATE OR REPLACE VIEW').replace(
+    'f.started_at, f.finished_at',
+    `f.started_at, f.finished_at,
+    CASE WHEN f.pruned_at IS NOT NULL THEN coalesce(f.kept_cancelled, 0) ELSE (${numbersIn("('cancelled')")}) END AS cancelled,
+    f.control, f.start_at`,
+  )}
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -441,4 +460,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     name: 'indexes on the foreign keys a prune checks (rows.group_id, batches.parent_id)',
     sql: FOREIGN_KEY_INDEXES,
   },
+  { version: 13, name: "an operator's control of a file, and cancelled rows", sql: FILE_CONTROL },
 ];

@@ -14,6 +14,8 @@ export const PG_DIALECT: Dialect = {
   isIn: (column) => `${column} = ANY(CAST(? AS text[]))`,
   list: (values) => values,
   pairs: (a, b) => `unnest(CAST(? AS text[]), CAST(? AS bigint[])) AS t(${a}, ${b})`,
+  forUpdate: ' FOR UPDATE',
+  forShare: ' FOR SHARE',
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */
@@ -60,6 +62,6 @@ function nodeGuard(node: string): MoveGuard {
 }
 
 /** The claim of an attempt: only under a lease this node holds and that has not passed. */
-export function claimGuard(node: string): MoveGuard {
-  return { where: [leaseHeld('?'), node] };
+export function claimContext(node: string): RuleContext {
+  return { dialect: PG_DIALECT, guard: { where: [leaseHeld('?'), node] } };
 }

@@ -136,6 +136,11 @@ TABLE files
   kept_first_send text
   kept_last_send text
   provider text
+  control text
+  start_at text
+  control_by text
+  control_at text
+  kept_cancelled integer
   PRIMARY KEY (id)
   UNIQUE (sha256, generation)
 
@@ -352,7 +357,7 @@ VIEW row_results
   sms_message_sid text
   date_created text
   updated_at text
-  CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid'::text THEN CASE WHEN (b.state = ANY (ARRAY['accepted'::text, 'failed'::text, 'unknown'::text])) THEN b.state ELSE 'pending'::text END ELSE r.intake END AS status, CASE WHEN (r.intake = 'valid'::text) THEN b.status_code ELSE NULL::text END AS status_code, CASE r.intake WHEN 'invalid'::text THEN r.error WHEN 'duplicate'::text THEN COALESCE(( SELECT CASE WHEN (o.file_id = r.file_id) THEN ('duplicate of line '::text || o.line) ELSE ((((((('the same message to this number goes with another file (its report has the outcome)'::text || ': line '::text) || o.line) || ' of '::text) || f.name) || ' (file '::text) || o.file_id) || ')'::text) END AS "case" FROM (rows o JOIN files f ON ((f.id = o.file_id))) WHERE (o.id = r.duplicate_of)), 'the same message to this number goes with another file read again since (its report has the outcome)'::text) ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, b.updated_at FROM (rows r LEFT JOIN batches b ON ((b.id = r.batch_id)));
+  CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid'::text THEN CASE WHEN (b.state = ANY (ARRAY['accepted'::text, 'failed'::text, 'unknown'::text, 'cancelled'::text])) THEN b.state ELSE 'pending'::text END ELSE r.intake END AS status, CASE WHEN (r.intake = 'valid'::text) THEN b.status_code ELSE NULL::text END AS status_code, CASE r.intake WHEN 'invalid'::text THEN r.error WHEN 'duplicate'::text THEN COALESCE(( SELECT CASE WHEN (o.file_id = r.file_id) THEN ('duplicate of line '::text || o.line) ELSE ((((((('the same message to this number goes with another file (its report has the outcome)'::text || ': line '::text) || o.line) || ' of '::text) || f.name) || ' (file '::text) || o.file_id) || ')'::text) END AS "case" FROM (rows o JOIN files f ON ((f.id = o.file_id))) WHERE (o.id = r.duplicate_of)), 'the same message to this number goes with another file read again since (its report has the outcome)'::text) ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, b.updated_at FROM (rows r LEFT JOIN batches b ON ((b.id = r.batch_id)));
 
 VIEW v_failures
   file_id bigint
@@ -378,7 +383,10 @@ VIEW v_files
   requests bigint
   started_at text
   finished_at text
-  CREATE VIEW v_files AS SELECT f.id, f.name, f.sha256, f.status, CASE WHEN (f.status = 'intake'::text) THEN ( SELECT count(*) AS count FROM rows r WHERE (r.file_id = f.id)) ELSE (f.rows)::bigint END AS rows, f.invalid, f.duplicates, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_accepted)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'accepted'::text))) END AS accepted, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_failed)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'failed'::text))) END AS failed, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_unknown)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'unknown'::text))) END AS unknown, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_pending)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = ANY (ARRAY['planned'::text, 'sending'::text])))) END AS pending, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_requests)::bigint ELSE ( SELECT count(*) AS count FROM (batches b JOIN attempts a ON ((a.batch_id = b.id))) WHERE (b.file_id = f.id)) END AS requests, f.started_at, f.finished_at FROM files f;
+  cancelled bigint
+  control text
+  start_at text
+  CREATE VIEW v_files AS SELECT f.id, f.name, f.sha256, f.status, CASE WHEN (f.status = 'intake'::text) THEN ( SELECT count(*) AS count FROM rows r WHERE (r.file_id = f.id)) ELSE (f.rows)::bigint END AS rows, f.invalid, f.duplicates, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_accepted)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'accepted'::text))) END AS accepted, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_failed)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'failed'::text))) END AS failed, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_unknown)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'unknown'::text))) END AS unknown, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_pending)::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = ANY (ARRAY['planned'::text, 'sending'::text])))) END AS pending, CASE WHEN (f.pruned_at IS NOT NULL) THEN (f.kept_requests)::bigint ELSE ( SELECT count(*) AS count FROM (batches b JOIN attempts a ON ((a.batch_id = b.id))) WHERE (b.file_id = f.id)) END AS requests, f.started_at, f.finished_at, CASE WHEN (f.pruned_at IS NOT NULL) THEN (COALESCE(f.kept_cancelled, 0))::bigint ELSE ( SELECT COALESCE(sum(b.numbers), (0)::bigint) AS "coalesce" FROM batches b WHERE ((b.file_id = f.id) AND (b.state = 'cancelled'::text))) END AS cancelled, f.control, f.start_at FROM files f;
 
 VIEW v_recipients
   row_id bigint

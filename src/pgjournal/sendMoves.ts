@@ -8,37 +8,25 @@
 // A move the batch no longer answers to throws before the write has changed anything, so that
 // the turn's other writes commit (writeQueue.ts).
 import type pg from 'pg';
-import { moveBatch } from '../journalRules/moves.js';
 import * as rules from '../journalRules/outcomes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
-import { BATCH_STATE } from '../ports/states.js';
-import { claimGuard, heldBy, runRule } from './rules.js';
+import { claimContext, heldBy, runRule } from './rules.js';
 
 type Db = pg.PoolClient;
 
 /**
- * The attempt, before its request leaves (see src/journal/sendMoves.ts, startAttempt): undefined
- * when the batch is no longer planned under the same req_id, or this node's lease of it is gone.
+ * The attempt, before its request leaves (src/journalRules/outcomes.ts, startAttempt): undefined
+ * when the batch is no longer planned under the same req_id, its file is not free to go, or this
+ * node's lease of it is gone.
  */
-export async function startAttempt(
+export function startAttempt(
   db: Db,
   node: string,
   batch: Pick<BatchRecord, 'id' | 'req_id'>,
   reqId: string | null,
 ): Promise<number | undefined> {
   const now = new Date().toISOString();
-  const claim = moveBatch(batch.id, BATCH_STATE.sending, [['attempts = attempts + 1']], {
-    onlyFrom: [BATCH_STATE.planned],
-    reqId: batch.req_id,
-    now,
-    guard: claimGuard(node),
-  });
-  if (!(await runRule(db, claim))) return undefined;
-  const { rows } = await db.query<{ id: number }>(
-    'INSERT INTO attempts (batch_id, req_id, started_at) VALUES ($1, $2, $3) RETURNING id',
-    [batch.id, reqId, now],
-  );
-  return rows[0]!.id;
+  return runRule(db, rules.startAttempt(claimContext(node), batch, reqId, now));
 }
 
 /** The attempt's outcome and where its batch goes. */

@@ -56,8 +56,9 @@ export interface PlanSummary {
 }
 
 /** 'elsewhere': another node sharing the journal reads and sends these bytes now (reason). */
+/** 'held': an operator holds it (held for approval, scheduled, paused: `held`). */
 export type FileOutcome =
-  'finished' | 'already-sent' | 'paused' | 'stopped' | 'refused' | 'planned' | 'elsewhere';
+  'finished' | 'already-sent' | 'paused' | 'held' | 'stopped' | 'refused' | 'planned' | 'elsewhere';
 
 export interface FileRunResult {
   outcome: FileOutcome;
@@ -74,6 +75,10 @@ export interface FileRunResult {
   code?: ErrorCode;
   /** Files holding, not sent yet, rows this file left to them as repeats (see waitingRepeats). */
   waiting?: WaitingFile[];
+  /** Outcome 'held': what the file waits for, and its start time when scheduled. */
+  held?: { waitingFor: 'held' | 'paused' | 'scheduled'; startAt: string | null };
+  /** This run read the file into the journal (not an earlier one). */
+  readNow?: boolean;
   elapsedMs: number;
 }
 
@@ -217,7 +222,8 @@ async function runFile(
   options: ProcessOptions,
   result: Result,
 ): Promise<FileRunResult> {
-  if (file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused) {
+  const readNow = file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused;
+  if (readNow) {
     const read = await intakeInTurn(ctx, file, filePath, inspection, options);
     if (read === 'stopped') return result('stopped', file);
     if (read) return result('refused', file, read);
@@ -246,6 +252,11 @@ async function runFile(
     await ctx.files.status(file.id, FILE_STATUS.done);
     return result('finished', file);
   }
+  if (sent.state === 'held')
+    return result('held', file, {
+      held: { waitingFor: sent.waitingFor, startAt: sent.startAt },
+      readNow,
+    });
   return result(
     sent.state,
     file,

@@ -79,6 +79,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     const spools = new ResultSpools(config.dataDir);
     const context: PipelineContext = {
       send: journal.send,
+      control: journal.control,
       files: journal.files,
       reads: journal.reads,
       client: provider.client,

@@ -2,6 +2,7 @@
 // one that only looks (JournalReader). Both journals give these same shapes; src/journals/ opens
 // them, and nothing past it asks which journal answered.
 import type { AccountSlots } from './account.js';
+import type { ControlStore } from './control.js';
 import type { DaemonStateStore } from './daemonState.js';
 import type { FileStore } from './files.js';
 import type { Maintenance } from './maintenance.js';
@@ -20,6 +21,8 @@ export interface JournalHandle {
   daemon: DaemonStateStore;
   retry: RetryStore;
   maintenance: Maintenance;
+  /** An operator's hold on a file: approve, pause, resume, cancel. */
+  control: ControlStore;
   /** The account's request slots, shared with other nodes (PostgreSQL); none with SQLite. */
   account?: AccountSlots;
   /**

@@ -18,6 +18,14 @@ export type { BusyFiles, Maintenance } from './maintenance.js';
 export type { OutboxStore } from './outbox.js';
 export type { SuppressionList } from './suppression.js';
 export type { DaemonStateStore } from './daemonState.js';
+export type {
+  ControlAction,
+  ControlCommand,
+  ControlResult,
+  ControlState,
+  ControlStore,
+} from './control.js';
+export { freeToGo, waitingFor } from './control.js';
 export type { RetryCounts, RetryStore } from './retry.js';
 export type { AccountSlots, SlotRelease } from './account.js';
 export type { JournalHandle, JournalReader } from './handle.js';

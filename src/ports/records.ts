@@ -1,7 +1,7 @@
 // The records the ports speak in: what a file, a batch, an attempt, a row of a report is. Both
 // journals read and write them; callers take them from here (or from src/ports/index.ts).
 import type { ErrorCode } from '../errors.js';
-import type { BATCH_STATE, BatchState, Doubt, FileStatus } from './states.js';
+import type { BATCH_STATE, BatchState, Doubt, FileControl, FileStatus } from './states.js';
 
 // A file: its journal record, its counts, its line of v_files (fileReads.ts, files.ts).
 export interface FileRecord {
@@ -26,6 +26,13 @@ export interface FileRecord {
   provider: string | null;
   /** When its rows went (prune.ts): only this line and its counts are left. */
   pruned_at: string | null;
+  /** An operator's hold (ports/control.ts): held, paused, cancelled; null: it goes. */
+  control: FileControl | null;
+  /** When a file free to go may start (ISO 8601; `approve --at`); null: at once. */
+  start_at: string | null;
+  /** Who set the control last ('cli', 'api', 'SMSDROP_APPROVAL'), and when. */
+  control_by: string | null;
+  control_at: string | null;
 }
 
 export interface FileCounts {
@@ -59,6 +66,8 @@ export interface NewFile {
   encoding: string;
   /** The provider and account it is planned for (ProviderConnection.identity). */
   provider?: string;
+  /** Held for approval (SMSDROP_APPROVAL): read and planned, nothing sent until approved. */
+  held?: boolean;
 }
 
 /** The rows an unfinished intake kept (restartIntake), as two columns in line order. */
@@ -201,47 +210,9 @@ export interface HeldFile {
   finished_at: string | null;
 }
 
-// Webhook events and the outbox (outbox.ts).
-export const WEBHOOK_EVENTS = [
-  'file.taken',
-  'file.finished',
-  'file.failed',
-  'file.late',
-  'sending.paused',
-  'sending.resumed',
-] as const;
-
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
-
-/** The JSON body of an event, as posted and signed. */
-export interface EventBody {
-  /**
-   * A random UUID given when the event is written: the same for every receiver and every repeat,
-   * and never the same for two events, on any host or after a backup is restored, so that a
-   * receiver can drop a repeat by it.
-   */
-  id: string;
-  event: WebhookEvent;
-  at: string;
-  file: { id: number | null; name: string; status: string; counts: FileCounts | null } | null;
-  reason?: string;
-}
-
-/**
- * About a file the journal does not know (not a .csv, unreadable): its name and what became of it.
- */
-export interface FileAside {
-  name: string;
-  status: string;
-}
-
-export interface OutboxRow {
-  id: number;
-  event: WebhookEvent;
-  body: string;
-  created_at: string;
-  attempts: number;
-}
+// Webhook events and the outbox: events.ts.
+export type { EventBody, FileAside, OutboxRow, WebhookEvent } from './events.js';
+export { WEBHOOK_EVENTS } from './events.js';
 
 // The daemon's own state (daemonState.ts).
 export interface DaemonStateUpdate {

@@ -1,9 +1,9 @@
 // State names of the journal, and the state machine of a batch, written down where they live.
 //
-// A ROW ends in exactly one of: invalid, duplicate, accepted, failed, unknown; until then it is
-// pending. invalid and duplicate are decided at intake (rows.intake, by the planner); a valid row's
-// status is its batch's outcome, read through the row_results view (the row itself is never
-// rewritten).
+// A ROW ends in exactly one of: invalid, duplicate, accepted, failed, unknown, cancelled; until
+// then it is pending. invalid and duplicate are decided at intake (rows.intake, by the planner); a
+// valid row's status is its batch's outcome, read through the row_results view (the row itself is
+// never rewritten).
 //
 // A BATCH is one request's worth of numbers of one group:
 //
@@ -14,7 +14,9 @@
 //      │                          │                                     new planned halves)
 //      └──retryable / account-fatal / rate-limited (with a delay)───┘
 //
+//   planned ──`smsdrop cancel` (the file's)──▶ cancelled (final: never requested since)
 //   failed / unknown ──`smsdrop retry`──▶ retried (final; its numbers move to a new planned batch)
+//   cancelled ──`smsdrop retry --cancelled`──▶ retried
 //   unknown ──`smsdrop retry`, its reqId still remembered──▶ planned (sent again under that reqId)
 //   planned, in doubt, its reqId no longer safe to resend under ──▶ unknown
 //
@@ -34,6 +36,7 @@ export const ROW_STATUS = {
   accepted: 'accepted',
   failed: 'failed',
   unknown: 'unknown',
+  cancelled: 'cancelled',
 } as const;
 export type RowStatus = (typeof ROW_STATUS)[keyof typeof ROW_STATUS];
 
@@ -45,6 +48,7 @@ export const BATCH_STATE = {
   unknown: 'unknown',
   split: 'split',
   retried: 'retried',
+  cancelled: 'cancelled',
 } as const;
 export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 
@@ -52,6 +56,13 @@ export type BatchState = (typeof BATCH_STATE)[keyof typeof BATCH_STATE];
 export const UNSETTLED_STATES: readonly BatchState[] = [BATCH_STATE.planned, BATCH_STATE.sending];
 /** Final states that are their rows' outcome. */
 export const OUTCOME_STATES: readonly BatchState[] = [
+  BATCH_STATE.accepted,
+  BATCH_STATE.failed,
+  BATCH_STATE.unknown,
+  BATCH_STATE.cancelled,
+];
+/** Final states whose requests were made: a cancelled batch never was. */
+export const REQUESTED_STATES: readonly BatchState[] = [
   BATCH_STATE.accepted,
   BATCH_STATE.failed,
   BATCH_STATE.unknown,
@@ -70,7 +81,7 @@ export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_
  * after a crash (intents.ts) on a batch already cut off mid-request.
  */
 export const BATCH_MOVES: Readonly<Record<BatchState, readonly BatchState[]>> = {
-  planned: [BATCH_STATE.sending, BATCH_STATE.unknown],
+  planned: [BATCH_STATE.sending, BATCH_STATE.unknown, BATCH_STATE.cancelled],
   sending: [
     BATCH_STATE.sending,
     BATCH_STATE.accepted,
@@ -84,6 +95,7 @@ export const BATCH_MOVES: Readonly<Record<BatchState, readonly BatchState[]>> = 
   unknown: [BATCH_STATE.planned, BATCH_STATE.retried],
   split: [],
   retried: [],
+  cancelled: [BATCH_STATE.retried],
 };
 
 /** States as an SQL list for `IN`: "('planned', 'sending')". */
@@ -108,3 +120,13 @@ export const FILE_STATUS = {
   refused: 'refused',
 } as const;
 export type FileStatus = (typeof FILE_STATUS)[keyof typeof FILE_STATUS];
+
+// What an operator set on a file (files.control), beside its status: held (waiting for approval;
+// SMSDROP_APPROVAL), paused, cancelled (its planned batches cancelled, for good); none: it goes,
+// from files.start_at on when that is set (scheduled). Only a file with none may start a request.
+export const FILE_CONTROL = {
+  held: 'held',
+  paused: 'paused',
+  cancelled: 'cancelled',
+} as const;
+export type FileControl = (typeof FILE_CONTROL)[keyof typeof FILE_CONTROL];

@@ -5,7 +5,9 @@ import type { Config } from '../config/index.js';
 import type { BatchRecord, BatchToSend, Transition } from '../ports/records.js';
 import type { Awaitable } from '../ports/awaitable.js';
 import type { SendStore } from '../ports/send.js';
+import type { ControlStore } from '../ports/control.js';
 import { type Doubt, OUTCOME_STATES } from '../ports/states.js';
+import { freeNow, heldBy } from './control.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
@@ -44,6 +46,12 @@ export interface SendContext {
   window?: SendWindow;
   /** Aborted on shutdown: no new request starts; requests in flight finish and are recorded. */
   stopSignal?: AbortSignal;
+  /**
+   * An operator's hold on the file (held, paused, scheduled, cancelled), looked at before each
+   * page of batches; none: nothing holds files (a dry run). The journal's attempt start checks it
+   * too, so a command holds every request that had not started when it returned.
+   */
+  control?: Pick<ControlStore, 'control' | 'cancelLeftovers'>;
   /** Called after each batch reaches an outcome, with the rows it settled (0 if retried). */
   onBatchDone?: (event: { rowsSettled: number; transition: Transition['to'] }) => void;
   now?: () => number;
@@ -52,6 +60,8 @@ export interface SendContext {
 export type SendResult =
   | { state: 'finished' }
   | { state: 'paused'; reason: string; code: PauseCode }
+  /** An operator holds the file (ports/control.ts): nothing more starts until that changes. */
+  | { state: 'held'; waitingFor: 'held' | 'paused' | 'scheduled'; startAt: string | null }
   | { state: 'stopped' };
 
 /** Sends until every batch of the file is final, or sending must stop. */
@@ -59,10 +69,10 @@ export async function sendFile(ctx: SendContext, fileId: number): Promise<SendRe
   await ctx.send.recoverInterrupted(fileId, ctx.config.reqId);
   const now = ctx.now ?? Date.now;
   for (;;) {
-    const stop = stopReason(ctx);
+    const stop = stopReason(ctx) ?? (await heldBy(ctx, fileId));
     if (stop) return stop;
     await sendReadyBatches(ctx, fileId);
-    const stopAfter = stopReason(ctx);
+    const stopAfter = stopReason(ctx) ?? (await heldBy(ctx, fileId));
     if (stopAfter) return stopAfter;
     const next = await ctx.send.nextDueAt(fileId);
     if (next === null) return { state: 'finished' };
@@ -99,6 +109,8 @@ export async function sendReadyBatches(
   let failure: { error: unknown } | undefined;
   const stopping = () => failure !== undefined || stopReason(ctx) !== undefined;
   for (;;) {
+    // A page starts only while the file is free to go: a pause holds the rest within a page.
+    if (!(await freeNow(ctx, fileId))) break;
     // Only this loop sends these batches, so a page read now is still true when its turn comes.
     // Room for PAGE new ones even when every batch queued so far is due again in this page. The
     // batches to send first (sendFirst) come ahead of the page and leave its order (afterId) alone.

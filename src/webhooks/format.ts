@@ -73,6 +73,11 @@ const HEADLINES: Record<EventBody['event'], string> = {
   'file.finished': 'file finished',
   'file.failed': 'file failed',
   'file.late': 'file not resumed (late)',
+  'file.held': 'file held for approval',
+  'file.approved': 'file approved',
+  'file.paused': 'file paused',
+  'file.resumed': 'file resumed',
+  'file.cancelled': 'file cancelled',
   'sending.paused': 'sending paused',
   'sending.resumed': 'sending resumed',
 };

@@ -154,6 +154,7 @@ const STATUS_OF: Record<FileRunResult['outcome'], string> = {
   finished: 'done',
   'already-sent': 'already-sent',
   paused: 'paused',
+  held: 'held',
   stopped: 'stopped',
   refused: 'refused',
   planned: 'dry-run',
@@ -163,8 +164,7 @@ const STATUS_OF: Record<FileRunResult['outcome'], string> = {
 export function exitStatus(result: FileRunResult): number {
   if (result.outcome === 'refused') return EXIT.usage;
   if (result.outcome === 'planned') return EXIT.ok;
-  if (result.outcome === 'paused' || result.outcome === 'stopped' || result.outcome === 'elsewhere')
-    return EXIT.incomplete;
+  if (['paused', 'held', 'stopped', 'elsewhere'].includes(result.outcome)) return EXIT.incomplete;
   return everyRowAccepted(result.counts, result.waiting) ? EXIT.ok : EXIT.incomplete;
 }
 
@@ -214,6 +214,7 @@ function summaryJson(result: DryRunResult, name: string, config: Config): object
     elapsedMs: result.elapsedMs,
     ...(result.reason ? { reason: result.reason } : {}),
     ...(result.code ? { code: result.code } : {}),
+    ...(result.held ? { held: result.held } : {}),
     ...(result.plan
       ? {
           plan: {
@@ -236,6 +237,10 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
   if (result.sha256) lines.push(`sha256     ${result.sha256}`);
   if (result.reason)
     lines.push(`reason     ${result.code ? `${result.code}: ` : ''}${result.reason}`);
+  if (result.held)
+    lines.push(
+      `${result.held.waitingFor} by an operator: nothing more is sent until \`smsdrop resume ${result.file?.id ?? name}\` (or \`smsdrop cancel\` ends it)`,
+    );
   lines.push(
     `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
   );

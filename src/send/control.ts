@@ -1,0 +1,27 @@
+// The operator's hold on a file (ports/control.ts), as the sender reads it: before each page of
+// batches, and between passes.
+import { freeToGo, waitingFor } from '../ports/control.js';
+import { FILE_CONTROL } from '../ports/states.js';
+import type { SendContext, SendResult } from './index.js';
+
+/**
+ * The operator's hold on the file, if any; a cancelled file's batches that went back to planned
+ * since (an answer asking for a retry) are cancelled too, and it goes on to its end.
+ */
+export async function heldBy(ctx: SendContext, fileId: number): Promise<SendResult | undefined> {
+  const state = await ctx.control?.control(fileId);
+  if (!state) return undefined;
+  const waiting = waitingFor(state, (ctx.now ?? Date.now)());
+  if (waiting === undefined) return undefined;
+  if (waiting === FILE_CONTROL.cancelled) {
+    await ctx.control!.cancelLeftovers(fileId);
+    return undefined;
+  }
+  return { state: 'held', waitingFor: waiting, startAt: state.startAt };
+}
+
+/** Whether the file may start requests now (no operator's hold). */
+export async function freeNow(ctx: SendContext, fileId: number): Promise<boolean> {
+  const state = await ctx.control?.control(fileId);
+  return !state || freeToGo(state, (ctx.now ?? Date.now)());
+}
