@@ -8,9 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { openJournal } from '../../src/journal/open.js';
+import { lookIntoSqlite } from '../conformance/sqliteLook.js';
 import { isolatedSettings } from '../emptyConfig.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const samples = path.join(repo, 'data/samples');
@@ -106,11 +105,11 @@ describe('the bundled sample', () => {
     const block = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(repo, 'README.md'), 'utf8'));
     const queries = block![1]!.trim().split('\n');
     assert.ok(queries.length > 0);
-    const db = openJournal(path.join(dir, 'data/journal.sqlite'), { readonly: true });
+    const journal = lookIntoSqlite(path.join(dir, 'data'), { readonly: true });
     try {
-      for (const query of queries) assert.ok(sqliteOf(db).prepare(query).all().length > 0, query);
+      for (const query of queries) assert.ok(journal.all(query).length > 0, query);
     } finally {
-      db.close();
+      journal.close();
     }
   });
 
