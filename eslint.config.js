@@ -37,13 +37,13 @@ const PG_JOURNAL_FROM_TESTS = {
 
 /**
  * Test files that open both journals' own modules by design, as src/journals/ does for the code:
- * the conformance suite's subjects, plain statements on a data directory's SQLite journal, and the
- * readers that compare the two schemas.
+ * the conformance suite's subjects, the readers that compare the two schemas, and the SQLite file
+ * read with plain SQL as the sqlite3 shell reads it.
  */
 const TEST_BRIDGES = [
   'test/conformance/journals.ts',
-  'test/conformance/sqliteLook.ts',
   'test/schemaText.ts',
+  'test/sqliteFile.ts',
   'test/pg/documentedViews.test.ts',
 ];
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { measureJournalInsert } from '../../bench/baselines.js';
 import { journalPath } from '../../src/journals/index.js';
-import { lookIntoSqlite } from '../conformance/sqliteLook.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const BENCH = path.resolve('bench/bench.ts');
 
@@ -145,21 +145,22 @@ test('the journal floor stores each row in the journal schema, a number once per
   );
   const result = await measureJournalInsert(csv, journalPath(dir));
   assert.equal(result.count, 4, 'every data row is handed to the store');
-  const journal = lookIntoSqlite(dir, { readonly: true });
-  try {
-    const rows = journal.all<{ line: number; phone: string; g: number }>(
-      'SELECT line, phone, group_id AS g FROM rows ORDER BY line',
-    );
-    assert.deepEqual(
-      rows.map((r) => [r.line, r.phone]),
-      [
-        [2, '13800000001'],
-        [3, '13800000002'],
-        [5, '13800000001'],
-      ],
-    );
-    assert.equal(new Set(rows.map((r) => r.g)).size, 2, 'one group per (template, values)');
-  } finally {
-    journal.close();
-  }
+  const rows = withSqliteFile(
+    dir,
+    (db) =>
+      db.prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line').all() as {
+        line: number;
+        phone: string;
+        g: number;
+      }[],
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.phone]),
+    [
+      [2, '13800000001'],
+      [3, '13800000002'],
+      [5, '13800000001'],
+    ],
+  );
+  assert.equal(new Set(rows.map((r) => r.g)).size, 2, 'one group per (template, values)');
 });

@@ -8,8 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { lookIntoSqlite } from '../conformance/sqliteLook.js';
 import { isolatedSettings } from '../emptyConfig.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const samples = path.join(repo, 'data/samples');
@@ -105,12 +105,9 @@ describe('the bundled sample', () => {
     const block = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(repo, 'README.md'), 'utf8'));
     const queries = block![1]!.trim().split('\n');
     assert.ok(queries.length > 0);
-    const journal = lookIntoSqlite(path.join(dir, 'data'), { readonly: true });
-    try {
-      for (const query of queries) assert.ok(journal.all(query).length > 0, query);
-    } finally {
-      journal.close();
-    }
+    withSqliteFile(path.join(dir, 'data'), (db) => {
+      for (const query of queries) assert.ok(db.prepare(query).all().length > 0, query);
+    });
   });
 
   it("sent again, answers already-sent and writes the earlier send's result files beside it", async () => {

@@ -14,7 +14,7 @@ import { openWriter } from '../../src/journals/index.js';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgReadStore } from '../../src/pgjournal/readStore.js';
-import { lookIntoSqlite } from '../conformance/sqliteLook.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, type IntakeRun, writeCsv } from './intakeRun.js';
 
@@ -49,14 +49,12 @@ const VIEWS = {
 type Views = Record<keyof typeof VIEWS, unknown[]>;
 
 function sqliteViews(dataDir: string): Views {
-  const db = lookIntoSqlite(dataDir, { readonly: true });
-  try {
+  return withSqliteFile(dataDir, (db) => {
     const views = {} as Views;
-    for (const [name, sql] of Object.entries(VIEWS)) views[name as keyof Views] = db.all(sql);
+    for (const [name, sql] of Object.entries(VIEWS))
+      views[name as keyof Views] = db.prepare(sql).all();
     return views;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 async function pgViews(pool: pg.Pool): Promise<Views> {
@@ -165,10 +163,15 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     const sent = 'SELECT min(id) AS id FROM batches WHERE next_attempt_at = 0 AND numbers > 0';
     const attempt = 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES ';
     const cut = await intakeFile(csv, { ...lite.run, chunks: 4 });
-    const db = lookIntoSqlite(lite.dataDir);
-    const liteBatch = db.get<{ id: number }>(sent)!.id;
-    db.run(`${attempt} (?, 'r', '2026-01-01T00:00:00.000Z')`, liteBatch);
-    db.close();
+    const liteBatch = withSqliteFile(
+      lite.dataDir,
+      (db) => {
+        const id = (db.prepare(sent).get() as { id: number }).id;
+        db.prepare(`${attempt} (?, 'r', '2026-01-01T00:00:00.000Z')`).run(id);
+        return id;
+      },
+      { write: true },
+    );
     const pgCut = await intakeFile(csv, { ...pgj.run, chunks: 4 });
     const pgBatch = (await pgj.pool.query<{ id: number }>(sent)).rows[0]!.id;
     await pgj.pool.query(`${attempt} ($1, 'r', '2026-01-01T00:00:00.000Z')`, [pgBatch]);

@@ -9,23 +9,20 @@ import type pg from 'pg';
 import { DUMPED_TABLES } from '../../src/ports/index.js';
 import { openPool } from '../../src/pgjournal/schema.js';
 import { smsdrop } from '../cli/helpers.js';
-import { lookIntoSqlite } from '../conformance/sqliteLook.js';
 import { startDaemon, tempDir } from '../daemon/helpers.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
 
 const PASSWORD = 'Pw-s3cret-4711';
 
 function sqliteCounts(dataDir: string): Array<{ table: string; rows: number }> {
-  const journal = lookIntoSqlite(dataDir, { readonly: true });
-  try {
-    return DUMPED_TABLES.map(([table]) => ({
+  return withSqliteFile(dataDir, (db) =>
+    DUMPED_TABLES.map(([table]) => ({
       table,
-      rows: journal.get<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n,
-    }));
-  } finally {
-    journal.close();
-  }
+      rows: db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number,
+    })),
+  );
 }
 
 /** The counts `migrate` printed, one "  table  rows" line each. */
@@ -77,19 +74,16 @@ describe('smsdrop migrate --to', { skip: postgresMissing() }, () => {
       counts.every((c) => c.table === 'pruned_totals' || c.rows > 0),
       JSON.stringify(counts),
     );
-    const journal = lookIntoSqlite(made.dataDir, { readonly: true });
-    try {
-      for (const table of ['rows', 'batches', 'attempts', 'webhook_outbox'])
-        assert.deepEqual(
-          (await target.pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map(
-            (r) => r.id,
-          ),
-          journal.all<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`).map((r) => r.id),
-          table,
-        );
-    } finally {
-      journal.close();
-    }
+    for (const table of ['rows', 'batches', 'attempts', 'webhook_outbox'])
+      assert.deepEqual(
+        (await target.pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map(
+          (r) => r.id,
+        ),
+        withSqliteFile(made.dataDir, (db) =>
+          db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all(),
+        ),
+        table,
+      );
   });
 
   test('the sequences go on past the copied ids', async () => {

@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import type pg from 'pg';
 import { PG_MIGRATIONS } from '../../src/pgjournal/migrations.js';
 import { MIGRATION_LOCK, migratePostgres, openPool } from '../../src/pgjournal/schema.js';
-import { lookIntoSqlite, type SqliteLook } from '../conformance/sqliteLook.js';
+import { makeJournal, openSqliteFile, type SqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
 
@@ -21,10 +21,11 @@ const PG_ONLY: Record<string, string[]> = {
 /** SQLite's tables of its own: the migrations' bookkeeping and the lost-commit intents. */
 const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence'];
 
-/** A fresh SQLite journal, made as smsdrop makes it, with plain statements on it. */
-function sqliteJournal(): SqliteLook {
+/** A fresh SQLite journal, made as smsdrop makes it, its file open for plain SQL. */
+async function sqliteJournal(): Promise<SqliteFile> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-schema-'));
-  const db = lookIntoSqlite(dir);
+  await makeJournal(dir);
+  const db = openSqliteFile(dir, { write: true });
   after(() => {
     db.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -32,10 +33,8 @@ function sqliteJournal(): SqliteLook {
   return db;
 }
 
-function sqliteColumns(db: SqliteLook, relation: string): string[] {
-  return db
-    .all<{ name: string }>('SELECT name FROM pragma_table_info(?)', relation)
-    .map((c) => c.name);
+function sqliteColumns(db: SqliteFile, relation: string): string[] {
+  return (db.pragma(`table_info(${relation})`) as { name: string }[]).map((c) => c.name);
 }
 
 async function pgColumns(pool: pg.Pool, relation: string): Promise<string[]> {
@@ -98,7 +97,7 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test("the views users query have SQLite's names and columns, in order", async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
+    const db = await sqliteJournal();
     for (const view of VIEWS) {
       const sqlite = sqliteColumns(db, view);
       assert.ok(sqlite.length > 0, `SQLite has ${view}`);
@@ -109,9 +108,12 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test("the tables have SQLite's columns (and the leases of several nodes)", async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
-    const tables = db
-      .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    const db = await sqliteJournal();
+    const tables = (
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
+        name: string;
+      }[]
+    )
       .map((t) => t.name)
       .filter((name) => !SQLITE_ONLY.includes(name));
     assert.ok(tables.includes('batches') && tables.includes('webhook_outbox'));
@@ -150,15 +152,15 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test('the views answer as SQLite does on the same journal content', async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
+    const db = await sqliteJournal();
     for (const [table, rows] of SAMPLE)
       for (const row of rows) {
-        db.run(insertSql(table, row, 'sqlite'), ...Object.values(row));
+        db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
         await pool.query(insertSql(table, row, 'pg'), Object.values(row));
       }
     for (const view of VIEWS) {
       const order = `ORDER BY ${view === 'v_failures' ? 'file_id, status, status_code' : '1'}`;
-      const sqlite = db.all(`SELECT * FROM ${view} ${order}`);
+      const sqlite = db.prepare(`SELECT * FROM ${view} ${order}`).all();
       const { rows } = await pool.query(`SELECT * FROM ${view} ${order}`);
       assert.ok(sqlite.length > 0, `${view} has rows`);
       assert.deepEqual(rows, sqlite, view);

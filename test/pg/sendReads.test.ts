@@ -11,7 +11,7 @@ import { copyJournal } from '../../src/pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import type { SendStore } from '../../src/ports/send.js';
-import { lookIntoSqlite } from '../conformance/sqliteLook.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
 
@@ -79,15 +79,16 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
     try {
       // A request after every answer, itself unanswered: the provider silent since it began.
       const late = [batches[0]!.id, batches[0]!.req_id, '2099-01-01T00:00:00.000Z'];
-      const raw = lookIntoSqlite(made.dataDir);
-      try {
-        raw.run(
-          "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
-          ...late,
-        );
-      } finally {
-        raw.close();
-      }
+      withSqliteFile(
+        made.dataDir,
+        (raw) =>
+          raw
+            .prepare(
+              "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
+            )
+            .run(...late),
+        { write: true },
+      );
       await pool.query(
         "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES ($1, $2, $3, 'in-doubt')",
         late,

@@ -16,15 +16,16 @@ import { pgOutbox, type WebhookTargets } from '../../src/pgjournal/outbox.js';
 import { pgRetryStore } from '../../src/pgjournal/retry.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgSuppressionList } from '../../src/pgjournal/suppression.js';
-import { lookIntoSqlite, type SqliteLook } from '../conformance/sqliteLook.js';
+import { openSqliteFile, type SqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
 
 type Row = Record<string, unknown>;
 
 /** The SQLite journal's columns of `table` in id order, less those named (times, random ids). */
-function sqliteRows(db: SqliteLook, table: string, less: string[] = []): Row[] {
-  return db.all<Row>(`SELECT * FROM ${table} ORDER BY 1, 2`).map((r) => omit(r, less));
+function sqliteRows(db: SqliteFile, table: string, less: string[] = []): Row[] {
+  const rows = db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all() as Row[];
+  return rows.map((r) => omit(r, less));
 }
 
 async function pgRows(pool: pg.Pool, table: string, less: string[] = []): Promise<Row[]> {
@@ -51,7 +52,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
         onLost: () => assert.fail('journal lost'),
       },
     );
-    const db = lookIntoSqlite(dir);
+    const db = openSqliteFile(dir, { write: true });
     const pool = openPool(await pg15.cluster.freshDatabase(), 3);
     pool.on('error', () => undefined);
     after(async () => {
@@ -64,14 +65,14 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     if (seed)
       for (const [table, rows] of SAMPLE)
         for (const row of rows) {
-          db.run(insertSql(table, row, 'sqlite'), ...Object.values(row));
+          db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
           await pool.query(insertSql(table, row, 'pg'), Object.values(row));
         }
     // Each batch's numbers, from its rows (the sample has none).
     const numbers = `INSERT INTO batch_numbers (batch_id, phones)
       SELECT batch_id, group_concat(phone, ',') FROM (SELECT batch_id, phone FROM rows WHERE batch_id IS NOT NULL ORDER BY line) GROUP BY batch_id`;
     if (seed) {
-      db.run(numbers);
+      db.exec(numbers);
       await pool.query(
         numbers
           .replace("group_concat(phone, ',')", "string_agg(phone, ',' ORDER BY line)")
@@ -255,7 +256,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     // File 1 ends; its planned batch 4 never went (no attempt, no parent): it may be pruned.
     const end =
       "UPDATE files SET status = 'done', finished_at = '2026-11-27T04:00:00.000Z' WHERE id = 1";
-    db.run(end);
+    db.exec(end);
     await pool.query(end);
     const endedBefore = '2026-11-28T00:00:00.000Z';
     inProgress.add(2);
