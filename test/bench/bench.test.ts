@@ -7,8 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { measureJournalInsert } from '../../bench/baselines.js';
-import { openJournal } from '../../src/journal/open.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { journalPath } from '../../src/journals/index.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const BENCH = path.resolve('bench/bench.ts');
 
@@ -143,28 +143,24 @@ test('the journal floor stores each row in the journal schema, a number once per
     csv,
     '手机号,模板ID,参数1,参数2\n13800000001,1,a,b\n13800000002,1,a,b\n138 0000 0001,1,a,b\n13800000001,2,c,d\n',
   );
-  const dbFile = path.join(dir, 'floor.sqlite');
-  const result = await measureJournalInsert(csv, dbFile);
+  const result = await measureJournalInsert(csv, journalPath(dir));
   assert.equal(result.count, 4, 'every data row is handed to the store');
-  const db = openJournal(dbFile, { readonly: true });
-  try {
-    const rows = sqliteOf(db)
-      .prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line')
-      .all() as {
-      line: number;
-      phone: string;
-      g: number;
-    }[];
-    assert.deepEqual(
-      rows.map((r) => [r.line, r.phone]),
-      [
-        [2, '13800000001'],
-        [3, '13800000002'],
-        [5, '13800000001'],
-      ],
-    );
-    assert.equal(new Set(rows.map((r) => r.g)).size, 2, 'one group per (template, values)');
-  } finally {
-    db.close();
-  }
+  const rows = withSqliteFile(
+    dir,
+    (db) =>
+      db.prepare('SELECT line, phone, group_id AS g FROM rows ORDER BY line').all() as {
+        line: number;
+        phone: string;
+        g: number;
+      }[],
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.line, r.phone]),
+    [
+      [2, '13800000001'],
+      [3, '13800000002'],
+      [5, '13800000001'],
+    ],
+  );
+  assert.equal(new Set(rows.map((r) => r.g)).size, 2, 'one group per (template, values)');
 });

@@ -9,9 +9,7 @@ import { after, describe, it } from 'node:test';
 import { SETTINGS, settingCode, type ConfigKey } from '../../src/config/index.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { inspectFile } from '../../src/intake/inspect.js';
-import { createFile, setFileStatus } from '../../src/journal/files.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
+import { openWriter } from '../../src/journals/index.js';
 import { FILE_STATUS } from '../../src/ports/states.js';
 import { contactsCsv, REPO, startDaemon, tempDir, waitUntil } from '../daemon/helpers.js';
 import { type Run, smsdrop } from './helpers.js';
@@ -271,17 +269,28 @@ describe(
 async function plannedForSimulator(dataDir: string, csv: string): Promise<void> {
   const inspection = await inspectFile(csv);
   fs.mkdirSync(dataDir, { recursive: true });
-  const db = openJournal(journalPath(dataDir));
-  const file = createFile(db, {
-    sha256: inspection.sha256,
-    name: 'list.csv',
-    path: csv,
-    size: inspection.size,
-    encoding: inspection.encoding,
-    provider: 'the built-in simulator',
-  });
-  setFileStatus(db, file.id, FILE_STATUS.sending);
-  db.close();
+  const { handle } = await openWriter(
+    { dataDir },
+    {
+      role: 'errorCodes test',
+      synchronous: 'normal',
+      reqIdOn: false,
+      onLost: () => assert.fail('the journal lost requests’ records'),
+    },
+  );
+  try {
+    const file = await handle.files.create({
+      sha256: inspection.sha256,
+      name: 'list.csv',
+      path: csv,
+      size: inspection.size,
+      encoding: inspection.encoding,
+      provider: 'the built-in simulator',
+    });
+    await handle.files.status(file.id, FILE_STATUS.sending);
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Mounts a tmpfs at dir; the reason it cannot, if it cannot (not root, no permission). */

@@ -8,9 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { openJournal } from '../../src/journal/open.js';
 import { isolatedSettings } from '../emptyConfig.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const samples = path.join(repo, 'data/samples');
@@ -106,12 +105,9 @@ describe('the bundled sample', () => {
     const block = /```sql\n([\s\S]*?)```/.exec(readFileSync(path.join(repo, 'README.md'), 'utf8'));
     const queries = block![1]!.trim().split('\n');
     assert.ok(queries.length > 0);
-    const db = openJournal(path.join(dir, 'data/journal.sqlite'), { readonly: true });
-    try {
-      for (const query of queries) assert.ok(sqliteOf(db).prepare(query).all().length > 0, query);
-    } finally {
-      db.close();
-    }
+    withSqliteFile(path.join(dir, 'data'), (db) => {
+      for (const query of queries) assert.ok(db.prepare(query).all().length > 0, query);
+    });
   });
 
   it("sent again, answers already-sent and writes the earlier send's result files beside it", async () => {

@@ -1,14 +1,11 @@
 // The PostgreSQL journal's settings: SMSDROP_DATABASE_URL (postgres:// only, TLS chosen by
 // smsdrop: verified, plain only to loopback; its password never shown), SMSDROP_LEASE,
-// SMSDROP_NODE_ID, SMSDROP_DATABASE_CA.
+// SMSDROP_NODE_ID, SMSDROP_DATABASE_CA. What the PostgreSQL journal makes of them (its node id, its
+// TLS options) is test/pg/connectionSettings.test.ts.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, validateConfig } from '../../src/config/index.js';
 import { parseDatabaseUrl } from '../../src/config/settings/database.js';
-import { nodeIdOf, tlsOf } from '../../src/pgjournal/index.js';
 
 const PASSWORD = 'pa55-W0rd-never-shown';
 
@@ -33,8 +30,6 @@ describe('the PostgreSQL settings', () => {
     assert.equal(config.databaseUrl, undefined);
     assert.deepEqual(config.lease, { ms: 30_000, text: '30s' });
     assert.equal(config.nodeId, undefined);
-    assert.equal(nodeIdOf(config), `${os.hostname()}:${process.pid}`);
-    assert.equal(nodeIdOf({ nodeId: 'web-1' }), 'web-1');
   });
 
   it('takes postgres:// and postgresql:// URLs, loopback ones plain', () => {
@@ -47,30 +42,15 @@ describe('the PostgreSQL settings', () => {
       const parsed = validateConfig({ databaseUrl: url }).databaseUrl!;
       assert.equal(parsed.url, url);
       assert.equal(parsed.local, true, url);
-      assert.equal(tlsOf({ databaseUrl: parsed }), false, `${url}: plain to loopback`);
       assert.ok(!parsed.shown.includes(PASSWORD), parsed.shown);
     }
   });
 
-  it('to any other host: TLS with the certificate verified, against the CA file when given', () => {
+  it('to any other host: the URL shown without its password', () => {
     const parsed = parseDatabaseUrl(`postgres://smsdrop:${PASSWORD}@db.example.com/sms`);
     assert.ok(typeof parsed !== 'string');
     assert.equal(parsed.local, false);
     assert.equal(parsed.shown, 'postgres://smsdrop:(hidden)@db.example.com/sms');
-    assert.deepEqual(tlsOf({ databaseUrl: parsed }), { rejectUnauthorized: true });
-    const ca = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pg-ca-')), 'ca.pem');
-    fs.writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
-    assert.deepEqual(tlsOf({ databaseUrl: parsed, databaseCa: ca }), {
-      rejectUnauthorized: true,
-      ca: fs.readFileSync(ca, 'utf8'),
-    });
-    const local = parseDatabaseUrl('postgres://127.0.0.1/sms?sslmode=verify-full');
-    assert.ok(typeof local !== 'string');
-    assert.deepEqual(tlsOf({ databaseUrl: local }), { rejectUnauthorized: true }, 'asked for');
-    assert.throws(
-      () => tlsOf({ databaseUrl: parsed, databaseCa: `${ca}.missing` }),
-      (err: ConfigError) => err.code === 'E_CONFIG_DATABASE_CA',
-    );
   });
 
   it('refuses plain or unverified TLS to another host, and TLS parameters in the URL', () => {

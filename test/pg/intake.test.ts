@@ -1,7 +1,8 @@
 // Intake into the PostgreSQL journal (src/pgjournal/files.ts, planStore.ts, sentBefore.ts) plans a
 // file exactly as the SQLite journal does: the same groups, batches, rows, duplicates, invalid and
 // suppressed rows, and repeats of another file, compared through the views users query; an
-// interrupted intake resumes as SQLite's does; two intakes at once on one database.
+// interrupted intake resumes as SQLite's does; two intakes at once on one database. The SQLite
+// journal is opened through src/journals/, as the pipeline opens it, and read as users read it.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,11 +10,11 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import type pg from 'pg';
 import type { JournalHandle } from '../../src/ports/index.js';
-import { journalPath, openWriter } from '../../src/journal/index.js';
-import Database from '../../src/journal/sqlite.js';
+import { openWriter } from '../../src/journals/index.js';
 import { pgFileStore } from '../../src/pgjournal/files.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgReadStore } from '../../src/pgjournal/readStore.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { intakeFile, type IntakeRun, writeCsv } from './intakeRun.js';
 
@@ -47,16 +48,13 @@ const VIEWS = {
 };
 type Views = Record<keyof typeof VIEWS, unknown[]>;
 
-function sqliteViews(handle: string): Views {
-  const db = new Database(handle, { readonly: true });
-  try {
+function sqliteViews(dataDir: string): Views {
+  return withSqliteFile(dataDir, (db) => {
     const views = {} as Views;
     for (const [name, sql] of Object.entries(VIEWS))
       views[name as keyof Views] = db.prepare(sql).all();
     return views;
-  } finally {
-    db.close();
-  }
+  });
 }
 
 async function pgViews(pool: pg.Pool): Promise<Views> {
@@ -66,18 +64,25 @@ async function pgViews(pool: pg.Pool): Promise<Views> {
   return views;
 }
 
-function sqliteJournal(): { handle: JournalHandle; file: string; run: IntakeRun } {
+async function sqliteJournal(): Promise<{
+  handle: JournalHandle;
+  dataDir: string;
+  run: IntakeRun;
+}> {
   const data = fs.mkdtempSync(path.join(dir, 'data-'));
-  const { handle } = openWriter(data, {
-    role: 'pg intake test',
-    synchronous: 'normal',
-    reqIdOn: false,
-    onLost: () => assert.fail('journal lost'),
-  });
+  const { handle } = await openWriter(
+    { dataDir: data },
+    {
+      role: 'pg intake test',
+      synchronous: 'normal',
+      reqIdOn: false,
+      onLost: () => assert.fail('journal lost'),
+    },
+  );
   after(() => handle.close());
   return {
     handle,
-    file: journalPath(data),
+    dataDir: data,
     run: {
       files: handle.files,
       sentBefore: (id) => Promise.resolve(handle.reads.sentBefore(id, WINDOW)),
@@ -103,7 +108,7 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
   test('plans two files as the SQLite journal does: groups, batches, duplicates, invalid, suppressed, repeats', async () => {
     const first = csvFile('first.csv', 3000);
     const second = csvFile('second.csv', 1500, 1200);
-    const lite = sqliteJournal();
+    const lite = await sqliteJournal();
     await lite.handle.suppression.add([SUPPRESSED], 'asked to stop', 'user');
     const pgj = await pgJournal();
     await pgj.pool.query(
@@ -114,7 +119,7 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
       await intakeFile(csv, lite.run);
       await intakeFile(csv, pgj.run);
     }
-    const expected = sqliteViews(lite.file);
+    const expected = sqliteViews(lite.dataDir);
     const got = await pgViews(pgj.pool);
     assert.deepEqual(got.files, expected.files);
     assert.deepEqual(got.recipients, expected.recipients);
@@ -153,15 +158,20 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
 
   test('an intake cut short and read again keeps the rows already sent, as SQLite does', async () => {
     const csv = csvFile('resumed.csv', 4000);
-    const lite = sqliteJournal();
+    const lite = await sqliteJournal();
     const pgj = await pgJournal();
     const sent = 'SELECT min(id) AS id FROM batches WHERE next_attempt_at = 0 AND numbers > 0';
     const attempt = 'INSERT INTO attempts (batch_id, req_id, started_at) VALUES ';
     const cut = await intakeFile(csv, { ...lite.run, chunks: 4 });
-    const db = new Database(lite.file);
-    const liteBatch = (db.prepare(sent).get() as { id: number }).id;
-    db.prepare(`${attempt} (?, 'r', '2026-01-01T00:00:00.000Z')`).run(liteBatch);
-    db.close();
+    const liteBatch = withSqliteFile(
+      lite.dataDir,
+      (db) => {
+        const id = (db.prepare(sent).get() as { id: number }).id;
+        db.prepare(`${attempt} (?, 'r', '2026-01-01T00:00:00.000Z')`).run(id);
+        return id;
+      },
+      { write: true },
+    );
     const pgCut = await intakeFile(csv, { ...pgj.run, chunks: 4 });
     const pgBatch = (await pgj.pool.query<{ id: number }>(sent)).rows[0]!.id;
     await pgj.pool.query(`${attempt} ($1, 'r', '2026-01-01T00:00:00.000Z')`, [pgBatch]);
@@ -169,7 +179,7 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
 
     await intakeFile(csv, { ...lite.run, fileId: cut.fileId });
     await intakeFile(csv, { ...pgj.run, fileId: pgCut.fileId });
-    const expected = sqliteViews(lite.file);
+    const expected = sqliteViews(lite.dataDir);
     const got = await pgViews(pgj.pool);
     assert.deepEqual(got, expected);
     const kept = await pgj.pool.query<{ n: number }>(
@@ -198,9 +208,9 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     await assert.rejects(cut, (error: { code?: string }) => error.code === 'E_JOURNAL_WRITE');
     const file = (await pgj.pool.query<{ id: number }>('SELECT id FROM files')).rows[0]!;
     await intakeFile(csv, { ...pgj.run, fileId: file.id });
-    const lite = sqliteJournal();
+    const lite = await sqliteJournal();
     await intakeFile(csv, lite.run);
-    const expected = sqliteViews(lite.file);
+    const expected = sqliteViews(lite.dataDir);
     const got = await pgViews(pgj.pool);
     assert.deepEqual(got, expected);
   });
@@ -215,10 +225,10 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
       intakeFile(one, { files: pgFileStore(pgj.pool) }),
       intakeFile(two, { files: pgFileStore(other) }),
     ]);
-    const lite = sqliteJournal();
+    const lite = await sqliteJournal();
     await intakeFile(one, { files: lite.handle.files });
     await intakeFile(two, { files: lite.handle.files });
-    const expected = sqliteViews(lite.file);
+    const expected = sqliteViews(lite.dataDir);
     const got = await pgViews(pgj.pool);
     // file ids follow who created first: compare each file's plan by name
     const byName = (rows: unknown[]) =>

@@ -6,27 +6,23 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
-import { openJournal } from '../../src/journal/open.js';
 import { DUMPED_TABLES } from '../../src/ports/index.js';
 import { openPool } from '../../src/pgjournal/schema.js';
 import { smsdrop } from '../cli/helpers.js';
 import { startDaemon, tempDir } from '../daemon/helpers.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 const PASSWORD = 'Pw-s3cret-4711';
 
 function sqliteCounts(dataDir: string): Array<{ table: string; rows: number }> {
-  const db = openJournal(path.join(dataDir, 'journal.sqlite'), { readonly: true });
-  try {
-    return DUMPED_TABLES.map(([table]) => ({
+  return withSqliteFile(dataDir, (db) =>
+    DUMPED_TABLES.map(([table]) => ({
       table,
-      rows: sqliteOf(db).prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number,
-    }));
-  } finally {
-    db.close();
-  }
+      rows: db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number,
+    })),
+  );
 }
 
 /** The counts `migrate` printed, one "  table  rows" line each. */
@@ -78,19 +74,16 @@ describe('smsdrop migrate --to', { skip: postgresMissing() }, () => {
       counts.every((c) => c.table === 'pruned_totals' || c.rows > 0),
       JSON.stringify(counts),
     );
-    const db = openJournal(path.join(made.dataDir, 'journal.sqlite'), { readonly: true });
-    try {
-      for (const table of ['rows', 'batches', 'attempts', 'webhook_outbox'])
-        assert.deepEqual(
-          (await target.pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map(
-            (r) => r.id,
-          ),
-          sqliteOf(db).prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all(),
-          table,
-        );
-    } finally {
-      db.close();
-    }
+    for (const table of ['rows', 'batches', 'attempts', 'webhook_outbox'])
+      assert.deepEqual(
+        (await target.pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map(
+          (r) => r.id,
+        ),
+        withSqliteFile(made.dataDir, (db) =>
+          db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all(),
+        ),
+        table,
+      );
   });
 
   test('the sequences go on past the copied ids', async () => {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { createMetrics } from '../../src/http/metrics.js';
-import { openScratch } from '../../src/journal/index.js';
+import { openScratch } from '../../src/journals/index.js';
 import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';

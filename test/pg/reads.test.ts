@@ -1,12 +1,12 @@
 // The PostgreSQL ReadStore (src/pgjournal/readStore.ts) against the SQLite one, on the same
 // journal: a real journal made by `smsdrop send` against the simulator with faults
 // (sentJournal.ts), copied into PostgreSQL by copy.ts; then every read verb answers the same on
-// both.
+// both. The SQLite journal is opened through src/journals/, as `smsdrop report` opens it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
-import type { ReadStore } from '../../src/ports/index.js';
-import { openReader, openTableDump } from '../../src/journal/index.js';
+import type { JournalReader, ReadStore } from '../../src/ports/index.js';
+import { openReader, openTableDump } from '../../src/journals/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
 import { pgReadStore } from '../../src/pgjournal/readStore.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
@@ -88,7 +88,7 @@ async function journalAnswers(store: ReadStore) {
 describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresMissing() }, () => {
   const pg15 = usePostgres();
   let made: SentJournal;
-  let sqlite: ReturnType<typeof openReader> & ReadStore;
+  let sqlite: JournalReader;
   let pool: pg.Pool;
   let store: ReadStore;
 
@@ -103,7 +103,7 @@ describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresM
     } finally {
       dump.close();
     }
-    sqlite = openReader(made.dataDir)!;
+    sqlite = (await openReader({ dataDir: made.dataDir }))!;
     store = pgReadStore(pool, { pageRows: 7 }); // many pages of each file's rows
   });
   after(async () => {

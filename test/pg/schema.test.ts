@@ -7,12 +7,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type pg from 'pg';
-import { openJournal } from '../../src/journal/open.js';
 import { PG_MIGRATIONS } from '../../src/pgjournal/migrations.js';
 import { MIGRATION_LOCK, migratePostgres, openPool } from '../../src/pgjournal/schema.js';
+import { makeJournal, openSqliteFile, type SqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 const VIEWS = ['row_results', 'v_files', 'v_recipients', 'v_failures'];
 /** Columns only the PostgreSQL journal has: several nodes' leases (2), batches sent first (8). */
@@ -22,14 +21,20 @@ const PG_ONLY: Record<string, string[]> = {
 /** SQLite's tables of its own: the migrations' bookkeeping and the lost-commit intents. */
 const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence'];
 
-function sqliteJournal() {
+/** A fresh SQLite journal, made as smsdrop makes it, its file open for plain SQL. */
+async function sqliteJournal(): Promise<SqliteFile> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-schema-'));
-  const db = openJournal(path.join(dir, 'journal.sqlite'));
+  await makeJournal(dir);
+  const db = openSqliteFile(dir, { write: true });
   after(() => {
     db.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
   return db;
+}
+
+function sqliteColumns(db: SqliteFile, relation: string): string[] {
+  return (db.pragma(`table_info(${relation})`) as { name: string }[]).map((c) => c.name);
 }
 
 async function pgColumns(pool: pg.Pool, relation: string): Promise<string[]> {
@@ -92,11 +97,9 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test("the views users query have SQLite's names and columns, in order", async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
+    const db = await sqliteJournal();
     for (const view of VIEWS) {
-      const sqlite = (sqliteOf(db).pragma(`table_info(${view})`) as { name: string }[]).map(
-        (c) => c.name,
-      );
+      const sqlite = sqliteColumns(db, view);
       assert.ok(sqlite.length > 0, `SQLite has ${view}`);
       assert.deepEqual(await pgColumns(pool, view), sqlite, view);
     }
@@ -105,11 +108,9 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test("the tables have SQLite's columns (and the leases of several nodes)", async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
+    const db = await sqliteJournal();
     const tables = (
-      sqliteOf(db)
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .all() as {
+      db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as {
         name: string;
       }[]
     )
@@ -117,9 +118,7 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
       .filter((name) => !SQLITE_ONLY.includes(name));
     assert.ok(tables.includes('batches') && tables.includes('webhook_outbox'));
     for (const table of tables) {
-      const sqlite = (sqliteOf(db).pragma(`table_info(${table})`) as { name: string }[]).map(
-        (c) => c.name,
-      );
+      const sqlite = sqliteColumns(db, table);
       const expected = [...sqlite, ...(PG_ONLY[table] ?? [])].sort();
       assert.deepEqual((await pgColumns(pool, table)).sort(), expected, table);
     }
@@ -153,17 +152,15 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
   test('the views answer as SQLite does on the same journal content', async () => {
     const pool = await journalPool();
     await migratePostgres(pool);
-    const db = sqliteJournal();
+    const db = await sqliteJournal();
     for (const [table, rows] of SAMPLE)
       for (const row of rows) {
-        sqliteOf(db)
-          .prepare(insertSql(table, row, 'sqlite'))
-          .run(...Object.values(row));
+        db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
         await pool.query(insertSql(table, row, 'pg'), Object.values(row));
       }
     for (const view of VIEWS) {
       const order = `ORDER BY ${view === 'v_failures' ? 'file_id, status, status_code' : '1'}`;
-      const sqlite = sqliteOf(db).prepare(`SELECT * FROM ${view} ${order}`).all();
+      const sqlite = db.prepare(`SELECT * FROM ${view} ${order}`).all();
       const { rows } = await pool.query(`SELECT * FROM ${view} ${order}`);
       assert.ok(sqlite.length > 0, `${view} has rows`);
       assert.deepEqual(rows, sqlite, view);

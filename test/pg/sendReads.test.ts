@@ -1,18 +1,19 @@
 // The sender's reads on PostgreSQL answer as SQLite's: a real journal made by `smsdrop send`
 // against the simulator with faults (sentJournal.ts: retries, give-ups, a blacklisted number),
 // copied into PostgreSQL (copy.ts), then attemptHistory, providerSilentFor, recentStarts and
-// nextDueAt asked of every batch of both.
+// nextDueAt asked of every batch of both. The SQLite journal is opened through src/journals/, as
+// `smsdrop send` opens it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type pg from 'pg';
-import { journalPath, openTableDump, openWriter } from '../../src/journal/index.js';
+import { openTableDump, openWriter } from '../../src/journals/index.js';
 import { copyJournal } from '../../src/pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import type { SendStore } from '../../src/ports/send.js';
+import { withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
-import Database from '../../src/journal/sqlite.js';
 
 /** What the sender may ask of every batch, and of the journal as a whole. */
 async function answers(
@@ -71,25 +72,23 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
       'SELECT batch_id FROM attempts GROUP BY batch_id HAVING count(*) > 1',
     );
     assert.ok(retried.rowCount! > 0, 'some batch was tried more than once');
-    const opened = openWriter(made.dataDir, {
-      role: 'test',
-      synchronous: 'normal',
-      reqIdOn: true,
-      onLost: () => undefined,
-    });
+    const opened = await openWriter(
+      { dataDir: made.dataDir },
+      { role: 'test', synchronous: 'normal', reqIdOn: true, onLost: () => undefined },
+    );
     try {
       // A request after every answer, itself unanswered: the provider silent since it began.
       const late = [batches[0]!.id, batches[0]!.req_id, '2099-01-01T00:00:00.000Z'];
-      const raw = new Database(journalPath(made.dataDir));
-      try {
-        raw
-          .prepare(
-            "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
-          )
-          .run(...late);
-      } finally {
-        raw.close();
-      }
+      withSqliteFile(
+        made.dataDir,
+        (raw) =>
+          raw
+            .prepare(
+              "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
+            )
+            .run(...late),
+        { write: true },
+      );
       await pool.query(
         "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES ($1, $2, $3, 'in-doubt')",
         late,

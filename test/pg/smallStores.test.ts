@@ -1,31 +1,30 @@
 // The small stores of the PostgreSQL journal (outbox, suppression list, daemon state, retry,
 // maintenance) answer and write as SQLite's do: each test runs the same calls on a real SQLite
-// journal and a real PostgreSQL one holding the same content, and compares.
+// journal and a real PostgreSQL one holding the same content, and compares. The SQLite journal's
+// stores are opened through src/journals/, and its rows seeded and read with plain statements.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import type pg from 'pg';
-import type { Journal } from '../../src/journal/connection.js';
-import { openJournal } from '../../src/journal/open.js';
+import { openWriter } from '../../src/journals/index.js';
 import type { JournalHandle } from '../../src/ports/index.js';
-import { handleOf } from '../../src/journal/handle.js';
 import { daemonStateOf, pgDaemonState } from '../../src/pgjournal/daemonState.js';
 import { pgMaintenance } from '../../src/pgjournal/prune.js';
 import { pgOutbox, type WebhookTargets } from '../../src/pgjournal/outbox.js';
 import { pgRetryStore } from '../../src/pgjournal/retry.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { pgSuppressionList } from '../../src/pgjournal/suppression.js';
+import { openSqliteFile, type SqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { SAMPLE, insertSql } from './sample.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 type Row = Record<string, unknown>;
 
 /** The SQLite journal's columns of `table` in id order, less those named (times, random ids). */
-function sqliteRows(db: Journal, table: string, less: string[] = []): Row[] {
-  const rows = sqliteOf(db).prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all() as Row[];
+function sqliteRows(db: SqliteFile, table: string, less: string[] = []): Row[] {
+  const rows = db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all() as Row[];
   return rows.map((r) => omit(r, less));
 }
 
@@ -44,11 +43,20 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
   /** Both journals with the sample's content (or empty), the PostgreSQL one with its stores. */
   async function journals(seed = true) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-small-'));
-    const db = openJournal(path.join(dir, 'journal.sqlite'));
+    const { handle: sqlite } = await openWriter(
+      { dataDir: dir },
+      {
+        role: 'pg small stores test',
+        synchronous: 'normal',
+        reqIdOn: false,
+        onLost: () => assert.fail('journal lost'),
+      },
+    );
+    const db = openSqliteFile(dir, { write: true });
     const pool = openPool(await pg15.cluster.freshDatabase(), 3);
     pool.on('error', () => undefined);
-    const sqlite: JournalHandle = handleOf(db);
     after(async () => {
+      db.close();
       await sqlite.close();
       await pool.end();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -57,16 +65,14 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     if (seed)
       for (const [table, rows] of SAMPLE)
         for (const row of rows) {
-          sqliteOf(db)
-            .prepare(insertSql(table, row, 'sqlite'))
-            .run(...Object.values(row));
+          db.prepare(insertSql(table, row, 'sqlite')).run(...Object.values(row));
           await pool.query(insertSql(table, row, 'pg'), Object.values(row));
         }
     // Each batch's numbers, from its rows (the sample has none).
     const numbers = `INSERT INTO batch_numbers (batch_id, phones)
       SELECT batch_id, group_concat(phone, ',') FROM (SELECT batch_id, phone FROM rows WHERE batch_id IS NOT NULL ORDER BY line) GROUP BY batch_id`;
     if (seed) {
-      sqliteOf(db).exec(numbers);
+      db.exec(numbers);
       await pool.query(
         numbers
           .replace("group_concat(phone, ',')", "string_agg(phone, ',' ORDER BY line)")
@@ -250,7 +256,7 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
     // File 1 ends; its planned batch 4 never went (no attempt, no parent): it may be pruned.
     const end =
       "UPDATE files SET status = 'done', finished_at = '2026-11-27T04:00:00.000Z' WHERE id = 1";
-    sqliteOf(db).exec(end);
+    db.exec(end);
     await pool.query(end);
     const endedBefore = '2026-11-28T00:00:00.000Z';
     inProgress.add(2);
