@@ -69,6 +69,7 @@ registerSendCommand(program);
 (await import('./cli/commands/export.js')).registerExportCommand(program);
 (await import('./cli/commands/retry.js')).registerRetryCommand(program);
 (await import('./cli/commands/resume.js')).registerResumeCommand(program);
+(await import('./cli/commands/control.js')).registerControlCommands(program);
 (await import('./cli/commands/status.js')).registerStatusCommand(program);
 (await import('./cli/commands/run.js')).registerRunCommand(program);
 (await import('./cli/commands/suppress.js')).registerSuppressCommand(program);

@@ -53,3 +53,46 @@ export function formatMoment(
 export function zoneName(zone: string | undefined): string {
   return zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
+
+const WALL_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?$/;
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/**
+ * A moment a person wrote: ISO 8601 with its offset ("2026-12-07T09:00+08:00", "…Z"), or a wall
+ * time ("2026-12-07 09:00") in `zone` (the host's when undefined). Undefined: neither.
+ */
+export function parseMoment(text: string, zone: string | undefined): Date | undefined {
+  const t = text.trim();
+  if (WITH_OFFSET.test(t)) {
+    const at = new Date(t);
+    return Number.isNaN(at.getTime()) ? undefined : at;
+  }
+  const m = WALL_TIME.exec(t);
+  if (!m) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as number[];
+  const asUtc = Date.UTC(y!, mo! - 1, d, h, mi, s);
+  // The zone's offset at that moment, found from the guess and checked once more (a DST change).
+  let at = asUtc - offsetAt(asUtc, zone);
+  at = asUtc - offsetAt(at, zone);
+  const back = formatMoment(new Date(at).toISOString(), zone);
+  const wrote = `${m[1]}-${m[2]}-${m[3]} ${m[4]}:${m[5]}:${m[6] ?? '00'}`;
+  return back === wrote ? new Date(at) : undefined; // a wall time the zone skips
+}
+
+/** How far `zone`'s wall clock is ahead of UTC at the moment `ms` (ms). */
+function offsetAt(ms: number, zone: string | undefined): number {
+  const parts = Object.fromEntries(
+    wallClockFormatter(zone)
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, Number(p.value)]),
+  );
+  const wall = Date.UTC(
+    parts.year!,
+    parts.month! - 1,
+    parts.day,
+    parts.hour,
+    parts.minute,
+    parts.second,
+  );
+  return wall - Math.floor(ms / 1000) * 1000;
+}
