@@ -37,11 +37,13 @@ const PG_JOURNAL_FROM_TESTS = {
 
 /**
  * Test files that open both journals' own modules by design, as src/journals/ does for the code:
- * the conformance suite's subjects, and the readers that compare the two schemas.
+ * the conformance suite's subjects, the readers that compare the two schemas, and the SQLite file
+ * read with plain SQL as the sqlite3 shell reads it.
  */
 const TEST_BRIDGES = [
   'test/conformance/journals.ts',
   'test/schemaText.ts',
+  'test/sqliteFile.ts',
   'test/pg/documentedViews.test.ts',
 ];
 
@@ -54,9 +56,6 @@ const TESTS_STILL_CROSSING = [
   'test/cli/errorCodes.test.ts',
   'test/cli/samples.test.ts',
   'test/config/database.test.ts',
-  'test/daemon/gcPreload.ts',
-  'test/daemon/late.test.ts',
-  'test/daemon/pause.test.ts',
   'test/pg/intake.test.ts',
   'test/pg/migrate.test.ts',
   'test/pg/nodes.test.ts',
@@ -64,17 +63,7 @@ const TESTS_STILL_CROSSING = [
   'test/pg/schema.test.ts',
   'test/pg/sendReads.test.ts',
   'test/pg/smallStores.test.ts',
-  'test/pipeline/encodingCorpus.test.ts',
-  'test/pipeline/faults.test.ts',
-  'test/pipeline/intakeThread.test.ts',
-  'test/pipeline/overlap.test.ts',
-  'test/pipeline/rateLimits.test.ts',
-  'test/pipeline/resultFiles.test.ts',
   'test/plan/seenNumbers.test.ts',
-  'test/report/helpers.ts',
-  'test/report/report.test.ts',
-  'test/report/retry.test.ts',
-  'test/report/status.test.ts',
   'test/report/views.test.ts',
   'test/results/sameBytes.test.ts',
   'test/retention/backup.test.ts',
