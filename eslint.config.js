@@ -64,10 +64,7 @@ const TESTS_STILL_CROSSING = [
   'test/pg/sendReads.test.ts',
   'test/pg/smallStores.test.ts',
   'test/plan/seenNumbers.test.ts',
-  'test/report/views.test.ts',
   'test/results/sameBytes.test.ts',
-  'test/retention/backup.test.ts',
-  'test/retention/pruneBusy.test.ts',
   'test/send/rate.test.ts',
   'test/send/turns.test.ts',
 ];
