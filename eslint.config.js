@@ -64,9 +64,6 @@ const TESTS_STILL_CROSSING = [
   'test/pg/sendReads.test.ts',
   'test/pg/smallStores.test.ts',
   'test/plan/seenNumbers.test.ts',
-  'test/results/sameBytes.test.ts',
-  'test/send/rate.test.ts',
-  'test/send/turns.test.ts',
 ];
 
 /**
