@@ -63,7 +63,6 @@ const TESTS_STILL_CROSSING = [
   'test/pg/schema.test.ts',
   'test/pg/sendReads.test.ts',
   'test/pg/smallStores.test.ts',
-  'test/plan/seenNumbers.test.ts',
 ];
 
 /**
