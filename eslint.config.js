@@ -34,6 +34,12 @@ const PG_JOURNAL_FROM_TESTS = {
   regex: '(^|/)src/pgjournal/',
   message: "only test/pg/ tests the PostgreSQL journal's own modules: use src/journals/index.js",
 };
+// test/journal/'s helpers (sqliteOf, planWriter, fixture) hold the SQLite journal's own modules.
+const SQLITE_JOURNAL_TEST_HELPERS = {
+  regex: '^(\\.\\.?/)+journal/',
+  message:
+    "test/journal/'s helpers are for the SQLite journal's own tests: seed through the ports, or read the file with test/sqliteFile.js",
+};
 
 /**
  * Test files that open both journals' own modules by design, as src/journals/ does for the code:
@@ -150,11 +156,16 @@ export default tseslint.config(
   },
   {
     // A test of one journal's own modules lives in that journal's test folder (test/journal/,
-    // test/pg/); every other test reaches the journals through src/journals/ and src/ports/. The
-    // files that still cross are listed: the list only shrinks.
+    // test/pg/), and so do the helpers built on them; every other test reaches the journals
+    // through src/journals/ and src/ports/. The files that still cross are listed: the list only
+    // shrinks.
     files: ['test/**/*.ts'],
     ignores: ['test/journal/**', ...TEST_BRIDGES, ...TESTS_STILL_CROSSING],
-    rules: restrictedImports([SQLITE_JOURNAL_FROM_TESTS, PG_JOURNAL_FROM_TESTS]),
+    rules: restrictedImports([
+      SQLITE_JOURNAL_FROM_TESTS,
+      SQLITE_JOURNAL_TEST_HELPERS,
+      PG_JOURNAL_FROM_TESTS,
+    ]),
   },
   {
     files: ['test/journal/**/*.ts'],
@@ -164,7 +175,7 @@ export default tseslint.config(
   {
     files: ['test/pg/**/*.ts'],
     ignores: [...TEST_BRIDGES, ...TESTS_STILL_CROSSING],
-    rules: restrictedImports([SQLITE_JOURNAL_FROM_TESTS]),
+    rules: restrictedImports([SQLITE_JOURNAL_FROM_TESTS, SQLITE_JOURNAL_TEST_HELPERS]),
   },
   {
     // Functions that fit on a screen and files that can be read whole (issue 31); the journal's
