@@ -69,7 +69,7 @@ export function parseMoment(text: string, zone: string | undefined): Date | unde
   }
   const m = WALL_TIME.exec(t);
   if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as number[];
+  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0));
   const asUtc = Date.UTC(y!, mo! - 1, d, h, mi, s);
   // The zone's offset at that moment, found from the guess and checked once more (a DST change).
   let at = asUtc - offsetAt(asUtc, zone);

@@ -1,9 +1,10 @@
 // SQLite's native objects collected outside JavaScript: the daemon and `send` run under
-// --expose-gc with a preload (gcPreload.ts) that leaves statements for the collector and collects
-// every 20 ms, half of the time from an event-loop task as V8's idle collections do, through a
-// real send and a SIGTERM: each ends with exit code 0. better-sqlite3 12 built against the headers
-// of Node 24.19 or later (on a 24.x runtime) aborts such a process with SIGABRT when a statement is
-// collected that way (nodejs/node#65446): src/journal/sqlite.ts loads 13 on Node 22 and later.
+// --expose-gc with a preload (test/journal/gcPreload.ts) that leaves statements for the collector
+// and collects every 20 ms, half of the time from an event-loop task as V8's idle collections do,
+// through a real send and a SIGTERM: each ends with exit code 0. better-sqlite3 12 built against
+// the headers of Node 24.19 or later (on a 24.x runtime) aborts such a process with SIGABRT when a
+// statement is collected that way (nodejs/node#65446): src/journal/sqlite.ts loads 13 on Node 22
+// and later.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,7 +28,7 @@ const GC_ARGS = [
   '--import',
   'tsx',
   '--import',
-  pathToFileURL(path.join(REPO, 'test', 'daemon', 'gcPreload.ts')).href,
+  pathToFileURL(path.join(REPO, 'test', 'journal', 'gcPreload.ts')).href,
 ];
 
 describe(`SQLite under forced garbage collection (Node ${process.version})`, () => {

@@ -7,8 +7,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
 import {
   assertEachOnce,
   closedWindow,
@@ -22,18 +20,18 @@ import {
   tempDir,
   waitUntil,
 } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 /** As if the file had been taken `days` ago: the journal's clock of it moved back. */
 function ageFile(data: string, days: number): void {
-  const db = openJournal(journalPath(data));
-  try {
-    sqliteOf(db)
-      .prepare('UPDATE files SET created_at = ?')
-      .run(new Date(Date.now() - days * 86_400_000).toISOString());
-  } finally {
-    db.close();
-  }
+  withSqliteFile(
+    data,
+    (db) =>
+      db
+        .prepare('UPDATE files SET created_at = ?')
+        .run(new Date(Date.now() - days * 86_400_000).toISOString()),
+    { write: true },
+  );
 }
 
 describe('smsdrop run: a file stopped part-way long ago', () => {

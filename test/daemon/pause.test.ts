@@ -5,9 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { getDaemonState } from '../../src/journal/daemonState.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
+import { openReader } from '../../src/journals/index.js';
 import {
   assertEachOnce,
   contactsCsv,
@@ -55,20 +53,21 @@ describe('smsdrop run: account-fatal answer', () => {
     fs.writeFileSync(path.join(data, 'inbox', 'first.csv'), contactsCsv(40));
     await d.waitFor(/sending paused for the account: E_PROVIDER_BALANCE: 111142/);
     assert.match(d.output(), /top up the account/, 'says what to fix');
-    const pausedState = () => {
-      const db = openJournal(journalPath(data), { readonly: true });
+    /** The daemon's record, as `smsdrop status` reads it beside the running daemon. */
+    const pausedState = async () => {
+      const reader = (await openReader({ dataDir: data }))!;
       try {
-        return getDaemonState(db);
+        return await reader.daemonState();
       } finally {
-        db.close();
+        reader.close();
       }
     };
     assert.match(
-      pausedState()?.paused ?? '',
+      (await pausedState())?.paused ?? '',
       /^111142/,
       'the pause is in the journal for `smsdrop status`',
     );
-    assert.equal(pausedState()?.paused_code, 'E_PROVIDER_BALANCE', 'with its code');
+    assert.equal((await pausedState())?.paused_code, 'E_PROVIDER_BALANCE', 'with its code');
     fs.writeFileSync(path.join(data, 'inbox', 'second.csv'), contactsCsv(5, { from: 100 }));
 
     const doneDir = path.join(data, 'done');
@@ -97,8 +96,8 @@ describe('smsdrop run: account-fatal answer', () => {
     );
     assertEachOnce(sim.records(), [...numbersOf(40), ...numbersOf(5, 100)]);
     assert.equal(d.child.exitCode, null, 'still the same process');
-    assert.equal(pausedState()?.paused, null, 'no longer paused');
-    assert.equal(pausedState()?.paused_code, null);
+    assert.equal((await pausedState())?.paused, null, 'no longer paused');
+    assert.equal((await pausedState())?.paused_code, null);
     d.kill('SIGTERM');
     assert.equal((await d.exited).code, 0);
   });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from '../../src/journal/sqlite.js';
+import { openReader } from '../../src/journals/index.js';
 import iconv from 'iconv-lite';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
@@ -114,13 +114,16 @@ describe('encodings end to end', () => {
       deliveries({ ...sim, records: sim.records.slice(before) }),
       expected(['员斩斋'], 500),
     );
-    const db = new Database(path.join(data, 'journal.sqlite'), { readonly: true });
+    const journal = (await openReader({ dataDir: data }))!;
     try {
-      assert.deepEqual(db.prepare('SELECT status, encoding FROM files').all(), [
-        { status: 'done', encoding: 'gb18030' },
-      ]);
+      const records = [];
+      for (const { id } of await journal.listFiles()) records.push((await journal.file(id))!);
+      assert.deepEqual(
+        records.map(({ status, encoding }) => ({ status, encoding })),
+        [{ status: 'done', encoding: 'gb18030' }],
+      );
     } finally {
-      db.close();
+      journal.close();
     }
   });
 

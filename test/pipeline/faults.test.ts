@@ -5,8 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
+import { openReader } from '../../src/journals/index.js';
 import { parseFaults } from '../../src/simulator/index.js';
 import {
   CREDS,
@@ -19,7 +18,7 @@ import {
   tempDir,
   writeCsv,
 } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { makeJournal, withSqliteFile } from '../sqliteFile.js';
 
 const ALL_FAULTS = 'http500@/7,status=160000@/5,cut-before@/11,cut-after@/6,stall@/13';
 
@@ -455,19 +454,16 @@ describe('a file that grows after it was taken (a copy that paused)', () => {
         { id: 1, name: 'a.csv', status: 'sending', rows: 30, inProgress: false },
       ]);
       // a.csv's record is still a.csv's: run again, it resumes instead of being read as a new file.
-      const db = openJournal(journalPath(data));
+      const journal = (await openReader({ dataDir: data }))!;
       try {
-        const names = sqliteOf(db).prepare('SELECT name, sha256 FROM files ORDER BY id').all() as {
-          name: string;
-          sha256: string;
-        }[];
+        const names = await journal.listFiles();
         assert.deepEqual(
           names.map((f) => f.name),
           ['a.csv', 'b.csv'],
         );
         assert.equal(names[0]!.sha256, wrong.json!.sha256);
       } finally {
-        db.close();
+        journal.close();
       }
     } finally {
       await sim.close();
@@ -485,11 +481,15 @@ describe('the journal fails under a run', () => {
       const data = path.join(dir, 'data');
       // The journal, made beforehand, fails to store line 2,500 as a full disk would fail a write:
       // two chunks of rows are in by then, and some of their batches may be sent already.
-      const db = openJournal(journalPath(data));
-      sqliteOf(db).exec(
-        "CREATE TRIGGER fail_line BEFORE INSERT ON rows WHEN NEW.line = 2500 BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END",
+      await makeJournal(data);
+      withSqliteFile(
+        data,
+        (db) =>
+          db.exec(
+            "CREATE TRIGGER fail_line BEFORE INSERT ON rows WHEN NEW.line = 2500 BEGIN SELECT RAISE(ABORT, 'database or disk is full (simulated)'); END",
+          ),
+        { write: true },
       );
-      db.close();
       const env = envFor(sim, data, { SMSDROP_MAX_PER_REQUEST: '10' });
       const first = await runCli(['send', file, '--json'], env);
       assert.notEqual(first.status, 0);
@@ -507,9 +507,7 @@ describe('the journal fails under a run', () => {
       // the timing decides, so this test does not count on it.
       for (const count of deliveries(sim).values()) assert.equal(count, 1);
 
-      const recovered = openJournal(journalPath(data));
-      sqliteOf(recovered).exec('DROP TRIGGER fail_line');
-      recovered.close();
+      withSqliteFile(data, (db) => db.exec('DROP TRIGGER fail_line'), { write: true });
       const second = await runCli(['send', file, '--json'], env);
       assert.equal(second.status, 0, second.stderr);
       assert.equal(second.json!.accepted, 3000);

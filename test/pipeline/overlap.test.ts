@@ -6,7 +6,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import Database from '../../src/journal/sqlite.js';
+import { openReader } from '../../src/journals/index.js';
 import { parseFaults, type RunningSimulator } from '../../src/simulator/index.js';
 import { clearOfDayChange } from '../dayChange.js';
 import {
@@ -69,17 +69,14 @@ function bigCsv(quoted = false): {
   return { text: `${lines.join('\n')}\n`, expected, duplicates };
 }
 
-/** The file's status in the journal, read while the sender may still be running. */
-function fileStatus(dataDir: string): string | undefined {
-  const db = new Database(path.join(dataDir, 'journal.sqlite'), {
-    readonly: true,
-    fileMustExist: true,
-  });
+/** The last file's status in the journal, read while the sender may still be running. */
+async function fileStatus(dataDir: string): Promise<string | undefined> {
+  const journal = await openReader({ dataDir });
+  if (!journal) throw new Error(`no journal in ${dataDir}`);
   try {
-    return db.prepare('SELECT status FROM files ORDER BY id DESC LIMIT 1').pluck().get() as
-      string | undefined;
+    return (await journal.listFiles()).at(-1)?.status;
   } finally {
-    db.close();
+    journal.close();
   }
 }
 
@@ -103,7 +100,7 @@ async function killWhileReadingThenResend(
   while (sim.records.length < requests) await sleep(1);
   run.child.kill('SIGKILL');
   await run.exited;
-  assert.equal(fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
+  assert.equal(await fileStatus(dataDir), 'intake', 'the kill came while the file was being read');
   const final = await runCli(['send', file, '--json'], env);
   assert.equal(final.status, 0, final.stderr);
   return { dir, final, ...csv };
@@ -154,7 +151,7 @@ for (const thread of ['off', 'on'])
           const dataDir = path.join(dir, 'data');
           const run = startSend(file, envFor(sim, dataDir, { ...settings, ...c.env }));
           await firstRequest(sim, run.exited);
-          assert.equal(fileStatus(dataDir), c.statusAtFirstRequest, c.name);
+          assert.equal(await fileStatus(dataDir), c.statusAtFirstRequest, c.name);
           assert.equal(await run.exited, 0, c.name);
           assert.deepEqual(deliveries(sim), expected, c.name);
         }
@@ -231,7 +228,7 @@ for (const thread of ['off', 'on'])
         appendFileSync(file, added.map((p) => `${p},1,late,9\n`).join(''));
         for (const p of added) expected.set(messageKey(CREDS.appId, '1', ['late', '9'], p), 1);
         assert.equal(await run.exited, 2);
-        assert.equal(fileStatus(dataDir), 'refused');
+        assert.equal(await fileStatus(dataDir), 'refused');
         const sentBefore = sim.records.length;
         assert.ok(sentBefore > 0);
         const refused = await runCli(['report', 'grown.csv', '--format', 'json'], env);

@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import Database from '../../src/journal/sqlite.js';
-import { journalPath } from '../../src/journal/paths.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import { deliveries, envFor, runCli, startSim, tempDir, writeCsv } from './helpers.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const numbers = (from: number, count: number) =>
   Array.from({ length: count }, (_, i) => `137${String(from + i).padStart(8, '0')}`);
@@ -16,18 +15,17 @@ const csvOf = (phones: string[], value: string) =>
 
 /** Request starts from the journal: ms since the epoch and numbers, in order. */
 function startsIn(dataDir: string): { at: number; numbers: number }[] {
-  const db = new Database(journalPath(dataDir), { readonly: true });
-  try {
-    const rows = db
-      .prepare(
-        'SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id ORDER BY a.started_at',
-      )
-      .raw()
-      .all() as [string, number][];
-    return rows.map(([at, n]) => ({ at: Date.parse(at), numbers: n }));
-  } finally {
-    db.close();
-  }
+  const rows = withSqliteFile(
+    dataDir,
+    (db) =>
+      db
+        .prepare(
+          'SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id ORDER BY a.started_at',
+        )
+        .raw()
+        .all() as [string, number][],
+  );
+  return rows.map(([at, n]) => ({ at: Date.parse(at), numbers: n }));
 }
 
 /** The most numbers in any span shorter than `ms`, starting at one of the times. */

@@ -21,7 +21,6 @@ import {
   tempDir,
   writeCsv,
 } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 const SENT = [
   ['13800000001', '张三', '10:00'],
@@ -213,15 +212,15 @@ describe('a list given again as other bytes', () => {
     // slot, while it is read.
     const first = processFile(ctx, writeCsv(dir, 'first.csv', csv(10_000, 6_000)));
     const second = processFile(ctx, writeCsv(dir, 'second.csv', csv(20_000, 6)));
-    const statusOf = (name: string) =>
-      sqliteOf(s.db).prepare('SELECT status FROM files WHERE name = ?').pluck().get(name);
-    const bothSending = () =>
-      statusOf('first.csv') === 'sending' && statusOf('second.csv') === 'sending';
+    const statusOf = async (name: string) =>
+      (await s.stores.reads.filesNamed(name)).map((f) => f.status).join();
+    const bothSending = async () =>
+      (await statusOf('first.csv')) === 'sending' && (await statusOf('second.csv')) === 'sending';
     try {
       // Either may be read first: the small file is inspected sooner and can take the first turn.
-      for (let waited = 0; !bothSending() && waited < 10_000; waited += 20) await sleep(20);
+      for (let waited = 0; !(await bothSending()) && waited < 10_000; waited += 20) await sleep(20);
       assert.deepEqual(
-        [statusOf('first.csv'), statusOf('second.csv')],
+        [await statusOf('first.csv'), await statusOf('second.csv')],
         ['sending', 'sending'],
         'both read while no request could start',
       );

@@ -8,10 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import pLimit from 'p-limit';
 import { type Config, loadConfig } from '../../src/config/index.js';
 import type { JournalHandle } from '../../src/ports/index.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
-import type { Journal } from '../../src/journal/connection.js';
-import { handleOf } from '../../src/journal/handle.js';
+import { openWriter } from '../../src/journals/index.js';
 import {
   type FileRunResult,
   type PipelineContext,
@@ -80,26 +77,35 @@ export function configFor(
 }
 
 export interface Sender {
-  db: Journal;
-  /** The same journal as its ports. */
+  /** The journal of the data directory, as its ports. */
   stores: JournalHandle;
   ctx: PipelineContext;
   provider: ProviderConnection;
   config: Config;
 }
 
-/** The real sending machinery (journal, client, limits) against `sim`, without the lock. */
+/**
+ * The real sending machinery (journal, client, limits) against `sim`: the journal opened as
+ * `smsdrop send` opens it, the data directory's lock held until it closes.
+ */
 export async function sender(
   dataDir: string,
   sim: RunningSimulator,
   flags: Record<string, unknown> = {},
 ): Promise<Sender> {
   const config = configFor(dataDir, sim, flags);
-  const db = openJournal(journalPath(dataDir));
+  fs.mkdirSync(dataDir, { recursive: true });
+  const { handle: ports } = await openWriter(config, {
+    role: 'smsdrop send (report test)',
+    synchronous: config.journalSync,
+    reqIdOn: config.reqId,
+    onLost: () => {
+      throw new Error('the journal lost requests’ records');
+    },
+  });
+  cleanups.push(() => ports.close());
   const provider = await connectProvider(config);
-  cleanups.push(() => void db.close());
   cleanups.push(() => provider.close());
-  const ports = handleOf(db);
   const ctx: PipelineContext = {
     send: ports.send,
     files: ports.files,
@@ -113,7 +119,7 @@ export async function sender(
     turns: new IntakeTurns(ports.files),
     inProgress: new FilesInProgress(),
   };
-  return { db, stores: handleOf(db), ctx, provider, config };
+  return { stores: ports, ctx, provider, config };
 }
 
 /** Sends one CSV through the whole pipeline; closes the sender's journal and client after. */
@@ -129,7 +135,7 @@ export async function sendCsv(
     return await processFile(s.ctx, file, options);
   } finally {
     await s.provider.close();
-    s.db.close();
+    await s.stores.close();
   }
 }
 

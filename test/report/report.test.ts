@@ -4,18 +4,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setDaemonState, setDaemonWaiting } from '../../src/journal/daemonState.js';
-import { acquireLock } from '../../src/datadir/lock.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
 import { UsageError } from '../../src/errors.js';
-import { openReadOnly } from '../../src/journal/reader.js';
+import { openWriter } from '../../src/journals/index.js';
 import { requireJournal, resolveFile } from '../../src/report/common.js';
 import { fileReportCsv } from '../../src/report/render.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { adviceFor, FILE_COLUMNS, fileReport } from '../../src/report/summary.js';
 import { cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -229,11 +224,7 @@ describe('status', () => {
         },
       );
       // One answer, over the time since its request started (at least a second, at most a minute).
-      const raw = openReadOnly(dataDir)!;
-      const started = Date.parse(
-        sqliteOf(raw).prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
-      );
-      raw.close();
+      const started = Date.parse((await db.requestTiming(1)).first_send!);
       assert.equal(
         s.rate.requests_per_second,
         Math.round(100 / Math.min(60, Math.max(1, (now - started) / 1000))) / 100,
@@ -249,10 +240,14 @@ describe('status', () => {
 
   it('while the daemon runs, its own record says whether it is paused', async () => {
     const dataDir = path.join(tempDir(), 'data');
-    const writer = openJournal(journalPath(dataDir));
-    const lock = acquireLock(dataDir, 'smsdrop run');
+    fs.mkdirSync(dataDir);
+    // This test's process stands for the daemon: it holds the data directory and writes its record.
+    const { handle: writer } = await openWriter(
+      { dataDir },
+      { role: 'smsdrop run', synchronous: 'normal', reqIdOn: false, onLost: () => {} },
+    );
     try {
-      setDaemonState(writer, {
+      await writer.daemon.setPause({
         paused: '111139: account suspended: contact the provider',
         code: 'E_PROVIDER_ACCOUNT',
       });
@@ -266,17 +261,16 @@ describe('status', () => {
         assert.equal(s.paused?.code, 'E_PROVIDER_ACCOUNT');
         assert.match(renderStatus(s), /PAUSED since .*: E_PROVIDER_ACCOUNT: 111139: account/);
         const since = s.paused?.since;
-        setDaemonState(writer, {
+        await writer.daemon.setPause({
           paused: '111142: account balance insufficient: top up the account',
         });
         s = await readStatus(db, dataDir);
         assert.equal(s.paused?.since, since, 'still the same pause');
-        setDaemonState(writer, { paused: null });
+        await writer.daemon.setPause({ paused: null });
         assert.equal((await readStatus(db, dataDir)).paused, null);
         // A message window holding requests is not a pause: said apart, and cleared by its own
         // event.
-        setDaemonWaiting(
-          writer,
+        await writer.daemon.setWaiting(
           'message window 10000/1h used up; the next request starts at 2026-11-25T09:00:00.000Z',
         );
         s = await readStatus(db, dataDir);
@@ -291,7 +285,7 @@ describe('status', () => {
           renderStatus(s),
           /WAITING: message window 10000\/1h used up; the next request starts at 2026-11-25T09:00:00.000Z/,
         );
-        setDaemonState(writer, {
+        await writer.daemon.setPause({
           paused: '111142: account balance insufficient: top up the account',
         });
         assert.match(
@@ -299,15 +293,14 @@ describe('status', () => {
           /PAUSED since .*111142/,
           'a pause says more than a wait',
         );
-        setDaemonState(writer, { paused: null });
-        setDaemonWaiting(writer, null);
+        await writer.daemon.setPause({ paused: null });
+        await writer.daemon.setWaiting(null);
         assert.equal((await readStatus(db, dataDir)).waiting, null);
       } finally {
         db.close();
       }
     } finally {
-      lock.release();
-      writer.close();
+      await writer.close();
     }
   });
 

@@ -5,9 +5,6 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { clearOfDayChange } from '../dayChange.js';
 import { acquireLock } from '../../src/datadir/lock.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
-import { openReadOnly } from '../../src/journal/reader.js';
 import { retryRows } from '../../src/pipeline/retry.js';
 import {
   acceptedNumbers,
@@ -19,7 +16,7 @@ import {
   tempDir,
   writeCsvFile,
 } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 after(cleanUp);
 
@@ -30,17 +27,17 @@ const LINES = [
   '999,1,code,0',
 ];
 
+/** File 1's line of v_files, read on the journal's file as the sqlite3 shell reads it. */
 function countsOf(dataDir: string): Record<string, unknown> {
-  const db = openReadOnly(dataDir)!;
-  try {
-    return sqliteOf(db)
-      .prepare(
-        'SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1',
-      )
-      .get() as Record<string, unknown>;
-  } finally {
-    db.close();
-  }
+  return withSqliteFile(
+    dataDir,
+    (db) =>
+      db
+        .prepare(
+          'SELECT status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files WHERE id = 1',
+        )
+        .get() as Record<string, unknown>,
+  );
 }
 
 describe('retry --failed', () => {
@@ -82,30 +79,32 @@ describe('retry --failed', () => {
       pending: 0,
     });
 
-    const history = sqliteOf(s.db)
-      .prepare(
-        "SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones",
-      )
-      .all();
-    assert.deepEqual(
-      history,
-      BLOCKED.map((phones) => ({ phones, status_code: '160034' })),
-      'the old batches keep their outcome',
-    );
-    const rejected = sqliteOf(s.db)
-      .prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'")
-      .pluck()
-      .get() as number;
-    assert.equal(
-      rejected,
-      blocking.requestCount - blocking.records.length,
-      'the earlier refused attempts are still in the journal',
-    );
-    const attempts = sqliteOf(s.db)
-      .prepare('SELECT attempts FROM v_recipients WHERE phone = ?')
-      .pluck()
-      .get(BLOCKED[0]);
-    assert.equal(attempts, 4, 'three earlier requests and the retry');
+    withSqliteFile(dataDir, (db) => {
+      const history = db
+        .prepare(
+          "SELECT n.phones, b.status_code FROM batches b JOIN batch_numbers n ON n.batch_id = b.id WHERE b.state = 'retried' ORDER BY n.phones",
+        )
+        .all();
+      assert.deepEqual(
+        history,
+        BLOCKED.map((phones) => ({ phones, status_code: '160034' })),
+        'the old batches keep their outcome',
+      );
+      const rejected = db
+        .prepare("SELECT count(*) FROM attempts WHERE outcome = 'rejected:number-rejected'")
+        .pluck()
+        .get() as number;
+      assert.equal(
+        rejected,
+        blocking.requestCount - blocking.records.length,
+        'the earlier refused attempts are still in the journal',
+      );
+      const attempts = db
+        .prepare('SELECT attempts FROM v_recipients WHERE phone = ?')
+        .pluck()
+        .get(BLOCKED[0]);
+      assert.equal(attempts, 4, 'three earlier requests and the retry');
+    });
 
     const again = await retryRows(s.ctx, s.stores, 1, ['failed']);
     assert.equal(again.retry.rows, 0);
@@ -149,10 +148,16 @@ describe('retry --failed', () => {
       unknown: 0,
       pending: 0,
     });
-    const why = sqliteOf(s.db)
-      .prepare("SELECT status_msg FROM row_results WHERE file_id = 1 AND phone = '13800000002'")
-      .pluck()
-      .get() as string;
+    const why = withSqliteFile(
+      dataDir,
+      (db) =>
+        db
+          .prepare(
+            "SELECT status_msg FROM v_recipients WHERE file_id = 1 AND phone = '13800000002'",
+          )
+          .pluck()
+          .get() as string,
+    );
     assert.match(why, /goes with another file .*: line 2 of fix\.csv \(file 2\)/);
   });
 
@@ -349,15 +354,10 @@ describe('retry --unknown', () => {
   }
 
   function attemptsPerRow(dataDir: string): number[] {
-    const db = openReadOnly(dataDir)!;
-    try {
-      return sqliteOf(db)
-        .prepare('SELECT DISTINCT attempts FROM v_recipients')
-        .pluck()
-        .all() as number[];
-    } finally {
-      db.close();
-    }
+    return withSqliteFile(
+      dataDir,
+      (db) => db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all() as number[],
+    );
   }
 
   it('reqId on, the same day: resent under their own reqId without asking; the provider refuses the repeat, nothing arrives twice', async () => {
@@ -384,30 +384,30 @@ describe('retry --unknown', () => {
     });
     const summary = JSON.parse(run.stdout) as { retried: Record<string, number> };
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
-    const db = openReadOnly(dataDir)!;
-    try {
-      const reqIds = sqliteOf(db)
+    withSqliteFile(dataDir, (db) => {
+      const reqIds = db
         .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')
         .pluck()
         .all();
       assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
       assert.deepEqual(
-        sqliteOf(db).prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(),
+        db.prepare('SELECT DISTINCT attempts FROM v_recipients').pluck().all(),
         attemptsBefore.map((n) => n + 1),
         'every attempt of each row stays in its history',
       );
-    } finally {
-      db.close();
-    }
+    });
   });
 
   it('reqId on, but in doubt since yesterday: the provider has forgotten the reqId, so it asks, and without --yes nothing is sent', async () => {
     const { dataDir, provider } = await unknownWithReqIdRun();
-    const db = openJournal(journalPath(dataDir));
-    sqliteOf(db)
-      .prepare('UPDATE attempts SET started_at = ?')
-      .run(new Date(Date.now() - 2 * 86_400_000).toISOString());
-    db.close();
+    withSqliteFile(
+      dataDir,
+      (db) =>
+        db
+          .prepare('UPDATE attempts SET started_at = ?')
+          .run(new Date(Date.now() - 2 * 86_400_000).toISOString()),
+      { write: true },
+    );
     const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: provider });
     assert.equal(run.code, 2);
     assert.match(run.stderr, /2 rows .*may already have arrived.*add --yes/s);

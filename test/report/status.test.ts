@@ -4,11 +4,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openReadOnly } from '../../src/journal/reader.js';
 import { requireJournal } from '../../src/report/common.js';
 import { readStatus, renderStatus } from '../../src/report/status.js';
 import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
 
 after(cleanUp);
 
@@ -34,14 +32,8 @@ describe('status: rate and ETA', () => {
 
     const db = await requireJournal({ dataDir });
     try {
-      const raw = openReadOnly(dataDir)!;
-      const fileStart = Date.parse(
-        sqliteOf(raw).prepare('SELECT started_at FROM files WHERE id = 1').pluck().get() as string,
-      );
-      const firstRequest = Date.parse(
-        sqliteOf(raw).prepare('SELECT min(started_at) FROM attempts').pluck().get() as string,
-      );
-      raw.close();
+      const fileStart = Date.parse((await db.file(1))!.started_at!);
+      const firstRequest = Date.parse((await db.requestTiming(1)).first_send!);
 
       // 10 s after the file started: 2 rows in 10 s, not in 60.
       let s = await readStatus(db, dataDir, fileStart + 10_000);

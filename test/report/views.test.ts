@@ -1,5 +1,6 @@
-// The SQLite views of issue 5 against a real run: every count agrees with what the simulator
-// received, the views answer from indexes, and readers never wait for the writer (WAL).
+// The SQLite views against a real run, read on the journal's file as the sqlite3 shell reads them
+// (test/sqliteFile.ts): every count agrees with what the simulator received, the views answer
+// from indexes, and readers never wait for the writer (WAL).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -7,11 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { acquireLock } from '../../src/datadir/lock.js';
-import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { journalPath } from '../../src/journal/paths.js';
-import { openJournal } from '../../src/journal/open.js';
-import type { Journal } from '../../src/journal/connection.js';
-import { openReadOnly } from '../../src/journal/reader.js';
+import { journalPath, openReader } from '../../src/journals/index.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
 import {
   acceptedNumbers,
@@ -22,7 +19,7 @@ import {
   tempDir,
   writeCsvFile,
 } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { makeJournal, openSqliteFile, type SqliteFile, withSqliteFile } from '../sqliteFile.js';
 
 after(cleanUp);
 
@@ -50,7 +47,7 @@ const LINES = [
 describe('views after a run against the simulator', () => {
   let dir: string;
   let sim: RunningSimulator;
-  let db: Journal;
+  let db: SqliteFile;
 
   before(async () => {
     dir = tempDir();
@@ -62,12 +59,12 @@ describe('views after a run against the simulator', () => {
       { maxPerRequest: 4 },
     );
     assert.equal(result.outcome, 'finished');
-    db = openReadOnly(path.join(dir, 'data'))!;
+    db = openSqliteFile(path.join(dir, 'data'));
   });
   after(() => db?.close());
 
   it('v_files counts add up and agree with the simulator', () => {
-    const f = sqliteOf(db).prepare('SELECT * FROM v_files').get() as Record<string, unknown>;
+    const f = db.prepare('SELECT * FROM v_files').get() as Record<string, unknown>;
     assert.deepEqual(
       {
         rows: f.rows,
@@ -90,7 +87,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('accepted rows are exactly the numbers the simulator received, each once', () => {
-    const accepted = sqliteOf(db)
+    const accepted = db
       .prepare("SELECT phone FROM v_recipients WHERE status = 'accepted' ORDER BY phone")
       .pluck()
       .all();
@@ -101,7 +98,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('v_recipients: one row per input row, with values, outcome and the requests that carried it', () => {
-    const rows = sqliteOf(db).prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<
+    const rows = db.prepare('SELECT * FROM v_recipients ORDER BY line').all() as Array<
       Record<string, unknown>
     >;
     assert.equal(rows.length, 14);
@@ -135,7 +132,7 @@ describe('views after a run against the simulator', () => {
   });
 
   it('v_failures: per file and status code, a count and a sample message', () => {
-    const failures = sqliteOf(db)
+    const failures = db
       .prepare('SELECT status, status_code, count, sample_message FROM v_failures')
       .all() as Array<Record<string, unknown>>;
     assert.equal(failures.length, 1);
@@ -148,42 +145,35 @@ describe('views after a run against the simulator', () => {
 });
 
 describe('query plans', () => {
-  const planOf = (db: Journal, query: string) =>
-    (sqliteOf(db).prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map(
-      (r) => r.detail,
+  /** The plan of `query` on a fresh journal. */
+  const planOf = async (query: string) => {
+    const dataDir = tempDir();
+    await makeJournal(dataDir);
+    return withSqliteFile(dataDir, (db) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>).map(
+        (r) => r.detail,
+      ),
     );
+  };
 
-  it('v_files for one file reads no table from end to end: index ranges only', () => {
-    const db = openJournal(journalPath(tempDir()));
-    try {
-      const plan = planOf(db, 'SELECT * FROM v_files WHERE id = 1');
-      assert.ok(!plan.some((d) => /^SCAN /.test(d)), plan.join('\n'));
-      assert.equal(
-        plan.filter((d) =>
-          /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d),
-        ).length,
-        4,
-        plan.join('\n'),
-      );
-    } finally {
-      db.close();
-    }
+  it('v_files for one file reads no table from end to end: index ranges only', async () => {
+    const plan = await planOf('SELECT * FROM v_files WHERE id = 1');
+    assert.ok(!plan.some((d) => /^SCAN /.test(d)), plan.join('\n'));
+    assert.equal(
+      plan.filter((d) => /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d))
+        .length,
+      4,
+      plan.join('\n'),
+    );
   });
 
-  it('v_failures for one file reads only its failed and unknown batches', () => {
-    const db = openJournal(journalPath(tempDir()));
-    try {
-      const plan = planOf(db, 'SELECT * FROM v_failures WHERE file_id = 1');
-      assert.ok(
-        plan.some((d) =>
-          /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d),
-        ),
-        plan.join('\n'),
-      );
-      assert.ok(!plan.some((d) => /^SCAN (b|batches)\b/.test(d)), plan.join('\n'));
-    } finally {
-      db.close();
-    }
+  it('v_failures for one file reads only its failed and unknown batches', async () => {
+    const plan = await planOf('SELECT * FROM v_failures WHERE file_id = 1');
+    assert.ok(
+      plan.some((d) => /SEARCH b USING INDEX batches_by_file \(file_id=\? AND state=\?\)/.test(d)),
+      plan.join('\n'),
+    );
+    assert.ok(!plan.some((d) => /^SCAN (b|batches)\b/.test(d)), plan.join('\n'));
   });
 });
 
@@ -191,9 +181,10 @@ describe('query plans', () => {
  * A journal as an older version left it: without the views and later tables, and made before
  * auto_vacuum was INCREMENTAL (so opening it to write would VACUUM it).
  */
-function writeOldJournal(dataDir: string): void {
-  const old = openJournal(journalPath(dataDir));
-  sqliteOf(old).exec(
+async function writeOldJournal(dataDir: string): Promise<void> {
+  await makeJournal(dataDir);
+  const old = openSqliteFile(dataDir, { write: true });
+  old.exec(
     'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; DROP TABLE pruned_totals; ' +
       [
         'pruned_at',
@@ -209,33 +200,37 @@ function writeOldJournal(dataDir: string): void {
         .join(' ') +
       ' DELETE FROM schema_migrations WHERE version >= 2',
   );
-  sqliteOf(old).pragma('auto_vacuum = NONE');
-  sqliteOf(old).exec('VACUUM');
+  old.pragma('auto_vacuum = NONE');
+  old.exec('VACUUM');
   old.close();
 }
+
+/** The migrations a journal has run, in order. */
+const migrationsOf = (db: SqliteFile): number[] =>
+  db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
 
 const sha256Of = (file: string): string =>
   createHash('sha256').update(readFileSync(file)).digest('hex');
 
 describe('a journal written before the views existed', () => {
-  it('is upgraded when first opened for reading', () => {
+  it('is upgraded when first opened for reading', async () => {
+    const fresh = path.join(tempDir(), 'fresh');
+    await makeJournal(fresh);
     const dataDir = path.join(tempDir(), 'data');
-    writeOldJournal(dataDir);
-    const db = openReadOnly(dataDir)!;
-    try {
-      assert.deepEqual(sqliteOf(db).prepare('SELECT * FROM v_files').all(), []);
-      assert.equal(
-        sqliteOf(db).prepare('SELECT max(version) FROM schema_migrations').pluck().get(),
-        MIGRATIONS[MIGRATIONS.length - 1]!.version,
-      );
-    } finally {
-      db.close();
-    }
+    await writeOldJournal(dataDir);
+    assert.ok(
+      withSqliteFile(dataDir, migrationsOf).length < withSqliteFile(fresh, migrationsOf).length,
+    );
+    (await openReader({ dataDir }))!.close();
+    withSqliteFile(dataDir, (db) => {
+      assert.deepEqual(db.prepare('SELECT * FROM v_files').all(), []);
+      assert.deepEqual(migrationsOf(db), withSqliteFile(fresh, migrationsOf), 'every migration');
+    });
   });
 
   it('is left as it is while another process holds the data directory: the reader says to upgrade with the daemon stopped, exit 2', async () => {
     const dataDir = path.join(tempDir(), 'data');
-    writeOldJournal(dataDir);
+    await writeOldJournal(dataDir);
     const before = sha256Of(journalPath(dataDir));
     // This test's process stands for a daemon of the older version, running.
     const lock = acquireLock(dataDir, 'smsdrop daemon');
@@ -273,13 +268,13 @@ describe('reading while the writer holds a transaction (WAL)', () => {
         '13800000002,1,a,b',
       ]),
     );
-    const writer = openJournal(journalPath(dataDir));
-    const reader = openReadOnly(dataDir)!;
+    const writer = openSqliteFile(dataDir, { write: true });
+    const reader = openSqliteFile(dataDir);
     try {
-      sqliteOf(writer).exec('BEGIN IMMEDIATE');
-      sqliteOf(writer).prepare("UPDATE batches SET state = 'failed'").run();
+      writer.exec('BEGIN IMMEDIATE');
+      writer.prepare("UPDATE batches SET state = 'failed'").run();
       assert.equal(
-        sqliteOf(reader).prepare('SELECT accepted FROM v_files').pluck().get(),
+        reader.prepare('SELECT accepted FROM v_files').pluck().get(),
         2,
         'the uncommitted change is not seen, and the read does not wait',
       );
@@ -292,10 +287,10 @@ describe('reading while the writer holds a transaction (WAL)', () => {
         assert.equal(shell.status, 0, shell.stderr);
         assert.equal(shell.stdout.trim(), '2|0');
       }
-      sqliteOf(writer).exec('COMMIT');
-      assert.equal(sqliteOf(reader).prepare('SELECT failed FROM v_files').pluck().get(), 2);
+      writer.exec('COMMIT');
+      assert.equal(reader.prepare('SELECT failed FROM v_files').pluck().get(), 2);
     } finally {
-      if (sqliteOf(writer).inTransaction) sqliteOf(writer).exec('ROLLBACK');
+      if (writer.inTransaction) writer.exec('ROLLBACK');
       writer.close();
       reader.close();
     }

@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from '../../src/journal/sqlite.js';
 import {
   assertEachOnce,
   daemonEnv,
@@ -21,6 +20,7 @@ import {
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
+import { withSqliteFile } from '../sqliteFile.js';
 
 const dirs: string[] = [];
 const procs: Proc[] = [];
@@ -80,13 +80,13 @@ describe('smsdrop backup', () => {
     assert.ok(sim.records().length * 50 < ROWS, 'killed before the file was sent');
 
     assert.deepEqual(listDir(copyDir), ['journal.intents.sqlite', 'journal.sqlite']);
-    const copy = new Database(path.join(copyDir, 'journal.sqlite'), { readonly: true });
-    assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-    assert.equal(
-      copy.prepare("SELECT status FROM files WHERE name = 'big.csv'").pluck().get(),
-      'sending',
-    );
-    copy.close();
+    withSqliteFile(copyDir, (copy) => {
+      assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(
+        copy.prepare("SELECT status FROM files WHERE name = 'big.csv'").pluck().get(),
+        'sending',
+      );
+    });
 
     // Restore: the copy's two files into a data directory, and the same CSV dropped again.
     const second = path.join(dir, 'second');
@@ -106,12 +106,14 @@ describe('smsdrop backup', () => {
     await restored.exited;
 
     assertEachOnce(sim.records(), numbersOf(ROWS));
-    const journal = new Database(path.join(second, 'journal.sqlite'), { readonly: true });
-    const repeats = journal
-      .prepare("SELECT count(*) FROM attempts WHERE status_code = '160054'")
-      .pluck()
-      .get() as number;
-    journal.close();
+    const repeats = withSqliteFile(
+      second,
+      (journal) =>
+        journal
+          .prepare("SELECT count(*) FROM attempts WHERE status_code = '160054'")
+          .pluck()
+          .get() as number,
+    );
     assert.ok(
       repeats > 0,
       'batches the first daemon sent after the copy were sent again and refused as repeats',

@@ -8,10 +8,8 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
-import { countFile } from '../../src/journal/fileReads.js';
-import { createFile } from '../../src/journal/files.js';
-import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from '../journal/planWriter.js';
+import { openWriter } from '../../src/journals/index.js';
+import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import {
@@ -27,7 +25,6 @@ import {
   type StartTicket,
 } from '../../src/send/rate.js';
 import { SendWindow } from '../../src/send/window.js';
-import { SqliteSendStore } from '../../src/journal/sendStore.js';
 
 function windowOf(text: string): MessageWindow {
   const window = parseMessageWindow(text);
@@ -257,18 +254,19 @@ describe('per-second pacing', () => {
 
 describe('a message window and the sending window together', () => {
   it('a request the message window held until after the sending window closed waits for the sending window too', async () => {
-    const db = openJournal(
-      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-rate-window-')), 'journal.sqlite'),
+    const { handle: journal } = await openWriter(
+      { dataDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-rate-window-')) },
+      { role: 'rate test', synchronous: 'normal', reqIdOn: false, onLost: () => {} },
     );
-    const file = createFile(db, {
+    const file = await journal.files.create({
       sha256: 'w',
       name: 'w.csv',
       path: '/w.csv',
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
-    writer.write(
+    const writer = createRowWriter(journal.files.planStore(file.id), { maxPerRequest: 200 });
+    await writer.write(
       Array.from({ length: 400 }, (_, i) => ({
         line: i + 2,
         phoneRaw: '',
@@ -279,7 +277,7 @@ describe('a message window and the sending window together', () => {
         extras: {},
       })),
     );
-    writer.finish();
+    await writer.finish();
     let clock = Date.parse('2026-11-25T21:30:00Z'); // the sending window 08:00-22:00 UTC is open
     let sent = 0;
     const client: ProviderClient = {
@@ -316,7 +314,7 @@ describe('a message window and the sending window together', () => {
     const stop = new AbortController();
     const sending = sendFile(
       {
-        send: new SqliteSendStore(db),
+        send: journal.send,
         client,
         config,
         limit: pLimit(2),
@@ -340,7 +338,7 @@ describe('a message window and the sending window together', () => {
       stop.abort();
     }
     assert.deepEqual(await sending, { state: 'stopped' });
-    assert.equal(countFile(db, file.id).pending, 200);
-    db.close();
+    assert.equal((await journal.files.counts(file.id)).pending, 200);
+    await journal.close();
   });
 });

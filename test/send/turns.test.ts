@@ -6,34 +6,34 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import pLimit from 'p-limit';
 import { loadConfig } from '../../src/config/index.js';
-import { countFile } from '../../src/journal/fileReads.js';
-import { createFile } from '../../src/journal/files.js';
-import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from '../journal/planWriter.js';
+import { openWriter } from '../../src/journals/index.js';
+import { createRowWriter } from '../../src/plan/rowWriter.js';
 import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
-import { SqliteSendStore } from '../../src/journal/sendStore.js';
 
 const BATCHES = 20;
 
 describe('turns of the event loop per request', () => {
   it('an answer and the next attempt are journalled in the same turn', async () => {
-    const db = openJournal(
-      path.join(mkdtempSync(path.join(os.tmpdir(), 'smsdrop-turns-')), 'journal.sqlite'),
+    // The SQLite journal: its writes answer at once, so the turns counted are the sender's own.
+    const { handle: journal } = await openWriter(
+      { dataDir: mkdtempSync(path.join(os.tmpdir(), 'smsdrop-turns-')) },
+      { role: 'turns test', synchronous: 'normal', reqIdOn: false, onLost: () => {} },
     );
-    const file = createFile(db, {
+    after(() => journal.close());
+    const file = await journal.files.create({
       sha256: 't',
       name: 't.csv',
       path: '/t.csv',
       size: 1,
       encoding: 'utf-8',
     });
-    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
-    writer.write(
+    const writer = createRowWriter(journal.files.planStore(file.id), { maxPerRequest: 200 });
+    await writer.write(
       Array.from({ length: BATCHES }, (_, i) => ({
         line: i + 2,
         phoneRaw: '13800000001',
@@ -44,7 +44,7 @@ describe('turns of the event loop per request', () => {
         extras: {},
       })),
     );
-    writer.finish();
+    await writer.finish();
 
     let turns = 0;
     let counting = true;
@@ -74,7 +74,7 @@ describe('turns of the event loop per request', () => {
     setImmediate(tick);
     const result = await sendFile(
       {
-        send: new SqliteSendStore(db),
+        send: journal.send,
         client,
         config,
         limit: pLimit(1),
@@ -86,7 +86,7 @@ describe('turns of the event loop per request', () => {
     counting = false;
 
     assert.equal(result.state, 'finished');
-    assert.equal(countFile(db, file.id).accepted, BATCHES);
+    assert.equal((await journal.files.counts(file.id)).accepted, BATCHES);
     // Three turns a request when the outcome and the next attempt each had a transaction of their
     // own.
     assert.ok(turns <= 2.5 * BATCHES, `${turns} turns for ${BATCHES} requests`);

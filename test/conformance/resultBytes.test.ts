@@ -1,30 +1,61 @@
-// The result files written by src/results/ are, byte for byte, those the journal wrote before they
-// moved out of it (the expected text below was written by that code, journal/resultFiles.ts):
-// digits Excel would change written as ="digits", cells to quote, a formula guard, a message over
-// two lines, a duplicate, and rejected rows with extra columns and cells past the header.
+// The result files written by src/results/ from each journal's reads are, byte for byte, those the
+// SQLite journal wrote before they moved out of it (the expected text below was written by that
+// code, journal/resultFiles.ts): digits Excel would change written as ="digits", cells to quote, a
+// formula guard, a message over two lines, a duplicate, and rejected rows with extra columns and
+// cells past the header.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { after, describe, it } from 'node:test';
-import { createFile, setFileHeader, setFileStatus } from '../../src/journal/files.js';
+import { after, it } from 'node:test';
 import { FILE_STATUS } from '../../src/ports/states.js';
-import type { Journal } from '../../src/journal/connection.js';
-import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from '../journal/planWriter.js';
-import type { RowToJournal } from '../../src/plan/rowWriter.js';
-import { sqliteReadStore } from '../../src/journal/readStore.js';
-import type { Pages, ResultReads } from '../../src/ports/index.js';
+import { createRowWriter, type RowToJournal } from '../../src/plan/rowWriter.js';
+import type { Pages, ReadStore, ResultReads } from '../../src/ports/index.js';
 import { writeRejectedCsv } from '../../src/results/rejectedCsv.js';
 import { writeResultCsv } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults } from '../../src/results/spool.js';
-import { tempDir } from '../pipeline/helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { onEachJournal, type Subject } from './journals.js';
 
-const dir = tempDir();
-const db = openJournal(path.join(dir, 'journal.sqlite'));
-after(() => db.close());
-/** The journal's reads, as the runtime hands them out. */
-const reads = sqliteReadStore(db);
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh journal, and a folder for the result files written from it. */
+async function journalAndFolder(
+  open: () => Promise<Subject>,
+): Promise<{ j: Subject; reads: ReadStore; dir: string }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-result-bytes-'));
+  dirs.push(dir);
+  const j = await open();
+  return { j, reads: j.handle.reads, dir };
+}
+
+/** A file read in as the pipeline reads it: claimed, its intake begun, its header saved. */
+async function intake(
+  j: Subject,
+  name: string,
+  rows: RowToJournal[],
+  maxPerRequest: number,
+  header?: { columns: string[]; extras: string[] },
+): Promise<number> {
+  const file = await j.handle.files.create({
+    sha256: name.padEnd(64, '0'),
+    name: `${name}.csv`,
+    path: `/in/${name}.csv`,
+    size: 1,
+    encoding: 'utf-8',
+  });
+  assert.equal(await j.handle.files.claim(file.id), undefined);
+  await j.handle.files.beginIntake(file.id);
+  const store = j.handle.files.planStore(file.id);
+  if (header) store.saveHeader(header);
+  const writer = createRowWriter(store, { maxPerRequest });
+  await writer.write(rows);
+  await writer.finish();
+  await j.handle.files.status(file.id, FILE_STATUS.sending);
+  return file.id;
+}
 
 const EXTRAS = { note: 'vip, "gold"', city: '0755' };
 
@@ -40,37 +71,29 @@ function row(
 }
 
 /** The file: its header, its rows, and its batches' outcomes (2 numbers a request). */
-function journalFile(name: string): number {
-  const file = createFile(db, {
-    sha256: name.padEnd(64, '0'),
-    name: `${name}.csv`,
-    path: `/in/${name}.csv`,
-    size: 1,
-    encoding: 'utf-8',
-  });
-  setFileStatus(db, file.id, FILE_STATUS.sending);
+async function journalFile(j: Subject, name: string): Promise<number> {
   const columns = ['phone', 'templateId', 'data1', 'data2', 'note', 'city'];
-  setFileHeader(db, file.id, { columns, extras: ['note', 'city'] });
-  const writer = planWriter(db, file.id, { maxPerRequest: 2 });
   const bad = (phone: string) => `not a mainland mobile number, "${phone}"`;
-  writer.write([
-    row(2, '13800000001', '13800000001', ['a', 'x']),
-    row(3, '138 0000 0002', '13800000002', ['a', 'x']),
-    row(4, '=13800000003', '13800000003', ['a', 'x']),
-    row(5, '8613800000010', '13800000010', ['b', 'y']),
-    row(6, '013800000011', '13800000011', ['b', 'y']),
-    row(7, '00447911123456', '00447911123456', ['c, "q"', 'z']),
-    row(8, '12345', undefined, ['a', 'x'], {
-      error: bad('12345'),
-      cells: ['12345', '1', 'a', 'x', 'vip, "gold"', '0755', 'past, the end', '007'],
-    }),
-    row(9, '0123456789012', undefined, ['d'], { error: bad('0123456789012') }),
-    row(10, '13800000001', '13800000001', ['a', 'x']),
-    row(11, '+86 138 0000 0012', '13800000012', ['d', 'w']),
-  ]);
-  writer.finish();
-  const settle = sqliteOf(db).prepare(
-    'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
+  const fileId = await intake(
+    j,
+    name,
+    [
+      row(2, '13800000001', '13800000001', ['a', 'x']),
+      row(3, '138 0000 0002', '13800000002', ['a', 'x']),
+      row(4, '=13800000003', '13800000003', ['a', 'x']),
+      row(5, '8613800000010', '13800000010', ['b', 'y']),
+      row(6, '013800000011', '13800000011', ['b', 'y']),
+      row(7, '00447911123456', '00447911123456', ['c, "q"', 'z']),
+      row(8, '12345', undefined, ['a', 'x'], {
+        error: bad('12345'),
+        cells: ['12345', '1', 'a', 'x', 'vip, "gold"', '0755', 'past, the end', '007'],
+      }),
+      row(9, '0123456789012', undefined, ['d'], { error: bad('0123456789012') }),
+      row(10, '13800000001', '13800000001', ['a', 'x']),
+      row(11, '+86 138 0000 0012', '13800000012', ['d', 'w']),
+    ],
+    2,
+    { columns, extras: ['note', 'city'] },
   );
   const outcomes = [
     ['accepted', '000000', 'ok'],
@@ -78,16 +101,24 @@ function journalFile(name: string): number {
     ['unknown', '', 'no answer\r\nafter 2 tries'],
     ['accepted', '000000', 'ok'],
   ];
-  const ids = batchIds(db, file.id);
-  ids.forEach((id, i) => settle.run(...outcomes[i % 4]!, `sid${i}`, '20261121120000', id));
-  return file.id;
+  const ids = await batchIds(j, fileId);
+  for (const [i, id] of ids.entries())
+    await j.run(
+      'UPDATE batches SET state = ?, status_code = ?, status_msg = ?, sms_message_sid = ?, date_created = ? WHERE id = ?',
+      ...outcomes[i % 4]!,
+      `sid${i}`,
+      '20261121120000',
+      id,
+    );
+  return fileId;
 }
 
-function batchIds(db: Journal, fileId: number): number[] {
-  return sqliteOf(db)
-    .prepare('SELECT id FROM batches WHERE file_id = ? ORDER BY id')
-    .pluck()
-    .all(fileId) as number[];
+async function batchIds(j: Subject, fileId: number): Promise<number[]> {
+  const rows = await j.all<{ id: number }>(
+    'SELECT id FROM batches WHERE file_id = ? ORDER BY id',
+    fileId,
+  );
+  return rows.map((r) => r.id);
 }
 
 /** Pages handed out one microtask apart, as a store that waits for them would. */
@@ -118,9 +149,10 @@ const EXPECTED_REJECTED = csv(
   '9,"not a mainland mobile number, ""0123456789012""","=""0123456789012""",app,1,d,,"vip, ""gold""","=""0755""",,',
 );
 
-describe('result files written by results/', () => {
+onEachJournal('result files written by results/', ({ open }) => {
   it('NAME.result.csv and NAME.rejected.csv are the bytes the journal wrote before', async () => {
-    const fileId = journalFile('bytes');
+    const { j, reads, dir } = await journalAndFolder(open);
+    const fileId = await journalFile(j, 'bytes');
     const result = await writeResultCsv(reads, fileId, dir, 'bytes');
     assert.equal(readFileSync(result, 'utf8'), EXPECTED_RESULT);
     const rejected = await writeRejectedCsv(reads, fileId, dir, 'bytes');
@@ -128,7 +160,8 @@ describe('result files written by results/', () => {
   });
 
   it('NAME.result.csv written ahead (spooled) is the same bytes', async () => {
-    const fileId = journalFile('spooled');
+    const { j, reads, dir } = await journalAndFolder(open);
+    const fileId = await journalFile(j, 'spooled');
     const spools = new ResultSpools(dir);
     const spool = spoolResults(spools, reads, fileId);
     spool.advance();
@@ -140,7 +173,8 @@ describe('result files written by results/', () => {
   });
 
   it('is the same bytes from a store that answers later (promises, pages as an async iterator)', async () => {
-    const fileId = journalFile('later');
+    const { j, reads, dir } = await journalAndFolder(open);
+    const fileId = await journalFile(j, 'later');
     const later: ResultReads = {
       resultPages: (id, format) => {
         const cursor = reads.resultPages(id, format);
@@ -169,21 +203,13 @@ describe('result files written by results/', () => {
   });
 
   it('NAME.rejected.csv holds every invalid row in line order when they span many pages, a turn of the event loop after each', async () => {
-    const file = createFile(db, {
-      sha256: 'pages'.padEnd(64, '0'),
-      name: 'pages.csv',
-      path: '/in/pages.csv',
-      size: 1,
-      encoding: 'utf-8',
-    });
-    const writer = planWriter(db, file.id, { maxPerRequest: 200 });
+    const { j, reads, dir } = await journalAndFolder(open);
     const rows = Array.from({ length: 5000 }, (_, i) =>
       i % 2 === 0
         ? row(i + 2, `1${i}`, undefined, ['p'], { error: `bad ${i}` })
         : row(i + 2, String(13_200_000_000 + i), String(13_200_000_000 + i), ['p']),
     );
-    writer.write(rows);
-    writer.finish();
+    const fileId = await intake(j, 'pages', rows, 200);
     let turns = 0;
     let written = false;
     const tick = () => {
@@ -192,7 +218,7 @@ describe('result files written by results/', () => {
       setImmediate(tick);
     };
     setImmediate(tick);
-    const rejected = await writeRejectedCsv(reads, file.id, dir, 'pages').finally(
+    const rejected = await writeRejectedCsv(reads, fileId, dir, 'pages').finally(
       () => (written = true),
     );
     // Each of its 3 pages read twice (the widths, then the rows), the event loop turning between:

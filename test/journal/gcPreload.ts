@@ -1,5 +1,6 @@
 // Preloaded (node --expose-gc --import tsx --import) by test/daemon/gc.test.ts into the daemon and
-// `send`. It leaves 3,000 prepared statements of the SQLite build this process loads
+// `send`; it stands beside the SQLite journal's own tests, as what it holds is that journal's
+// native build. It leaves 3,000 prepared statements of the SQLite build this process loads
 // (src/journal/sqlite.ts) for the garbage collector, and then collects every 20 ms, every other
 // time asynchronously: V8 runs that one from a task of the event loop, outside any JavaScript (no
 // context entered), as its idle and background collections run. smsdrop keeps its own statements

@@ -1,9 +1,11 @@
 // The intake on a thread of its own (SMSDROP_INTAKE_THREAD): it writes the file's rows on its own
 // connection while this thread's queued journal writes go on, hands the journal over between its
 // chunks, and a file it refuses is refused here with the same code, line and reason. The whole
-// path, with sending and crashes, is in overlap.test.ts (run with the thread on and off).
+// path, with sending and crashes, is in test/pipeline/overlap.test.ts (run with the thread on and
+// off).
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from '../../src/journal/sqlite.js';
@@ -12,10 +14,9 @@ import { handleOf } from '../../src/journal/handle.js';
 import { writeQueueFor } from '../../src/journal/writeQueue.js';
 import { FileRefusedError } from '../../src/intake/errors.js';
 import { startIntakeThread } from '../../src/pipeline/intakeThread.js';
-import { tempDir } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { sqliteOf } from './sqliteOf.js';
 
-const dir = tempDir('smsdrop-intake-thread-');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-intake-thread-'));
 const journalFile = path.join(dir, 'journal.sqlite');
 const db = openJournal(journalFile);
 sqliteOf(db).exec('CREATE TABLE scratch (what TEXT NOT NULL)');

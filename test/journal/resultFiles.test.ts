@@ -4,7 +4,8 @@
 // line break or the marker character, rows of another file inside the span, a batch not settled
 // yet.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { csvLine } from '../../src/csvio/index.js';
@@ -16,18 +17,20 @@ import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { FILE_STATUS } from '../../src/ports/states.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
-import { planWriter } from '../journal/planWriter.js';
+import { planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { resultPageSql } from '../../src/journal/resultRows.js';
 import { sqliteReadStore } from '../../src/journal/readStore.js';
 import { RESULT_HEADER, writeResultCsv as writeWith } from '../../src/results/resultCsv.js';
 import { ResultSpools, spoolResults as spoolWith } from '../../src/results/spool.js';
-import { tempDir } from './helpers.js';
-import { sqliteOf } from '../journal/sqliteOf.js';
+import { sqliteOf } from './sqliteOf.js';
 
-const dir = tempDir();
+const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-result-files-'));
 const db = openJournal(path.join(dir, 'journal.sqlite'));
-after(() => db.close());
+after(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
 /** The spools of this process, as a runtime holds them. */
 const spools = new ResultSpools(dir);
 /** The journal's reads, as the runtime hands them out. */
