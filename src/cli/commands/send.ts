@@ -119,12 +119,23 @@ async function sendForeground(
     progress?.stop();
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
-    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, out, rejectedEarly);
+    if (result.file && !rowsPruned(result) && (await hasResults(runtime, result)))
+      await writeResults(runtime, result, out, rejectedEarly);
     return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
   } finally {
     progress?.stop();
     await runtime.close();
   }
+}
+
+/**
+ * A file refused with no request made has no results: a header-only result file would read as a
+ * list sent to nobody. Refused after requests went, its result file says who got them (as the
+ * daemon's in failed/).
+ */
+async function hasResults({ journal }: Runtime, result: FileRunResult): Promise<boolean> {
+  if (result.outcome !== 'refused') return true;
+  return (await journal.files.requestsMade(result.file!.id)) > 0;
 }
 
 function rowsPruned(result: FileRunResult): boolean {
