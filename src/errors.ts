@@ -73,6 +73,7 @@ export const ERROR_CODES = [
   // arguments
   'E_USAGE',
   'E_NOT_A_FILE',
+  'E_ROWS_PRUNED',
   // bugs
   'E_BATCH_TRANSITION',
   'E_BATCH_MISSING',

@@ -66,7 +66,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     settings: [...READING, 'SMSDROP_CONFIG'],
   },
   export: {
-    exits: [[0, 'written'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
+    exits: [
+      [0, 'written'],
+      [2, `${USAGE}, no such FILE in the journal, or its rows were pruned (E_ROWS_PRUNED)`],
+      UNEXPECTED,
+    ],
     settings: [...READING, 'SMSDROP_CONFIG'],
   },
   status: {
