@@ -1,5 +1,5 @@
-// `smsdrop report [FILE] [--format table|json|csv]`: who got it, who did not, and why. Reads the
-// journal only (never the lock), so it works while the daemon is sending.
+// `smsdrop report [FILE] [--format table|json|csv] [--wide]`: who got it, who did not, and why.
+// Reads the journal only (never the lock), so it works while the daemon is sending.
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.js';
 import type { JournalReader } from '../../ports/index.js';
@@ -24,12 +24,16 @@ export function registerReportCommand(program: Command): void {
     )
     .argument('[file]', 'file id, name or sha256 prefix')
     .option('--format <format>', 'table, json or csv (CSV is UTF-8 with BOM, for Excel)')
-    .action(async (file: string | undefined, _opts: unknown, command: Command) => {
+    .option('--wide', "with FILE: the table's every cell whole, wider than 100 columns")
+    .action(async (file: string | undefined, opts: { wide?: boolean }, command: Command) => {
       const format = takeReportFormat(command);
       const config = configFor(command, { forReading: true });
       const reader = await openReader(config);
       try {
-        await printReport(reader, file, format, config.timezone);
+        await printReport(reader, file, format, {
+          ...(config.timezone ? { zone: config.timezone } : {}),
+          wide: opts.wide ?? false,
+        });
       } catch (err) {
         exitOnUserError(err);
         throw err;
@@ -49,13 +53,19 @@ function takeReportFormat(command: Command): ReportFormat {
   return value as ReportFormat;
 }
 
+export interface ReportOptions {
+  /** Tables show times in this zone (the host's when unset); JSON and CSV keep UTC. */
+  zone?: string;
+  /** The table of one file with every cell whole, past 100 columns. */
+  wide?: boolean;
+}
+
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
-/** Tables show times in `zone` (the host's when unset); JSON and CSV keep the journal's UTC. */
 export async function printReport(
   reader: JournalReader | undefined,
   file: string | undefined,
   format: ReportFormat,
-  zone?: string,
+  { zone, wide = false }: ReportOptions = {},
 ): Promise<void> {
   if (file === undefined) {
     const files = reader ? await reader.listFiles() : [];
@@ -71,7 +81,7 @@ export async function printReport(
   const report = await fileReport(reader, (await resolveFile(reader, file)).id);
   if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (format === 'csv') await writeCsvTable(fileReportCsv(report));
-  else process.stdout.write(`${fileReportTable(report, zone)}\n`);
+  else process.stdout.write(`${fileReportTable(report, zone, wide)}\n`);
 }
 
 function writeCsvTable(table: { header: string[]; rows: string[][] }): Promise<number> {
