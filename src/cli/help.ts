@@ -63,7 +63,13 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   report: {
     exits: [[0, 'printed'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
-    settings: [...READING, 'SMSDROP_CONFIG'],
+    settings: [
+      ...READING,
+      'SMSDROP_TEMPLATES_FILE',
+      'SMSDROP_PRICE_PER_SEGMENT',
+      'SMSDROP_CURRENCY',
+      'SMSDROP_CONFIG',
+    ],
   },
   export: {
     exits: [

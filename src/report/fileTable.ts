@@ -4,6 +4,7 @@
 // comes.
 import { formatMoment, zoneName } from '../log/time.js';
 import { renderTable } from './common.js';
+import { type Cost, costLine } from './cost.js';
 import { columns, cutEnd, cutMiddle, packFields, plainTable, wrap } from './fit.js';
 import type { FailureLine, FileReport } from './summary.js';
 
@@ -14,7 +15,11 @@ const MIN_MESSAGE_WIDTH = 16;
 /** Under "What to do", the text after a code starts this far in. */
 const ADVICE_INDENT = '    ';
 
-export function fileReportTable(r: FileReport, zone?: string, wide = false): string {
+export function fileReportTable(
+  r: FileReport & { cost?: Cost },
+  zone?: string,
+  wide = false,
+): string {
   const width = wide ? Infinity : REPORT_WIDTH;
   const counts = [
     `rows ${r.rows}`,
@@ -41,6 +46,7 @@ export function fileReportTable(r: FileReport, zone?: string, wide = false): str
   out.push(...(wide ? wideFailures(r) : narrowFailures(r)));
   out.push(...invalidLines(r, wide));
   out.push('', ...timingLines(r, width, zone));
+  if (r.cost) out.push(...wrap(costLine(r.cost, `the ${r.accepted} accepted number(s)`), width));
   return out.join('\n');
 }
 

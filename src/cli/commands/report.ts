@@ -13,7 +13,9 @@ import {
   REPORT_FORMATS,
   type ReportFormat,
 } from '../../report/render.js';
-import { fileReport } from '../../report/summary.js';
+import { acceptedSegments, type Cost, costOf, type Pricing } from '../../report/cost.js';
+import { type FileReport, fileReport } from '../../report/summary.js';
+import type { TemplateBook } from '../../config/templates.js';
 import { configFor, exitOnUserError, exitWithError } from '../common.js';
 
 export function registerReportCommand(program: Command): void {
@@ -33,6 +35,8 @@ export function registerReportCommand(program: Command): void {
         await printReport(reader, file, format, {
           ...(config.timezone ? { zone: config.timezone } : {}),
           wide: opts.wide ?? false,
+          pricing: config,
+          ...(config.templates ? { templates: config.templates } : {}),
         });
       } catch (err) {
         exitOnUserError(err);
@@ -58,6 +62,9 @@ export interface ReportOptions {
   zone?: string;
   /** The table of one file with every cell whole, past 100 columns. */
   wide?: boolean;
+  /** With a price, one file's report has its cost; the templates count its segments. */
+  pricing?: Pricing;
+  templates?: TemplateBook;
 }
 
 /** Prints the report; a journal that does not exist yet is an empty list (and an unknown FILE). */
@@ -65,7 +72,7 @@ export async function printReport(
   reader: JournalReader | undefined,
   file: string | undefined,
   format: ReportFormat,
-  { zone, wide = false }: ReportOptions = {},
+  { zone, wide = false, pricing = {}, templates }: ReportOptions = {},
 ): Promise<void> {
   if (file === undefined) {
     const files = reader ? await reader.listFiles() : [];
@@ -78,7 +85,13 @@ export async function printReport(
     throw new UsageError(
       `no file "${file}": the journal is empty (nothing has been sent from this data directory)`,
     );
-  const report = await fileReport(reader, (await resolveFile(reader, file)).id);
+  const record = await resolveFile(reader, file);
+  const report = await withCost(
+    await fileReport(reader, record.id),
+    record.pruned_at === null ? reader : undefined,
+    pricing,
+    templates,
+  );
   if (format === 'json') process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else if (format === 'csv') await writeCsvTable(fileReportCsv(report));
   else process.stdout.write(`${fileReportTable(report, zone, wide)}\n`);
@@ -86,4 +99,22 @@ export async function printReport(
 
 function writeCsvTable(table: { header: string[]; rows: string[][] }): Promise<number> {
   return writeCsv(undefined, table.header, table.rows);
+}
+
+/**
+ * The report with the cost of what the provider accepted, when a price is set: the accepted
+ * messages' segments, or one per number without the templates or the rows (pruned).
+ */
+async function withCost(
+  report: FileReport,
+  rows: JournalReader | undefined,
+  pricing: Pricing,
+  templates: TemplateBook | undefined,
+): Promise<FileReport & { cost?: Cost }> {
+  if (pricing.pricePerSegment === undefined) return report;
+  const counted = rows && (await acceptedSegments(rows, report.id, templates));
+  const cost = counted
+    ? costOf(counted.segments, pricing, counted.atLeast)
+    : costOf(report.accepted, pricing, true);
+  return cost ? { ...report, cost } : report;
 }

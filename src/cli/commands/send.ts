@@ -17,6 +17,7 @@ import {
   repeatsNote,
 } from '../../pipeline/index.js';
 import { previewLines } from '../../pipeline/messages.js';
+import { costLine } from '../../report/cost.js';
 import type { Runtime } from '../../pipeline/runtime.js';
 import { unevenValuesLines } from '../../pipeline/valueCounts.js';
 import { writeRejectedCsv } from '../../results/rejectedCsv.js';
@@ -232,6 +233,7 @@ function summaryJson(result: DryRunResult, name: string, config: Config): object
             estimatedSeconds: estimateSeconds(result.plan, config),
             ...windowOf(config),
             ...(result.messages ? { messages: result.messages } : {}),
+            ...(result.cost ? { cost: result.cost } : {}),
           },
         }
       : {}),
@@ -260,6 +262,7 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
     const { sendWindow } = windowOf(config);
     if (sendWindow) lines.push(windowLine(sendWindow));
     if (result.messages) lines.push(...previewLines(result.messages));
+    if (result.cost) lines.push(costLine(result.cost, `the ${p.numbers} number(s) of the plan`));
   } else {
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }
