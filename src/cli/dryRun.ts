@@ -15,7 +15,7 @@ import { FilesInProgress } from '../pipeline/inProgress.js';
 import { type MessagesPreview, previewMessages } from '../pipeline/messages.js';
 import { IntakeTurns } from '../pipeline/turns.js';
 import { type UnevenValues, unevenValues } from '../pipeline/valueCounts.js';
-import { type Cost, costOf } from '../report/cost.js';
+import { type Cost, planCost } from '../report/cost.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 
 /** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */
@@ -99,10 +99,7 @@ async function planInScratch(
   const messages = config.templates
     ? { messages: await previewMessages(scratch.reads, result.file.id, config.templates) }
     : {};
-  // Without the templates' texts, each number is one segment at least.
-  const cost = messages.messages
-    ? costOf(messages.messages.billableSegments, config)
-    : costOf(result.plan?.numbers ?? 0, config, true);
+  const cost = result.plan && planCost(result.plan, messages.messages?.billableSegments, config);
   return {
     ...result,
     invalidRows: await scratch.reads.invalidRows(result.file.id, DRY_RUN_INVALID_ROWS),

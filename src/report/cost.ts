@@ -42,6 +42,21 @@ export function costOf(segments: number, pricing: Pricing, atLeast = false): Cos
   };
 }
 
+/**
+ * What a planned file will cost (the dry run, a file held for approval): its billable segments
+ * when the templates file counted them (messages.ts, billableSegments), else one per number to
+ * send, at least.
+ */
+export function planCost(
+  plan: { numbers: number },
+  billableSegments: number | undefined,
+  pricing: Pricing,
+): Cost | undefined {
+  return billableSegments === undefined
+    ? costOf(plan.numbers, pricing, true)
+    : costOf(billableSegments, pricing);
+}
+
 /** `units` hundredths (scale 2), thousandths (3)… as decimal text, trailing zeros dropped. */
 function decimalText(units: bigint, scale: number): string {
   const digits = units.toString().padStart(scale + 1, '0');
