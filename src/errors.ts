@@ -74,6 +74,7 @@ export const ERROR_CODES = [
   'E_USAGE',
   'E_NOT_A_FILE',
   'E_CONTROL_REFUSED',
+  'E_ROWS_PRUNED',
   // bugs
   'E_BATCH_TRANSITION',
   'E_BATCH_MISSING',

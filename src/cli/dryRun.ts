@@ -15,6 +15,7 @@ import { FilesInProgress } from '../pipeline/inProgress.js';
 import { type MessagesPreview, previewMessages } from '../pipeline/messages.js';
 import { IntakeTurns } from '../pipeline/turns.js';
 import { type UnevenValues, unevenValues } from '../pipeline/valueCounts.js';
+import { type Cost, planCost } from '../report/cost.js';
 import { AccountPause, createRateLimiter } from '../send/rate.js';
 
 /** Invalid rows a dry run lists, at most: enough to see what is wrong, before anything is sent. */
@@ -29,6 +30,8 @@ export type DryRunResult = FileRunResult & {
   invalidRows?: InvalidRow[];
   messages?: MessagesPreview;
   unevenValues?: UnevenValues[];
+  /** What the plan costs (SMSDROP_PRICE_PER_SEGMENT). */
+  cost?: Cost;
 };
 
 /** Templates the file's rows give different numbers of values, if any (valueCounts.ts). */
@@ -96,10 +99,12 @@ async function planInScratch(
   const messages = config.templates
     ? { messages: await previewMessages(scratch.reads, result.file.id, config.templates) }
     : {};
+  const cost = result.plan && planCost(result.plan, messages.messages?.billableSegments, config);
   return {
     ...result,
     invalidRows: await scratch.reads.invalidRows(result.file.id, DRY_RUN_INVALID_ROWS),
     ...messages,
+    ...(cost ? { cost } : {}),
     ...(await unevenOf(scratch.reads, result)),
   };
 }

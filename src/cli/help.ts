@@ -63,10 +63,20 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   report: {
     exits: [[0, 'printed'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
-    settings: [...READING, 'SMSDROP_CONFIG'],
+    settings: [
+      ...READING,
+      'SMSDROP_TEMPLATES_FILE',
+      'SMSDROP_PRICE_PER_SEGMENT',
+      'SMSDROP_CURRENCY',
+      'SMSDROP_CONFIG',
+    ],
   },
   export: {
-    exits: [[0, 'written'], [2, `${USAGE}, or no such FILE in the journal`], UNEXPECTED],
+    exits: [
+      [0, 'written'],
+      [2, `${USAGE}, no such FILE in the journal, or its rows were pruned (E_ROWS_PRUNED)`],
+      UNEXPECTED,
+    ],
     settings: [...READING, 'SMSDROP_CONFIG'],
   },
   status: {

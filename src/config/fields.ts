@@ -138,3 +138,24 @@ export const nodeId = z.preprocess(
     .regex(/^[\x21-\x7e]{1,100}$/, 'expected 1 to 100 printable characters without spaces')
     .optional(),
 );
+
+/**
+ * A price written in decimal (0.045), kept as written: the cost is reckoned in decimal from it
+ * (report/cost.ts), never in binary floating point. A number in a JSON file is taken as its text.
+ */
+export const pricePerSegment = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : v),
+  z
+    .string()
+    .regex(/^\d{1,12}(\.\d{1,12})?$/, 'expected a decimal price such as 0.045 (a dot, no currency)')
+    .optional(),
+);
+
+/** What the cost's amount is followed by (CNY, 元…): a short word without spaces. */
+export const currency = z.preprocess(
+  (v) => blankAsUnset(typeof v === 'string' ? v.trim() : v),
+  z
+    .string()
+    .regex(/^\S{1,10}$/u, 'expected a short currency name without spaces, such as CNY')
+    .optional(),
+);

@@ -7,6 +7,7 @@ import type { TemplateBook } from './templates.js';
 import {
   baseUrl,
   blankAsUnset,
+  currency,
   databaseUrl,
   httpAddress,
   ianaZone,
@@ -18,6 +19,7 @@ import {
   nodeId,
   onOff,
   optionalText,
+  pricePerSegment,
   repeatWindow,
   resumeWithin,
   sendWindow,
@@ -285,6 +287,16 @@ export const SETTINGS = {
     schema: optionalText,
     env: 'SMSDROP_TEMPLATES_FILE',
     doc: 'JSON file of each template id\'s approved text, e.g. {"1": "【公司】您的验证码是{1}，{2}分钟内有效"}: rows whose values do not fill their template are invalid, and the dry run shows each message and its SMS segments. Unset: config/templates.json when there is one, else no check; off: no check. Named but missing or malformed: start-up stops (E_CONFIG_TEMPLATES).',
+  },
+  pricePerSegment: {
+    schema: pricePerSegment,
+    env: 'SMSDROP_PRICE_PER_SEGMENT',
+    doc: 'The price of one billable SMS segment, a decimal such as 0.045: the dry run and `report FILE` show the cost (segments counted with the templates file; without it, at least one per number). Unset: no cost shown.',
+  },
+  currency: {
+    schema: currency,
+    env: 'SMSDROP_CURRENCY',
+    doc: 'The currency the cost is shown in, after the amount (CNY, 元…). Unset: a plain number.',
   },
   progressIntervalMs: {
     schema: int(1_000, 3_600_000).default(10_000),

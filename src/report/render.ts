@@ -5,7 +5,10 @@
 // whose counts add up to the file's rows.
 import { formatMoment, zoneName } from '../log/time.js';
 import { FILE_COLUMNS, type FileLine, type FileReport } from './summary.js';
-import { renderTable } from './common.js';
+import { columns, cutMiddle } from './fit.js';
+
+export { columns } from './fit.js';
+export { fileReportTable } from './fileTable.js';
 
 /** The file list fits a terminal this wide; the rest of a file is in `report FILE`. */
 export const LIST_WIDTH = 100;
@@ -70,101 +73,8 @@ export function fileListTable(files: readonly FileLine[], zone?: string): string
   return out.join('\n');
 }
 
-/**
- * Columns a terminal gives `text`: two for a wide (CJK, full-width) character, one for the others.
- */
-export function columns(text: string): number {
-  let n = 0;
-  for (const ch of text) n += isWide(ch.codePointAt(0)!) ? 2 : 1;
-  return n;
-}
-
-function isWide(cp: number): boolean {
-  return (
-    (cp >= 0x1100 && cp <= 0x115f) ||
-    (cp >= 0x2e80 && cp <= 0xa4cf && cp !== 0x303f) ||
-    (cp >= 0xac00 && cp <= 0xd7a3) ||
-    (cp >= 0xf900 && cp <= 0xfaff) ||
-    (cp >= 0xfe30 && cp <= 0xfe4f) ||
-    (cp >= 0xff00 && cp <= 0xff60) ||
-    (cp >= 0xffe0 && cp <= 0xffe6) ||
-    (cp >= 0x20000 && cp <= 0x3fffd)
-  );
-}
-
-/** `text` in at most `width` columns, its middle replaced by "…" when it is wider. */
-function cutMiddle(text: string, width: number): string {
-  if (columns(text) <= width) return text;
-  const chars = [...text];
-  let head = '';
-  let tail = '';
-  let used = 1; // the "…"
-  for (let i = 0, j = chars.length - 1; i <= j;) {
-    const take = columns(head) <= columns(tail) ? chars[i]! : chars[j]!;
-    if (used + columns(take) > width) break;
-    used += columns(take);
-    if (take === chars[i] && columns(head) <= columns(tail)) {
-      head += take;
-      i++;
-    } else {
-      tail = take + tail;
-      j--;
-    }
-  }
-  return `${head}…${tail}`;
-}
-
 export function fileListCsv(files: readonly FileLine[]): CsvTable {
   return { header: [...FILE_COLUMNS], rows: files.map((f) => FILE_COLUMNS.map((k) => cell(f[k]))) };
-}
-
-export function fileReportTable(r: FileReport, zone?: string): string {
-  const out = [
-    `${r.name}  (id ${r.id}, ${r.status})`,
-    `sha256    ${r.sha256}`,
-    `rows ${r.rows}  accepted ${r.accepted}  failed ${r.failed}  unknown ${r.unknown}  invalid ${r.invalid}  duplicates ${r.duplicates}  pending ${r.pending}`,
-  ];
-  if (r.repeats > 0)
-    out.push(
-      `of the duplicates, ${r.repeats} go with other files that sent their number the same message (smsdrop export ${r.id} --status duplicate names the file and line of each)`,
-    );
-  if (r.failures.length > 0) {
-    out.push('', 'Failures by status code:');
-    out.push(
-      renderTable(
-        ['status', 'code', 'class', 'rows', 'what to do', 'sample message'],
-        r.failures.map((f) => [
-          f.status,
-          f.status_code ?? '-',
-          f.class,
-          f.count,
-          f.what_to_do,
-          f.sample_message,
-        ]),
-      ),
-    );
-  }
-  if (r.invalid_reasons.length > 0) {
-    out.push(
-      '',
-      `Invalid rows, not sent (the rows themselves: smsdrop export ${r.id} --status invalid):`,
-    );
-    out.push(
-      renderTable(
-        ['reason', 'rows'],
-        r.invalid_reasons.map((i) => [i.reason, i.count]),
-      ),
-    );
-  }
-  const t = r.timing;
-  out.push(
-    '',
-    `requests ${t.requests}  first send ${formatMoment(t.first_send, zone)}  last send ${formatMoment(t.last_send, zone)}  ${t.requests_per_second === null ? '' : `${t.requests_per_second} requests/s`}`.trimEnd(),
-  );
-  out.push(
-    `started ${formatMoment(r.started_at, zone)}  finished ${formatMoment(r.finished_at, zone)}  (times in ${zoneName(zone)})`,
-  );
-  return out.join('\n');
 }
 
 /** One line per outcome: accepted, invalid, duplicate, pending, then failed and unknown by code. */

@@ -146,7 +146,7 @@ describe('the command line', () => {
         /\nSettings read .*:\n([\s\S]*)$/.exec(runs[i]!.stdout)![1]!.match(/SMSDROP_[A-Z_]+/g),
       );
     // The daemon reads every setting; send all but the daemon's own; report just where, who may
-    // read what it writes, and in which zone.
+    // read what it writes, in which zone, and what a segment costs.
     const daemon = settingsOf(COMMANDS.indexOf('run'));
     for (const s of Object.values(SETTINGS))
       assert.ok(daemon.has(s.env), `run --help names ${s.env}`);
@@ -158,9 +158,12 @@ describe('the command line', () => {
     );
     assert.deepEqual([...settingsOf(COMMANDS.indexOf('report'))].sort(), [
       'SMSDROP_CONFIG',
+      'SMSDROP_CURRENCY',
       'SMSDROP_DATA_DIR',
+      'SMSDROP_PRICE_PER_SEGMENT',
       'SMSDROP_SHARE_WITH_GROUP',
       'SMSDROP_STRICT_PERMISSIONS',
+      'SMSDROP_TEMPLATES_FILE',
       'SMSDROP_TIMEZONE',
     ]);
     assert.match(runs[COMMANDS.indexOf('send')]!.stdout, /^ {2}3 {2}rows ended invalid/m);

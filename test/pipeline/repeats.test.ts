@@ -94,7 +94,7 @@ describe('a list given again as other bytes', () => {
     const report = await runCli(['report', 'list (Excel).csv'], env);
     assert.match(
       report.stdout,
-      /^of the duplicates, 3 go with other files that sent their number the same message \(smsdrop export 2 --status duplicate/m,
+      /^of the duplicates, 3 go with other files that sent their number the same message\s+\(smsdrop export 2 --status duplicate/m,
       report.stderr,
     );
 

@@ -146,7 +146,8 @@ describe('report', () => {
     );
 
     assert.equal(one.code, 0, one.stderr);
-    assert.match(one.stdout, /160034.*number-rejected.*blacklist/);
+    assert.match(one.stdout, /160034 +1 +number-rejected/);
+    assert.match(one.stdout, /^160034: number on a blacklist/m);
     assert.match(one.stdout, /requests 3 {2}first send \d{4}-/);
 
     const oneJson = JSON.parse(oneJsonRun.stdout) as Record<string, unknown>;

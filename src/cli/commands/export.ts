@@ -2,6 +2,7 @@
 // as CSV the intake accepts as it is (report/export.ts), to fix and drop back into the inbox.
 import path from 'node:path';
 import type { Command } from 'commander';
+import { SmsdropError } from '../../errors.js';
 import type { FileRecord, JournalReader } from '../../ports/index.js';
 import { parseRowStatuses, requireJournal, resolveFile } from '../../report/common.js';
 import { exportFile } from '../../report/export.js';
@@ -27,6 +28,7 @@ export function registerExportCommand(program: Command): void {
         const statuses = opts.status === undefined ? undefined : parseRowStatuses(opts.status);
         reader = await requireJournal(config);
         const record = await resolveFile(reader, file);
+        if (record.pruned_at !== null) throw rowsPruned(record);
         const out = opts.out ?? defaultExportName(record);
         const rows = await exportFile(reader, record, { ...(statuses ? { statuses } : {}), out });
         if (out !== '-') process.stderr.write(`${rows} rows of ${record.name} written to ${out}\n`);
@@ -42,4 +44,15 @@ export function registerExportCommand(program: Command): void {
 /** NAME.export.csv in the current folder, NAME being the file's name without .csv. */
 export function defaultExportName(file: FileRecord): string {
   return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
+}
+
+/**
+ * A pruned file keeps its counts, not its rows: an export would be an empty list that reads as a
+ * file sent to nobody.
+ */
+function rowsPruned(file: FileRecord): SmsdropError {
+  return new SmsdropError(
+    'E_ROWS_PRUNED',
+    `${file.name} (id ${file.id}): its rows were pruned on ${file.pruned_at} (SMSDROP_KEEP), so there is nothing to export: \`smsdrop report ${file.id}\` still has its counts, no longer who got it`,
+  );
 }

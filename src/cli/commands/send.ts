@@ -17,6 +17,7 @@ import {
   repeatsNote,
 } from '../../pipeline/index.js';
 import { previewLines } from '../../pipeline/messages.js';
+import { costLine } from '../../report/cost.js';
 import type { Runtime } from '../../pipeline/runtime.js';
 import { unevenValuesLines } from '../../pipeline/valueCounts.js';
 import { writeRejectedCsv } from '../../results/rejectedCsv.js';
@@ -119,12 +120,23 @@ async function sendForeground(
     progress?.stop();
     // Already sent: the earlier send's results, written again beside the file given; unless its
     // rows were pruned (the result files would be empty, over the ones written then).
-    if (result.file && !rowsPruned(result)) await writeResults(runtime, result, out, rejectedEarly);
+    if (result.file && !rowsPruned(result) && (await hasResults(runtime, result)))
+      await writeResults(runtime, result, out, rejectedEarly);
     return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
   } finally {
     progress?.stop();
     await runtime.close();
   }
+}
+
+/**
+ * A file refused with no request made has no results: a header-only result file would read as a
+ * list sent to nobody. Refused after requests went, its result file says who got them (as the
+ * daemon's in failed/).
+ */
+async function hasResults({ journal }: Runtime, result: FileRunResult): Promise<boolean> {
+  if (result.outcome !== 'refused') return true;
+  return (await journal.files.requestsMade(result.file!.id)) > 0;
 }
 
 function rowsPruned(result: FileRunResult): boolean {
@@ -222,6 +234,7 @@ function summaryJson(result: DryRunResult, name: string, config: Config): object
             estimatedSeconds: estimateSeconds(result.plan, config),
             ...windowOf(config),
             ...(result.messages ? { messages: result.messages } : {}),
+            ...(result.cost ? { cost: result.cost } : {}),
           },
         }
       : {}),
@@ -254,6 +267,7 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
     const { sendWindow } = windowOf(config);
     if (sendWindow) lines.push(windowLine(sendWindow));
     if (result.messages) lines.push(...previewLines(result.messages));
+    if (result.cost) lines.push(costLine(result.cost, `the ${p.numbers} number(s) of the plan`));
   } else {
     lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
   }
