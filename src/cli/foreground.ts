@@ -16,13 +16,15 @@ export async function openForegroundRuntime(
   role: string,
   log: Logger,
   whenLocked: (message: string) => string,
+  /** The exit status when another process holds the data directory. */
+  lockedStatus: number = EXIT.usage,
 ): Promise<Runtime> {
   let runtime: Runtime;
   try {
     runtime = await openRuntime(config, { role, log });
   } catch (err) {
     if (errorCode(err) === 'E_DATA_DIR_LOCKED')
-      exitWith(EXIT.usage, whenLocked(withCode(err as SmsdropError)));
+      exitWith(lockedStatus, whenLocked(withCode(err as SmsdropError)));
     throw err;
   }
   log.info(`sending to ${runtime.provider.describe}`);

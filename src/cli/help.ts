@@ -27,7 +27,25 @@ const SENDING = ALL.filter((env) => !DAEMON_ONLY.has(env));
 const ACCESS = ['SMSDROP_SHARE_WITH_GROUP', 'SMSDROP_STRICT_PERMISSIONS'];
 const READING = ['SMSDROP_DATA_DIR', ...ACCESS, 'SMSDROP_TIMEZONE'];
 
+/** approve, pause, cancel: one write in the journal, with or without the daemon running. */
+function controlHelp(done: string): CommandHelp {
+  return {
+    exits: [
+      [0, done],
+      [
+        2,
+        `${USAGE}, no such FILE, or a command its state refuses (E_CONTROL_REFUSED: an ended file, a held one paused)`,
+      ],
+      UNEXPECTED,
+    ],
+    settings: [...READING, 'SMSDROP_DATABASE_URL', 'SMSDROP_WEBHOOK_URL', 'SMSDROP_CONFIG'],
+  };
+}
+
 export const COMMAND_HELP: Record<string, CommandHelp> = {
+  approve: controlHelp('the file is approved (or given its new start time)'),
+  pause: controlHelp('the file is paused (or already was): no new request of it starts'),
+  cancel: controlHelp('the file is cancelled (or already was): its unsent rows end cancelled'),
   send: {
     exits: [
       [
@@ -100,8 +118,12 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       [0, 'the file ended done with every row accepted'],
       [3, 'rows not accepted, still pending, or waiting in another file'],
       [
+        0,
+        'a paused FILE resumed while the daemon holds the data directory: the daemon goes on with it',
+      ],
+      [
         2,
-        `${USAGE}, no such FILE, nothing to resume, the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
+        `${USAGE}, no such FILE, nothing to resume, a held or cancelled FILE (E_CONTROL_REFUSED), the data directory in use (stop the daemon first), or sending stopped by a set-up mistake (E_PROVIDER_*)`,
       ],
       UNEXPECTED,
     ],

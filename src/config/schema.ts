@@ -248,6 +248,11 @@ export const SETTINGS = {
     env: 'SMSDROP_MAX_FILES',
     doc: 'Daemon: files processed at the same time (request concurrency stays bounded overall).',
   },
+  approval: {
+    schema: onOff.default(false),
+    env: 'SMSDROP_APPROVAL',
+    doc: 'Daemon, on/off: a dropped file is read, checked and planned, then held (nothing sent) until `smsdrop approve FILE` (or the page, or the API); its preview is in `smsdrop status`.',
+  },
   journalSync: {
     schema: z.enum(['normal', 'full']).default('normal'),
     env: 'SMSDROP_JOURNAL_SYNC',

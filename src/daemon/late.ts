@@ -27,8 +27,15 @@ export async function lateResume(life: FileLife, sha256: string): Promise<LateRe
   const record = await life.files.identify(sha256);
   if (!record || (record.status !== FILE_STATUS.intake && record.status !== FILE_STATUS.sending))
     return undefined;
+  // An operator holds it (or cancelled it): the wait is theirs, no surprise.
+  if (record.control !== null) return undefined;
   const lateness = await life.files.lateness(record.id);
-  const movedAt = Date.parse(lateness.lastProgressAt);
+  // An approval, a resume or a start time is the operator's word that it goes now.
+  const movedAt = Math.max(
+    ...[lateness.lastProgressAt, record.control_at, record.start_at]
+      .filter((at) => at !== null)
+      .map((at) => Date.parse(at)),
+  );
   const idleMs = Date.now() - movedAt;
   const limit = lateLimit(config);
   if (!(idleMs > limit.ms)) return undefined;

@@ -172,6 +172,7 @@ async function runFile(
   const file = path.join(life.folders.processing, name);
   const result = await processFile(life.ctx, file, {
     name,
+    hold: life.ctx.config.approval,
     ...(inspection ? { inspection } : {}),
   });
   return await settle(life, name, result);

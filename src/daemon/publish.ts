@@ -14,6 +14,7 @@ import { stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
+import { heldFile } from './held.js';
 
 /**
  * How long a copy of bytes another node reads waits before it is looked at again: by then that
@@ -63,6 +64,8 @@ export async function settle(
         await noteEvent(life, 'file.failed', { name, status: 'failed' }, result.reason);
       return undefined;
     }
+    case 'held':
+      return heldFile(life, name, result);
     case 'paused':
     case 'elsewhere':
     case 'stopped':

@@ -33,6 +33,8 @@ export interface ProcessOptions {
   resend?: boolean;
   /** Stop after planning: nothing is sent. Use with a throwaway journal. */
   dryRun?: boolean;
+  /** A new record is held for approval (SMSDROP_APPROVAL): read and planned, nothing sent. */
+  hold?: boolean;
   /** Name to record (default: the file's base name). */
   name?: string;
   /** The file's inspection, when the caller already made it (the daemon hashes every drop). */
@@ -203,6 +205,7 @@ async function newRecord(
     size: inspection.size,
     encoding: inspection.encoding,
     ...(ctx.provider ? { provider: ctx.provider } : {}),
+    ...(options.hold ? { held: true } : {}),
   };
   const grownFrom =
     sentOne || options.resend ? undefined : await grownFromUnfinished(ctx, filePath, inspection);

@@ -56,6 +56,10 @@ export interface FileLine extends FileCounts {
   status: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Rows an operator cancelled (never requested), and the file's control (FileRecord's). */
+  cancelled: number;
+  control: FileControl | null;
+  start_at: string | null;
 }
 
 export interface NewFile {

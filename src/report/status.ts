@@ -20,6 +20,8 @@ import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { renderTable } from './common.js';
+import type { FilePreview } from './preview.js';
+import { waitingFor } from '../ports/control.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
@@ -29,7 +31,12 @@ const MIN_RATE_SPAN_MS = 1_000;
 export interface FileProgress {
   id: number;
   name: string;
+  /** intake, sending; or what an operator's hold makes it: held, scheduled, paused, cancelled. */
   status: string;
+  /** When a scheduled file starts (ISO 8601). */
+  start_at: string | null;
+  /** A held file's preview (preview.ts), added by `smsdrop status`. */
+  preview?: FilePreview;
   rows: number;
   /** Rows that will be sent: not invalid, not duplicates. */
   sendable: number;
@@ -170,7 +177,8 @@ async function filesInProgress(
     progress.push({
       id: f.id,
       name: f.name,
-      status: f.status,
+      status: waitingFor({ control: f.control, startAt: f.start_at }, now) ?? f.status,
+      start_at: f.start_at,
       rows: f.rows,
       sendable,
       settled,

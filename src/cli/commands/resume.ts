@@ -15,6 +15,7 @@ import type { SendResult } from '../../send/index.js';
 import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
+import { applyCommand } from './control.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -27,6 +28,8 @@ export function registerResumeCommand(program: Command): void {
     .action(async (query: string, flags: { json?: boolean }, command: Command) => {
       const config = configFor(command);
       const file = await findUnfinished(config, query);
+      // A file an operator paused goes on: free to go from now on, whoever sends it.
+      const released = await releaseControl(config, file);
       const log = createLogger({
         level: config.logLevel,
         format: config.logFormat,
@@ -36,7 +39,11 @@ export function registerResumeCommand(program: Command): void {
         config,
         `smsdrop resume ${file.name}`,
         log,
-        (locked) => `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
+        (locked) =>
+          released
+            ? `smsdrop: ${file.name} (id ${file.id}) resumed: the daemon goes on with it (${locked})`
+            : `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
+        released ? EXIT.ok : EXIT.usage,
       );
       const started = Date.now();
       let resumed: ResumeResult;
@@ -57,6 +64,20 @@ export function registerResumeCommand(program: Command): void {
             : EXIT.incomplete,
       );
     });
+}
+
+/**
+ * The operator's hold on the file lifted (`resume` after `pause`): true when it was paused. A held
+ * or cancelled file is refused (E_CONTROL_REFUSED, exit 2): approve it, or it is over.
+ */
+async function releaseControl(config: Config, file: FileRecord): Promise<boolean> {
+  if (file.control === null) return false;
+  try {
+    return (await applyCommand(config, file, { action: 'resume', by: 'cli' })).changed;
+  } catch (err) {
+    exitOnUserError(err);
+    throw err;
+  }
 }
 
 /** The file, when it was read to the end and is not done; otherwise exits 2 saying why not. */

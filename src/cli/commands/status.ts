@@ -4,6 +4,17 @@ import type { Command } from 'commander';
 import { openReader } from '../../journals/index.js';
 import { readStatus, renderStatus } from '../../report/status.js';
 import { configFor } from '../common.js';
+import { FILE_CONTROL } from '../../ports/states.js';
+import { type FileProgress } from '../../report/status.js';
+import { previewLines, previewOf } from '../../report/preview.js';
+
+/** A held file, its preview, and how to send it or not. */
+function heldLines(f: FileProgress): string[] {
+  return [
+    `${f.name} (id ${f.id}) is held for approval: smsdrop approve ${f.id} sends it (--at TIME schedules it), smsdrop cancel ${f.id} refuses it`,
+    ...(f.preview ? previewLines(f.preview) : []),
+  ];
+}
 
 export function registerStatusCommand(program: Command): void {
   program
@@ -17,10 +28,12 @@ export function registerStatusCommand(program: Command): void {
       const reader = await openReader(config);
       try {
         const status = await readStatus(reader, config.dataDir);
+        const held = status.files.filter((f) => f.status === FILE_CONTROL.held);
+        if (reader) for (const f of held) f.preview = await previewOf(reader, f.id, config);
         process.stdout.write(
           opts.json
             ? `${JSON.stringify(status, null, 2)}\n`
-            : `${renderStatus(status, config.timezone)}\n`,
+            : `${[renderStatus(status, config.timezone), ...held.flatMap(heldLines)].join('\n')}\n`,
         );
       } finally {
         reader?.close();
