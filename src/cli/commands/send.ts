@@ -3,6 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { stemOf } from '../../datadir/names.js';
 import { EXIT, SmsdropError } from '../../errors.js';
 import { inspectFile } from '../../intake/inspect.js';
 import type { Config } from '../../config/index.js';
@@ -135,7 +136,7 @@ function rowsPruned(result: FileRunResult): boolean {
 function resultFilesOf(file: string): { dir: string; base: string } {
   return {
     dir: path.dirname(path.resolve(file)),
-    base: path.basename(file).replace(/\.csv$/i, ''),
+    base: stemOf(path.basename(file)),
   };
 }
 
