@@ -55,6 +55,8 @@ export function registerSendCommand(program: Command): void {
         const log = createLogger({
           level: config.logLevel,
           format: config.logFormat,
+          // The summary of --json is stdout's alone.
+          stdout: !opts.json,
           ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }),
         });
         const result: DryRunResult = opts.dryRun
