@@ -610,12 +610,11 @@ describe('readRows: refused files', () => {
   });
 });
 
-describe('the bundled sample (data/samples/contacts.csv)', () => {
+describe('the bundled sample (samples/contacts.csv)', () => {
   it('has 20 rows for template 1 with 2 values, one bad row and one duplicate number', async () => {
-    const rows = await allRows(
-      path.resolve(import.meta.dirname, '../../data/samples/contacts.csv'),
-      { defaultTemplateId: undefined },
-    );
+    const rows = await allRows(path.resolve(import.meta.dirname, '../../samples/contacts.csv'), {
+      defaultTemplateId: undefined,
+    });
     assert.equal(rows.length, 20);
     const bad = rows.filter((r) => r.error !== undefined);
     assert.deepEqual(
