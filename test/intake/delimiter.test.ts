@@ -1,9 +1,11 @@
 // Tab-separated lists and UTF-16 text: which separator and encoding inspectFile finds, and what
 // readRows makes of them.
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { inspectFile } from '../../src/intake/index.js';
-import { allRows, tempFile } from './helpers.js';
+import { allRows, DEFAULTS, tempFile } from './helpers.js';
 
 const utf16le = (text: string) => Buffer.from(`\uFEFF${text}`, 'utf16le');
 
@@ -68,4 +70,34 @@ describe('UTF-16 text with a byte order mark', () => {
       [[2, '13800138000', ['a\tb "c"\r\nd', '']]],
     );
   });
+});
+
+describe('group counts of tab-separated and UTF-16 lists', () => {
+  for (const [what, encode, encoding] of [
+    ['UTF-8 with tabs', (t: string) => Buffer.from(t), 'utf-8'],
+    ['UTF-16LE with tabs', utf16le, 'utf-16le'],
+  ] as const)
+    it(`${what}: agree with intake, row for row`, async () => {
+      const text = [
+        '手机号\t模板\t参数1\t参数2',
+        '13800000001\t1\t上海\tb',
+        '13800000002\t2\tx\t',
+        '13800000003\t1\t上海\tb',
+        '',
+      ].join('\r\n');
+      const file = tempFile(`counts-${encoding}.txt`, encode(text));
+      const options = {
+        ...DEFAULTS,
+        encoding,
+        delimiter: '\t',
+        bytes: statSync(file).size,
+      } as const;
+      const counts = await countGroups(file, options);
+      assert.ok(counts, 'counts were made');
+      const rows = await allRows(file, options);
+      const last = rows
+        .filter((r) => counts.rowRead(GroupCounts.slotOf(r.appId!, r.templateId!, r.datas)))
+        .map((r) => r.line);
+      assert.deepEqual(last, [3, 4]);
+    });
 });
