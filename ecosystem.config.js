@@ -66,7 +66,8 @@ export const apps = [
     kill_timeout: graceMs + 10_000,
     watch: false,
     // The daemon's own JSON log is in data/logs/ (rotated daily); these are pm2's copies of the
-    // terminal output, where the daemon writes readable lines to stderr.
+    // terminal output: its info (and debug) lines on stdout go to pm2-out.log, its warnings and
+    // errors on stderr to pm2-error.log (shown red by `pm2 logs`).
     out_file: path.join(dataDir, 'logs', 'pm2-out.log'),
     error_file: path.join(dataDir, 'logs', 'pm2-error.log'),
     merge_logs: true,

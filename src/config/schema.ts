@@ -286,7 +286,7 @@ export const SETTINGS = {
   logFormat: {
     schema: z.enum(['text', 'json']).default('text'),
     env: 'SMSDROP_LOG_FORMAT',
-    doc: 'Log lines on stderr: text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.',
+    doc: 'Log lines on the terminal (info on stdout, warnings and errors on stderr): text (readable; coloured only on a terminal) or json (one JSON object per line, for log shippers). The files in logs/ are always JSON.',
   },
   templatesFile: {
     schema: optionalText,

@@ -9,7 +9,7 @@
 //                 NAME.result.csv (+ NAME.rejected.csv); nothing is sent
 //   refused       failed/NAME.csv + NAME.error.txt; nothing was sent, or (refused late, after
 //                 requests went out while it was read) + NAME.result.csv naming who got them
-//   not .csv      failed/NAME + NAME.error.txt, straight from inbox/
+//   not a list    failed/NAME + NAME.error.txt, straight from inbox/
 //   paused        stays in processing/, runs again after the account cooldown
 //   stopped       stays in processing/, resumes at the next start
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
@@ -22,7 +22,7 @@ import { type FileInspection, inspectFile } from '../intake/inspect.js';
 import { describeError } from '../log/redact.js';
 import { processFile } from '../pipeline/index.js';
 import { errorCode, hasCode, isDatabaseOutage, userError } from '../errors.js';
-import { isCsvName, stemOf } from '../datadir/names.js';
+import { isListName, stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { moveUnique } from './folders.js';
 import { lateResume } from './late.js';
@@ -37,7 +37,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
   const { folders, log } = life;
   const dropped = path.basename(inboxFile);
   try {
-    if (!isCsvName(dropped)) {
+    if (!isListName(dropped)) {
       const name = moveUnique(inboxFile, folders.failed, dropped, [
         folders.processing,
         folders.done,
@@ -86,15 +86,15 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
 const EXCEL_NAME = /\.(xlsx|xlsm|xls)$/i;
 
 /**
- * Why a file without the .csv ending is not sent, and what to do: a workbook is saved as CSV,
- * anything else renamed.
+ * Why a file without a list's ending (.csv, .tsv, .txt) is not sent, and what to do: a workbook is
+ * saved as CSV, anything else renamed.
  */
 function notCsvNote(name: string): { code: string; reason: string; advice: string } {
   if (EXCEL_NAME.test(name))
     return { code: 'E_FILE_EXCEL', reason: EXCEL_ADVICE, advice: 'Nothing in it was sent.' };
   return {
     code: 'E_FILE_NOT_CSV',
-    reason: 'not a .csv file; only .csv files are sent',
+    reason: 'not a .csv, .tsv or .txt file; only such files are sent',
     advice:
       'Nothing in it was sent. If it is a CSV file, rename it to end in .csv and drop it into inbox/ again.',
   };

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
+import { stemOf } from '../datadir/names.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -206,7 +207,7 @@ async function sendResultFile(
       `${file.name} is still ${file.status}: its ${which} file is ready once it is over\n`,
     );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-download-'));
-  const stem = file.name.replace(/\.csv$/i, '');
+  const stem = stemOf(file.name);
   try {
     const written =
       which === 'result'

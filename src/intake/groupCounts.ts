@@ -22,9 +22,9 @@
 // counts still prove wrong (more rows of a slot than counted: the file was rewritten in place?),
 // they are no longer trusted, and the journal never adds a row to a batch already closed.
 // The counts are exact only if both passes see the same rows: so this reads only files without a
-// double quote, whose records are exactly their lines split at commas (what csv-parse makes of
-// them with intake's options; intake sends during reading only such files anyway), and intake
-// checks that it read the same header.
+// double quote, whose records are exactly their lines split at their separator (what csv-parse
+// makes of them with intake's options; intake sends during reading only such files anyway), and
+// intake checks that it read the same header.
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 import { unguardCell } from '../csvio/guard.js';
@@ -39,7 +39,7 @@ const SLOTS = 1 << 20;
 // buffer: through a read stream, each read would wait for the thread pool, and the count would
 // spend about half its time idle.
 const READ_SIZE = 16 * 1024;
-/** A record with nothing but whitespace and commas: a blank line (see isBlankRecord). */
+/** A record with nothing but whitespace (tabs too) and commas: a blank line (see isBlankRecord). */
 const NOT_BLANK_RECORD = /[^\s,]/;
 /**
  * The count's thread needs little: its garbage (the lines and cells of 16 KB reads) dies young.
@@ -185,9 +185,10 @@ export class GroupCounts {
  */
 export function countRows({ file, options, slots }: CountJob): CountResult {
   let shape: Pick<RowShape, 'map' | 'options'> | undefined;
+  const delimiter = options.delimiter ?? ',';
   const countRecord = (record: string): void => {
     if (!NOT_BLANK_RECORD.test(record)) return; // blank: intake skips it too
-    const cells = record.split(',');
+    const cells = record.split(delimiter);
     if (shape === undefined) {
       shape = { map: mapHeader(cells.map(unguardCell)), options };
       return;

@@ -26,6 +26,13 @@ export interface ColumnMap {
 export const beyondHeaderName = (n: number): string => `beyond the header ${n}`;
 const BEYOND_COLUMN = /^beyondtheheader\d+$/;
 
+/**
+ * Rows a spreadsheet's export may put above the header (a title, a date, a blank-looking line of
+ * labels): the header is the first of the first TITLE_ROWS_AT_MOST + 1 rows that names a phone
+ * column. Further down, a file without one is refused.
+ */
+export const TITLE_ROWS_AT_MOST = 5;
+
 type Role = 'phone' | 'templateId' | 'appId';
 
 const ROLE_ALIASES: Record<Role, string[]> = {

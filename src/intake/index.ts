@@ -13,7 +13,8 @@ import { Transform, finished, pipeline, type Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { unguardCell } from '../csvio/guard.js';
 import { FileRefusedError, type RefusalCode } from './errors.js';
-import { mapHeader } from './headers.js';
+import { type Utf16, utf16ByMark } from './utf16.js';
+import { mapHeader, TITLE_ROWS_AT_MOST } from './headers.js';
 import { openQuoteLine } from './quotes.js';
 import { markQuotedEmpty } from './quotedEmpty.js';
 import {
@@ -29,7 +30,8 @@ import {
 
 export { FileRefusedError, type RefusalCode } from './errors.js';
 export { inspectFile, type FileInspection } from './inspect.js';
-export { mapHeader, type ColumnMap } from './headers.js';
+export { mapHeader, TITLE_ROWS_AT_MOST, type ColumnMap } from './headers.js';
+export type { Delimiter } from './delimiter.js';
 export { normalisePhone, type PhoneResult } from './phone.js';
 export type { IntakeOptions, IntakeRow } from './row.js';
 
@@ -49,13 +51,6 @@ const READ_SIZE = 64 * 1024;
 // many times its size).
 export const MAX_RECORD_CHARS = 1024 * 1024;
 
-/**
- * Rows a spreadsheet's export may put above the header (a title, a date, a blank-looking line of
- * labels): the header is the first of the first TITLE_ROWS_AT_MOST + 1 rows that names a phone
- * column. Further down, a file without one is refused.
- */
-export const TITLE_ROWS_AT_MOST = 5;
-
 /** What to do with an Excel workbook: CSV UTF-8 keeps Chinese text as it is. */
 export const EXCEL_ADVICE =
   'this is an Excel workbook: save it as CSV UTF-8 (in Excel: File, Save As, "CSV UTF-8 (Comma delimited)") and drop the .csv file';
@@ -72,20 +67,21 @@ const WRONG_KINDS: Array<{ magic: number[]; reason: string; code: RefusalCode }>
     reason: `${EXCEL_ADVICE} (an old .xls workbook)`,
     code: 'E_FILE_EXCEL',
   },
-  {
-    magic: [0xff, 0xfe],
-    reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8',
-    code: 'E_FILE_UTF16',
-  },
-  {
-    magic: [0xfe, 0xff],
-    reason: 'this is UTF-16 text (Excel "Unicode Text"): save it as CSV or CSV UTF-8',
-    code: 'E_FILE_UTF16',
-  },
 ];
 
-/** Checks the file can be read and is not obviously something other than CSV text. */
-async function sniffFile(file: string): Promise<void> {
+/**
+ * UTF-16 without its byte order mark: text whose first character has a zero byte. Which byte
+ * order, and so which text, cannot be known for sure; Excel's "Unicode Text" always writes the
+ * mark.
+ */
+const UTF16_UNMARKED =
+  'this looks like UTF-16 text without a byte order mark, which cannot be read for sure: save it as CSV UTF-8 (or from Excel as "Unicode Text", which writes the mark)';
+
+/**
+ * Checks the file can be read and is not obviously something other than CSV text; returns the
+ * encoding its UTF-16 byte order mark says, if it has one.
+ */
+async function sniffFile(file: string): Promise<Utf16 | undefined> {
   const head = Buffer.alloc(4);
   let length: number;
   try {
@@ -106,38 +102,32 @@ async function sniffFile(file: string): Promise<void> {
     ({ magic }) => length >= magic.length && magic.every((b, i) => head[i] === b),
   );
   if (wrong) throw new FileRefusedError(wrong.code, file, wrong.reason);
+  const marked = utf16ByMark(head.subarray(0, length));
+  if (marked) return marked;
+  if (length >= 2 && (head[0] === 0) !== (head[1] === 0))
+    throw new FileRefusedError('E_FILE_UTF16', file, UTF16_UNMARKED);
+  return undefined;
 }
 
-/** GB18030 bytes to text; csv-parse then reads the text as UTF-8. */
-function gb18030Decoder(): Transform {
-  const decoder = new TextDecoder('gb18030');
+/** Bytes in `encoding` to text, a BOM dropped; csv-parse then reads the text. */
+function decoder(encoding: string): Transform {
+  const text = new TextDecoder(encoding);
   return new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      done(null, decoder.decode(chunk, { stream: true }));
+      done(null, text.decode(chunk, { stream: true }));
     },
     flush(done) {
-      done(null, decoder.decode());
-    },
-  });
-}
-
-/** UTF-8 bytes to text (the BOM dropped), for a file whose text is marked before csv-parse. */
-function utf8Decoder(): Transform {
-  const decoder = new TextDecoder('utf-8');
-  return new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      done(null, decoder.decode(chunk, { stream: true }));
-    },
-    flush(done) {
-      done(null, decoder.decode());
+      done(null, text.decode());
     },
   });
 }
 
 function openRecords(file: string, options: IntakeOptions): Readable {
   const { encoding, bytes } = options;
+  const delimiter = options.delimiter ?? ',';
   const parser = parse({
     bom: true,
+    delimiter,
     relax_column_count: true,
     relax_quotes: true,
     max_record_size: MAX_RECORD_CHARS,
@@ -149,16 +139,12 @@ function openRecords(file: string, options: IntakeOptions): Readable {
     highWaterMark: READ_SIZE,
     ...(bytes ? { end: bytes - 1 } : {}),
   });
-  // A file without a double quote has no quoted empty value: csv-parse reads its bytes directly.
+  // A UTF-8 file without a double quote has no quoted empty value: csv-parse reads its bytes
+  // directly.
   const streams =
     options.quoted === false
-      ? [source, ...(encoding === 'gb18030' ? [gb18030Decoder()] : []), parser]
-      : [
-          source,
-          encoding === 'gb18030' ? gb18030Decoder() : utf8Decoder(),
-          markQuotedEmpty(),
-          parser,
-        ];
+      ? [source, ...(encoding === 'utf-8' ? [] : [decoder(encoding)]), parser]
+      : [source, decoder(encoding), markQuotedEmpty(delimiter), parser];
   // Errors reach the consumer through the parser's iterator; the callback only keeps them from
   // being unhandled.
   pipeline(streams, () => {});
@@ -262,9 +248,7 @@ async function asRefusal(
 ): Promise<unknown> {
   if (err instanceof FileRefusedError) return err;
   if (err instanceof CsvError && err.code === 'CSV_QUOTE_NOT_CLOSED') {
-    const opened = await openQuoteLine(file, options.encoding, options.bytes).catch(
-      () => undefined,
-    );
+    const opened = await openQuoteLine(file, options).catch(() => undefined);
     const why =
       'a double quote opened here is never closed, so the rest of the file would be one value: close it, or write it twice ("") if it is part of the text';
     return new FileRefusedError('E_FILE_QUOTE', file, why, opened ?? line);
@@ -336,8 +320,10 @@ async function* recordBatches(stream: Readable): AsyncGenerator<string[][]> {
  * file-level problem; note a problem found late (broken quoting near the end) is thrown after
  * earlier chunks were yielded, so the caller must treat the file as a whole.
  */
-export async function* readRows(file: string, options: IntakeOptions): AsyncGenerator<IntakeRow[]> {
-  await sniffFile(file);
+export async function* readRows(file: string, given: IntakeOptions): AsyncGenerator<IntakeRow[]> {
+  // A UTF-16 file is read as its mark says, whatever the caller took it for.
+  const marked = await sniffFile(file);
+  const options = marked ? { ...given, encoding: marked } : given;
   let line = 0; // last physical line consumed
   let shape: RowShape | undefined;
   const header = new HeaderSearch();

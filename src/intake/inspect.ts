@@ -8,17 +8,26 @@
 // such a file would be sent garbled; read as UTF-8, only the cells with a stray byte hold U+FFFD,
 // and those rows are refused); anything else is read as GB18030. But a file some of whose lines
 // say UTF-8 and others GB18030 (encodingParts.ts: two exports joined, or a BOM above GB18030
-// rows) is mixed, and refused.
+// rows) is mixed, and refused. A UTF-16 byte order mark (Excel's "Unicode Text") says UTF-16.
+// Last, the header says which character separates the cells (delimiter.ts).
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
+import { type Delimiter, delimiterOf } from './delimiter.js';
 import { lineClassifier } from './encodingParts.js';
 import { type EncodingFindings, validUtf8Judge } from './readings.js';
+import { type Utf16, utf16ByMark, utf16Measures } from './utf16.js';
+
+/** The encodings a file is read in. */
+export type FileEncoding = 'utf-8' | 'gb18030' | Utf16;
 
 export interface FileInspection extends EncodingFindings {
   sha256: string;
   size: number;
-  encoding: 'utf-8' | 'gb18030';
+  encoding: FileEncoding;
+  /** Cells are separated by commas, or by tabs (the header says which: delimiter.ts). */
+  delimiter: Delimiter;
+  /** The file starts with a UTF-8 BOM. */
   bom: boolean;
   /**
    * Bytes of the longest line (between line feeds): a line past intake's record limit refuses the
@@ -117,9 +126,11 @@ export function encodingInName(file: string): ToldEncoding | undefined {
   return named.startsWith('utf') ? 'utf-8' : 'gb18030';
 }
 
-type Measures = Omit<FileInspection, 'encoding' | 'exact' | 'mixed' | 'ambiguous'> & {
+type Measures = Omit<FileInspection, 'encoding' | 'delimiter' | 'exact' | 'mixed' | 'ambiguous'> & {
   ascii: boolean;
   validUtf8: boolean;
+  /** The encoding of a UTF-16 byte order mark at the start. */
+  utf16: Utf16 | undefined;
 };
 
 /**
@@ -130,13 +141,24 @@ export async function inspectFile(
   file: string,
   setting: EncodingSetting = 'auto',
 ): Promise<FileInspection> {
-  const { ascii, validUtf8, ...measures } = await measure(file);
+  const read = await readingOf(file, setting);
+  return { ...read, delimiter: await delimiterOf(file, read.encoding) };
+}
+
+/** The file's measures and the encoding it is read in (or why it cannot be read in one). */
+async function readingOf(
+  file: string,
+  setting: EncodingSetting,
+): Promise<Omit<FileInspection, 'delimiter'>> {
+  const { ascii, validUtf8, utf16, ...measures } = await measure(file);
+  if (utf16) return { ...measures, encoding: utf16, exact: await decodesExactly(file, utf16) };
   if (ascii) return { ...measures, encoding: 'utf-8', exact: true };
   const named = measures.bom
     ? undefined
     : (encodingInName(file) ?? (setting === 'auto' ? undefined : setting));
   if (named === 'utf-8') return { ...measures, encoding: named, exact: validUtf8 };
-  if (named === 'gb18030') return { ...measures, encoding: named, exact: await isGb18030(file) };
+  if (named === 'gb18030')
+    return { ...measures, encoding: named, exact: await decodesExactly(file, named) };
   if (validUtf8 && measures.bom) return { ...measures, encoding: 'utf-8', exact: true };
   if (validUtf8) return { ...measures, ...(await judgeValidUtf8(file)) };
   return { ...measures, ...(await notAllUtf8(file, measures.bom)) };
@@ -152,11 +174,21 @@ async function measure(file: string): Promise<Measures> {
   let ascii = true;
   let longestLine = 0;
   let lineSoFar = 0; // bytes of the line under way, from earlier reads
+  let utf16: ReturnType<typeof utf16Measures> | undefined;
+  let utf16Encoding: Utf16 | undefined;
   for await (const chunk of readChunks(file)) {
     // The first read holds the first 3 bytes unless the file is shorter.
-    if (size === 0) bom = startsWithBom(chunk);
+    if (size === 0) {
+      bom = startsWithBom(chunk);
+      utf16Encoding = utf16ByMark(chunk);
+      utf16 = utf16Encoding && utf16Measures(utf16Encoding);
+    }
     size += chunk.length;
     hash.update(chunk);
+    if (utf16) {
+      utf16.push(chunk);
+      continue;
+    }
     utf8.push(chunk); // after a BOM too: a UTF-8 export with a GB18030 one pasted under it has one
     if (ascii) ascii = isAscii(chunk);
     if (!quoted) quoted = chunk.includes(QUOTE);
@@ -173,7 +205,8 @@ async function measure(file: string): Promise<Measures> {
   }
   longestLine = Math.max(longestLine, lineSoFar);
   const sha256 = hash.digest('hex');
-  return { sha256, size, bom, quoted, longestLine, ascii, validUtf8: utf8.end() };
+  const text = utf16 ? { ...utf16.end(), ascii: false } : { quoted, longestLine, ascii };
+  return { sha256, size, bom, ...text, validUtf8: utf8.end(), utf16: utf16Encoding };
 }
 
 /**
@@ -234,12 +267,18 @@ async function mostlyUtf8(file: string): Promise<boolean> {
       return false;
   }
   if (need > 0) counts.invalid++;
-  return counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1) && !(await isGb18030(file));
+  return (
+    counts.valid >= UTF8_PER_STRAY * Math.max(counts.invalid, 1) &&
+    !(await decodesExactly(file, 'gb18030'))
+  );
 }
 
-/** Whether every byte of the file is valid GB18030 (a fatal decoder, read after read). */
-async function isGb18030(file: string): Promise<boolean> {
-  const decoder = new TextDecoder('gb18030', { fatal: true });
+/**
+ * Whether every byte of the file is text in `encoding` (a fatal decoder, read after read): for
+ * UTF-16, no surrogate left unpaired and no byte left over.
+ */
+async function decodesExactly(file: string, encoding: 'gb18030' | Utf16): Promise<boolean> {
+  const decoder = new TextDecoder(encoding, { fatal: true });
   try {
     for await (const chunk of readChunks(file)) decoder.decode(chunk, { stream: true });
     decoder.decode();

@@ -11,17 +11,17 @@ import { Transform } from 'node:stream';
 export const QUOTED_EMPTY = '\uFDD0\uFDEF';
 
 const QUOTE = 0x22;
-const COMMA = 0x2c;
 const LF = 0x0a;
 const CR = 0x0d;
 
-const ends = (ch: number): boolean => ch === COMMA || ch === LF || ch === CR;
-
 /**
  * Text to text: each quoted empty cell ("") becomes "QUOTED_EMPTY". A chunk's last two characters
- * wait for the next chunk when a quote is among them (what follows it decides).
+ * wait for the next chunk when a quote is among them (what follows it decides). `delimiter`: what
+ * separates cells.
  */
-export function markQuotedEmpty(): Transform {
+export function markQuotedEmpty(delimiter: string = ','): Transform {
+  const separator = delimiter.charCodeAt(0);
+  const ends = (ch: number): boolean => ch === separator || ch === LF || ch === CR;
   let quoted = false; // inside a quoted value
   let previous = LF; // the character before the text to come (a line start at first)
   let held = '';

@@ -3,12 +3,11 @@
 // CRLF twice), so the refusal would point far from the quote. The file is read again here, only
 // on that refusal, following csv-parse's rules with intake's options (relax_quotes): a quote opens
 // a quoted value only at the start of a cell; inside one, "" is a quote, and a quote followed by a
-// comma or a line break (or the end) closes it; any other quote is text.
+// separator (a comma, or a tab) or a line break (or the end) closes it; any other quote is text.
 import { createReadStream } from 'node:fs';
 import type { IntakeOptions } from './row.js';
 
 const QUOTE = 34;
-const COMMA = 44;
 const LF = 10;
 const CR = 13;
 
@@ -17,18 +16,17 @@ const CR = 13;
  */
 export async function openQuoteLine(
   file: string,
-  encoding: IntakeOptions['encoding'],
-  bytes?: number,
+  { encoding, bytes, delimiter = ',' }: Pick<IntakeOptions, 'encoding' | 'bytes' | 'delimiter'>,
 ): Promise<number | undefined> {
-  const decoder = new TextDecoder(encoding === 'gb18030' ? 'gb18030' : 'utf-8');
-  const scan = quoteScanner();
+  const decoder = new TextDecoder(encoding);
+  const scan = quoteScanner(delimiter.charCodeAt(0));
   for await (const chunk of createReadStream(file, bytes ? { end: bytes - 1 } : {}))
     scan(decoder.decode(chunk as Buffer, { stream: true }));
   return scan(decoder.decode(), true);
 }
 
 /** Feeds text in pieces; the last call (end: true) returns the open quote's line, if any. */
-function quoteScanner(): (text: string, end?: boolean) => number | undefined {
+function quoteScanner(separator: number): (text: string, end?: boolean) => number | undefined {
   let line = 1;
   let cellStart = true;
   let quoted = false;
@@ -37,7 +35,7 @@ function quoteScanner(): (text: string, end?: boolean) => number | undefined {
   let pendingQuote = false;
   let afterCr = false;
 
-  const closesOn = (ch: number): boolean => ch === COMMA || ch === LF || ch === CR;
+  const closesOn = (ch: number): boolean => ch === separator || ch === LF || ch === CR;
   return (text, end = false) => {
     let i = 0;
     if (pendingQuote && text.length > 0) {
@@ -74,7 +72,7 @@ function quoteScanner(): (text: string, end?: boolean) => number | undefined {
         quoted = true;
         openedAt = line;
       }
-      cellStart = ch === COMMA;
+      cellStart = ch === separator;
     }
     if (end && pendingQuote) quoted = false; // a quote at the very end closes the value
     return end && quoted ? openedAt : undefined;

@@ -214,13 +214,14 @@ const CLEARLY_CHINESE = 2;
 /** Bytes of a value judged, at most: a longer one is judged on its start. */
 const VALUE_BYTES = 64 * 1024;
 const COMMA = 0x2c;
+const TAB = 0x09;
 const QUOTE = 0x22;
 const CR = 0x0d;
 const LF = 0x0a;
 
 /**
  * Judges a file of valid UTF-8 (without a BOM) value by value, as it is pushed read after read.
- * Values are the runs between commas, quotes and line breaks (none of which is ever part of a
+ * Values are the runs between commas, tabs, quotes and line breaks (none of which is ever part of a
  * character in either encoding). UTF-8 as soon as the GB18030 reading of one value is not Chinese
  * (any UTF-8 file with a few non-ASCII words: José reads as Jos茅); `push` then says it is
  * decided. At the end, every value's GB18030 reading is Chinese: GB18030 when some value's UTF-8
@@ -256,7 +257,7 @@ export function validUtf8Judge(): { push(chunk: Buffer): boolean; end(): ValidUt
     push(chunk) {
       for (let i = 0; i < chunk.length && !decided; i++) {
         const b = chunk[i]!;
-        if (b === COMMA || b === QUOTE || b === CR || b === LF) {
+        if (b === COMMA || b === TAB || b === QUOTE || b === CR || b === LF) {
           endValue();
           length = 0;
           high = false;

@@ -3,12 +3,16 @@
 // A problem in a row is recorded on the row (error) and never stops the other rows.
 import { unguardCell } from '../csvio/guard.js';
 import { type TemplateBook, templateFillError } from '../config/templates.js';
+import type { Delimiter } from './delimiter.js';
 import type { ColumnMap } from './headers.js';
+import type { FileEncoding } from './inspect.js';
 import { normalisePhone } from './phone.js';
 import { QUOTED_EMPTY } from './quotedEmpty.js';
 
 export interface IntakeOptions {
-  encoding: 'utf-8' | 'gb18030';
+  encoding: FileEncoding;
+  /** What separates cells (FileInspection.delimiter); a comma when not said. */
+  delimiter?: Delimiter;
   defaultAppId?: string;
   defaultTemplateId?: string;
   allowInternational: boolean;

@@ -1,5 +1,9 @@
-// Logging: JSON lines in <dataDir>/logs/ (rotated daily, size-capped, kept 14 days) and, on
-// stderr, readable lines or (SMSDROP_LOG_FORMAT=json) one JSON object per line for a log shipper.
+// Logging: JSON lines in <dataDir>/logs/ (rotated daily, size-capped, kept 14 days) and, on the
+// terminal, readable lines or (SMSDROP_LOG_FORMAT=json) one JSON object per line for a log shipper.
+// On the terminal, by the usual convention, info and debug go to stdout and warnings and errors to
+// stderr: pm2 (and systemd, and a shell's 2>) keep them apart, so that its error log and the red of
+// `pm2 logs` mean something went wrong. A command whose stdout is its output for a program
+// (`--json`) keeps every log line on stderr.
 // Readable lines are coloured only on a terminal: pm2's log files and pipes get plain text. Every
 // line passes through redactSecrets first, so the auth token, a sig parameter or an
 // Authorization value cannot reach a log whatever the caller passes.
@@ -20,11 +24,16 @@ export interface LoggerOptions {
   level: string;
   /** Folder for JSON log files; none: terminal only. */
   logDir?: string;
-  /** Output on stderr (default true). */
+  /** Output on the terminal (default true). */
   console?: boolean;
-  /** What goes to stderr: readable lines (default) or one JSON object per line. */
+  /**
+   * Info and debug lines on stdout (default true); false: every line on stderr, for a command
+   * whose stdout is read by a program (`--json`).
+   */
+  stdout?: boolean;
+  /** What goes to the terminal: readable lines (default) or one JSON object per line. */
   format?: LogFormat;
-  /** Colour the level of readable lines; default: only when stderr is a terminal. */
+  /** Colour the level of readable lines; default: only when the streams written are a terminal. */
   colour?: boolean;
 }
 
@@ -46,16 +55,17 @@ const readable = winston.format.printf((info) => {
 export function createLogger(options: LoggerOptions): Logger {
   const transports: winston.transport[] = [];
   if (options.console !== false) {
-    const colour = options.colour ?? process.stderr.isTTY === true;
+    const split = options.stdout !== false;
+    const onTerminal = process.stderr.isTTY === true && (!split || process.stdout.isTTY === true);
+    const colour = options.colour ?? onTerminal;
     const format =
       options.format === 'json'
         ? winston.format.json()
         : colour
           ? winston.format.combine(winston.format.colorize({ all: false }), readable)
           : readable;
-    transports.push(
-      new winston.transports.Console({ stderrLevels: ['error', 'warn', 'info', 'debug'], format }),
-    );
+    const stderrLevels = split ? ['error', 'warn'] : ['error', 'warn', 'info', 'debug'];
+    transports.push(new winston.transports.Console({ stderrLevels, format }));
   }
   if (options.logDir) {
     // The log folder lies in the data directory: a bad one is told as such, not as a stack from the

@@ -303,6 +303,7 @@ function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
 function readOptions(ctx: PipelineContext, inspection: FileInspection): IntakeOptions {
   return {
     encoding: inspection.encoding,
+    delimiter: inspection.delimiter,
     bytes: inspection.size,
     allowInternational: ctx.config.allowInternational,
     maxValueChars: ctx.config.maxValueChars,

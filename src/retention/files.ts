@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { COMPANIONS, isCsvName, stemOf } from '../datadir/names.js';
+import { COMPANIONS, isListName, stemOf } from '../datadir/names.js';
 import type { ReadStore } from '../ports/index.js';
 
 export interface RemovedFiles {
@@ -35,7 +35,7 @@ export async function removeFilesOfPruned(
     const names = listNames(dir);
     const present = new Set(names);
     for (const name of names) {
-      if (!isCsvName(name) || WRITTEN_NEXT.some((suffix) => name.endsWith(suffix))) continue;
+      if (!isListName(name) || WRITTEN_NEXT.some((suffix) => name.endsWith(suffix))) continue;
       const stat = statSync(path.join(dir, name), { throwIfNoEntry: false });
       if (!stat?.isFile() || stat.mtimeMs >= before) continue;
       const records = await reads.recordsOfBytes(await sha256Of(path.join(dir, name)));

@@ -1,5 +1,6 @@
-// Log lines for machines: no colour codes when stderr is not a terminal (pm2's log files, pipes),
-// SMSDROP_LOG_FORMAT=json writes one JSON object per line, and neither lets a secret through.
+// Log lines for machines: no colour codes when the output is not a terminal (pm2's log files,
+// pipes), SMSDROP_LOG_FORMAT=json writes one JSON object per line, and neither lets a secret
+// through.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -64,11 +65,12 @@ describe('logs', () => {
       csv('plain.csv'),
     ]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /info sending to BUILT-IN SIMULATOR/);
-    assert.ok(!r.stderr.includes(ESC), `no escape codes: ${JSON.stringify(r.stderr)}`);
+    assert.match(r.stdout, /info sending to BUILT-IN SIMULATOR/);
+    for (const out of [r.stdout, r.stderr])
+      assert.ok(!out.includes(ESC), `no escape codes: ${JSON.stringify(out)}`);
   });
 
-  it('SMSDROP_LOG_FORMAT=json: every line on stderr is one JSON object with level, message and timestamp', async () => {
+  it('SMSDROP_LOG_FORMAT=json: every log line is one JSON object with level, message and timestamp (send --json: all on stderr)', async () => {
     const r = await node(
       [
         path.join(repo, 'src/cli.ts'),
@@ -76,6 +78,7 @@ describe('logs', () => {
         path.join(dir, 'json'),
         'send',
         csv('json.csv'),
+        '--json',
       ],
       { SMSDROP_LOG_FORMAT: 'json' },
     );
@@ -108,15 +111,18 @@ describe('logs', () => {
     ]);
     for (const r of [text, json, coloured]) {
       assert.equal(r.code, 0, r.stderr);
-      assert.ok(!r.stderr.includes('t0ken5ecret'), `the token is masked: ${r.stderr}`);
-      assert.ok(!r.stderr.includes('ABCDEF'), `the sig is masked: ${r.stderr}`);
+      const both = r.stderr + r.stdout;
+      assert.ok(!both.includes('t0ken5ecret'), `the token is masked: ${both}`);
+      assert.ok(!both.includes('ABCDEF'), `the sig is masked: ${both}`);
     }
-    assert.ok(!text.stderr.includes(ESC) && !json.stderr.includes(ESC));
+    for (const r of [text, json]) assert.ok(!r.stderr.includes(ESC) && !r.stdout.includes(ESC));
+    // The warning on stderr, the info line on stdout.
     assert.match(
       text.stderr,
-      /^\S+Z warn signed with \*\*\* \{"url":"https:\/\/x\/\?sig=\*\*\*","file":"a\.csv"\}\n\S+Z info second line\n$/,
+      /^\S+Z warn signed with \*\*\* \{"url":"https:\/\/x\/\?sig=\*\*\*","file":"a\.csv"\}\n$/,
     );
-    const entries = json.stderr
+    assert.match(text.stdout, /^\S+Z info second line\n$/);
+    const entries = (json.stderr + json.stdout)
       .trimEnd()
       .split('\n')
       .map((l) => JSON.parse(l) as Record<string, unknown>);

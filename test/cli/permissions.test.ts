@@ -144,14 +144,14 @@ for (const umask of ['022', '002']) {
           mode: 0o644,
         });
         fs.copyFileSync(path.join(work, 'list.csv'), path.join(inbox, 'again.csv'));
-        fs.writeFileSync(path.join(inbox, 'notes.txt'), 'not a list\n', { mode: 0o644 });
+        fs.writeFileSync(path.join(inbox, 'notes.pdf'), 'not a list\n', { mode: 0o644 });
         const expected = [
           'done/drop.csv',
           'done/drop.result.csv',
           'done/again.csv',
           'done/again.duplicate.txt',
-          'failed/notes.txt',
-          'failed/notes.txt.error.txt',
+          'failed/notes.pdf',
+          'failed/notes.pdf.error.txt',
         ];
         await waitUntil(
           () => expected.every((f) => fs.existsSync(path.join(data, f))),
@@ -163,7 +163,7 @@ for (const umask of ['022', '002']) {
         daemon.child.kill('SIGTERM');
       }
       assert.equal((await daemon.exited).status, 0, daemon.output());
-      assertHas(data, ['inbox', 'processing', 'done/drop.csv', 'failed/notes.txt']);
+      assertHas(data, ['inbox', 'processing', 'done/drop.csv', 'failed/notes.pdf']);
       assert.deepEqual(openToOthers(data), []);
     });
 

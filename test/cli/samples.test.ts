@@ -1,5 +1,5 @@
 // The bundled sample as the README runs it: `smsdrop send` on it, against the built-in simulator,
-// exits 3 (its line 14 is invalid on purpose) and writes what data/samples/expected/ holds; and
+// exits 3 (its line 14 is invalid on purpose) and writes what samples/expected/ holds; and
 // what the README's commands write stays out of git's tracked files.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
@@ -12,7 +12,7 @@ import { isolatedSettings } from '../emptyConfig.js';
 import { withSqliteFile } from '../sqliteFile.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const samples = path.join(repo, 'data/samples');
+const samples = path.join(repo, 'samples');
 const tsxLoader = pathToFileURL(path.join(repo, 'node_modules/tsx/dist/loader.mjs')).href;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-samples-test-'));
 after(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -76,7 +76,7 @@ function smsdrop(
 }
 
 describe('the bundled sample', () => {
-  it('sends as data/samples/expected/ says, and exits 3 for its invalid row', async () => {
+  it('sends as samples/expected/ says, and exits 3 for its invalid row', async () => {
     fs.copyFileSync(path.join(samples, 'contacts.csv'), path.join(dir, 'contacts.csv'));
     const run = await sendSample();
     assert.equal(run.code, 3, run.stderr);
@@ -149,8 +149,8 @@ describe('the bundled sample', () => {
     { skip: !fs.existsSync(path.join(repo, '.git')) },
     () => {
       const written = [
-        'data/samples/contacts.result.csv',
-        'data/samples/contacts.rejected.csv',
+        'samples/contacts.result.csv',
+        'samples/contacts.rejected.csv',
         'data/inbox/contacts.csv',
         'data/done/contacts.csv',
         'data/journal.sqlite',
@@ -166,13 +166,12 @@ describe('the bundled sample', () => {
         [
           'check-ignore',
           '--no-index',
-          'data/samples/contacts.csv',
-          'data/samples/expected/contacts.result.csv',
-          'data/inbox/.gitkeep',
+          'samples/contacts.csv',
+          'samples/expected/contacts.result.csv',
         ],
         { cwd: repo, encoding: 'utf8' },
       );
-      assert.equal(kept.stdout, '', 'the sample, its expected results and the inbox stay tracked');
+      assert.equal(kept.stdout, '', 'the sample and its expected results stay tracked');
     },
   );
 });

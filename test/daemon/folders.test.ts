@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isIgnoredName } from '../../src/datadir/inbox.js';
-import { isCsvName, stemOf } from '../../src/datadir/names.js';
+import { isListName, stemOf } from '../../src/datadir/names.js';
 import {
   filesOldestFirst,
   freeName,
@@ -54,15 +54,12 @@ describe('daemon folders', () => {
       assert.equal(isIgnoredName(name), false, name);
   });
 
-  it('takes .csv in any letter case', () => {
-    assert.deepEqual(['a.csv', 'a.CSV', 'a.Csv', 'a.csv.txt', 'csv'].map(isCsvName), [
-      true,
-      true,
-      true,
-      false,
-      false,
-    ]);
+  it('takes .csv, .tsv and .txt in any letter case', () => {
+    const names = ['a.csv', 'a.CSV', 'a.Csv', 'a.tsv', 'a.TXT', 'a.csv.pdf', 'csv', 'a.tsv.xlsx'];
+    assert.deepEqual(names.map(isListName), [true, true, true, true, true, false, false, false]);
     assert.equal(stemOf('a.CSV'), 'a');
+    assert.equal(stemOf('a.tsv'), 'a');
+    assert.equal(stemOf('Unicode Text.txt'), 'Unicode Text');
     assert.equal(stemOf('report.xlsx'), 'report.xlsx');
   });
 

@@ -1,6 +1,7 @@
 // The daemon under a real pm2 (the npm package, with a private PM2_HOME so no other pm2 is
-// touched), started from ecosystem.config.js as the README says: it processes a dropped file and
-// stops cleanly with `pm2 stop`.
+// touched), started from ecosystem.config.js as the README says: it processes a dropped file, its
+// info lines land in pm2-out.log and its warnings in pm2-error.log, and it stops cleanly with
+// `pm2 stop`.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -98,6 +99,20 @@ describe('smsdrop under pm2', () => {
       5,
     );
     assertEachOnce(sim.records(), numbersOf(5));
+
+    // Info lines in pm2-out.log, warnings in pm2-error.log (a file that is no list is one).
+    fs.writeFileSync(path.join(data, 'inbox', 'notes.pdf'), 'not a list\n');
+    const pm2Log = (name: string) =>
+      fs.readFileSync(path.join(data, 'logs', `pm2-${name}.log`), 'utf8');
+    await waitUntil(
+      () => /warn failed notes\.pdf: E_FILE_NOT_CSV/.test(pm2Log('error')),
+      30_000,
+      'the warning in pm2-error.log',
+      () => pm2Log('error'),
+    );
+    assert.match(pm2Log('out'), /info taken pm2\.csv/);
+    assert.doesNotMatch(pm2Log('out'), / (warn|error) /);
+    assert.doesNotMatch(pm2Log('error'), / (info|debug) /);
 
     await pm2('stop', 'smsdrop');
     const [stopped] = await list();

@@ -29,6 +29,7 @@ describe('inspectFile', () => {
       },
       {
         encoding: 'utf-8',
+        delimiter: ',',
         exact: true,
         bom: true,
         quoted: true,
@@ -47,6 +48,7 @@ describe('inspectFile', () => {
         sha256: '',
         size: fs.statSync(file).size,
         encoding: 'utf-8',
+        delimiter: ',',
         exact: true,
         bom: false,
         quoted: false,

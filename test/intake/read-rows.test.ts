@@ -596,24 +596,25 @@ describe('readRows: refused files', () => {
       /one-line\.csv, line 2: a record that starts here or after is longer than 1 MB/,
     );
   });
-  it('refuses a workbook and UTF-16 text with what to do instead', async () => {
+  it('refuses a workbook and UTF-16 text without a byte order mark with what to do instead', async () => {
     const book = await refusal(tempFile('book.csv', Buffer.from('PK\x03\x04rest-of-zip')));
     assert.match(book.message, /this is an Excel workbook: save it as CSV UTF-8/);
     assert.equal(book.code, 'E_FILE_EXCEL');
     const old = await refusal(tempFile('old.csv', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1])));
     assert.match(old.message, /Excel workbook: save it as CSV UTF-8.*\.xls/);
     assert.equal(old.code, 'E_FILE_EXCEL');
-    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('phone\r\n', 'utf16le')]);
-    assert.match((await refusal(tempFile('utf16.csv', utf16))).message, /UTF-16/);
+    const utf16 = Buffer.from('phone\r\n', 'utf16le');
+    const unmarked = await refusal(tempFile('utf16.csv', utf16));
+    assert.match(unmarked.message, /UTF-16 text without a byte order mark/);
+    assert.equal(unmarked.code, 'E_FILE_UTF16');
   });
 });
 
-describe('the bundled sample (data/samples/contacts.csv)', () => {
+describe('the bundled sample (samples/contacts.csv)', () => {
   it('has 20 rows for template 1 with 2 values, one bad row and one duplicate number', async () => {
-    const rows = await allRows(
-      path.resolve(import.meta.dirname, '../../data/samples/contacts.csv'),
-      { defaultTemplateId: undefined },
-    );
+    const rows = await allRows(path.resolve(import.meta.dirname, '../../samples/contacts.csv'), {
+      defaultTemplateId: undefined,
+    });
     assert.equal(rows.length, 20);
     const bad = rows.filter((r) => r.error !== undefined);
     assert.deepEqual(

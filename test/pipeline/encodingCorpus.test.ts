@@ -137,4 +137,60 @@ describe('encodings end to end', () => {
     assert.match(result.stderr, /E_CONFIG_ENCODING/);
     assert.match(result.stderr, /expected auto, utf8 or gb18030/);
   });
+
+  describe('tab-separated lists and UTF-16 (Excel "Text (Tab delimited)" and "Unicode Text")', () => {
+    const values = ['张三 先生', 'Անահիտ', '😀 生日快乐', 'a "quoted", word'];
+    /** Rows of template 2 (one value), cells separated by `sep`; values with a quote are quoted. */
+    function rows(sep: string, offset: number): string {
+      const cell = (v: string) => (v.includes('"') ? `"${v.replace(/"/g, '""')}"` : v);
+      const lines = values.map((v, i) => [13800000000 + offset + i, 2, cell(v)].join(sep));
+      return `phone${sep}templateId${sep}data1\r\n${lines.join('\r\n')}\r\n`;
+    }
+    const utf16le = (text: string) => Buffer.from(`\uFEFF${text}`, 'utf16le');
+    const utf16be = (text: string) => utf16le(text).swap16();
+
+    const cases: Array<[string, string, (offset: number) => Buffer]> = [
+      ['UTF-8 .tsv', 'list.tsv', (o) => Buffer.from(rows('\t', o))],
+      [
+        'Unicode Text (UTF-16LE with BOM, tabs) as .txt',
+        'Unicode Text.txt',
+        (o) => utf16le(rows('\t', o)),
+      ],
+      ['a .csv whose header is tab-separated', 'tabs.csv', (o) => Buffer.from(rows('\t', o))],
+      ['UTF-16BE with BOM, commas, as .csv', 'be.csv', (o) => utf16be(rows(',', o))],
+      ['UTF-16LE with BOM and tabs, named .csv', 'le.csv', (o) => utf16le(rows('\t', o))],
+      [
+        'GB18030 .txt (Chinese Excel "Text (Tab delimited)")',
+        'gb.txt',
+        (o) => iconv.encode(rows('\t', o).replace('Անահիտ', '李四'), 'gb18030'),
+      ],
+    ];
+    cases.forEach(([what, name, bytes], k) => {
+      it(`${what}: every row arrives as written`, async () => {
+        const offset = 1000 + 10 * k;
+        const { status, json, sent } = await send(name, bytes(offset));
+        assert.equal(status, 0, JSON.stringify(json));
+        const sentValues =
+          name === 'gb.txt' ? values.map((v) => v.replace('Անահիտ', '李四')) : values;
+        assert.deepEqual(sent, expected(sentValues, offset));
+      });
+    });
+
+    it('a UTF-16 file whose characters hold the bytes of a quote or a line feed (丢 is 22 4E, 上 0A 4E) reads as written', async () => {
+      const text = ['上海', '丢失', '上上上上上'];
+      const lines = text.map((v, i) => `${13800001100 + i}\t2\t${v}`);
+      const bytes = utf16le(`phone\ttemplateId\tdata1\r\n${lines.join('\r\n')}\r\n`);
+      const { status, sent } = await send('shanghai.txt', bytes);
+      assert.equal(status, 0);
+      assert.deepEqual(sent, expected(text, 1100));
+    });
+
+    it('UTF-16 text without a byte order mark is refused with what to do', async () => {
+      const refused = await send('nomark.txt', Buffer.from(rows('\t', 1200), 'utf16le'));
+      assert.equal(refused.status, 2);
+      assert.equal(refused.json.code, 'E_FILE_UTF16');
+      assert.match(String(refused.json.reason), /without a byte order mark.*CSV UTF-8/);
+      assert.equal(refused.sent.size, 0);
+    });
+  });
 });

@@ -65,6 +65,8 @@ export function registerRetryCommand(program: Command): void {
       const log = createLogger({
         level: config.logLevel,
         format: config.logFormat,
+        // The summary of --json is stdout's alone.
+        stdout: !flags.json,
         logDir: logDirOf(config.dataDir),
       });
       const code = await runRetry(config, target.file, statuses, { ...flags, newReqIds }, log);

@@ -3,6 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { stemOf } from '../../datadir/names.js';
 import { EXIT, SmsdropError } from '../../errors.js';
 import { inspectFile } from '../../intake/inspect.js';
 import type { Config } from '../../config/index.js';
@@ -55,6 +56,8 @@ export function registerSendCommand(program: Command): void {
         const log = createLogger({
           level: config.logLevel,
           format: config.logFormat,
+          // The summary of --json is stdout's alone.
+          stdout: !opts.json,
           ...(opts.dryRun ? {} : { logDir: logDirOf(config.dataDir) }),
         });
         const result: DryRunResult = opts.dryRun
@@ -147,7 +150,7 @@ function rowsPruned(result: FileRunResult): boolean {
 function resultFilesOf(file: string): { dir: string; base: string } {
   return {
     dir: path.dirname(path.resolve(file)),
-    base: path.basename(file).replace(/\.csv$/i, ''),
+    base: stemOf(path.basename(file)),
   };
 }
 
