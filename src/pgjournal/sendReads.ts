@@ -107,18 +107,20 @@ export async function nextDueAt(
  * Files read in whole with batches due now that no live node holds (planned), or that a node whose
  * lease passed left `sending` (claimDueBatches takes those over): work for any node. A file
  * still being read (intake) is its reader's alone: whether its batches may go before it is read
- * whole is the reader's to decide (sending while reading). A refused file's are not sent at all.
+ * whole is the reader's to decide (sending while reading). A refused file's are not sent at all,
+ * nor those of a file an operator holds (ports/control.ts): its reader takes it up again.
  */
 export async function filesWithWork(db: Queryable, now: number, limit: number): Promise<number[]> {
   const { rows } = await db.query<{ file_id: number }>(
     `SELECT f.id AS file_id FROM files f
-     WHERE f.status = 'sending' AND EXISTS (
+     WHERE f.status = 'sending' AND f.control IS NULL AND (f.start_at IS NULL OR f.start_at <= $3)
+       AND EXISTS (
        SELECT 1 FROM batches b WHERE b.file_id = f.id
          AND ((b.state = 'planned' AND b.next_attempt_at <= $1) OR b.state = 'sending')
          AND (b.lease_node IS NULL OR b.lease_until <= clock_timestamp())
      )
      ORDER BY f.id LIMIT $2`,
-    [now, limit],
+    [now, limit, new Date(now).toISOString()],
   );
   return rows.map((r) => r.file_id);
 }

@@ -41,7 +41,7 @@ export function registerResumeCommand(program: Command): void {
         log,
         (locked) =>
           released
-            ? `smsdrop: ${file.name} (id ${file.id}) resumed: the daemon goes on with it (${locked})`
+            ? `smsdrop: ${file.name} (id ${file.id}) resumed: the daemon that holds the data directory goes on with it`
             : `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
         released ? EXIT.ok : EXIT.usage,
       );
