@@ -4,59 +4,12 @@
 // needs the token, a server without one refuses every write, a request from a page of another
 // site is refused even with it, and nothing the server logs or answers holds the token.
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, it } from 'node:test';
-import { createMetrics } from '../../src/http/metrics.js';
-import { type HttpSurface, startHttpSurface } from '../../src/http/server.js';
+import { it } from 'node:test';
 import { onEachJournal, type Subject } from '../conformance/journals.js';
 import { seedBatch, seedFile } from '../conformance/seed.js';
+import { serve, type Server } from './server.js';
 
 const TOKEN = 'http-control-token-0123456789';
-const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
-});
-
-interface Server {
-  url: string;
-  logged: string[];
-  close(): Promise<void>;
-}
-
-/** The HTTP server over the subject's journal; `token`: SMSDROP_HTTP_TOKEN (none: unset). */
-async function serve(j: Subject, token: string | undefined): Promise<Server> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'http-control-'));
-  dirs.push(dataDir);
-  fs.mkdirSync(path.join(dataDir, 'inbox'));
-  const logged: string[] = [];
-  const reads = j.handle.reads;
-  const surface: HttpSurface = await startHttpSurface(
-    { text: '127.0.0.1:0', host: '127.0.0.1', port: 0 },
-    {
-      reads,
-      control: j.handle.control,
-      log: { info: (message, meta) => logged.push(`${message} ${JSON.stringify(meta)}`) },
-      busy: () => false,
-      dataDir,
-      token,
-      hosts: [],
-      healthzOpen: false,
-      metrics: createMetrics({ reads, inProgress: new Set(), pausedCode: () => undefined }),
-      health: {
-        journal: reads,
-        dataDir,
-        diskFloorBytes: 0,
-        watching: () => true,
-        paused: () => undefined,
-        webhooksFailing: () => [],
-      },
-    },
-  );
-  return { url: surface.url, logged, close: () => surface.close() };
-}
-
 const JSON_TYPE = { 'Content-Type': 'application/json' };
 const WITH_TOKEN = { ...JSON_TYPE, Authorization: `Bearer ${TOKEN}` };
 
