@@ -14,6 +14,8 @@ import { authorized } from './address.js';
 export interface ControlSource {
   control: ControlStore;
   token: string | undefined;
+  /** SMSDROP_HTTP_HOSTS: names a reverse proxy serves the dashboard under, as pages' origins. */
+  hosts: readonly string[];
   /** One line per command: who asked, from where, what it did (never the token). */
   log: { info(message: string, meta?: Record<string, unknown>): unknown };
 }
@@ -37,7 +39,7 @@ export async function handleControl(
   source: ControlSource,
   target: { id: number; action: ControlAction },
 ): Promise<void> {
-  const refusal = refused(req, source.token);
+  const refusal = refused(req, source);
   if (refusal) return answer(refusal.status, { error: refusal.error }, refusal.headers);
   const body = await readBody(req);
   const at = body.ok ? startTime(body.value, target.action) : body;
@@ -88,14 +90,14 @@ export async function handleControl(
 /** Why the request may not write, or undefined: it may. */
 function refused(
   req: IncomingMessage,
-  token: string | undefined,
+  { token, hosts }: Pick<ControlSource, 'token' | 'hosts'>,
 ): { status: number; error: string; headers?: Record<string, string> } | undefined {
   if (!token)
     return {
       status: 403,
       error: 'writes need SMSDROP_HTTP_TOKEN: set it and send it as Authorization: Bearer TOKEN',
     };
-  if (crossSite(req))
+  if (crossSite(req, hosts))
     return { status: 403, error: 'refused: the request comes from a page of another site' };
   if (!authorized(req.headers.authorization, token))
     return {
@@ -111,16 +113,19 @@ function refused(
 
 /**
  * The browser says the request comes from a page of another origin: Origin names another host
- * than the one asked (or is "null": a sandboxed or file: page), or Sec-Fetch-Site says so.
+ * than the one asked and none of `hosts` (a proxy may pass on a Host of its own), or is "null" (a
+ * sandboxed or file: page), or Sec-Fetch-Site says so.
  */
-function crossSite(req: IncomingMessage): boolean {
+function crossSite(req: IncomingMessage, hosts: readonly string[]): boolean {
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return true;
   const origin = req.headers.origin;
   if (origin === undefined) return false; // not a browser's request (curl, a script)
   try {
-    const { protocol, host } = new URL(origin);
-    return protocol !== 'http:' || host !== req.headers.host;
+    const { protocol, host, hostname } = new URL(origin);
+    if (protocol !== 'http:' && protocol !== 'https:') return true;
+    const named = (name: string) => name.replace(/^\[|\]$/g, '').toLowerCase();
+    return host !== req.headers.host && !hosts.some((h) => named(h) === named(hostname));
   } catch {
     return true;
   }

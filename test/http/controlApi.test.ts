@@ -182,6 +182,25 @@ onEachJournal('POST /api/files/ID/{approve,pause,resume,cancel}', ({ open }) => 
     }
   });
 
+  it('takes a page served under a name of SMSDROP_HTTP_HOSTS (a reverse proxy), over HTTPS too', async () => {
+    const j = await open();
+    const server = await serve(j, TOKEN, ['sms.example.com']);
+    try {
+      const { fileId } = await seedFile(j);
+      const route = `/api/files/${fileId}/pause`;
+      const other = await post(server, route, { ...WITH_TOKEN, Origin: 'https://other.example' });
+      assert.equal(other.status, 403);
+      const proxied = await post(server, route, {
+        ...WITH_TOKEN,
+        Origin: 'https://sms.example.com',
+      });
+      assert.equal(proxied.status, 200, proxied.text);
+      assert.equal((await controlOf(j, fileId))?.control, 'paused');
+    } finally {
+      await server.close();
+    }
+  });
+
   it('refuses every write when no token is set, while reads still answer', async () => {
     const j = await open();
     const server = await serve(j, undefined);

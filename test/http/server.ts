@@ -20,8 +20,15 @@ export interface Server {
   close(): Promise<void>;
 }
 
-/** The HTTP server over the subject's journal; `token`: SMSDROP_HTTP_TOKEN (none: unset). */
-export async function serve(j: Subject, token: string | undefined): Promise<Server> {
+/**
+ * The HTTP server over the subject's journal; `token`: SMSDROP_HTTP_TOKEN (none: unset), `hosts`:
+ * SMSDROP_HTTP_HOSTS.
+ */
+export async function serve(
+  j: Subject,
+  token: string | undefined,
+  hosts: readonly string[] = [],
+): Promise<Server> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'http-control-'));
   dirs.push(dataDir);
   fs.mkdirSync(path.join(dataDir, 'inbox'));
@@ -36,7 +43,7 @@ export async function serve(j: Subject, token: string | undefined): Promise<Serv
       busy: () => false,
       dataDir,
       token,
-      hosts: [],
+      hosts,
       healthzOpen: false,
       metrics: createMetrics({ reads, inProgress: new Set(), pausedCode: () => undefined }),
       health: {
