@@ -7,7 +7,12 @@
 // naming another site, and a body other than application/json (what a plain form cannot send).
 import type { IncomingMessage } from 'node:http';
 import { SmsdropError } from '../errors.js';
-import { type ControlAction, type ControlStore, waitingFor } from '../ports/control.js';
+import {
+  type ControlAction,
+  type ControlResult,
+  type ControlStore,
+  waitingFor,
+} from '../ports/control.js';
 import { authorized } from './address.js';
 
 /** Where the commands go and who hears of them. */
@@ -54,11 +59,7 @@ export async function handleControl(
       ...(at.value === undefined ? {} : { at: at.value }),
     });
     source.log.info(
-      `${result.name} (id ${id}): ${action} by api from ${remoteOf(req)}: ${
-        result.changed
-          ? `${result.control ?? (result.startAt ? `scheduled at ${result.startAt}` : 'going')}${action === 'cancel' ? `, ${result.cancelled} numbers cancelled` : ''}`
-          : 'nothing changed'
-      }`,
+      `${result.name} (id ${id}): ${action} by api from ${remoteOf(req)}: ${outcomeOf(result, action)}`,
       { event: 'file-control', file: id, action, by: 'api', remote: remoteOf(req) },
     );
     return answer(200, {
@@ -83,8 +84,18 @@ export async function handleControl(
       );
       return answer(409, { code: err.code, message: err.message });
     }
+    // no such file after all: it went between the look above and the command
+    if (err instanceof SmsdropError && err.code === 'E_USAGE')
+      return answer(404, { code: err.code, message: err.message });
     throw err;
   }
+}
+
+/** What the command did, for the log line. */
+function outcomeOf(result: ControlResult, action: ControlAction): string {
+  if (!result.changed) return 'nothing changed';
+  const now = result.control ?? (result.startAt ? `scheduled at ${result.startAt}` : 'going');
+  return action === 'cancel' ? `${now}, ${result.cancelled} numbers cancelled` : now;
 }
 
 /** Why the request may not write, or undefined: it may. */
