@@ -54,14 +54,20 @@ export async function startOperatorSurface(
   let watching = false;
   let http: HttpSurface | undefined;
   try {
-    http = await startHttp(config, runtime, metrics, {
-      journal: runtime.journal.reads,
-      dataDir: config.dataDir,
-      diskFloorBytes: config.diskFloorMb * 1024 * 1024,
-      watching: () => watching,
-      paused: () => context.pause.outage?.reason,
-      webhooksFailing: () => delivery?.failing() ?? [],
-    });
+    http = await startHttp(
+      config,
+      runtime,
+      metrics,
+      {
+        journal: runtime.journal.reads,
+        dataDir: config.dataDir,
+        diskFloorBytes: config.diskFloorMb * 1024 * 1024,
+        watching: () => watching,
+        paused: () => context.pause.outage?.reason,
+        webhooksFailing: () => delivery?.failing() ?? [],
+      },
+      log,
+    );
   } catch (err) {
     await delivery?.stop();
     throw err;
@@ -107,6 +113,7 @@ async function startHttp(
   runtime: Runtime,
   metrics: DaemonMetrics,
   health: HealthSource,
+  log: Logger,
 ): Promise<HttpSurface | undefined> {
   const address = config.http;
   if (address.host === undefined || address.port === undefined) return undefined;
@@ -114,6 +121,8 @@ async function startHttp(
     { text: address.text, host: address.host, port: address.port },
     {
       reads: runtime.journal.reads,
+      control: runtime.journal.control,
+      log,
       busy: (id) => runtime.context.inProgress.has(id) || runtime.spools.pending(id),
       dataDir: config.dataDir,
       token: config.httpToken,

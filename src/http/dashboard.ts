@@ -15,10 +15,15 @@ interface Asset {
 export function dashboardAssets(): Map<string, Asset> {
   const require = createRequire(import.meta.url);
   const uplot = (file: string) => readFileSync(require.resolve(`uplot/dist/${file}`), 'utf8');
-  const script = readFileSync(new URL('./assets/dashboard.js', import.meta.url), 'utf8');
+  const script = (name: string) =>
+    readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
   return new Map([
     ['/', { type: 'text/html; charset=utf-8', body: PAGE }],
-    ['/assets/dashboard.js', { type: 'text/javascript; charset=utf-8', body: script }],
+    [
+      '/assets/dashboard.js',
+      { type: 'text/javascript; charset=utf-8', body: script('dashboard.js') },
+    ],
+    ['/assets/control.js', { type: 'text/javascript; charset=utf-8', body: script('control.js') }],
     ['/assets/dashboard.css', { type: 'text/css; charset=utf-8', body: STYLE }],
     [
       '/assets/uPlot.min.js',
@@ -42,14 +47,19 @@ const PAGE = `<!doctype html>
   <h1>smsdrop</h1>
   <div id="state" class="state">connecting…</div>
   <div id="health" class="health"></div>
+  <form id="token-form" class="token" autocomplete="off">
+    <input id="token" type="password" placeholder="token, for actions" aria-label="SMSDROP_HTTP_TOKEN">
+    <button type="submit">use</button>
+  </form>
 </header>
 <main>
   <section>
     <h2>Files</h2>
     <table id="files">
-      <thead><tr><th>id</th><th>file</th><th>status</th><th>progress</th><th>accepted</th><th>failed</th><th>unknown</th><th>invalid</th><th>duplicates</th><th>to send</th><th>ETA</th><th>results</th></tr></thead>
+      <thead><tr><th>id</th><th>file</th><th>status</th><th>progress</th><th>accepted</th><th>failed</th><th>unknown</th><th>invalid</th><th>duplicates</th><th>to send</th><th>cancelled</th><th>ETA</th><th>control</th><th>results</th></tr></thead>
       <tbody></tbody>
     </table>
+    <p id="action" class="action" role="status"></p>
     <p id="nofiles" class="muted">No file yet: drop a CSV file into inbox/.</p>
     <p id="inbox" class="muted"></p>
   </section>
@@ -76,8 +86,9 @@ const PAGE = `<!doctype html>
     </div>
   </section>
 </main>
-<footer class="muted">Read-only. Updated every 2 s. <span id="updated"></span></footer>
+<footer class="muted">Updated every 2 s. Approve, Pause, Resume and Cancel need the daemon's token (SMSDROP_HTTP_TOKEN). <span id="updated"></span></footer>
 <script src="/assets/uPlot.min.js"></script>
+<script src="/assets/control.js"></script>
 <script src="/assets/dashboard.js"></script>
 </body>
 </html>
@@ -105,4 +116,10 @@ td.advice { white-space: normal; font-size: 12px; }
 .charts > div { background: #fff; padding: 8px 12px; }
 .muted { color: #6b7580; }
 footer { padding: 10px 20px; font-size: 12px; }
+.token { margin-left: auto; }
+.token input { width: 180px; }
+td.control button { margin-right: 4px; }
+.waiting-word { margin-right: 6px; font-weight: 600; color: #ef6c00; }
+.action { min-height: 1.4em; margin: 4px 0; }
+.action.refused { color: #c62828; }
 `;

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import client from 'prom-client';
 import type { Awaitable, ReadStore } from '../ports/index.js';
+import type { FileWaiting } from '../ports/reads.js';
 import type { ProviderClient } from '../provider/client.js';
 import { NODES_SEEN_WITHIN_MS } from '../report/status.js';
 import type { RateLimiter } from '../send/rate.js';
@@ -159,9 +160,23 @@ function journalGauges(registry: client.Registry, source: MetricsSource): void {
         }
     },
   );
+  gauge(
+    registry,
+    'smsdrop_files_waiting',
+    'Unfinished files that send nothing until their operator acts or their time comes, by reason: held (for approval), scheduled (a start time ahead), paused.',
+    ['reason'],
+    () => reads.filesWaiting(new Date().toISOString()),
+    (g, waiting) => {
+      // every reason, 0 included: an alert on one needs its series there
+      for (const reason of WAITING_REASONS) g.set({ reason }, 0);
+      for (const w of waiting) g.set({ reason: w.waiting }, Number(w.files));
+    },
+  );
   nodeGauges(registry, reads);
   processGauges(registry, source);
 }
+
+const WAITING_REASONS: readonly FileWaiting[] = ['held', 'scheduled', 'paused'];
 
 /** The daemons sharing a PostgreSQL journal (none with SQLite): seen when, holding what. */
 function nodeGauges(registry: client.Registry, reads: ReadStore): void {

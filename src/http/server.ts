@@ -1,8 +1,9 @@
-// The daemon's HTTP surface (SMSDROP_HTTP): read-only. GET /healthz, /metrics, /api/status,
-// /api/files, /api/files/:id, /files/:id/result.csv and /rejected.csv, and the dashboard (/ and
-// its assets, served from here: it works with no internet). Off loopback every request needs the
-// bearer token; without one, the Host header must name this host (address.ts). Nothing here
-// changes anything: any other method is refused.
+// The daemon's HTTP surface (SMSDROP_HTTP). GET /healthz, /metrics, /api/status, /api/files,
+// /api/files/:id, /files/:id/result.csv and /rejected.csv, and the dashboard (/ and its assets,
+// served from here: it works with no internet). Off loopback every request needs the bearer
+// token; without one, the Host header must name this host (address.ts). The one write is an
+// operator's command on a file, POST /api/files/:id/{approve,pause,resume,cancel} (control.ts),
+// which always needs the token; any other method is refused.
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,13 +15,14 @@ import { stemOf } from '../datadir/names.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
+import { type ControlSource, controlRoute, handleControl } from './control.js';
 import { dashboardAssets } from './dashboard.js';
 import { checkHealth, type HealthSource } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
 import { fileView, fileViews, overview, type ViewSource } from './views.js';
 
 /** `reads` (ViewSource): the journal's read port, for the views (views.ts). */
-export interface SurfaceSource extends ViewSource {
+export interface SurfaceSource extends ViewSource, ControlSource {
   /**
    * The file is read or sent now, or its result file is still written ahead: its result and
    * rejected files are not to be written from under it.
@@ -99,9 +101,12 @@ function admitted(
   source: SurfaceSource,
   assets: Assets,
 ): string | undefined {
-  if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.setHeader('Allow', 'GET, HEAD');
-    send(res, 405, 'text/plain', 'read-only: only GET\n');
+  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
+  const write = controlRoute(route) !== undefined;
+  const allowed = write ? ['POST'] : ['GET', 'HEAD'];
+  if (!allowed.includes(req.method ?? '')) {
+    res.setHeader('Allow', allowed.join(', '));
+    send(res, 405, 'text/plain', `only ${allowed.join(' or ')} here\n`);
     return undefined;
   }
   if (!source.token && !hostAllowed(req.headers.host, source.hosts)) {
@@ -113,7 +118,7 @@ function admitted(
     );
     return undefined;
   }
-  const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
+  if (write) return route; // control.ts checks a write's token and origin by its own rules
   // The page and its scripts hold no figures, so a browser may load them without the token; the
   // page then asks for the figures with the token it is given in its address's #fragment.
   const asset = assets.get(route);
@@ -145,6 +150,14 @@ async function handle(
 ): Promise<void> {
   const route = admitted(req, res, source, assets);
   if (route === undefined) return;
+  const write = controlRoute(route);
+  if (write)
+    return handleControl(
+      req,
+      (status, body, headers) => sendJson(res, status, body, headers),
+      source,
+      write,
+    );
   if (route === '/healthz') {
     const health = checkHealth(source.health);
     return sendJson(res, health.ok ? 200 : 503, health);
@@ -234,15 +247,32 @@ async function sendResultFile(
 /** On every answer: figures and phone numbers stay out of caches, and types are as sent. */
 const NOT_CACHED = { 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' };
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  send(res, status, 'application/json; charset=utf-8', `${JSON.stringify(body, null, 2)}\n`);
+function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers?: Record<string, string>,
+): void {
+  send(
+    res,
+    status,
+    'application/json; charset=utf-8',
+    `${JSON.stringify(body, null, 2)}\n`,
+    headers,
+  );
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  headers?: Record<string, string>,
+): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  res.writeHead(status, { ...NOT_CACHED, 'Content-Type': type });
+  res.writeHead(status, { ...NOT_CACHED, ...headers, 'Content-Type': type });
   res.end(body);
 }

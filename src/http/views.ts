@@ -1,7 +1,9 @@
 // What the JSON API and the dashboard show, read from the journal when asked: the figures of
 // `smsdrop report --format json` (report/summary.ts), with each unfinished file's progress and
 // ETA as `smsdrop status` reckons them (report/status.ts), and the send rate of the last hour.
+import { waitingFor } from '../ports/control.js';
 import type { ReadStore } from '../ports/index.js';
+import type { FileControl } from '../ports/states.js';
 import {
   adviceFor,
   type FailureLine,
@@ -18,8 +20,22 @@ export interface Progress {
   rows_per_second: number | null;
 }
 
+/**
+ * An operator's hold on a file (ports/control.ts): its control, its start time, what it waits for
+ * in a word (held, scheduled, paused, cancelled; null: it goes or it is over), and the numbers
+ * its cancel left unsent.
+ */
+export interface ControlView {
+  control: FileControl | null;
+  start_at: string | null;
+  waiting: FileControl | 'scheduled' | null;
+  cancelled: number;
+}
+
 /** pruned: its rows went (SMSDROP_KEEP), so no result file can be written from the journal. */
-export type FileView = FileLine & Progress & { failures: FailureLine[]; pruned: boolean };
+export type FileView = FileLine &
+  Progress &
+  ControlView & { failures: FailureLine[]; pruned: boolean };
 
 /** The files shown at most by /api/files and the dashboard: the latest ones. */
 const MOST_FILES = 200;
@@ -30,7 +46,11 @@ export interface ViewSource {
 }
 
 /** Every file (the latest MOST_FILES), newest first, with progress and failures by code. */
-export async function fileViews(reads: ReadStore, status: StatusReport): Promise<FileView[]> {
+export async function fileViews(
+  reads: ReadStore,
+  status: StatusReport,
+  now = Date.now(),
+): Promise<FileView[]> {
   const live = new Map(status.files.map((f) => [f.id, f]));
   const pruned = await reads.prunedFileIds();
   const latest = (await reads.listFiles()).slice(-MOST_FILES).reverse();
@@ -39,6 +59,7 @@ export async function fileViews(reads: ReadStore, status: StatusReport): Promise
     views.push({
       ...line,
       ...progressOf(line, live.get(line.id)),
+      ...controlView(line, now),
       failures: await failuresOf(reads, line.id),
       pruned: pruned.has(line.id),
     });
@@ -53,11 +74,13 @@ export async function fileView(
   source: ViewSource,
   id: number,
   status: StatusReport,
-): Promise<(FileReport & Progress) | undefined> {
+  now = Date.now(),
+): Promise<(FileReport & Progress & ControlView) | undefined> {
   if (!(await source.reads.file(id))) return undefined;
   const report = await fileReport(source.reads, id);
   return {
     ...report,
+    ...controlView(report, now),
     ...progressOf(
       report,
       status.files.find((f) => f.id === id),
@@ -78,6 +101,19 @@ function progressOf(line: FileLine, live: FileProgress | undefined): Progress {
     progress: sendable > 0 ? Math.round((settled / sendable) * 10_000) / 10_000 : 1,
     eta_seconds: null,
     rows_per_second: null,
+  };
+}
+
+/** v_files' control columns (its line carries them: SELECT *), read whatever FileLine types. */
+function controlView(line: FileLine, now: number): ControlView {
+  const columns = line as FileLine & Partial<Omit<ControlView, 'waiting'>>;
+  const state = { control: columns.control ?? null, startAt: columns.start_at ?? null };
+  const over = line.status === 'done' || line.status === 'refused';
+  return {
+    control: state.control,
+    start_at: state.startAt,
+    waiting: over ? null : (waitingFor(state, now) ?? null),
+    cancelled: Number(columns.cancelled ?? 0),
   };
 }
 

@@ -2,8 +2,10 @@
 // they are asked for: nothing on the sending path keeps them. The batches and attempts tables are
 // a few rows per thousand numbers.
 import type { Journal } from './connection.js';
+import type { FileWaiting } from '../ports/reads.js';
 import { sql, sqlPluck } from './sql.js';
 import {
+  FILE_CONTROL,
   FILE_STATUS,
   SETTLED_AS,
   SETTLED_STATES,
@@ -28,6 +30,20 @@ export function numbersToSend(db: Journal, sha256s?: readonly string[]): number 
     `SELECT coalesce(sum(numbers), 0) FROM batches WHERE state IN ${sqlList(UNSETTLED_STATES)}
      AND file_id IN (SELECT id FROM files WHERE sha256 IN (${marks}) AND status = '${FILE_STATUS.sending}')`,
   ).get(...sha256s) as number;
+}
+
+/** Unfinished files held, scheduled or paused at `now` (ports/reads.ts filesWaiting). */
+export function filesWaiting(
+  db: Journal,
+  now: string,
+): Array<{ waiting: FileWaiting; files: number }> {
+  return sql(
+    db,
+    `SELECT CASE WHEN control IS NULL THEN 'scheduled' ELSE control END AS waiting, count(*) AS files
+     FROM files WHERE status NOT IN ('${FILE_STATUS.done}', '${FILE_STATUS.refused}')
+       AND (control IN ('${FILE_CONTROL.held}', '${FILE_CONTROL.paused}') OR (control IS NULL AND start_at > ?))
+     GROUP BY 1 ORDER BY 1`,
+  ).all(now) as Array<{ waiting: FileWaiting; files: number }>;
 }
 
 /** Files of each status. */

@@ -72,6 +72,7 @@ function readsOn(db: Journal): Delegated {
     oldestHeldFile: () => reads.oldestHeldFile(db),
     prunedFileCount: () => reads.prunedFileCount(db),
     filesByStatus: () => reads.filesByStatus(db),
+    filesWaiting: (now) => reads.filesWaiting(db, now),
     rowsByStatus: () => reads.rowsByStatus(db),
     numbersByOutcome: () => reads.numbersByOutcome(db),
     requestsByOutcome: () => reads.requestsByOutcome(db),

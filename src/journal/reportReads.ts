@@ -11,6 +11,7 @@ import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 export { groupsToSend, mostValues, recipients, recordsOfBytes } from './exportReads.js';
 export {
   filesByStatus,
+  filesWaiting,
   numbersByOutcome,
   numbersToSend,
   requestsByOutcome,

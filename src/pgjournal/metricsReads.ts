@@ -1,8 +1,9 @@
 // MetricsReads on the PostgreSQL journal: the figures of /metrics, the dashboard and the progress
 // line (src/journal/metricsReads.ts on SQLite, the same statements). A sum of bigint is numeric in
 // PostgreSQL, which node-postgres gives as a string: those are cast back to bigint (a number).
-import type { MetricsReads } from '../ports/reads.js';
+import type { FileWaiting, MetricsReads } from '../ports/reads.js';
 import {
+  FILE_CONTROL,
   FILE_STATUS,
   SETTLED_AS,
   SETTLED_STATES,
@@ -33,6 +34,7 @@ export function pgMetricsReads(db: Queryable): MetricsReads {
         sha256s === undefined ? [] : [sha256s],
       ))!;
     },
+    filesWaiting: (now) => filesWaiting(db, now),
     filesByStatus: () =>
       all<{ status: string; files: number }>(
         db,
@@ -76,4 +78,20 @@ export function pgMetricsReads(db: Queryable): MetricsReads {
         [since],
       ),
   };
+}
+
+/** Unfinished files held, scheduled or paused at `now` (ports/reads.ts filesWaiting). */
+function filesWaiting(
+  db: Queryable,
+  now: string,
+): Promise<Array<{ waiting: FileWaiting; files: number }>> {
+  // ordered without COLLATE "C": three lowercase words, which every collation sorts alike
+  return all<{ waiting: FileWaiting; files: number }>(
+    db,
+    `SELECT CASE WHEN control IS NULL THEN 'scheduled' ELSE control END AS waiting, count(*) AS files
+     FROM files WHERE status NOT IN ('${FILE_STATUS.done}', '${FILE_STATUS.refused}')
+       AND (control IN ('${FILE_CONTROL.held}', '${FILE_CONTROL.paused}') OR (control IS NULL AND start_at > $1))
+     GROUP BY 1 ORDER BY 1`,
+    [now],
+  );
 }

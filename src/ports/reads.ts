@@ -94,7 +94,15 @@ export interface MetricsReads {
   ): Awaitable<Array<{ minute: string; requests: number; accepted: number }>>;
   /** Numbers still to send: of every file, or of the files with these bytes. */
   numbersToSend(sha256s?: readonly string[]): Awaitable<number>;
+  /**
+   * Unfinished files that wait for their operator (ports/control.ts) at `now` (ISO 8601): held
+   * for approval, scheduled (approved for a start time still ahead), paused. Only those waiting.
+   */
+  filesWaiting(now: string): Awaitable<Array<{ waiting: FileWaiting; files: number }>>;
 }
+
+/** What an unfinished file waits for, for /metrics. */
+export type FileWaiting = 'held' | 'scheduled' | 'paused';
 
 export interface ExportReads extends ResultReads {
   /** The file's rows in file order, of these statuses (all: none given). */

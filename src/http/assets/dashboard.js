@@ -1,7 +1,8 @@
 // The dashboard's script, run by the browser as served (no build step): plain JavaScript whose
 // types TypeScript checks from the JSDoc below (tsconfig.browser.json) and ESLint lints. It polls
 // /api/status and /api/files every 2 s; with SMSDROP_HTTP_TOKEN it takes the token from the page
-// address's #token=… fragment (a fragment is never sent to a server, nor logged).
+// address's #token=… fragment (a fragment is never sent to a server, nor logged) or from the token
+// field (control.js, loaded first, which also makes each file's Approve, Pause, Resume and Cancel).
 // @ts-check
 'use strict';
 
@@ -11,7 +12,8 @@
  * @typedef {{ id: number, name: string, status: string, progress: number | null,
  *   eta_seconds: number | null, accepted: number, failed: number, unknown: number,
  *   invalid: number, duplicates: number, pending: number, failures: Failure[],
- *   pruned: boolean }} FileRow
+ *   pruned: boolean, control: string | null, start_at: string | null,
+ *   waiting: string | null, cancelled: number }} FileRow
  * @typedef {{ name: string, waiting_seconds: number }} WaitingInInbox
  * @typedef {{ id: string, started_at: string, seen_seconds_ago: number,
  *   batches_held: number }} SharingNode
@@ -24,9 +26,6 @@
  * @typedef {{ files: FileRow[] }} FilesAnswer
  */
 
-const token = (/[#&]token=([^&]+)/.exec(location.hash) ?? [])[1];
-/** @type {Record<string, string>} */
-const headers = token ? { Authorization: 'Bearer ' + decodeURIComponent(token) } : {};
 /** @type {uPlot | undefined} */
 let rateChart;
 /** @type {uPlot | undefined} */
@@ -73,10 +72,10 @@ class TokenNeeded extends Error {
   constructor() {
     super(
       token
-        ? 'the daemon refused the token in this page address: check SMSDROP_HTTP_TOKEN'
+        ? 'the daemon refused the token given: check SMSDROP_HTTP_TOKEN'
         : 'the daemon needs its token: open this page as ' +
             location.origin +
-            '/#token=SMSDROP_HTTP_TOKEN',
+            '/#token=SMSDROP_HTTP_TOKEN, or enter it above',
     );
   }
 }
@@ -199,7 +198,9 @@ function showFiles(files) {
     tr.appendChild(progressCell(f));
     for (const n of [f.accepted, f.failed, f.unknown, f.invalid, f.duplicates, f.pending])
       tr.appendChild(el('td', { class: 'num' }, n));
+    tr.appendChild(el('td', { class: 'num' }, f.cancelled));
     tr.appendChild(el('td', {}, duration(f.eta_seconds)));
+    tr.appendChild(controlCell(f));
     tr.appendChild(linksCell(f));
     body.appendChild(tr);
   }
@@ -360,5 +361,6 @@ async function refresh() {
   }
 }
 
+watchTokenForm();
 void refresh();
 setInterval(() => void refresh(), 2000);
