@@ -77,6 +77,9 @@ onEachJournal('the ReadStore', ({ open }) => {
       ...COUNTS,
       started_at: null,
       finished_at: null,
+      cancelled: 0,
+      control: null,
+      start_at: null,
     });
     assert.deepEqual(await j.handle.reads.listFiles(), [line]);
     assert.deepEqual(await j.handle.reads.unfinishedFileLines(), [line]);
