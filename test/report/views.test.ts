@@ -195,6 +195,11 @@ async function writeOldJournal(dataDir: string): Promise<void> {
         'kept_requests',
         'kept_first_send',
         'kept_last_send',
+        'control',
+        'start_at',
+        'control_by',
+        'control_at',
+        'kept_cancelled',
       ]
         .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
         .join(' ') +
