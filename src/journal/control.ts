@@ -20,6 +20,7 @@ export function sqliteControl(db: Journal): ControlStore {
         ),
       ),
     control: (fileId) => runRule(db, controlOf(fileId)),
-    cancelLeftovers: (fileId) => write(() => runRule(db, cancelPlanned(fileId, nowIso()))),
+    cancelLeftovers: (fileId) =>
+      write(() => runRule(db, cancelPlanned(SQLITE_RULES, fileId, nowIso()))),
   };
 }

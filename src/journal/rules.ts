@@ -16,6 +16,7 @@ export const SQLITE_DIALECT: Dialect = {
   // A write transaction holds the whole journal: nothing to lock row by row.
   forUpdate: '',
   forShare: '',
+  skipLocked: '',
 };
 
 /** What the SQLite journal gives its rules: one writer per journal, so no guard of its own. */

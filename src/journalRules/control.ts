@@ -9,7 +9,7 @@ import type { WebhookEvent } from '../ports/records.js';
 import { BATCH_STATE, FILE_CONTROL, type FileControl, FILE_STATUS } from '../ports/states.js';
 import { recordEvent } from './events.js';
 import type { RuleContext } from './outcomes.js';
-import { durable, type Fragment, get, type Rule, run } from './rule.js';
+import { all, durable, type Fragment, get, type Rule, run } from './rule.js';
 
 /**
  * SQL true while the batch's file may start requests at `?` (now, ISO 8601): no control set, and
@@ -121,7 +121,9 @@ export function* applyControl(
     fileId,
   );
   const cancelled =
-    next.control === FILE_CONTROL.cancelled ? yield* cancelPlanned(fileId, now, guard?.set) : 0;
+    next.control === FILE_CONTROL.cancelled
+      ? yield* cancelPlanned({ dialect, guard }, fileId, now)
+      : 0;
   // in the journal itself before the command returns (not only in SQLite's intents)
   yield* durable();
   const reason = `by ${command.by}${next.startAt !== null && command.action === 'approve' ? `, to start at ${next.startAt}` : ''}`;
@@ -137,35 +139,38 @@ const IN_DOUBT_MSG =
  * The file's planned batches cancelled (BATCH_MOVES: planned -> cancelled), but for those an
  * earlier request of which may have been received (maybe_sent): those end unknown, as a batch
  * whose reqId may no longer be resent under does, never counted as cancelled. A batch that is
- * sending gets its outcome as any other. Returns the numbers cancelled.
+ * sending gets its outcome as any other; one a sender is moving to sending right now (its row
+ * locked: Dialect.skipLocked) is left to it, and its attempt start, refused or not, decides. A
+ * cancel thus never waits for a sender's transaction that waits for the file's row: no deadlock.
+ * Returns the numbers cancelled.
  */
 export function* cancelPlanned(
+  { dialect, guard }: RuleContext,
   fileId: number,
   now: string,
-  /** Columns the journal sets with every move (MoveGuard.set: PostgreSQL's lease given up). */
-  set?: Fragment,
 ): Rule<number> {
-  const numbers = yield* get<{ n: number | string }>(
-    "SELECT coalesce(sum(numbers), 0) AS n FROM batches WHERE file_id = ? AND state = 'planned' AND maybe_sent = 0",
-    fileId,
-  );
+  const set = guard?.set;
   const also = set ? `, ${set[0]}` : '';
   const alsoParams = set?.slice(1) ?? [];
+  let cancelled = 0;
   for (const [to, doubted, msg] of [
     [BATCH_STATE.unknown, '!=', IN_DOUBT_MSG],
     [BATCH_STATE.cancelled, '=', CANCELLED_MSG],
   ] as const) {
-    yield* run(
+    const moved = yield* all<{ numbers: number | string }>(
       `UPDATE batches SET state = ?, status_code = NULL, status_msg = ?, updated_at = ?${also}
-        WHERE file_id = ? AND state = 'planned' AND maybe_sent ${doubted} 0`,
+        WHERE id IN (SELECT id FROM batches WHERE file_id = ? AND state = 'planned'
+          AND maybe_sent ${doubted} 0${dialect.skipLocked})
+        RETURNING numbers`,
       to,
       msg,
       now,
       ...alsoParams,
       fileId,
     );
+    if (to === BATCH_STATE.cancelled) for (const b of moved) cancelled += Number(b.numbers);
   }
-  return Number(numbers?.n ?? 0);
+  return cancelled;
 }
 
 /** The file's control as its operator sees it. */

@@ -44,6 +44,8 @@ export interface Dialect {
   forUpdate: string;
   /** After a SELECT: the rows it reads cannot change until the transaction ends. */
   forShare: string;
+  /** After a SELECT: locks the rows it reads, leaving out those another transaction holds. */
+  skipLocked: string;
 }
 
 /** A statement that writes; the rows it changed. */

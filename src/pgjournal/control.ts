@@ -18,8 +18,6 @@ export function pgControl(pool: pg.Pool, targets: WebhookTargets): ControlStore 
       ),
     control: (fileId) => runRule(pool, controlOf(fileId)),
     cancelLeftovers: (fileId) =>
-      withTransaction(pool, (client) =>
-        runRule(client, cancelPlanned(fileId, now(), RELEASING.guard?.set)),
-      ),
+      withTransaction(pool, (client) => runRule(client, cancelPlanned(RELEASING, fileId, now()))),
   };
 }

@@ -16,6 +16,7 @@ export const PG_DIALECT: Dialect = {
   pairs: (a, b) => `unnest(CAST(? AS text[]), CAST(? AS bigint[])) AS t(${a}, ${b})`,
   forUpdate: ' FOR UPDATE',
   forShare: ' FOR SHARE',
+  skipLocked: ' FOR UPDATE SKIP LOCKED',
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */
