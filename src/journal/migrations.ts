@@ -395,4 +395,17 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE daemon_state ADD COLUMN paused_code TEXT;
     `,
   },
+  {
+    version: 15,
+    name: "a file's reading and runs, for its progress and times",
+    sql: `
+      -- How far the file has been read, in bytes, while it is read: until its rows are counted,
+      -- their number is estimated from it and the file's size (smsdrop status, the progress line).
+      ALTER TABLE files ADD COLUMN read_bytes INTEGER;
+      -- The time the runs that sent it (send, resume, retry, the daemon) took, summed over those
+      -- that ended (ms); and the start of the run going on, or of one cut off (journalRules/runs.ts).
+      ALTER TABLE files ADD COLUMN run_ms INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE files ADD COLUMN run_started_at TEXT;
+    `,
+  },
 ];

@@ -80,6 +80,9 @@ TABLE files
   kept_first_send text
   kept_last_send text
   provider text
+  read_bytes integer
+  run_ms integer NOT NULL DEFAULT 0
+  run_started_at text
 
 TABLE groups
   id integer PRIMARY KEY

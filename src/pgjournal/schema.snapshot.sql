@@ -136,6 +136,9 @@ TABLE files
   kept_first_send text
   kept_last_send text
   provider text
+  read_bytes bigint
+  run_ms bigint NOT NULL DEFAULT 0
+  run_started_at text
   PRIMARY KEY (id)
   UNIQUE (sha256, generation)
 

@@ -26,6 +26,12 @@ export interface FileRecord {
   provider: string | null;
   /** When its rows went (prune.ts): only this line and its counts are left. */
   pruned_at: string | null;
+  /** How far it has been read, in bytes, while it is read (null: not recorded). */
+  read_bytes: number | null;
+  /** The time of its runs that ended, summed, in ms (journalRules/runs.ts). */
+  run_ms: number;
+  /** The start of the run going on, or of one cut off before its end; null: none. */
+  run_started_at: string | null;
 }
 
 export interface FileCounts {

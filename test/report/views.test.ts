@@ -204,6 +204,9 @@ function writeOldJournal(dataDir: string): void {
         'kept_requests',
         'kept_first_send',
         'kept_last_send',
+        'read_bytes',
+        'run_ms',
+        'run_started_at',
       ]
         .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
         .join(' ') +

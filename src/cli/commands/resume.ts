@@ -15,6 +15,7 @@ import { optionalLine, requireJournal, resolveFile } from '../../report/common.j
 import { configFor, exitOnUserError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { type ResultFilesNote, rewriteResultFiles } from '../resultFiles.js';
+import { elapsedText, type FileTimes, fileTimesOf } from '../times.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -41,16 +42,19 @@ export function registerResumeCommand(program: Command): void {
       const started = Date.now();
       let resumed: ResumeResult;
       let results: ResultFilesNote;
+      let times: FileTimes | undefined;
       try {
         // A file planned for another provider: one line and exit 2, once the journal and the lock
         // are let go.
         resumed = await resumeFile(runtime.context, runtime.journal.files, file);
         results = await rewriteResultFiles(runtime, file, config);
+        times = fileTimesOf(await runtime.journal.files.file(file.id));
       } finally {
         await runtime.close();
       }
       const { sent, counts, waiting } = resumed;
-      printSummary(file, resumed, results, Date.now() - started, flags.json ?? false);
+      const elapsed = { elapsedMs: Date.now() - started, times };
+      printSummary(file, resumed, results, elapsed, flags.json ?? false);
       process.exit(
         sent.state === 'paused'
           ? tellPause(sent, log, '')
@@ -90,7 +94,7 @@ function printSummary(
   file: FileRecord,
   { sent, counts: c, waiting }: ResumeResult,
   results: ResultFilesNote,
-  elapsedMs: number,
+  { elapsedMs, times }: { elapsedMs: number; times: FileTimes | undefined },
   json: boolean,
 ): void {
   const state = sent.state === 'finished' ? 'done' : sent.state;
@@ -99,6 +103,7 @@ function printSummary(
       ...(waiting.length > 0 ? { waitingIn: waiting } : {}),
       ...(sent.state === 'paused' ? { reason: sent.reason, code: sent.code } : {}),
       resultFiles: results.written,
+      ...times,
     };
     process.stdout.write(
       `${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`,
@@ -111,7 +116,7 @@ function printSummary(
       `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       ...optionalLine('repeats    ', waitingNote(waiting)),
       results.line,
-      `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+      `requests ${c.requests}  ${elapsedText(elapsedMs, times)}; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );
 }

@@ -21,6 +21,7 @@ import { optionalLine, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { type ResultFilesNote, rewriteResultFiles } from '../resultFiles.js';
+import { elapsedText, type FileTimes, fileTimesOf } from '../times.js';
 
 interface RetryFlags {
   failed?: boolean;
@@ -176,7 +177,8 @@ async function runRetry(
     // file is not done: exit 3, as send and resume do.
     const waiting = await heldRepeats(runtime.journal.files, file.id, result.counts);
     const results = await rewriteResultFiles(runtime, file, config);
-    printRetrySummary(file, statuses, { ...result, results }, waiting, flags.json ?? false);
+    const times = fileTimesOf(await runtime.journal.files.file(file.id));
+    printRetrySummary(file, statuses, { ...result, results, times }, waiting, flags.json ?? false);
     if (result.sent?.state === 'paused') return tellPause(result.sent, log, '');
     const o = result.outcome;
     // Nothing sent (every row asked for was a repeat of another file's): finished as well.
@@ -192,7 +194,7 @@ async function runRetry(
 function printRetrySummary(
   file: FileRecord,
   statuses: readonly RetryStatus[],
-  r: RetryResult & { results: ResultFilesNote },
+  r: RetryResult & { results: ResultFilesNote; times: FileTimes | undefined },
   waiting: WaitingFile[],
   json: boolean,
 ): void {
@@ -201,7 +203,7 @@ function printRetrySummary(
     const waitingIn = waiting.length > 0 ? { waitingIn: waiting } : {};
     const paused = r.sent?.state === 'paused' ? { reason: r.sent.reason, code: r.sent.code } : {};
     process.stdout.write(
-      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, ...paused, file: r.counts, elapsedMs: r.elapsedMs, resultFiles: r.results.written })}\n`,
+      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, ...paused, file: r.counts, elapsedMs: r.elapsedMs, ...r.times, resultFiles: r.results.written })}\n`,
     );
     return;
   }
@@ -219,7 +221,7 @@ function printRetrySummary(
       ...optionalLine('waiting      ', waitingNote(waiting)),
       `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       r.results.line.replace(/^results {4}/, 'results      '),
-      `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+      `${elapsedText(r.elapsedMs, r.times)}; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );
 }
