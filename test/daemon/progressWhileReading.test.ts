@@ -17,7 +17,7 @@ import {
   waitUntil,
 } from './helpers.js';
 
-const ROWS = 300_000;
+const ROWS = 120_000;
 
 interface ProgressLine {
   event?: string;
@@ -45,14 +45,19 @@ it('estimates the rows to go while the file is read, and never says 0 to go befo
   const daemon = await startDaemon({
     dataDir,
     simulator: sim,
-    env: { SMSDROP_PROGRESS_INTERVAL_MS: '1000', SMSDROP_MAX_PER_REQUEST: '100' },
+    env: { SMSDROP_PROGRESS_INTERVAL_MS: '1000', SMSDROP_MAX_PER_REQUEST: '200' },
   });
   running.push(daemon);
   const big = path.join(work, 'big.csv');
   fs.writeFileSync(big, contactsCsv(ROWS));
   fs.renameSync(big, path.join(dataDir, 'inbox', 'big.csv'));
   const done = path.join(dataDir, 'done');
-  await waitUntil(() => listDir(done).includes('big.result.csv'), 300_000, 'big.csv filed');
+  await waitUntil(
+    () => listDir(done).includes('big.result.csv'),
+    400_000,
+    'big.csv filed',
+    () => daemon.output().slice(-3000),
+  );
   daemon.kill('SIGTERM');
   await daemon.exited;
 
