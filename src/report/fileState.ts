@@ -1,5 +1,5 @@
-// What `smsdrop status` says of one unfinished file besides its counts: whether a living process
-// sends it now, and its times. A file is sent by a run (send, resume, retry, the daemon's), which
+// What `smsdrop status` says of one unfinished file (its line, and the table of them) besides its
+// counts: whether a living process sends it now, and its times. A file is sent by a run (send, resume, retry, the daemon's), which
 // the journal records from its start to its end (journalRules/runs.ts); a run is going on when
 // its start is recorded and the process that holds the data directory began before it (so a run
 // cut off by a crash, its start left behind, is not taken for one), or, with PostgreSQL, a node
@@ -8,7 +8,37 @@ import type { FileRecord } from '../ports/index.js';
 import { runTimeMs, sinceTakenMs } from '../journalRules/runs.js';
 import { formatDuration } from '../log/duration.js';
 import { renderTable } from './common.js';
-import type { FileProgress } from './status.js';
+
+/** One unfinished file as `smsdrop status` shows it. */
+export interface FileProgress {
+  id: number;
+  name: string;
+  status: string;
+  rows: number;
+  /** Rows that will be sent: not invalid, not duplicates. */
+  sendable: number;
+  /** Sendable rows with a final outcome. */
+  settled: number;
+  pending: number;
+  /** settled / sendable, 0..1; null while the file is still being read. */
+  progress: number | null;
+  /** Rows settled per second over the last minute, or since the file started if that is less. */
+  rows_per_second: number;
+  eta_seconds: number | null;
+  in_flight_requests: number;
+  in_flight_numbers: number;
+  /**
+   * rows, sendable and pending are estimated from the bytes read, the file being still read
+   * (report/estimate.ts); false: counted.
+   */
+  estimated: boolean;
+  /** A living process sends it now (report/fileState.ts); false: it is stopped. */
+  being_sent: boolean;
+  /** Its runs' time, summed over every run (null: not recorded). */
+  sending_seconds: number | null;
+  /** The time since it was first taken (null: not recorded). */
+  since_taken_seconds: number | null;
+}
 
 /** A node seen this recently is alive (nodes renew their leases every lease/3, 10 s by default). */
 const NODE_ALIVE_WITHIN_S = 60;

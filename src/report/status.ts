@@ -22,42 +22,21 @@ import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { renderTable } from './common.js';
 import { estimateRows } from './estimate.js';
-import { beingSent, filesTable, fileTimes, finishAdvice, type Senders } from './fileState.js';
+import {
+  beingSent,
+  type FileProgress,
+  filesTable,
+  fileTimes,
+  finishAdvice,
+  type Senders,
+} from './fileState.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
 /** The shortest span a rate is measured over: a file a few milliseconds old has no rate yet. */
 const MIN_RATE_SPAN_MS = 1_000;
 
-export interface FileProgress {
-  id: number;
-  name: string;
-  status: string;
-  rows: number;
-  /** Rows that will be sent: not invalid, not duplicates. */
-  sendable: number;
-  /** Sendable rows with a final outcome. */
-  settled: number;
-  pending: number;
-  /** settled / sendable, 0..1; null while the file is still being read. */
-  progress: number | null;
-  /** Rows settled per second over the last minute, or since the file started if that is less. */
-  rows_per_second: number;
-  eta_seconds: number | null;
-  in_flight_requests: number;
-  in_flight_numbers: number;
-  /**
-   * rows, sendable and pending are estimated from the bytes read, the file being still read
-   * (report/estimate.ts); false: counted.
-   */
-  estimated: boolean;
-  /** A living process sends it now (report/fileState.ts); false: it is stopped. */
-  being_sent: boolean;
-  /** Its runs' time, summed over every run (null: not recorded). */
-  sending_seconds: number | null;
-  /** The time since it was first taken (null: not recorded). */
-  since_taken_seconds: number | null;
-}
+export type { FileProgress } from './fileState.js';
 
 export interface NodeStatus {
   id: string;
