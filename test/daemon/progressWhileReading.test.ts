@@ -1,11 +1,13 @@
-// The daemon's progress line while a large file is still being read: only its rows read so far
-// are in the journal, so its rows to go are estimated from the bytes read (or said not known
-// yet), never "0 to go" nor an ETA of 0 s while rows remain. The real daemon as a child process
-// and the real simulator.
+// The daemon's progress line and `smsdrop status` while a large file is still being read: only its
+// rows read so far are in the journal, so its rows (to go) are estimated from the bytes read (or
+// said not known yet), never "0 to go" nor an ETA of 0 s while rows remain, nor the rows read so
+// far taken for the file. The real daemon and CLI as child processes and the real simulator.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { smsdrop } from '../cli/helpers.js';
 import {
   contactsCsv,
   listDir,
@@ -26,6 +28,14 @@ interface ProgressLine {
   rowsToGo: number | null;
   estimated?: boolean;
   etaSeconds: number | null;
+}
+
+interface StatusFile {
+  status: string;
+  estimated: boolean;
+  sendable: number;
+  settled: number;
+  pending: number;
 }
 
 const running: Proc[] = [];
@@ -52,6 +62,15 @@ it('estimates the rows to go while the file is read, and never says 0 to go befo
   fs.writeFileSync(big, contactsCsv(ROWS));
   fs.renameSync(big, path.join(dataDir, 'inbox', 'big.csv'));
   const done = path.join(dataDir, 'done');
+  // What status says while the file is read, asked again and again until it is filed.
+  const reading: StatusFile[] = [];
+  const deadline = Date.now() + 400_000;
+  while (!listDir(done).includes('big.result.csv') && Date.now() < deadline) {
+    const status = await smsdrop(['status', '--json'], { SMSDROP_DATA_DIR: dataDir });
+    const files = (JSON.parse(status.stdout) as { files: StatusFile[] }).files;
+    reading.push(...files.filter((f) => f.status === 'intake'));
+    await sleep(500); // each status is a process of its own: leave the daemon the machine
+  }
   await waitUntil(
     () => listDir(done).includes('big.result.csv'),
     400_000,
@@ -68,6 +87,9 @@ it('estimates the rows to go while the file is read, and never says 0 to go befo
   assert.ok(whileReading.length > 0, `a progress line while reading:\n${daemon.output()}`);
   for (const l of whileReading)
     assert.match(l.message, /~\d+ to go \(estimated|to go not known yet/, l.message);
+  const estimated = reading.filter((f) => f.estimated && f.pending > 0);
+  assert.ok(estimated.length > 0, `status while reading: ${JSON.stringify(reading)}`);
+  for (const f of estimated) assert.ok(f.sendable > f.settled, JSON.stringify(f));
   const early = lines.filter((l) => l.rowsDone < ROWS && (l.rowsToGo === 0 || l.etaSeconds === 0));
   assert.deepEqual(
     early.map((l) => l.message),
