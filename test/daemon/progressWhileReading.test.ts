@@ -64,7 +64,7 @@ it('estimates the rows to go while the file is read, and never says 0 to go befo
   const done = path.join(dataDir, 'done');
   // What status says while the file is read, asked again and again until it is filed.
   const reading: StatusFile[] = [];
-  const deadline = Date.now() + 400_000;
+  const deadline = Date.now() + 600_000;
   while (!listDir(done).includes('big.result.csv') && Date.now() < deadline) {
     const status = await smsdrop(['status', '--json'], { SMSDROP_DATA_DIR: dataDir });
     const files = (JSON.parse(status.stdout) as { files: StatusFile[] }).files;
@@ -73,7 +73,7 @@ it('estimates the rows to go while the file is read, and never says 0 to go befo
   }
   await waitUntil(
     () => listDir(done).includes('big.result.csv'),
-    400_000,
+    600_000,
     'big.csv filed',
     () => daemon.output().slice(-3000),
   );
