@@ -2,12 +2,12 @@
 // start: while the file is read, bytes read of the file's size; once every row is read, rows
 // settled of the rows to send. (A bar over "rows planned so far" showed 300000/9400 while the
 // file was still being read.)
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { SingleBar } from 'cli-progress';
 import type { FileStore } from '../ports/index.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { PipelineContext } from '../pipeline/index.js';
+import { bytesRead } from '../intake/readPosition.js';
 
 /** How often the bar is brought up to date. */
 const TICK_MS = 250;
@@ -51,32 +51,7 @@ export function progressView(p: ProgressInput): ProgressView {
   };
 }
 
-/**
- * How far this process has read `file` with a sequential reader: the largest file position of its
- * descriptors open on it (Linux's /proc/self/fdinfo). Intake reads the file as a stream, which
- * moves its descriptor's position; the hash and the group count read at given offsets, which
- * leaves theirs at 0. Undefined where /proc cannot say.
- */
-export function bytesRead(file: string): number | undefined {
-  try {
-    const target = realpathSync(file);
-    let most: number | undefined;
-    for (const fd of readdirSync('/proc/self/fd')) {
-      let link: string;
-      try {
-        link = readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        continue; // closed meanwhile
-      }
-      if (link !== target) continue;
-      const pos = /^pos:\s*(\d+)/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))?.[1];
-      if (pos !== undefined) most = Math.max(most ?? 0, Number(pos));
-    }
-    return most ?? 0;
-  } catch {
-    return undefined;
-  }
-}
+export { bytesRead } from '../intake/readPosition.js';
 
 /** Starts the bar for `file` (hashed as `sha256`, `size` bytes) if stdout is a terminal. */
 export function startSendProgress(

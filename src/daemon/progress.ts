@@ -1,9 +1,16 @@
 // The periodic progress line while sending: rows settled since start, rows still to go in the
 // files in progress, requests per second over the last interval, and an ETA at that pace. Quiet
-// when nothing is being sent (idle, or paused: the pause has its own line).
+// when nothing is being sent (idle, or paused: the pause has its own line). A file still being
+// read has only its rows read so far in the journal: its rows to go are estimated from the bytes
+// read (report/estimate.ts), and the line says so.
 import type { ReadStore } from '../ports/index.js';
+import { FILE_STATUS } from '../ports/states.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from '../pipeline/index.js';
+import { estimateRows } from '../report/estimate.js';
+
+/** What the progress line reads of the journal. */
+export type ProgressReads = Pick<ReadStore, 'numbersToSend' | 'unfinishedFileLines' | 'file'>;
 
 export interface ProgressReporter {
   stop(): void;
@@ -15,7 +22,7 @@ export interface ProgressReporter {
  */
 export function startProgress(
   ctx: PipelineContext,
-  reads: Pick<ReadStore, 'numbersToSend'>,
+  reads: ProgressReads,
   log: Logger,
   intervalMs: number,
   activeHashes: () => string[],
@@ -36,15 +43,24 @@ export function startProgress(
     const rowsPerSecond = (now.rowsDone - last.rowsDone) / seconds;
     last = now;
     if (sent === 0) return;
-    const toGo = await reads.numbersToSend(activeHashes());
+    const toGo = await rowsToGo(reads, activeHashes());
     const requestsPerSecond = Math.round((sent / seconds) * 10) / 10;
-    const etaSeconds = rowsPerSecond > 0 ? Math.ceil(toGo / rowsPerSecond) : undefined;
+    const etaSeconds =
+      toGo.rows !== undefined && rowsPerSecond > 0
+        ? Math.ceil(toGo.rows / rowsPerSecond)
+        : undefined;
+    const about = toGo.estimated ? '~' : '';
+    const toGoText =
+      toGo.rows === undefined
+        ? 'rows to go not known yet (a file is still being read)'
+        : `${about}${toGo.rows} to go${toGo.estimated ? ' (estimated: a file is still being read)' : ''}`;
     log.info(
-      `progress: ${rowsDone} rows done, ${toGo} to go, ${requestsPerSecond} requests/s, ETA ${formatEta(etaSeconds)}`,
+      `progress: ${rowsDone} rows done, ${toGoText}, ${requestsPerSecond} requests/s, ETA ${etaSeconds === undefined ? 'unknown' : `${about}${formatEta(etaSeconds)}`}`,
       {
         event: 'progress',
         rowsDone,
-        rowsToGo: toGo,
+        rowsToGo: toGo.rows ?? null,
+        estimated: toGo.estimated,
         requestsPerSecond,
         etaSeconds: etaSeconds ?? null,
       },
@@ -70,4 +86,27 @@ export function formatEta(seconds: number | undefined): string {
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/**
+ * Rows still to send in the files with these bytes: exact for the files read to the end; for a
+ * file still being read, estimated (estimateRows), or not known yet (undefined), never the rows
+ * read so far taken for the whole file.
+ */
+async function rowsToGo(
+  reads: ProgressReads,
+  hashes: readonly string[],
+): Promise<{ rows: number | undefined; estimated: boolean }> {
+  let rows = await reads.numbersToSend(hashes);
+  const reading = (await reads.unfinishedFileLines()).filter(
+    (line) => line.status === FILE_STATUS.intake && hashes.includes(line.sha256),
+  );
+  for (const line of reading) {
+    const estimate = estimateRows(line, await reads.file(line.id));
+    if (!estimate) return { rows: undefined, estimated: true };
+    rows += Math.max(0, estimate.sendable - (line.accepted + line.failed + line.unknown));
+  }
+  // Nothing left to send while a file is still being read is not known, whatever the sum says.
+  if (reading.length > 0 && rows === 0) return { rows: undefined, estimated: true };
+  return { rows, estimated: reading.length > 0 };
 }

@@ -26,6 +26,10 @@ import type { IntakeWriterLink } from '../ports/intakeWriter.js';
 import { intakeWriterLink } from './intakeWriter.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 import { FILE_STATUS, type FileStatus } from '../ports/states.js';
+import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
+import { runRule } from './rules.js';
+import { nowIso } from './sql.js';
+import { writeQueueFor } from './writeQueue.js';
 import type { PlanStore } from '../ports/plan.js';
 
 export class SqliteFileStore implements FileStore {
@@ -117,6 +121,18 @@ export class SqliteFileStore implements FileStore {
     else recountFile(this.#db, id);
     setFileStatus(this.#db, id, FILE_STATUS.refused, reason);
     return { requestsSent, reason };
+  }
+
+  // Through the write queue: another file's intake may hold the journal's transaction (its
+  // thread's, or the bulk one), which the queue waits its turn for.
+  runStarted(id: number): Promise<void> {
+    return writeQueueFor(this.#db).run(() => runRule(this.#db, startRun(id, nowIso())));
+  }
+  runEnded(id: number): Promise<void> {
+    return writeQueueFor(this.#db).run(() => runRule(this.#db, endRun(id, nowIso())));
+  }
+  noteReadBytes(id: number, bytes: number): Promise<void> {
+    return writeQueueFor(this.#db).run(() => runRule(this.#db, noteReadBytes(id, bytes)));
   }
 
   counts(id: number): FileCounts {

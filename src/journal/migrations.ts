@@ -446,6 +446,19 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
           (SELECT coalesce(sum(b.numbers), 0) FROM batches b WHERE b.file_id = f.id AND b.state = 'cancelled') END AS cancelled,
         f.control, f.start_at
       FROM files f;
+      `,
+  },
+  {
+    version: 16,
+    name: "a file's reading and runs, for its progress and times",
+    sql: `
+      -- How far the file has been read, in bytes, while it is read: until its rows are counted,
+      -- their number is estimated from it and the file's size (smsdrop status, the progress line).
+      ALTER TABLE files ADD COLUMN read_bytes INTEGER;
+      -- The time the runs that sent it (send, resume, retry, the daemon) took, summed over those
+      -- that ended (ms); and the start of the run going on, or of one cut off (journalRules/runs.ts).
+      ALTER TABLE files ADD COLUMN run_ms INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE files ADD COLUMN run_started_at TEXT;
     `,
   },
 ];

@@ -85,6 +85,9 @@ TABLE files
   control_by text
   control_at text
   kept_cancelled integer
+  read_bytes integer
+  run_ms integer NOT NULL DEFAULT 0
+  run_started_at text
 
 TABLE groups
   id integer PRIMARY KEY

@@ -4,6 +4,7 @@
 // a webhook event writes the event in it.
 import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';
 import { runRule } from './rules.js';
+import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { FileStore } from '../ports/files.js';
@@ -192,6 +193,15 @@ class PgFileStore implements FileStore {
   }
   async setEncoding(id: number, encoding: string): Promise<void> {
     await this.#pool.query('UPDATE files SET encoding = $2 WHERE id = $1', [id, encoding]);
+  }
+  async runStarted(id: number): Promise<void> {
+    await this.#transaction((db) => runRule(db, startRun(id, new Date().toISOString())));
+  }
+  async runEnded(id: number): Promise<void> {
+    await runRule(this.#pool, endRun(id, new Date().toISOString()));
+  }
+  async noteReadBytes(id: number, bytes: number): Promise<void> {
+    await runRule(this.#pool, noteReadBytes(id, bytes));
   }
 
   /**

@@ -317,6 +317,14 @@ const FOREIGN_KEY_INDEXES = `
   CREATE INDEX batches_by_parent ON batches (parent_id) WHERE parent_id IS NOT NULL;
 `;
 
+const FILE_RUNS = `
+  -- As SQLite's migration 16: how far a file being read has been read (bytes), the time of its
+  -- runs that ended (ms), and the start of the run going on (journalRules/runs.ts).
+  ALTER TABLE files ADD COLUMN read_bytes bigint;
+  ALTER TABLE files ADD COLUMN run_ms bigint NOT NULL DEFAULT 0;
+  ALTER TABLE files ADD COLUMN run_started_at text;
+`;
+
 const ACCOUNT_PACING = `
   -- The account's pacing (accountRate.ts), for every node together: the next request start and
   -- the next number each per-second limit allows, in ms since the epoch by the database's clock,
@@ -461,4 +469,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     sql: FOREIGN_KEY_INDEXES,
   },
   { version: 13, name: "an operator's control of a file, and cancelled rows", sql: FILE_CONTROL },
+  { version: 14, name: "a file's reading and runs, for its progress and times", sql: FILE_RUNS },
 ];

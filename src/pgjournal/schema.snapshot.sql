@@ -141,6 +141,9 @@ TABLE files
   control_by text
   control_at text
   kept_cancelled integer
+  read_bytes bigint
+  run_ms bigint NOT NULL DEFAULT 0
+  run_started_at text
   PRIMARY KEY (id)
   UNIQUE (sha256, generation)
 

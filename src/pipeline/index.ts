@@ -20,6 +20,7 @@ import { type ResultSpool, spoolResults } from '../results/spool.js';
 import type { PipelineContext } from './context.js';
 import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
 import { providerChange } from './outcome.js';
+import { timedRun } from './runs.js';
 
 export type { PipelineContext } from './context.js';
 export type { Refusal } from './intakeRun.js';
@@ -129,7 +130,9 @@ export async function processFile(
   ctx.inProgress.add(file.id);
   try {
     await ctx.inProgress.helpOver(file.id); // a pass sending it for another node ends first
-    return await runFile(ctx, file, filePath, inspection, options, result);
+    return await timedRun(ctx, file.id, () =>
+      runFile(ctx, file, filePath, inspection, options, result),
+    );
   } finally {
     ctx.inProgress.delete(file.id);
     await ctx.files.unclaim(file.id);

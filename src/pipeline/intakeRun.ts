@@ -27,6 +27,7 @@ import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions } from '../intake/row.js';
 import type { PipelineContext } from './context.js';
 import { startIntakeThread } from './intakeThread.js';
+import { noteReading } from './readingNote.js';
 import { assertUnchanged, headerTaker, keptRowMarker } from './intakeRows.js';
 
 /** Why a file is refused, with its stable code. */
@@ -63,6 +64,7 @@ export async function intake(
   const reading = onThread(ctx, terms)
     ? readOnThread(ctx, file.id, filePath, inspection, kept, terms)
     : readHere(ctx, file.id, filePath, inspection, kept, terms);
+  const noting = noteReading(ctx.files, file.id, filePath);
   try {
     await reading.done;
   } catch (err) {
@@ -80,6 +82,8 @@ export async function intake(
     // Another node reads it now (this one's claim passed): not refused, it is that node's.
     if (isDatabaseOutage(err) || hasCode(err, 'E_FILE_CLAIM_LOST')) throw err;
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
+  } finally {
+    noting.stop();
   }
   await reading.end();
   // Every row is in the journal and every batch planned: status sending, so that the next file's

@@ -6,6 +6,7 @@ import { FILE_STATUS } from '../ports/states.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import type { PipelineContext } from './context.js';
 import { providerChange } from './outcome.js';
+import { timedRun } from './runs.js';
 import { heldRepeats } from './retry.js';
 
 export interface ResumeResult {
@@ -26,8 +27,11 @@ export async function resumeFile(
 ): Promise<ResumeResult> {
   const changed = providerChange(file, ctx.provider);
   if (changed) throw changed;
-  const sent = await sendFile(ctx, file.id);
-  if (sent.state === 'finished') await files.status(file.id, FILE_STATUS.done);
+  const sent = await timedRun(ctx, file.id, async () => {
+    const outcome = await sendFile(ctx, file.id);
+    if (outcome.state === 'finished') await files.status(file.id, FILE_STATUS.done);
+    return outcome;
+  });
   const counts = await files.counts(file.id);
   return { sent, counts, waiting: await heldRepeats(files, file.id, counts) };
 }

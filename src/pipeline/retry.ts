@@ -18,10 +18,11 @@ import type {
 import { FILE_STATUS } from '../ports/states.js';
 import { type SendContext, type SendResult, sendFile } from '../send/index.js';
 import { mayResendWithOwnReqId } from '../send/policy.js';
+import { timedRun } from './runs.js';
 
 /** The journal's ports a retry works through. */
 export interface RetryStores {
-  files: Pick<FileStore, 'status' | 'counts' | 'waitingRepeats'>;
+  files: Pick<FileStore, 'status' | 'counts' | 'waitingRepeats' | 'runStarted' | 'runEnded'>;
   reads: Pick<ReadStore, 'sentBefore'>;
   retry: Pick<RetryStore, 'prepareRetry' | 'retryOutcome'>;
 }
@@ -61,10 +62,12 @@ export async function retryRows(
     sentBefore,
   );
   let sent: SendResult | undefined;
-  if (retry.rows > 0) {
-    sent = await sendFile(ctx, fileId);
-    if (sent.state === 'finished') await stores.files.status(fileId, FILE_STATUS.done);
-  }
+  if (retry.rows > 0)
+    sent = await timedRun(stores, fileId, async () => {
+      const outcome = await sendFile(ctx, fileId);
+      if (outcome.state === 'finished') await stores.files.status(fileId, FILE_STATUS.done);
+      return outcome;
+    });
   return {
     retry,
     ...(sent ? { sent } : {}),

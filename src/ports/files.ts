@@ -50,6 +50,12 @@ export interface FileStore {
     id: number,
     explain: (requestsSent: number) => string,
   ): Promise<{ requestsSent: number; reason: string }>;
+  /** A run of the file (send, resume, retry, the daemon's) starts now (journalRules/runs.ts). */
+  runStarted(id: number): Promise<void>;
+  /** The file's run going on ends now: its time is added to the file's. */
+  runEnded(id: number): Promise<void>;
+  /** The file being read has been read up to `bytes`. */
+  noteReadBytes(id: number, bytes: number): Promise<void>;
   counts(id: number): Awaitable<FileCounts>;
   /** Earlier unfinished files whose rows this file's repeats wait for. */
   waitingRepeats(id: number): Awaitable<WaitingFile[]>;

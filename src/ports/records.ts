@@ -33,6 +33,12 @@ export interface FileRecord {
   /** Who set the control last ('cli', 'api', 'SMSDROP_APPROVAL'), and when. */
   control_by: string | null;
   control_at: string | null;
+  /** How far it has been read, in bytes, while it is read (null: not recorded). */
+  read_bytes: number | null;
+  /** The time of its runs that ended, summed, in ms (journalRules/runs.ts). */
+  run_ms: number;
+  /** The start of the run going on, or of one cut off before its end; null: none. */
+  run_started_at: string | null;
 }
 
 export interface FileCounts {

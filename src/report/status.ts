@@ -10,6 +10,7 @@ import { lockHolder } from '../datadir/lock.js';
 import { filesWaitingIn, type WaitingFile } from '../datadir/inbox.js';
 import type {
   DaemonState,
+  FileReads,
   HeldFile,
   JournalSize,
   NodeRecord,
@@ -20,37 +21,23 @@ import type { ErrorCode } from '../errors.js';
 import { formatBytes, formatDuration } from '../log/duration.js';
 import { formatMoment, zoneName } from '../log/time.js';
 import { renderTable } from './common.js';
-import type { FilePreview } from './preview.js';
 import { waitingFor } from '../ports/control.js';
+import { estimateRows } from './estimate.js';
+import {
+  beingSent,
+  type FileProgress,
+  filesTable,
+  fileTimes,
+  finishAdvice,
+  type Senders,
+} from './fileState.js';
 
 /** The window of "current" rates. */
 const RATE_WINDOW_MS = 60_000;
 /** The shortest span a rate is measured over: a file a few milliseconds old has no rate yet. */
 const MIN_RATE_SPAN_MS = 1_000;
 
-export interface FileProgress {
-  id: number;
-  name: string;
-  /** intake, sending; or what an operator's hold makes it: held, scheduled, paused, cancelled. */
-  status: string;
-  /** When a scheduled file starts (ISO 8601). */
-  start_at: string | null;
-  /** A held file's preview (preview.ts), added by `smsdrop status`. */
-  preview?: FilePreview;
-  rows: number;
-  /** Rows that will be sent: not invalid, not duplicates. */
-  sendable: number;
-  /** Sendable rows with a final outcome. */
-  settled: number;
-  pending: number;
-  /** settled / sendable, 0..1; null while the file is still being read. */
-  progress: number | null;
-  /** Rows settled per second over the last minute, or since the file started if that is less. */
-  rows_per_second: number;
-  eta_seconds: number | null;
-  in_flight_requests: number;
-  in_flight_numbers: number;
-}
+export type { FileProgress } from './fileState.js';
 
 export interface NodeStatus {
   id: string;
@@ -90,6 +77,8 @@ export interface StatusReport {
   concurrency_lowered_by: Array<{ code: string; count: number }>;
   /** Over the last minute, or since sending started if that is less. */
   rate: { requests_per_second: number; rows_per_second: number };
+  /** Some file is being sent by a living process now; false: idle, or stopped. */
+  sending: boolean;
   files: FileProgress[];
   /**
    * Files in inbox/ not taken yet, longest waiting first: since their last change there (their
@@ -109,13 +98,14 @@ export interface StatusReport {
 }
 
 export async function readStatus(
-  reads: StatusReads | undefined,
+  reads: (StatusReads & Pick<FileReads, 'file'>) | undefined,
   dataDir: string,
   now: number = Date.now(),
 ): Promise<StatusReport> {
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
-  const files = reads ? await filesInProgress(reads, since, now) : [];
+  const nodes = reads ? nodesOf(await reads.nodes(NODES_SEEN_WITHIN_MS), now) : [];
+  const files = reads ? await filesInProgress(reads, since, now, { holder, nodes }) : [];
   const requests = reads ? await reads.requestsFinishedSince(since) : { count: 0, first: null };
   const daemon = reads ? await runningDaemonState(reads, holder) : undefined;
   return {
@@ -135,9 +125,10 @@ export async function readStatus(
       requests_per_second: round(requests.count / rateSpanSeconds(requests.first, now)),
       rows_per_second: round(sum(files, (f) => f.rows_per_second)),
     },
+    sending: files.some((f) => f.being_sent),
     files,
     inbox: filesWaitingIn(path.join(dataDir, 'inbox'), now),
-    nodes: reads ? nodesOf(await reads.nodes(NODES_SEEN_WITHIN_MS), now) : [],
+    nodes,
     journal: reads
       ? {
           ...(await reads.size()),
@@ -163,31 +154,44 @@ function rateSpanSeconds(start: string | null, now: number): number {
 }
 
 async function filesInProgress(
-  reads: StatusReads,
+  reads: StatusReads & Pick<FileReads, 'file'>,
   since: string,
   now: number,
+  senders: Senders,
 ): Promise<FileProgress[]> {
   const progress: FileProgress[] = [];
   for (const f of await reads.unfinishedFileLines()) {
-    const sendable = f.rows - f.invalid - f.duplicates;
+    const record = await reads.file(f.id);
+    const sent = beingSent(record, senders);
+    const estimate = estimateRows(f, record);
+    const rows = estimate?.rows ?? f.rows;
+    const sendable = estimate?.sendable ?? f.rows - f.invalid - f.duplicates;
     const settled = f.accepted + f.failed + f.unknown;
+    const pending = estimate?.estimated ? Math.max(0, sendable - settled) : f.pending;
     const settledLastMinute = await reads.numbersSettledSince(f.id, since);
     const flight = await reads.inFlight(f.id);
     const rowsPerSecond = settledLastMinute / rateSpanSeconds(f.started_at, now);
+    // No ETA for a file nobody sends, nor for one read too little to say how long it is.
+    const timed = sent && rowsPerSecond > 0 && estimate !== undefined;
+    const times = fileTimes(record, now, sent);
     progress.push({
       id: f.id,
       name: f.name,
       status: waitingFor({ control: f.control, startAt: f.start_at }, now) ?? f.status,
       start_at: f.start_at,
-      rows: f.rows,
+      rows,
       sendable,
       settled,
-      pending: f.pending,
+      pending,
       progress: f.status === 'intake' ? null : sendable > 0 ? round(settled / sendable, 4) : 1,
       rows_per_second: round(rowsPerSecond),
-      eta_seconds: rowsPerSecond > 0 ? Math.ceil(f.pending / rowsPerSecond) : null,
+      eta_seconds: timed ? Math.ceil(pending / rowsPerSecond) : null,
       in_flight_requests: flight.requests,
       in_flight_numbers: flight.numbers,
+      estimated: estimate?.estimated ?? f.status === 'intake',
+      being_sent: sent,
+      sending_seconds: times?.sending_seconds ?? null,
+      since_taken_seconds: times?.since_taken_seconds ?? null,
     });
   }
   return progress;
@@ -263,8 +267,11 @@ export function renderStatus(s: StatusReport, zone?: string): string {
       `lowered    the provider said too many requests at once (${answers} in the last minute): requests in flight were halved, and grow back one at a time`,
     );
   }
+  // A rate measured over the last minute says nothing of now once nothing is being sent.
   out.push(
-    `rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`,
+    s.sending
+      ? `rate       ${s.rate.requests_per_second} requests/s, ${s.rate.rows_per_second} rows/s over the last minute (or since sending started)`
+      : 'rate       idle: nothing is being sent',
   );
   out.push(`journal    ${journalLine(s.journal, zone)}`);
   out.push(`inbox      ${inboxLine(s)}`);
@@ -273,25 +280,11 @@ export function renderStatus(s: StatusReport, zone?: string): string {
     out.push('no file in progress');
     return out.join('\n');
   }
-  out.push(
-    'files in progress:',
-    renderTable(
-      ['id', 'name', 'status', 'progress', 'settled', 'to send', 'rows/s', 'ETA'],
-      s.files.map((f) => [
-        f.id,
-        f.name,
-        f.status,
-        f.progress === null ? 'reading' : `${(f.progress * 100).toFixed(1)}%`,
-        `${f.settled}/${f.sendable}`,
-        f.pending,
-        f.rows_per_second,
-        f.eta_seconds === null ? '-' : formatDuration(f.eta_seconds),
-      ]),
-    ),
-  );
-  if (!s.process)
+  out.push('files in progress:', filesTable(s.files));
+  const daemonRuns = s.process?.what.startsWith('smsdrop run') ?? false;
+  for (const f of s.files.filter((file) => !file.being_sent))
     out.push(
-      'These files are not moving: start the daemon, or run smsdrop send FILE again, to finish them.',
+      `${f.name} (id ${f.id}) is not moving: stopped: no process is sending it; ${finishAdvice(f.name, f.status !== 'intake', daemonRuns)}`,
     );
   return out.join('\n');
 }
@@ -347,9 +340,12 @@ function sendingState(s: StatusReport, zone: string | undefined): string {
   if (s.paused)
     return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.code ? `${s.paused.code}: ` : ''}${s.paused.reason}`;
   if (s.waiting) return `WAITING: ${s.waiting}`;
-  if (!s.process) return s.files.length > 0 ? 'stopped: no smsdrop process is running' : 'idle';
+  if (!s.sending)
+    return s.files.length > 0
+      ? `stopped: no process is sending the ${s.files.length} unfinished file(s) below`
+      : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';
-  return s.files.length > 0 ? 'waiting (retry delays)' : 'idle';
+  return 'waiting (retry delays)';
 }
 
 function sum<T>(items: readonly T[], of: (item: T) => number): number {

@@ -208,7 +208,12 @@ describe('status', () => {
       );
       assert.equal(s.files.length, 1);
       assert.deepEqual(
-        { ...s.files[0], rows_per_second: undefined },
+        {
+          ...s.files[0],
+          rows_per_second: undefined,
+          sending_seconds: undefined,
+          since_taken_seconds: undefined,
+        },
         {
           id: 1,
           name: 'p.csv',
@@ -222,6 +227,10 @@ describe('status', () => {
           eta_seconds: null,
           in_flight_requests: 0,
           in_flight_numbers: 0,
+          estimated: false,
+          being_sent: false,
+          sending_seconds: undefined,
+          since_taken_seconds: undefined,
         },
       );
       // One answer, over the time since its request started (at least a second, at most a minute).

@@ -200,6 +200,9 @@ async function writeOldJournal(dataDir: string): Promise<void> {
         'control_by',
         'control_at',
         'kept_cancelled',
+        'read_bytes',
+        'run_ms',
+        'run_started_at',
       ]
         .map((c) => `ALTER TABLE files DROP COLUMN ${c};`)
         .join(' ') +

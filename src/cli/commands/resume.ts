@@ -6,16 +6,17 @@
 import type { Command } from 'commander';
 import type { Config } from '../../config/index.js';
 import { EXIT, UsageError } from '../../errors.js';
-import type { FileCounts, FileRecord, JournalReader, WaitingFile } from '../../ports/index.js';
+import type { FileRecord, JournalReader } from '../../ports/index.js';
 import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf } from '../../log/logger.js';
 import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';
 import { type ResumeResult, resumeFile } from '../../pipeline/resume.js';
-import type { SendResult } from '../../send/index.js';
 import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { applyCommand } from './control.js';
+import { type ResultFilesNote, rewriteResultFiles } from '../resultFiles.js';
+import { elapsedText, type FileTimes, fileTimesOf } from '../times.js';
 
 export function registerResumeCommand(program: Command): void {
   program
@@ -47,15 +48,20 @@ export function registerResumeCommand(program: Command): void {
       );
       const started = Date.now();
       let resumed: ResumeResult;
+      let results: ResultFilesNote;
+      let times: FileTimes | undefined;
       try {
         // A file planned for another provider: one line and exit 2, once the journal and the lock
         // are let go.
         resumed = await resumeFile(runtime.context, runtime.journal.files, file);
+        results = await rewriteResultFiles(runtime, file, config);
+        times = fileTimesOf(await runtime.journal.files.file(file.id));
       } finally {
         await runtime.close();
       }
       const { sent, counts, waiting } = resumed;
-      printSummary(file, sent, counts, waiting, Date.now() - started, flags.json ?? false);
+      const elapsed = { elapsedMs: Date.now() - started, times };
+      printSummary(file, resumed, results, elapsed, flags.json ?? false);
       process.exit(
         sent.state === 'paused'
           ? tellPause(sent, log, '')
@@ -107,10 +113,9 @@ async function findUnfinished(config: Config, query: string): Promise<FileRecord
 
 function printSummary(
   file: FileRecord,
-  sent: SendResult,
-  c: FileCounts,
-  waiting: WaitingFile[],
-  elapsedMs: number,
+  { sent, counts: c, waiting }: ResumeResult,
+  results: ResultFilesNote,
+  { elapsedMs, times }: { elapsedMs: number; times: FileTimes | undefined },
   json: boolean,
 ): void {
   const state = sent.state === 'finished' ? 'done' : sent.state;
@@ -118,6 +123,8 @@ function printSummary(
     const extra = {
       ...(waiting.length > 0 ? { waitingIn: waiting } : {}),
       ...(sent.state === 'paused' ? { reason: sent.reason, code: sent.code } : {}),
+      resultFiles: results.written,
+      ...times,
     };
     process.stdout.write(
       `${JSON.stringify({ id: file.id, name: file.name, status: state, ...c, elapsedMs, ...extra })}\n`,
@@ -129,7 +136,8 @@ function printSummary(
       `${file.name} (id ${file.id})  ${state}`,
       `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
       ...optionalLine('repeats    ', waitingNote(waiting)),
-      `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+      results.line,
+      `requests ${c.requests}  ${elapsedText(elapsedMs, times)}; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );
 }

@@ -20,6 +20,8 @@ import { heldRepeats, ownReqIdRule, type RetryResult, retryRows } from '../../pi
 import { optionalLine, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
+import { type ResultFilesNote, rewriteResultFiles } from '../resultFiles.js';
+import { elapsedText, type FileTimes, fileTimesOf } from '../times.js';
 
 interface RetryFlags {
   failed?: boolean;
@@ -176,7 +178,9 @@ async function runRetry(
     // The file's repeats (this retry's, and intake's) another file holds but has not sent: the
     // file is not done: exit 3, as send and resume do.
     const waiting = await heldRepeats(runtime.journal.files, file.id, result.counts);
-    printRetrySummary(file, statuses, result, waiting, flags.json ?? false);
+    const results = await rewriteResultFiles(runtime, file, config);
+    const times = fileTimesOf(await runtime.journal.files.file(file.id));
+    printRetrySummary(file, statuses, { ...result, results, times }, waiting, flags.json ?? false);
     if (result.sent?.state === 'paused') return tellPause(result.sent, log, '');
     const o = result.outcome;
     // Nothing sent (every row asked for was a repeat of another file's): finished as well.
@@ -192,7 +196,7 @@ async function runRetry(
 function printRetrySummary(
   file: FileRecord,
   statuses: readonly RetryStatus[],
-  r: RetryResult,
+  r: RetryResult & { results: ResultFilesNote; times: FileTimes | undefined },
   waiting: WaitingFile[],
   json: boolean,
 ): void {
@@ -201,7 +205,7 @@ function printRetrySummary(
     const waitingIn = waiting.length > 0 ? { waitingIn: waiting } : {};
     const paused = r.sent?.state === 'paused' ? { reason: r.sent.reason, code: r.sent.code } : {};
     process.stdout.write(
-      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, ...paused, file: r.counts, elapsedMs: r.elapsedMs })}\n`,
+      `${JSON.stringify({ id: file.id, name: file.name, statuses, state, retried: r.outcome, repeats: r.retry.repeats, ...waitingIn, ...paused, file: r.counts, elapsedMs: r.elapsedMs, ...r.times, resultFiles: r.results.written })}\n`,
     );
     return;
   }
@@ -218,7 +222,8 @@ function printRetrySummary(
         : []),
       ...optionalLine('waiting      ', waitingNote(waiting)),
       `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
-      `elapsed ${(r.elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
+      r.results.line.replace(/^results {4}/, 'results      '),
+      `${elapsedText(r.elapsedMs, r.times)}; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
   );
 }

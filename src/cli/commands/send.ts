@@ -27,6 +27,7 @@ import { configFor, exitWithError, tellPause } from '../common.js';
 import { dryRun, type DryRunResult, type InvalidRow, unevenOf } from '../dryRun.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { startSendProgress } from '../progress.js';
+import { elapsedText, fileTimesOf } from '../times.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
 const ESTIMATED_REQUEST_MS = 200;
@@ -227,6 +228,7 @@ function summaryJson(result: DryRunResult, name: string, config: Config): object
     pending: c.pending,
     requests: result.plan ? result.plan.requests : c.requests,
     elapsedMs: result.elapsedMs,
+    ...(result.plan ? {} : fileTimesOf(result.file)),
     ...(result.reason ? { reason: result.reason } : {}),
     ...(result.code ? { code: result.code } : {}),
     ...(result.held ? { held: result.held } : {}),
@@ -272,7 +274,9 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
     if (result.messages) lines.push(...previewLines(result.messages));
     if (result.cost) lines.push(costLine(result.cost, `the ${p.numbers} number(s) of the plan`));
   } else {
-    lines.push(`requests ${c.requests}  elapsed ${(result.elapsedMs / 1000).toFixed(1)} s`);
+    lines.push(
+      `requests ${c.requests}  ${elapsedText(result.elapsedMs, fileTimesOf(result.file))}`,
+    );
   }
   if (result.unevenValues) lines.push(...unevenValuesLines(result.unevenValues));
   return lines;
