@@ -17,6 +17,7 @@ import {
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
+import { controlDuringLife, resumePaused } from './control.js';
 import type { ChaosFile } from './files.js';
 import {
   addRound,
@@ -164,6 +165,8 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
     await oneLife(s, run, schedule);
   }
   for (let pass = 0; pass < FINISH_PASSES; pass++) {
+    if (s.control)
+      await resumePaused(s, run, run.control, smsdropEnv(s), journalFiles(dataDirOf(s)));
     await runUntilFiled(s, run, schedule);
     await retryLeftovers(s, run);
     const open = journalFiles(dataDirOf(s)).filter(
@@ -181,8 +184,14 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: Drop[]): Promise
   run.starts++;
   const next = schedule[0];
   const dropping = dropDuringLife(s, run, schedule, delayMs, () => proc.alive());
+  const controlling = s.control
+    ? controlDuringLife(s, run, smsdropEnv(s), delayMs, () =>
+        Promise.resolve(journalFiles(dataDirOf(s))),
+      )
+    : undefined;
   const result = await killAfter(proc, delayMs, signal, STOP_TIMEOUT_MS);
   await dropping;
+  await controlling; // a foreground resume (the daemon gone) holds the lock until it is done
   const title = `run${next ? ` (dropping ${next.files.map((f) => f.name).join(', ')}${next.atTake ? ' at its take' : ''})` : ''}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
