@@ -11,7 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JournalFile, pgJournalFiles } from './check.js';
 import { inputCsvs } from './daemonMode.js';
-import { controlDuringLife, resumePaused } from './control.js';
+import { controlDuringLife, controlWhileFinishing, resumePaused } from './control.js';
 import type { ChaosFile } from './files.js';
 import {
   addRound,
@@ -188,6 +188,16 @@ async function runUntilFiled(
 ): Promise<void> {
   const deadline = Date.now() + s.finishTimeoutMs;
   let settled = false;
+  let controlled = !s.control;
+  const controlling = s.control
+    ? controlWhileFinishing(
+        s,
+        run,
+        operatorEnv(s),
+        () => pgJournalFiles(s.databaseUrl),
+        () => Date.now() > deadline || (waiting.length === 0 && allFiled(s)),
+      ).finally(() => (controlled = true))
+    : undefined;
   while (Date.now() < deadline) {
     waiting = redrop(s, run, waiting);
     procs.forEach((proc, node) => {
@@ -195,12 +205,13 @@ async function runUntilFiled(
       run.problems.push(`node ${node}: exited by itself: ${lastLine(proc.output())}`);
       procs[node] = startNode(s, run, node);
     });
-    if (waiting.length === 0 && allFiled(s)) {
+    if (waiting.length === 0 && allFiled(s) && controlled) {
       settled = true;
       break;
     }
     await sleep(100);
   }
+  await controlling;
   if (!settled)
     run.problems.push(`files still in an inbox or processing/ after ${s.finishTimeoutMs} ms`);
   await Promise.all(

@@ -61,6 +61,43 @@ export async function controlDuringLife(
   else await runControl(s, run, run.control, env, action, name);
 }
 
+/** Commands while the daemons run to the end, where most of the sending happens. */
+const FINISH_COMMANDS = 6;
+const FINISH_WINDOW_MS = 1500;
+
+/** Waits until a file is in flight (true), or the run is `over` (false). */
+async function someInFlight(
+  journal: () => Promise<JournalFile[]>,
+  over: () => boolean,
+): Promise<boolean> {
+  while (inFlight(await journal()).length === 0) {
+    if (over()) return false;
+    await sleep(200);
+  }
+  return true;
+}
+
+/**
+ * While the daemons run to the end: up to FINISH_COMMANDS commands at random moments on files in
+ * flight (each once one is, until the run is `over`), then a cancel when none has returned yet in
+ * the run (so that every run judges one, when a file is still in flight), then every file left
+ * paused resumed, so that the run can finish.
+ */
+export async function controlWhileFinishing(
+  s: ModeSettings,
+  run: ModeRun,
+  env: NodeJS.ProcessEnv,
+  journal: () => Promise<JournalFile[]>,
+  over: () => boolean,
+): Promise<void> {
+  for (let i = 0; i < FINISH_COMMANDS && (await someInFlight(journal, over)); i++)
+    await controlDuringLife(s, run, env, FINISH_WINDOW_MS, journal);
+  const name = inFlight(await journal())[0];
+  if (run.control.cancelledAt.size === 0 && name !== undefined)
+    await runControl(s, run, run.control, env, 'cancel', name);
+  await resumePaused(s, run, run.control, env, await journal());
+}
+
 /** One command to its end; a cancel that returned 0 is timed. */
 export async function runControl(
   s: ModeSettings,

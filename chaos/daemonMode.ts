@@ -17,7 +17,7 @@ import {
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
-import { controlDuringLife, resumePaused } from './control.js';
+import { controlDuringLife, controlWhileFinishing, resumePaused } from './control.js';
 import type { ChaosFile } from './files.js';
 import {
   addRound,
@@ -217,16 +217,27 @@ async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: Drop[]): P
   const deadline = Date.now() + s.finishTimeoutMs;
   const waitOn = () => proc.alive() && Date.now() < deadline;
   let settled = false;
+  let controlled = !s.control;
+  const controlling = s.control
+    ? controlWhileFinishing(
+        s,
+        run,
+        smsdropEnv(s),
+        () => Promise.resolve(journalFiles(dataDirOf(s))),
+        () => !waitOn() || (schedule.length === 0 && allFiled(s)),
+      ).finally(() => (controlled = true))
+    : undefined;
   while (proc.alive() && Date.now() < deadline) {
     const next = schedule[0];
     if (next && (next.atTake ? await dropAtTake(s, run, next, waitOn) : drop(s, run, next.files)))
       schedule.shift();
-    if (schedule.length === 0 && allFiled(s)) {
+    if (schedule.length === 0 && allFiled(s) && controlled) {
       settled = true;
       break;
     }
     await sleep(100);
   }
+  await controlling;
   await stop(s, run, proc, settled);
 }
 
