@@ -30,6 +30,18 @@ export function newControlState(): ControlState {
 const COMMAND_SHARE = 0.8;
 const CANCEL_SHARE = 0.25;
 
+/**
+ * The journal's files, or none while it cannot be read: no schema yet, PostgreSQL restarting (the
+ * verdict reads it again at the end).
+ */
+async function filesNow(journal: () => Promise<JournalFile[]>): Promise<JournalFile[]> {
+  try {
+    return await journal();
+  } catch {
+    return [];
+  }
+}
+
 /** Files in flight: read, not finished, not cancelled (those a command may still change). */
 function inFlight(files: readonly JournalFile[]): string[] {
   return files
@@ -55,7 +67,7 @@ export async function controlDuringLife(
   const pick = s.random();
   const action: ControlAction = roll < CANCEL_SHARE ? 'cancel' : roll < 0.65 ? 'pause' : 'resume';
   await sleep(at);
-  const names = inFlight(await journal());
+  const names = inFlight(await filesNow(journal));
   const name = names[Math.floor(pick * names.length)];
   if (name === undefined) run.control.counts.idle++;
   else await runControl(s, run, run.control, env, action, name);
@@ -70,7 +82,7 @@ async function someInFlight(
   journal: () => Promise<JournalFile[]>,
   over: () => boolean,
 ): Promise<boolean> {
-  while (inFlight(await journal()).length === 0) {
+  while (inFlight(await filesNow(journal)).length === 0) {
     if (over()) return false;
     await sleep(200);
   }
@@ -92,10 +104,10 @@ export async function controlWhileFinishing(
 ): Promise<void> {
   for (let i = 0; i < FINISH_COMMANDS && (await someInFlight(journal, over)); i++)
     await controlDuringLife(s, run, env, FINISH_WINDOW_MS, journal);
-  const name = inFlight(await journal())[0];
+  const name = inFlight(await filesNow(journal))[0];
   if (run.control.cancelledAt.size === 0 && name !== undefined)
     await runControl(s, run, run.control, env, 'cancel', name);
-  await resumePaused(s, run, run.control, env, await journal());
+  await resumePaused(s, run, run.control, env, await filesNow(journal));
 }
 
 /** One command to its end; a cancel that returned 0 is timed. */
