@@ -19,8 +19,11 @@ import {
   type DeliveryCheck,
   type JournalFile,
   journalFiles,
+  cancelledBatches,
+  pgCancelledBatches,
 } from './check.js';
 import { checkFolders, runDaemonMode } from './daemonMode.js';
+import { checkCancels, type CancelledBatch, formatControl, requiredMessages } from './control.js';
 import { expectedMessages, type Scale, SIMULATOR_TEMPLATES } from './files.js';
 import { dataDirOf, type Mode, type ModeRun, type ModeSettings, reportDirOf } from './mode.js';
 import { type SimulatorCounts, startSimulatorProcess, writeEmptyConfig } from './procs.js';
@@ -48,6 +51,8 @@ export interface ChaosOptions {
   killWindowMs: [number, number];
   /** Keep the work folder even when the run passed. */
   keep: boolean;
+  /** Daemon and cluster modes: pause, resume and cancel commands among the kills. */
+  control?: boolean;
   /** Lines of progress (default: none). */
   log?: (line: string) => void;
 }
@@ -82,6 +87,8 @@ export interface ModeFigures {
   elapsedMs: number;
   failures: string[];
   notes: string[];
+  /** With --control: the commands run (absent without). */
+  control?: string;
   samples: DeliveryCheck['samples'];
 }
 
@@ -134,7 +141,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosFigures> {
 
 function replayCommand(o: ChaosOptions): string {
   const nodes = o.mode === 'cluster' ? ` --nodes ${o.nodes ?? 3}` : '';
-  return `npm run chaos -- --kills ${o.kills} --mode ${o.mode}${nodes} --seed ${o.seed} --scale ${o.scale} --faults '${o.faults}' --kill-window ${o.killWindowMs.join('-')}`;
+  const control = o.control ? ' --control' : '';
+  return `npm run chaos -- --kills ${o.kills} --mode ${o.mode}${nodes}${control} --seed ${o.seed} --scale ${o.scale} --faults '${o.faults}' --kill-window ${o.killWindowMs.join('-')}`;
 }
 
 /** Waits (saying so) while the provider's day would change during the next `spanMs`. */
@@ -175,16 +183,20 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
     configFile: writeEmptyConfig(dir),
     finishTimeoutMs: o.scale === 'full' ? 10 * 60_000 : 2 * 60_000,
     random: createRandomFor(o.seed, mode),
+    control: (o.control ?? false) && mode !== 'send',
   };
   mkdirSync(reportDirOf(settings), { recursive: true });
   log(`${mode}: ${o.kills} kills against ${simulator.url} (work folder ${dir})`);
-  const { run, journal, checks } = await runOne(settings, o).finally(() => simulator.stop());
+  const { run, journal, checks, batches } = await runOne(settings, o).finally(() =>
+    simulator.stop(),
+  );
   const counts = await simulator.stop();
   const figures = judge(settings, run, {
     records: readRecordFile(simulator.recordFile),
     counts,
     journal,
     checks,
+    batches,
     faultSpec: o.faults,
     simulatorSeed,
   });
@@ -199,18 +211,26 @@ async function runMode(mode: Mode, o: ChaosOptions, root: string): Promise<ModeF
   return figures;
 }
 
-/** A mode's run, the journal's files at its end, and what is wrong with its folders. */
+/**
+ * A mode's run, the journal's files at its end, what is wrong with its folders, and the batches of
+ * the files cancelled.
+ */
 async function runOne(
   s: ModeSettings,
   o: ChaosOptions,
-): Promise<{ run: ModeRun; journal: JournalFile[]; checks: string[] }> {
+): Promise<{ run: ModeRun; journal: JournalFile[]; checks: string[]; batches: CancelledBatch[] }> {
   if (s.mode === 'send') {
     const run = await runSendMode(s);
-    return { run, journal: journalFiles(dataDirOf(s)), checks: [] };
+    return { run, journal: journalFiles(dataDirOf(s)), checks: [], batches: [] };
   }
   if (s.mode === 'daemon') {
     const run = await runDaemonMode(s);
-    return { run, journal: journalFiles(dataDirOf(s)), checks: checkFolders(s, run.drops) };
+    return {
+      run,
+      journal: journalFiles(dataDirOf(s)),
+      checks: checkFolders(s, run.drops),
+      batches: cancelledBatches(dataDirOf(s)),
+    };
   }
   const postgres = await startPostgres();
   try {
@@ -223,8 +243,9 @@ async function runOne(
     };
     const run = await runClusterMode(cluster);
     const journal = await clusterJournal(cluster);
+    const batches = await pgCancelledBatches(cluster.databaseUrl);
     dumpJournal(cluster.databaseUrl, path.join(s.dir, 'journal.sql')); // kept with a failed run
-    return { run, journal, checks: checkNodeFolders(cluster, run) };
+    return { run, journal, checks: checkNodeFolders(cluster, run), batches };
   } finally {
     await postgres.stop();
   }
@@ -270,15 +291,29 @@ interface Evidence {
   journal: JournalFile[];
   /** What is wrong with the mode's folders. */
   checks: string[];
+  /** The batches of the files cancelled (control commands). */
+  batches: CancelledBatch[];
   faultSpec: string;
   simulatorSeed: number;
 }
 
 function judge(s: ModeSettings, run: ModeRun, e: Evidence): ModeFigures {
   const { journal, counts } = e;
-  const delivered = checkDeliveries(e.records, s.appId, expectedMessages(run.files));
-  const wanted = run.files.map((f) => ({ name: f.name, rows: f.rows, invalid: f.invalid }));
+  const cancelled = run.control.cancelledAt;
+  const delivered = checkDeliveries(
+    e.records,
+    s.appId,
+    expectedMessages(run.files),
+    requiredMessages(run.files, cancelled),
+  );
+  const wanted = run.files.map((f) => ({
+    name: f.name,
+    rows: f.rows,
+    invalid: f.invalid,
+    cancelled: cancelled.has(f.name),
+  }));
   const failures = [...run.problems, ...checkJournalFiles(journal, wanted)];
+  failures.push(...checkCancels(run.control, journal, e.batches, e.records));
   const names = new Set(wanted.map((w) => w.name));
   for (const f of journal)
     if (!names.has(f.name))
@@ -329,6 +364,7 @@ function judge(s: ModeSettings, run: ModeRun, e: Evidence): ModeFigures {
     elapsedMs: 0,
     failures,
     notes: run.notes,
+    ...(s.control ? { control: formatControl(run.control) } : {}),
     samples: delivered.samples,
   };
 }
@@ -350,6 +386,7 @@ function formatMode(f: ModeFigures): string {
     `  unexpected   ${f.unexpected}`,
     `  unknown rows resent by retry --unknown: ${f.unknownResent}`,
     `  failed rows resent by retry --failed: ${f.failedResent}`,
+    ...(f.control === undefined ? [] : [`  control      ${f.control}`]),
   ];
   for (const failure of f.failures.slice(0, 20)) lines.push(`  FAIL ${failure}`);
   if (f.failures.length > 20) lines.push(`  ... and ${f.failures.length - 20} more`);
@@ -368,7 +405,7 @@ export function formatFigures(c: ChaosFigures): string {
 }
 
 export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|both|cluster] [--nodes N] [--seed S]
-       [--scale full|small] [--faults SPEC] [--kill-window MIN-MAX] [--json] [--keep]
+       [--scale full|small] [--faults SPEC] [--kill-window MIN-MAX] [--control] [--json] [--keep]
   --kills N            kills per mode (default 100)
   --mode               send, daemon, both (send then daemon) or cluster (default both)
   --nodes N            cluster mode: daemons sharing one PostgreSQL journal (default 3)
@@ -376,6 +413,9 @@ export const USAGE = `usage: npm run chaos -- [--kills N] [--mode send|daemon|bo
   --scale              full (a group of 20,500 numbers, 3,000 small groups...) or small (for the tests)
   --faults SPEC        the simulator's --faults (default ${DEFAULT_FAULTS})
   --kill-window A-B    a kill lands A to B ms after the process starts (default 50-2500)
+  --control            daemon and cluster modes: now and then between kills, smsdrop pause,
+                       resume or (rarer) cancel on a file in flight; the verdict adds: a cancelled
+                       row never received, no request of a cancelled file after its cancel returned
   --json               print the figures as one JSON object on stdout (progress goes to stderr)
   --keep               keep the work folder even when the run passed`;
 
@@ -430,6 +470,7 @@ export function parseChaosArgs(argv: string[]): ChaosOptions & { json: boolean }
         faults: { type: 'string' },
         'kill-window': { type: 'string' },
         json: { type: 'boolean' },
+        control: { type: 'boolean' },
         keep: { type: 'boolean' },
       },
       strict: true,
@@ -454,6 +495,7 @@ export function parseChaosArgs(argv: string[]): ChaosOptions & { json: boolean }
     killWindowMs: killWindow(parsed['kill-window']),
     json: parsed.json ?? false,
     keep: parsed.keep ?? false,
+    control: parsed.control ?? false,
   };
 }
 

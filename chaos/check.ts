@@ -8,6 +8,12 @@ import { existsSync } from 'node:fs';
 import type { AcceptedRecord } from '../src/simulator/types.js';
 import { messageKey } from './files.js';
 import { openPool } from '../src/pgjournal/schema.js';
+import {
+  type BatchRow,
+  CANCELLED_BATCHES_SQL,
+  type CancelledBatch,
+  groupBatches,
+} from './control.js';
 
 export interface DeliveryCheck {
   /** (message, number) pairs in accepted requests of this app, repeats included. */
@@ -26,11 +32,15 @@ export interface DeliveryCheck {
 
 const SAMPLES = 5;
 
-/** Counts each expected message's deliveries in the record (only requests of `appId`). */
+/**
+ * Counts each expected message's deliveries in the record (only requests of `appId`). `required`:
+ * the messages that must be delivered (default: all expected; a cancelled file's may not be).
+ */
 export function checkDeliveries(
   records: readonly AcceptedRecord[],
   appId: string,
   expected: ReadonlySet<string>,
+  required: ReadonlySet<string> = expected,
 ): DeliveryCheck {
   const counts = new Map<string, number>();
   let deliveries = 0;
@@ -45,7 +55,7 @@ export function checkDeliveries(
     }
   }
   const twice = [...counts].filter(([, n]) => n > 1);
-  const missing = [...expected].filter((key) => !counts.has(key));
+  const missing = [...required].filter((key) => !counts.has(key));
   const unexpected = [...counts.keys()].filter((key) => !expected.has(key));
   return {
     deliveries,
@@ -75,7 +85,14 @@ export interface JournalFile {
   failed: number;
   unknown: number;
   pending: number;
+  /** Rows its cancel ended `cancelled`. */
+  cancelled: number;
+  /** An operator's hold: paused, cancelled (held) or null. */
+  control: string | null;
 }
+
+const FILES_SQL =
+  'SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending, cancelled, control FROM v_files ORDER BY id';
 
 /** Every file of the journal (read-only; [] when there is no journal yet). */
 export function journalFiles(dataDir: string): JournalFile[] {
@@ -83,11 +100,7 @@ export function journalFiles(dataDir: string): JournalFile[] {
   if (!existsSync(file)) return [];
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return db
-      .prepare(
-        'SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files ORDER BY id',
-      )
-      .all() as JournalFile[];
+    return db.prepare(FILES_SQL).all() as JournalFile[];
   } finally {
     db.close();
   }
@@ -97,10 +110,30 @@ export function journalFiles(dataDir: string): JournalFile[] {
 export async function pgJournalFiles(url: string): Promise<JournalFile[]> {
   const pool = openPool(url, 1);
   try {
-    const { rows } = await pool.query<JournalFile>(
-      'SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending FROM v_files ORDER BY id',
-    );
-    return rows;
+    const { rows } = await pool.query<JournalFile>(FILES_SQL);
+    return rows.map((r) => ({ ...r, cancelled: Number(r.cancelled) }));
+  } finally {
+    await pool.end();
+  }
+}
+
+/** The batches of the files cancelled in a SQLite journal, with their attempts' starts. */
+export function cancelledBatches(dataDir: string): CancelledBatch[] {
+  const file = `${dataDir}/journal.sqlite`;
+  if (!existsSync(file)) return [];
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return groupBatches(db.prepare(CANCELLED_BATCHES_SQL).all() as BatchRow[]);
+  } finally {
+    db.close();
+  }
+}
+
+/** The same from a PostgreSQL journal. */
+export async function pgCancelledBatches(url: string): Promise<CancelledBatch[]> {
+  const pool = openPool(url, 1);
+  try {
+    return groupBatches((await pool.query<BatchRow>(CANCELLED_BATCHES_SQL)).rows);
   } finally {
     await pool.end();
   }
@@ -110,6 +143,8 @@ export interface FileExpectation {
   name: string;
   rows: number;
   invalid: number;
+  /** Its cancel returned: rows may end cancelled, unknown (checkCancels says which) or failed. */
+  cancelled?: boolean;
 }
 
 /**
@@ -129,15 +164,18 @@ export function checkJournalFiles(
       continue;
     }
     const f = found[0]!;
-    const sum = f.invalid + f.duplicates + f.accepted + f.failed + f.unknown + f.pending;
+    const sum =
+      f.invalid + f.duplicates + f.accepted + f.failed + f.unknown + f.pending + f.cancelled;
     const what = `${f.name} (id ${f.id})`;
     if (f.status !== 'done') problems.push(`${what}: status ${f.status}, expected done`);
     if (f.rows !== want.rows)
       problems.push(`${what}: ${f.rows} rows in the journal, the file has ${want.rows}`);
     if (sum !== f.rows) problems.push(`${what}: statuses add up to ${sum}, not its ${f.rows} rows`);
     if (f.pending > 0) problems.push(`${what}: ${f.pending} rows still pending`);
-    if (f.unknown > 0) problems.push(`${what}: ${f.unknown} rows still unknown`);
-    if (f.failed > 0) problems.push(`${what}: ${f.failed} rows failed`);
+    if (f.cancelled > 0 && !want.cancelled)
+      problems.push(`${what}: ${f.cancelled} rows cancelled, though no cancel of it returned`);
+    if (f.unknown > 0 && !want.cancelled) problems.push(`${what}: ${f.unknown} rows still unknown`);
+    if (f.failed > 0 && !want.cancelled) problems.push(`${what}: ${f.failed} rows failed`);
     if (f.invalid !== want.invalid)
       problems.push(
         `${what}: ${f.invalid} invalid rows, the file has ${want.invalid} broken numbers`,

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JournalFile, pgJournalFiles } from './check.js';
 import { inputCsvs } from './daemonMode.js';
+import { controlDuringLife, controlWhileFinishing, resumePaused } from './control.js';
 import type { ChaosFile } from './files.js';
 import {
   addRound,
@@ -61,6 +62,14 @@ export function nodeEnv(s: ClusterSettings, node: number): NodeJS.ProcessEnv {
     SMSDROP_LEASE: LEASE,
     SMSDROP_CONCURRENCY: String(s.concurrency),
   };
+}
+
+/**
+ * An operator's CLI on a server of its own (no daemon there): control commands go through it, and
+ * a `resume` it runs sends in the foreground, one more sender of the cluster.
+ */
+function operatorEnv(s: ClusterSettings): NodeJS.ProcessEnv {
+  return { ...nodeEnv(s, 0), SMSDROP_DATA_DIR: path.join(s.dir, 'operator') };
 }
 
 function startNode(s: ClusterSettings, run: ClusterRun, node: number): CliProcess {
@@ -129,9 +138,18 @@ export async function runClusterMode(s: ClusterSettings): Promise<ClusterRun> {
       run.notes.push(`PostgreSQL crashed and restarted after ${kills()} kills`);
     }
     const node = Math.floor(s.random() * s.nodes);
-    await killOne(s, run, procs[node]!, node);
+    await Promise.all([
+      killOne(s, run, procs[node]!, node),
+      s.control
+        ? controlDuringLife(s, run, operatorEnv(s), s.killWindowMs[1], () =>
+            pgJournalFiles(s.databaseUrl),
+          )
+        : undefined,
+    ]);
     procs[node] = startNode(s, run, node);
   }
+  if (s.control)
+    await resumePaused(s, run, run.control, operatorEnv(s), await pgJournalFiles(s.databaseUrl));
   await runUntilFiled(s, run, procs, waiting);
   await retryLeftovers(s, run, {
     env: nodeEnv(s, 0),
@@ -170,6 +188,16 @@ async function runUntilFiled(
 ): Promise<void> {
   const deadline = Date.now() + s.finishTimeoutMs;
   let settled = false;
+  let controlled = !s.control;
+  const controlling = s.control
+    ? controlWhileFinishing(
+        s,
+        run,
+        operatorEnv(s),
+        () => pgJournalFiles(s.databaseUrl),
+        () => Date.now() > deadline || (waiting.length === 0 && allFiled(s)),
+      ).finally(() => (controlled = true))
+    : undefined;
   while (Date.now() < deadline) {
     waiting = redrop(s, run, waiting);
     procs.forEach((proc, node) => {
@@ -177,12 +205,13 @@ async function runUntilFiled(
       run.problems.push(`node ${node}: exited by itself: ${lastLine(proc.output())}`);
       procs[node] = startNode(s, run, node);
     });
-    if (waiting.length === 0 && allFiled(s)) {
+    if (waiting.length === 0 && allFiled(s) && controlled) {
       settled = true;
       break;
     }
     await sleep(100);
   }
+  await controlling;
   if (!settled)
     run.problems.push(`files still in an inbox or processing/ after ${s.finishTimeoutMs} ms`);
   await Promise.all(

@@ -17,6 +17,7 @@ import {
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { journalFiles } from './check.js';
+import { controlDuringLife, controlWhileFinishing, resumePaused } from './control.js';
 import type { ChaosFile } from './files.js';
 import {
   addRound,
@@ -164,6 +165,8 @@ export async function runDaemonMode(s: ModeSettings): Promise<ModeRun> {
     await oneLife(s, run, schedule);
   }
   for (let pass = 0; pass < FINISH_PASSES; pass++) {
+    if (s.control)
+      await resumePaused(s, run, run.control, smsdropEnv(s), journalFiles(dataDirOf(s)));
     await runUntilFiled(s, run, schedule);
     await retryLeftovers(s, run);
     const open = journalFiles(dataDirOf(s)).filter(
@@ -181,8 +184,14 @@ async function oneLife(s: ModeSettings, run: ModeRun, schedule: Drop[]): Promise
   run.starts++;
   const next = schedule[0];
   const dropping = dropDuringLife(s, run, schedule, delayMs, () => proc.alive());
+  const controlling = s.control
+    ? controlDuringLife(s, run, smsdropEnv(s), delayMs, () =>
+        Promise.resolve(journalFiles(dataDirOf(s))),
+      )
+    : undefined;
   const result = await killAfter(proc, delayMs, signal, STOP_TIMEOUT_MS);
   await dropping;
+  await controlling; // a foreground resume (the daemon gone) holds the lock until it is done
   const title = `run${next ? ` (dropping ${next.files.map((f) => f.name).join(', ')}${next.atTake ? ' at its take' : ''})` : ''}${result.delivered ? ` (${signal} after ${delayMs} ms)` : ''}`;
   logProcess(logFileOf(s), title, proc, result.exit);
   if (result.delivered) {
@@ -208,16 +217,27 @@ async function runUntilFiled(s: ModeSettings, run: ModeRun, schedule: Drop[]): P
   const deadline = Date.now() + s.finishTimeoutMs;
   const waitOn = () => proc.alive() && Date.now() < deadline;
   let settled = false;
+  let controlled = !s.control;
+  const controlling = s.control
+    ? controlWhileFinishing(
+        s,
+        run,
+        smsdropEnv(s),
+        () => Promise.resolve(journalFiles(dataDirOf(s))),
+        () => !waitOn() || (schedule.length === 0 && allFiled(s)),
+      ).finally(() => (controlled = true))
+    : undefined;
   while (proc.alive() && Date.now() < deadline) {
     const next = schedule[0];
     if (next && (next.atTake ? await dropAtTake(s, run, next, waitOn) : drop(s, run, next.files)))
       schedule.shift();
-    if (schedule.length === 0 && allFiled(s)) {
+    if (schedule.length === 0 && allFiled(s) && controlled) {
       settled = true;
       break;
     }
     await sleep(100);
   }
+  await controlling;
   await stop(s, run, proc, settled);
 }
 

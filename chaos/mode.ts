@@ -4,6 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type JournalFile, journalFiles } from './check.js';
+import { type ControlState, newControlState } from './control.js';
 import { type ChaosFile, generateRound, type Scale } from './files.js';
 import { cleanEnv, CREDENTIALS, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
@@ -26,6 +27,8 @@ export interface ModeSettings {
   /** Longest a run without kills may take before it counts as stuck. */
   finishTimeoutMs: number;
   random: () => number;
+  /** Pause, resume and cancel commands among the kills (chaos/control.ts). */
+  control: boolean;
 }
 
 export interface ModeRun {
@@ -50,6 +53,8 @@ export interface ModeRun {
   problems: string[];
   /** Worth knowing, not failures in themselves. */
   notes: string[];
+  /** The control commands run, and when each cancel returned. */
+  control: ControlState;
 }
 
 /** How long a SIGTERM may take: the grace period (2 s) and a response timeout, with room. */
@@ -120,6 +125,7 @@ export function newRun(): ModeRun {
     failedResent: 0,
     problems: [],
     notes: [],
+    control: newControlState(),
   };
 }
 
@@ -173,7 +179,9 @@ export async function retryLeftovers(
   },
 ): Promise<void> {
   for (let pass = 1; pass <= RETRY_PASSES; pass++) {
-    const left = (await journal.files()).flatMap((f: JournalFile) =>
+    // A cancelled file is over: its rows unknown or failed stay so (no request after a cancel).
+    const open = (await journal.files()).filter((f) => f.control !== 'cancelled');
+    const left = open.flatMap((f: JournalFile) =>
       (['unknown', 'failed'] as const)
         .filter((status) => f[status] > 0)
         .map((status) => ({ f, status, rows: f[status] })),
