@@ -12,7 +12,7 @@ import { createLogger, logDirOf } from '../../log/logger.js';
 import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';
 import { type ResumeResult, resumeFile } from '../../pipeline/resume.js';
 import type { SendResult } from '../../send/index.js';
-import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
+import { cancelledCount, optionalLine, requireJournal, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { applyCommand } from './control.js';
@@ -127,7 +127,7 @@ function printSummary(
   process.stdout.write(
     [
       `${file.name} (id ${file.id})  ${state}`,
-      `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}${cancelledCount(c)}  pending ${c.pending}`,
       ...optionalLine('repeats    ', waitingNote(waiting)),
       `requests ${c.requests}  elapsed ${(elapsedMs / 1000).toFixed(1)} s; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',
