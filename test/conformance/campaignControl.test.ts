@@ -66,7 +66,7 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
   before(async () => {
     work = tempDir('campaign-control');
     // slow enough that a command lands while a 40-row file is being sent, one number a request
-    sim = await startSimulatorProcess(work, ['--latency-ms', '150']);
+    sim = await startSimulatorProcess(work, ['--latency-ms', '400']);
     env = {
       ...CREDENTIALS,
       ...(await environment()),

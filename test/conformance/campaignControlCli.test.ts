@@ -62,7 +62,7 @@ onEachJournal('campaign control without a daemon', ({ environment }) => {
 
   before(async () => {
     work = tempDir('campaign-control-cli');
-    sim = await startSimulatorProcess(work, ['--latency-ms', '150']);
+    sim = await startSimulatorProcess(work, ['--latency-ms', '400']);
     env = {
       ...CREDENTIALS,
       ...(await environment()),
