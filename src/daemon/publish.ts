@@ -112,7 +112,7 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
   const c = result.counts;
   const troubled = c.failed + c.unknown + c.pending > 0;
   life.log[troubled ? 'warn' : 'info'](
-    `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown}, requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
+    `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown},${c.cancelled > 0 ? ` cancelled ${c.cancelled},` : ''} requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
     { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
   );
   const repeats = repeatsNote(c, life.ctx.config.repeatWindow, result.waiting);

@@ -20,7 +20,8 @@ export function getFile(db: Journal, id: number): FileRecord | undefined {
 export function countFile(db: Journal, fileId: number): FileCounts {
   return sql(
     db,
-    `SELECT v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed, v.unknown, v.pending, v.requests
+    `SELECT v.rows, v.invalid, v.duplicates, f.repeats, v.accepted, v.failed, v.unknown, v.cancelled, v.pending,
+       v.requests
      FROM v_files v JOIN files f ON f.id = v.id WHERE v.id = ?`,
   ).get(fileId) as FileCounts;
 }

@@ -7,7 +7,7 @@ import { get, type Rule, run } from './rule.js';
 
 /** A file's name, status and counts as the event reports them (read in its transaction). */
 const FILE_NOW = `SELECT f.name, f.status, v.rows, v.invalid, v.duplicates, f.repeats, v.accepted,
-    v.failed, v.unknown, v.pending, v.requests
+    v.failed, v.unknown, v.cancelled, v.pending, v.requests
   FROM files f JOIN v_files v ON v.id = f.id WHERE f.id = ?`;
 
 /**

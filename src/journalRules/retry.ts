@@ -1,13 +1,13 @@
 // `smsdrop retry`: the journal side of an explicit resend, on either journal. Every failed (or
-// unknown) batch of the file hands its numbers to new planned batches with fresh reqIds (its rows
-// follow them) and becomes `retried`, keeping its outcome and attempts: the history of who was
-// tried when, and with what answer, stays whole. The exception is an unknown batch the provider
-// would still recognise by its reqId (the caller's keepsOwnReqId, see send/policy.ts
-// mayResendWithOwnReqId): it is planned again as it is, so a repeat is refused (160054) rather than
-// sent twice; its attempts stay in the attempts table. The journal runs it in one transaction, the
-// chosen batches locked (Dialect.lockRows), so a crash leaves either every chosen batch retried or
-// none, and two retries at once cannot both move one batch. The sender then sends the planned
-// batches.
+// unknown, or cancelled when asked) batch of the file hands its numbers to new planned batches
+// with fresh reqIds (its rows follow them) and becomes `retried`, keeping its outcome and
+// attempts: the history of who was tried when, and with what answer, stays whole. The exception
+// is an unknown batch the provider would still recognise by its reqId (the caller's
+// keepsOwnReqId, see send/policy.ts mayResendWithOwnReqId): it is planned again as it is, so a
+// repeat is refused (160054) rather than sent twice; its attempts stay in the attempts table. The
+// journal runs it in one transaction, the chosen batches locked (Dialect.lockRows), so a crash
+// leaves either every chosen batch retried or none, and two retries at once cannot both move one
+// batch. The sender then sends the planned batches.
 //
 // A number that another file sent the same message to since (the repeat window: the rows of a
 // failed list, exported and dropped back, say) is not resent: its row becomes a repeat of that
@@ -29,7 +29,14 @@ import {
   type RetryStore,
   tallyRetryOutcome,
 } from '../ports/retry.js';
-import { BATCH_STATE, DOUBT, FILE_STATUS, REPLACED_STATES, sqlList } from '../ports/states.js';
+import {
+  BATCH_STATE,
+  DOUBT,
+  FILE_CONTROL,
+  FILE_STATUS,
+  REPLACED_STATES,
+  sqlList,
+} from '../ports/states.js';
 import { recountFile } from './files.js';
 import { moveBatch } from './moves.js';
 import { batchPhones, moveToNewBatch, type RuleContext } from './outcomes.js';
@@ -124,10 +131,15 @@ export function* prepareRetry(
     for (const batch of yield* batchesIn(fileId, state, ctx.lockRows))
       yield* retryBatch(ctx, batch, prepared, { maxPerRequest, unknown, sentBefore, now });
   if (prepared.repeats > 0) yield* recountFile(fileId);
+  // A cancelled file's control is lifted with the rows an operator resends (cancelled ones with
+  // --cancelled, or its failed ones): otherwise the sender would cancel them again at once. Rows
+  // not asked for keep their outcome, cancelled ones too.
   if (prepared.rows > 0)
     yield* run(
-      'UPDATE files SET status = ?, error = NULL, finished_at = NULL WHERE id = ?',
+      `UPDATE files SET status = ?, error = NULL, finished_at = NULL,
+         control = CASE WHEN control = ? THEN NULL ELSE control END WHERE id = ?`,
       FILE_STATUS.sending,
+      FILE_CONTROL.cancelled,
       fileId,
     );
   return prepared;
@@ -150,7 +162,7 @@ function* retryBatch(
   const { maxPerRequest, unknown, now } = terms;
   const moveOptions = { now, guard: ctx.guard };
   const history = yield* keepsItsReqId(ctx, batch, maxPerRequest, unknown.keepsOwnReqId);
-  if (history || batch.state === BATCH_STATE.failed || unknown.newReqIds)
+  if (history || batch.state !== BATCH_STATE.unknown || unknown.newReqIds)
     prepared.repeats += yield* leaveRepeats(ctx, batch, terms.sentBefore);
   if (batch.numbers === 0) {
     yield* moveBatch(batch.id, BATCH_STATE.retried, [], moveOptions);

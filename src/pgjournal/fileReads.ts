@@ -26,7 +26,7 @@ export async function fileById(db: Db, id: number): Promise<FileRecord | undefin
 export async function countFile(db: Db, fileId: number): Promise<FileCounts> {
   const { rows } = await db.query<FileCounts>(
     `SELECT v.rows::int AS rows, v.invalid, v.duplicates, f.repeats, v.accepted::int AS accepted,
-       v.failed::int AS failed, v.unknown::int AS unknown, v.pending::int AS pending, v.requests::int AS requests
+       v.failed::int AS failed, v.unknown::int AS unknown, v.cancelled::int AS cancelled, v.pending::int AS pending, v.requests::int AS requests
      FROM v_files v JOIN files f ON f.id = v.id WHERE v.id = $1`,
     [fileId],
   );

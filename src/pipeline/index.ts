@@ -93,6 +93,7 @@ const EMPTY_COUNTS: FileCounts = {
   accepted: 0,
   failed: 0,
   unknown: 0,
+  cancelled: 0,
   pending: 0,
   requests: 0,
 };

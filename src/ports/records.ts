@@ -50,6 +50,8 @@ export interface FileCounts {
   accepted: number;
   failed: number;
   unknown: number;
+  /** Rows an operator's `smsdrop cancel` ended before they were requested. */
+  cancelled: number;
   pending: number;
   requests: number;
 }
@@ -62,8 +64,7 @@ export interface FileLine extends FileCounts {
   status: string;
   started_at: string | null;
   finished_at: string | null;
-  /** Rows an operator cancelled (never requested), and the file's control (FileRecord's). */
-  cancelled: number;
+  /** The file's control (FileRecord's). */
   control: FileControl | null;
   start_at: string | null;
 }
@@ -270,10 +271,11 @@ export interface SuppressedNumber {
   addedAt: string;
 }
 
-// Retrying failed and unknown rows (retry.ts).
+// Retrying failed, unknown and cancelled rows (retry.ts).
 
-/** The outcomes an operator may resend. */
-export type RetryStatus = typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown;
+/** The outcomes an operator may resend (cancelled: only when asked, `retry --cancelled`). */
+export type RetryStatus =
+  typeof BATCH_STATE.failed | typeof BATCH_STATE.unknown | typeof BATCH_STATE.cancelled;
 
 export interface PreparedRetry {
   /**

@@ -138,3 +138,8 @@ export async function writeCsvPages(
 export function optionalLine(label: string, text: string | undefined): string[] {
   return text === undefined ? [] : [`${label}${text}`];
 }
+
+/** "  cancelled N" for a summary's counts line, when an operator cancelled rows; else nothing. */
+export function cancelledCount(counts: { cancelled?: number }): string {
+  return counts.cancelled ? `  cancelled ${counts.cancelled}` : '';
+}

@@ -26,6 +26,7 @@ export function fileReportTable(
     `accepted ${r.accepted}`,
     `failed ${r.failed}`,
     `unknown ${r.unknown}`,
+    ...(r.cancelled > 0 ? [`cancelled ${r.cancelled}`] : []),
     `invalid ${r.invalid}`,
     `duplicates ${r.duplicates}`,
     `pending ${r.pending}`,

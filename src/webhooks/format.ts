@@ -113,7 +113,7 @@ function markdown(event: EventBody, title: string): string {
   const c = event.file?.counts;
   if (c)
     lines.push(
-      `- rows ${c.rows}: accepted ${c.accepted}, failed ${c.failed}, unknown ${c.unknown}, invalid ${c.invalid}, duplicates ${c.duplicates}, to send ${c.pending}`,
+      `- rows ${c.rows}: accepted ${c.accepted}, failed ${c.failed}, unknown ${c.unknown},${c.cancelled > 0 ? ` cancelled ${c.cancelled},` : ''} invalid ${c.invalid}, duplicates ${c.duplicates}, to send ${c.pending}`,
     );
   if (event.reason) lines.push(`- reason: ${plain(event.reason)}`);
   return lines.join('\n');

@@ -11,7 +11,7 @@ import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf } from '../../log/logger.js';
 import { everyRowAccepted, waitingNote } from '../../pipeline/index.js';
 import { type ResumeResult, resumeFile } from '../../pipeline/resume.js';
-import { optionalLine, requireJournal, resolveFile } from '../../report/common.js';
+import { cancelledCount, optionalLine, requireJournal, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { applyCommand } from './control.js';
@@ -134,7 +134,7 @@ function printSummary(
   process.stdout.write(
     [
       `${file.name} (id ${file.id})  ${state}`,
-      `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}${cancelledCount(c)}  pending ${c.pending}`,
       ...optionalLine('repeats    ', waitingNote(waiting)),
       results.line,
       `requests ${c.requests}  ${elapsedText(elapsedMs, times)}; details: smsdrop report ${file.id}`,

@@ -17,7 +17,7 @@ import { FILE_STATUS } from '../../ports/states.js';
 import { createLogger, logDirOf, type Logger } from '../../log/logger.js';
 import { providerChange, waitingNote } from '../../pipeline/index.js';
 import { heldRepeats, ownReqIdRule, type RetryResult, retryRows } from '../../pipeline/retry.js';
-import { optionalLine, resolveFile } from '../../report/common.js';
+import { cancelledCount, optionalLine, resolveFile } from '../../report/common.js';
 import { configFor, exitOnUserError, exitWithError, tellPause } from '../common.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { type ResultFilesNote, rewriteResultFiles } from '../resultFiles.js';
@@ -26,6 +26,7 @@ import { elapsedText, type FileTimes, fileTimesOf } from '../times.js';
 interface RetryFlags {
   failed?: boolean;
   unknown?: boolean;
+  cancelled?: boolean;
   yes?: boolean;
   json?: boolean;
 }
@@ -34,13 +35,17 @@ export function registerRetryCommand(program: Command): void {
   program
     .command('retry')
     .description(
-      'resend the failed and/or unknown rows of FILE (the earlier attempts stay in the journal)',
+      'resend the failed, unknown and/or cancelled rows of FILE (the earlier attempts stay in the journal)',
     )
     .argument('<file>', 'file id, name or sha256 prefix')
     .option('--failed', 'resend the rows that failed (they were not sent)')
     .option(
       '--unknown',
       'resend the rows whose outcome is unknown: under their own reqId while the provider remembers it (it refuses a repeat), otherwise as new requests, after asking (they may already have arrived)',
+    )
+    .option(
+      '--cancelled',
+      'send the rows smsdrop cancel left cancelled (never requested); a plain retry leaves them alone',
     )
     .option('--yes', 'resend unknown rows without asking')
     .option('--json', 'print the summary as one JSON object')
@@ -49,10 +54,13 @@ export function registerRetryCommand(program: Command): void {
       const statuses: RetryStatus[] = [
         ...(flags.failed ? ['failed' as const] : []),
         ...(flags.unknown ? ['unknown' as const] : []),
+        ...(flags.cancelled ? ['cancelled' as const] : []),
       ];
       if (statuses.length === 0)
         exitWithError(
-          new UsageError('retry: say which rows to resend: --failed, --unknown or both'),
+          new UsageError(
+            'retry: say which rows to resend: --failed, --unknown or both (--cancelled: those smsdrop cancel left)',
+          ),
         );
       const target = await findTarget(config, file, statuses);
       if (target.rows === 0) {
@@ -221,7 +229,7 @@ function printRetrySummary(
           ]
         : []),
       ...optionalLine('waiting      ', waitingNote(waiting)),
-      `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+      `whole file   rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}${cancelledCount(c)}  pending ${c.pending}`,
       r.results.line.replace(/^results {4}/, 'results      '),
       `${elapsedText(r.elapsedMs, r.times)}; details: smsdrop report ${file.id}`,
     ].join('\n') + '\n',

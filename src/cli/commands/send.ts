@@ -23,6 +23,7 @@ import type { Runtime } from '../../pipeline/runtime.js';
 import { unevenValuesLines } from '../../pipeline/valueCounts.js';
 import { writeRejectedCsv } from '../../results/rejectedCsv.js';
 import { writeResultCsv } from '../../results/resultCsv.js';
+import { cancelledCount } from '../../report/common.js';
 import { configFor, exitWithError, tellPause } from '../common.js';
 import { dryRun, type DryRunResult, type InvalidRow, unevenOf } from '../dryRun.js';
 import { openForegroundRuntime } from '../foreground.js';
@@ -260,7 +261,7 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
       `${result.held.waitingFor} by an operator: nothing more is sent until \`smsdrop resume ${result.file?.id ?? name}\` (or \`smsdrop cancel\` ends it)`,
     );
   lines.push(
-    `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}  pending ${c.pending}`,
+    `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}${cancelledCount(c)}  pending ${c.pending}`,
   );
   const repeats = repeatsNote(c, config.repeatWindow, result.waiting);
   if (repeats) lines.push(`repeats    ${repeats}`);
