@@ -80,8 +80,8 @@ export function markPruned(db: Journal, fileId: number, busy: BusyFiles): boolea
 function markPrunedRow(db: Journal, fileId: number): boolean {
   const info = sql(
     db,
-    `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests) =
-       (SELECT accepted, failed, unknown, pending, requests FROM v_files WHERE id = :id),
+    `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests, kept_cancelled) =
+       (SELECT accepted, failed, unknown, pending, requests, cancelled FROM v_files WHERE id = :id),
      (kept_first_send, kept_last_send) =
        (SELECT min(a.started_at), max(a.finished_at) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id),
      pruned_at = :now

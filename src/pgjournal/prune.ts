@@ -37,8 +37,8 @@ const RECORDS_OF = `SELECT (SELECT count(*) FROM rows WHERE file_id = $1) AS row
     (SELECT count(*) FROM batches WHERE file_id = $1) AS batches,
     (SELECT count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = $1) AS attempts`;
 
-const MARK_PRUNED = `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests) =
-    (SELECT accepted, failed, unknown, pending, requests FROM v_files WHERE id = $1),
+const MARK_PRUNED = `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests, kept_cancelled) =
+    (SELECT accepted, failed, unknown, pending, requests, cancelled FROM v_files WHERE id = $1),
   (kept_first_send, kept_last_send) =
     (SELECT min(a.started_at), max(a.finished_at) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = $1),
   pruned_at = $2
