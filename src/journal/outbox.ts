@@ -7,7 +7,7 @@ import { recordEvent as eventRule } from '../journalRules/events.js';
 import { runRule } from './rules.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql } from './sql.js';
-import type { FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
+import type { FileAside, OutboxRow, WebhookEvent } from '../ports/events.js';
 
 /**
  * Adds `event` to the outbox, once per receiver (src/journalRules/events.ts); the caller's

@@ -5,23 +5,11 @@
 // so once this has committed no new request of a file that is not free to go starts.
 import { SmsdropError } from '../errors.js';
 import type { ControlCommand, ControlResult, ControlState } from '../ports/control.js';
-import type { WebhookEvent } from '../ports/records.js';
+import type { WebhookEvent } from '../ports/events.js';
 import { BATCH_STATE, FILE_CONTROL, type FileControl, FILE_STATUS } from '../ports/states.js';
 import { recordEvent } from './events.js';
 import type { RuleContext } from './outcomes.js';
-import { all, durable, type Fragment, get, type Rule, run } from './rule.js';
-
-/**
- * SQL true while the batch's file may start requests at `?` (now, ISO 8601): no control set, and
- * its start time (if any) come. `lock`: Dialect.forShare, so that a command changing the file waits
- * for the transaction that starts the request, and a start after the command sees it.
- */
-export function fileFreeToGo(now: string, lock: string): Fragment {
-  return [
-    `EXISTS (SELECT 1 FROM files f WHERE f.id = batches.file_id AND f.control IS NULL AND (f.start_at IS NULL OR f.start_at <= ?)${lock})`,
-    now,
-  ];
-}
+import { all, durable, get, type Rule, run } from './rule.js';
 
 interface FileNow {
   name: string;

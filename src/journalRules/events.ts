@@ -2,7 +2,8 @@
 // write it reports, in the same transaction, so that a crash loses neither or both; one row per
 // receiver, in the order the receivers are set. The daemon (webhooks/deliver.ts) posts them.
 import { randomUUID } from 'node:crypto';
-import type { EventBody, FileAside, FileCounts, WebhookEvent } from '../ports/records.js';
+import type { FileCounts } from '../ports/records.js';
+import type { EventBody, FileAside, WebhookEvent } from '../ports/events.js';
 import { get, type Rule, run } from './rule.js';
 
 /** A file's name, status and counts as the event reports them (read in its transaction). */

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
-import { fileFreeToGo } from './control.js';
+import { fileFreeToGo } from './fileFree.js';
 import { type MoveGuard, moveBatch } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
 

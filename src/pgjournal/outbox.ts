@@ -5,7 +5,7 @@
 import { recordEvent as eventRule } from '../journalRules/events.js';
 import type pg from 'pg';
 import type { OutboxStore } from '../ports/outbox.js';
-import type { FileAside, OutboxRow, WebhookEvent } from '../ports/records.js';
+import type { FileAside, OutboxRow, WebhookEvent } from '../ports/events.js';
 import { runRule } from './rules.js';
 import { type Queryable, withTransaction } from './smallTransaction.js';
 

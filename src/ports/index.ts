@@ -2,6 +2,8 @@
 export type { Awaitable, Pages } from './awaitable.js';
 export * from './states.js';
 export type * from './records.js';
+export type * from './events.js';
+export { WEBHOOK_EVENTS } from './events.js';
 export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
 export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';

@@ -1,6 +1,6 @@
 // The webhook outbox: events written with the journal changes they report, delivered later.
 import type { Awaitable } from './awaitable.js';
-import type { FileAside, OutboxRow, WebhookEvent } from './records.js';
+import type { FileAside, OutboxRow, WebhookEvent } from './events.js';
 
 export interface OutboxStore {
   /** The receivers (ids of their URLs) events are written for; none: no events are written. */

@@ -221,10 +221,6 @@ export interface HeldFile {
   finished_at: string | null;
 }
 
-// Webhook events and the outbox: events.ts.
-export type { EventBody, FileAside, OutboxRow, WebhookEvent } from './events.js';
-export { WEBHOOK_EVENTS } from './events.js';
-
 // The daemon's own state (daemonState.ts).
 export interface DaemonStateUpdate {
   /** Why sending is paused (e.g. "111142: account balance insufficient"); null when it is not. */

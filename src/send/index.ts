@@ -7,7 +7,7 @@ import type { Awaitable } from '../ports/awaitable.js';
 import type { SendStore } from '../ports/send.js';
 import type { ControlStore } from '../ports/control.js';
 import { type Doubt, OUTCOME_STATES } from '../ports/states.js';
-import { freeNow, heldBy } from './control.js';
+import { freeNow, type HeldResult, heldBy } from './control.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
@@ -61,7 +61,7 @@ export type SendResult =
   | { state: 'finished' }
   | { state: 'paused'; reason: string; code: PauseCode }
   /** An operator holds the file (ports/control.ts): nothing more starts until that changes. */
-  | { state: 'held'; waitingFor: 'held' | 'paused' | 'scheduled'; startAt: string | null }
+  | HeldResult
   | { state: 'stopped' };
 
 /** Sends until every batch of the file is final, or sending must stop. */

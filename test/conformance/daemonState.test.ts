@@ -3,7 +3,7 @@
 // and what requests wait for is kept apart from the pause; status reads both back.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { EventBody } from '../../src/ports/records.js';
+import type { EventBody } from '../../src/ports/events.js';
 import { onEachJournal, type Subject } from './journals.js';
 
 /** The daemon's state as `smsdrop status` reads it: this process's record. */

@@ -3,7 +3,8 @@
 // are handed out oldest first per receiver until delivered, and a failed delivery is counted.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { EventBody, NewFile, OutboxRow } from '../../src/ports/records.js';
+import type { NewFile } from '../../src/ports/records.js';
+import type { EventBody, OutboxRow } from '../../src/ports/events.js';
 import { onEachJournal, type Subject } from './journals.js';
 import { seedBatch, seedGroup } from './seed.js';
 
@@ -66,6 +67,7 @@ onEachJournal('the OutboxStore', ({ open }) => {
         accepted: 2,
         failed: 0,
         unknown: 0,
+        cancelled: 0,
         pending: 0,
         requests: 0,
       },

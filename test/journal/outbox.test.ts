@@ -9,7 +9,7 @@ import { setDaemonState } from '../../src/journal/daemonState.js';
 import { createFile, setFileStatus } from '../../src/journal/files.js';
 import { journalPath } from '../../src/journal/paths.js';
 import { openJournal } from '../../src/journal/open.js';
-import type { EventBody, OutboxRow } from '../../src/ports/records.js';
+import type { EventBody, OutboxRow } from '../../src/ports/events.js';
 import { markDelivered, outboxBacklog, undeliveredEvents } from '../../src/journal/outbox.js';
 import { FILE_STATUS } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
