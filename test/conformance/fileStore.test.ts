@@ -96,6 +96,7 @@ onEachJournal('the FileStore', ({ open }) => {
       accepted: 2,
       failed: 0,
       unknown: 0,
+      cancelled: 0,
       pending: 1,
       requests: 1,
     });

@@ -35,6 +35,8 @@ export function registerResumeCommand(program: Command): void {
         level: config.logLevel,
         format: config.logFormat,
         logDir: logDirOf(config.dataDir),
+        // with --json, stdout is the summary alone
+        stdout: !flags.json,
       });
       const runtime = await openForegroundRuntime(
         config,
@@ -42,7 +44,7 @@ export function registerResumeCommand(program: Command): void {
         log,
         (locked) =>
           released
-            ? `smsdrop: ${file.name} (id ${file.id}) resumed: the daemon that holds the data directory goes on with it`
+            ? `smsdrop: ${file.name} (id ${file.id}) resumed: the daemon goes on with it (it holds the data directory)`
             : `smsdrop: ${locked} (the daemon resumes the files in processing/ itself)`,
         released ? EXIT.ok : EXIT.usage,
       );
