@@ -57,7 +57,10 @@ const namedFiles = (files: readonly WaitingFile[]) =>
  * What exit 0 means for send and resume.
  */
 export function everyRowAccepted(c: FileCounts, waiting: readonly WaitingFile[] = []): boolean {
-  return c.invalid + c.failed + c.unknown + c.pending === 0 && !waiting.some((w) => !w.inProgress);
+  return (
+    c.invalid + c.failed + c.unknown + c.cancelled + c.pending === 0 &&
+    !waiting.some((w) => !w.inProgress)
+  );
 }
 
 /**

@@ -96,6 +96,8 @@ export async function applyCommand(
       level: config.logLevel,
       format: config.logFormat,
       logDir: logDirOf(config.dataDir),
+      // the log file keeps the line; the terminal gets the command's own answer (or its JSON)
+      stdout: false,
     });
     log.info(`${file.name} (id ${file.id}): ${command.action} by ${command.by}`, {
       event: `file-${command.action}`,
