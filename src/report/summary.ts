@@ -27,6 +27,9 @@ export const FILE_COLUMNS = [
   'requests',
   'started_at',
   'finished_at',
+  'cancelled',
+  'control',
+  'start_at',
 ] as const;
 
 export interface FailureLine {

@@ -218,6 +218,7 @@ describe('status', () => {
           id: 1,
           name: 'p.csv',
           status: 'sending',
+          start_at: null,
           rows: 3,
           sendable: 2,
           settled: 0,
