@@ -3,29 +3,12 @@
 // returned, no request of a file that is not free to go starts.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { BatchToSend } from '../../src/ports/records.js';
 import { onEachJournal, type Subject } from './journals.js';
-import { batchOf, seedBatch, seedFile, type Seeded } from './seed.js';
-
-async function claim(j: Subject, fileId: number): Promise<BatchToSend[]> {
-  const { first, due } = await j.handle.send.claimDueBatches({
-    fileId,
-    now: Date.now(),
-    afterId: 0,
-    limit: 100,
-    skip: new Set(),
-  });
-  return [...first, ...due];
-}
+import { batchOf, seedBatch, seedFile, type Seeded, startClaimed } from './seed.js';
 
 /** Whether the batch's attempt starts now (it is claimed first, as the sender does). */
 async function starts(j: Subject, at: Seeded, batchId: number): Promise<boolean> {
-  const batch = (await claim(j, at.fileId)).find((b) => b.batch.id === batchId);
-  assert.ok(batch, `batch ${batchId} is due`);
-  const [attemptId] = await j.handle.send.startAttempts([
-    { batch: batch.batch, reqId: batch.batch.req_id },
-  ]);
-  return attemptId !== undefined;
+  return (await startClaimed(j, at, batchId)) !== undefined;
 }
 
 async function events(j: Subject): Promise<string[]> {

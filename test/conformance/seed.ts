@@ -1,6 +1,7 @@
 // Rows written into a conformance subject with plain statements, ids as the journal gives them: a
 // file, its group, and batches in any state with their numbers and rows.
-import type { BatchRecord } from '../../src/ports/records.js';
+import assert from 'node:assert/strict';
+import type { BatchRecord, BatchToSend } from '../../src/ports/records.js';
 import type { BatchState } from '../../src/ports/states.js';
 import type { Subject } from './journals.js';
 
@@ -142,4 +143,30 @@ export async function seedAnsweredAttempt(
     statusCode,
   );
   return attempt!.id;
+}
+
+/** The file's due batches, as the sender claims them. */
+export async function claimDue(j: Subject, fileId: number): Promise<BatchToSend[]> {
+  const { first, due } = await j.handle.send.claimDueBatches({
+    fileId,
+    now: Date.now(),
+    afterId: 0,
+    limit: 100,
+    skip: new Set(),
+  });
+  return [...first, ...due];
+}
+
+/** The batch claimed, as the sender does, and its attempt started: its id, or undefined. */
+export async function startClaimed(
+  j: Subject,
+  at: Seeded,
+  batchId: number,
+): Promise<number | undefined> {
+  const batch = (await claimDue(j, at.fileId)).find((b) => b.batch.id === batchId);
+  assert.ok(batch, `batch ${batchId} is due`);
+  const [attemptId] = await j.handle.send.startAttempts([
+    { batch: batch.batch, reqId: batch.batch.req_id },
+  ]);
+  return attemptId;
 }

@@ -3,31 +3,16 @@
 // src/journalRules/outcomes.ts); a batch a crash left sending put back or ended.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { AttemptResult, BatchToSend, Transition } from '../../src/ports/records.js';
+import type { AttemptResult, Transition } from '../../src/ports/records.js';
 import { onEachJournal, type Subject } from './journals.js';
 import { AT, batchOf, seedBatch, seedFile, seedOpenAttempt, type Seeded } from './seed.js';
+import { startClaimed } from './seed.js';
 
 const ANSWERED: AttemptResult = { outcome: 'answered', statusCode: '000000', reason: 'ok' };
 
-/** The file's due batches, as the sender claims them. */
-async function claim(j: Subject, fileId: number): Promise<BatchToSend[]> {
-  const { first, due } = await j.handle.send.claimDueBatches({
-    fileId,
-    now: Date.now(),
-    afterId: 0,
-    limit: 100,
-    skip: new Set(),
-  });
-  return [...first, ...due];
-}
-
 /** One batch claimed and its attempt written; the attempt's id. */
 async function started(j: Subject, at: Seeded, batchId: number): Promise<number> {
-  const batch = (await claim(j, at.fileId)).find((b) => b.batch.id === batchId);
-  assert.ok(batch, `batch ${batchId} is due`);
-  const [attemptId] = await j.handle.send.startAttempts([
-    { batch: batch.batch, reqId: batch.batch.req_id },
-  ]);
+  const attemptId = await startClaimed(j, at, batchId);
   assert.ok(attemptId !== undefined, 'the attempt is written');
   return attemptId;
 }
