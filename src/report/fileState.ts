@@ -1,9 +1,10 @@
 // What `smsdrop status` says of one unfinished file (its line, and the table of them) besides its
 // counts: whether a living process sends it now, and its times. A file is sent by a run (send,
 // resume, retry, the daemon's), which the journal records from its start to its end
-// (journalRules/runs.ts); a run is going on when its start is recorded and the process that holds the data directory began before it (so a run
-// cut off by a crash, its start left behind, is not taken for one), or, with PostgreSQL, a node
-// sharing the journal that began before it was seen lately.
+// (journalRules/runs.ts); a run is going on when its start is recorded and the process that holds
+// the data directory began before it (so a run cut off by a crash, its start left behind, is not
+// taken for one), or, with PostgreSQL, a node sharing the journal that began before it was seen
+// lately.
 import type { FilePreview } from './preview.js';
 import type { FileRecord } from '../ports/index.js';
 import { runTimeMs, sinceTakenMs } from '../journalRules/runs.js';
