@@ -5,7 +5,7 @@ import { connectionOf, insideOf } from './connection.js';
 import type { Journal } from './connection.js';
 import { fileRowSpan } from './rowSpan.js';
 import { SENT_BY_ANOTHER_FILE } from '../ports/results.js';
-import { OUTCOME_STATES, UNSETTLED_STATES } from '../ports/states.js';
+import { OUTCOME_STATES, rowStatusOfBatch, UNSETTLED_STATES } from '../ports/states.js';
 import type {
   RejectedHeader,
   RejectedRow,
@@ -91,7 +91,7 @@ export function resultPages(db: Journal, fileId: number, format: ResultFormat): 
   const q = pageStatements(db, tails);
   const oddRow = (id: number) => format.oddRow(q.oddRow.get(id) as ResultTuple);
   const addTail = (b: BatchTail): void => {
-    const tail = format.tail([rowStatusOf(b[1]), b[2], b[3], b[4], b[5]]);
+    const tail = format.tail([rowStatusOfBatch(b[1]), b[2], b[3], b[4], b[5]]);
     if (!tail.includes(MARKER)) q.insertTail.run(b[0], tail); // else its rows go through oddRow
   };
   // A file's rows are written together, so its span of row ids holds few others (filtered out).
@@ -230,15 +230,6 @@ export function replaceMarkers(text: string, oddRow: (id: number) => string): st
     at = text.indexOf(MARKER, from);
   }
   return out + text.slice(from);
-}
-
-/**
- * A valid row's status is its batch's outcome; pending until the batch has one (as row_results).
- */
-function rowStatusOf(batchState: string | null): string {
-  return batchState === 'accepted' || batchState === 'failed' || batchState === 'unknown'
-    ? batchState
-    : 'pending';
 }
 
 export function rejectedHeader(db: Journal, fileId: number): RejectedHeader | undefined {

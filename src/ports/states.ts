@@ -67,12 +67,18 @@ export const REQUESTED_STATES: readonly BatchState[] = [
   BATCH_STATE.failed,
   BATCH_STATE.unknown,
 ];
-/** Final states whose numbers went on in other batches (split halves, a retry's new batches). */
+/** A valid row's status: its batch's outcome, pending until the batch has one (as row_results). */
+export function rowStatusOfBatch(state: string | null): RowStatus {
+  return state !== null && (OUTCOME_STATES as readonly string[]).includes(state)
+    ? (state as RowStatus)
+    : ROW_STATUS.pending;
+}
 /** Batches that got an outcome: those that still have it, and those `smsdrop retry` replaced. */
 export const SETTLED_STATES: readonly string[] = [...OUTCOME_STATES, BATCH_STATE.retried];
 /** The outcome a settled batch got (a retried one: failed, or unknown when it may have gone). */
 export const SETTLED_AS = `CASE WHEN state != '${BATCH_STATE.retried}' THEN state WHEN maybe_sent = 0 THEN '${BATCH_STATE.failed}' ELSE '${BATCH_STATE.unknown}' END`;
 
+/** Final states whose numbers went on in other batches (split halves, a retry's new batches). */
 export const REPLACED_STATES: readonly BatchState[] = [BATCH_STATE.split, BATCH_STATE.retried];
 
 /**

@@ -182,11 +182,6 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
 
   it(
     'cancels a file in flight: its unsent rows end cancelled everywhere, the sent ones accepted',
-    {
-      // Fails: some rows end neither accepted nor cancelled (unknown, where a request was in doubt
-      // when the cancel came?); not yet looked into.
-      todo: 'a row of a cancelled file may end unknown: the assertion or the core is wrong',
-    },
     async () => {
       const numbers = numbersOf(40, 300);
       fs.writeFileSync(inbox('gone.csv'), contactsCsv(40, { from: 300 }));
@@ -207,7 +202,11 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
       const rows = resultRows(done('gone.result.csv'));
       const accepted = rows.filter((r) => r.status === 'accepted').map((r) => r.phone);
       const dropped = rows.filter((r) => r.status === 'cancelled').map((r) => r.phone);
-      assert.equal(accepted.length + dropped.length, 40, 'every row accepted or cancelled');
+      assert.equal(
+        accepted.length + dropped.length,
+        40,
+        `every row accepted or cancelled: ${JSON.stringify(rows.filter((r) => r.status !== 'accepted' && r.status !== 'cancelled'))}`,
+      );
       assert.ok(dropped.length > 0 && accepted.length >= 3);
       const counts = acceptedPerNumber(sim.records());
       assert.deepEqual(

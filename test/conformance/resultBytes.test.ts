@@ -202,6 +202,33 @@ onEachJournal('result files written by results/', ({ open }) => {
     assert.equal(readFileSync(rejected!, 'utf8'), EXPECTED_REJECTED);
   });
 
+  it("a cancelled batch's rows say cancelled, written at once and written ahead", async () => {
+    const { j, reads, dir } = await journalAndFolder(open);
+    const rows = [2, 3, 4].map((line) =>
+      row(line, `1380000010${line}`, `1380000010${line}`, ['c']),
+    );
+    const fileId = await intake(j, 'cancelled', rows, 1);
+    const [sent, ...cancelled] = await batchIds(j, fileId);
+    await j.run("UPDATE batches SET state = 'accepted', status_code = '000000' WHERE id = ?", sent);
+    for (const id of cancelled)
+      await j.run(
+        "UPDATE batches SET state = 'cancelled', status_msg = 'by hand' WHERE id = ?",
+        id,
+      );
+    const statuses = (file: string) =>
+      readFileSync(file, 'utf8')
+        .split('\r\n')
+        .slice(1, -1)
+        .map((line) => line.split(',')[3]);
+    const expected = ['accepted', 'cancelled', 'cancelled'];
+    assert.deepEqual(statuses(await writeResultCsv(reads, fileId, dir, 'at-once')), expected);
+    const spools = new ResultSpools(dir);
+    const spool = spoolResults(spools, reads, fileId);
+    spool.advance();
+    await spool.complete();
+    assert.deepEqual(statuses(await writeResultCsv(reads, fileId, dir, 'ahead', spools)), expected);
+  });
+
   it('NAME.rejected.csv holds every invalid row in line order when they span many pages, a turn of the event loop after each', async () => {
     const { j, reads, dir } = await journalAndFolder(open);
     const rows = Array.from({ length: 5000 }, (_, i) =>
