@@ -180,80 +180,74 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
     );
   });
 
-  it(
-    'cancels a file in flight: its unsent rows end cancelled everywhere, the sent ones accepted',
-    async () => {
-      const numbers = numbersOf(40, 300);
-      fs.writeFileSync(inbox('gone.csv'), contactsCsv(40, { from: 300 }));
-      await daemon.waitFor(/gone\.csv: held for approval/, LONG);
-      assert.equal((await cli('approve', 'gone.csv')).status, 0);
-      await waitUntil(() => acceptedOf(numbers) >= 3, LONG, 'a few requests', daemon.output);
-      const cancelled = await cli('cancel', 'gone.csv');
-      const cancelledAt = Date.now();
-      assert.equal(cancelled.status, 0, cancelled.stderr);
-      assert.match(
-        cancelled.stdout,
-        /gone\.csv \(id \d+\): cancelled: .*\(\d+ row\(s\) cancelled\)/,
-      );
-      await waitUntil(() => fs.existsSync(done('gone.result.csv')), LONG, 'done/', daemon.output);
-      for (const start of await attemptStarts(env, 'gone.csv'))
-        assert.ok(start <= cancelledAt, 'no request started after cancel');
+  it('cancels a file in flight: its unsent rows end cancelled everywhere, the sent ones accepted', async () => {
+    const numbers = numbersOf(40, 300);
+    fs.writeFileSync(inbox('gone.csv'), contactsCsv(40, { from: 300 }));
+    await daemon.waitFor(/gone\.csv: held for approval/, LONG);
+    assert.equal((await cli('approve', 'gone.csv')).status, 0);
+    await waitUntil(() => acceptedOf(numbers) >= 3, LONG, 'a few requests', daemon.output);
+    const cancelled = await cli('cancel', 'gone.csv');
+    const cancelledAt = Date.now();
+    assert.equal(cancelled.status, 0, cancelled.stderr);
+    assert.match(cancelled.stdout, /gone\.csv \(id \d+\): cancelled: .*\(\d+ row\(s\) cancelled\)/);
+    await waitUntil(() => fs.existsSync(done('gone.result.csv')), LONG, 'done/', daemon.output);
+    for (const start of await attemptStarts(env, 'gone.csv'))
+      assert.ok(start <= cancelledAt, 'no request started after cancel');
 
-      const rows = resultRows(done('gone.result.csv'));
-      const accepted = rows.filter((r) => r.status === 'accepted').map((r) => r.phone);
-      const dropped = rows.filter((r) => r.status === 'cancelled').map((r) => r.phone);
-      assert.equal(
-        accepted.length + dropped.length,
-        40,
-        `every row accepted or cancelled: ${JSON.stringify(rows.filter((r) => r.status !== 'accepted' && r.status !== 'cancelled'))}`,
-      );
-      assert.ok(dropped.length > 0 && accepted.length >= 3);
-      const counts = acceptedPerNumber(sim.records());
-      assert.deepEqual(
-        accepted.filter((n) => counts.get(n!) !== 1),
-        [],
-        'the accepted rows sent once',
-      );
-      assert.deepEqual(
-        dropped.filter((n) => counts.has(n!)),
-        [],
-        'no cancelled row was sent',
-      );
-      assert.equal(acceptedOf(numbers), accepted.length);
+    const rows = resultRows(done('gone.result.csv'));
+    const accepted = rows.filter((r) => r.status === 'accepted').map((r) => r.phone);
+    const dropped = rows.filter((r) => r.status === 'cancelled').map((r) => r.phone);
+    assert.equal(
+      accepted.length + dropped.length,
+      40,
+      `every row accepted or cancelled: ${JSON.stringify(rows.filter((r) => r.status !== 'accepted' && r.status !== 'cancelled'))}`,
+    );
+    assert.ok(dropped.length > 0 && accepted.length >= 3);
+    const counts = acceptedPerNumber(sim.records());
+    assert.deepEqual(
+      accepted.filter((n) => counts.get(n!) !== 1),
+      [],
+      'the accepted rows sent once',
+    );
+    assert.deepEqual(
+      dropped.filter((n) => counts.has(n!)),
+      [],
+      'no cancelled row was sent',
+    );
+    assert.equal(acceptedOf(numbers), accepted.length);
 
-      const report = await cli('report', 'gone.csv', '--format', 'json');
-      assert.equal(report.status, 0, report.stderr);
-      const reported = JSON.parse(report.stdout) as Record<string, number>;
-      assert.deepEqual(
-        [reported.accepted, reported.cancelled, reported.pending],
-        [accepted.length, dropped.length, 0],
-      );
-      const table = await cli('report', 'gone.csv');
-      assert.match(table.stdout, new RegExp(`cancelled\\s+${dropped.length}\\b`));
-      const out = path.join(work, 'gone.export.csv');
-      const exported = await cli('export', 'gone.csv', '--out', out);
-      assert.equal(exported.status, 0, exported.stderr);
-      assert.equal(
-        resultRows(out).filter((r) => r.status === 'cancelled').length,
-        dropped.length,
-        'export',
-      );
-      const [line] = await journalRows<{ cancelled: number | string; control: string }>(
-        env,
-        "SELECT cancelled, control FROM v_files WHERE name = 'gone.csv'",
-      );
-      assert.deepEqual([Number(line!.cancelled), line!.control], [dropped.length, 'cancelled']);
-      const [rowsCancelled] = await journalRows<{ n: number | string }>(
-        env,
-        "SELECT count(*) AS n FROM v_recipients WHERE file_name = 'gone.csv' AND status = 'cancelled'",
-      );
-      assert.equal(Number(rowsCancelled!.n), dropped.length, 'v_recipients');
+    const report = await cli('report', 'gone.csv', '--format', 'json');
+    assert.equal(report.status, 0, report.stderr);
+    const reported = JSON.parse(report.stdout) as Record<string, number>;
+    assert.deepEqual(
+      [reported.accepted, reported.cancelled, reported.pending],
+      [accepted.length, dropped.length, 0],
+    );
+    const table = await cli('report', 'gone.csv');
+    assert.match(table.stdout, new RegExp(`cancelled\\s+${dropped.length}\\b`));
+    const out = path.join(work, 'gone.export.csv');
+    const exported = await cli('export', 'gone.csv', '--out', out);
+    assert.equal(exported.status, 0, exported.stderr);
+    assert.equal(
+      resultRows(out).filter((r) => r.status === 'cancelled').length,
+      dropped.length,
+      'export',
+    );
+    const [line] = await journalRows<{ cancelled: number | string; control: string }>(
+      env,
+      "SELECT cancelled, control FROM v_files WHERE name = 'gone.csv'",
+    );
+    assert.deepEqual([Number(line!.cancelled), line!.control], [dropped.length, 'cancelled']);
+    const [rowsCancelled] = await journalRows<{ n: number | string }>(
+      env,
+      "SELECT count(*) AS n FROM v_recipients WHERE file_name = 'gone.csv' AND status = 'cancelled'",
+    );
+    assert.equal(Number(rowsCancelled!.n), dropped.length, 'v_recipients');
 
-      assertRefused(await cli('pause', 'gone.csv'), 'a cancelled file that is done');
-      assertRefused(await cli('cancel', 'gone.csv'), 'a done file');
-      const retry = await cli('retry', 'gone.csv', '--failed', '--unknown');
-      assert.equal(retry.status, 0, `retry leaves cancelled rows alone\n${retry.stdout}`);
-      assert.equal(acceptedOf(numbers), accepted.length, 'nothing more sent');
-    },
-  );
+    assertRefused(await cli('pause', 'gone.csv'), 'a cancelled file that is done');
+    assertRefused(await cli('cancel', 'gone.csv'), 'a done file');
+    const retry = await cli('retry', 'gone.csv', '--failed', '--unknown');
+    assert.equal(retry.status, 0, `retry leaves cancelled rows alone\n${retry.stdout}`);
+    assert.equal(acceptedOf(numbers), accepted.length, 'nothing more sent');
+  });
 });
