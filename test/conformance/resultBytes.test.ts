@@ -209,7 +209,10 @@ onEachJournal('result files written by results/', ({ open }) => {
     );
     const fileId = await intake(j, 'cancelled', rows, 1);
     const [sent, ...cancelled] = await batchIds(j, fileId);
-    await j.run("UPDATE batches SET state = 'accepted', status_code = '000000' WHERE id = ?", sent);
+    await j.run(
+      "UPDATE batches SET state = 'accepted', status_code = '000000' WHERE id = ?",
+      sent!,
+    );
     for (const id of cancelled)
       await j.run(
         "UPDATE batches SET state = 'cancelled', status_msg = 'by hand' WHERE id = ?",

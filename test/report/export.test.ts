@@ -9,6 +9,8 @@ import { UsageError } from '../../src/errors.js';
 import { parseRowStatuses, requireJournal, resolveFile } from '../../src/report/common.js';
 import { exportFile } from '../../src/report/export.js';
 import { APP, cleanUp, runCli, sendCsv, simulator, tempDir, writeCsvFile } from './helpers.js';
+import { defaultExportName } from '../../src/cli/commands/export.js';
+import type { FileRecord } from '../../src/ports/index.js';
 
 after(cleanUp);
 
@@ -150,6 +152,16 @@ describe('export', () => {
       '\uFEFFphone,appId,templateId,data1,data2,line,status,status_code,message',
       'the old "status" column gives way to the result',
     );
+  });
+
+  it("names its default output after the list's stem, whatever its extension", () => {
+    const named = (name: string) => defaultExportName({ name } as FileRecord);
+    assert.deepEqual(['a.csv', 'b.TSV', 'c.txt', 'd.xlsx'].map(named), [
+      'a.export.csv',
+      'b.export.csv',
+      'c.export.csv',
+      'd.xlsx.export.csv',
+    ]);
   });
 
   it('an unknown status name is a usage error', () => {

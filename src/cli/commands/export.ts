@@ -7,6 +7,7 @@ import type { FileRecord, JournalReader } from '../../ports/index.js';
 import { parseRowStatuses, requireJournal, resolveFile } from '../../report/common.js';
 import { exportFile } from '../../report/export.js';
 import { configFor, exitOnUserError } from '../common.js';
+import { stemOf } from '../../datadir/names.js';
 
 export function registerExportCommand(program: Command): void {
   program
@@ -41,9 +42,9 @@ export function registerExportCommand(program: Command): void {
     });
 }
 
-/** NAME.export.csv in the current folder, NAME being the file's name without .csv. */
+/** NAME.export.csv in the current folder, NAME being the list's stem (a.tsv -> a.export.csv). */
 export function defaultExportName(file: FileRecord): string {
-  return `${path.basename(file.name).replace(/\.csv$/i, '')}.export.csv`;
+  return `${stemOf(path.basename(file.name))}.export.csv`;
 }
 
 /**
