@@ -336,6 +336,9 @@ function inFlight(s: StatusReport): string {
   return `${requests} requests (${numbers} numbers)`;
 }
 
+/** What a file's status is while an operator's hold keeps it from sending (fileState.ts). */
+const OPERATOR_HOLDS = new Set<string>(['held', 'scheduled', 'paused']);
+
 function sendingState(s: StatusReport, zone: string | undefined): string {
   if (s.paused)
     return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.code ? `${s.paused.code}: ` : ''}${s.paused.reason}`;
@@ -345,6 +348,9 @@ function sendingState(s: StatusReport, zone: string | undefined): string {
       ? `stopped: no process is sending the ${s.files.length} unfinished file(s) below`
       : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';
+  const sent = s.files.filter((f) => f.being_sent);
+  if (sent.every((f) => OPERATOR_HOLDS.has(f.status)))
+    return `waiting for an operator: ${sent.map((f) => `${f.name} ${f.status}`).join(', ')}`;
   return 'waiting (retry delays)';
 }
 

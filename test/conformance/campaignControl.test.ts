@@ -134,6 +134,9 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
     assert.equal(approved.status, 0, approved.stderr);
     assert.match(approved.stdout, /later\.csv \(id \d+\): scheduled: it starts at /);
     const status = await statusOf('later.csv');
+    const shown = await cli('status');
+    if (Date.now() < at.getTime())
+      assert.match(shown.stdout, /^sending +waiting for an operator: later\.csv scheduled$/m);
     if (Date.parse(status.now) < at.getTime()) {
       assert.equal(status.file?.status, 'scheduled', 'before its time');
       assert.equal(Date.parse(status.file?.start_at ?? ''), at.getTime());
