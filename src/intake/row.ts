@@ -22,7 +22,7 @@ export interface IntakeOptions {
    */
   maxValueChars?: number;
   /**
-   * Called once with the mapped header before any row; extraNames are the keys of IntakeRow.extras.
+   * Called once with the mapped header before any row; extraNames name IntakeRow.extras' cells.
    */
   onHeader?: (map: ColumnMap, extraNames: string[]) => void;
   /** Read only the first `bytes` bytes (the ones inspected), whatever was added since. */
@@ -52,8 +52,8 @@ export interface IntakeRow {
   templateId?: string;
   /** Template values exactly as written; trailing empty values dropped, unless quoted (""). */
   datas: string[];
-  /** Other columns by header name. */
-  extras: Record<string, string>;
+  /** The other columns' cells, in the order of RowShape.extraNames (the file's recorded header). */
+  extras: string[];
   /** Why the row is invalid (then it is not sent). */
   error?: string;
   /**
@@ -188,9 +188,7 @@ export function buildRow(
 ): IntakeRow {
   const { map, options } = shape;
   const phoneRaw = cellAt(cells, map.phone);
-  const extras: Record<string, string> = {};
-  for (let i = 0; i < map.extras.length; i++)
-    extras[shape.extraNames[i] as string] = cellAt(cells, map.extras[i] as number);
+  const extras = map.extras.map((column) => cellAt(cells, column));
   const row: IntakeRow = { line, phoneRaw, datas: datasOf(cells, shape, quotedEmpty), extras };
   const errors: string[] = [];
   const phone = normalisePhone(phoneRaw, options.allowInternational);

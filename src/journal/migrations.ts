@@ -461,4 +461,31 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       ALTER TABLE files ADD COLUMN run_started_at TEXT;
     `,
   },
+  {
+    version: 17,
+    name: "a row's extras as cells, named once by its file",
+    sql: `
+      -- rows.extras holds the row's extra cells as a JSON array, in the order of the names in
+      -- files.header's "extras" (journalRules/extras.ts), so that the names are kept once per file,
+      -- not on every row; or, in rows intake wrote under migration 16 and earlier, an object by
+      -- name. v_recipients gives either as the object by name.
+      DROP VIEW v_recipients;
+      CREATE VIEW v_recipients AS
+      SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone,
+        g.app_id, g.template_id, g.datas,
+        CASE WHEN rr.extras LIKE '[%' THEN (
+          SELECT json_group_object(n.value, coalesce(json_extract(rr.extras, '$[' || n.key || ']'), ''))
+          FROM json_each(f.header, '$.extras') n) ELSE rr.extras END AS extras,
+        rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created,
+        (WITH RECURSIVE chain(id) AS (
+           SELECT rr.batch_id
+           UNION ALL
+           SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL
+         ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts,
+        rr.updated_at
+      FROM row_results rr
+      JOIN files f ON f.id = rr.file_id
+      LEFT JOIN groups g ON g.id = rr.group_id;
+    `,
+  },
 ];

@@ -317,6 +317,31 @@ const FOREIGN_KEY_INDEXES = `
   CREATE INDEX batches_by_parent ON batches (parent_id) WHERE parent_id IS NOT NULL;
 `;
 
+const EXTRAS_AS_CELLS = `
+  -- As SQLite's migration 17: rows.extras holds the row's extra cells as a JSON array, named by
+  -- files.header's "extras", or an object by name; v_recipients gives either as the object by
+  -- name, spelt as SQLite's json_group_object and JSON.stringify spell it (no spaces), in the
+  -- header's order.
+  CREATE OR REPLACE VIEW v_recipients AS
+  SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone,
+    g.app_id, g.template_id, g.datas,
+    CASE WHEN left(rr.extras, 1) = '[' THEN (
+      SELECT '{' || coalesce(string_agg(to_json(n.name)::text || ':'
+        || to_json(coalesce(rr.extras::jsonb ->> (n.i::int - 1), ''))::text, ',' ORDER BY n.i), '') || '}'
+      FROM jsonb_array_elements_text(f.header::jsonb -> 'extras') WITH ORDINALITY AS n(name, i))
+    ELSE rr.extras END AS extras,
+    rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created,
+    (WITH RECURSIVE chain(id) AS (
+       SELECT rr.batch_id
+       UNION ALL
+       SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL
+     ) SELECT count(*) FROM attempts a WHERE a.batch_id IN (SELECT id FROM chain)) AS attempts,
+    rr.updated_at
+  FROM row_results rr
+  JOIN files f ON f.id = rr.file_id
+  LEFT JOIN groups g ON g.id = rr.group_id;
+`;
+
 const FILE_RUNS = `
   -- As SQLite's migration 16: how far a file being read has been read (bytes), the time of its
   -- runs that ended (ms), and the start of the run going on (journalRules/runs.ts).
@@ -470,4 +495,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   },
   { version: 13, name: "an operator's control of a file, and cancelled rows", sql: FILE_CONTROL },
   { version: 14, name: "a file's reading and runs, for its progress and times", sql: FILE_RUNS },
+  { version: 15, name: "a row's extras as cells, named once by its file", sql: EXTRAS_AS_CELLS },
 ];

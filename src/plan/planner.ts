@@ -11,6 +11,7 @@
 // ends: so sending may start on closed batches while the rest of the file is read, and never
 // touches a batch still filling (closedBatches.ts says when a closed batch goes).
 import { GroupCounts } from '../intake/groupCounts.js';
+import { encodeExtras } from '../journalRules/extras.js';
 import { ClosedBatches } from './closedBatches.js';
 import { Doubts } from './doubts.js';
 import { ReleaseNotices } from './releaseNotices.js';
@@ -149,7 +150,7 @@ export class Planner implements RowWriter {
         continue;
       }
       this.#counts.rows++;
-      const extras = hasKeys(row.extras) ? JSON.stringify(row.extras) : null;
+      const extras = encodeExtras(row.extras);
       const state =
         row.appId !== undefined && row.templateId !== undefined
           ? this.#groupOf(row.appId, row.templateId, row.datas)
@@ -384,9 +385,4 @@ export class Planner implements RowWriter {
   #saveOpenBatches(): void {
     this.#groups.forEach((state) => this.#saveBatch(state));
   }
-}
-
-function hasKeys(record: Record<string, string>): boolean {
-  for (const _ in record) return true;
-  return false;
 }

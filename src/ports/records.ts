@@ -159,7 +159,8 @@ export type Transition =
 export interface AttemptResult {
   outcome: string;
   statusCode: string | null;
-  reason: string;
+  /** Why it ended so; null for an acceptance, whose smsMessageSid its batch keeps. */
+  reason: string | null;
 }
 
 /** What a batch's attempts say of whether, and since when, it may have reached the provider. */

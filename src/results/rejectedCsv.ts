@@ -8,6 +8,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createCsvWriter } from '../csvio/index.js';
 import type { RejectedHeader, RejectedRow, ResultReads } from '../ports/results.js';
 import { beyondHeaderName, type ColumnMap, mapHeader } from '../intake/headers.js';
+import { extrasByName } from '../journalRules/extras.js';
 
 /** A rejected row's cells, in the rejected file's columns (without line and reason). */
 export interface RejectedCells {
@@ -91,7 +92,7 @@ export function rejectedCells(recorded: RejectedHeader): (r: RejectedRow) => Rej
   }
   const extraNames = recorded.extras;
   return (r) => {
-    if (!r.cells || !map) return cellsFromColumns(r);
+    if (!r.cells || !map) return cellsFromColumns(r, extraNames);
     const cells = JSON.parse(r.cells) as string[];
     const at = (column: number | undefined, fallback: string): string =>
       column === undefined ? fallback : (cells[column] ?? '');
@@ -122,13 +123,13 @@ export function rejectedCells(recorded: RejectedHeader): (r: RejectedRow) => Rej
 }
 
 /** A rejected row's cells from the journal's columns. */
-function cellsFromColumns(r: RejectedRow): RejectedCells {
+function cellsFromColumns(r: RejectedRow, extraNames: readonly string[]): RejectedCells {
   return {
     phone: r.phone_raw,
     appId: r.app_id ?? '',
     templateId: r.template_id ?? '',
     datas: r.datas ? (JSON.parse(r.datas) as string[]) : [],
-    extras: r.extras ? (JSON.parse(r.extras) as Record<string, string>) : {},
+    extras: extrasByName(r.extras, extraNames),
     beyond: [],
   };
 }

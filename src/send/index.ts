@@ -378,15 +378,13 @@ export function retrySettings(config: Config): RetrySettings {
 function describeOutcome(outcome: SendOutcome): {
   outcome: string;
   statusCode: string | null;
-  reason: string;
+  reason: string | null;
 } {
   switch (outcome.kind) {
     case 'accepted':
-      return {
-        outcome: outcome.kind,
-        statusCode: outcome.statusCode,
-        reason: outcome.smsMessageSid,
-      };
+      // The batch keeps the smsMessageSid (sms_message_sid): a copy on the attempt would be a
+      // second one for every request of the journal.
+      return { outcome: outcome.kind, statusCode: outcome.statusCode, reason: null };
     case 'rejected':
       return {
         outcome: `rejected:${outcome.codeClass}`,

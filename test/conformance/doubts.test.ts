@@ -28,7 +28,7 @@ const row = (line: number, phone: string, value: string): RowToJournal => ({
   appId: 'app',
   templateId: '1',
   datas: [value],
-  extras: {},
+  extras: [],
 });
 
 /**

@@ -57,7 +57,7 @@ async function intake(
   return file.id;
 }
 
-const EXTRAS = { note: 'vip, "gold"', city: '0755' };
+const EXTRAS = ['vip, "gold"', '0755'];
 
 function row(
   line: number,

@@ -154,7 +154,7 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
       assert.equal(row.templateId, templateId);
       assert.equal(row.appId, appId);
       assert.deepEqual(row.datas, [data1, data2]);
-      assert.deepEqual(row.extras, { note });
+      assert.deepEqual(row.extras, [note]);
     });
     assert.equal(rows[0]?.phone, '13800000000');
   });
@@ -189,7 +189,7 @@ describe('round trip: a CSV the program writes is read back unchanged', () => {
     await writer.close();
     const rows = await allRows(file);
     assert.deepEqual(
-      rows.map((r) => [r.phone, r.datas[0], r.extras['备注']]),
+      rows.map((r) => [r.phone, r.datas[0], r.extras[0]]),
       Array.from({ length: 100 }, (_, i) => [
         String(13900000000 + i),
         `x${values[i * 2]}`,

@@ -27,5 +27,5 @@ export const plannedRow = (
   appId: 'app',
   templateId,
   datas: [value],
-  extras: {},
+  extras: [],
 });

@@ -40,7 +40,7 @@ function journalWithOneBatch(): { db: Journal; fileId: number; batchId: number }
       appId: 'app',
       templateId: '1',
       datas: ['a'],
-      extras: {},
+      extras: [],
     },
   ]);
   writer.finish();
@@ -205,7 +205,7 @@ describe('a send loop that fails', () => {
         appId: 'app',
         templateId: '1',
         datas: [],
-        extras: {},
+        extras: [],
       })),
     );
     writer.finish();

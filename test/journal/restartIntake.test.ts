@@ -30,7 +30,7 @@ const rows: RowToJournal[] = Array.from({ length: 300 }, (_, i) => ({
   appId: 'app',
   templateId: '1',
   datas: [`group${i % 100}`],
-  extras: {},
+  extras: [],
 }));
 const groupIds = (fileId: number) =>
   sqliteOf(db)

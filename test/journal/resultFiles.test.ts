@@ -53,7 +53,7 @@ function row(
     appId: 'app',
     templateId: '1',
     datas,
-    extras: {},
+    extras: [],
     ...(error ? { error } : {}),
   };
 }

@@ -143,7 +143,7 @@ describe('the journal write queue', () => {
       appId: 'app',
       templateId: '1',
       datas: [],
-      extras: {},
+      extras: [],
     });
     writer.write([row(2), row(3)]);
     await assert.rejects(

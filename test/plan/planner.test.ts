@@ -155,7 +155,7 @@ const row = (phone: string, value: string): RowToJournal => ({
   appId: 'app',
   templateId: '1',
   datas: [value],
-  extras: {},
+  extras: [],
 });
 const phone = (n: number): string => `138000000${String(n).padStart(2, '0')}`;
 

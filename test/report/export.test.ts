@@ -29,18 +29,24 @@ const csvOf = (rows: Array<[string, string, string]>) => [
   ...rows.map(([p, a, b], i) => [p, '1', a, b, `note ${i}`].map(csvCell).join(',')),
 ];
 
-async function intake(file: string): Promise<IntakeRow[]> {
-  const rows: IntakeRow[] = [];
+/** A row read by intake, its extra cells by their column's name. */
+type NamedRow = Omit<IntakeRow, 'extras'> & { extras: Record<string, string> };
+
+async function intake(file: string): Promise<NamedRow[]> {
+  const rows: NamedRow[] = [];
+  let names: string[] = [];
   for await (const chunk of readRows(file, {
     encoding: 'utf-8',
     allowInternational: false,
     defaultAppId: APP,
+    onHeader: (_map, extraNames) => (names = extraNames),
   }))
-    rows.push(...chunk);
+    for (const r of chunk)
+      rows.push({ ...r, extras: Object.fromEntries(names.map((n, i) => [n, r.extras[i] ?? ''])) });
   return rows;
 }
 
-const sent = (r: IntakeRow) => ({
+const sent = (r: NamedRow) => ({
   phoneRaw: r.phoneRaw,
   phone: r.phone,
   appId: r.appId,

@@ -274,7 +274,7 @@ describe('a message window and the sending window together', () => {
         appId: 'app',
         templateId: '1',
         datas: ['v'],
-        extras: {},
+        extras: [],
       })),
     );
     await writer.finish();

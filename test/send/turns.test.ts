@@ -41,7 +41,7 @@ describe('turns of the event loop per request', () => {
         appId: 'app',
         templateId: '1',
         datas: [`v${i}`],
-        extras: {},
+        extras: [],
       })),
     );
     await writer.finish();

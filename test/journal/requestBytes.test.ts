@@ -1,0 +1,73 @@
+// What a request leaves in the journal, on a real run against the simulator: its reqId (16 letters
+// and digits, the one the provider received, kept once on the batch and once on the attempt) and,
+// for an acceptance, its smsMessageSid on the batch only: the attempt's reason stays empty.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { newReqId, REQ_ID_LENGTH } from '../../src/journalRules/outcomes.js';
+import type { RunningSimulator } from '../../src/simulator/index.js';
+import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from '../report/helpers.js';
+import { openSqliteFile, type SqliteFile } from '../sqliteFile.js';
+
+after(cleanUp);
+
+const REQ_ID = /^[0-9A-Za-z]{16}$/;
+
+describe('the bytes a request leaves in the journal', () => {
+  let sim: RunningSimulator;
+  let db: SqliteFile;
+
+  before(async () => {
+    const dir = tempDir();
+    sim = await simulator();
+    const lines = ['phone,templateId,data1,data2'];
+    for (let i = 0; i < 6; i++) lines.push(`1390000000${i},1,order ${i},5`);
+    const result = await sendCsv(
+      path.join(dir, 'data'),
+      sim,
+      writeCsvFile(dir, 'personal.csv', lines),
+    );
+    assert.equal(result.outcome, 'finished');
+    db = openSqliteFile(path.join(dir, 'data'));
+  });
+  after(() => db?.close());
+
+  it('a reqId is 16 letters and digits, and the provider received the one the journal keeps', () => {
+    const batches = db.prepare('SELECT id, req_id FROM batches ORDER BY id').all() as Array<{
+      id: number;
+      req_id: string;
+    }>;
+    assert.equal(batches.length, 6);
+    for (const b of batches) assert.match(b.req_id, REQ_ID);
+    const received = sim.records.map((r) => r.reqId).sort();
+    assert.deepEqual(received, batches.map((b) => b.req_id).sort());
+  });
+
+  it("an accepted attempt keeps no reason: its batch holds the provider's smsMessageSid", () => {
+    const rows = db
+      .prepare(
+        `SELECT a.outcome, a.reason, a.req_id, b.req_id AS batch_req_id, b.sms_message_sid
+         FROM attempts a JOIN batches b ON b.id = a.batch_id`,
+      )
+      .all() as Array<Record<string, string | null>>;
+    assert.equal(rows.length, 6);
+    for (const r of rows) {
+      assert.equal(r.outcome, 'accepted');
+      assert.equal(r.reason, null);
+      assert.equal(r.req_id, r.batch_req_id);
+      assert.match(r.sms_message_sid ?? '', /^[0-9a-f]{32}$/);
+    }
+    const sids = db
+      .prepare("SELECT sms_message_sid FROM v_recipients WHERE status = 'accepted'")
+      .pluck()
+      .all();
+    assert.equal(new Set(sids).size, 6, 'each row reads its own smsMessageSid');
+  });
+
+  it('fresh reqIds never repeat, and use every letter and digit', () => {
+    const ids = Array.from({ length: 20_000 }, () => newReqId());
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids.slice(0, 100)) assert.equal(id.length, REQ_ID_LENGTH);
+    assert.equal(new Set(ids.join('')).size, 62);
+  });
+});
