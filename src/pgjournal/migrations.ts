@@ -317,6 +317,12 @@ const FOREIGN_KEY_INDEXES = `
   CREATE INDEX batches_by_parent ON batches (parent_id) WHERE parent_id IS NOT NULL;
 `;
 
+/** The repeat window's look-ups, by message and by number (SQLite's version 17 says why). */
+const REPEAT_LOOKUPS = `
+  CREATE INDEX groups_by_hash ON groups (key_hash);
+  CREATE INDEX rows_by_phone ON rows (phone, group_id) WHERE batch_id IS NOT NULL;
+`;
+
 const FILE_RUNS = `
   -- As SQLite's migration 16: how far a file being read has been read (bytes), the time of its
   -- runs that ended (ms), and the start of the run going on (journalRules/runs.ts).
@@ -470,4 +476,9 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   },
   { version: 13, name: "an operator's control of a file, and cancelled rows", sql: FILE_CONTROL },
   { version: 14, name: "a file's reading and runs, for its progress and times", sql: FILE_RUNS },
+  {
+    version: 15,
+    name: "the repeat window's look-ups by message and by number",
+    sql: REPEAT_LOOKUPS,
+  },
 ];
