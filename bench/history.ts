@@ -149,7 +149,8 @@ async function fillerOf(journal: Journal): Promise<Filler> {
     const pool = openPool(journal.databaseUrl, 4);
     await migratePostgres(pool);
     return {
-      files: pgFileStore(pool),
+      // A claim as long as the fill: nothing renews it here, as a daemon's heartbeat would.
+      files: pgFileStore(pool, { reader: { node: 'bench-history', leaseMs: 24 * 3_600_000 } }),
       markSent: (fileId, at) => runOnPostgres(pool, sentAt(fileId, at)),
       close: () => pool.end(),
     };
