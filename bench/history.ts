@@ -201,6 +201,8 @@ async function fillHistory(o: HistoryOptions, journal: Journal, workDir: string)
 
 interface Measured {
   seconds: number;
+  /** CPU seconds of the process: steadier than the wall time on a shared machine. */
+  cpuSeconds: number;
   peakRssMb: number;
   exitCode: number | null;
   status: string | null;
@@ -214,6 +216,7 @@ interface Pair {
   empty: Measured;
   history: Measured;
   timeRatio: number;
+  cpuRatio: number;
   rssRatio: number;
 }
 
@@ -236,6 +239,7 @@ async function measure(
   if (r.exitCode !== 0 && r.exitCode !== 3) note(`send exited ${r.exitCode}: ${r.stderrTail}`);
   return {
     seconds: round(r.seconds),
+    cpuSeconds: round(r.cpuSeconds, 2),
     peakRssMb: round(r.peakRssKb / 1024, 1),
     exitCode: r.exitCode,
     status: typeof s.status === 'string' ? s.status : null,
@@ -268,6 +272,7 @@ async function measurePairs(o: HistoryOptions, pair: [Journal, Journal], workDir
         empty,
         history,
         timeRatio: round(history.seconds / empty.seconds, 2),
+        cpuRatio: round(history.cpuSeconds / empty.cpuSeconds, 2),
         rssRatio: round(history.peakRssMb / empty.peakRssMb, 2),
       });
     }
@@ -316,6 +321,7 @@ export async function runHistoryBench(o: HistoryOptions) {
       concurrency: o.concurrency,
       pairs,
       worstTimeRatio: Math.max(...pairs.map((p) => p.timeRatio)),
+      worstCpuRatio: Math.max(...pairs.map((p) => p.cpuRatio)),
       worstRssRatio: Math.max(...pairs.map((p) => p.rssRatio)),
       ok: pairs.every((p) => sameOutcome(p)),
       machine: {
@@ -345,7 +351,18 @@ export type HistoryResult = Awaited<ReturnType<typeof runHistoryBench>>;
 
 export function printHistoryTable(r: HistoryResult): void {
   const table = new Table({
-    head: ['file', 'empty s', 'history s', 'ratio', 'empty MB', 'history MB', 'ratio', 'alike'],
+    head: [
+      'file',
+      'empty s',
+      'history s',
+      'ratio',
+      'CPU s',
+      'ratio',
+      'empty MB',
+      'history MB',
+      'ratio',
+      'alike',
+    ],
     style: { head: [], border: [] },
   });
   for (const p of r.pairs)
@@ -354,6 +371,8 @@ export function printHistoryTable(r: HistoryResult): void {
       p.empty.seconds.toFixed(2),
       p.history.seconds.toFixed(2),
       p.timeRatio.toFixed(2),
+      `${p.empty.cpuSeconds.toFixed(2)} / ${p.history.cpuSeconds.toFixed(2)}`,
+      p.cpuRatio.toFixed(2),
       p.empty.peakRssMb.toFixed(1),
       p.history.peakRssMb.toFixed(1),
       p.rssRatio.toFixed(2),
