@@ -20,19 +20,29 @@
 //
 // Intake asks only about its own messages and numbers (journalRules/sentBefore.ts): for each group
 // it loads, the other files' groups of that message, through an index on their key hash; for a
-// message found there, each of its numbers, through an index on the rows' numbers. SQLite answers
-// at once, so each question is one indexed read; nothing of the history is loaded.
+// message found there, the numbers of each chunk (~100 rows) at once, before the chunk is planned,
+// through an index on the rows' numbers (prepareNumbers: one statement a chunk, not one a row).
+// Nothing of the history is loaded.
 import {
   earlierOf,
   earlierRowsOf,
+  earlierRowsOfAsks,
+  type EarlierGroup,
+  type EarlierRow,
   groupsByHash,
   idsOfMessage,
   windowHoldsRows,
 } from '../journalRules/sentBefore.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
-import type { SentBeforeLookup } from '../ports/plan.js';
+import type { SentBefore, SentBeforeLookup } from '../ports/plan.js';
 import type { Journal } from './connection.js';
 import { runRule, SQLITE_DIALECT as d } from './rules.js';
+
+/**
+ * Key hashes whose groups are kept: the chunk's look-ups before it is planned are asked again
+ * when the planner loads its groups.
+ */
+const HASHES_KEPT = 1_000;
 
 /**
  * The look-up for intake of file `fileId` (its own rows never count), or undefined when the window
@@ -48,10 +58,26 @@ export function sentBeforeLookup(
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
   if (!runRule(db, windowHoldsRows(fileId, since))) return undefined;
-  return (keyHash, appId, templateId, datasJson) => {
+  const byHash = new Map<number, EarlierGroup[]>();
+  const groupsOf = (keyHash: number): EarlierGroup[] => {
+    const known = byHash.get(keyHash);
+    if (known) return known;
     const groups = runRule(db, groupsByHash(d, fileId, [keyHash]));
-    const ids = idsOfMessage(groups, appId, templateId, datasJson);
-    if (ids.length === 0) return undefined;
-    return earlierOf(ids, (phone) => runRule(db, earlierRowsOf(d, ids, [phone], since)));
+    byHash.set(keyHash, groups);
+    if (byHash.size > HASHES_KEPT) byHash.delete(byHash.keys().next().value!);
+    return groups;
   };
+  let answers = new Map<string, EarlierRow[]>();
+  // A number not prepared (a retry's, or asked outside a chunk) is asked on its own.
+  const rowsOf = (phone: string, ids: readonly number[]) =>
+    answers.get(phone) ?? runRule(db, earlierRowsOf(d, ids, [phone], since));
+  const lookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => {
+    const ids = idsOfMessage(groupsOf(keyHash), appId, templateId, datasJson);
+    return ids.length === 0 ? undefined : earlierOf(ids, rowsOf);
+  };
+  return Object.assign(lookup, {
+    prepareNumbers(asks: ReadonlyArray<readonly [SentBefore, string]>): void {
+      answers = runRule(db, earlierRowsOfAsks(d, asks, since));
+    },
+  });
 }

@@ -72,7 +72,11 @@ export interface EarlierRow {
   id: number;
 }
 
-/** The counted rows of these numbers in these groups (other files' groups of its messages). */
+/**
+ * The counted rows of these numbers in these groups (other files' groups of its messages). A
+ * number has few rows: the group is checked on each index entry of the number (`+`), not sought
+ * once per group, as a message sent by many files has many groups.
+ */
 export function* earlierRowsOf(
   d: Dialect,
   groupIds: readonly number[],
@@ -82,7 +86,7 @@ export function* earlierRowsOf(
   const rows = yield* all<{ phone: string; group_id: number; id: number }>(
     `SELECT r.phone, r.group_id, r.id FROM rows r
        JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
-     WHERE ${d.isIn('r.phone')} AND ${d.isInIds('r.group_id')} AND r.batch_id IS NOT NULL
+     WHERE ${d.isIn('r.phone')} AND ${d.isInIds('+r.group_id')} AND r.batch_id IS NOT NULL
        AND r.intake = 'valid' AND ${countedByRepeatWindow('?')}
      ORDER BY r.id`,
     d.list(phones),
@@ -98,14 +102,42 @@ export function* earlierRowsOf(
  */
 export function earlierOf(
   groupIds: readonly number[],
-  rowsOf: (phone: string) => readonly EarlierRow[],
+  rowsOf: (phone: string, groupIds: readonly number[]) => readonly EarlierRow[],
 ): SentBefore & { groupIds: readonly number[] } {
   const ids = new Set(groupIds);
   return {
     groupIds,
     rowOf(phone) {
-      for (const row of rowsOf(phone)) if (ids.has(row.groupId)) return row.id;
+      for (const row of rowsOf(phone, groupIds)) if (ids.has(row.groupId)) return row.id;
       return undefined;
     },
   };
+}
+
+/** Numbers per statement when a chunk's numbers are asked at once. */
+const PAGE_NUMBERS = 5_000;
+
+/**
+ * The earlier rows of each number asked (an empty list for none), in pages of numbers: one
+ * statement for a chunk's numbers, not one a row. `asks` pairs a number with its message's
+ * answer (earlierOf).
+ */
+export function* earlierRowsOfAsks(
+  d: Dialect,
+  asks: ReadonlyArray<readonly [SentBefore, string]>,
+  since: string,
+): Rule<Map<string, EarlierRow[]>> {
+  const found = new Map<string, EarlierRow[]>();
+  const groupIds = new Set<number>();
+  for (const [earlier, phone] of asks) {
+    found.set(phone, []);
+    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds) groupIds.add(id);
+  }
+  const phones = [...found.keys()];
+  const ids = [...groupIds];
+  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
+    const page = phones.slice(at, at + PAGE_NUMBERS);
+    for (const row of yield* earlierRowsOf(d, ids, page, since)) found.get(row.phone)!.push(row);
+  }
+  return found;
 }

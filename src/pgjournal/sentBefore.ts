@@ -3,10 +3,10 @@
 // file's own messages and numbers are asked, each through an index. The planner asks it
 // synchronously, so what a chunk will ask is read first, a few statements a chunk: `prepare` reads
 // the other files' groups of the chunk's messages, `prepareNumbers` the earlier rows of its numbers
-// (a page of numbers a statement).
+// (a page of numbers a statement), as SQLite does.
 import {
   earlierOf,
-  earlierRowsOf,
+  earlierRowsOfAsks,
   type EarlierGroup,
   type EarlierRow,
   groupsByHash,
@@ -19,9 +19,6 @@ import type { GroupKey } from '../ports/plan.js';
 import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
 import type { Queryable } from './readsQuery.js';
 import { PG_DIALECT as d, runRule } from './rules.js';
-
-/** Numbers per statement while a chunk's numbers are asked. */
-const PAGE_NUMBERS = 5_000;
 
 /**
  * Key hashes whose groups are kept: more than the planner holds groups (plan/groups.ts), so that a
@@ -41,8 +38,6 @@ export async function sentBeforeOf(
   if (!(await runRule(db, windowHoldsRows(fileId, since)))) return undefined;
   return lookupOf(db, fileId, since);
 }
-
-type Earlier = ReturnType<typeof earlierOf>;
 
 function notPrepared(what: string): SmsdropError {
   return new SmsdropError('E_INTERNAL', `sentBefore asked for ${what} it was not prepared for`);
@@ -79,33 +74,7 @@ function lookupOf(db: Queryable, fileId: number, since: string): SentBeforeLooku
       }
     },
     async prepareNumbers(asks: ReadonlyArray<readonly [SentBefore, string]>): Promise<void> {
-      answers = await earlierRowsOfAsks(
-        db,
-        asks as ReadonlyArray<readonly [Earlier, string]>,
-        since,
-      );
+      answers = await runRule(db, earlierRowsOfAsks(d, asks, since));
     },
   });
-}
-
-/** The earlier rows of each number asked (an empty list for none), a page of numbers at a time. */
-async function earlierRowsOfAsks(
-  db: Queryable,
-  asks: ReadonlyArray<readonly [Earlier, string]>,
-  since: string,
-): Promise<Map<string, EarlierRow[]>> {
-  const found = new Map<string, EarlierRow[]>();
-  const groupIds = new Set<number>();
-  for (const [earlier, phone] of asks) {
-    found.set(phone, []);
-    for (const id of earlier.groupIds) groupIds.add(id);
-  }
-  const phones = [...found.keys()];
-  const ids = [...groupIds];
-  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
-    const page = phones.slice(at, at + PAGE_NUMBERS);
-    for (const row of await runRule(db, earlierRowsOf(d, ids, page, since)))
-      found.get(row.phone)!.push(row);
-  }
-  return found;
 }

@@ -23,7 +23,7 @@ export function prepareChunk(
   held: GroupCache,
   rows: readonly RowToJournal[],
 ): Awaitable<void> {
-  const lookup = sentBefore?.prepare ? sentBefore : undefined;
+  const lookup = sentBefore?.prepare || sentBefore?.prepareNumbers ? sentBefore : undefined;
   if (!store.prepareChunk && !lookup) return undefined;
   const { needs, keys } = needsOf(held, rows);
   const loaded = both(store.prepareChunk?.(needs), lookup?.prepare?.(needs.groups));
