@@ -5,7 +5,8 @@
 // simulator (separate processes, as a user runs them), then prints the bytes of each table and
 // index, per row of the list: SQLite's from its dbstat table after a VACUUM INTO (so that free
 // pages and the WAL do not count), PostgreSQL's from pg_relation_size after VACUUM FULL. Quote
-// the numbers of one run on one machine. KEEP=1 leaves the work folder (list, journal) and prints it.
+// the numbers of one run on one machine. KEEP=1 leaves the work folder (list, journal) and prints
+// it.
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import os from 'node:os';

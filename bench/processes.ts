@@ -223,17 +223,18 @@ export interface SendRun {
 
 /**
  * `smsdrop send FILE --json`, watched from outside. nodeArgs go before the script (e.g.
- * --cpu-prof).
+ * --cpu-prof), sendArgs after `--json` (e.g. --dry-run).
  */
 export function runSend(
   source: CliSource,
   file: string,
   env: NodeJS.ProcessEnv,
   nodeArgs: string[] = [],
+  sendArgs: string[] = [],
 ): Promise<SendRun> {
   const startedAtMs = Date.now();
   const start = process.hrtime.bigint();
-  const child = spawnNode([...nodeArgs, ...cliArgs(source), 'send', file, '--json'], {
+  const child = spawnNode([...nodeArgs, ...cliArgs(source), 'send', file, '--json', ...sendArgs], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -29,6 +29,16 @@
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 
+/**
+ * The repeat window asks other files' rows of a file's own messages and numbers only
+ * (journalRules/sentBefore.ts): a message's groups by its key hash, then a number's rows placed in
+ * batches, each through an index, so a file's look-ups cost the same whatever the journal holds.
+ */
+const REPEAT_LOOKUPS = `
+  CREATE INDEX groups_by_hash ON groups (key_hash);
+  CREATE INDEX rows_by_phone ON rows (phone, group_id) WHERE batch_id IS NOT NULL;
+`;
+
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -487,5 +497,10 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       JOIN files f ON f.id = rr.file_id
       LEFT JOIN groups g ON g.id = rr.group_id;
     `,
+  },
+  {
+    version: 18,
+    name: "the repeat window's look-ups by message and by number",
+    sql: REPEAT_LOOKUPS,
   },
 ];

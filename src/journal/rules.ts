@@ -10,6 +10,7 @@ import { sql } from './sql.js';
 export const SQLITE_DIALECT: Dialect = {
   greatest: (a, b) => `max(${a}, ${b})`,
   isIn: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  isInIds: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   list: (values) => JSON.stringify(values),
   pairs: (a, b) =>
     `(SELECT j.value AS ${a}, k.value AS ${b} FROM json_each(?) j JOIN json_each(?) k ON k.key = j.key) AS t`,

@@ -166,6 +166,9 @@ INDEX batches_by_req_id ON batches
 INDEX files_to_prune ON files
   CREATE INDEX files_to_prune ON files (finished_at) WHERE pruned_at IS NULL
 
+INDEX groups_by_hash ON groups
+  CREATE INDEX groups_by_hash ON groups (key_hash)
+
 INDEX groups_by_key ON groups
   CREATE INDEX groups_by_key ON groups (file_id, key_hash)
 
@@ -177,6 +180,9 @@ INDEX rows_by_batch ON rows
 
 INDEX rows_by_file ON rows
   CREATE INDEX rows_by_file ON rows (file_id)
+
+INDEX rows_by_phone ON rows
+  CREATE INDEX rows_by_phone ON rows (phone, group_id) WHERE batch_id IS NOT NULL
 
 INDEX rows_invalid ON rows
   CREATE INDEX rows_invalid ON rows (file_id, error) WHERE intake = 'invalid'

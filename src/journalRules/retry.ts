@@ -218,6 +218,8 @@ function* leaveRepeats(
   const earlier = sentBefore(g.key_hash, g.app_id, g.template_id, g.datas);
   if (!earlier) return 0;
   const phones = yield* batchPhones(batch.id);
+  if (sentBefore.prepareNumbers)
+    yield* call(() => sentBefore.prepareNumbers!(phones.map((p) => [earlier, p] as const)));
   const repeated: string[] = [];
   const earlierRows: number[] = [];
   const kept = phones.filter((phone) => {

@@ -33,6 +33,8 @@ export interface Dialect {
   greatest(a: string, b: string): string;
   /** SQL true when `column` is one of the values of one parameter (encoded by `list`). */
   isIn(column: string): string;
+  /** The same for a column of ids (integers), so that its index can be used. */
+  isInIds(column: string): string;
   /** A list of values as the one parameter `isIn` and `pairs` read. */
   list(values: readonly string[] | readonly number[]): Param;
   /** A table (text `a`, integer `b`) of two lists of one length, zipped, as two parameters. */

@@ -342,6 +342,12 @@ const EXTRAS_AS_CELLS = `
   LEFT JOIN groups g ON g.id = rr.group_id;
 `;
 
+/** The repeat window's look-ups, by message and by number (SQLite's version 18 says why). */
+const REPEAT_LOOKUPS = `
+  CREATE INDEX groups_by_hash ON groups (key_hash);
+  CREATE INDEX rows_by_phone ON rows (phone, group_id) WHERE batch_id IS NOT NULL;
+`;
+
 const FILE_RUNS = `
   -- As SQLite's migration 16: how far a file being read has been read (bytes), the time of its
   -- runs that ended (ms), and the start of the run going on (journalRules/runs.ts).
@@ -496,4 +502,9 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
   { version: 13, name: "an operator's control of a file, and cancelled rows", sql: FILE_CONTROL },
   { version: 14, name: "a file's reading and runs, for its progress and times", sql: FILE_RUNS },
   { version: 15, name: "a row's extras as cells, named once by its file", sql: EXTRAS_AS_CELLS },
+  {
+    version: 16,
+    name: "the repeat window's look-ups by message and by number",
+    sql: REPEAT_LOOKUPS,
+  },
 ];

@@ -12,6 +12,7 @@ import { LEASE_RELEASED, leaseHeld, type Queryable } from './claims.js';
 export const PG_DIALECT: Dialect = {
   greatest: (a, b) => `greatest(${a}, ${b})`,
   isIn: (column) => `${column} = ANY(CAST(? AS text[]))`,
+  isInIds: (column) => `${column} = ANY(CAST(? AS bigint[]))`,
   list: (values) => values,
   pairs: (a, b) => `unnest(CAST(? AS text[]), CAST(? AS bigint[])) AS t(${a}, ${b})`,
   forUpdate: ' FOR UPDATE',

@@ -293,6 +293,9 @@ INDEX files_sha256_generation_key ON files
 INDEX files_to_prune ON files
   CREATE INDEX files_to_prune ON files USING btree (finished_at) WHERE (pruned_at IS NULL)
 
+INDEX groups_by_hash ON groups
+  CREATE INDEX groups_by_hash ON groups USING btree (key_hash)
+
 INDEX groups_by_key ON groups
   CREATE INDEX groups_by_key ON groups USING btree (file_id, key_hash)
 
@@ -325,6 +328,9 @@ INDEX rows_by_file ON rows
 
 INDEX rows_by_group ON rows
   CREATE INDEX rows_by_group ON rows USING btree (group_id) WHERE (group_id IS NOT NULL)
+
+INDEX rows_by_phone ON rows
+  CREATE INDEX rows_by_phone ON rows USING btree (phone, group_id) WHERE (batch_id IS NOT NULL)
 
 INDEX rows_invalid ON rows
   CREATE INDEX rows_invalid ON rows USING btree (file_id, error) WHERE (intake = 'invalid'::text)

@@ -7,7 +7,14 @@ import { andThen, both } from './awaitable.js';
 import { cacheKeyOf, type GroupCache, groupKey } from './groups.js';
 import type { RowToJournal } from './writer.js';
 import type { Awaitable } from '../ports/awaitable.js';
-import type { ChunkNeeds, GroupKey, PlacedKey, PlanStore, SentBeforeLookup } from './store.js';
+import type {
+  ChunkNeeds,
+  GroupKey,
+  PlacedKey,
+  PlanStore,
+  SentBefore,
+  SentBeforeLookup,
+} from './store.js';
 
 /** Loads what the chunk's rows will ask of the store and of the repeat window's look-up. */
 export function prepareChunk(
@@ -16,14 +23,19 @@ export function prepareChunk(
   held: GroupCache,
   rows: readonly RowToJournal[],
 ): Awaitable<void> {
-  const lookup = sentBefore?.prepare ? sentBefore : undefined;
+  const lookup = sentBefore?.prepare || sentBefore?.prepareNumbers ? sentBefore : undefined;
   if (!store.prepareChunk && !lookup) return undefined;
-  const needs = needsOf(held, rows);
-  return both(store.prepareChunk?.(needs), lookup?.prepare?.(needs.groups));
+  const { needs, keys } = needsOf(held, rows);
+  const loaded = both(store.prepareChunk?.(needs), lookup?.prepare?.(needs.groups));
+  if (!lookup?.prepareNumbers) return loaded;
+  return andThen(loaded, () => lookup.prepareNumbers!(numbersAsked(lookup, held, keys, rows)));
 }
 
-/** The groups of the chunk's rows the planner does not hold, and their numbers. */
-function needsOf(held: GroupCache, rows: readonly RowToJournal[]): ChunkNeeds {
+/** The groups of the chunk's rows the planner does not hold (by cache key), and their numbers. */
+function needsOf(
+  held: GroupCache,
+  rows: readonly RowToJournal[],
+): { needs: ChunkNeeds; keys: Map<string, GroupKey> } {
   const groups = new Map<string, GroupKey>();
   const phones: string[] = [];
   for (const row of rows) {
@@ -34,7 +46,37 @@ function needsOf(held: GroupCache, rows: readonly RowToJournal[]): ChunkNeeds {
     const key = cacheKeyOf(row.appId, row.templateId, row.datas);
     if (!groups.has(key)) groups.set(key, groupKey(row.appId, row.templateId, row.datas));
   }
-  return { rows: rows.length, groups: [...groups.values()], phones };
+  return { needs: { rows: rows.length, groups: [...groups.values()], phones }, keys: groups };
+}
+
+/**
+ * Each number of the chunk whose message other files have, with that message's earlier rows (a
+ * held group's, or the look-up's answer for a group the planner will load).
+ */
+function numbersAsked(
+  lookup: SentBeforeLookup,
+  held: GroupCache,
+  keys: Map<string, GroupKey>,
+  rows: readonly RowToJournal[],
+): Array<[SentBefore, string]> {
+  const asks: Array<[SentBefore, string]> = [];
+  const loaded = new Map<string, SentBefore | undefined>();
+  for (const row of rows) {
+    if (row.keptRowId !== undefined || !row.phone) continue;
+    if (row.appId === undefined || row.templateId === undefined) continue;
+    const state = held.find(row.appId, row.templateId, row.datas);
+    let earlier = state?.earlier;
+    if (!state) {
+      const cacheKey = cacheKeyOf(row.appId, row.templateId, row.datas);
+      if (!loaded.has(cacheKey)) {
+        const k = keys.get(cacheKey)!;
+        loaded.set(cacheKey, lookup(k.keyHash, k.appId, k.templateId, k.datasJson));
+      }
+      earlier = loaded.get(cacheKey);
+    }
+    if (earlier) asks.push([earlier, row.phone]);
+  }
+  return asks;
 }
 
 /** Loads what settling these doubts will ask: their rows and groups, then the window's answers. */

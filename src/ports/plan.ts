@@ -47,8 +47,6 @@ export interface IntakeCounts {
 
 /** An earlier file's rows of one message: which row, if any, has a number. */
 export interface SentBefore {
-  /** How many numbers. */
-  size: number;
   /** The id of an earlier row with this number (in another file), or undefined. */
   rowOf(phone: string): number | undefined;
 }
@@ -64,6 +62,12 @@ export interface SentBeforeLookup {
    * on a server). Absent: every answer is at hand.
    */
   prepare?(keys: readonly GroupKey[]): Awaitable<void>;
+  /**
+   * Loads the answers of rowOf for these numbers, each of the message whose answer it is paired
+   * with (a journal on a server; the answers of the numbers asked before are forgotten). Absent:
+   * rowOf answers at once.
+   */
+  prepareNumbers?(asks: ReadonlyArray<readonly [SentBefore, string]>): Awaitable<void>;
 }
 
 /** What a chunk's rows will ask of the store (see PlanStore.prepareChunk). */

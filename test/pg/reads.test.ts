@@ -163,7 +163,8 @@ describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresM
     for (const g of groups) {
       const a: SentBefore | undefined = mine(g.key_hash, g.app_id, g.template_id, g.datas);
       const b: SentBefore | undefined = theirs(g.key_hash, g.app_id, g.template_id, g.datas);
-      assert.equal(a?.size, b?.size);
+      assert.equal(a === undefined, b === undefined);
+      if (a) await mine.prepareNumbers?.(phones.map((p) => [a, p] as const));
       for (const phone of phones) {
         assert.equal(a?.rowOf(phone), b?.rowOf(phone), phone);
         if (a?.rowOf(phone) !== undefined) found++;

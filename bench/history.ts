@@ -1,0 +1,404 @@
+// `npm run bench -- --history N [--database sqlite|postgres] [--json] ...`: does a file cost more
+// on a journal that holds a day's history? Fills one journal with N rows sent within the repeat
+// window (history files of 50,000 rows, half of them mostly personalised, the others the usual
+// mix; their numbers and values are the measured files' own, so nothing measured is a repeat),
+// then times the same files on it and on an empty journal, each pair back to back: a one-row
+// `send --dry-run`, then `send` of 20,000 and of 100,000 rows, with each one's peak RSS. A file's
+// cost independent of its history gives ratios near 1.
+//
+// The history is filled fast, not sent: each file read through the ports as the pipeline reads it
+// (test/pg/intakeRun.ts), then its batches given an attempt each, started within the last 20 hours,
+// and their outcome (1 in 100 failed), by plain statements run as the journals run their rules.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Table from 'cli-table3';
+import { openWriter } from '../src/journal/index.js';
+import { runRule as runOnSqlite } from '../src/journal/rules.js';
+import { openJournal } from '../src/journal/open.js';
+import { journalPath } from '../src/journal/paths.js';
+import { pgFileStore } from '../src/pgjournal/files.js';
+import { runRule as runOnPostgres } from '../src/pgjournal/rules.js';
+import { migratePostgres, openPool } from '../src/pgjournal/schema.js';
+import { run, type Rule } from '../src/journalRules/rule.js';
+import type { FileStore } from '../src/ports/files.js';
+import { type Postgres, postgresBinDir, startPostgres } from '../test/pg/cluster.js';
+import { intakeFile } from '../test/pg/intakeRun.js';
+import { generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.js';
+import { build, childEnv, type CliSource, runSend, startSimulatorProcess } from './processes.js';
+
+export interface HistoryOptions {
+  history: number;
+  database: 'sqlite' | 'postgres';
+  sizes: number[];
+  latencyMs: number;
+  concurrency: number;
+  seed: number;
+  cli: CliSource;
+  build: boolean;
+  keep: boolean;
+  json: boolean;
+}
+
+export const HISTORY_USAGE = `usage: npm run bench -- --history N [--database sqlite|postgres] [--sizes 20000,100000]
+       [--latency-ms N] [--concurrency N] [--seed N] [--cli dist|src] [--no-build] [--keep] [--json]`;
+
+/** True when the arguments ask for this mode. */
+export const wantsHistory = (argv: string[]) =>
+  argv.some((a) => a === '--history' || a.startsWith('--history='));
+
+function whole(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text.replaceAll('_', ''));
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`Expected \`--${name}\` to be a whole number >= ${min}, got \`${text}\``);
+  return n;
+}
+
+export function parseHistoryOptions(argv: string[]): HistoryOptions {
+  const text = { type: 'string' } as const;
+  const flag = { type: 'boolean', default: false } as const;
+  const { values: v } = parseArgs({
+    args: argv,
+    options: {
+      history: text,
+      database: { type: 'string', default: 'sqlite' },
+      sizes: text,
+      'latency-ms': text,
+      concurrency: text,
+      seed: text,
+      cli: { type: 'string', default: 'dist' },
+      'no-build': flag,
+      keep: flag,
+      json: flag,
+    },
+  });
+  if (v.database !== 'sqlite' && v.database !== 'postgres')
+    throw new Error(`Expected \`--database\` to be sqlite or postgres, got \`${v.database}\``);
+  if (v.cli !== 'dist' && v.cli !== 'src')
+    throw new Error(`Expected \`--cli\` to be dist or src, got \`${v.cli}\``);
+  return {
+    history: whole('history', v.history, 0, 1),
+    database: v.database,
+    sizes: (v.sizes ?? '20000,100000').split(',').map((s) => whole('sizes', s, 0, 1)),
+    latencyMs: whole('latency-ms', v['latency-ms'], 0, 0),
+    concurrency: whole('concurrency', v.concurrency, 8, 1),
+    seed: whole('seed', v.seed, 1, 0),
+    cli: v.cli,
+    build: v.cli === 'dist' && !v['no-build'],
+    keep: v.keep,
+    json: v.json,
+  };
+}
+
+const CREDS = {
+  accountSid: 'ACbench0000000000000000000000001',
+  authToken: 'benchtoken000000000000000000001',
+  appId: 'APPbench000000000000000000000001',
+};
+/** Rows of each history file. */
+const HISTORY_FILE_ROWS = 50_000;
+/** The history's first number (generate.ts's phoneAt): far past the measured files' numbers. */
+const HISTORY_FIRST = 100_000_000;
+/** The measured files' first numbers, one file each: the dry run's, then each send's. */
+const MEASURED_FIRST_STEP = 1_000_000;
+/** The history's attempts started over this much time before the bench: within the window. */
+const HISTORY_SPREAD_MS = 20 * 3_600_000;
+
+const note = (t: string) => process.stderr.write(`bench: ${t}\n`);
+const round = (x: number, digits = 3) => Number(x.toFixed(digits));
+
+/** A journal of the pair: where smsdrop finds it, and how its history is filled. */
+interface Journal {
+  dataDir: string;
+  databaseUrl?: string;
+}
+
+/** The batches of file `fileId` sent: an attempt each at `at`, 1 in 100 failed; the file done. */
+function* sentAt(fileId: number, at: string): Rule<void> {
+  const failed = 'id % 100 = 0';
+  yield* run(
+    `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
+     SELECT id, req_id, ?, ?, CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
+       CASE WHEN ${failed} THEN '160038' ELSE '000000' END
+     FROM batches WHERE file_id = ?`,
+    at,
+    at,
+    fileId,
+  );
+  yield* run(
+    `UPDATE batches SET state = CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
+       attempts = 1, next_attempt_at = 0, updated_at = ?,
+       status_code = CASE WHEN ${failed} THEN '160038' ELSE '000000' END
+     WHERE file_id = ?`,
+    at,
+    fileId,
+  );
+  yield* run("UPDATE files SET status = 'done', finished_at = ? WHERE id = ?", at, fileId);
+}
+
+interface Filler {
+  files: FileStore;
+  markSent(fileId: number, at: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function fillerOf(journal: Journal): Promise<Filler> {
+  if (journal.databaseUrl) {
+    const pool = openPool(journal.databaseUrl, 4);
+    await migratePostgres(pool);
+    return {
+      // A claim as long as the fill: nothing renews it here, as a daemon's heartbeat would.
+      files: pgFileStore(pool, { reader: { node: 'bench-history', leaseMs: 24 * 3_600_000 } }),
+      markSent: (fileId, at) => runOnPostgres(pool, sentAt(fileId, at)),
+      close: () => pool.end(),
+    };
+  }
+  const { handle } = openWriter(journal.dataDir, {
+    role: 'bench',
+    synchronous: 'normal',
+    reqIdOn: true,
+    onLost: () => undefined,
+  });
+  return {
+    files: handle.files,
+    markSent: (fileId, at) => {
+      const db = openJournal(journalPath(journal.dataDir));
+      try {
+        runOnSqlite(db, sentAt(fileId, at));
+      } finally {
+        db.close();
+      }
+      return Promise.resolve();
+    },
+    close: () => handle.close(),
+  };
+}
+
+/** Fills the journal with `o.history` rows sent within the window; the seconds it took. */
+async function fillHistory(o: HistoryOptions, journal: Journal, workDir: string) {
+  const started = performance.now();
+  const filler = await fillerOf(journal);
+  const files = Math.ceil(o.history / HISTORY_FILE_ROWS);
+  try {
+    for (let i = 0; i < files; i++) {
+      const rows = Math.min(HISTORY_FILE_ROWS, o.history - i * HISTORY_FILE_ROWS);
+      const csv = path.join(workDir, `history-${i}.csv`);
+      const personalised = i % 2 === 0 ? 0.9 : MIX.personalised;
+      await generateCsv(csv, rows, o.seed + i + 1, personalised, HISTORY_FIRST + i * 1_000_000);
+      const { fileId } = await intakeFile(csv, { files: filler.files });
+      const at = new Date(Date.now() - HISTORY_SPREAD_MS * (1 - i / files)).toISOString();
+      await filler.markSent(fileId, at);
+      rmSync(csv);
+      note(`history: ${Math.min((i + 1) * HISTORY_FILE_ROWS, o.history)} of ${o.history} rows`);
+    }
+  } finally {
+    await filler.close();
+  }
+  return { files, seconds: round((performance.now() - started) / 1000, 1) };
+}
+
+interface Measured {
+  seconds: number;
+  /** CPU seconds of the process: steadier than the wall time on a shared machine. */
+  cpuSeconds: number;
+  peakRssMb: number;
+  exitCode: number | null;
+  status: string | null;
+  accepted: number | null;
+  repeats: number | null;
+}
+
+interface Pair {
+  file: string;
+  rows: number;
+  empty: Measured;
+  history: Measured;
+  timeRatio: number;
+  cpuRatio: number;
+  rssRatio: number;
+}
+
+async function measure(
+  o: HistoryOptions,
+  journal: Journal,
+  csv: string,
+  baseUrl: string,
+  dryRun: boolean,
+): Promise<Measured> {
+  const env = childEnv(path.dirname(journal.dataDir), CREDS, {
+    SMSDROP_BASE_URL: baseUrl,
+    SMSDROP_DATA_DIR: journal.dataDir,
+    SMSDROP_CONCURRENCY: String(o.concurrency),
+    ...(journal.databaseUrl ? { SMSDROP_DATABASE_URL: journal.databaseUrl } : {}),
+  });
+  const r = await runSend(o.cli, csv, env, [], dryRun ? ['--dry-run'] : []);
+  const s = r.summary ?? {};
+  const num = (k: string) => (typeof s[k] === 'number' ? s[k] : null);
+  if (r.exitCode !== 0 && r.exitCode !== 3) note(`send exited ${r.exitCode}: ${r.stderrTail}`);
+  return {
+    seconds: round(r.seconds),
+    cpuSeconds: round(r.cpuSeconds, 2),
+    peakRssMb: round(r.peakRssKb / 1024, 1),
+    exitCode: r.exitCode,
+    status: typeof s.status === 'string' ? s.status : null,
+    accepted: num('accepted'),
+    repeats: num('repeats'),
+  };
+}
+
+/** Each measured file on the empty journal, then on the one with history. */
+async function measurePairs(o: HistoryOptions, pair: [Journal, Journal], workDir: string) {
+  const sim = await startSimulatorProcess(
+    o.cli,
+    childEnv(workDir, CREDS, {}),
+    o.latencyMs,
+    SIMULATOR_TEMPLATES,
+  );
+  const pairs: Pair[] = [];
+  try {
+    const files = [{ rows: 1, dryRun: true }, ...o.sizes.map((rows) => ({ rows, dryRun: false }))];
+    for (const [i, f] of files.entries()) {
+      const csv = path.join(workDir, `measured-${i}.csv`);
+      await generateCsv(csv, f.rows, o.seed, MIX.personalised, i * MEASURED_FIRST_STEP);
+      const name = `${f.dryRun ? 'send --dry-run' : 'send'}, ${f.rows.toLocaleString('en-US')} row${f.rows === 1 ? '' : 's'}`;
+      note(`${name}: empty journal, then the one with history`);
+      const empty = await measure(o, pair[0], csv, sim.url, f.dryRun);
+      const history = await measure(o, pair[1], csv, sim.url, f.dryRun);
+      pairs.push({
+        file: name,
+        rows: f.rows,
+        empty,
+        history,
+        timeRatio: round(history.seconds / empty.seconds, 2),
+        cpuRatio: round(history.cpuSeconds / empty.cpuSeconds, 2),
+        rssRatio: round(history.peakRssMb / empty.peakRssMb, 2),
+      });
+    }
+  } finally {
+    await sim.stop();
+  }
+  return pairs;
+}
+
+/** The two journals: fresh SQLite data folders, or two fresh databases of one cluster. */
+async function journalPair(workDir: string, cluster: Postgres | undefined) {
+  const dir = (name: string) => {
+    const d = path.join(workDir, name, 'data');
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
+  const url = async () => (cluster ? { databaseUrl: await cluster.freshDatabase() } : {});
+  const empty: Journal = { dataDir: dir('empty'), ...(await url()) };
+  const history: Journal = { dataDir: dir('history'), ...(await url()) };
+  return [empty, history] as [Journal, Journal];
+}
+
+export async function runHistoryBench(o: HistoryOptions) {
+  const loadAvgStart = os.loadavg().map((x) => round(x, 2));
+  if (o.build) {
+    note('npm run build');
+    const b = build();
+    if (!b.ok) note(`build reported errors (going on with what was emitted):\n${b.output}`);
+  }
+  if (o.database === 'postgres' && !postgresBinDir())
+    throw new Error("PostgreSQL's server is not installed (pg_config --bindir has no initdb)");
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-bench-history-'));
+  const cluster = o.database === 'postgres' ? await startPostgres() : undefined;
+  try {
+    const pair = await journalPair(workDir, cluster);
+    note(`filling a journal with ${o.history} rows sent within the repeat window`);
+    const fill = await fillHistory(o, pair[1], workDir);
+    const pairs = await measurePairs(o, pair, workDir);
+    return {
+      mode: 'history' as const,
+      database: o.database,
+      historyRows: o.history,
+      historyFiles: fill.files,
+      fillSeconds: fill.seconds,
+      latencyMs: o.latencyMs,
+      concurrency: o.concurrency,
+      pairs,
+      worstTimeRatio: Math.max(...pairs.map((p) => p.timeRatio)),
+      worstCpuRatio: Math.max(...pairs.map((p) => p.cpuRatio)),
+      worstRssRatio: Math.max(...pairs.map((p) => p.rssRatio)),
+      ok: pairs.every((p) => sameOutcome(p)),
+      machine: {
+        cpus: os.cpus().length,
+        node: process.version,
+        loadAvgStart,
+        loadAvgEnd: os.loadavg().map((x) => round(x, 2)),
+      },
+    };
+  } finally {
+    await cluster?.stop();
+    if (o.keep) note(`kept ${workDir}`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Both runs of a file ended alike: the same rows accepted, none a repeat of the history's. */
+function sameOutcome(p: Pair): boolean {
+  return (
+    p.empty.status === p.history.status &&
+    p.empty.accepted === p.history.accepted &&
+    (p.history.repeats ?? 0) === 0
+  );
+}
+
+export type HistoryResult = Awaited<ReturnType<typeof runHistoryBench>>;
+
+export function printHistoryTable(r: HistoryResult): void {
+  const table = new Table({
+    head: [
+      'file',
+      'empty s',
+      'history s',
+      'ratio',
+      'CPU s',
+      'ratio',
+      'empty MB',
+      'history MB',
+      'ratio',
+      'alike',
+    ],
+    style: { head: [], border: [] },
+  });
+  for (const p of r.pairs)
+    table.push([
+      p.file,
+      p.empty.seconds.toFixed(2),
+      p.history.seconds.toFixed(2),
+      p.timeRatio.toFixed(2),
+      `${p.empty.cpuSeconds.toFixed(2)} / ${p.history.cpuSeconds.toFixed(2)}`,
+      p.cpuRatio.toFixed(2),
+      p.empty.peakRssMb.toFixed(1),
+      p.history.peakRssMb.toFixed(1),
+      p.rssRatio.toFixed(2),
+      sameOutcome(p) ? 'yes' : 'NO',
+    ]);
+  const lines = [
+    `${r.database}: a journal holding ${r.historyRows.toLocaleString('en-US')} rows sent within the repeat window (${r.historyFiles} file(s), filled in ${r.fillSeconds} s) against an empty one, each file on both back to back`,
+    table.toString(),
+    `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; shared machine: compare the ratios`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The mode's command line: the table or one JSON object on stdout; 1 if a pair ended unlike. */
+export async function historyMain(argv: string[]): Promise<void> {
+  let options: HistoryOptions;
+  try {
+    options = parseHistoryOptions(argv);
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n${HISTORY_USAGE}\n`);
+    process.exit(2);
+  }
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => process.exit(130));
+  const result = await runHistoryBench(options);
+  if (options.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+  else printHistoryTable(result);
+  process.exit(result.ok ? 0 : 1);
+}

@@ -1,0 +1,143 @@
+// The repeat window's look-up (journal/sentBefore.ts says which rows count and why), written once
+// for both journals. A file asks only about its own messages and numbers, each through an index:
+// the other files' groups of one of its messages by key hash (groups_by_hash), compared value by
+// value; then, for a message other files have, the earlier rows of the file's numbers placed in
+// batches (rows_by_phone), kept when their batch counts (countedByRepeatWindow). Nothing is read
+// per group or row of history, so a file's start and intake cost the same on a journal holding
+// millions of rows as on an empty one.
+import type { SentBefore } from '../ports/plan.js';
+import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
+import { countedByRepeatWindow } from './files.js';
+import { all, type Dialect, get, type Rule } from './rule.js';
+
+/**
+ * True when other files hold rows the window may count (a superset: recent attempts, and the
+ * batches not final of files not done). With none, intake needs no look-up at all.
+ */
+export function* windowHoldsRows(fileId: number, since: string): Rule<boolean> {
+  const found = yield* get<{ found: number }>(
+    `SELECT CASE WHEN EXISTS (SELECT 1 FROM attempts a JOIN batches b ON b.id = a.batch_id
+         WHERE a.started_at >= ? AND b.file_id <> ?)
+       OR EXISTS (SELECT 1 FROM files f WHERE f.status <> 'done' AND f.id <> ?
+         AND EXISTS (SELECT 1 FROM batches b
+           WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}))
+     THEN 1 ELSE 0 END AS found`,
+    since,
+    fileId,
+    fileId,
+  );
+  return Number(found?.found) === 1;
+}
+
+/** A group of another file, as groupsByHash reads it. */
+export interface EarlierGroup {
+  id: number;
+  key_hash: number;
+  app_id: string;
+  template_id: string;
+  datas: string;
+}
+
+/** Other files' groups with one of these key hashes (any message: idsOfMessage compares). */
+export function* groupsByHash(
+  d: Dialect,
+  fileId: number,
+  hashes: readonly number[],
+): Rule<EarlierGroup[]> {
+  const rows = yield* all<EarlierGroup>(
+    `SELECT id, key_hash, app_id, template_id, datas FROM groups
+     WHERE ${d.isInIds('key_hash')} AND file_id <> ? ORDER BY id`,
+    d.list(hashes),
+    fileId,
+  );
+  return rows.map((g) => ({ ...g, id: Number(g.id), key_hash: Number(g.key_hash) }));
+}
+
+/** The ids of the groups that hold this message (48 bits of hash can collide: values decide). */
+export function idsOfMessage(
+  groups: readonly EarlierGroup[],
+  appId: string,
+  templateId: string,
+  datasJson: string,
+): number[] {
+  return groups
+    .filter((g) => g.app_id === appId && g.template_id === templateId && g.datas === datasJson)
+    .map((g) => g.id);
+}
+
+/** An earlier row of a number, in one of the groups asked. */
+export interface EarlierRow {
+  phone: string;
+  groupId: number;
+  id: number;
+}
+
+/**
+ * The counted rows of these numbers in these groups (other files' groups of its messages). A
+ * number has few rows: the group is checked on each index entry of the number (`+`), not sought
+ * once per group, as a message sent by many files has many groups.
+ */
+export function* earlierRowsOf(
+  d: Dialect,
+  groupIds: readonly number[],
+  phones: readonly string[],
+  since: string,
+): Rule<EarlierRow[]> {
+  const rows = yield* all<{ phone: string; group_id: number; id: number }>(
+    `SELECT r.phone, r.group_id, r.id FROM rows r
+       JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
+     WHERE ${d.isIn('r.phone')} AND ${d.isInIds('+r.group_id')} AND r.batch_id IS NOT NULL
+       AND r.intake = 'valid' AND ${countedByRepeatWindow('?')}
+     ORDER BY r.id`,
+    d.list(phones),
+    d.list(groupIds),
+    since,
+  );
+  return rows.map((r) => ({ phone: r.phone, groupId: Number(r.group_id), id: Number(r.id) }));
+}
+
+/**
+ * A message's earlier rows as the planner asks them (SentBefore): the first earlier row of a
+ * number among the message's groups, from `rowsOf` (the rows of one number, in id order).
+ */
+export function earlierOf(
+  groupIds: readonly number[],
+  rowsOf: (phone: string, groupIds: readonly number[]) => readonly EarlierRow[],
+): SentBefore & { groupIds: readonly number[] } {
+  const ids = new Set(groupIds);
+  return {
+    groupIds,
+    rowOf(phone) {
+      for (const row of rowsOf(phone, groupIds)) if (ids.has(row.groupId)) return row.id;
+      return undefined;
+    },
+  };
+}
+
+/** Numbers per statement when a chunk's numbers are asked at once. */
+const PAGE_NUMBERS = 5_000;
+
+/**
+ * The earlier rows of each number asked (an empty list for none), in pages of numbers: one
+ * statement for a chunk's numbers, not one a row. `asks` pairs a number with its message's
+ * answer (earlierOf).
+ */
+export function* earlierRowsOfAsks(
+  d: Dialect,
+  asks: ReadonlyArray<readonly [SentBefore, string]>,
+  since: string,
+): Rule<Map<string, EarlierRow[]>> {
+  const found = new Map<string, EarlierRow[]>();
+  const groupIds = new Set<number>();
+  for (const [earlier, phone] of asks) {
+    found.set(phone, []);
+    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds) groupIds.add(id);
+  }
+  const phones = [...found.keys()];
+  const ids = [...groupIds];
+  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
+    const page = phones.slice(at, at + PAGE_NUMBERS);
+    for (const row of yield* earlierRowsOf(d, ids, page, since)) found.get(row.phone)!.push(row);
+  }
+  return found;
+}
