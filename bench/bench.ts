@@ -34,6 +34,7 @@ import {
 } from './processes.js';
 import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
 import { postgresMain, wantsPostgres } from './postgres.js';
+import { daemonMain, wantsDaemon } from './daemon.js';
 
 const CREDS: Credentials = {
   accountSid: 'ACbench0000000000000000000000001',
@@ -63,7 +64,8 @@ export interface BenchOptions {
 const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrency N] [--json] [--seed N]
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
        [--personalised SHARE] [--env KEY=VALUE ...] [--database sqlite]
-       npm run bench -- --database postgres [--nodes N] ... (bench/postgres.ts)`;
+       npm run bench -- --database postgres [--nodes N] ... (bench/postgres.ts)
+       npm run bench -- --daemon [--rows N] [--database sqlite|postgres] ... (bench/daemon.ts)`;
 
 function wholeNumber(
   name: string,
@@ -495,6 +497,7 @@ function ownCpuLimits(ingestSeconds: number, sendCpuSeconds: number, simulatorCp
 }
 
 async function main(): Promise<void> {
+  if (wantsDaemon(process.argv.slice(2))) return daemonMain(process.argv.slice(2));
   if (wantsPostgres(process.argv.slice(2))) return postgresMain(process.argv.slice(2));
   let options: BenchOptions;
   try {
