@@ -57,6 +57,8 @@ export function startDaemon(
   dataDir: string,
 ): DaemonProcess {
   const args = command(startAs, cli);
+  // bin/smsdrop runs dist/cli.js unless asked for the source.
+  if (startAs === 'bin' && cli === 'src') env = { ...env, SMSDROP_FROM_SOURCE: '1' };
   const stdio = ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'];
   const child = track(
     existsSync(SETPRIV)
@@ -112,9 +114,11 @@ export function startDaemon(
     },
     nodeArgs() {
       try {
+        // Up to the CLI's script, without the loader (--import tsx) of a run from source.
         const argv = readFileSync(`/proc/${child.pid}/cmdline`, 'utf8').split('\0');
-        const script = argv.findIndex((a, i) => i > 0 && !a.startsWith('-'));
-        return argv.slice(1, script);
+        const script = argv.findIndex((a) => /cli\.(js|ts)$/.test(a));
+        const before = argv.slice(1, script);
+        return before.filter((a, i) => a !== '--import' && before[i - 1] !== '--import');
       } catch {
         return [];
       }
