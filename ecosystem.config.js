@@ -12,7 +12,7 @@
 //   holds the data directory) is not restarted, since it would fail the same way again.
 // - Secrets come from the environment of `pm2 start` (or config/local.json); they are listed here
 //   by name only. Nothing secret belongs in this file.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +24,15 @@ const graceMs = Number(process.env.SMSDROP_GRACE_MS ?? 30_000);
 // there is no build, or when SMSDROP_FROM_SOURCE=1.
 const fromSource =
   process.env.SMSDROP_FROM_SOURCE === '1' || !existsSync(path.join(root, 'dist', 'cli.js'));
+
+// The Node settings that hold the daemon's memory, as bin/smsdrop (the `smsdrop` command) gives
+// them, and overridable the same way: SMSDROP_NODE_FLAGS replaces the flags (empty: none), a flag
+// NODE_OPTIONS names is left to it, a MALLOC_ARENA_MAX already set is kept (docs/operations.md).
+const words = (text) => text.split(/\s+/).filter(Boolean);
+const flagName = (flag) => flag.replace(/^--(no-)?/, '').replace(/=.*$/, '');
+const memoryFlags = words(
+  process.env.SMSDROP_NODE_FLAGS ?? readFileSync(path.join(root, 'bin', 'node-flags'), 'utf8'),
+).filter((flag) => !(process.env.NODE_OPTIONS ?? '').includes(flagName(flag)));
 
 const PASSED_THROUGH = [
   'SMSDROP_CONFIG',
@@ -57,7 +66,7 @@ export const apps = [
     script: fromSource ? 'src/cli.ts' : 'dist/cli.js',
     args: 'run',
     interpreter: 'node',
-    node_args: fromSource ? ['--import', 'tsx'] : [],
+    node_args: [...memoryFlags, ...(fromSource ? ['--import', 'tsx'] : [])],
     exec_mode: 'fork',
     instances: 1,
     autorestart: true,
@@ -73,6 +82,7 @@ export const apps = [
     merge_logs: true,
     env: {
       NODE_ENV: 'production',
+      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '1',
       SMSDROP_DATA_DIR: dataDir,
       ...Object.fromEntries(
         PASSED_THROUGH.filter((name) => process.env[name] !== undefined).map((name) => [

@@ -35,6 +35,7 @@ import {
 import { printTable, RATIO_TARGET, targetsOf, type BenchResult } from './output.js';
 import { historyMain, wantsHistory } from './history.js';
 import { postgresMain, wantsPostgres } from './postgres.js';
+import { daemonMain, wantsDaemon } from './daemon.js';
 
 const CREDS: Credentials = {
   accountSid: 'ACbench0000000000000000000000001',
@@ -65,7 +66,8 @@ const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrenc
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
        [--personalised SHARE] [--env KEY=VALUE ...] [--database sqlite]
        npm run bench -- --database postgres [--nodes N] ... (bench/postgres.ts)
-       npm run bench -- --history N [--database postgres] ... (bench/history.ts)`;
+       npm run bench -- --history N [--database postgres] ... (bench/history.ts)
+       npm run bench -- --daemon [--rows N] [--database sqlite|postgres] ... (bench/daemon.ts)`;
 
 function wholeNumber(
   name: string,
@@ -498,6 +500,7 @@ function ownCpuLimits(ingestSeconds: number, sendCpuSeconds: number, simulatorCp
 
 async function main(): Promise<void> {
   if (wantsHistory(process.argv.slice(2))) return historyMain(process.argv.slice(2));
+  if (wantsDaemon(process.argv.slice(2))) return daemonMain(process.argv.slice(2));
   if (wantsPostgres(process.argv.slice(2))) return postgresMain(process.argv.slice(2));
   let options: BenchOptions;
   try {

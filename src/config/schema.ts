@@ -166,11 +166,6 @@ export const SETTINGS = {
     env: 'SMSDROP_SEND_DURING_INTAKE',
     doc: 'on/off: start sending full requests while a file is still being read (only for files without a double quote, which cannot be refused partway); off: every row is read before the first request.',
   },
-  intakeThread: {
-    schema: onOff.default(false),
-    env: 'SMSDROP_INTAKE_THREAD',
-    doc: 'on/off: read, check and plan each file on a thread of its own, which writes its rows into the journal while the main thread sends and records outcomes.',
-  },
   repeatWindow: {
     schema: repeatWindow,
     env: 'SMSDROP_REPEAT_WINDOW',

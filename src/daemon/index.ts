@@ -19,6 +19,7 @@ import type { FileLife } from './fileLife.js';
 import { helpOtherNodes } from './helpOtherNodes.js';
 import { handleFile, takeFile } from './lifecycle.js';
 import { createFilePool, type FilePool } from './pool.js';
+import { releaseMemoryWhenIdle } from './releaseMemory.js';
 import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
 import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
@@ -152,6 +153,7 @@ async function serve(
     config.maxFilesInProgress,
     (name) => handleFile(life, name),
     (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`),
+    () => releaseMemoryWhenIdle(() => pool.running + pool.queued > 0),
   );
   const progress = startProgress(
     runtime.context,
@@ -173,7 +175,6 @@ async function serve(
   // Ended files older than SMSDROP_KEEP go now and once a day, step by step between requests.
   const pruning = schedulePruning(config, runtime, log);
   const helping = helpOtherNodes(runtime.context, log);
-
   const signal = await signals.requested;
   pool.stop();
   await watcher.close();

@@ -22,13 +22,16 @@ const RETURNING = 1;
 
 /**
  * `run` should settle every error itself; one that escapes is handed to `onEscape`, never thrown.
+ * `onIdle`: called each time the last job running ends with none waiting.
  */
 export function createFilePool(
   max: number,
   run: (name: string) => Promise<JobResult>,
   onEscape: (name: string, err: unknown) => void,
+  onIdle?: () => void,
 ): FilePool {
   const queue = new PQueue({ concurrency: max });
+  if (onIdle) queue.on('idle', onIdle);
   let stopped = false;
 
   const enqueue = (name: string, priority: number) => {

@@ -6,7 +6,6 @@
 // The pieces' shapes are declared here too, so that this file imports nothing of the journal's.
 import type { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import type { WriteGate } from '../ports/intakeWriter.js';
 
 /** A journal's bulk transactions (bulk.ts). */
 export interface BulkState {
@@ -88,15 +87,13 @@ export interface JournalInside {
   intents: IntentLog | undefined;
   /** The one write queue (writeQueue.ts), made on first use. */
   writeQueue: WriteQueue | undefined;
-  /** While another thread writes an intake on its own connection: what queued writes pass. */
-  writeGate: WriteGate | undefined;
   /** The thread that checkpoints the WAL while this process sends (checkpoints.ts). */
   checkpoints: JournalThread | undefined;
   /** Batches to send before the other due batches of their file (sendMoves.ts sendFirst). */
   readonly firstToSend: Set<number>;
   /**
-   * BEGIN IMMEDIATE: the write lock is taken before the first read. An intake's thread writes on a
-   * connection of its own (pipeline/intakeThread.ts), and a transaction that read first could
+   * BEGIN IMMEDIATE: the write lock is taken before the first read. Another connection (a command
+   * such as `smsdrop pause` beside the daemon) writes too, and a transaction that read first could
    * otherwise no longer write once that connection committed (SQLITE_BUSY_SNAPSHOT).
    */
   transaction<F extends (...args: never[]) => unknown>(fn: F): Database.Transaction<F>;
@@ -158,7 +155,6 @@ export class Journal {
       bulk: { open: undefined, commits: 0, nextSize: undefined, losses: 0 },
       intents: undefined,
       writeQueue: undefined,
-      writeGate: undefined,
       checkpoints: undefined,
       firstToSend: new Set<number>(),
       transaction: (fn) => immediateTransaction(connection, fn),

@@ -22,8 +22,6 @@ import type { Journal } from './connection.js';
 import { JournalPlanStore } from './planStore.js';
 import { planSummary } from './reportReads.js';
 import type { FileStore } from '../ports/files.js';
-import type { IntakeWriterLink } from '../ports/intakeWriter.js';
-import { intakeWriterLink } from './intakeWriter.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 import { FILE_STATUS, type FileStatus } from '../ports/states.js';
 import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
@@ -84,9 +82,6 @@ export class SqliteFileStore implements FileStore {
 
   planStore(id: number): PlanStore {
     return new JournalPlanStore(this.#db, id);
-  }
-  intakeWriter(): IntakeWriterLink {
-    return intakeWriterLink(this.#db);
   }
 
   status(id: number, to: FileStatus, error?: string): Promise<void> {

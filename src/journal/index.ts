@@ -20,7 +20,6 @@ export { backupJournal } from './backup.js';
 export { IllegalTransitionError } from './moves.js';
 export { RowsLostError } from './bulk.js';
 export { JournalLostError } from './intents.js';
-export { openIntakeWriter, type IntakeWriter } from './intakeWriter.js';
 export { openReader } from './reader.js';
 export { openControl, openSuppressionList } from './smallStores.js';
 export { openTableDump } from './tableDump.js';

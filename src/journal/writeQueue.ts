@@ -54,8 +54,6 @@ function mayDefer(db: Journal): boolean {
 
 function createWriteQueue(db: Journal): WriteQueue {
   let jobs: Job[] = [];
-  /** A flush waits for the write gate (writeGate): the writes queued meanwhile join it. */
-  let gated = false;
   const runAll = insideOf(db).transaction((batch: Job[], results: unknown[]) => {
     for (const job of batch) results.push(job.write());
   });
@@ -64,25 +62,10 @@ function createWriteQueue(db: Journal): WriteQueue {
     jobs = [];
     commitTurn(db, batch, runAll);
   };
-  const flush = (): void => {
-    const gate = insideOf(db).writeGate;
-    const opened = gate?.acquire();
-    if (!opened) return commitQueued();
-    gated = true;
-    void opened.then(() => {
-      try {
-        commitQueued();
-      } finally {
-        gate!.release();
-        gated = false;
-        if (jobs.length > 0) setImmediate(flush);
-      }
-    });
-  };
   return {
     run<T>(write: () => T): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        if (jobs.length === 0 && !gated) setImmediate(flush);
+        if (jobs.length === 0) setImmediate(commitQueued);
         jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
       });
     },

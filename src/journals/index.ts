@@ -29,7 +29,6 @@ export {
   backupJournal,
   JournalLostError,
   journalPath,
-  openIntakeWriter,
   openScratch,
   openTableDump,
 } from '../journal/index.js';

@@ -1,5 +1,4 @@
-// What intake does with a file's rows on either thread (intakeRun.ts here, intakeWorker.ts on a
-// thread of its own): the header recorded, the rows an
+// What intake (intakeRun.ts) does with a file's rows: the header recorded, the rows an
 // interrupted intake kept marked, and the file's size checked while sending overlaps reading.
 import { statSync } from 'node:fs';
 import type { KeptRows } from '../ports/index.js';

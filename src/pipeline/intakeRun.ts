@@ -26,7 +26,6 @@ import { GroupCounts } from '../intake/groupCounts.js';
 import { sendWhileReading } from '../send/whileReading.js';
 import type { IntakeOptions } from '../intake/row.js';
 import type { PipelineContext } from './context.js';
-import { startIntakeThread } from './intakeThread.js';
 import { noteReading } from './readingNote.js';
 import { assertUnchanged, headerTaker, keptRowMarker } from './intakeRows.js';
 
@@ -61,9 +60,7 @@ export async function intake(
   const unreadable = encodingRefusal(filePath, inspection);
   if (unreadable)
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, unreadable));
-  const reading = onThread(ctx, terms)
-    ? readOnThread(ctx, file.id, filePath, inspection, kept, terms)
-    : readHere(ctx, file.id, filePath, inspection, kept, terms);
+  const reading = readHere(ctx, file.id, filePath, inspection, kept, terms);
   const noting = noteReading(ctx.files, file.id, filePath);
   try {
     await reading.done;
@@ -181,52 +178,6 @@ function readHere(
       }
     },
   });
-}
-
-/**
- * The intake on a thread of its own (intakeThread.ts), which writes the journal on its own
- * connection and abandons what it read itself when reading stops early.
- */
-function readOnThread(
-  ctx: PipelineContext,
-  fileId: number,
-  filePath: string,
-  inspection: FileInspection,
-  kept: KeptRows,
-  { dryRun, sentBefore }: IntakeTerms,
-): Reading {
-  const link = ctx.files.intakeWriter!()!;
-  const beside = sendingBeside(ctx, fileId, inspection, dryRun);
-  const { sending } = beside;
-  const thread = startIntakeThread(
-    link,
-    {
-      synchronous: ctx.config.journalSync,
-      fileId,
-      filePath,
-      size: inspection.size,
-      read: readOptions(ctx, inspection),
-      maxPerRequest: ctx.config.maxPerRequest,
-      kept,
-      window: sentBefore ? ctx.config.repeatWindow : undefined,
-      overlap: sending !== undefined,
-    },
-    () => sending?.released(),
-  );
-  return beside.reading({
-    done: thread.finished.then(({ sendFirst }) => link.sendFirst(sendFirst)),
-    stop: () => thread.stop(),
-    abandon: () => Promise.resolve(),
-  });
-}
-
-/**
- * Whether this file's intake runs on a thread of its own: when asked (SMSDROP_INTAKE_THREAD), the
- * journal offers it, and the file is really read into that journal (a dry run plans in a
- * throwaway journal, and asks another for the repeats).
- */
-function onThread(ctx: PipelineContext, { dryRun }: IntakeTerms): boolean {
-  return ctx.config.intakeThread && !dryRun && ctx.files.intakeWriter?.() !== undefined;
 }
 
 interface Here {

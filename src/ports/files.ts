@@ -2,7 +2,6 @@
 // it, make it, move it through its statuses, and count what it holds.
 import type { PlanStore } from './plan.js';
 import type { Awaitable } from './awaitable.js';
-import type { IntakeWriterLink } from './intakeWriter.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from './records.js';
 import type { FileStatus } from './states.js';
 
@@ -38,8 +37,6 @@ export interface FileStore {
   beginIntake(id: number): Awaitable<KeptRows>;
   /** The planner's store for this file's rows (synchronous: intake's inner loop). */
   planStore(id: number): PlanStore;
-  /** How another thread may write an intake into this journal (none: intake runs here). */
-  intakeWriter?(): IntakeWriterLink | undefined;
   /** Moves the file to `to`; 'done' is also committed (on disk once this resolves). */
   status(id: number, to: FileStatus, error?: string): Promise<void>;
   /**

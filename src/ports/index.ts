@@ -6,7 +6,6 @@ export type * from './events.js';
 export { WEBHOOK_EVENTS } from './events.js';
 export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
 export type { FileStore } from './files.js';
-export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';
 export type {
   ExportReads,
   FileReads,

@@ -115,150 +115,147 @@ async function firstRequest(sim: RunningSimulator, exited: Promise<unknown>): Pr
   }
 }
 
-// Each case on one thread, and with the intake on a thread of its own (SMSDROP_INTAKE_THREAD),
-// which writes the journal on a connection of its own.
-for (const thread of ['off', 'on'])
-  describe(`sending while reading, intake thread ${thread}`, () => {
-    let sim: RunningSimulator;
-    before(async () => (sim = await startSim({ latencyMs: [10, 20] })));
-    after(() => sim.close());
-    const settings = { SMSDROP_CONCURRENCY: '4', SMSDROP_INTAKE_THREAD: thread };
+describe('sending while reading', () => {
+  let sim: RunningSimulator;
+  before(async () => (sim = await startSim({ latencyMs: [10, 20] })));
+  after(() => sim.close());
+  const settings = { SMSDROP_CONCURRENCY: '4' };
 
-    it(
-      'starts on full batches before the last row of an unquoted file is read; off, or quoted, waits for it',
-      // no timeout of its own: scripts/run-tests.mjs bounds the file
-      async () => {
-        const cases: {
-          name: string;
-          quoted: boolean;
-          env: Record<string, string>;
-          statusAtFirstRequest: string;
-        }[] = [
-          { name: 'plain.csv', quoted: false, env: {}, statusAtFirstRequest: 'intake' },
-          {
-            name: 'off.csv',
-            quoted: false,
-            env: { SMSDROP_SEND_DURING_INTAKE: 'off' },
-            statusAtFirstRequest: 'sending',
-          },
-          { name: 'quoted.csv', quoted: true, env: {}, statusAtFirstRequest: 'sending' },
-        ];
-        for (const c of cases) {
-          sim.records.length = 0;
-          const dir = tempDir();
-          const { text, expected } = bigCsv(c.quoted);
-          const file = writeCsv(dir, c.name, text);
-          const dataDir = path.join(dir, 'data');
-          const run = startSend(file, envFor(sim, dataDir, { ...settings, ...c.env }));
-          await firstRequest(sim, run.exited);
-          assert.equal(await fileStatus(dataDir), c.statusAtFirstRequest, c.name);
-          assert.equal(await run.exited, 0, c.name);
-          assert.deepEqual(deliveries(sim), expected, c.name);
-        }
-      },
-    );
-
-    it(
-      'SIGKILL while reading, then send again: the rows already sent are kept and skipped, every number once',
-      // no timeout of its own: scripts/run-tests.mjs bounds the file
-      async () => {
-        sim.records.length = 0;
-        const { dir, final, expected, duplicates } = await killWhileReadingThenResend(
-          sim,
-          'killed.csv',
-          5,
-          settings,
-        );
-        assert.deepEqual(deliveries(sim), expected);
-        assert.equal(final.json!.rows, ROWS);
-        assert.equal(final.json!.duplicates, duplicates);
-        assert.equal(final.json!.accepted, ROWS - duplicates);
-        // The rows kept from the killed run were moved to their place: the result file is in line
-        // order.
-        const lines = readFileSync(path.join(dir, 'killed.result.csv'), 'utf8')
-          .trim()
-          .split('\r\n')
-          .slice(1)
-          .map((l) => Number(l.split(',')[0]));
-        assert.equal(lines.length, ROWS);
-        assert.ok(
-          lines.every((line, i) => i === 0 || line > lines[i - 1]!),
-          'result lines ascending',
-        );
-      },
-    );
-
-    it(
-      'a run killed while reading after rate-limited answers (attempts given back) resumes all the same',
-      // no timeout of its own: scripts/run-tests.mjs bounds the file
-      async () => {
-        const limited = await startSim({
-          latencyMs: [10, 20],
-          faults: parseFaults('status=160038@/4'),
-        });
-        try {
-          const env = {
-            ...settings,
-            SMSDROP_RATE_LIMIT_DELAY_MS: '5',
-            SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '100',
-          };
-          const { expected } = await killWhileReadingThenResend(limited, 'limited.csv', 6, env);
-          assert.deepEqual(deliveries(limited), expected);
-        } finally {
-          await limited.close();
-        }
-      },
-    );
-
-    it(
-      'a file that grows after requests went out is refused, keeping them; given again once complete, it sends only the rest',
-      // no timeout of its own: scripts/run-tests.mjs bounds the file
-      async () => {
+  it(
+    'starts on full batches before the last row of an unquoted file is read; off, or quoted, waits for it',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      const cases: {
+        name: string;
+        quoted: boolean;
+        env: Record<string, string>;
+        statusAtFirstRequest: string;
+      }[] = [
+        { name: 'plain.csv', quoted: false, env: {}, statusAtFirstRequest: 'intake' },
+        {
+          name: 'off.csv',
+          quoted: false,
+          env: { SMSDROP_SEND_DURING_INTAKE: 'off' },
+          statusAtFirstRequest: 'sending',
+        },
+        { name: 'quoted.csv', quoted: true, env: {}, statusAtFirstRequest: 'sending' },
+      ];
+      for (const c of cases) {
         sim.records.length = 0;
         const dir = tempDir();
-        const { text, expected } = bigCsv();
-        const file = writeCsv(dir, 'grown.csv', text);
+        const { text, expected } = bigCsv(c.quoted);
+        const file = writeCsv(dir, c.name, text);
         const dataDir = path.join(dir, 'data');
-        const env = envFor(sim, dataDir, settings);
-        const run = startSend(file, env);
+        const run = startSend(file, envFor(sim, dataDir, { ...settings, ...c.env }));
         await firstRequest(sim, run.exited);
-        // The rest of the file arrives while it is read (a copy that paused): refused as it
-        // changed.
-        const added = Array.from({ length: 500 }, (_, i) => `139${String(i).padStart(8, '0')}`);
-        appendFileSync(file, added.map((p) => `${p},1,late,9\n`).join(''));
-        for (const p of added) expected.set(messageKey(CREDS.appId, '1', ['late', '9'], p), 1);
-        assert.equal(await run.exited, 2);
-        assert.equal(await fileStatus(dataDir), 'refused');
-        const sentBefore = sim.records.length;
-        assert.ok(sentBefore > 0);
-        const refused = await runCli(['report', 'grown.csv', '--format', 'json'], env);
-        const counts = JSON.parse(refused.stdout) as Record<string, number>;
-        assert.ok(counts.rows! > 0 && counts.accepted! >= sentBefore * 200, refused.stdout);
-        assert.equal(
-          counts.invalid! +
-            counts.duplicates! +
-            counts.accepted! +
-            counts.failed! +
-            counts.unknown! +
-            counts.pending!,
-          counts.rows,
-          'the counts add up',
-        );
-        const result = readFileSync(path.join(dir, 'grown.result.csv'), 'utf8');
-        assert.ok(
-          (result.match(/,accepted,/g) ?? []).length >= sentBefore,
-          'the result file names who got it',
-        );
+        assert.equal(await fileStatus(dataDir), c.statusAtFirstRequest, c.name);
+        assert.equal(await run.exited, 0, c.name);
+        assert.deepEqual(deliveries(sim), expected, c.name);
+      }
+    },
+  );
 
-        const retry = await runCli(['retry', 'grown.csv', '--failed'], env);
-        assert.equal(retry.status, 2);
-        assert.match(retry.stderr, /went out while it was read: give the same file again/);
+  it(
+    'SIGKILL while reading, then send again: the rows already sent are kept and skipped, every number once',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      sim.records.length = 0;
+      const { dir, final, expected, duplicates } = await killWhileReadingThenResend(
+        sim,
+        'killed.csv',
+        5,
+        settings,
+      );
+      assert.deepEqual(deliveries(sim), expected);
+      assert.equal(final.json!.rows, ROWS);
+      assert.equal(final.json!.duplicates, duplicates);
+      assert.equal(final.json!.accepted, ROWS - duplicates);
+      // The rows kept from the killed run were moved to their place: the result file is in line
+      // order.
+      const lines = readFileSync(path.join(dir, 'killed.result.csv'), 'utf8')
+        .trim()
+        .split('\r\n')
+        .slice(1)
+        .map((l) => Number(l.split(',')[0]));
+      assert.equal(lines.length, ROWS);
+      assert.ok(
+        lines.every((line, i) => i === 0 || line > lines[i - 1]!),
+        'result lines ascending',
+      );
+    },
+  );
 
-        // The complete file: it begins with the bytes first read, so it continues that run.
-        const final = await runCli(['send', file, '--json'], env);
-        assert.equal(final.status, 0, final.stderr);
-        assert.deepEqual(deliveries(sim), expected);
-        assert.equal(final.json!.rows, ROWS + added.length);
-      },
-    );
-  });
+  it(
+    'a run killed while reading after rate-limited answers (attempts given back) resumes all the same',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      const limited = await startSim({
+        latencyMs: [10, 20],
+        faults: parseFaults('status=160038@/4'),
+      });
+      try {
+        const env = {
+          ...settings,
+          SMSDROP_RATE_LIMIT_DELAY_MS: '5',
+          SMSDROP_RATE_LIMIT_MAX_DEFERRALS: '100',
+        };
+        const { expected } = await killWhileReadingThenResend(limited, 'limited.csv', 6, env);
+        assert.deepEqual(deliveries(limited), expected);
+      } finally {
+        await limited.close();
+      }
+    },
+  );
+
+  it(
+    'a file that grows after requests went out is refused, keeping them; given again once complete, it sends only the rest',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      sim.records.length = 0;
+      const dir = tempDir();
+      const { text, expected } = bigCsv();
+      const file = writeCsv(dir, 'grown.csv', text);
+      const dataDir = path.join(dir, 'data');
+      const env = envFor(sim, dataDir, settings);
+      const run = startSend(file, env);
+      await firstRequest(sim, run.exited);
+      // The rest of the file arrives while it is read (a copy that paused): refused as it
+      // changed.
+      const added = Array.from({ length: 500 }, (_, i) => `139${String(i).padStart(8, '0')}`);
+      appendFileSync(file, added.map((p) => `${p},1,late,9\n`).join(''));
+      for (const p of added) expected.set(messageKey(CREDS.appId, '1', ['late', '9'], p), 1);
+      assert.equal(await run.exited, 2);
+      assert.equal(await fileStatus(dataDir), 'refused');
+      const sentBefore = sim.records.length;
+      assert.ok(sentBefore > 0);
+      const refused = await runCli(['report', 'grown.csv', '--format', 'json'], env);
+      const counts = JSON.parse(refused.stdout) as Record<string, number>;
+      assert.ok(counts.rows! > 0 && counts.accepted! >= sentBefore * 200, refused.stdout);
+      assert.equal(
+        counts.invalid! +
+          counts.duplicates! +
+          counts.accepted! +
+          counts.failed! +
+          counts.unknown! +
+          counts.pending!,
+        counts.rows,
+        'the counts add up',
+      );
+      const result = readFileSync(path.join(dir, 'grown.result.csv'), 'utf8');
+      assert.ok(
+        (result.match(/,accepted,/g) ?? []).length >= sentBefore,
+        'the result file names who got it',
+      );
+
+      const retry = await runCli(['retry', 'grown.csv', '--failed'], env);
+      assert.equal(retry.status, 2);
+      assert.match(retry.stderr, /went out while it was read: give the same file again/);
+
+      // The complete file: it begins with the bytes first read, so it continues that run.
+      const final = await runCli(['send', file, '--json'], env);
+      assert.equal(final.status, 0, final.stderr);
+      assert.deepEqual(deliveries(sim), expected);
+      assert.equal(final.json!.rows, ROWS + added.length);
+    },
+  );
+});
