@@ -172,6 +172,11 @@ export class PgSendStore implements SendStore {
     }
   }
 
+  /** By this node's monotonic clock: its lease of the batch holds for more than the margin. */
+  mayStillStart(batchId: number): boolean {
+    return this.#keeper.mayStart(batchId);
+  }
+
   /** `listener` is told each outcome this node gave up because another node holds its batch. */
   whenHandedOn(listener: (what: string) => void): void {
     this.#onHandedOn = listener;

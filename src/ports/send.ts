@@ -70,4 +70,10 @@ export interface SendStore {
    * journal shared by several processes has it.
    */
   whenHandedOn?(listener: (what: string) => void): void;
+  /**
+   * Whether the request of a batch whose attempt started may still leave now, asked as it is about
+   * to be written: a node of a cluster, by its own monotonic clock, whether its lease still holds.
+   * None: always.
+   */
+  mayStillStart?(batchId: number): boolean;
 }

@@ -86,5 +86,7 @@ describe('a node paused longer than its lease', { skip: postgresMissing() }, () 
     assert.deepEqual([...new Set(statuses)], ['accepted'], 'the result file says what was sent');
     assertEachOnce(readRecordFile(recordFile), numbersOf(ROWS));
     assert.doesNotMatch(a.output(), /E_UNEXPECTED|E_BATCH_TRANSITION/);
+    // what it gave up is said: its requests in flight at the stop were answered too late
+    assert.match(a.output(), /gave up batch \d+'s outcome .*handed on: .*no longer holds it/);
   });
 });
