@@ -9,7 +9,7 @@ import { SmsdropError } from '../errors.js';
 import { MoveRefusedError } from '../journalRules/moves.js';
 import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';
 import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.js';
-import { claimDueBatches } from './claims.js';
+import { claimDueBatches, releaseLeasesExcept } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
 import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
 import { TurnQueue } from './writeQueue.js';
@@ -170,6 +170,11 @@ export class PgSendStore implements SendStore {
       this.#inFlight.delete(batchId);
       this.#keeper.released([batchId]);
     }
+  }
+
+  /** Gives up the leases of batches with no request in flight here, for the other nodes. */
+  async handBack(): Promise<void> {
+    this.#keeper.released(await releaseLeasesExcept(this.#pool, this.node, [...this.#inFlight]));
   }
 
   /** By this node's monotonic clock: its lease of the batch holds for more than the margin. */

@@ -76,4 +76,9 @@ export interface SendStore {
    * None: always.
    */
   mayStillStart?(batchId: number): boolean;
+  /**
+   * Gives up this process's claims of batches with no request in flight, for the other processes
+   * to send (this one paused alone: the provider does not answer it). Only a shared journal has it.
+   */
+  handBack?(): Promise<void>;
 }
