@@ -301,10 +301,12 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
       const statusCode = pause.statusCode;
       const code = pause.code ?? 'E_PROVIDER_ACCOUNT';
       const explained = `${reason}${statusCode ? ` (${describeStatusCode(statusCode)})` : ''}`;
-      recordPause(runtime, { paused: explained, code }, log);
+      const local = pause.local;
+      if (local) await pausedAlone(runtime, `${code}: ${explained}`, log);
+      else recordPause(runtime, { paused: explained, code }, log);
       log.error(
-        `sending paused for the account: ${code}: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
-        { event: 'account-paused', reason, code },
+        `sending paused ${local ? 'on this node (the other nodes go on with its batches)' : 'for the account'}: ${code}: ${explained}. Fix it; files stay in processing/ and sending is tried again in ${Math.round(config.pauseCooldownMs / 1000)} s. New files are still read in.`,
+        { event: 'account-paused', reason, code, ...(local ? { node: 'this' } : {}) },
       );
       await pause.cooldown(config.pauseCooldownMs, runtime.stop.signal); // or the pause lifts
       cooling = undefined;
@@ -313,11 +315,23 @@ function pauseCooldown(config: Config, runtime: Runtime, log: Logger): () => Pro
       // Resumed (in the journal, for `smsdrop status` and the sending.resumed webhook) once an
       // answer lets sending go on: a cooldown that finds the provider still down changes nothing.
       runtime.context.pause.afterAnswer(() => {
-        recordPause(runtime, { paused: null }, log);
+        if (local) recordWaiting(runtime, null, log);
+        else recordPause(runtime, { paused: null }, log);
         log.info('the provider answers again: sending goes on', { event: 'sending-resumed' });
       });
       log.info('cooldown over: trying to send again', { event: 'account-resumed' });
     })());
+}
+
+/**
+ * A pause of this node alone (the provider does not answer it; the other nodes send on): said
+ * as what this node's requests wait for, not as the account's pause, and its claims handed back.
+ */
+async function pausedAlone(runtime: Runtime, why: string, log: Logger): Promise<void> {
+  recordWaiting(runtime, `sending paused on this node: ${why}`, log);
+  await runtime.journal.send.handBack?.().catch((err: unknown) => {
+    log.warn(`cannot hand this node's batches to the other nodes: ${describeError(err)}`);
+  });
 }
 
 /**

@@ -18,6 +18,9 @@ import { sleepUnlessStopped } from './sleep.js';
 export type PauseCode =
   AccountStopCode | 'E_PROVIDER_TLS' | 'E_PROVIDER_UNREACHABLE' | 'E_PROVIDER_FAILING';
 
+/** Pauses of no business answer: one node's view of the provider (its network, its CA). */
+const NO_ANSWER: string[] = ['E_PROVIDER_TLS', 'E_PROVIDER_UNREACHABLE', 'E_PROVIDER_FAILING'];
+
 /** A request's start as the window counts it: `at` in ms since the epoch. */
 export interface WindowStart {
   at: number;
@@ -359,7 +362,12 @@ export class AccountPause {
       code === 'E_PROVIDER_UNREACHABLE' && this.#answered ? 'E_PROVIDER_FAILING' : code,
       statusCode,
     );
+    if (this.local) return; // NO_ANSWER; an answer's stop is the account's
     this.shared?.pause.pause({ reason, code: this.code!, statusCode }, this.shared.holdMs);
+  }
+  /** This node's pause alone (no answer from the provider), where other nodes share the account. */
+  get local(): boolean {
+    return this.shared !== undefined && !this.#joined && NO_ANSWER.includes(this.code ?? '');
   }
   /** The cooldown is over: sending is tried again, by every node. */
   resume(): void {

@@ -160,11 +160,23 @@ describe("the account's pacing and pause nodes share", { skip: postgresMissing()
     await until(() => !pauseB.paused, 'lifted with the newer pause');
   });
 
+  test("no answer from the provider pauses that node only: the others' slots are still given", async () => {
+    const [a, b] = await nodes(2);
+    const pauseA = new AccountPause(0, { pause: a!.pause, holdMs: 60_000 });
+    const pauseB = new AccountPause(0, { pause: b!.pause, holdMs: 60_000 });
+    pauseA.pause('the provider failed 5 requests in a row', 'E_PROVIDER_UNREACHABLE');
+    assert.ok(pauseA.paused && pauseA.local);
+    const slot = await b!.take(AbortSignal.timeout(5_000));
+    assert.ok(slot, 'node b still gets a slot');
+    slot();
+    assert.equal(pauseB.paused, false);
+  });
+
   test('a pause whose node died lapses after its cooldown', async () => {
     const [a, b] = await nodes(2);
     const pauseA = new AccountPause(0, { pause: a!.pause, holdMs: 1_500 });
     const pauseB = new AccountPause(0, { pause: b!.pause, holdMs: 1_500 });
-    pauseA.pause('the provider failed 5 requests in a row', 'E_PROVIDER_FAILING');
+    pauseA.pause('the account has no balance left', 'E_PROVIDER_BALANCE', '111142');
     await until(async () => {
       await b!.take(AbortSignal.timeout(300)).then((slot) => slot?.());
       return pauseB.paused;
