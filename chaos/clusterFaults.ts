@@ -119,18 +119,20 @@ export class FaultRunner {
     if (f.kind === 'pause') {
       const proc = this.#targets.process(f.node);
       if (!proc.alive()) return this.#targets.log(`${what}: not running, skipped`);
+      this.#targets.log(`${what} (pid ${proc.child.pid}): starts`);
       proc.child.kill('SIGSTOP');
       this.counts.pauses++;
       await sleep(f.durationMs);
       proc.child.kill('SIGCONT');
     } else {
       const relay = this.#targets.relay(f.node, f.kind);
+      this.#targets.log(`${what}: starts`);
       relay.hold();
       this.counts.partitions[f.kind]++;
       await sleep(f.durationMs);
       relay.release();
     }
-    this.#targets.log(`${what}, after which it went on`);
+    this.#targets.log(`${what}: over`);
   }
 }
 

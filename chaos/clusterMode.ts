@@ -8,7 +8,7 @@
 // account's concurrency across nodes: the simulator's most requests at once. With --pauses and
 // --partitions, nodes are also stopped dead and cut off from PostgreSQL or the provider beside the
 // kills (chaos/clusterFaults.ts); each node then reaches both through relays of its own.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JournalFile, pgJournalFiles } from './check.js';
@@ -188,7 +188,10 @@ async function runCluster(s: ClusterSettings): Promise<ClusterRun> {
   const faults = new FaultRunner(planFaults({ ...s, leaseMs: LEASE_MS }), {
     process: (node) => procs[node]!,
     relay: (node, to) => s.relays![node]![to],
-    log: (line) => run.notes.push(line),
+    log: (line) => {
+      run.notes.push(line);
+      appendFileSync(logFileOf(s), `=== ${new Date().toISOString()} ${line}\n`);
+    },
   });
   let waiting: Redrop[] = [];
   let restarted = false;
