@@ -11,6 +11,16 @@ export class IllegalTransitionError extends SmsdropError {
   }
 }
 
+/**
+ * A move the journal's guard refused (PostgreSQL: another node holds the batch now, or took it
+ * over). Not a bug: the batch is someone else's to finish; a node that lost it hands it on.
+ */
+export class MoveRefusedError extends SmsdropError {
+  constructor(message: string) {
+    super('E_BATCH_TRANSITION', message);
+  }
+}
+
 /** For each state, the states a batch may come from to reach it (BATCH_MOVES read backwards). */
 const STATES = Object.values(BATCH_STATE);
 export const MOVES_INTO: Readonly<Record<BatchState, readonly BatchState[]>> = Object.fromEntries(
@@ -113,7 +123,7 @@ export function* moveBatch(
   const refused = guard?.refused?.(batchId, to, current);
   if (refused !== undefined) {
     if (claim) return false;
-    throw new SmsdropError('E_BATCH_TRANSITION', refused);
+    throw new MoveRefusedError(refused);
   }
   // A claim its state allowed was refused by the guard alone (a lease that passed).
   if (claim && MOVES_INTO[to].includes(current.state)) return false;

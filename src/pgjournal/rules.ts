@@ -44,21 +44,33 @@ export const RELEASING: RuleContext = { dialect: PG_DIALECT, guard: { set: [LEAS
 /**
  * Rules of one node's requests: a batch moves only while this node holds it, and gives its lease up
  * with the move. A lease that passed unnoticed by anyone is still the node's: nobody else has moved
- * the batch. One another node took over is not.
+ * the batch. One another node took over is not. With `attemptId` (an outcome of that attempt), the
+ * attempt is the claim's epoch: the move is refused too once a newer attempt of the batch was
+ * started (by another node that took it over, even if this node's name is on its lease again).
  */
-export function heldBy(node: string): RuleContext {
-  return { dialect: PG_DIALECT, guard: nodeGuard(node) };
+export function heldBy(node: string, attemptId?: number): RuleContext {
+  return { dialect: PG_DIALECT, guard: nodeGuard(node, attemptId) };
 }
 
-function nodeGuard(node: string): MoveGuard {
+/** The batch's newest attempt, as SQL on `batches`. */
+const LAST_ATTEMPT = '(SELECT max(n.id) FROM attempts n WHERE n.batch_id = batches.id)';
+
+function nodeGuard(node: string, attemptId: number | undefined): MoveGuard {
+  const epoch = attemptId !== undefined;
   return {
-    where: ['lease_node = ?', node],
+    where: epoch
+      ? [`lease_node = ? AND ${LAST_ATTEMPT} = ?`, node, attemptId]
+      : ['lease_node = ?', node],
     set: [LEASE_RELEASED],
-    columns: 'lease_node',
-    refused: (batchId, to, current) =>
-      current.lease_node === node
-        ? undefined
-        : `batch ${batchId} cannot go to ${to}: node ${node} no longer holds it (${current.state}, ${current.lease_node === null ? 'no lease' : `leased to ${current.lease_node as string}`}); its lease passed and it was taken over`,
+    columns: `lease_node, ${LAST_ATTEMPT} AS last_attempt`,
+    refused: (batchId, to, current) => {
+      const newer = epoch && current.last_attempt !== attemptId;
+      if (current.lease_node === node && !newer) return undefined;
+      const lease =
+        current.lease_node === null ? 'no lease' : `leased to ${current.lease_node as string}`;
+      const why = newer ? `, attempt ${current.last_attempt as number} started since` : '';
+      return `batch ${batchId} cannot go to ${to}: node ${node} no longer holds it (${current.state}, ${lease}${why}); its lease passed and it was taken over`;
+    },
   };
 }
 

@@ -3,8 +3,9 @@
 // the batch's lease (rules.ts, claims.ts):
 //   - an attempt starts only for a batch still planned under the same req_id whose lease this
 //     node holds and has not passed;
-//   - an outcome is written only while the batch is still this node's (lease_node), and gives the
-//     lease up in the same statement.
+//   - an outcome is written only while the batch is still this node's (lease_node) and, for an
+//     attempt's outcome, that attempt is still the batch's newest (the claim's epoch), and gives
+//     the lease up in the same statement.
 // A move the batch no longer answers to throws before the write has changed anything, so that
 // the turn's other writes commit (writeQueue.ts).
 import type pg from 'pg';
@@ -38,7 +39,10 @@ export function finishAttempt(
   transition: Transition,
 ): Promise<void> {
   const now = new Date().toISOString();
-  return runRule(db, rules.finishAttempt(heldBy(node), attempt, batchId, transition, now));
+  return runRule(
+    db,
+    rules.finishAttempt(heldBy(node, attempt.id), attempt, batchId, transition, now),
+  );
 }
 
 /** Where a batch goes, with no attempt to close. */

@@ -6,6 +6,7 @@
 // (writeQueue.ts). Why this sends each message once across nodes: docs/postgres.md.
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
+import { MoveRefusedError } from '../journalRules/moves.js';
 import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';
 import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.js';
 import { claimDueBatches } from './claims.js';
@@ -55,6 +56,8 @@ export class PgSendStore implements SendStore {
   readonly #inFlight = new Set<number>();
   /** Attempts committed too late to send, whose putting back has not committed yet. */
   readonly #unsent = new Map<number, number>();
+  /** Told what this node gave up of a batch another node took over (handedOn). */
+  #onHandedOn: (what: string) => void = () => {};
 
   constructor(pool: pg.Pool, options: PgSendStoreOptions) {
     this.#pool = pool;
@@ -143,20 +146,40 @@ export class PgSendStore implements SendStore {
     await Promise.all(outcomes.map((outcome) => this.#record(outcome)));
   }
 
-  /** One outcome in this turn's transaction; the batch is no longer in flight once it settles. */
-  async #record({ batchId, transition, attempt }: Outcome): Promise<void> {
+  /**
+   * One outcome in this turn's transaction; the batch is no longer in flight once it settles. One
+   * the batch no longer answers to (another node took it over: this node was cut off or stopped
+   * past its lease) is handed on, not failed: the batch is that node's, whose resend under the
+   * same reqId gets the provider's own answer, and this node's file goes on with what the journal
+   * says.
+   */
+  async #record(outcome: Outcome): Promise<void> {
+    const { batchId, transition, attempt } = outcome;
     try {
       await this.#queue.run((db) =>
         attempt
           ? finishAttempt(db, this.node, attempt, batchId, transition)
           : applyTransition(db, this.node, batchId, transition),
       );
+    } catch (error) {
+      if (!(error instanceof MoveRefusedError)) throw error;
+      this.#onHandedOn(handedOn(outcome, error));
     } finally {
       // Recorded, refused (taken over), or rolled back: in each case this process is done with
       // the request, and a batch still `sending` is taken over at the next claim (same reqId).
       this.#inFlight.delete(batchId);
       this.#keeper.released([batchId]);
     }
+  }
+
+  /** By this node's monotonic clock: its lease of the batch holds for more than the margin. */
+  mayStillStart(batchId: number): boolean {
+    return this.#keeper.mayStart(batchId);
+  }
+
+  /** `listener` is told each outcome this node gave up because another node holds its batch. */
+  whenHandedOn(listener: (what: string) => void): void {
+    this.#onHandedOn = listener;
   }
 
   async recoverInterrupted(fileId: number, reqIdOn: boolean): Promise<number> {
@@ -192,6 +215,12 @@ export class PgSendStore implements SendStore {
   filesWithWork(limit: number): Promise<number[]> {
     return filesWithWork(this.#pool, Date.now(), limit);
   }
+}
+
+/** What a node gave up of a batch it lost, for its log. */
+function handedOn({ batchId, transition, attempt }: Outcome, refusal: Error): string {
+  const answer = attempt ? `, its request answered ${attempt.result.outcome}` : '';
+  return `gave up batch ${batchId}'s outcome (${transition.to}${answer}), handed on: ${refusal.message}`;
 }
 
 /** The PostgreSQL SendStore of node `options.node`, its lease keeper started. */

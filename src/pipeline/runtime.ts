@@ -71,6 +71,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   });
   try {
     logReplayed(options.log, replayed, missing);
+    journal.send.whenHandedOn?.((what) => options.log.warn(what, { event: 'batch-handed-on' }));
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
       onUnknownCode: unknownCodeLogger(options.log),

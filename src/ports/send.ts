@@ -64,4 +64,16 @@ export interface SendStore {
    * read (daemon/helpOtherNodes.ts). Only a journal shared by several processes has it.
    */
   filesWithWork?(limit: number): Promise<number[]>;
+  /**
+   * `listener` is told what this process gave up of a batch another process took over (an outcome
+   * the journal refused because its claim passed): handed on, never a failure of the file. Only a
+   * journal shared by several processes has it.
+   */
+  whenHandedOn?(listener: (what: string) => void): void;
+  /**
+   * Whether the request of a batch whose attempt started may still leave now, asked as it is about
+   * to be written: a node of a cluster, by its own monotonic clock, whether its lease still holds.
+   * None: always.
+   */
+  mayStillStart?(batchId: number): boolean;
 }

@@ -24,7 +24,7 @@ import { isCertificateError } from './certificateErrors.js';
 import { acceptHeader, contentType, encodeBodyBytes } from './encode.js';
 import { refuseLocally } from './localRefusals.js';
 import { createSigner, formatTimestamp, type RequestSignature } from './sign.js';
-import type { BodyFormat, SendOutcome, TemplateSmsRequest } from './types.js';
+import type { BodyFormat, SendOptions, SendOutcome, TemplateSmsRequest } from './types.js';
 
 export interface ProviderClientOptions {
   baseUrl: string;
@@ -53,7 +53,7 @@ export interface ProviderClientOptions {
 }
 
 export interface ProviderClient {
-  send(req: TemplateSmsRequest, options?: { signal?: AbortSignal }): Promise<SendOutcome>;
+  send(req: TemplateSmsRequest, options?: SendOptions): Promise<SendOutcome>;
   /** Lets requests in flight finish, then closes the sockets. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -111,7 +111,7 @@ export function createProviderClient(o: ProviderClientOptions): ProviderClient {
   let closing: Promise<void> | undefined;
   return {
     send: (req, options) =>
-      sendSafely(pool, o, prepared, now, req, options?.signal).then(noticeUnknown),
+      sendSafely(pool, o, prepared, now, req, options ?? {}).then(noticeUnknown),
     close: () => (closing ??= pool.close().catch(() => undefined)),
   };
 }
@@ -236,7 +236,7 @@ async function sendSafely(
   prepared: Prepared,
   now: () => Date,
   req: TemplateSmsRequest,
-  signal: AbortSignal | undefined,
+  { signal, mayStart }: SendOptions,
 ): Promise<SendOutcome> {
   const secrets = [o.authToken];
   try {
@@ -265,7 +265,7 @@ async function sendSafely(
         },
         body,
       },
-      signal,
+      { signal, mayStart },
     );
     return toOutcome(result, o.format, secrets);
   } catch (err) {
@@ -285,11 +285,14 @@ class AbortedError extends SmsdropError {
   }
 }
 
+/** Why a request the caller's mayStart stopped was not sent. */
+const FENCED = 'not sent: its batch may no longer start here (its lease is running out)';
+
 /** One dispatch, settled once. `written` turns true when undici hands the request to a socket. */
 function exchange(
   pool: PoolType,
   opts: Dispatcher.DispatchOptions,
-  signal: AbortSignal | undefined,
+  { signal, mayStart }: SendOptions,
 ): Promise<Exchange> {
   return new Promise((resolve) => {
     let written = false;
@@ -314,6 +317,10 @@ function exchange(
       onRequestStart(c) {
         controller = c;
         if (settled) return c.abort(new AbortedError('aborted before sending'));
+        if (mayStart?.() === false) {
+          finish({ kind: 'failed', written, error: new AbortedError(FENCED) });
+          return c.abort(new AbortedError(FENCED));
+        }
         written = true;
       },
       onResponseStart(_c, statusCode) {
@@ -345,6 +352,8 @@ function toOutcome(r: Exchange, format: BodyFormat, secrets: string[]): SendOutc
     const reason = scrub(describeError(r.error), secrets);
     if (r.written)
       return { kind: 'in-doubt', reason: `request written, no complete answer: ${reason}` };
+    if (r.error instanceof AbortedError && r.error.message === FENCED)
+      return { kind: 'not-sent', reason, fenced: true };
     return isCertificateError(r.error)
       ? { kind: 'not-sent', reason, code: 'E_PROVIDER_TLS' }
       : { kind: 'not-sent', reason };

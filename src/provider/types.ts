@@ -55,7 +55,19 @@ export type SendOutcome =
        * host's, an unknown CA) or it speaks no TLS. A set-up mistake: trying again cannot help.
        */
       code?: 'E_PROVIDER_TLS';
+      /** The caller's mayStart refused it as it was about to be written (client.ts SendOptions). */
+      fenced?: true;
     }
   | { kind: 'in-doubt'; reason: string; httpStatus?: number };
 
 export type OutcomeKind = SendOutcome['kind'];
+
+export interface SendOptions {
+  signal?: AbortSignal;
+  /**
+   * Asked at the last moment before the request is written to its socket (once a connection is
+   * ready): false, and nothing is written: `not-sent` with `fenced`. A node of a cluster asks
+   * whether its lease of the batch still holds (pgjournal/leases.ts).
+   */
+  mayStart?: () => boolean;
+}

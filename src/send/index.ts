@@ -12,6 +12,7 @@ import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
 import { accountSlot } from './accountSlot.js';
+import { fenced, leaseCheck, putBackFenced } from './fence.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
 import { accountStopCode } from '../provider/codes.js';
 import {
@@ -188,6 +189,7 @@ async function sendBatch(
     slot();
   }
   if (!mayHaveSent(outcome)) ticket.giveBack();
+  if (fenced(outcome)) return { recorded: putBackFenced(ctx.send, batch, attemptId) };
   const decision = await decide(ctx, batch, outcome, now);
   noteProviderHealth(ctx.pause, outcome, decision.pauseAccount === undefined);
   ctx.concurrency?.note(outcome);
@@ -246,13 +248,10 @@ function request(
   reqId: string | null,
 ): Promise<SendOutcome> {
   const { appId, templateId, datas, phones } = toSend;
-  return ctx.client.send({
-    to: phones.split(','),
-    appId,
-    templateId,
-    datas,
-    ...(reqId ? { reqId } : {}),
-  });
+  return ctx.client.send(
+    { to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) },
+    leaseCheck(ctx.send, toSend.batch.id),
+  );
 }
 
 /** What to do with the batch after this attempt (send/policy.ts), told its history and settings. */

@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type pg from 'pg';
-import type { SmsdropError } from '../../src/errors.js';
 import { leaseMargin } from '../../src/pgjournal/leases.js';
 import { openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore } from '../../src/pgjournal/sendStore.js';
@@ -272,9 +271,11 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     });
   });
 
-  test('an outcome for a batch another node took over is refused (E_BATCH_TRANSITION); the turn’s others commit', async () => {
+  test('an outcome for a batch another node took over is refused and handed on, said; the turn’s others commit', async () => {
     const j = await journal(pg15.cluster);
     const { store } = await j.node({ node: 'a:1' });
+    const handedOn: string[] = [];
+    store.whenHandedOn((what) => handedOn.push(what));
     const batches = await claim(store, { limit: 3 });
     const ids = await startEach(store, batches);
     // B took batch 1 over and is sending it again
@@ -287,21 +288,19 @@ describe('the PostgreSQL SendStore', { skip: postgresMissing() }, () => {
     const [lost, won] = await Promise.allSettled(
       [0, 1].map((i) => store.recordOutcomes([outcome(i)])),
     );
-    assert.equal(lost?.status, 'rejected');
-    const refused = lost.reason as SmsdropError;
-    assert.equal(refused.code, 'E_BATCH_TRANSITION');
-    assert.match(refused.message, /b:2/);
+    assert.equal(lost?.status, 'fulfilled', 'handed on, not a failure of the file');
     assert.equal(won?.status, 'fulfilled');
+    assert.equal(handedOn.length, 1);
+    assert.match(handedOn[0]!, /batch 1\b.*accepted.*no longer holds it.*b:2/);
     assert.equal((await batchRow(j.sql, 1)).state, 'sending');
+    assert.equal((await batchRow(j.sql, 1)).lease_node, 'b:2');
     assert.equal((await batchRow(j.sql, 2)).state, 'accepted');
     await store.recordOutcomes([outcome(2)]);
-    await assert.rejects(
-      store.recordOutcomes([
-        { batchId: 3, transition: { to: 'failed', statusCode: '160032', statusMsg: 'x' } },
-      ]),
-      (error: { code?: string; message: string }) =>
-        error.code === 'E_BATCH_TRANSITION' && /no longer holds it/.test(error.message),
-    );
+    await store.recordOutcomes([
+      { batchId: 3, transition: { to: 'failed', statusCode: '160032', statusMsg: 'x' } },
+    ]);
+    assert.equal((await batchRow(j.sql, 3)).state, 'accepted');
+    assert.match(handedOn[1]!, /batch 3\b.*failed.*no longer holds it \(accepted, no lease\)/);
   });
 
   test('a split moves the numbers and rows into two planned halves; a lone refused number is suppressed', async () => {

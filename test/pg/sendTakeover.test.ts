@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
-import type { SmsdropError } from '../../src/errors.js';
+import type { Outcome } from '../../src/ports/send.js';
 import { listNodes } from '../../src/pgjournal/nodes.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { attemptsOf, BATCHES, batchRow, claim, journal, leasesPassed } from './sendFixture.js';
@@ -39,21 +39,28 @@ describe('nodes taking over batches', { skip: postgresMissing() }, () => {
       (await attemptsOf(j.sql, 1)).map((x) => x.req_id),
       ['req1', 'req1'],
     );
-    // A, back, can neither record its old request nor start another.
-    await assert.rejects(
-      a.store.recordOutcomes([
-        {
-          batchId: 1,
-          transition: { to: 'unknown', statusCode: null, statusMsg: 'timeout' },
-          attempt: { id: attemptId, result: { outcome: 'in-doubt', statusCode: null, reason: '' } },
-        },
-      ]),
-      (error: SmsdropError) => error.code === 'E_BATCH_TRANSITION',
-    );
+    // A, back, can neither record its old request (handed on, said) nor start another.
+    const handedOn: string[] = [];
+    a.store.whenHandedOn((what) => handedOn.push(what));
+    const late: Outcome = {
+      batchId: 1,
+      transition: { to: 'unknown', statusCode: null, statusMsg: 'timeout' },
+      attempt: { id: attemptId, result: { outcome: 'in-doubt', statusCode: null, reason: '' } },
+    };
+    await a.store.recordOutcomes([late]);
+    assert.match(handedOn[0] ?? '', /batch 1\b.*no longer holds it.*b:2/);
     assert.deepEqual(await a.store.startAttempts([{ batch: mine[1]!.batch, reqId: 'req2' }]), [
       undefined,
     ]);
-    assert.equal((await batchRow(j.sql, 1)).lease_node, 'b:2');
+    const row = await batchRow(j.sql, 1);
+    assert.deepEqual([row.state, row.lease_node], ['sending', 'b:2']);
+    // The attempt is the claim's epoch: A's name on the lease again (claimed anew) does not make
+    // its old request's outcome the batch's, since B's attempt started after it.
+    await j.sql.query("UPDATE batches SET lease_node = 'a:1' WHERE id = 1");
+    await a.store.recordOutcomes([late]);
+    assert.match(handedOn[1] ?? '', /batch 1\b.*no longer holds it.*attempt \d+ started since/);
+    assert.equal((await batchRow(j.sql, 1)).state, 'sending');
+    assert.equal((await attemptsOf(j.sql, 1))[1]!.outcome, null, "B's attempt still open");
   });
 
   test('with reqId off, a batch a dead node left `sending` ends unknown, not resent', async () => {
