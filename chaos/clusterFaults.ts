@@ -23,10 +23,12 @@ export interface PlannedFault {
 export interface FaultCounts {
   pauses: number;
   partitions: { postgres: number; provider: number };
+  /** Pauses due on a node that was not running (it had exited by itself). */
+  skipped: number;
 }
 
 export function noFaults(): FaultCounts {
-  return { pauses: 0, partitions: { postgres: 0, provider: 0 } };
+  return { pauses: 0, partitions: { postgres: 0, provider: 0 }, skipped: 0 };
 }
 
 /** A pause lasts 1.5 to 3 leases; a partition 2 to 4. */
@@ -118,7 +120,10 @@ export class FaultRunner {
     const what = `node ${f.node}: ${f.kind === 'pause' ? 'SIGSTOP' : `cut off from ${f.kind}`} for ${f.durationMs} ms`;
     if (f.kind === 'pause') {
       const proc = this.#targets.process(f.node);
-      if (!proc.alive()) return this.#targets.log(`${what}: not running, skipped`);
+      if (!proc.alive()) {
+        this.counts.skipped++;
+        return this.#targets.log(`${what}: not running, skipped`);
+      }
       this.#targets.log(`${what} (pid ${proc.child.pid}): starts`);
       proc.child.kill('SIGSTOP');
       this.counts.pauses++;

@@ -147,6 +147,8 @@ export function judge(s: ModeSettings, run: ModeRun, e: Evidence): ModeFigures {
       `${delivered.unexpected} messages delivered that no file asked for, e.g. ${delivered.samples.unexpected[0]}`,
     );
   const kills = run.kills.sigkill + run.kills.sigterm;
+  if (run.nodeFaults.skipped > 0)
+    failures.push(`${run.nodeFaults.skipped} pauses fell on a node that was not running`);
   if (kills < s.kills)
     failures.push(`only ${kills} of ${s.kills} kills landed on a running process`);
   const faults = countFaults(e.faultSpec, e.simulatorSeed, counts.requests);
