@@ -117,6 +117,7 @@ export class FaultRunner {
   }
 
   async #run(f: PlannedFault): Promise<void> {
+    await startedUp(this.#targets.process(f.node));
     const what = `node ${f.node}: ${f.kind === 'pause' ? 'SIGSTOP' : `cut off from ${f.kind}`} for ${f.durationMs} ms`;
     if (f.kind === 'pause') {
       const proc = this.#targets.process(f.node);
@@ -139,6 +140,19 @@ export class FaultRunner {
     }
     this.#targets.log(`${what}: over`);
   }
+}
+
+/** How long a fault waits for its node to finish starting (a loaded machine starts slowly). */
+const START_UP_WAIT_MS = 60_000;
+
+/**
+ * Resolves once the node watches its inbox (its start-up over: a fault during start-up would only
+ * delay it), has exited, or START_UP_WAIT_MS passed.
+ */
+async function startedUp(proc: CliProcess): Promise<void> {
+  const deadline = Date.now() + START_UP_WAIT_MS;
+  while (proc.alive() && !proc.output().includes(' watching ') && Date.now() < deadline)
+    await sleep(50);
 }
 
 /** "2 (SIGSTOP)", "3 (PostgreSQL 2, provider 1)": for the figures. */
