@@ -5,8 +5,10 @@
 // started again at once; PostgreSQL itself crashes and restarts once, midway. Then every node runs
 // without kills until every inbox and processing/ is empty, they are stopped, and the rows left
 // unknown are resent. Judged as the other modes (chaos.ts), plus each node's folders, and the
-// account's concurrency across nodes: the simulator's most requests at once.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+// account's concurrency across nodes: the simulator's most requests at once. With --pauses and
+// --partitions, nodes are also stopped dead and cut off from PostgreSQL or the provider beside the
+// kills (chaos/clusterFaults.ts); each node then reaches both through relays of its own.
+import { appendFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type JournalFile, pgJournalFiles } from './check.js';
@@ -28,6 +30,8 @@ import {
   STOP_TIMEOUT_MS,
 } from './mode.js';
 import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
+import { FaultRunner, planFaults } from './clusterFaults.js';
+import { type Relay, startRelay } from './relay.js';
 
 export interface ClusterSettings extends ModeSettings {
   nodes: number;
@@ -36,10 +40,22 @@ export interface ClusterSettings extends ModeSettings {
   restartDatabase(): Promise<void>;
   /** Every node's SMSDROP_CONCURRENCY: the account's limit across them. */
   concurrency: number;
+  /** Nodes stopped (SIGSTOP) for longer than their lease, then let go on. */
+  pauses: number;
+  /** Nodes cut off from PostgreSQL (or, one in three, from the provider) for several leases. */
+  partitions: number;
+  /** Each node's relays to PostgreSQL and the provider (set by runClusterMode when it cuts). */
+  relays?: NodeRelays[];
+}
+
+export interface NodeRelays {
+  postgres: Relay;
+  provider: Relay;
 }
 
 /** A node's lease: short, so that a killed node's batches are taken over within the run. */
 const LEASE = '3s';
+const LEASE_MS = 3_000;
 
 export interface ClusterRun extends ModeRun {
   /** Copies dropped into each node's inbox. */
@@ -54,10 +70,24 @@ function folder(s: ClusterSettings, node: number, name: string): string {
   return path.join(nodeDataDir(s, node), name);
 }
 
+/** A node's environment: through its own relays when the run has them. */
 export function nodeEnv(s: ClusterSettings, node: number): NodeJS.ProcessEnv {
+  const relays = s.relays?.[node];
+  const env = directEnv(s, nodeDataDir(s, node));
+  if (!relays) return env;
+  const url = new URL(s.databaseUrl);
+  url.port = String(relays.postgres.port);
+  return {
+    ...env,
+    SMSDROP_DATABASE_URL: url.toString(),
+    SMSDROP_BASE_URL: `http://127.0.0.1:${relays.provider.port}`,
+  };
+}
+
+function directEnv(s: ClusterSettings, dataDir: string): NodeJS.ProcessEnv {
   return {
     ...smsdropEnv(s),
-    SMSDROP_DATA_DIR: nodeDataDir(s, node),
+    SMSDROP_DATA_DIR: dataDir,
     SMSDROP_DATABASE_URL: s.databaseUrl,
     SMSDROP_LEASE: LEASE,
     SMSDROP_CONCURRENCY: String(s.concurrency),
@@ -65,11 +95,29 @@ export function nodeEnv(s: ClusterSettings, node: number): NodeJS.ProcessEnv {
 }
 
 /**
- * An operator's CLI on a server of its own (no daemon there): control commands go through it, and
- * a `resume` it runs sends in the foreground, one more sender of the cluster.
+ * An operator's CLI on a server of its own (no daemon there, no relay: never cut off): control
+ * commands and the retries at the end go through it, and a `resume` it runs sends in the
+ * foreground, one more sender of the cluster.
  */
 function operatorEnv(s: ClusterSettings): NodeJS.ProcessEnv {
-  return { ...nodeEnv(s, 0), SMSDROP_DATA_DIR: path.join(s.dir, 'operator') };
+  return directEnv(s, path.join(s.dir, 'operator'));
+}
+
+/** Each node's relays: to PostgreSQL, and to the provider (which drops what its node gave up). */
+async function startRelays(s: ClusterSettings): Promise<NodeRelays[]> {
+  const db = new URL(s.databaseUrl);
+  const provider = new URL(s.simulatorUrl);
+  const relays: NodeRelays[] = [];
+  for (let node = 0; node < s.nodes; node++)
+    relays.push({
+      postgres: await startRelay({ host: db.hostname, port: Number(db.port) }),
+      provider: await startRelay({
+        host: provider.hostname,
+        port: Number(provider.port),
+        dropClosedWhileHeld: true,
+      }),
+    });
+  return relays;
 }
 
 function startNode(s: ClusterSettings, run: ClusterRun, node: number): CliProcess {
@@ -123,39 +171,77 @@ function redrop(s: ClusterSettings, run: ClusterRun, waiting: Redrop[]): Redrop[
   });
 }
 
-export async function runClusterMode(s: ClusterSettings): Promise<ClusterRun> {
+export async function runClusterMode(settings: ClusterSettings): Promise<ClusterRun> {
+  const relays = settings.partitions > 0 ? await startRelays(settings) : undefined;
+  const s: ClusterSettings = { ...settings, ...(relays ? { relays } : {}) };
+  try {
+    return await runCluster(s);
+  } finally {
+    for (const relay of relays ?? [])
+      await Promise.all([relay.postgres.close(), relay.provider.close()]);
+  }
+}
+
+async function runCluster(s: ClusterSettings): Promise<ClusterRun> {
   const run: ClusterRun = { ...newRun(), dropsByNode: Array.from({ length: s.nodes }, () => 0) };
   const procs = Array.from({ length: s.nodes }, (_, node) => startNode(s, run, node));
+  const faults = new FaultRunner(planFaults({ ...s, leaseMs: LEASE_MS }), {
+    process: (node) => procs[node]!,
+    relay: (node, to) => s.relays![node]![to],
+    log: (line) => {
+      run.notes.push(line);
+      appendFileSync(logFileOf(s), `=== ${new Date().toISOString()} ${line}\n`);
+    },
+  });
   let waiting: Redrop[] = [];
   let restarted = false;
   const kills = () => run.kills.sigkill + run.kills.sigterm;
-  for (let lives = 0; kills() < s.kills && lives < s.kills * 3; lives++) {
+  for (
+    let lives = 0;
+    (kills() < s.kills || faults.left > 0) && lives < (s.kills + 1) * 3;
+    lives++
+  ) {
     if (waiting.length === 0 && allFiled(s)) waiting = dropRound(s, run);
     waiting = redrop(s, run, waiting);
+    faults.startDue(kills());
     if (!restarted && kills() >= Math.floor(s.kills / 2)) {
       restarted = true;
       await s.restartDatabase();
       run.notes.push(`PostgreSQL crashed and restarted after ${kills()} kills`);
     }
     const node = Math.floor(s.random() * s.nodes);
-    await Promise.all([
-      killOne(s, run, procs[node]!, node),
-      s.control
-        ? controlDuringLife(s, run, operatorEnv(s), s.killWindowMs[1], () =>
-            pgJournalFiles(s.databaseUrl),
-          )
-        : undefined,
-    ]);
-    procs[node] = startNode(s, run, node);
+    await faults.clear(node); // a stopped or cut-off node is not killed: its return is the test
+    if (kills() >= s.kills) await sleep(s.killWindowMs[1]);
+    else await oneLife(s, run, procs, node);
   }
+  await faults.finish();
+  run.nodeFaults = faults.counts;
   if (s.control)
     await resumePaused(s, run, run.control, operatorEnv(s), await pgJournalFiles(s.databaseUrl));
   await runUntilFiled(s, run, procs, waiting);
   await retryLeftovers(s, run, {
-    env: nodeEnv(s, 0),
+    env: directEnv(s, nodeDataDir(s, 0)),
     files: () => pgJournalFiles(s.databaseUrl),
   });
   return run;
+}
+
+/** One node killed at a random moment (control commands meanwhile) and started again. */
+async function oneLife(
+  s: ClusterSettings,
+  run: ClusterRun,
+  procs: CliProcess[],
+  node: number,
+): Promise<void> {
+  await Promise.all([
+    killOne(s, run, procs[node]!, node),
+    s.control
+      ? controlDuringLife(s, run, operatorEnv(s), s.killWindowMs[1], () =>
+          pgJournalFiles(s.databaseUrl),
+        )
+      : undefined,
+  ]);
+  procs[node] = startNode(s, run, node);
 }
 
 async function killOne(

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { type JournalFile, journalFiles } from './check.js';
 import { type ControlState, newControlState } from './control.js';
 import { type ChaosFile, generateRound, type Scale } from './files.js';
+import { type FaultCounts, noFaults } from './clusterFaults.js';
 import { cleanEnv, CREDENTIALS, lastJson, logProcess, runToEnd, startCli } from './procs.js';
 
 export type Mode = 'send' | 'daemon' | 'cluster';
@@ -55,6 +56,8 @@ export interface ModeRun {
   notes: string[];
   /** The control commands run, and when each cancel returned. */
   control: ControlState;
+  /** Cluster mode: the nodes stopped and cut off (none in the other modes). */
+  nodeFaults: FaultCounts;
 }
 
 /** How long a SIGTERM may take: the grace period (2 s) and a response timeout, with room. */
@@ -126,6 +129,7 @@ export function newRun(): ModeRun {
     problems: [],
     notes: [],
     control: newControlState(),
+    nodeFaults: noFaults(),
   };
 }
 
