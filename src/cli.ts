@@ -72,6 +72,7 @@ registerSendCommand(program);
 (await import('./cli/commands/control.js')).registerControlCommands(program);
 (await import('./cli/commands/status.js')).registerStatusCommand(program);
 (await import('./cli/commands/run.js')).registerRunCommand(program);
+(await import('./cli/commands/drain.js')).registerDrainCommand(program);
 (await import('./cli/commands/suppress.js')).registerSuppressCommand(program);
 (await import('./cli/commands/backup.js')).registerBackupCommand(program);
 (await import('./cli/commands/prune.js')).registerPruneCommand(program);

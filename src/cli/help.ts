@@ -64,9 +64,17 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     settings: [...SENDING, 'SMSDROP_CONFIG'],
   },
+  drain: {
+    exits: [
+      [0, 'the daemon drained and exited'],
+      [2, `${USAGE}, or no daemon runs on the data directory`],
+      UNEXPECTED,
+    ],
+    settings: ['SMSDROP_DATA_DIR'],
+  },
   run: {
     exits: [
-      [0, 'stopped by SIGTERM or Ctrl-C after requests in flight finished'],
+      [0, 'stopped by SIGTERM, Ctrl-C or `smsdrop drain` after requests in flight finished'],
       [
         3,
         'stopped with requests still in doubt (grace period over, or the journal failed): the next start settles them',

@@ -24,7 +24,7 @@ import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
 import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
 import { type InboxWatcher, watchInbox } from './watch.js';
-import { listenForStop, type StopSignals } from './signals.js';
+import { DRAIN_SIGNAL, listenForStop, type StopSignals } from './signals.js';
 import { schedulePruning } from '../retention/schedule.js';
 
 /**
@@ -179,7 +179,7 @@ async function serve(
   pool.stop();
   await watcher.close();
   surface.setWatching(false);
-  const [drained] = await Promise.all([drain(pool, config.graceMs, signal, log), helping.stop()]);
+  const [drained] = await Promise.all([endWork(config, pool, signal, log), helping.stop()]);
   progress.stop();
   await pruning.stop(); // it stops between two steps: none holds the journal after this
   await surface.close();
@@ -286,6 +286,32 @@ async function drain(
   const drained = await Promise.race([idle, expired]);
   timeout.abort();
   return drained;
+}
+
+/** The files in progress ended: as a drain for maintenance, or within the grace period. */
+function endWork(config: Config, pool: FilePool, signal: string, log: Logger): Promise<boolean> {
+  return signal === DRAIN_SIGNAL
+    ? drainForMaintenance(pool, config, log)
+    : drain(pool, config.graceMs, signal, log);
+}
+
+/**
+ * `smsdrop drain`: as a stop, but every request in flight is waited for (they end by their own
+ * timeouts), so that nothing is left in doubt. On PostgreSQL the node's claims are given up as
+ * it closes (PgLeases.stop, and each file's claim as its run ends): the other nodes send its
+ * files' remaining batches at once, not after SMSDROP_LEASE.
+ */
+async function drainForMaintenance(pool: FilePool, config: Config, log: Logger): Promise<true> {
+  const rest = config.databaseUrl
+    ? "the other nodes send its files' remaining batches"
+    : 'the files left in processing/ go on at the next start';
+  log.info(
+    `draining: no new files or requests; waiting for ${pool.running} file(s) in progress to finish their requests in flight, then ${rest} (SIGTERM exits at once)`,
+    { event: 'daemon-draining', running: pool.running },
+  );
+  await pool.onIdle();
+  log.info(`drained: nothing in flight; ${rest}`, { event: 'daemon-drained' });
+  return true;
 }
 
 /**

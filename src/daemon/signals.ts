@@ -1,9 +1,14 @@
 // SIGTERM and SIGINT for the daemon. The first asks for a drain (no new file or request starts);
 // a second one during the drain asks to go at once, leaving what was in flight in doubt, to be
-// settled from the journal at the next start. Going is the command line's business: this only
-// says that it was asked for.
+// settled from the journal at the next start. SIGUSR2 (`smsdrop drain`) asks for the same way
+// out, as a drain before maintenance: the daemon then waits for every request in flight, with no
+// grace period, and a node of a PostgreSQL journal hands its batches to the other nodes. Going is
+// the command line's business: this only says that it was asked for.
 import type { Logger } from '../log/logger.js';
 import type { Runtime } from '../pipeline/runtime.js';
+
+/** The signal `smsdrop drain` sends: stop taking work, finish what is in flight, go. */
+export const DRAIN_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
 export interface StopSignals {
   /** Resolves with what asked to stop: the first signal's name, or 'journal failure'. */
@@ -37,7 +42,7 @@ export function listenForStop(runtime: Runtime, log: Logger): StopSignals {
       resolve(signal);
       runtime.stop.abort();
     };
-    process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal).on('SIGINT', onSignal).on('SIGUSR2', onSignal);
     // Stopped from within (the journal lost requests' records: intents.ts): the same way out.
     runtime.stop.signal.addEventListener('abort', () => resolve('journal failure'), { once: true });
   });

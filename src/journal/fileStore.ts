@@ -5,6 +5,7 @@ import {
   adoptGrownFile,
   attemptsOf,
   createFile,
+  createFileUnlessRecorded,
   discardIntake,
   lastProgressAt,
   noteTaken,
@@ -48,6 +49,9 @@ export class SqliteFileStore implements FileStore {
   }
   create(file: NewFile): FileRecord {
     return createFile(this.#db, file);
+  }
+  createUnlessRecorded(file: NewFile, seen: number): FileRecord | undefined {
+    return createFileUnlessRecorded(this.#db, file, seen);
   }
   adopt(id: number, file: NewFile): FileRecord {
     return adoptGrownFile(this.#db, id, file);

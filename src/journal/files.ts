@@ -12,9 +12,20 @@ import type { KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 
 /** Registers a file for intake (src/journalRules/files.ts), in a transaction of its own. */
 export function createFile(db: Journal, file: NewFile): FileRecord {
+  return createFileUnlessRecorded(db, file)!;
+}
+
+/** As createFile; undefined when the bytes' latest generation is no longer `seen` (the rule's). */
+export function createFileUnlessRecorded(
+  db: Journal,
+  file: NewFile,
+  seen?: number,
+): FileRecord | undefined {
   const targets = insideOf(db).webhookTargets;
-  const id = insideOf(db).transaction(() => runRule(db, createRule(targets, file, nowIso())))();
-  return getFile(db, id)!;
+  const id = insideOf(db).transaction(() =>
+    runRule(db, createRule(targets, file, nowIso(), seen)),
+  )();
+  return id === undefined ? undefined : getFile(db, id);
 }
 
 /**

@@ -48,17 +48,27 @@ export function countedByRepeatWindow(since: string): string {
   OR (b.state IN ${sqlList([BATCH_STATE.accepted, BATCH_STATE.unknown])} AND EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id AND a.started_at >= ${since})))`;
 }
 
-/**
- * Registers a file for intake, its generation one more than any earlier record of the same bytes,
- * with its file.taken webhook event (the daemon's record of a new drop); the file's id.
- */
 /** Who holds a file read with approval on. */
 const HELD_BY = 'SMSDROP_APPROVAL';
 
-export function* createFile(targets: readonly string[], file: NewFile, now: string): Rule<number> {
+/**
+ * Registers a file for intake, its generation one more than any earlier record of the same bytes,
+ * with its file.taken webhook event (the daemon's record of a new drop); the file's id. With
+ * `seen` (the latest generation the caller found, 0 for none): nothing is made, and undefined
+ * returned, when another process recorded the bytes since; two nodes given the same bytes at
+ * once would otherwise each make a record of its own, and read and close the second as a
+ * duplicate of the first.
+ */
+export function* createFile(
+  targets: readonly string[],
+  file: NewFile,
+  now: string,
+  seen?: number,
+): Rule<number | undefined> {
   const created = yield* get<{ id: number }>(
     `INSERT INTO files (sha256, generation, name, path, size, encoding, status, created_at, started_at, provider, control, control_by, control_at)
      SELECT ?, coalesce(max(generation), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM files WHERE sha256 = ?
+     HAVING CAST(? AS INTEGER) IS NULL OR coalesce(max(generation), 0) = CAST(? AS INTEGER)
      RETURNING id`,
     file.sha256,
     file.name,
@@ -73,7 +83,10 @@ export function* createFile(targets: readonly string[], file: NewFile, now: stri
     file.held ? HELD_BY : null,
     file.held ? now : null,
     file.sha256,
+    seen ?? null,
+    seen ?? null,
   );
-  yield* recordEvent(targets, 'file.taken', created!.id, undefined, now);
-  return created!.id;
+  if (!created) return undefined;
+  yield* recordEvent(targets, 'file.taken', created.id, undefined, now);
+  return created.id;
 }

@@ -150,15 +150,34 @@ class PgFileStore implements FileStore {
   async create(file: NewFile): Promise<FileRecord> {
     for (let tries = 1; ; tries++) {
       try {
-        return await this.#transaction(async (db) => {
-          const now = new Date().toISOString();
-          const id = await runRule(db, createRule(this.#targets, file, now));
-          return (await fileById(db, id))!;
-        });
+        return (await this.#created(file))!;
       } catch (error) {
-        if ((error as { code?: string }).code !== '23505' || tries >= 3) throw error;
+        if (!isUniqueViolation(error) || tries >= 3) throw error;
       }
     }
+  }
+
+  /**
+   * Two nodes given the same bytes at once both insert generation `seen` + 1: the second waits
+   * for the first's commit on the unique (sha256, generation), fails, and asks again, when the
+   * latest generation is no longer `seen`: nothing is made.
+   */
+  async createUnlessRecorded(file: NewFile, seen: number): Promise<FileRecord | undefined> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#created(file, seen);
+      } catch (error) {
+        if (!isUniqueViolation(error) || tries >= 3) throw error;
+      }
+    }
+  }
+
+  #created(file: NewFile, seen?: number): Promise<FileRecord | undefined> {
+    return this.#transaction(async (db) => {
+      const now = new Date().toISOString();
+      const id = await runRule(db, createRule(this.#targets, file, now, seen));
+      return id === undefined ? undefined : fileById(db, id);
+    });
   }
 
   adopt(id: number, file: NewFile): Promise<FileRecord> {
@@ -338,6 +357,10 @@ class PgFileStore implements FileStore {
   #transaction<T>(work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
     return withTransaction(this.#pool, work);
   }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === '23505';
 }
 
 function claimLost(node: string, fileId: number, why: string): SmsdropError {

@@ -117,7 +117,12 @@ export async function processFile(
   } catch (err) {
     return result('refused', undefined, refusalOf(filePath, err));
   }
-  const found = await recordToRun(ctx, filePath, inspection, options, result);
+  let found = await recordToRun(ctx, filePath, inspection, options, result);
+  // Another node recorded the same bytes between our look and our record: asked again, they are
+  // found as that node's file (read once, by it), as if dropped a moment later.
+  if (found === 'raced') found = await recordToRun(ctx, filePath, inspection, options, result);
+  if (found === 'raced')
+    throw new SmsdropError('E_INTERNAL', `${filePath}: its journal record keeps changing`);
   if ('outcome' in found) return found;
   const file = found;
   if (ctx.inProgress.has(file.id))
@@ -164,7 +169,8 @@ function resultOf(ctx: PipelineContext, started: number): Result {
 
 /**
  * The journal record these bytes go on with (found, or made), or the result when they do not go
- * on: sent already, refused for good, or planned for another provider.
+ * on: sent already, refused for good, or planned for another provider; 'raced' when another
+ * process recorded the same bytes after they were looked up here.
  */
 async function recordToRun(
   ctx: PipelineContext,
@@ -172,7 +178,7 @@ async function recordToRun(
   inspection: FileInspection,
   options: ProcessOptions,
   result: Result,
-): Promise<FileRecord | FileRunResult> {
+): Promise<FileRecord | FileRunResult | 'raced'> {
   const file = await ctx.files.identify(inspection.sha256);
   if (file?.status === FILE_STATUS.done && !options.resend) return result('already-sent', file);
   // Read again, a refused file would continue from its rows; they were pruned, and what went out
@@ -201,7 +207,7 @@ async function newRecord(
   options: ProcessOptions,
   sentOne: FileRecord | undefined,
   result: Result,
-): Promise<FileRecord | FileRunResult> {
+): Promise<FileRecord | FileRunResult | 'raced'> {
   const identity = {
     sha256: inspection.sha256,
     name: options.name ?? path.basename(filePath),
@@ -216,9 +222,9 @@ async function newRecord(
   const changed = grownFrom && providerChange(grownFrom, ctx.provider);
   if (changed) return result('refused', grownFrom, { code: changed.code, reason: changed.message });
   // Asked again after those awaits, with nothing in between: another file may have taken it over.
-  return grownFrom && (await stillUnfinished(ctx, grownFrom))
-    ? ctx.files.adopt(grownFrom.id, identity)
-    : ctx.files.create(identity);
+  if (grownFrom && (await stillUnfinished(ctx, grownFrom)))
+    return ctx.files.adopt(grownFrom.id, identity);
+  return (await ctx.files.createUnlessRecorded(identity, sentOne?.generation ?? 0)) ?? 'raced';
 }
 
 async function runFile(

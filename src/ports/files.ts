@@ -12,6 +12,12 @@ export interface FileStore {
   /** Unfinished files that sent something and are shorter than `size` (a file that grew). */
   grownCandidates(size: number): Awaitable<FileRecord[]>;
   create(file: NewFile): Awaitable<FileRecord>;
+  /**
+   * As create, unless another process recorded these bytes since the caller found generation
+   * `seen` as their latest (0: none): then nothing is made and undefined returned (the caller
+   * looks again, and finds that record).
+   */
+  createUnlessRecorded(file: NewFile, seen: number): Awaitable<FileRecord | undefined>;
   /** The grown file `id` takes the new bytes' identity. */
   adopt(id: number, file: NewFile): Awaitable<FileRecord>;
   /** The bytes were taken again (a re-dropped file): noted on their latest record. */
