@@ -10,6 +10,7 @@ export type { IntakeWriterLink, WriteGate } from './intakeWriter.js';
 export type {
   ExportReads,
   FileReads,
+  JournalHealth,
   MetricsReads,
   NodeRecord,
   ReadStore,
