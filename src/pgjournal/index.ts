@@ -86,13 +86,21 @@ async function firstConnection(settings: PgSettings, max = 10): Promise<pg.Pool>
   }
 }
 
+/** PostgreSQL's SQLSTATEs of a login it refused: a wrong password, a role it does not know. */
+const LOGIN_REFUSED = new Set(['28P01', '28000']);
+
+/**
+ * E_DATABASE_AUTH when the server refused the login (nothing to wait for: the URL's user or
+ * password, or pg_hba.conf, is to fix), E_DATABASE_UNREACHABLE otherwise.
+ */
 function unreachable(url: DatabaseUrl, err: unknown): SmsdropError {
   const password = safePassword(url.url);
   let said = (err as Error).message || String(err);
   if (password) said = said.split(password).join('(hidden)');
+  const refused = LOGIN_REFUSED.has(errorCode(err) ?? '');
   return new SmsdropError(
-    'E_DATABASE_UNREACHABLE',
-    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${said}`,
+    refused ? 'E_DATABASE_AUTH' : 'E_DATABASE_UNREACHABLE',
+    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${refused ? 'the server refused the login: ' : ''}${said}`,
   );
 }
 
