@@ -94,5 +94,5 @@ async function answers(pool: pg.Pool): Promise<JournalHealth> {
 
 async function databaseSize(pool: pg.Pool): Promise<JournalSize> {
   const bytes = (await value<number>(pool, 'SELECT pg_database_size(current_database())'))!;
-  return { bytes, database: bytes, wal: 0, intents: 0, free: 0 };
+  return { bytes, database: bytes, wal: 0, intents: 0, free: 0, server: 'postgresql' };
 }

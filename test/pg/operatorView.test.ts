@@ -32,6 +32,19 @@ describe("an operator's view of a PostgreSQL node", { skip: postgresMissing() },
     assert.match(line, new RegExp(`journal PostgreSQL host 127\\.0\\.0\\.1:${url.port}`), line);
     assert.match(line, new RegExp(`database ${url.pathname.slice(1)}; node node-a`), line);
     assert.doesNotMatch(daemon.output(), /n0tTheP4ssword/);
+
+    const status = startProcess(
+      ['status'],
+      cleanEnv({ SMSDROP_DATA_DIR: path.join(dir, 'named'), SMSDROP_DATABASE_URL: url.href }),
+    );
+    assert.equal((await status.exited).code, 0, status.output());
+    const journal =
+      status
+        .output()
+        .split('\n')
+        .find((l) => /^journal /.test(l)) ?? '';
+    assert.match(journal, /PostgreSQL database/, status.output());
+    assert.doesNotMatch(journal, /WAL|intents|free inside/, 'SQLite-only figures');
   });
 
   test('a login the server refuses is E_DATABASE_AUTH, one line, exit 2', async () => {
