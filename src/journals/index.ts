@@ -99,6 +99,8 @@ export async function openWriter(
   options: WriterOptions & {
     /** A database journal's server down at the start (restarting): how long to wait for it. */
     waitForDatabaseMs?: number;
+    /** Told once, when the database's server does not answer and the opening waits for it. */
+    onDatabaseWait?: (why: string) => void;
   },
 ): Promise<OpenedJournal> {
   const pg = pgSettings(config);

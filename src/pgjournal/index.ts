@@ -142,11 +142,18 @@ export interface OpenedPgWriter {
  */
 export async function openPgWriter(
   dataDir: string,
-  options: { role: string; reqIdOn: boolean; waitForDatabaseMs?: number },
+  options: {
+    role: string;
+    reqIdOn: boolean;
+    waitForDatabaseMs?: number;
+    /** Told once, when the server does not answer and the opening waits for it. */
+    onDatabaseWait?: (why: string) => void;
+  },
   settings: PgSettings,
 ): Promise<OpenedPgWriter> {
   const lock = acquireLock(dataDir, options.role);
   const deadline = Date.now() + (options.waitForDatabaseMs ?? 0);
+  let told = false;
   try {
     for (;;) {
       try {
@@ -156,6 +163,8 @@ export async function openPgWriter(
         // E_JOURNAL_NEWER, say, or a bug: as they are
         if (!outage && (err instanceof SmsdropError || errorCode(err) === undefined)) throw err;
         if (!outage || Date.now() >= deadline) throw unreachable(settings.databaseUrl, err);
+        if (!told) options.onDatabaseWait?.(unreachable(settings.databaseUrl, err).message);
+        told = true;
         await sleep(500);
       }
     }

@@ -60,4 +60,22 @@ describe("an operator's view of a PostgreSQL node", { skip: postgresMissing() },
     assert.match(status.output(), /E_DATABASE_AUTH/);
     assert.doesNotMatch(status.output(), /E_DATABASE_UNREACHABLE|s3cretW0rd|\n\s+at /);
   });
+
+  test('a node started while PostgreSQL is down says it waits, then runs', async () => {
+    const url = await pg15.cluster.freshDatabase();
+    process.kill(pg15.cluster.pid, 'SIGQUIT'); // pg_ctl stop -m immediate
+    const daemon = startProcess(
+      ['run'],
+      cleanEnv({ SMSDROP_DATA_DIR: path.join(dir, 'waiting'), SMSDROP_DATABASE_URL: url }),
+    );
+    after(async () => {
+      daemon.kill('SIGKILL');
+      await daemon.exited;
+    });
+    await daemon.waitFor(
+      /waiting up to 60 s for the journal's server: cannot use the PostgreSQL journal/,
+    );
+    await pg15.cluster.restart();
+    await daemon.waitFor(/watching .*inbox/, 60_000);
+  });
 });
