@@ -15,6 +15,7 @@ import { openRuntime, type Runtime } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
 import { describeError } from '../log/redact.js';
+import { describeJournal } from '../journals/index.js';
 import type { FileLife } from './fileLife.js';
 import { helpOtherNodes } from './helpOtherNodes.js';
 import { handleFile, takeFile } from './lifecycle.js';
@@ -262,7 +263,7 @@ function foundByRescan(config: Config, file: string, log: Logger): void {
 
 function announce(config: Config, folders: Folders, runtime: Runtime, log: Logger): void {
   log.info(
-    `smsdrop run: pid ${process.pid}, data directory ${folders.root}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`,
+    `smsdrop run: pid ${process.pid}, data directory ${folders.root}; ${describeJournal(config)}; up to ${config.maxFilesInProgress} files at once, ${config.concurrency} requests in flight`,
   );
   if (runtime.context.window)
     log.info(`requests start only within the sending window ${runtime.context.window.text}`);

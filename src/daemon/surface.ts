@@ -64,6 +64,7 @@ export async function startOperatorSurface(
         diskFloorBytes: config.diskFloorMb * 1024 * 1024,
         watching: () => watching,
         paused: () => context.pause.outage?.reason,
+        pausedCode: () => context.pause.outage?.code,
         webhooksFailing: () => delivery?.failing() ?? [],
       },
       log,

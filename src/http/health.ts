@@ -1,12 +1,13 @@
-// GET /healthz: 200 while the daemon can do its job (journal writable, room on the data
-// directory's volume, inbox watched, sending not paused, webhooks delivered), 503 with the reasons
-// otherwise: a supervisor or a load balancer reads the status, a person the reasons. The disk is
-// looked at on each request (statfs, and a small file written and removed next to the journal),
-// so a volume filled up or freed is seen at the next probe.
+// GET /healthz: 200 while the daemon can do its job (journal writable and answering, room on the
+// data directory's volume, inbox watched, sending not paused, webhooks delivered), 503 with the
+// reasons (and their codes) otherwise: a supervisor or a load balancer reads the status, a person
+// the reasons. The disk is looked at on each request (statfs, and a small file written and
+// removed next to the journal), and a PostgreSQL journal is asked a statement, so a volume filled
+// up or freed, or a server gone or back, is seen at the next probe.
 import { rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { errorCode } from '../errors.js';
-import type { ReadStore } from '../ports/index.js';
+import { errorCode, type ErrorCode } from '../errors.js';
+import type { JournalHealth, ReadStore } from '../ports/index.js';
 
 export interface HealthSource {
   journal: Pick<ReadStore, 'health'>;
@@ -19,6 +20,8 @@ export interface HealthSource {
    * Why sending is paused for the account (an account problem, a provider outage), or undefined.
    */
   paused(): string | undefined;
+  /** The pause's code (docs/errors.md), when sending is paused. */
+  pausedCode?(): string | undefined;
   /** Webhook receivers that have failed for long, with why. */
   webhooksFailing(): string[];
 }
@@ -27,30 +30,42 @@ export interface Health {
   ok: boolean;
   checks: { journal: string; disk: string; inbox: string; sending: string; webhooks: string };
   reasons: string[];
+  /** The stable codes (docs/errors.md) of the failing checks that have one, for a machine. */
+  codes: string[];
 }
 
-const JOURNAL_HEALTH = {
-  writable: 'writable',
-  closed: 'closed',
-  lost: 'failed: it lost requests’ records (see the log)',
-} as const;
+const JOURNAL_HEALTH: Record<JournalHealth, { text: string; code?: ErrorCode }> = {
+  writable: { text: 'writable' },
+  closed: { text: 'closed' },
+  lost: { text: 'failed: it lost requests’ records (see the log)', code: 'E_JOURNAL_LOST' },
+  unreachable: {
+    text: 'unreachable (E_DATABASE_UNREACHABLE): its PostgreSQL server does not answer; sending waits for it',
+    code: 'E_DATABASE_UNREACHABLE',
+  },
+};
 
-export function checkHealth(source: HealthSource): Health {
+export async function checkHealth(source: HealthSource): Promise<Health> {
   const reasons: string[] = [];
-  const journal = JOURNAL_HEALTH[source.journal.health()];
-  if (journal !== 'writable') reasons.push(`journal ${journal}`);
+  const codes: string[] = [];
+  const journal = JOURNAL_HEALTH[await source.journal.health()];
+  if (journal.text !== 'writable') reasons.push(`journal ${journal.text}`);
+  if (journal.code) codes.push(journal.code);
   const disk = checkDisk(source.dataDir, source.diskFloorBytes);
   if (!disk.ok) reasons.push(`data directory ${disk.text}`);
+  if (/E_DISK_FULL/.test(disk.text)) codes.push('E_DISK_FULL');
   const inbox = source.watching() ? 'watched' : 'not watched';
   if (inbox !== 'watched') reasons.push(`inbox ${inbox}`);
   const paused = source.paused();
   if (paused) reasons.push(`sending paused: ${paused}`);
   const failing = source.webhooksFailing();
   reasons.push(...failing);
+  const pausedCode = source.pausedCode?.();
+  if (pausedCode) codes.push(pausedCode);
   return {
     ok: reasons.length === 0,
+    codes,
     checks: {
-      journal,
+      journal: journal.text,
       disk: disk.text,
       inbox,
       sending: paused ? `paused: ${paused}` : 'on',

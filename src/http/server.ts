@@ -12,6 +12,8 @@ import path from 'node:path';
 import { writeResultCsv } from '../results/resultCsv.js';
 import { writeRejectedCsv } from '../results/rejectedCsv.js';
 import { stemOf } from '../datadir/names.js';
+import { isDatabaseOutage, SmsdropError } from '../errors.js';
+import { describeError } from '../log/redact.js';
 import { FILE_STATUS } from '../ports/states.js';
 import type { HttpAddress } from '../config/settings/httpAddress.js';
 import { authorized, hostAllowed, HttpSetupError } from './address.js';
@@ -36,6 +38,8 @@ export interface SurfaceSource extends ViewSource, ControlSource {
   healthzOpen: boolean;
   health: HealthSource;
   metrics: DaemonMetrics;
+  /** Where a request that failed is told of (warn), with what failed; the client gets its code. */
+  log: ControlSource['log'] & { warn?(message: string, meta?: Record<string, unknown>): unknown };
 }
 
 export interface HttpSurface {
@@ -51,9 +55,7 @@ export async function startHttpSurface(
 ): Promise<HttpSurface> {
   const assets = dashboardAssets();
   const server = createServer((req, res) => {
-    handle(req, res, source, assets).catch((err: unknown) =>
-      send(res, 500, 'text/plain', `error: ${(err as Error).message}\n`),
-    );
+    handle(req, res, source, assets).catch((err: unknown) => sendFailure(res, source, err));
   });
   server.keepAliveTimeout = 5_000;
   await listen(server, address);
@@ -95,12 +97,12 @@ type Assets = ReturnType<typeof dashboardAssets>;
  * The route a request may have answered, or undefined when it is answered already: a method other
  * than GET, a Host not this daemon's, an asset, a missing token (and /healthz's open answer).
  */
-function admitted(
+async function admitted(
   req: IncomingMessage,
   res: ServerResponse,
   source: SurfaceSource,
   assets: Assets,
-): string | undefined {
+): Promise<string | undefined> {
   const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
   const write = controlRoute(route) !== undefined;
   const allowed = write ? ['POST'] : ['GET', 'HEAD'];
@@ -128,7 +130,7 @@ function admitted(
   }
   if (authorized(req.headers.authorization, source.token)) return route;
   if (route === '/healthz' && source.healthzOpen) {
-    const { ok } = checkHealth(source.health);
+    const { ok } = await checkHealth(source.health);
     sendJson(res, ok ? 200 : 503, { ok });
     return undefined;
   }
@@ -148,7 +150,7 @@ async function handle(
   source: SurfaceSource,
   assets: Assets,
 ): Promise<void> {
-  const route = admitted(req, res, source, assets);
+  const route = await admitted(req, res, source, assets);
   if (route === undefined) return;
   const write = controlRoute(route);
   if (write)
@@ -159,7 +161,7 @@ async function handle(
       write,
     );
   if (route === '/healthz') {
-    const health = checkHealth(source.health);
+    const health = await checkHealth(source.health);
     return sendJson(res, health.ok ? 200 : 503, health);
   }
   if (route === '/metrics')
@@ -172,7 +174,7 @@ async function handle(
   if (route === '/api/status')
     return sendJson(res, 200, {
       ...(await overview(source, source.dataDir)),
-      health: checkHealth(source.health),
+      health: await checkHealth(source.health),
     });
   if (route === '/api/files')
     return sendJson(res, 200, {
@@ -242,6 +244,27 @@ async function sendResultFile(
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A request that failed: 503 with E_DATABASE_UNREACHABLE while the journal's server does not
+ * answer (it may come back: a client asks again), 500 with E_UNEXPECTED otherwise. Either way the
+ * body is JSON with a code and words of smsdrop's: the driver's text (addresses, ports) stays in
+ * the daemon's log.
+ */
+function sendFailure(res: ServerResponse, source: SurfaceSource, err: unknown): void {
+  if (isDatabaseOutage(err))
+    return sendJson(res, 503, {
+      error:
+        'the journal does not answer (its PostgreSQL server is down or cut off): try again once /healthz is 200',
+      code: 'E_DATABASE_UNREACHABLE',
+    });
+  source.log.warn?.(`HTTP request failed: ${describeError(err)}`, { event: 'http-failed' });
+  const own = err instanceof SmsdropError && !isDatabaseOutage(err);
+  sendJson(res, 500, {
+    error: own ? err.message : 'unexpected error (the daemon log says more)',
+    code: own ? err.code : 'E_UNEXPECTED',
+  });
 }
 
 /** On every answer: figures and phone numbers stay out of caches, and types are as sent. */

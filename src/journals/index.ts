@@ -6,6 +6,7 @@
 //
 // Not in journal/index.ts: neither journal imports the other, so the one that opens both stands
 // beside them.
+import os from 'node:os';
 import type { Config } from '../config/index.js';
 import { SmsdropError } from '../errors.js';
 import {
@@ -24,6 +25,8 @@ import type {
   SuppressionList,
   TableDump,
 } from '../ports/index.js';
+
+import { journalPath } from '../journal/index.js';
 
 export {
   backupJournal,
@@ -53,6 +56,25 @@ export interface OpenedJournal {
   missing: number;
 }
 
+/**
+ * Which journal the settings name, for the start-up line: PostgreSQL's host, database and this
+ * node's id (never the URL's user or password), or SQLite's file.
+ */
+export function describeJournal(config: JournalSettings): string {
+  if (!config.databaseUrl) return `journal SQLite ${journalPath(config.dataDir)}`;
+  let where = 'its server';
+  try {
+    const url = new URL(config.databaseUrl.url);
+    const host = url.hostname || url.searchParams.get('host') || 'the local socket';
+    const database = decodeURIComponent(url.pathname.replace(/^\//, '')) || '(the user’s)';
+    where = `host ${host}${url.port ? `:${url.port}` : ''}, database ${database}`;
+  } catch {
+    // a URL settings/database.ts took but WHATWG's URL does not (a libpq key=value string)
+  }
+  const node = config.nodeId ?? `${os.hostname()}:${process.pid}`;
+  return `journal PostgreSQL ${where}; node ${node}`;
+}
+
 /** The settings' defaults (config/schema.ts), for callers that give the data directory alone. */
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -76,6 +98,8 @@ export async function openWriter(
   options: WriterOptions & {
     /** A database journal's server down at the start (restarting): how long to wait for it. */
     waitForDatabaseMs?: number;
+    /** Told once, when the database's server does not answer and the opening waits for it. */
+    onDatabaseWait?: (why: string) => void;
   },
 ): Promise<OpenedJournal> {
   const pg = pgSettings(config);

@@ -9,7 +9,6 @@
 // requests in flight, and their slots may pass to others after the lease: the lease (30 s by
 // default) is longer than a request may last (SMSDROP_TIMEOUT), so a request started before the
 // last renewal that succeeded has ended before its slot can pass (docs/postgres.md).
-import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
 import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
@@ -122,10 +121,7 @@ class PgAccountSlots implements AccountSlots {
       // (its sender then stops); until it does, the take waits as for a full account.
       this.pause.observe(rows[0]);
       if (rows[0]!.pause_active && this.pause.inPause) return undefined;
-      await Promise.race([
-        sleep(waitMs, undefined, { signal }).catch(() => undefined),
-        this.#freed.promise,
-      ]);
+      await napUntil(waitMs, this.#freed.promise);
     }
     return undefined;
   }
@@ -177,6 +173,21 @@ class PgAccountSlots implements AccountSlots {
     } catch {
       // The next renewal tries again; a slot whose lease passes meanwhile goes to another node.
     }
+  }
+}
+
+/**
+ * Waits `ms`, or less once `freed` resolves, its timer gone with the wait. It does not listen on
+ * the stop signal: that is the node's, as long-lived as the process, and the waiting requests are
+ * many while a dead node's slots are held (a listener each would be a leak Node warns of); the
+ * take sees the stop when it looks again, within MAX_POLL_MS.
+ */
+async function napUntil(ms: number, freed: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), freed]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

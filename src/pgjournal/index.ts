@@ -86,13 +86,21 @@ async function firstConnection(settings: PgSettings, max = 10): Promise<pg.Pool>
   }
 }
 
+/** PostgreSQL's SQLSTATEs of a login it refused: a wrong password, a role it does not know. */
+const LOGIN_REFUSED = new Set(['28P01', '28000']);
+
+/**
+ * E_DATABASE_AUTH when the server refused the login (nothing to wait for: the URL's user or
+ * password, or pg_hba.conf, is to fix), E_DATABASE_UNREACHABLE otherwise.
+ */
 function unreachable(url: DatabaseUrl, err: unknown): SmsdropError {
   const password = safePassword(url.url);
   let said = (err as Error).message || String(err);
   if (password) said = said.split(password).join('(hidden)');
+  const refused = LOGIN_REFUSED.has(errorCode(err) ?? '');
   return new SmsdropError(
-    'E_DATABASE_UNREACHABLE',
-    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${said}`,
+    refused ? 'E_DATABASE_AUTH' : 'E_DATABASE_UNREACHABLE',
+    `cannot use the PostgreSQL journal at ${url.shown} (SMSDROP_DATABASE_URL): ${refused ? 'the server refused the login: ' : ''}${said}`,
   );
 }
 
@@ -134,11 +142,18 @@ export interface OpenedPgWriter {
  */
 export async function openPgWriter(
   dataDir: string,
-  options: { role: string; reqIdOn: boolean; waitForDatabaseMs?: number },
+  options: {
+    role: string;
+    reqIdOn: boolean;
+    waitForDatabaseMs?: number;
+    /** Told once, when the server does not answer and the opening waits for it. */
+    onDatabaseWait?: (why: string) => void;
+  },
   settings: PgSettings,
 ): Promise<OpenedPgWriter> {
   const lock = acquireLock(dataDir, options.role);
   const deadline = Date.now() + (options.waitForDatabaseMs ?? 0);
+  let told = false;
   try {
     for (;;) {
       try {
@@ -148,6 +163,8 @@ export async function openPgWriter(
         // E_JOURNAL_NEWER, say, or a bug: as they are
         if (!outage && (err instanceof SmsdropError || errorCode(err) === undefined)) throw err;
         if (!outage || Date.now() >= deadline) throw unreachable(settings.databaseUrl, err);
+        if (!told) options.onDatabaseWait?.(unreachable(settings.databaseUrl, err).message);
+        told = true;
         await sleep(500);
       }
     }

@@ -2,7 +2,7 @@
 // on SQLite, the same statements). The journal's size is the database's (pg_database_size): it has
 // no WAL or intents file of its own to count, and its free space is PostgreSQL's business (VACUUM).
 import type pg from 'pg';
-import type { StatusReads } from '../ports/reads.js';
+import type { JournalHealth, StatusReads } from '../ports/reads.js';
 import type { FileLine, HeldFile, JournalSize } from '../ports/records.js';
 import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
 import { daemonStateOf } from './daemonState.js';
@@ -63,12 +63,36 @@ export function pgStatusReads(pool: pg.Pool): StatusReads {
       (await value<number>(pool, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL'))!,
     daemonState: (pid) => daemonStateOf(pool, pid),
     size: () => databaseSize(pool),
-    // A PostgreSQL commit that returned is durable: nothing is lost behind the process's back.
-    health: () => (pool.ended ? 'closed' : 'writable'),
+    // A PostgreSQL commit that returned is durable: nothing is lost behind the process's back, so
+    // the one question is whether the server answers now.
+    health: () => (pool.ended ? 'closed' : answers(pool)),
   };
+}
+
+/**
+ * How long a health probe waits for the server's answer: a load balancer's probe gives up after a
+ * few seconds, and a server that takes longer than this to answer `SELECT 1` is not serving.
+ */
+const PROBE_MS = 3_000;
+
+/** 'writable' when the server answers a statement within PROBE_MS, 'unreachable' otherwise. */
+async function answers(pool: pg.Pool): Promise<JournalHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<JournalHealth>((resolve) => {
+    timer = setTimeout(() => resolve('unreachable'), PROBE_MS);
+  });
+  const probe = pool.query('SELECT 1').then(
+    (): JournalHealth => 'writable',
+    (): JournalHealth => (pool.ended ? 'closed' : 'unreachable'),
+  );
+  try {
+    return await Promise.race([probe, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function databaseSize(pool: pg.Pool): Promise<JournalSize> {
   const bytes = (await value<number>(pool, 'SELECT pg_database_size(current_database())'))!;
-  return { bytes, database: bytes, wal: 0, intents: 0, free: 0 };
+  return { bytes, database: bytes, wal: 0, intents: 0, free: 0, server: 'postgresql' };
 }

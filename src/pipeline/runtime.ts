@@ -55,6 +55,21 @@ export interface RuntimeOptions {
   onMessageWindow?: (waiting: string | null) => void;
 }
 
+/** A node waits for its database's server at the start, and says so in its log. */
+function databaseWait(
+  options: RuntimeOptions,
+): { waitForDatabaseMs: number; onDatabaseWait: (why: string) => void } | object {
+  const waitMs = options.waitForDatabaseMs;
+  if (!waitMs) return {};
+  return {
+    waitForDatabaseMs: waitMs,
+    onDatabaseWait: (why: string) =>
+      options.log.warn(`waiting up to ${waitMs / 1000} s for the journal's server: ${why}`, {
+        event: 'database-wait',
+      }),
+  };
+}
+
 export async function openRuntime(config: Config, options: RuntimeOptions): Promise<Runtime> {
   const stop = new AbortController();
   const {
@@ -67,7 +82,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     reqIdOn: config.reqId,
     checkpointThread: true,
     onLost: stopWhenLost(options.log, stop),
-    ...(options.waitForDatabaseMs ? { waitForDatabaseMs: options.waitForDatabaseMs } : {}),
+    ...databaseWait(options),
   });
   try {
     logReplayed(options.log, replayed, missing);

@@ -9,6 +9,7 @@ export type { FileStore } from './files.js';
 export type {
   ExportReads,
   FileReads,
+  JournalHealth,
   MetricsReads,
   NodeRecord,
   ReadStore,

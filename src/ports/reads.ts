@@ -52,6 +52,8 @@ export interface NodeRecord {
   batchesHeld: number;
 }
 
+export type JournalHealth = 'writable' | 'closed' | 'lost' | 'unreachable';
+
 export interface StatusReads {
   unfinishedFileLines(): Awaitable<FileLine[]>;
   requestsFinishedSince(since: string): Awaitable<{ count: number; first: string | null }>;
@@ -78,8 +80,11 @@ export interface StatusReads {
    * recently seen first; none with the SQLite journal (one server).
    */
   nodes(withinMs: number): Awaitable<NodeRecord[]>;
-  /** 'lost': a write failed and this process stops (JournalLostError); 'closed': closed. */
-  health(): 'writable' | 'closed' | 'lost';
+  /**
+   * 'lost': a write failed and this process stops (JournalLostError); 'closed': closed;
+   * 'unreachable': its database server does not answer now (PostgreSQL), which may pass.
+   */
+  health(): Awaitable<JournalHealth>;
 }
 
 export interface MetricsReads {

@@ -256,6 +256,11 @@ export interface JournalSize {
   intents: number;
   /** Bytes of free pages inside journal.sqlite. */
   free: number;
+  /**
+   * A journal on a database server: its size is the database's, with no WAL, intents or free
+   * pages of smsdrop's to show.
+   */
+  server?: 'postgresql';
 }
 
 // The suppression list (suppression.ts).

@@ -307,7 +307,9 @@ function nodesTable(nodes: readonly NodeStatus[], zone: string | undefined): str
 
 function journalLine(j: StatusReport['journal'], zone: string | undefined): string {
   if (!j) return 'none yet';
-  const parts = `database ${formatBytes(j.database)}, WAL ${formatBytes(j.wal)}, intents ${formatBytes(j.intents)}; ${formatBytes(j.free)} free inside`;
+  const parts = j.server
+    ? 'the PostgreSQL database'
+    : `database ${formatBytes(j.database)}, WAL ${formatBytes(j.wal)}, intents ${formatBytes(j.intents)}; ${formatBytes(j.free)} free inside`;
   const pruned =
     j.pruned_files > 0 ? `; ${j.pruned_files} older file(s) pruned to one line each` : '';
   const oldest = j.oldest_file

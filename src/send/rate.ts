@@ -12,7 +12,7 @@ import type { MessageWindow } from '../config/settings/windows.js';
 import type { Awaitable } from '../ports/awaitable.js';
 import type { SharedPause } from '../ports/account.js';
 import type { AccountStopCode } from '../provider/codes.js';
-import { sleepUnlessStopped } from './sleep.js';
+import { onStop, sleepUnlessStopped } from './sleep.js';
 
 /** Why sending stopped for the account, as a code (docs/errors.md). */
 export type PauseCode =
@@ -236,14 +236,14 @@ export function untilAborted(
       );
     };
     if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    const forget = onStop(signal, onAbort);
     turn.then(
       (ticket) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         resolve(ticket);
       },
       (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        forget();
         reject(err);
       },
     );

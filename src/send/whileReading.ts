@@ -3,6 +3,7 @@
 // when ctx.stopSignal aborts (the caller aborts it once reading is over; sendFile then takes
 // over) or sending must stop otherwise, and never leaves a request of its own in flight.
 import { type SendContext, sendReadyBatches } from './index.js';
+import { onStop } from './sleep.js';
 
 export interface SendingWhileReading {
   /** Intake calls this after releasing a batch. */
@@ -21,7 +22,7 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
     wake?.();
     wake = undefined;
   };
-  ctx.stopSignal?.addEventListener('abort', nudge, { once: true });
+  const forget = ctx.stopSignal ? onStop(ctx.stopSignal, nudge) : () => {};
 
   /** Resolves true once a batch was released since the last look, false once told to stop. */
   const waitForMore = async (): Promise<boolean> => {
@@ -30,9 +31,7 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
     seen = releases;
     return !ctx.stopSignal?.aborted;
   };
-  const done = sendReadyBatches(ctx, fileId, waitForMore).finally(() =>
-    ctx.stopSignal?.removeEventListener('abort', nudge),
-  );
+  const done = sendReadyBatches(ctx, fileId, waitForMore).finally(forget);
   done.catch(() => {}); // awaited by the caller once reading is over; not unhandled meanwhile
   return {
     done,

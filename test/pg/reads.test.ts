@@ -175,7 +175,7 @@ describe('the PostgreSQL ReadStore answers as the SQLite one', { skip: postgresM
   });
 
   test('health and size', async () => {
-    assert.equal(store.health(), 'writable');
+    assert.equal(await store.health(), 'writable');
     assert.ok((await store.size()).bytes > 0);
   });
 });
