@@ -105,6 +105,14 @@ export function finishAdvice(name: string, readToEnd: boolean, daemonRuns: boole
  * The files in progress: rows settled of the rows to send (estimated, "~", while a file is read),
  * rate and ETA of the files being sent, and each file's time (its runs', and since it was taken).
  */
+/** What a file's status is while an operator's hold keeps it from sending. */
+const OPERATOR_HOLDS = new Set<string>(['held', 'scheduled', 'paused']);
+
+/** An operator holds the file (held, scheduled, paused): it waits for them, not for a process. */
+export function heldByOperator(f: Pick<FileProgress, 'status'>): boolean {
+  return OPERATOR_HOLDS.has(f.status);
+}
+
 export function filesTable(files: readonly FileProgress[]): string {
   const about = (f: FileProgress) => (f.estimated ? '~' : '');
   const seconds = (n: number | null) => (n === null ? '-' : formatDuration(n));
@@ -113,7 +121,7 @@ export function filesTable(files: readonly FileProgress[]): string {
     files.map((f) => [
       f.id,
       f.name,
-      f.being_sent ? f.status : 'stopped',
+      f.being_sent || heldByOperator(f) ? f.status : 'stopped',
       f.progress === null ? 'reading' : `${(f.progress * 100).toFixed(1)}%`,
       f.status === 'intake' && !f.estimated
         ? `${f.settled}/?`

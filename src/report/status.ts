@@ -29,6 +29,7 @@ import {
   filesTable,
   fileTimes,
   finishAdvice,
+  heldByOperator,
   type Senders,
 } from './fileState.js';
 
@@ -282,7 +283,9 @@ export function renderStatus(s: StatusReport, zone?: string): string {
   }
   out.push('files in progress:', filesTable(s.files));
   const daemonRuns = s.process?.what.startsWith('smsdrop run') ?? false;
-  for (const f of s.files.filter((file) => !file.being_sent))
+  for (const f of s.files.filter((file) => heldByOperator(file) && file.status !== 'held'))
+    out.push(operatorHoldLine(f, zone));
+  for (const f of s.files.filter((file) => !file.being_sent && !heldByOperator(file)))
     out.push(
       `${f.name} (id ${f.id}) is not moving: stopped: no process is sending it; ${finishAdvice(f.name, f.status !== 'intake', daemonRuns)}`,
     );
@@ -338,21 +341,25 @@ function inFlight(s: StatusReport): string {
   return `${requests} requests (${numbers} numbers)`;
 }
 
-/** What a file's status is while an operator's hold keeps it from sending (fileState.ts). */
-const OPERATOR_HOLDS = new Set<string>(['held', 'scheduled', 'paused']);
+/** A scheduled or paused file's line (a held one has its own, with its preview: cli/status.ts). */
+function operatorHoldLine(f: FileProgress, zone: string | undefined): string {
+  return f.status === 'scheduled'
+    ? `${f.name} (id ${f.id}) is scheduled: it starts at ${formatMoment(f.start_at, zone)}`
+    : `${f.name} (id ${f.id}) is paused by an operator: smsdrop resume ${f.id} goes on with it`;
+}
 
 function sendingState(s: StatusReport, zone: string | undefined): string {
   if (s.paused)
     return `PAUSED${s.paused.since ? ` since ${formatMoment(s.paused.since, zone)}` : ''}: ${s.paused.code ? `${s.paused.code}: ` : ''}${s.paused.reason}`;
   if (s.waiting) return `WAITING: ${s.waiting}`;
+  const held = s.files.filter(heldByOperator);
+  if (held.length > 0 && held.length === s.files.length)
+    return `waiting for an operator: ${held.map((f) => `${f.name} ${f.status}`).join(', ')}`;
   if (!s.sending)
     return s.files.length > 0
       ? `stopped: no process is sending the ${s.files.length} unfinished file(s) below`
       : 'idle';
   if (s.in_flight.requests > 0 || s.rate.requests_per_second > 0) return 'active';
-  const sent = s.files.filter((f) => f.being_sent);
-  if (sent.every((f) => OPERATOR_HOLDS.has(f.status)))
-    return `waiting for an operator: ${sent.map((f) => `${f.name} ${f.status}`).join(', ')}`;
   return 'waiting (retry delays)';
 }
 

@@ -135,8 +135,11 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
     assert.match(approved.stdout, /later\.csv \(id \d+\): scheduled: it starts at /);
     const status = await statusOf('later.csv');
     const shown = await cli('status');
-    if (Date.now() < at.getTime())
+    if (Date.now() < at.getTime()) {
       assert.match(shown.stdout, /^sending +waiting for an operator: later\.csv scheduled$/m);
+      assert.match(shown.stdout, /later\.csv \(id \d+\) is scheduled: it starts at /);
+      assert.doesNotMatch(shown.stdout, /stopped/);
+    }
     if (Date.parse(status.now) < at.getTime()) {
       assert.equal(status.file?.status, 'scheduled', 'before its time');
       assert.equal(Date.parse(status.file?.start_at ?? ''), at.getTime());
@@ -161,6 +164,10 @@ onEachJournal('campaign control with the daemon', ({ environment }) => {
     assert.match(paused.stdout, /big\.csv \(id \d+\): paused/);
     await daemon.waitFor(/big\.csv: paused by an operator/, LONG);
     assert.equal((await statusOf('big.csv')).file?.status, 'paused');
+    const shown = await cli('status');
+    assert.match(shown.stdout, /^sending +waiting for an operator: big\.csv paused$/m);
+    assert.match(shown.stdout, /big\.csv \(id \d+\) is paused by an operator: smsdrop resume/);
+    assert.doesNotMatch(shown.stdout, /stopped/);
     const before = await attemptStarts(env, 'big.csv');
     assert.ok(before.length < 40, 'rows are left for resume');
     for (const start of before) assert.ok(start <= pausedAt, 'no request started after pause');
