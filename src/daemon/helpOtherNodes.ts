@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { describeError } from '../log/redact.js';
 import type { PipelineContext } from '../pipeline/index.js';
 import { sendReadyBatches } from '../send/index.js';
-import { sleepUnlessStopped } from '../send/sleep.js';
+import { manyWaitsOn, sleepUnlessStopped } from '../send/sleep.js';
 
 /** How often a node looks for other nodes' work, and how many files it takes up at once. */
 export const HELP_EVERY_MS = 1_000;
@@ -26,7 +26,9 @@ export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
   const filesWithWork = ctx.send.filesWithWork?.bind(ctx.send);
   if (!filesWithWork) return { stop: () => Promise.resolve() };
   const stopped = new AbortController();
-  const signal = AbortSignal.any([stopped.signal, ...(ctx.stopSignal ? [ctx.stopSignal] : [])]);
+  const signal = manyWaitsOn(
+    AbortSignal.any([stopped.signal, ...(ctx.stopSignal ? [ctx.stopSignal] : [])]),
+  );
   const running = (async () => {
     let quiet = false;
     while (!signal.aborted) {

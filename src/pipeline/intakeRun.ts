@@ -24,6 +24,7 @@ import { encodingRefusal } from '../intake/readings.js';
 import { MAX_RECORD_CHARS, readRows } from '../intake/index.js';
 import { GroupCounts } from '../intake/groupCounts.js';
 import { sendWhileReading } from '../send/whileReading.js';
+import { manyWaitsOn } from '../send/sleep.js';
 import type { IntakeOptions } from '../intake/row.js';
 import type { PipelineContext } from './context.js';
 import { noteReading } from './readingNote.js';
@@ -251,7 +252,7 @@ function mayOverlap(ctx: PipelineContext, inspection: FileInspection, dryRun: bo
 function withStop(ctx: PipelineContext, signal: AbortSignal): PipelineContext {
   return {
     ...ctx,
-    stopSignal: ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal,
+    stopSignal: manyWaitsOn(ctx.stopSignal ? AbortSignal.any([ctx.stopSignal, signal]) : signal),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type RateLimits,
 } from '../send/rate.js';
 import { SendWindow, type SendWindowEvents } from '../send/window.js';
+import { manyWaitsOn } from '../send/sleep.js';
 import { formatDuration } from '../log/duration.js';
 import type { Logger } from '../log/logger.js';
 import type { PipelineContext } from './context.js';
@@ -106,7 +107,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
       rateLimiter: await rateLimiterOf(config, journal, options.log, options.onMessageWindow),
       pause: pauseOf(config, journal.account),
       ...sendWindowOf(config, options.log, options.windowEvents),
-      stopSignal: stop.signal,
+      stopSignal: manyWaitsOn(stop.signal),
       defaultAppId: provider.defaultAppId,
       provider: provider.identity,
       turns: new IntakeTurns(journal.files),

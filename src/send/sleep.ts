@@ -1,36 +1,32 @@
 // One wait for the sender's stages (retry delays, pacing, the windows): ended early by a stop.
 //
 // The stop signal is the process's (or a file's), and many requests wait on it at once: behind the
-// rate limit, in a window, for the account's slots. Each wait listening on it for itself would
-// put as many listeners on it as there are waiters, and Node takes more than ten for a leak
-// (MaxListenersExceededWarning). So one listener per signal wakes every waiter (onStop).
+// rate limit, in a window, for the account's slots, each with a listener of its own that it takes
+// off when its wait ends otherwise. Node takes an eleventh listener on one target for a leak
+// (MaxListenersExceededWarning), so the owner of such a signal says how many waits it carries
+// (manyWaitsOn); a listener left behind still shows, past that bound.
+import { setMaxListeners } from 'node:events';
 
-/** The waiters to wake when a signal aborts, each signal listened on once. */
-const waiters = new WeakMap<AbortSignal, Set<() => void>>();
+/** Waits one stop signal may carry at once: far more than the requests a sender runs. */
+const STOP_WAITS = 1_000;
+
+/** `signal`, which many waits listen on at once: Node's leak warning moved to STOP_WAITS. */
+export function manyWaitsOn(signal: AbortSignal): AbortSignal {
+  setMaxListeners(STOP_WAITS, signal);
+  return signal;
+}
 
 /**
- * Calls `wake` once `signal` aborts (at once, if it has), through the signal's one listener.
- * Returns what forgets `wake`: a waiter that ended otherwise calls it.
+ * Calls `wake` once `signal` aborts (at once, if it has). Returns what takes the listener off: a
+ * waiter that ended otherwise calls it.
  */
 export function onStop(signal: AbortSignal, wake: () => void): () => void {
   if (signal.aborted) {
     wake();
     return () => {};
   }
-  let waiting = waiters.get(signal);
-  if (!waiting) {
-    const made = new Set<() => void>();
-    waiters.set(signal, made);
-    const wakeAll = () => {
-      for (const w of [...made]) w();
-      made.clear();
-    };
-    signal.addEventListener('abort', wakeAll, { once: true });
-    waiting = made;
-  }
-  const set = waiting;
-  set.add(wake);
-  return () => void set.delete(wake);
+  signal.addEventListener('abort', wake, { once: true });
+  return () => signal.removeEventListener('abort', wake);
 }
 
 /** Sleeps `ms`, or less when `signal` aborts: the caller looks at the signal afterwards. */
