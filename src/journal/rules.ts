@@ -18,6 +18,8 @@ export const SQLITE_DIALECT: Dialect = {
   forUpdate: '',
   forShare: '',
   skipLocked: '',
+  // text compares by its bytes unless told otherwise
+  byBytes: '',
 };
 
 /** What the SQLite journal gives its rules: one writer per journal, so no guard of its own. */

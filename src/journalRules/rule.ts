@@ -48,6 +48,8 @@ export interface Dialect {
   forShare: string;
   /** After a SELECT: locks the rows it reads, leaving out those another transaction holds. */
   skipLocked: string;
+  /** After a text in ORDER BY: sorts it by its bytes, as SQLite does, whatever the locale. */
+  byBytes: string;
 }
 
 /** A statement that writes; the rows it changed. */

@@ -18,6 +18,7 @@ export const PG_DIALECT: Dialect = {
   forUpdate: ' FOR UPDATE',
   forShare: ' FOR SHARE',
   skipLocked: ' FOR UPDATE SKIP LOCKED',
+  byBytes: ' COLLATE "C"',
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */

@@ -1,66 +1,29 @@
-// StatusReads on the PostgreSQL journal: what `smsdrop status` asks (src/journal/statusReads.ts
-// on SQLite, the same statements). The journal's size is the database's (pg_database_size): it has
-// no WAL or intents file of its own to count, and its free space is PostgreSQL's business (VACUUM).
+// StatusReads on the PostgreSQL journal: what `smsdrop status` asks, the rules of
+// src/journalRules/statusReads.ts run on this journal's pool. The journal's size is the
+// database's (pg_database_size): it has no WAL or intents file of its own to count, and its free
+// space is PostgreSQL's business (VACUUM).
 import type pg from 'pg';
 import type { JournalHealth, StatusReads } from '../ports/reads.js';
-import type { FileLine, HeldFile, JournalSize } from '../ports/records.js';
-import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
+import type { JournalSize } from '../ports/records.js';
+import * as rules from '../journalRules/statusReads.js';
 import { daemonStateOf } from './daemonState.js';
 import { listNodes } from './nodes.js';
-import { all, BYTES, first, value } from './readsQuery.js';
-
-type LastAnswer = { outcome: string | null; status_code: string | null; finished_at: string };
+import { value } from './readsQuery.js';
+import { PG_DIALECT, runRule } from './rules.js';
 
 /** StatusReads of the PostgreSQL journal on `pool`. */
 export function pgStatusReads(pool: pg.Pool): StatusReads {
   return {
-    unfinishedFileLines: () =>
-      all<FileLine>(
-        pool,
-        `SELECT * FROM v_files WHERE status IN ${sqlList([FILE_STATUS.intake, FILE_STATUS.sending])} ORDER BY id`,
-      ),
-    requestsFinishedSince: async (since) =>
-      (await first<{ count: number; first: string | null }>(
-        pool,
-        'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= $1',
-        [since],
-      ))!,
+    unfinishedFileLines: () => runRule(pool, rules.unfinishedFileLines()),
+    requestsFinishedSince: (since) => runRule(pool, rules.requestsFinishedSince(since)),
     answersWithCodesSince: (codes, since) =>
-      codes.length === 0
-        ? []
-        : all<{ code: string; count: number }>(
-            pool,
-            `SELECT status_code AS code, count(*) AS count FROM attempts
-             WHERE finished_at >= $1 AND status_code = ANY($2::text[])
-             GROUP BY status_code ORDER BY count DESC, status_code ${BYTES}`,
-            [since, codes],
-          ),
-    numbersSettledSince: async (fileId, since) =>
-      (await value<number>(
-        pool,
-        `SELECT coalesce(sum(numbers), 0) FROM batches WHERE file_id = $1 AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= $2`,
-        [fileId, since],
-      ))!,
-    inFlight: async (fileId) =>
-      (await first<{ requests: number; numbers: number }>(
-        pool,
-        `SELECT count(*) AS requests, coalesce(sum(numbers), 0) AS numbers FROM batches WHERE file_id = $1 AND state = '${BATCH_STATE.sending}'`,
-        [fileId],
-      ))!,
-    lastAnswer: () =>
-      first<LastAnswer>(
-        pool,
-        `SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL
-         ORDER BY finished_at ${BYTES} DESC LIMIT 1`,
-      ),
-    oldestHeldFile: () =>
-      first<HeldFile>(
-        pool,
-        'SELECT id, name, status, created_at, finished_at FROM files WHERE pruned_at IS NULL ORDER BY id LIMIT 1',
-      ),
+      runRule(pool, rules.answersWithCodesSince(PG_DIALECT, codes, since)),
+    numbersSettledSince: (fileId, since) => runRule(pool, rules.numbersSettledSince(fileId, since)),
+    inFlight: (fileId) => runRule(pool, rules.inFlight(fileId)),
+    lastAnswer: () => runRule(pool, rules.lastAnswer(PG_DIALECT)),
+    oldestHeldFile: () => runRule(pool, rules.oldestHeldFile()),
     nodes: (withinMs) => listNodes(pool, withinMs),
-    prunedFileCount: async () =>
-      (await value<number>(pool, 'SELECT count(*) FROM files WHERE pruned_at IS NOT NULL'))!,
+    prunedFileCount: () => runRule(pool, rules.prunedFileCount()),
     daemonState: (pid) => daemonStateOf(pool, pid),
     size: () => databaseSize(pool),
     // A PostgreSQL commit that returned is durable: nothing is lost behind the process's back, so
