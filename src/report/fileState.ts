@@ -10,6 +10,7 @@ import type { FileRecord } from '../ports/index.js';
 import { runTimeMs, sinceTakenMs } from '../journalRules/runs.js';
 import { formatDuration } from '../log/duration.js';
 import { renderTable } from './common.js';
+import { FILE_CONTROL } from '../ports/states.js';
 
 /** One unfinished file as `smsdrop status` shows it. */
 export interface FileProgress {
@@ -101,18 +102,18 @@ export function finishAdvice(name: string, readToEnd: boolean, daemonRuns: boole
     : `give the same file again (smsdrop send FILE, or start the daemon if it lies in processing/): it goes on where it stopped`;
 }
 
-/**
- * The files in progress: rows settled of the rows to send (estimated, "~", while a file is read),
- * rate and ETA of the files being sent, and each file's time (its runs', and since it was taken).
- */
-/** What a file's status is while an operator's hold keeps it from sending. */
-const OPERATOR_HOLDS = new Set<string>(['held', 'scheduled', 'paused']);
+/** What a file's status is while an operator's hold keeps it from sending (ports/control.ts). */
+const OPERATOR_HOLDS = new Set<string>([FILE_CONTROL.held, 'scheduled', FILE_CONTROL.paused]);
 
 /** An operator holds the file (held, scheduled, paused): it waits for them, not for a process. */
 export function heldByOperator(f: Pick<FileProgress, 'status'>): boolean {
   return OPERATOR_HOLDS.has(f.status);
 }
 
+/**
+ * The files in progress: rows settled of the rows to send (estimated, "~", while a file is read),
+ * rate and ETA of the files being sent, and each file's time (its runs', and since it was taken).
+ */
 export function filesTable(files: readonly FileProgress[]): string {
   const about = (f: FileProgress) => (f.estimated ? '~' : '');
   const seconds = (n: number | null) => (n === null ? '-' : formatDuration(n));
