@@ -7,19 +7,18 @@ import path from 'node:path';
 import { after, it } from 'node:test';
 import { smsdrop } from '../cli/helpers.js';
 import {
-  cleanEnv,
   CREDENTIALS,
   contactsCsv,
   listDir,
   type Proc,
   resultRows,
   startDaemon,
-  startProcess,
   startSimulatorProcess,
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
 import { onEachJournal } from './journals.js';
+import { stopSendMidway } from './stoppedSend.js';
 
 const ROWS = 120;
 
@@ -40,25 +39,10 @@ onEachJournal('the result file after resume and retry', ({ environment }) => {
   });
 
   it('resume writes the stopped send’s result file again beside the file, every row accepted', async () => {
-    const work = tempDir('result-resume');
-    dirs.push(work);
-    const sim = await startSimulatorProcess(work, ['--latency-ms', '30']);
-    after(() => sim.stop());
-    const env = {
-      ...CREDENTIALS,
-      ...(await environment()),
-      SMSDROP_BASE_URL: sim.url,
-      SMSDROP_DATA_DIR: path.join(work, 'data'),
-      SMSDROP_MAX_PER_REQUEST: '2',
-      SMSDROP_CONCURRENCY: '1',
-    };
-    const csv = path.join(work, 'contacts.csv');
-    fs.writeFileSync(csv, contactsCsv(ROWS));
-    const send = startProcess(['send', csv], cleanEnv(env));
-    running.push(send);
-    await waitUntil(() => sim.records().length > 0, 60_000, 'a first request', send.output);
-    send.kill('SIGINT');
-    assert.notEqual((await send.exited).code, 0, `stopped midway:\n${send.output()}`);
+    const { work, env } = await stopSendMidway('result-resume', ROWS, await environment(), {
+      running,
+      dirs,
+    });
     const resultFile = path.join(work, 'contacts.result.csv');
     assert.ok((statusesOf(resultFile).pending ?? 0) > 0, 'the stopped send left rows pending');
 

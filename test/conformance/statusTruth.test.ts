@@ -5,20 +5,11 @@
 // CLI as child processes, the real simulator.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
 import { after, it } from 'node:test';
 import { smsdrop } from '../cli/helpers.js';
-import {
-  cleanEnv,
-  CREDENTIALS,
-  contactsCsv,
-  type Proc,
-  startProcess,
-  startSimulatorProcess,
-  tempDir,
-  waitUntil,
-} from '../daemon/helpers.js';
+import { type Proc } from '../daemon/helpers.js';
 import { onEachJournal } from './journals.js';
+import { stopSendMidway } from './stoppedSend.js';
 
 const ROWS = 120;
 
@@ -32,25 +23,10 @@ onEachJournal('status says what is happening now', ({ environment }) => {
   });
 
   it('a stopped file: stopped, what to run, no rate; resume sums its runs; then idle', async () => {
-    const work = tempDir('status-truth');
-    dirs.push(work);
-    const sim = await startSimulatorProcess(work, ['--latency-ms', '30']);
-    after(() => sim.stop());
-    const env = {
-      ...CREDENTIALS,
-      ...(await environment()),
-      SMSDROP_BASE_URL: sim.url,
-      SMSDROP_DATA_DIR: path.join(work, 'data'),
-      SMSDROP_MAX_PER_REQUEST: '2',
-      SMSDROP_CONCURRENCY: '1',
-    };
-    const csv = path.join(work, 'contacts.csv');
-    fs.writeFileSync(csv, contactsCsv(ROWS));
-    const send = startProcess(['send', csv], cleanEnv(env));
-    running.push(send);
-    await waitUntil(() => sim.records().length > 0, 60_000, 'a first request', send.output);
-    send.kill('SIGINT');
-    assert.notEqual((await send.exited).code, 0, `stopped midway:\n${send.output()}`);
+    const { env } = await stopSendMidway('status-truth', ROWS, await environment(), {
+      running,
+      dirs,
+    });
 
     const stopped = await smsdrop(['status'], env);
     assert.equal(stopped.status, 0, stopped.stderr);
