@@ -15,7 +15,10 @@ import type { PlanStore } from './store.js';
  * Each commit costs intake a few ms:
  * where the senders wait because they are faster than intake (little latency), it only slows
  * intake. So not more often, and not once the counts are in: a group's last batch then goes after
- * its last row, and the senders seldom wait at 50 ms.
+ * its last row, and the senders seldom wait at 50 ms. The file's first closed batch is the
+ * exception: nothing of the file has left yet, so it is committed at once, and the first request
+ * leaves after the chunk that filled it, not after the first 5,000 rows (the time to the first
+ * request is the whole file's delay).
  */
 export const ROWS_BETWEEN_EARLY_COMMITS = 5_000;
 
@@ -31,6 +34,8 @@ export class ReleaseNotices {
   #committedForCounts = false;
   /** Rows written since the last commit seen (store.commits()), and that count of commits. */
   #sinceCommit = { rows: 0, commits: 0 };
+  /** The store's commits when this file's intake started: none since, none holds its batches. */
+  readonly #commitsAtStart: number;
 
   constructor(
     store: PlanStore,
@@ -44,6 +49,8 @@ export class ReleaseNotices {
     this.#onRelease = onRelease;
     this.#sendersWaiting = sendersWaiting;
     this.#groupCounts = groupCounts;
+    this.#commitsAtStart = store.commits();
+    this.#sinceCommit.commits = this.#commitsAtStart;
   }
 
   /** `count` batches were released in the open transaction. */
@@ -67,10 +74,10 @@ export class ReleaseNotices {
   }
 
   /**
-   * Commits now if the senders wait for batches a commit would let go: every
-   * ROWS_BETWEEN_EARLY_COMMITS rows until the group counts are in, and once when they come in (the
-   * groups read in full by then end at once, and their batches would wait for the next bulk commit,
-   * the senders idle meanwhile).
+   * Commits now if the senders wait for batches a commit would let go: as soon as the file's
+   * first batch closes, then every ROWS_BETWEEN_EARLY_COMMITS rows until the group counts are in,
+   * and once when they come in (the groups read in full by then end at once, and their batches
+   * would wait for the next bulk commit, the senders idle meanwhile).
    */
   #commitForWaitingSenders(rows: number): Awaitable<void> {
     const commits = this.#store.commits();
@@ -79,8 +86,11 @@ export class ReleaseNotices {
     else this.#sinceCommit.rows += rows;
     if (!this.#groupCounts || !this.#sendersWaiting?.()) return undefined;
     const countsIn = this.#groupCounts.ready;
-    if (countsIn ? this.#committedForCounts : this.#sinceCommit.rows < ROWS_BETWEEN_EARLY_COMMITS)
-      return undefined;
+    const firstCommit = commits === this.#commitsAtStart;
+    const due = countsIn
+      ? !this.#committedForCounts
+      : firstCommit || this.#sinceCommit.rows >= ROWS_BETWEEN_EARLY_COMMITS;
+    if (!due) return undefined;
     if (this.#untold.releases === 0 && !this.#closed.awaitingCommit()) return undefined;
     this.#committedForCounts = countsIn;
     return andThen(this.#store.commit(), () => {
