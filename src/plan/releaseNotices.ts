@@ -34,8 +34,8 @@ export class ReleaseNotices {
   #committedForCounts = false;
   /** Rows written since the last commit seen (store.commits()), and that count of commits. */
   #sinceCommit = { rows: 0, commits: 0 };
-  /** The store's commits when this file's intake started: none since, none holds its batches. */
-  readonly #commitsAtStart: number;
+  /** The senders were told of a release of this file: its first batch can go. */
+  #toldOnce = false;
 
   constructor(
     store: PlanStore,
@@ -49,8 +49,7 @@ export class ReleaseNotices {
     this.#onRelease = onRelease;
     this.#sendersWaiting = sendersWaiting;
     this.#groupCounts = groupCounts;
-    this.#commitsAtStart = store.commits();
-    this.#sinceCommit.commits = this.#commitsAtStart;
+    this.#sinceCommit.commits = store.commits();
   }
 
   /** `count` batches were released in the open transaction. */
@@ -58,7 +57,7 @@ export class ReleaseNotices {
     if (count === 0) return;
     if (this.#store.releasesSeenAtCommit)
       this.#untold = { releases: this.#untold.releases + count, commits: this.#store.commits() };
-    else this.#onRelease?.();
+    else this.#tell();
   }
 
   /** A chunk of `rows` rows was written: commits early if the senders wait, then tells. */
@@ -70,6 +69,11 @@ export class ReleaseNotices {
   tellCommitted(): void {
     if (this.#untold.releases === 0 || this.#store.commits() === this.#untold.commits) return;
     this.#untold.releases = 0;
+    this.#tell();
+  }
+
+  #tell(): void {
+    this.#toldOnce = true;
     this.#onRelease?.();
   }
 
@@ -86,10 +90,9 @@ export class ReleaseNotices {
     else this.#sinceCommit.rows += rows;
     if (!this.#groupCounts || !this.#sendersWaiting?.()) return undefined;
     const countsIn = this.#groupCounts.ready;
-    const firstCommit = commits === this.#commitsAtStart;
     const due = countsIn
       ? !this.#committedForCounts
-      : firstCommit || this.#sinceCommit.rows >= ROWS_BETWEEN_EARLY_COMMITS;
+      : !this.#toldOnce || this.#sinceCommit.rows >= ROWS_BETWEEN_EARLY_COMMITS;
     if (!due) return undefined;
     if (this.#untold.releases === 0 && !this.#closed.awaitingCommit()) return undefined;
     this.#committedForCounts = countsIn;
