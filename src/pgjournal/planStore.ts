@@ -9,6 +9,10 @@
 // Senders read through other connections: a released batch is theirs once its transaction commits
 // (releasesSeenAtCommit). Its rows and numbers commit with it or before, so a batch may be released
 // in the transaction that made it (releaseOnlyCommitted false): a sender never sees it half made.
+//
+// A leader of the intake turn (intakeTurn.ts) asks with each send whether a follower waits for the
+// check turn; one waiting, the next step commits and hands the turn over, then goes on once it is
+// back: between the two, nothing of this file is checked and not yet committed.
 import type pg from 'pg';
 import { newReqId } from '../journalRules/outcomes.js';
 import { SmsdropError } from '../errors.js';
