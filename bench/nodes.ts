@@ -74,13 +74,13 @@ export interface NodesRun {
 const READY_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 30_000;
 
-interface Daemon {
+export interface Daemon {
   child: ChildProcess;
   output(): string;
 }
 
 /** `smsdrop run` for node i; it dies with the benchmark, however that ends (spawnNode). */
-function startNode(s: NodesSettings, node: number): Daemon {
+export function startNode(s: NodesSettings, node: number): Daemon {
   const env: NodeJS.ProcessEnv = {
     ...s.env,
     SMSDROP_DATA_DIR: dataDirOf(s, node),
@@ -99,10 +99,10 @@ function startNode(s: NodesSettings, node: number): Daemon {
   return { child, output: () => text };
 }
 
-const dataDirOf = (s: NodesSettings, node: number) => path.join(s.workDir, `node-${node}`);
+export const dataDirOf = (s: NodesSettings, node: number) => path.join(s.workDir, `node-${node}`);
 const fileName = (s: NodesSettings, node: number) => `nodes${s.nodes}-part${node}.csv`;
 
-async function waitUntilWatching(d: Daemon, node: number): Promise<void> {
+export async function waitUntilWatching(d: Daemon, node: number): Promise<void> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   while (!/watching \S*inbox/.test(d.output())) {
     if (d.child.exitCode !== null || d.child.signalCode !== null)
@@ -157,7 +157,7 @@ async function waitUntilDone(s: NodesSettings, daemons: Daemon[]): Promise<strin
 
 const lastLines = (d: Daemon) => d.output().trim().split('\n').slice(-5).join(' | ');
 
-async function stopNodes(daemons: Daemon[]): Promise<void> {
+export async function stopNodes(daemons: Daemon[]): Promise<void> {
   await Promise.all(
     daemons.map(async ({ child }) => {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -4,7 +4,9 @@
 //   1. intake rows/s into PostgreSQL against SQLite on the same generated file (pgIntake.ts);
 //   2. requests/s of 1, 2 ... N `smsdrop run` daemons on one database at a simulated latency, each
 //      node with the same SMSDROP_CONCURRENCY (nodes.ts), with the simulator's most requests at
-//      once. Where one node reaches the network limit, more nodes must not lower the total.
+//      once. Where one node reaches the network limit, more nodes must not lower the total;
+//   3. a 100-row file dropped on one node while another reads a large file: seconds from the drop
+//      to its first request (smallFileWait.ts).
 // Figures only; every load average is printed beside them (the machine is shared).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +18,7 @@ import { postgresBinDir, startPostgres } from '../test/pg/cluster.js';
 import { generateCsv } from './generate.js';
 import { type NodesRun, runNodes } from './nodes.js';
 import { type IntakeRate, measureIntakePair } from './pgIntake.js';
+import { measureSmallFileWait, type SmallFileWait } from './smallFileWait.js';
 import { build, childEnv, type CliSource } from './processes.js';
 
 export interface PostgresBenchOptions {
@@ -34,15 +37,20 @@ export interface PostgresBenchOptions {
   timeoutS: number;
   /** The node runs from N down to 1. */
   descending: boolean;
+  /** Rows of the large file read while the small one is dropped (smallFileWait.ts). */
+  largeRows: number;
 }
 
 export const POSTGRES_USAGE = `usage: npm run bench -- --database postgres [--nodes N] [--rows N] [--send-rows N]
        [--personalised SHARE] [--latency-ms N] [--concurrency N] [--seed N] [--repeat N]
        [--cli dist|src] [--no-build] [--keep] [--json] [--timeout-s N] [--descending]
+       [--large-rows N]
   --rows         rows of the intake comparison's file (default 100,000)
   --send-rows    rows of the list the nodes send, split into one file a node (default 20,000)
   --personalised share of personalised rows (one request each) in that list (default 0.2)
-  --nodes        the node runs go from 1 to N daemons (default 3); --descending: from N to 1`;
+  --nodes        the node runs go from 1 to N daemons (default 3); --descending: from N to 1
+  --large-rows   rows of the large file a node reads while a 100-row file is dropped on another
+                 (default 1,000,000)`;
 
 /** True when the arguments ask for this mode (`--database postgres` or `--database=postgres`). */
 export function wantsPostgres(argv: string[]): boolean {
@@ -80,6 +88,7 @@ export function parsePostgresOptions(argv: string[]): PostgresBenchOptions {
       json: flag,
       'timeout-s': text,
       descending: flag,
+      'large-rows': text,
     },
   });
   if (v.database !== 'postgres')
@@ -107,6 +116,7 @@ export function parsePostgresOptions(argv: string[]): PostgresBenchOptions {
     json: v.json,
     timeoutS: whole('timeout-s', v['timeout-s'], 600, 1),
     descending: v.descending,
+    largeRows: whole('large-rows', v['large-rows'], 1_000_000, 1),
   };
 }
 
@@ -121,6 +131,7 @@ export interface PostgresBenchResult {
   personalised: number;
   /** One node on SQLite (the reference), then 1 to N nodes on PostgreSQL. */
   nodeRuns: (NodesRun & { ofNetworkLimit: number | null })[];
+  smallFileWait: SmallFileWait;
   /** Each run of more nodes against one node's, where one node was network-bound. */
   targets: { figure: string; value: number; goal: string; met: boolean | null }[];
   ok: boolean;
@@ -132,6 +143,9 @@ export interface PostgresBenchResult {
 const NETWORK_BOUND = 0.8;
 /** More nodes may lose this much to noise before they count as lowering the total. */
 const NOT_LOWER = 0.9;
+/** Rows of the small file, and the longest its drop may wait for its first request. */
+const SMALL_ROWS = 100;
+const SMALL_FILE_START_S = 2;
 
 const note = (text: string) => process.stderr.write(`bench: ${text}\n`);
 const round = (x: number, digits = 3) => Number(x.toFixed(digits));
@@ -174,6 +188,38 @@ async function nodeRun(
   return { ...run, ofNetworkLimit: limit ? round(run.requestsPerSec / limit) : null };
 }
 
+/** A small file dropped on node 1 while node 0 reads `--large-rows` (smallFileWait.ts). */
+async function smallFileRun(
+  o: PostgresBenchOptions,
+  workDir: string,
+  databaseUrl: string,
+): Promise<SmallFileWait> {
+  note(`a ${SMALL_ROWS}-row file dropped on node 1 while node 0 reads ${o.largeRows} rows`);
+  const wait = await measureSmallFileWait(
+    {
+      ...o,
+      databaseUrl,
+      workDir: path.join(workDir, 'small-file'),
+      env: childEnv(workDir, BENCH_CREDENTIALS, {}),
+      timeoutMs: o.timeoutS * 1000,
+    },
+    o.largeRows,
+    SMALL_ROWS,
+  );
+  if (wait.secondsToFirstRequest === null)
+    note(`the small file had no request after ${o.timeoutS} s`);
+  return wait;
+}
+
+function smallFileTarget(w: SmallFileWait): PostgresBenchResult['targets'][number] {
+  return {
+    figure: `s from a ${w.smallRows}-row file's drop to its first request, another node reading ${w.largeRows} rows`,
+    value: w.secondsToFirstRequest ?? Infinity,
+    goal: `<= ${SMALL_FILE_START_S}`,
+    met: w.secondsToFirstRequest !== null && w.secondsToFirstRequest <= SMALL_FILE_START_S,
+  };
+}
+
 export async function runPostgresBench(o: PostgresBenchOptions): Promise<PostgresBenchResult> {
   if (!postgresBinDir())
     throw new Error("PostgreSQL's server is not installed (pg_config --bindir has no initdb)");
@@ -196,6 +242,7 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
     const nodeRuns: PostgresBenchResult['nodeRuns'] = [await nodeRun(o, workDir, 1)];
     for (const nodes of nodeCounts(o))
       nodeRuns.push(await nodeRun(o, workDir, nodes, await cluster.freshDatabase()));
+    const smallFileWait = await smallFileRun(o, workDir, await cluster.freshDatabase());
     return {
       database: 'postgres',
       intake: {
@@ -208,8 +255,9 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
       sendRows: o.sendRows,
       personalised: o.personalised,
       nodeRuns,
-      targets: targetsOf(nodeRuns),
-      ok: nodeRuns.every((r) => r.ok),
+      smallFileWait,
+      targets: [...targetsOf(nodeRuns), smallFileTarget(smallFileWait)],
+      ok: nodeRuns.every((r) => r.ok) && smallFileWait.secondsToFirstRequest !== null,
       source: {
         commit: commit.status === 0 ? commit.stdout.trim() : null,
         built: o.build,
@@ -317,6 +365,7 @@ export function printPostgresTable(r: PostgresBenchResult): void {
     intake.toString(),
     `nodes: \`smsdrop run\` daemons on one PostgreSQL, ${n(r.sendRows)} rows (${Math.round(r.personalised * 100)}% personalised) split into one file a node, latency ${r.latencyMs} ms, SMSDROP_CONCURRENCY=${r.concurrency} on every node${limit ? ` (network limit ${limit.toFixed(1)} requests/s)` : ''}`,
     nodesTable(r),
+    `small file: ${r.smallFileWait.smallRows} rows dropped on a node while another read ${n(r.smallFileWait.largeRows)} rows (${n(r.smallFileWait.largeRowsAtDrop)} of them in the journal at the drop): first request ${r.smallFileWait.secondsToFirstRequest ?? '(none)'} s after the drop, the large file ${r.smallFileWait.largeStillReading ? 'still' : 'no longer'} being read then, load ${load(r.smallFileWait.load)}`,
     ...(r.targets.length ? [targets.toString()] : []),
     `code: commit ${r.source.commit ?? '?'}, CLI from ${r.source.cli}${r.source.cli === 'dist' && !r.source.built ? ' (dist/ not rebuilt by this run)' : ''}`,
     `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; shared machine: the figures are rough`,

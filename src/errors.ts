@@ -38,6 +38,7 @@ export const ERROR_CODES = [
   'E_DATABASE_AUTH',
   'E_BACKUP_POSTGRES',
   'E_FILE_CLAIM_LOST',
+  'E_INTAKE_TURN_YIELDED',
   // the provider
   'E_PROVIDER_CHANGED',
   'E_PROVIDER_AUTH',

@@ -24,7 +24,7 @@ import {
 } from './fileReads.js';
 import { DEFAULT_LEASE_MS } from './leases.js';
 import { defaultNodeId } from './nodes.js';
-import { PgIntakeTurns } from './intakeTurn.js';
+import { PgIntakeTurns, type TurnWish, yieldIfShared } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
 import { withTransaction } from './smallTransaction.js';
 
@@ -275,20 +275,25 @@ class PgFileStore implements FileStore {
     };
   }
 
-  /** One intake at a time across the nodes (intakeTurn.ts). */
-  intakeTurn(stop?: AbortSignal): Promise<() => Promise<void>> {
-    return this.#turns.take(stop);
+  /** One large intake at a time across the nodes, small ones beside it (intakeTurn.ts). */
+  intakeTurn(stop?: AbortSignal, wish?: TurnWish): Promise<() => Promise<void>> {
+    return this.#turns.take(stop, wish);
   }
 
   planStore(id: number): PlanStore {
     const kept = this.#keptNumbers.get(id);
     this.#keptNumbers.delete(id);
     const turn = this.#turns.connection;
+    const role = this.#turns.role;
     return new PgPlanStore(this.#pool, id, {
       ...(kept ? { kept } : {}),
       ...(turn ? { turn } : {}),
+      ...(role ? { role } : {}),
       ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
-      beforeCommit: (db) => this.#stillReading(db, id),
+      beforeCommit: async (db) => {
+        await this.#stillReading(db, id);
+        if (role === 'follower') await yieldIfShared(db, id);
+      },
     });
   }
 

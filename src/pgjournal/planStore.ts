@@ -9,6 +9,10 @@
 // Senders read through other connections: a released batch is theirs once its transaction commits
 // (releasesSeenAtCommit). Its rows and numbers commit with it or before, so a batch may be released
 // in the transaction that made it (releaseOnlyCommitted false): a sender never sees it half made.
+//
+// A leader of the intake turn (intakeTurn.ts) asks with each send whether a follower waits for the
+// check turn; one waiting, the next step commits and hands the turn over, then goes on once it is
+// back: between the two, nothing of this file is checked and not yet committed.
 import type pg from 'pg';
 import { newReqId } from '../journalRules/outcomes.js';
 import { SmsdropError } from '../errors.js';
@@ -34,6 +38,7 @@ import {
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
 import { type BeforeCommit, IntakeTransaction } from './bulk.js';
+import { checkTurnWanted, passCheckTurn, type TurnRole } from './intakeTurn.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -53,6 +58,8 @@ export interface PgPlanOptions {
   kept?: Array<[groupId: number, phone: string]>;
   /** The intake turn's connection (intakeTurn.ts): the transactions run on it. */
   turn?: pg.PoolClient;
+  /** The turn's role: a leader hands the check turn over between commits to a follower waiting. */
+  role?: TurnRole;
   /** Checked in each commit's transaction before it commits (the file still this node's). */
   beforeCommit?: BeforeCommit;
 }
@@ -60,6 +67,7 @@ export interface PgPlanOptions {
 export class PgPlanStore implements PlanStore {
   readonly releaseOnlyCommitted = false;
   readonly releasesSeenAtCommit = true;
+  readonly #pool: pg.Pool;
   readonly #fileId: number;
   readonly #options: PgPlanOptions;
   #writes = new PlanWrites();
@@ -90,12 +98,15 @@ export class PgPlanStore implements PlanStore {
   #rowsInTransaction = 0;
   #commitSize = FIRST_ROWS_PER_COMMIT;
   #commits = 0;
+  /** A follower waits for the check turn (seen by a send): the next step commits and hands over. */
+  #passWanted = false;
 
   constructor(pool: pg.Pool, fileId: number, options: PgPlanOptions = {}) {
     this.#tx = new IntakeTransaction(pool, fileId, {
       turn: options.turn,
       beforeCommit: options.beforeCommit,
     });
+    this.#pool = pool;
     this.#fileId = fileId;
     this.#options = options;
   }
@@ -295,11 +306,14 @@ export class PgPlanStore implements PlanStore {
     write();
     this.#rowsInTransaction += rows;
     this.#rowsUnsent += rows;
-    if (this.#rowsInTransaction >= this.#commitSize) return this.commit();
+    if (this.#rowsInTransaction >= this.#commitSize || this.#passWanted) return this.commit();
     if (this.#rowsUnsent < SEND_ROWS) return undefined;
     const before = this.#inFlight;
     const writes = this.#take();
-    const sent = this.#tx.run((db) => writes.send(db, this.#fileId));
+    const sent = this.#tx.run(async (db) => {
+      await writes.send(db, this.#fileId);
+      if (this.#options.role === 'leader') this.#passWanted = await checkTurnWanted(db);
+    });
     sent.catch(() => undefined); // seen by the next step, or by awaiting it as `before`
     this.#inFlight = sent;
     return before;
@@ -311,6 +325,11 @@ export class PgPlanStore implements PlanStore {
     return this.#tx.run(async (db) => {
       await writes.send(db, this.#fileId);
       if (await this.#tx.commitOpen()) this.#committed();
+      if (this.#passWanted && this.#options.turn) {
+        // Between two transactions: nothing of this file is checked and not yet committed.
+        this.#passWanted = false;
+        await passCheckTurn(this.#options.turn, this.#pool);
+      }
     });
   }
 

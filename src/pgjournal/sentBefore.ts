@@ -5,13 +5,11 @@
 // the other files' groups of the chunk's messages, `prepareNumbers` the earlier rows of its numbers
 // (a page of numbers a statement), as SQLite does.
 import {
-  earlierOf,
   earlierRowsOfAsks,
   type EarlierGroup,
   type EarlierRow,
   groupsByHash,
   idsOfMessage,
-  windowHoldsRows,
 } from '../journalRules/sentBefore.js';
 import type { RepeatWindow } from '../config/settings/durations.js';
 import { SmsdropError } from '../errors.js';
@@ -19,6 +17,7 @@ import type { GroupKey } from '../ports/plan.js';
 import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
 import type { Queryable } from './readsQuery.js';
 import { PG_DIALECT as d, runRule } from './rules.js';
+import { checkTurnPasses } from './intakeTurn.js';
 
 /**
  * Key hashes whose groups are kept: more than the planner holds groups (plan/groups.ts), so that a
@@ -26,21 +25,58 @@ import { PG_DIALECT as d, runRule } from './rules.js';
  */
 const HASHES_KEPT = 50_000;
 
-/** The look-up for intake of `fileId`, or undefined when the window is off or holds nothing. */
-export async function sentBeforeOf(
+/**
+ * The look-up for intake of `fileId`, or undefined when the window is off. Made even when the
+ * window holds nothing yet: a small file read beside this one (intakeTurn.ts: a follower) may be
+ * counted before this intake ends.
+ */
+export function sentBeforeOf(
   db: Queryable,
   fileId: number,
   window: RepeatWindow,
   now = Date.now(),
 ): Promise<SentBeforeLookup | undefined> {
-  if (window.ms <= 0) return undefined;
-  const since = new Date(now - window.ms).toISOString();
-  if (!(await runRule(db, windowHoldsRows(fileId, since)))) return undefined;
-  return lookupOf(db, fileId, since);
+  if (window.ms <= 0) return Promise.resolve(undefined);
+  return Promise.resolve(lookupOf(db, fileId, new Date(now - window.ms).toISOString()));
 }
 
 function notPrepared(what: string): SmsdropError {
   return new SmsdropError('E_INTERNAL', `sentBefore asked for ${what} it was not prepared for`);
+}
+
+/**
+ * A message's answer, kept by the planner with the group (SentBefore). Made for every message,
+ * other files holding it or not, and asked again (its groups found anew) once the check turn was
+ * handed over since it was found: a follower may have committed rows of it meanwhile.
+ */
+interface LiveMessage extends SentBefore {
+  keyHash: number;
+  key: [appId: string, templateId: string, datasJson: string];
+  groupIds: number[];
+  /** The hand-overs seen when its groups were found. */
+  found: number;
+}
+
+function liveMessage(
+  keyHash: number,
+  key: LiveMessage['key'],
+  groupIds: number[],
+  found: number,
+  answers: () => Map<string, EarlierRow[]>,
+): LiveMessage {
+  const message: LiveMessage = {
+    keyHash,
+    key,
+    groupIds,
+    found,
+    rowOf(phone) {
+      if (message.groupIds.length === 0) return undefined;
+      const rows = answers().get(phone);
+      if (!rows) throw notPrepared(`number ${phone}`);
+      return rows.find((row) => message.groupIds.includes(row.groupId))?.id;
+    },
+  };
+  return message;
 }
 
 /**
@@ -50,31 +86,56 @@ function notPrepared(what: string): SmsdropError {
 function lookupOf(db: Queryable, fileId: number, since: string): SentBeforeLookup {
   const byHash = new Map<number, EarlierGroup[]>();
   let answers = new Map<string, EarlierRow[]>();
-  const rowsOf = (phone: string): readonly EarlierRow[] => {
-    const rows = answers.get(phone);
-    if (!rows) throw notPrepared(`number ${phone}`);
-    return rows;
+  let passesSeen = checkTurnPasses(db);
+  /** The groups known are forgotten once the check turn was handed over. */
+  const noticePasses = (): void => {
+    if (checkTurnPasses(db) === passesSeen) return;
+    passesSeen = checkTurnPasses(db);
+    byHash.clear();
   };
-  const lookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => {
+  const groupsOf = (keyHash: number): EarlierGroup[] => {
     const groups = byHash.get(keyHash);
     if (!groups) throw notPrepared(`key hash ${keyHash}`);
-    const ids = idsOfMessage(groups, appId, templateId, datasJson);
-    return ids.length === 0 ? undefined : earlierOf(ids, rowsOf);
+    return groups;
+  };
+  const lookup = (keyHash: number, appId: string, templateId: string, datasJson: string) =>
+    liveMessage(
+      keyHash,
+      [appId, templateId, datasJson],
+      idsOfMessage(groupsOf(keyHash), appId, templateId, datasJson),
+      passesSeen,
+      () => answers,
+    );
+  const loadHashes = async (hashes: number[]): Promise<void> => {
+    const missing = [...new Set(hashes)].filter((h) => !byHash.has(h));
+    if (missing.length === 0) return;
+    const groups = await runRule(db, groupsByHash(d, fileId, missing));
+    for (const h of missing) byHash.set(h, []);
+    for (const g of groups) byHash.get(g.key_hash)!.push(g);
+    for (const h of byHash.keys()) {
+      if (byHash.size <= HASHES_KEPT) break;
+      byHash.delete(h);
+    }
   };
   return Object.assign(lookup, {
     async prepare(keys: readonly GroupKey[]): Promise<void> {
-      const hashes = [...new Set(keys.map((k) => k.keyHash))].filter((h) => !byHash.has(h));
-      if (hashes.length === 0) return;
-      const groups = await runRule(db, groupsByHash(d, fileId, hashes));
-      for (const h of hashes) byHash.set(h, []);
-      for (const g of groups) byHash.get(g.key_hash)!.push(g);
-      for (const h of byHash.keys()) {
-        if (byHash.size <= HASHES_KEPT) break;
-        byHash.delete(h);
-      }
+      noticePasses();
+      await loadHashes(keys.map((k) => k.keyHash));
     },
     async prepareNumbers(asks: ReadonlyArray<readonly [SentBefore, string]>): Promise<void> {
-      answers = await runRule(db, earlierRowsOfAsks(d, asks, since));
+      noticePasses();
+      const messages = new Set(asks.map(([m]) => m as LiveMessage));
+      const stale = [...messages].filter((m) => m.found !== passesSeen);
+      await loadHashes(stale.map((m) => m.keyHash));
+      for (const m of stale) {
+        m.groupIds = idsOfMessage(groupsOf(m.keyHash), ...m.key);
+        m.found = passesSeen;
+      }
+      const held = asks.filter(([m]) => (m as LiveMessage).groupIds.length > 0);
+      answers =
+        held.length > 0
+          ? await runRule(db, earlierRowsOfAsks(d, held, since))
+          : new Map<string, EarlierRow[]>();
     },
   });
 }

@@ -13,12 +13,12 @@ import {
 } from '../ports/index.js';
 import { type ErrorCode, SmsdropError } from '../errors.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
-import type { RepeatWindow } from '../config/settings/durations.js';
 import type { SentBeforeLookup } from '../ports/plan.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../results/spool.js';
 import type { PipelineContext } from './context.js';
-import { intake, type Refusal, refusalOf, refuse } from './intakeRun.js';
+import { type Refusal, refusalOf, refuse } from './intakeRun.js';
+import { intakeInTurn } from './intakeInTurn.js';
 import { providerChange } from './outcome.js';
 import { timedRun } from './runs.js';
 
@@ -276,39 +276,6 @@ async function runFile(
     sent.state === 'paused' ? { reason: sent.reason, code: sent.code } : {},
   );
 }
-
-/**
- * The file read into the journal once the intakes before it have ended theirs (IntakeTurns): its
- * refusal, 'stopped' when a stop came while waiting, or undefined.
- */
-async function intakeInTurn(
-  ctx: PipelineContext,
-  file: FileRecord,
-  filePath: string,
-  inspection: FileInspection,
-  options: ProcessOptions,
-): Promise<Refusal | 'stopped' | undefined> {
-  const turnOver = await ctx.turns.next(ctx.stopSignal);
-  try {
-    // A stop that came while another file was read: this one is read at the next start.
-    if (ctx.stopSignal?.aborted) return 'stopped';
-    const sentBefore = options.resend
-      ? undefined
-      : await (
-          options.sentBefore ??
-          ((id) => ctx.reads.sentBefore(id, ctx.config.repeatWindow ?? NO_WINDOW))
-        )(file.id);
-    return await intake(ctx, file, filePath, inspection, {
-      dryRun: options.dryRun === true,
-      sentBefore,
-      turnOver,
-    });
-  } finally {
-    turnOver();
-  }
-}
-
-const NO_WINDOW: RepeatWindow = { ms: 0, text: 'off' };
 
 function prunedRefusal(file: FileRecord): string {
   return `these bytes were refused before (${file.error ?? 'refused'}), and their rows were pruned on ${file.pruned_at} (SMSDROP_KEEP): read again, requests that went out then could go twice. Fix the file (a changed file is a new one), or send these bytes again on purpose with smsdrop send --resend`;

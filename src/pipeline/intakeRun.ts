@@ -78,7 +78,13 @@ export async function intake(
     await reading.sending?.done.catch(() => {});
     // The journal's database gone (restarting, say): the file is read again once it is back.
     // Another node reads it now (this one's claim passed): not refused, it is that node's.
-    if (isDatabaseOutage(err) || hasCode(err, 'E_FILE_CLAIM_LOST')) throw err;
+    // Read beside another node's file, it met that file's rows: read again after it (the caller).
+    if (
+      isDatabaseOutage(err) ||
+      hasCode(err, 'E_FILE_CLAIM_LOST') ||
+      hasCode(err, 'E_INTAKE_TURN_YIELDED')
+    )
+      throw err;
     return refuse(ctx.files, file.id, inspection.size, refusalOf(filePath, err));
   } finally {
     noting.stop();

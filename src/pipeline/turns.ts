@@ -21,8 +21,9 @@ export class IntakeTurns {
    * Resolves, once the intakes before have ended theirs and the journal's turn is this one's, to
    * the function that ends this one's turn (called once its rows are all in the journal; calling it
    * again does nothing). A stop while waiting for the journal ends the wait: the caller sees it.
+   * `wish` is handed to the journal's turn (FileStore.intakeTurn).
    */
-  async next(stop?: AbortSignal): Promise<() => void> {
+  async next(stop?: AbortSignal, wish?: { bytes?: number }): Promise<() => void> {
     const before = this.#last;
     let ours!: () => void;
     const mine = new Promise<void>((resolve) => (ours = resolve));
@@ -30,7 +31,7 @@ export class IntakeTurns {
     await before;
     let journalTurnOver: () => Promise<void>;
     try {
-      journalTurnOver = await this.#journal.intakeTurn(stop);
+      journalTurnOver = await this.#journal.intakeTurn(stop, wish);
     } catch (error) {
       ours();
       throw error;

@@ -36,9 +36,11 @@ export interface FileStore {
    * turn until the returned function is called. Each file's rows are checked against the files read
    * before it (the repeat window): two read at once would each miss the other's. The pipeline
    * orders its own intakes (IntakeTurns) and asks this once per intake; `stop` ends the wait (the
-   * turn is then empty: the caller sees its stop).
+   * turn is then empty: the caller sees its stop). `bytes`, the file's size: a journal may let a
+   * small file be read beside a large one, and then refuse a commit with E_INTAKE_TURN_YIELDED
+   * (the file is to be read again in a turn asked without it).
    */
-  intakeTurn(stop?: AbortSignal): Promise<() => Promise<void>>;
+  intakeTurn(stop?: AbortSignal, wish?: { bytes?: number }): Promise<() => Promise<void>>;
   /** Throws away what an interrupted intake left (keeping rows already sent) and starts intake. */
   beginIntake(id: number): Awaitable<KeptRows>;
   /** The planner's store for this file's rows (synchronous: intake's inner loop). */

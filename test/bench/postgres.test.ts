@@ -63,7 +63,10 @@ function processesUnder(dir: string): string[] {
 describe('bench --database postgres', { skip: postgresMissing() }, () => {
   const tmp = folder(os.tmpdir(), 'bench-pg-');
   after(() => fs.rmSync(tmp, { recursive: true, force: true }));
-  const tiny = ['--database', 'postgres', '--rows', '1500', '--send-rows', '400', '--cli', 'src'];
+  const tiny = [
+    ...['--database', 'postgres', '--rows', '1500', '--send-rows', '400', '--large-rows', '3000'],
+    ...['--cli', 'src'],
+  ];
 
   test('a tiny run prints every figure, each node run sending exactly the files', async () => {
     const child = startBench(
@@ -98,7 +101,14 @@ describe('bench --database postgres', { skip: postgresMissing() }, () => {
       assert.ok(run.requestsPerSec > 0 && run.sendingSeconds > 0 && run.e2eSeconds > 0);
       assert.ok(run.meanRequestMs >= 50, `${run.meanRequestMs} ms a request, 50 ms of latency`);
     }
-    assert.equal(r.targets.length, 1, "2 nodes judged against 1 node's");
+    assert.equal(
+      r.targets.length,
+      2,
+      "2 nodes judged against 1 node's, and the small file's start",
+    );
+    assert.equal(r.smallFileWait.smallRows, 100);
+    assert.equal(r.smallFileWait.largeRows, 3000);
+    assert.ok(r.smallFileWait.secondsToFirstRequest !== null, 'the small file was sent');
   });
 
   test('killed with SIGKILL while nodes run, it leaves no process behind', async () => {
