@@ -105,6 +105,14 @@ describe('the Node settings where users start smsdrop', () => {
     assert.equal(s.env.MALLOC_ARENA_MAX, '1');
   });
 
+  it('the smsdrop command keeps the compile cache in node_modules unless one is set', async () => {
+    const s = await started(simulate, cleanEnv({ SMSDROP_FROM_SOURCE: '1' }), LISTENING);
+    assert.equal(s.env.NODE_COMPILE_CACHE, path.join(REPO, 'node_modules/.cache/smsdrop-node'));
+    const own = path.join(dir, 'compile-cache');
+    const set = cleanEnv({ SMSDROP_FROM_SOURCE: '1', NODE_COMPILE_CACHE: own });
+    assert.equal((await started(simulate, set, LISTENING)).env.NODE_COMPILE_CACHE, own);
+  });
+
   it('SMSDROP_NODE_FLAGS replaces them, and a MALLOC_ARENA_MAX already set is kept', async () => {
     const env = cleanEnv({
       SMSDROP_FROM_SOURCE: '1',
