@@ -331,7 +331,7 @@ export const SETTINGS = {
   webhookUrl: {
     schema: webhookUrls,
     env: 'SMSDROP_WEBHOOK_URL',
-    doc: 'Daemon: URL(s), comma-separated, that get a POST for file.taken, file.finished, file.failed, file.late, sending.paused and sending.resumed. HTTPS (verified), or plain http to a loopback host. Their credentials and query are never printed.',
+    doc: 'Daemon: URL(s), comma-separated, that get a POST for file.taken, file.finished, file.failed, file.late, file.taken_over, sending.paused and sending.resumed. HTTPS (verified), or plain http to a loopback host. Their credentials and query are never printed.',
   },
   webhookSecret: {
     schema: idText,

@@ -73,6 +73,7 @@ async function openDaemonRuntime(config: Config, log: Logger): Promise<Runtime> 
   try {
     const runtime: Runtime = await openRuntime(config, {
       role: 'smsdrop run (daemon)',
+      daemon: true,
       // A node started while its PostgreSQL restarts waits for it (as a running node does).
       waitForDatabaseMs: 60_000,
       log,

@@ -69,6 +69,10 @@ const PAGE = `<!doctype html>
       <thead><tr><th>node</th><th>started</th><th>last seen</th><th>batches held</th></tr></thead>
       <tbody></tbody>
     </table>
+    <table id="file-nodes">
+      <thead><tr><th>file in progress</th><th>read by</th><th>batches held by</th></tr></thead>
+      <tbody></tbody>
+    </table>
   </section>
   <section class="charts">
     <div>

@@ -503,4 +503,14 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: "the repeat window's look-ups by message and by number",
     sql: REPEAT_LOOKUPS,
   },
+  {
+    version: 19,
+    name: 'the process that made each attempt',
+    sql: `
+      -- The process that made the attempt (host and pid: one server, but each start is another
+      -- process); null for an attempt replayed from the intents after a crash, whose process is
+      -- gone unnamed, and for those made before this column.
+      ALTER TABLE attempts ADD COLUMN node TEXT;
+    `,
+  },
 ];

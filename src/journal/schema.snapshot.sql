@@ -13,6 +13,7 @@ TABLE attempts
   outcome text
   status_code text
   reason text
+  node text
   FOREIGN KEY (batch_id) REFERENCES batches(id)
 
 TABLE batch_numbers

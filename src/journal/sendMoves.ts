@@ -1,6 +1,7 @@
 // Batches in the journal: planned from a file's rows, then driven through their states by the
 // sender (see states.ts for the state machine). Every change that goes with a request outcome is
 // one transaction: the attempt, the batch and its rows move together or not at all.
+import os from 'node:os';
 import type { BatchRecord } from '../ports/records.js';
 import { insideOf, type Journal } from './connection.js';
 import { noteAttemptStarted } from './intents.js';
@@ -59,6 +60,9 @@ export function dueFirst(db: Journal, fileId: number, now: number): BatchToSend[
   return due;
 }
 
+/** The process an attempt names (attempts.node): one server, but each start is another process. */
+const THIS_PROCESS = `${os.hostname()}:${process.pid}`;
+
 /**
  * The attempt, before its request leaves (src/journalRules/outcomes.ts, startAttempt), noted for
  * the intents (intents.ts). Two statements that must commit together: call it inside a
@@ -70,7 +74,7 @@ export function startAttempt(
   reqId: string | null,
 ): number | undefined {
   const now = nowIso();
-  const attemptId = runRule(db, rules.startAttempt(SQLITE_RULES, batch, reqId, now));
+  const attemptId = runRule(db, rules.startAttempt(SQLITE_RULES, batch, reqId, now, THIS_PROCESS));
   if (attemptId !== undefined)
     noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });
   return attemptId;

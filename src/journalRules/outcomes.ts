@@ -28,13 +28,14 @@ const statusOf = (code: string | null, msg: string | null): Fragment => [
  * (same random req_id: a row id reused by another file's intake is not it), still planned, its
  * file free to go (no operator's pause, hold or cancel; its start time come: control.ts), and the
  * journal's guard holds (PostgreSQL's lease). Returns the attempt's id, or undefined: whoever
- * moved the batch, or holds its file, owns it now.
+ * moved the batch, or holds its file, owns it now. `node`: the process making it (attempts.node).
  */
 export function* startAttempt(
   ctx: RuleContext,
   batch: Pick<BatchRecord, 'id' | 'req_id'>,
   reqId: string | null,
   now: string,
+  node: string,
 ): Rule<number | undefined> {
   const free = fileFreeToGo(now, ctx.dialect.forShare);
   const where = ctx.guard?.where;
@@ -46,10 +47,11 @@ export function* startAttempt(
   if (!(yield* moveBatch(batch.id, BATCH_STATE.sending, [['attempts = attempts + 1']], options)))
     return undefined;
   const attempt = yield* get<{ id: number | string }>(
-    'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?) RETURNING id',
+    'INSERT INTO attempts (batch_id, req_id, started_at, node) VALUES (?, ?, ?, ?) RETURNING id',
     batch.id,
     reqId,
     now,
+    node,
   );
   return Number(attempt!.id);
 }

@@ -54,6 +54,8 @@ export interface OpenedJournal {
   replayed: number;
   /** Of those, the ones naming batches the journal does not have. */
   missing: number;
+  /** This node's id where several share the journal (PostgreSQL). */
+  node?: string;
 }
 
 /**
@@ -96,6 +98,8 @@ function pgSettings(config: JournalSettings): PgSettings | undefined {
 export async function openWriter(
   config: JournalSettings,
   options: WriterOptions & {
+    /** A daemon (smsdrop run): a database journal lists it as a node; a one-shot command not. */
+    daemon?: boolean;
     /** A database journal's server down at the start (restarting): how long to wait for it. */
     waitForDatabaseMs?: number;
     /** Told once, when the database's server does not answer and the opening waits for it. */

@@ -31,6 +31,8 @@ export interface Lease {
 export interface Claimed {
   first: BatchToSend[];
   due: BatchToSend[];
+  /** Batches claimed whose lease another node held and let pass: how many, by that node. */
+  takenFrom: Map<string, number>;
   /** performance.now() before which the claimed leases cannot have passed. */
   heldUntil: number;
 }
@@ -70,7 +72,8 @@ const BATCH_COLUMNS = [
 // whatever afterId, as SQLite's dueFirst: for every node, and after a restart.
 const CLAIM = `
   WITH due AS (
-    SELECT b.id, b.send_first FROM batches b
+    SELECT b.id, b.send_first, CASE WHEN b.lease_node <> $5 THEN b.lease_node END AS taken_from
+    FROM batches b
     WHERE b.file_id = $1 AND b.state = 'planned' AND b.next_attempt_at <= $2
       AND (b.id > $3 OR b.send_first)
       AND NOT (b.id = ANY($4::bigint[]))
@@ -83,7 +86,7 @@ const CLAIM = `
   FROM due, groups g, batch_numbers n
   WHERE b.id = due.id AND g.id = b.group_id AND n.batch_id = b.id
   RETURNING ${BATCH_COLUMNS.map((c) => `b.${c}`).join(', ')}, due.send_first AS first,
-    g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones`;
+    due.taken_from, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones`;
 
 /**
  * Claims up to `limit` due planned batches of the file for `lease.node`: those intake asked to
@@ -92,7 +95,7 @@ const CLAIM = `
  */
 export async function claimDueBatches(db: Queryable, lease: Lease, q: DueQuery): Promise<Claimed> {
   const heldUntil = performance.now() + lease.ms;
-  const { rows } = await db.query<DueRow & { first: boolean }>(CLAIM, [
+  const { rows } = await db.query<DueRow & { first: boolean; taken_from: string | null }>(CLAIM, [
     q.fileId,
     q.now,
     q.afterId,
@@ -103,8 +106,18 @@ export async function claimDueBatches(db: Queryable, lease: Lease, q: DueQuery):
   ]);
   rows.sort((a, b) => a.id - b.id);
   const batches = (first: boolean) =>
-    rows.filter((r) => r.first === first).map(({ first: _first, ...row }) => toBatchToSend(row));
-  return { first: batches(true), due: batches(false), heldUntil };
+    rows
+      .filter((r) => r.first === first)
+      .map(({ first: _first, taken_from: _from, ...row }) => toBatchToSend(row));
+  return { first: batches(true), due: batches(false), heldUntil, takenFrom: countBy(rows) };
+}
+
+/** How many of the rows each node other than this one held (`taken_from`), by node. */
+export function countBy(rows: ReadonlyArray<{ taken_from: string | null }>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const { taken_from: node } of rows)
+    if (node !== null) counts.set(node, (counts.get(node) ?? 0) + 1);
+  return counts;
 }
 
 // A batch another transaction has locked (this node's own turn writing its attempt or outcome,

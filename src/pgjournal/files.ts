@@ -8,6 +8,7 @@ import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import type { FileStore } from '../ports/files.js';
+import type { TakeOver } from '../ports/send.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/index.js';
 import { FILE_STATUS, type FileStatus } from '../ports/states.js';
 import type { PlanStore } from '../ports/plan.js';
@@ -54,6 +55,8 @@ class PgFileStore implements FileStore {
   readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
   readonly #reader: { node: string; leaseMs: number };
   readonly #turns: PgIntakeTurns;
+  /** Told when a claim takes the file over from a node whose claim passed. */
+  #onTakenOver: (takeover: TakeOver) => void = () => {};
   /** What beginIntake found kept, for the plan store made next for the file. */
   readonly #keptNumbers = new Map<number, Array<[number, string]>>();
 
@@ -65,18 +68,24 @@ class PgFileStore implements FileStore {
     this.#reader = options.reader ?? { node: defaultNodeId(), leaseMs: DEFAULT_LEASE_MS };
   }
 
-  /** Claimed when nobody reads it, this node did, or the reader's claim passed (it is gone). */
+  /**
+   * Claimed when nobody reads it, this node did, or the reader's claim passed (it is gone: the
+   * listener of whenTakenOver is told).
+   */
   async claim(id: number): Promise<string | undefined> {
     const { node, leaseMs } = this.#reader;
     for (;;) {
-      const claimed = await this.#pool.query(
-        `INSERT INTO file_readers (file_id, node, until)
+      const claimed = await this.#pool.query<{ taken_from: string | null }>(
+        `WITH before AS (SELECT node FROM file_readers WHERE file_id = $1)
+         INSERT INTO file_readers (file_id, node, until)
          VALUES ($1, $2, clock_timestamp() + $3::integer * interval '1 millisecond')
          ON CONFLICT (file_id) DO UPDATE SET node = EXCLUDED.node, until = EXCLUDED.until
          WHERE file_readers.node = EXCLUDED.node OR file_readers.until <= clock_timestamp()
-         RETURNING file_id`,
+         RETURNING (SELECT node FROM before WHERE node <> $2) AS taken_from`,
         [id, node, leaseMs],
       );
+      const from = claimed.rows[0]?.taken_from;
+      if (from) this.#onTakenOver({ fileId: id, from, what: 'reading' });
       if (claimed.rowCount) return undefined;
       const { rows } = await this.#pool.query<{ node: string }>(
         'SELECT node FROM file_readers WHERE file_id = $1',
@@ -127,6 +136,10 @@ class PgFileStore implements FileStore {
     const reader = rows[0]?.node;
     if (reader !== undefined && reader !== this.#reader.node)
       throw claimLost(this.#reader.node, id, `node ${reader} took it over`);
+  }
+
+  whenTakenOver(listener: (takeover: TakeOver) => void): void {
+    this.#onTakenOver = listener;
   }
 
   async unclaim(id: number): Promise<void> {

@@ -19,6 +19,7 @@ import { type JournalHandle, type JournalReader, readerOf } from '../ports/handl
 import type { SuppressionList } from '../ports/suppression.js';
 import { openAccountSlots } from './accountSlots.js';
 import { pgFileStore } from './files.js';
+import { registerNode } from './nodes.js';
 import { pgHandle, type PgShared, type PgStores } from './handle.js';
 import { pgMaintenance } from './prune.js';
 import { pgReadStore } from './readStore.js';
@@ -145,6 +146,8 @@ export async function openPgWriter(
   options: {
     role: string;
     reqIdOn: boolean;
+    /** A daemon (smsdrop run), listed as a node; a one-shot command (send, retry...) is not. */
+    daemon?: boolean;
     waitForDatabaseMs?: number;
     /** Told once, when the server does not answer and the opening waits for it. */
     onDatabaseWait?: (why: string) => void;
@@ -157,7 +160,7 @@ export async function openPgWriter(
   try {
     for (;;) {
       try {
-        return await openNode(settings, options.reqIdOn, () => lock.release());
+        return await openNode(settings, options, () => lock.release());
       } catch (err) {
         const outage = isDatabaseOutage(err);
         // E_JOURNAL_NEWER, say, or a bug: as they are
@@ -177,7 +180,7 @@ export async function openPgWriter(
 /** One try at opening the node's journal; what it opened is closed again if it fails. */
 async function openNode(
   settings: PgSettings,
-  reqIdOn: boolean,
+  { reqIdOn, daemon }: { reqIdOn: boolean; daemon?: boolean },
   release: () => void,
 ): Promise<OpenedPgWriter> {
   const pool = await firstConnection(settings);
@@ -185,11 +188,7 @@ async function openNode(
   try {
     await migratePostgres(pool);
     const node = nodeIdOf(settings);
-    await pool.query(
-      `INSERT INTO nodes (id) VALUES ($1)
-       ON CONFLICT (id) DO UPDATE SET started_at = clock_timestamp(), last_seen = clock_timestamp()`,
-      [node],
-    );
+    await registerNode(pool, node, daemon ? 'daemon' : 'command');
     const shared: PgShared = { pool, targets: { ids: [] }, node, leaseMs: settings.leaseMs };
     account = await openAccountSlots(pool, {
       node,

@@ -481,6 +481,15 @@ const FILE_CONTROL = `
   )}
 `;
 
+const NODE_KINDS = `
+  -- The node that made the attempt (its SMSDROP_NODE_ID, host and pid by default); null for
+  -- attempts made before this column.
+  ALTER TABLE attempts ADD COLUMN node text;
+  -- A daemon (smsdrop run), listed in status and /metrics while it lives, or a one-shot command
+  -- (send, retry, resume, prune): it registers for its leases, but is not a node an operator runs.
+  ALTER TABLE nodes ADD COLUMN kind text NOT NULL DEFAULT 'daemon' CHECK (kind IN ('daemon', 'command'));
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -507,4 +516,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     name: "the repeat window's look-ups by message and by number",
     sql: REPEAT_LOOKUPS,
   },
+  { version: 17, name: 'the node of each attempt, and which nodes are daemons', sql: NODE_KINDS },
 ];

@@ -54,6 +54,7 @@ TABLE attempts
   outcome text
   status_code text
   reason text
+  node text
   FOREIGN KEY (batch_id) REFERENCES batches(id)
   PRIMARY KEY (id)
 
@@ -175,6 +176,8 @@ TABLE nodes
   id text NOT NULL
   started_at timestamp with time zone NOT NULL DEFAULT clock_timestamp()
   last_seen timestamp with time zone NOT NULL DEFAULT clock_timestamp()
+  kind text NOT NULL DEFAULT 'daemon'::text
+  CHECK ((kind = ANY (ARRAY['daemon'::text, 'command'::text])))
   PRIMARY KEY (id)
 
 TABLE pruned_totals

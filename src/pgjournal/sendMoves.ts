@@ -27,7 +27,7 @@ export function startAttempt(
   reqId: string | null,
 ): Promise<number | undefined> {
   const now = new Date().toISOString();
-  return runRule(db, rules.startAttempt(claimContext(node), batch, reqId, now));
+  return runRule(db, rules.startAttempt(claimContext(node), batch, reqId, now, node));
 }
 
 /** The attempt's outcome and where its batch goes. */

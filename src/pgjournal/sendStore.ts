@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import { MoveRefusedError } from '../journalRules/moves.js';
-import type { AttemptStart, DueQuery, Outcome, SendStore } from '../ports/send.js';
+import type { AttemptStart, DueQuery, Outcome, SendStore, TakeOver } from '../ports/send.js';
 import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.js';
 import { claimDueBatches, releaseLeasesExcept } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
@@ -58,6 +58,8 @@ export class PgSendStore implements SendStore {
   readonly #unsent = new Map<number, number>();
   /** Told what this node gave up of a batch another node took over (handedOn). */
   #onHandedOn: (what: string) => void = () => {};
+  /** Told of the batches this node took over from another (whenTakenOver). */
+  #onTakenOver: (takeover: TakeOver) => void = () => {};
 
   constructor(pool: pg.Pool, options: PgSendStoreOptions) {
     this.#pool = pool;
@@ -88,11 +90,12 @@ export class PgSendStore implements SendStore {
   async claimDueBatches(q: DueQuery): Promise<{ first: BatchToSend[]; due: BatchToSend[] }> {
     await this.#putBackUnsent();
     if (await anyAbandoned(this.#pool, q.fileId, this.node, this.#inFlight))
-      await takeOverAbandoned(this.#pool, q.fileId, this.node, this.#inFlight, this.#reqIdOn);
+      await this.recoverInterrupted(q.fileId, this.#reqIdOn);
     const claimed = await claimDueBatches(this.#pool, this.#keeper.lease, {
       ...q,
       limit: Math.min(q.limit, this.#maxClaim),
     });
+    this.#tellTakenOver(q.fileId, claimed.takenFrom);
     const all = [...claimed.first, ...claimed.due];
     this.#keeper.claimed(
       all.map((b) => b.batch.id),
@@ -187,8 +190,25 @@ export class PgSendStore implements SendStore {
     this.#onHandedOn = listener;
   }
 
+  /** `listener` is told of each node's batches this node takes over once their lease passed. */
+  whenTakenOver(listener: (takeover: TakeOver) => void): void {
+    this.#onTakenOver = listener;
+  }
+
+  #tellTakenOver(fileId: number, takenFrom: ReadonlyMap<string, number>): void {
+    for (const [from, batches] of takenFrom) this.#onTakenOver({ fileId, from, what: batches });
+  }
+
   async recoverInterrupted(fileId: number, reqIdOn: boolean): Promise<number> {
-    return (await takeOverAbandoned(this.#pool, fileId, this.node, this.#inFlight, reqIdOn)).length;
+    const { ids, takenFrom } = await takeOverAbandoned(
+      this.#pool,
+      fileId,
+      this.node,
+      this.#inFlight,
+      reqIdOn,
+    );
+    this.#tellTakenOver(fileId, takenFrom);
+    return ids.length;
   }
 
   nextDueAt(fileId: number): Promise<number | null> {

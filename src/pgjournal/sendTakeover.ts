@@ -14,7 +14,7 @@
 // refused (sendMoves.ts), and it started its request only while the lease held (leases.ts).
 import type pg from 'pg';
 import { recoverInterrupted } from '../journalRules/recovery.js';
-import type { Queryable } from './claims.js';
+import { countBy, type Queryable } from './claims.js';
 import { RELEASING, runRule } from './rules.js';
 import { withTransaction } from './smallTransaction.js';
 
@@ -27,12 +27,20 @@ const ABANDONED_WHERE = `file_id = $1 AND state = 'sending'
  * The abandoned batches, locked until the transaction ends (SKIP LOCKED: one that a node is
  * recording right now is not abandoned).
  */
-const ABANDONED = `SELECT id FROM batches WHERE ${ABANDONED_WHERE} ORDER BY id FOR UPDATE SKIP LOCKED`;
+const ABANDONED = `SELECT id, CASE WHEN lease_node <> $2 THEN lease_node END AS taken_from
+  FROM batches WHERE ${ABANDONED_WHERE} ORDER BY id FOR UPDATE SKIP LOCKED`;
+
+export interface TakenOver {
+  /** The batches put back or ended unknown. */
+  ids: number[];
+  /** How many of them another node held (its lease passed), by node. */
+  takenFrom: Map<string, number>;
+}
 
 /**
  * Puts the file's abandoned `sending` batches back (reqId on) or ends them unknown, as the journal
- * rules recover any interrupted batch, their lease gone; returns their ids. `inFlight`: this
- * node's requests whose outcome is not recorded yet.
+ * rules recover any interrupted batch, their lease gone; returns their ids, and the nodes whose
+ * they were. `inFlight`: this node's requests whose outcome is not recorded yet.
  */
 export function takeOverAbandoned(
   pool: pg.Pool,
@@ -40,13 +48,17 @@ export function takeOverAbandoned(
   node: string,
   inFlight: Iterable<number>,
   reqIdOn: boolean,
-): Promise<number[]> {
+): Promise<TakenOver> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: number }>(ABANDONED, [fileId, node, [...inFlight]]);
+    const { rows } = await client.query<{ id: number; taken_from: string | null }>(ABANDONED, [
+      fileId,
+      node,
+      [...inFlight],
+    ]);
     const ids = rows.map((r) => r.id);
     const now = new Date().toISOString();
     if (ids.length > 0) await runRule(client, recoverInterrupted(RELEASING, ids, reqIdOn, now));
-    return ids;
+    return { ids, takenFrom: countBy(rows) };
   });
 }
 

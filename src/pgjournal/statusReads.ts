@@ -7,7 +7,7 @@ import type { JournalHealth, StatusReads } from '../ports/reads.js';
 import type { JournalSize } from '../ports/records.js';
 import * as rules from '../journalRules/statusReads.js';
 import { daemonStateOf } from './daemonState.js';
-import { listNodes } from './nodes.js';
+import { listNodes, nodesOfFiles } from './nodes.js';
 import { value } from './readsQuery.js';
 import { PG_DIALECT, runRule } from './rules.js';
 
@@ -23,6 +23,7 @@ export function pgStatusReads(pool: pg.Pool): StatusReads {
     lastAnswer: () => runRule(pool, rules.lastAnswer(PG_DIALECT)),
     oldestHeldFile: () => runRule(pool, rules.oldestHeldFile()),
     nodes: (withinMs) => listNodes(pool, withinMs),
+    fileNodes: (fileIds) => nodesOfFiles(pool, fileIds),
     prunedFileCount: () => runRule(pool, rules.prunedFileCount()),
     daemonState: (pid) => daemonStateOf(pool, pid),
     size: () => databaseSize(pool),

@@ -25,6 +25,7 @@ import type { PipelineContext } from './context.js';
 import { FilesInProgress } from './inProgress.js';
 import { IntakeTurns } from './turns.js';
 import { ResultSpools } from '../results/spool.js';
+import { reportTakeovers } from './takeover.js';
 
 export interface Runtime {
   /** The journal, as its ports. Closed by close(), not by itself. */
@@ -40,6 +41,8 @@ export interface Runtime {
 export interface RuntimeOptions {
   /** Who holds the data-directory lock (shown to a second process). */
   role: string;
+  /** The daemon (smsdrop run): listed as a node of a database journal; a one-shot command not. */
+  daemon?: boolean;
   /** A database journal's server down at the start (restarting): how long to wait for it. */
   waitForDatabaseMs?: number;
   log: Logger;
@@ -77,8 +80,10 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
     handle: journal,
     replayed,
     missing,
+    node,
   } = await openWriter(config, {
     role: options.role,
+    daemon: options.daemon ?? false,
     synchronous: config.journalSync,
     reqIdOn: config.reqId,
     checkpointThread: true,
@@ -88,6 +93,7 @@ export async function openRuntime(config: Config, options: RuntimeOptions): Prom
   try {
     logReplayed(options.log, replayed, missing);
     journal.send.whenHandedOn?.((what) => options.log.warn(what, { event: 'batch-handed-on' }));
+    if (node !== undefined) reportTakeovers(journal, node, options.log);
     const provider = await connectProvider(config, {
       keepSimulatorRecords: options.keepSimulatorRecords ?? false,
       onUnknownCode: unknownCodeLogger(options.log),

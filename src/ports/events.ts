@@ -11,6 +11,7 @@ export const WEBHOOK_EVENTS = [
   'file.paused',
   'file.resumed',
   'file.cancelled',
+  'file.taken_over',
   'sending.paused',
   'sending.resumed',
 ] as const;

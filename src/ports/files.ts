@@ -4,6 +4,7 @@ import type { PlanStore } from './plan.js';
 import type { Awaitable } from './awaitable.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from './records.js';
 import type { FileStatus } from './states.js';
+import type { TakeOver } from './send.js';
 
 export interface FileStore {
   /** The latest file with these bytes. */
@@ -31,6 +32,12 @@ export interface FileStore {
   claim(id: number): Awaitable<string | undefined>;
   /** The file's run in this process ended (whatever its outcome): another node may claim it. */
   unclaim(id: number): Awaitable<void>;
+  /**
+   * `listener` is told when a claim takes the file over from another node whose claim passed
+   * (it died, or was cut off): the operator's log line and webhook event. Only a journal shared by
+   * several processes has it.
+   */
+  whenTakenOver?(listener: (takeover: TakeOver) => void): void;
   /**
    * Waits until no other process sharing this journal is reading a file into it, and holds that
    * turn until the returned function is called. Each file's rows are checked against the files read

@@ -4,7 +4,7 @@ export * from './states.js';
 export type * from './records.js';
 export type * from './events.js';
 export { WEBHOOK_EVENTS } from './events.js';
-export type { AttemptStart, DueQuery, Outcome, SendStore } from './send.js';
+export type { AttemptStart, DueQuery, Outcome, SendStore, TakeOver } from './send.js';
 export type { FileStore } from './files.js';
 export type {
   ExportReads,

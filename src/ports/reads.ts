@@ -42,6 +42,15 @@ export interface FileReads {
 }
 
 /** A daemon sharing the journal (PostgreSQL): what status, /metrics and the dashboard show. */
+/** The nodes at work on one file: its reader, and the batches each node holds. */
+export interface FileNodes {
+  fileId: number;
+  /** The node reading (and filing) it; null: none now (its reader stopped, or it is read in). */
+  reader: string | null;
+  /** Each node holding leases of its batches, most batches first. */
+  held: Array<{ node: string; batches: number }>;
+}
+
 export interface NodeRecord {
   id: string;
   /** ISO-8601, by the database's clock. */
@@ -80,6 +89,11 @@ export interface StatusReads {
    * recently seen first; none with the SQLite journal (one server).
    */
   nodes(withinMs: number): Awaitable<NodeRecord[]>;
+  /**
+   * Which node reads each of these files (its claim not passed) and how many of their batches
+   * each node holds now. Only a journal several nodes share has it.
+   */
+  fileNodes?(fileIds: readonly number[]): Awaitable<FileNodes[]>;
   /**
    * 'lost': a write failed and this process stops (JournalLostError); 'closed': closed;
    * 'unreachable': its database server does not answer now (PostgreSQL), which may pass.

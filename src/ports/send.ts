@@ -71,6 +71,12 @@ export interface SendStore {
    */
   whenHandedOn?(listener: (what: string) => void): void;
   /**
+   * `listener` is told when this process takes over batches another process held and let pass
+   * (it died, or was cut off past its lease): the operator's log line and webhook event. Only a
+   * journal shared by several processes has it.
+   */
+  whenTakenOver?(listener: (takeover: TakeOver) => void): void;
+  /**
    * Whether the request of a batch whose attempt started may still leave now, asked as it is about
    * to be written: a node of a cluster, by its own monotonic clock, whether its lease still holds.
    * None: always.
@@ -81,4 +87,13 @@ export interface SendStore {
    * to send (this one paused alone: the provider does not answer it). Only a shared journal has it.
    */
   handBack?(): Promise<void>;
+}
+
+/** Work one process took over from another whose claim passed (SendStore and FileStore tell it). */
+export interface TakeOver {
+  fileId: number;
+  /** The process that held it. */
+  from: string;
+  /** How many of the file's batches; the file's reading itself: 'reading'. */
+  what: number | 'reading';
 }

@@ -46,6 +46,10 @@ export interface FileProgress {
   sending_seconds: number | null;
   /** The time since it was first taken (null: not recorded). */
   since_taken_seconds: number | null;
+  /** The node reading it (null: none now); only where nodes share the journal (fileNodes.ts). */
+  read_by?: string | null;
+  /** The batches of it each node holds now, most first; only where nodes share the journal. */
+  batches_held_by?: Array<{ node: string; batches: number }>;
 }
 
 /** A node seen this recently is alive (nodes renew their leases every lease/3, 10 s by default). */

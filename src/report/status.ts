@@ -23,6 +23,7 @@ import { formatMoment, zoneName } from '../log/time.js';
 import { renderTable } from './common.js';
 import { waitingFor } from '../ports/control.js';
 import { estimateRows } from './estimate.js';
+import { fileNodesLines, withNodes } from './fileNodes.js';
 import {
   beingSent,
   type FileProgress,
@@ -106,7 +107,9 @@ export async function readStatus(
   const since = new Date(now - RATE_WINDOW_MS).toISOString();
   const holder = currentHolder(dataDir);
   const nodes = reads ? nodesOf(await reads.nodes(NODES_SEEN_WITHIN_MS), now) : [];
-  const files = reads ? await filesInProgress(reads, since, now, { holder, nodes }) : [];
+  const files = reads
+    ? await withNodes(reads, await filesInProgress(reads, since, now, { holder, nodes }))
+    : [];
   const requests = reads ? await reads.requestsFinishedSince(since) : { count: 0, first: null };
   const daemon = reads ? await runningDaemonState(reads, holder) : undefined;
   return {
@@ -281,7 +284,7 @@ export function renderStatus(s: StatusReport, zone?: string): string {
     out.push('no file in progress');
     return out.join('\n');
   }
-  out.push('files in progress:', filesTable(s.files));
+  out.push('files in progress:', filesTable(s.files), ...fileNodesLines(s.files));
   const daemonRuns = s.process?.what.startsWith('smsdrop run') ?? false;
   for (const f of s.files.filter((file) => heldByOperator(file) && file.status !== 'held'))
     out.push(operatorHoldLine(f, zone));

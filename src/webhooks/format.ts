@@ -78,6 +78,7 @@ const HEADLINES: Record<EventBody['event'], string> = {
   'file.paused': 'file paused',
   'file.resumed': 'file resumed',
   'file.cancelled': 'file cancelled',
+  'file.taken_over': 'file taken over by another node',
   'sending.paused': 'sending paused',
   'sending.resumed': 'sending resumed',
 };

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
 import {
+  closedWindow,
   contactsCsv,
   httpUrlOf,
   type Proc,
@@ -149,8 +150,14 @@ describe('the dashboard in Chromium', () => {
       const node = await startDaemon({
         dataDir: path.join(dir, 'node'),
         simulator: sim,
-        env: { SMSDROP_DATABASE_URL: await postgres.freshDatabase(), SMSDROP_NODE_ID: 'node-a' },
+        env: {
+          SMSDROP_DATABASE_URL: await postgres.freshDatabase(),
+          SMSDROP_NODE_ID: 'node-a',
+          // the file stays in progress, read by node-a, its batches waiting for the window
+          SMSDROP_SEND_WINDOW: closedWindow(),
+        },
       });
+      fs.writeFileSync(path.join(dir, 'node', 'inbox', 'autumn.csv'), contactsCsv(5));
       const page = await openPage();
       try {
         await page.goto(`${httpUrlOf(node)}/`);
@@ -158,7 +165,11 @@ describe('the dashboard in Chromium', () => {
         assert.ok(await page.locator('#nodes-section').isVisible());
         const rows = await page.locator('#nodes tbody tr').allInnerTexts();
         assert.equal(rows.length, 1);
-        assert.match(rows[0]!, /^node-a\t.+\t\d+ s ago\t0$/);
+        assert.match(rows[0]!, /^node-a\t.+\t\d+ s ago\t\d+$/);
+        await page.waitForSelector('#file-nodes tbody tr', { timeout: 30_000 });
+        const files = await page.locator('#file-nodes tbody tr').allInnerTexts();
+        assert.equal(files.length, 1);
+        assert.match(files[0]!, /^autumn\.csv \(id \d+\)\tnode-a\t(none|node-a \d+)$/);
         if (daemon) {
           await page.goto(`${httpUrlOf(daemon)}/`);
           await page.waitForSelector('body[data-loaded="true"]', { timeout: 30_000 });

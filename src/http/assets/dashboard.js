@@ -17,8 +17,10 @@
  * @typedef {{ name: string, waiting_seconds: number }} WaitingInInbox
  * @typedef {{ id: string, started_at: string, seen_seconds_ago: number,
  *   batches_held: number }} SharingNode
+ * @typedef {{ id: number, name: string, read_by?: string | null,
+ *   batches_held_by?: { node: string, batches: number }[] }} FileAtWork
  * @typedef {{ paused: { reason: string } | null, waiting: string | null,
- *   in_flight: { requests: number }, files: unknown[], inbox?: WaitingInInbox[],
+ *   in_flight: { requests: number }, files: FileAtWork[], inbox?: WaitingInInbox[],
  *   nodes?: SharingNode[], rate: { requests_per_second: number } }} Status
  * @typedef {{ ok: boolean, reasons: string[] }} Health
  * @typedef {{ minute: string, requests: number, accepted: number }} Minute
@@ -331,6 +333,25 @@ function showNodes(nodes) {
   }
 }
 
+/**
+ * Which node reads each file in progress and which hold its batches (PostgreSQL: the journal
+ * knows; the section is hidden with SQLite).
+ * @param {FileAtWork[]} files
+ */
+function showFileNodes(files) {
+  const body = one('#file-nodes tbody');
+  body.replaceChildren();
+  for (const f of files) {
+    if (f.read_by === undefined) continue;
+    const held = (f.batches_held_by ?? []).map((h) => h.node + ' ' + h.batches).join(', ');
+    const tr = el('tr', {});
+    tr.appendChild(el('td', {}, f.name + ' (id ' + f.id + ')'));
+    tr.appendChild(el('td', {}, f.read_by ?? 'none now'));
+    tr.appendChild(el('td', {}, held || 'none'));
+    body.appendChild(tr);
+  }
+}
+
 /** @param {string} id */
 function chartWidth(id) {
   return Math.max(320, (byId(id).parentElement?.clientWidth ?? 344) - 24);
@@ -345,6 +366,7 @@ async function refresh() {
     showFiles(files.files);
     showInbox(status.status.inbox ?? []);
     showNodes(status.status.nodes ?? []);
+    showFileNodes(status.status.files);
     showRate(status.rate);
     showFailures(files.files);
     byId('updated').textContent = 'Last update ' + new Date().toLocaleTimeString() + '.';
