@@ -28,6 +28,7 @@ import { defaultNodeId } from './nodes.js';
 import { PgIntakeTurns, type TurnWish, yieldIfShared } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
 import { withTransaction } from './smallTransaction.js';
+import { discardIntake, ZEROED } from './discardIntake.js';
 
 export interface PgFileStoreOptions {
   /** This node's id and lease (SMSDROP_NODE_ID, SMSDROP_LEASE): its claims on files. */
@@ -46,8 +47,6 @@ export function pgFileStore(pool: pg.Pool, options: PgFileStoreOptions = {}): Fi
 /** Rows an interrupted intake kept: in batches with an attempt behind them, or split from one. */
 const KEPT = `SELECT id FROM batches b WHERE b.file_id = $1 AND (b.parent_id IS NOT NULL
   OR EXISTS (SELECT 1 FROM attempts a WHERE a.batch_id = b.id))`;
-
-const ZEROED = 'UPDATE files SET rows = 0, invalid = 0, duplicates = 0, repeats = 0 WHERE id = $1';
 
 class PgFileStore implements FileStore {
   readonly #pool: pg.Pool;
@@ -386,17 +385,6 @@ function claimLost(node: string, fileId: number, why: string): SmsdropError {
     'E_FILE_CLAIM_LOST',
     `node ${node} no longer reads file ${fileId}: ${why} (was it cut off from the journal for longer than SMSDROP_LEASE?)`,
   );
-}
-
-/** As SQLite's discardIntake: the file's rows, batches and attempts go; its groups stay. */
-async function discardIntake(db: pg.ClientBase, fileId: number): Promise<void> {
-  const ofFile = 'SELECT id FROM batches WHERE file_id = $1';
-  await db.query(`DELETE FROM attempts WHERE batch_id IN (${ofFile})`, [fileId]);
-  await db.query(`DELETE FROM batch_numbers WHERE batch_id IN (${ofFile})`, [fileId]);
-  await db.query('DELETE FROM batches WHERE file_id = $1', [fileId]);
-  await db.query('DELETE FROM rows WHERE file_id = $1', [fileId]);
-  await db.query('DELETE FROM invalid_cells WHERE file_id = $1', [fileId]);
-  await db.query(ZEROED, [fileId]);
 }
 
 function recountFile(db: pg.ClientBase, fileId: number): Promise<void> {
