@@ -42,6 +42,8 @@ export interface RuntimeOptions {
   role: string;
   /** A database journal's server down at the start (restarting): how long to wait for it. */
   waitForDatabaseMs?: number;
+  /** Told, besides the log, when the start waits for the database's server. */
+  onDatabaseWait?: () => void;
   log: Logger;
   /** See ConnectOptions. */
   keepSimulatorRecords?: boolean;
@@ -64,10 +66,12 @@ function databaseWait(
   if (!waitMs) return {};
   return {
     waitForDatabaseMs: waitMs,
-    onDatabaseWait: (why: string) =>
+    onDatabaseWait: (why: string) => {
       options.log.warn(`waiting up to ${waitMs / 1000} s for the journal's server: ${why}`, {
         event: 'database-wait',
-      }),
+      });
+      options.onDatabaseWait?.();
+    },
   };
 }
 
