@@ -32,6 +32,8 @@ export type DryRunResult = FileRunResult & {
   unevenValues?: UnevenValues[];
   /** What the plan costs (SMSDROP_PRICE_PER_SEGMENT). */
   cost?: Cost;
+  /** A send stopped by a signal: the other nodes whose daemons send the rest of its batches. */
+  carriedOnBy?: string[];
 };
 
 /** Templates the file's rows give different numbers of values, if any (valueCounts.ts). */

@@ -29,11 +29,12 @@ export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
   const signal = manyWaitsOn(
     AbortSignal.any([stopped.signal, ...(ctx.stopSignal ? [ctx.stopSignal] : [])]),
   );
+  const told = tellTakenUp(ctx, log);
   const running = (async () => {
     let quiet = false;
     while (!signal.aborted) {
       try {
-        if (!ctx.pause.paused) await helpOnce(ctx, await filesWithWork(FILES_AT_ONCE));
+        if (!ctx.pause.paused) await helpOnce(ctx, await filesWithWork(FILES_AT_ONCE), told);
         quiet = false;
       } catch (err) {
         // said once until a look succeeds again (the database gone a while, say)
@@ -51,11 +52,33 @@ export function helpOtherNodes(ctx: PipelineContext, log: Logger): Helping {
   };
 }
 
+/**
+ * Says once per file that this node sends batches of a file it did not read: the rows a node or a
+ * `smsdrop send` stopped by a signal left, or a share of a big file another node sends too.
+ */
+function tellTakenUp(ctx: PipelineContext, log: Logger): (fileId: number) => Promise<void> {
+  const told = new Set<number>();
+  return async (fileId) => {
+    if (told.has(fileId)) return;
+    told.add(fileId);
+    const file = await ctx.files.file(fileId);
+    log.info(
+      `sending batches of ${file?.name ?? 'a file'} (file ${fileId}), read by another node or a send: its due batches no live node holds go out from here too`,
+      { event: 'file-helped', fileId, file: file?.name ?? null },
+    );
+  };
+}
+
 /** One pass over each file's due batches; the files this process runs itself are its own. */
-async function helpOnce(ctx: PipelineContext, fileIds: number[]): Promise<void> {
-  const passes = fileIds.map((id) => {
+async function helpOnce(
+  ctx: PipelineContext,
+  fileIds: number[],
+  takenUp: (fileId: number) => Promise<void>,
+): Promise<void> {
+  const passes = fileIds.map(async (id) => {
     const over = ctx.inProgress.help(id);
-    if (!over) return Promise.resolve();
+    if (!over) return;
+    await takenUp(id).catch(() => {}); // a log line: never a reason not to send
     return sendReadyBatches(ctx, id)
       .catch((err: unknown) => {
         // a batch another node took over meanwhile: its work, not an error of this node's

@@ -5,7 +5,6 @@
 // (last in, first out). A second signal exits at once; what was in flight is then in doubt and
 // resolved from the journal at the next start.
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/index.js';
 import type { Awaitable, DaemonStateUpdate } from '../ports/index.js';
 import { checkDataDir } from '../datadir/dataDir.js';
@@ -23,9 +22,16 @@ import { createFilePool, type FilePool } from './pool.js';
 import { releaseMemoryWhenIdle } from './releaseMemory.js';
 import { startProgress } from './progress.js';
 import { HttpSetupError } from '../http/address.js';
-import { checkSurfaceSettings, type OperatorSurface, startOperatorSurface } from './surface.js';
+import {
+  checkSurfaceSettings,
+  type EarlyHttp,
+  earlyHttp,
+  type OperatorSurface,
+  startOperatorSurface,
+} from './surface.js';
 import { type InboxWatcher, watchInbox } from './watch.js';
-import { DRAIN_SIGNAL, listenForStop, type StopSignals } from './signals.js';
+import { listenForStop, type StopSignals } from './signals.js';
+import { endWork } from './endWork.js';
 import { schedulePruning } from '../retention/schedule.js';
 
 /**
@@ -52,11 +58,13 @@ export async function runDaemon(config: Config): Promise<DaemonEnd> {
   } catch (err) {
     return await setupFailed(err, log);
   }
-  const runtime = await openDaemonRuntime(config, log);
+  const early = earlyHttp(config, log);
+  const runtime = await openDaemonRuntime(config, log, early);
   let surface: OperatorSurface;
   try {
-    surface = await startOperatorSurface(config, runtime, log);
+    surface = await startOperatorSurface(config, runtime, log, early);
   } catch (err) {
+    await early.close();
     await runtime.close().catch(() => {});
     return await setupFailed(err, log);
   }
@@ -69,13 +77,15 @@ export async function runDaemon(config: Config): Promise<DaemonEnd> {
   ]);
 }
 
-async function openDaemonRuntime(config: Config, log: Logger): Promise<Runtime> {
+async function openDaemonRuntime(config: Config, log: Logger, early: EarlyHttp): Promise<Runtime> {
   try {
     const runtime: Runtime = await openRuntime(config, {
       role: 'smsdrop run (daemon)',
       daemon: true,
-      // A node started while its PostgreSQL restarts waits for it (as a running node does).
+      // A node started while its PostgreSQL restarts waits for it (as a running node does), its
+      // health check answering 503 meanwhile.
       waitForDatabaseMs: 60_000,
+      onDatabaseWait: () => early.listen(),
       log,
       // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
       // runtime is set).
@@ -96,6 +106,7 @@ async function openDaemonRuntime(config: Config, log: Logger): Promise<Runtime> 
   } catch (err) {
     // The command line says what it was: one line and exit 2 for a setting, the machine, or
     // another process holding the data directory (E_DATA_DIR_LOCKED), which pm2 does not restart.
+    await early.close();
     await closeLogger(log);
     throw err;
   }
@@ -271,49 +282,6 @@ function announce(config: Config, folders: Folders, runtime: Runtime, log: Logge
   // Without credentials nothing may look like a real send: say it at warn level, every start.
   if (runtime.provider.simulator) log.warn(`sending to ${runtime.provider.describe}`);
   else log.info(`sending to ${runtime.provider.describe}`);
-}
-
-async function drain(
-  pool: FilePool,
-  graceMs: number,
-  signal: string,
-  log: Logger,
-): Promise<boolean> {
-  log.info(
-    `${signal}: stopping; no new files or requests, waiting up to ${graceMs} ms for ${pool.running} file(s) in progress (${signal} again exits at once)`,
-  );
-  const timeout = new AbortController();
-  const idle = pool.onIdle().then(() => true);
-  const expired = sleep(graceMs, false, { signal: timeout.signal }).catch(() => false);
-  const drained = await Promise.race([idle, expired]);
-  timeout.abort();
-  return drained;
-}
-
-/** The files in progress ended: as a drain for maintenance, or within the grace period. */
-function endWork(config: Config, pool: FilePool, signal: string, log: Logger): Promise<boolean> {
-  return signal === DRAIN_SIGNAL
-    ? drainForMaintenance(pool, config, log)
-    : drain(pool, config.graceMs, signal, log);
-}
-
-/**
- * `smsdrop drain`: as a stop, but every request in flight is waited for (they end by their own
- * timeouts), so that nothing is left in doubt. On PostgreSQL the node's claims are given up as
- * it closes (PgLeases.stop, and each file's claim as its run ends): the other nodes send its
- * files' remaining batches at once, not after SMSDROP_LEASE.
- */
-async function drainForMaintenance(pool: FilePool, config: Config, log: Logger): Promise<true> {
-  const rest = config.databaseUrl
-    ? "the other nodes send its files' remaining batches"
-    : 'the files left in processing/ go on at the next start';
-  log.info(
-    `draining: no new files or requests; waiting for ${pool.running} file(s) in progress to finish their requests in flight, then ${rest} (SIGTERM exits at once)`,
-    { event: 'daemon-draining', running: pool.running },
-  );
-  await pool.onIdle();
-  log.info(`drained: nothing in flight; ${rest}`, { event: 'daemon-drained' });
-  return true;
 }
 
 /**

@@ -18,7 +18,9 @@ export interface ProgressReporter {
 
 /**
  * `activeHashes`: sha256 of each file in progress, to count what is left of those files only (the
- * live batches, planned or being sent, not a scan of rows).
+ * live batches, planned or being sent, not a scan of rows). The files whose batches this node sends
+ * for other nodes (ctx.inProgress.helping) count too: their rows to go are the files' own, which
+ * every node sending them brings down.
  */
 export function startProgress(
   ctx: PipelineContext,
@@ -43,7 +45,7 @@ export function startProgress(
     const rowsPerSecond = (now.rowsDone - last.rowsDone) / seconds;
     last = now;
     if (sent === 0) return;
-    const toGo = await rowsToGo(reads, activeHashes());
+    const { toGo, helped, ofOthers } = await whatIsLeft(ctx, reads, activeHashes());
     const requestsPerSecond = Math.round((sent / seconds) * 10) / 10;
     const etaSeconds =
       toGo.rows !== undefined && rowsPerSecond > 0
@@ -53,7 +55,7 @@ export function startProgress(
     const toGoText =
       toGo.rows === undefined
         ? 'rows to go not known yet (a file is still being read)'
-        : `${about}${toGo.rows} to go${toGo.estimated ? ' (estimated: a file is still being read)' : ''}`;
+        : `${about}${toGo.rows} to go${toGo.estimated ? ' (estimated: a file is still being read)' : ''}${helpedText(helped.length, ofOthers)}`;
     log.info(
       `progress: ${rowsDone} rows done, ${toGoText}, ${requestsPerSecond} requests/s, ETA ${etaSeconds === undefined ? 'unknown' : `${about}${formatEta(etaSeconds)}`}`,
       {
@@ -63,6 +65,7 @@ export function startProgress(
         estimated: toGo.estimated,
         requestsPerSecond,
         etaSeconds: etaSeconds ?? null,
+        ...(helped.length > 0 ? { helpedFiles: helped.length, rowsToGoOfOthers: ofOthers } : {}),
       },
     );
   };
@@ -78,6 +81,24 @@ export function startProgress(
       ctx.onBatchDone = previous;
     },
   };
+}
+
+/** Rows to go of the files in progress and of those helped (`ofOthers`: of the latter). */
+async function whatIsLeft(ctx: PipelineContext, reads: ProgressReads, active: string[]) {
+  const helped: string[] = [];
+  for (const id of ctx.inProgress.takeHelped()) {
+    const file = await reads.file(id);
+    if (file) helped.push(file.sha256);
+  }
+  const toGo = await rowsToGo(reads, [...active, ...helped]);
+  const ofOthers = helped.length > 0 ? await reads.numbersToSend(helped) : 0;
+  return { toGo, helped, ofOthers };
+}
+
+/** What of the rows to go is in files other nodes read, whose batches this node sends too. */
+function helpedText(files: number, rows: number): string {
+  if (files === 0) return '';
+  return ` (${rows} of them in ${files === 1 ? 'a file' : `${files} files`} another node read, sent from here too)`;
 }
 
 export function formatEta(seconds: number | undefined): string {

@@ -15,6 +15,9 @@ import { errorNote, type FileLife, noteEvent } from './fileLife.js';
 import { freeName, moveExact, moveUnique } from './folders.js';
 import type { JobResult } from './pool.js';
 import { heldFile } from './held.js';
+import { nodesCarryingOn } from '../pipeline/otherNodes.js';
+import { sinceTakenMs } from '../journalRules/runs.js';
+import { formatDuration } from '../log/duration.js';
 
 /**
  * How long a copy of bytes another node reads waits before it is looked at again: by then that
@@ -66,9 +69,10 @@ export async function settle(
     }
     case 'held':
       return heldFile(life, name, result);
+    case 'stopped':
+      return stopped(life, name, result);
     case 'paused':
     case 'elsewhere':
-    case 'stopped':
       return later(life, name, result);
     case 'planned':
       throw new SmsdropError('E_INTERNAL', 'a dry run has no place in the daemon');
@@ -91,15 +95,28 @@ function later(life: FileLife, name: string, result: FileRunResult): JobResult {
         { event: 'file-elsewhere', file: name },
       );
       return { again: sleep(ELSEWHERE_WAIT_MS, undefined, { ref: false }) };
-    case 'stopped':
-      log.info(
-        `${name}: stopped with ${result.counts.pending} rows not sent yet; it resumes at the next start`,
-        { event: 'file-stopped', file: name, counts: result.counts },
-      );
-      return undefined;
     default:
       return undefined;
   }
+}
+
+/**
+ * A file this node stopped sending stays in processing/, and is filed at the next start; its rows
+ * go out before that when other live nodes share the journal (they send its batches).
+ */
+async function stopped(life: FileLife, name: string, result: FileRunResult): Promise<JobResult> {
+  const others = await nodesCarryingOn(life.ctx, result.file?.status);
+  const rest =
+    others.length > 0
+      ? `the other nodes (${others.join(', ')}) send them now; the file is filed here at the next start`
+      : 'it resumes at the next start';
+  life.log.info(`${name}: stopped with ${result.counts.pending} rows not sent yet; ${rest}`, {
+    event: 'file-stopped',
+    file: name,
+    counts: result.counts,
+    ...(others.length > 0 ? { carriedOnBy: others } : {}),
+  });
+  return undefined;
 }
 
 async function finishFile(life: FileLife, name: string, result: FileRunResult): Promise<void> {
@@ -112,8 +129,14 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
   const c = result.counts;
   const troubled = c.failed + c.unknown + c.pending > 0;
   life.log[troubled ? 'warn' : 'info'](
-    `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown},${c.cancelled > 0 ? ` cancelled ${c.cancelled},` : ''} requests ${c.requests}, ${(result.elapsedMs / 1000).toFixed(1)} s -> done/${target}`,
-    { event: 'file-finished', file: target, counts: c, elapsedMs: result.elapsedMs },
+    `finished ${name}: rows ${c.rows}, accepted ${c.accepted}, invalid ${c.invalid}, duplicates ${c.duplicates}, failed ${c.failed}, unknown ${c.unknown},${c.cancelled > 0 ? ` cancelled ${c.cancelled},` : ''} requests ${c.requests}, ${fileTimeText(result)} -> done/${target}`,
+    {
+      event: 'file-finished',
+      file: target,
+      counts: c,
+      elapsedMs: fileTimeMs(result),
+      runMs: result.elapsedMs,
+    },
   );
   const repeats = repeatsNote(c, life.ctx.config.repeatWindow, result.waiting);
   if (repeats)
@@ -123,6 +146,26 @@ async function finishFile(life: FileLife, name: string, result: FileRunResult): 
       repeats: c.repeats,
     });
   checkLateGrowth(life, target, result.file!.size);
+}
+
+/**
+ * The file's time from when it was first taken to its end, as the journal has it: a node that
+ * finishes a file another run began (a restart, another node's batches) counts from then, not from
+ * its own start.
+ */
+function fileTimeMs(result: FileRunResult): number {
+  const file = result.file;
+  if (!file) return result.elapsedMs;
+  return Math.max(result.elapsedMs, sinceTakenMs(file, new Date().toISOString()));
+}
+
+/** "61.8 s", or "1 min 2 s since taken (this run 0.1 s)" when this run is not the whole of it. */
+function fileTimeText(result: FileRunResult): string {
+  const whole = fileTimeMs(result);
+  const run = `${(result.elapsedMs / 1000).toFixed(1)} s`;
+  // within a second: this run was the file's whole time
+  if (whole - result.elapsedMs < 1000) return run;
+  return `${formatDuration(whole / 1000)} since taken (this run ${run})`;
 }
 
 /**

@@ -10,6 +10,21 @@ import type { Runtime } from '../pipeline/runtime.js';
 /** The signal `smsdrop drain` sends: stop taking work, finish what is in flight, go. */
 export const DRAIN_SIGNAL: NodeJS.Signals = 'SIGUSR2';
 
+/** A drain asked for before listenForStop listens (the daemon still starting, say). */
+let drainAskedEarly = false;
+let earlyListener: (() => void) | undefined;
+
+/**
+ * Listens for the drain signal from the process's start: Node's own answer to SIGUSR2 is to exit,
+ * so a `smsdrop drain` while the daemon opens its journal (a minute, when its PostgreSQL is down)
+ * would kill it. The request is remembered, and the daemon drains once it has started.
+ */
+export function rememberEarlyDrain(): void {
+  if (earlyListener) return;
+  earlyListener = () => (drainAskedEarly = true);
+  process.on(DRAIN_SIGNAL, earlyListener);
+}
+
 export interface StopSignals {
   /** Resolves with what asked to stop: the first signal's name, or 'journal failure'. */
   readonly requested: Promise<string>;
@@ -42,7 +57,13 @@ export function listenForStop(runtime: Runtime, log: Logger): StopSignals {
       resolve(signal);
       runtime.stop.abort();
     };
-    process.on('SIGTERM', onSignal).on('SIGINT', onSignal).on('SIGUSR2', onSignal);
+    process.on('SIGTERM', onSignal).on('SIGINT', onSignal).on(DRAIN_SIGNAL, onSignal);
+    if (earlyListener) process.off(DRAIN_SIGNAL, earlyListener);
+    earlyListener = undefined;
+    if (drainAskedEarly) {
+      log.info(`${DRAIN_SIGNAL} came while the daemon was starting: it drains now`);
+      onSignal(DRAIN_SIGNAL);
+    }
     // Stopped from within (the journal lost requests' records: intents.ts): the same way out.
     runtime.stop.signal.addEventListener('abort', () => resolve('journal failure'), { once: true });
   });

@@ -6,7 +6,13 @@ import type { Config } from '../config/index.js';
 import { checkHttpAccess, hostList } from '../http/address.js';
 import type { HealthSource } from '../http/health.js';
 import { createMetrics, type DaemonMetrics } from '../http/metrics.js';
-import { type HttpSurface, startHttpSurface } from '../http/server.js';
+import {
+  type HttpSurface,
+  listenBeforeJournal,
+  type OpeningHttpSurface,
+  startHttpSurface,
+  type SurfaceSource,
+} from '../http/server.js';
 import type { Logger } from '../log/logger.js';
 import { registerSecret } from '../log/redact.js';
 import type { Runtime } from '../pipeline/runtime.js';
@@ -34,10 +40,63 @@ function registerWebhookSecrets(text: string): void {
   for (const value of url.searchParams.values()) registerSecret(value);
 }
 
+/**
+ * The HTTP server of a node whose journal's server does not answer at the start: it listens from
+ * then on, /healthz answering 503 E_DATABASE_UNREACHABLE, and the surface takes it over once the
+ * journal is open (the same address, the same port when 0 was asked for).
+ */
+export interface EarlyHttp {
+  /** The journal's server does not answer: listen now (once; nothing without SMSDROP_HTTP). */
+  listen(): void;
+  /** What listens, if listen() was called; its HttpSetupError if it could not. */
+  taken(): Promise<OpeningHttpSurface | undefined>;
+  /** Stops listening (the journal never opened). */
+  close(): Promise<void>;
+}
+
+export function earlyHttp(config: Config, log: Logger): EarlyHttp {
+  let listening: Promise<OpeningHttpSurface> | undefined;
+  const { host, port, text } = config.http;
+  return {
+    listen() {
+      if (listening || host === undefined || port === undefined) return;
+      listening = listenBeforeJournal(
+        { text, host, port },
+        {
+          token: config.httpToken,
+          hosts: hostList(config.httpHosts),
+          healthzOpen: config.healthzOpen,
+          health: {
+            journal: { health: () => 'unreachable' },
+            dataDir: config.dataDir,
+            diskFloorBytes: config.diskFloorMb * 1024 * 1024,
+            watching: () => false,
+            paused: () => undefined,
+            webhooksFailing: () => [],
+          },
+        },
+      );
+      listening.then(
+        (http) =>
+          log.info(
+            `dashboard, metrics and health check on ${http.url}/: /healthz answers 503 (E_DATABASE_UNREACHABLE) until the journal's server answers`,
+            { event: 'http-listening', url: http.url, journal: 'waiting' },
+          ),
+        () => {}, // said when the surface starts: taken() gives it its error
+      );
+    },
+    taken: () => listening ?? Promise.resolve(undefined),
+    close: async () => {
+      await (await listening?.catch(() => undefined))?.close();
+    },
+  };
+}
+
 export async function startOperatorSurface(
   config: Config,
   runtime: Runtime,
   log: Logger,
+  early?: EarlyHttp,
 ): Promise<OperatorSurface> {
   const targets = webhookTargets(config.webhookUrl);
   // From now on the journal writes the events webhooks report (journal/outbox.ts).
@@ -68,6 +127,7 @@ export async function startOperatorSurface(
         webhooksFailing: () => delivery?.failing() ?? [],
       },
       log,
+      await early?.taken(),
     );
   } catch (err) {
     await delivery?.stop();
@@ -115,22 +175,27 @@ async function startHttp(
   metrics: DaemonMetrics,
   health: HealthSource,
   log: Logger,
+  listening: OpeningHttpSurface | undefined,
 ): Promise<HttpSurface | undefined> {
   const address = config.http;
   if (address.host === undefined || address.port === undefined) return undefined;
-  return await startHttpSurface(
-    { text: address.text, host: address.host, port: address.port },
-    {
-      reads: runtime.journal.reads,
-      control: runtime.journal.control,
-      log,
-      busy: (id) => runtime.context.inProgress.has(id) || runtime.spools.pending(id),
-      dataDir: config.dataDir,
-      token: config.httpToken,
-      hosts: hostList(config.httpHosts),
-      healthzOpen: config.healthzOpen,
-      metrics,
-      health,
-    },
-  );
+  const source: SurfaceSource = {
+    reads: runtime.journal.reads,
+    control: runtime.journal.control,
+    log,
+    busy: (id) => runtime.context.inProgress.has(id) || runtime.spools.pending(id),
+    dataDir: config.dataDir,
+    token: config.httpToken,
+    hosts: hostList(config.httpHosts),
+    healthzOpen: config.healthzOpen,
+    metrics,
+    health,
+  };
+  if (!listening)
+    return await startHttpSurface(
+      { text: address.text, host: address.host, port: address.port },
+      source,
+    );
+  listening.serve(source);
+  return listening;
 }

@@ -48,14 +48,43 @@ export interface HttpSurface {
   close(): Promise<void>;
 }
 
+/** What the server answers with before the journal is open: who may ask, and the health checks. */
+export type WaitingSource = Pick<SurfaceSource, 'token' | 'hosts' | 'healthzOpen' | 'health'>;
+
+export interface OpeningHttpSurface extends HttpSurface {
+  /** From now on requests are answered from the journal's ports. */
+  serve(source: SurfaceSource): void;
+}
+
 /** Listens on `address`; an address in use or not this host's is an HttpSetupError. */
 export async function startHttpSurface(
   address: Required<HttpAddress>,
   source: SurfaceSource,
 ): Promise<HttpSurface> {
+  const surface = await listenBeforeJournal(address, source);
+  surface.serve(source);
+  return surface;
+}
+
+/**
+ * Listens on `address` while the journal is not open yet (a node waiting for its PostgreSQL
+ * server at the start): /healthz answers 503 from `waiting` and every route that reads the journal
+ * a coded 503, until serve() hands the requests to the journal; a load balancer sees the node
+ * down, not gone. The token and Host rules apply from the first request.
+ */
+export async function listenBeforeJournal(
+  address: Required<HttpAddress>,
+  waiting: WaitingSource,
+): Promise<OpeningHttpSurface> {
   const assets = dashboardAssets();
+  let source: SurfaceSource | undefined;
   const server = createServer((req, res) => {
-    handle(req, res, source, assets).catch((err: unknown) => sendFailure(res, source, err));
+    if (source)
+      handle(req, res, source, assets).catch((err: unknown) => sendFailure(res, source!, err));
+    else
+      answerBeforeJournal(req, res, waiting, assets).catch(() =>
+        sendJson(res, 503, JOURNAL_UNREACHABLE),
+      );
   });
   server.keepAliveTimeout = 5_000;
   await listen(server, address);
@@ -63,12 +92,29 @@ export async function startHttpSurface(
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
   return {
     url: `http://${host}:${bound.port}`,
+    serve: (ready) => (source = ready),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections(); // a dashboard's keep-alive socket must not hold the stop
       }),
   };
+}
+
+/** Before the journal is open: /healthz says why (503), every other route is a coded 503. */
+async function answerBeforeJournal(
+  req: IncomingMessage,
+  res: ServerResponse,
+  waiting: WaitingSource,
+  assets: Assets,
+): Promise<void> {
+  const route = await admitted(req, res, waiting, assets);
+  if (route === undefined) return;
+  if (route === '/healthz') {
+    const health = await checkHealth(waiting.health);
+    return sendJson(res, health.ok ? 200 : 503, health);
+  }
+  sendJson(res, 503, JOURNAL_UNREACHABLE);
 }
 
 function listen(server: Server, address: Required<HttpAddress>): Promise<void> {
@@ -100,7 +146,7 @@ type Assets = ReturnType<typeof dashboardAssets>;
 async function admitted(
   req: IncomingMessage,
   res: ServerResponse,
-  source: SurfaceSource,
+  source: WaitingSource,
   assets: Assets,
 ): Promise<string | undefined> {
   const route = new URL(req.url ?? '/', 'http://smsdrop').pathname;
@@ -246,6 +292,12 @@ async function sendResultFile(
   }
 }
 
+const JOURNAL_UNREACHABLE = {
+  error:
+    'the journal does not answer (its PostgreSQL server is down or cut off): try again once /healthz is 200',
+  code: 'E_DATABASE_UNREACHABLE',
+};
+
 /**
  * A request that failed: 503 with E_DATABASE_UNREACHABLE while the journal's server does not
  * answer (it may come back: a client asks again), 500 with E_UNEXPECTED otherwise. Either way the
@@ -253,12 +305,7 @@ async function sendResultFile(
  * the daemon's log.
  */
 function sendFailure(res: ServerResponse, source: SurfaceSource, err: unknown): void {
-  if (isDatabaseOutage(err))
-    return sendJson(res, 503, {
-      error:
-        'the journal does not answer (its PostgreSQL server is down or cut off): try again once /healthz is 200',
-      code: 'E_DATABASE_UNREACHABLE',
-    });
+  if (isDatabaseOutage(err)) return sendJson(res, 503, JOURNAL_UNREACHABLE);
   source.log.warn?.(`HTTP request failed: ${describeError(err)}`, { event: 'http-failed' });
   const own = err instanceof SmsdropError && !isDatabaseOutage(err);
   sendJson(res, 500, {

@@ -17,6 +17,12 @@ import {
   type WriterOptions,
 } from '../journal/index.js';
 import type { PgSettings } from '../pgjournal/index.js';
+import {
+  describeRecord,
+  journalRecordOf,
+  readJournalRecord,
+  recordJournal,
+} from '../datadir/journalRecord.js';
 import type {
   ControlStore,
   CopyCounts,
@@ -109,6 +115,8 @@ export async function openWriter(
   const pg = pgSettings(config);
   if (pg) {
     const opened = await (await pgJournal()).openPgWriter(config.dataDir, options, pg);
+    const record = journalRecordOf(pg.databaseUrl.url);
+    if (record) recordJournal(config.dataDir, record);
     return { ...opened, replayed: 0, missing: 0 };
   }
   const opened = openSqliteWriter(config.dataDir, options);
@@ -118,8 +126,17 @@ export async function openWriter(
 /** The journal read-only (reports, status); undefined when nothing was ever journalled. */
 export async function openReader(config: JournalSettings): Promise<JournalReader | undefined> {
   const pg = pgSettings(config);
-  if (!pg) return openSqliteReader(config.dataDir);
-  return (await pgJournal()).openPgReader(pg);
+  if (pg) return (await pgJournal()).openPgReader(pg);
+  const reader = openSqliteReader(config.dataDir);
+  if (reader) return reader;
+  // No SQLite journal here: the data directory's nodes may use a PostgreSQL one.
+  const record = readJournalRecord(config.dataDir);
+  if (record)
+    throw new SmsdropError(
+      'E_JOURNAL_POSTGRES',
+      `this data directory's journal is PostgreSQL at ${describeRecord(record)}: set SMSDROP_DATABASE_URL`,
+    );
+  return undefined;
 }
 
 /** The suppression list alone, without the lock (smsdrop suppress add|remove). */

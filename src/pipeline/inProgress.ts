@@ -12,6 +12,7 @@ export class FilesInProgress implements FilesBeingProcessed {
   readonly #ids: Set<number>;
   /** Files whose batches this process sends for another node's reader (daemon/helpOtherNodes). */
   readonly #helped = new Map<number, Promise<void>>();
+  readonly #helpedLately = new Set<number>();
 
   /** `ids`: the set to keep them in. */
   constructor(ids = new Set<number>()) {
@@ -39,6 +40,7 @@ export class FilesInProgress implements FilesBeingProcessed {
   help(fileId: number): (() => void) | undefined {
     if (this.#ids.has(fileId) || this.#helped.has(fileId)) return undefined;
     let over!: () => void;
+    this.#helpedLately.add(fileId);
     this.#helped.set(fileId, new Promise<void>((resolve) => (over = resolve)));
     return () => {
       this.#helped.delete(fileId);
@@ -49,6 +51,16 @@ export class FilesInProgress implements FilesBeingProcessed {
   /** Resolves once no pass for another node's reader sends the file here. */
   helpOver(fileId: number): Promise<void> {
     return this.#helped.get(fileId) ?? Promise.resolve();
+  }
+
+  /**
+   * The files whose batches this process sent for another node's reader since the last call, or
+   * sends now (a progress line's: the passes come and go between two lines).
+   */
+  takeHelped(): number[] {
+    const ids = new Set([...this.#helpedLately, ...this.#helped.keys()]);
+    this.#helpedLately.clear();
+    return [...ids];
   }
 
   get size(): number {

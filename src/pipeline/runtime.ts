@@ -45,6 +45,8 @@ export interface RuntimeOptions {
   daemon?: boolean;
   /** A database journal's server down at the start (restarting): how long to wait for it. */
   waitForDatabaseMs?: number;
+  /** Told, besides the log, when the start waits for the database's server. */
+  onDatabaseWait?: () => void;
   log: Logger;
   /** See ConnectOptions. */
   keepSimulatorRecords?: boolean;
@@ -67,10 +69,12 @@ function databaseWait(
   if (!waitMs) return {};
   return {
     waitForDatabaseMs: waitMs,
-    onDatabaseWait: (why: string) =>
+    onDatabaseWait: (why: string) => {
       options.log.warn(`waiting up to ${waitMs / 1000} s for the journal's server: ${why}`, {
         event: 'database-wait',
-      }),
+      });
+      options.onDatabaseWait?.();
+    },
   };
 }
 

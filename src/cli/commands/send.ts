@@ -28,6 +28,7 @@ import { configFor, exitWithError, tellPause } from '../common.js';
 import { dryRun, type DryRunResult, type InvalidRow, unevenOf } from '../dryRun.js';
 import { openForegroundRuntime } from '../foreground.js';
 import { startSendProgress } from '../progress.js';
+import { nodesCarryingOn } from '../../pipeline/otherNodes.js';
 import { elapsedText, fileTimesOf } from '../times.js';
 
 /** Typical time of one request, for the dry run's estimate only. */
@@ -127,11 +128,28 @@ async function sendForeground(
     // rows were pruned (the result files would be empty, over the ones written then).
     if (result.file && !rowsPruned(result) && (await hasResults(runtime, result)))
       await writeResults(runtime, result, out, rejectedEarly);
-    return { ...result, ...(await unevenOf(runtime.journal.reads, result)) };
+    return {
+      ...result,
+      ...(await unevenOf(runtime.journal.reads, result)),
+      ...(await carriedOn(runtime, result)),
+    };
   } finally {
     progress?.stop();
     await runtime.close();
   }
+}
+
+/**
+ * A send stopped by a signal on a shared PostgreSQL journal: the daemons of the other nodes send
+ * rest of its batches (pipeline/otherNodes.ts), which the summary says.
+ */
+async function carriedOn(
+  runtime: Runtime,
+  result: FileRunResult,
+): Promise<{ carriedOnBy?: string[] }> {
+  if (result.outcome !== 'stopped') return {};
+  const nodes = await nodesCarryingOn(runtime.context, result.file?.status);
+  return nodes.length > 0 ? { carriedOnBy: nodes } : {};
 }
 
 /**
@@ -233,6 +251,7 @@ function summaryJson(result: DryRunResult, name: string, config: Config): object
     ...(result.reason ? { reason: result.reason } : {}),
     ...(result.code ? { code: result.code } : {}),
     ...(result.held ? { held: result.held } : {}),
+    ...(result.carriedOnBy ? { carriedOnBy: result.carriedOnBy } : {}),
     ...(result.plan
       ? {
           plan: {
@@ -259,6 +278,10 @@ function summaryLines(result: DryRunResult, name: string, config: Config): strin
   if (result.held)
     lines.push(
       `${result.held.waitingFor} by an operator: nothing more is sent until \`smsdrop resume ${result.file?.id ?? name}\` (or \`smsdrop cancel\` ends it)`,
+    );
+  if (result.carriedOnBy)
+    lines.push(
+      `stopped here: the daemons of the other nodes (${result.carriedOnBy.join(', ')}) send its ${c.pending} rows not sent yet; \`smsdrop send\` of the same file again gives its results once they are sent (smsdrop status shows how far it is)`,
     );
   lines.push(
     `rows ${c.rows}  invalid ${c.invalid}  duplicates ${c.duplicates}  accepted ${c.accepted}  failed ${c.failed}  unknown ${c.unknown}${cancelledCount(c)}  pending ${c.pending}`,
