@@ -154,7 +154,7 @@ async function serve(
     config.maxFilesInProgress,
     (name) => handleFile(life, name),
     (name, err) => log.error(`${name}: unexpected error: ${describeError(err)}`),
-    () => releaseMemoryWhenIdle(() => pool.running + pool.queued > 0, runtime.journal),
+    () => releaseMemoryWhenIdle(() => pool.running + pool.queued > 0),
   );
   const progress = startProgress(
     runtime.context,

@@ -6,7 +6,6 @@
 // --expose-gc, a flag it also takes at run time.
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { JournalHandle } from '../ports/index.js';
 
 /** After the last file ends: a first collection, and a second for what the first left behind. */
 const COLLECT_AFTER_MS = [1_000, 6_000];
@@ -23,17 +22,11 @@ function fullCollection(): void {
 
 /**
  * Schedules the collections; `busy` says whether a file is in progress by then (a file that
- * started meanwhile is not slowed by them). What the journal caches outside V8's heap goes first.
- * The timers never keep the process alive.
+ * started meanwhile is not slowed by them). The timers never keep the process alive.
  */
-export function releaseMemoryWhenIdle(
-  busy: () => boolean,
-  journal?: Pick<JournalHandle, 'releaseMemory'>,
-): void {
+export function releaseMemoryWhenIdle(busy: () => boolean): void {
   for (const ms of COLLECT_AFTER_MS)
     setTimeout(() => {
-      if (busy()) return;
-      journal?.releaseMemory?.();
-      fullCollection();
+      if (!busy()) fullCollection();
     }, ms).unref();
 }

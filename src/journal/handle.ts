@@ -16,7 +16,6 @@ import {
 } from './smallStores.js';
 import { sqliteRetryStore } from './retry.js';
 import { sqliteControl } from './control.js';
-import { releaseCaches } from './releaseMemory.js';
 
 /** The ports of `db`; `release` runs after it is closed (openWriter: the lock). */
 export function handleOf(db: Journal, release: () => void = () => {}): JournalHandle {
@@ -31,7 +30,6 @@ export function handleOf(db: Journal, release: () => void = () => {}): JournalHa
     retry: sqliteRetryStore(db),
     maintenance: sqliteMaintenance(db),
     control: sqliteControl(db),
-    releaseMemory: () => releaseCaches(db),
     close: () => (closing ??= closeThenRelease(db, release)),
   };
 }

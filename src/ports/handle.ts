@@ -26,11 +26,6 @@ export interface JournalHandle {
   /** The account's request slots, shared with other nodes (PostgreSQL); none with SQLite. */
   account?: AccountSlots;
   /**
-   * Gives back what the journal caches in this process between files (SQLite's page caches), once
-   * no file is in progress; PostgreSQL's journal caches nothing here and has none.
-   */
-  releaseMemory?(): void;
-  /**
    * Commits what requests recorded on intents alone, closes the journal, then releases what the
    * opener holds (the data directory's lock). A second call does nothing.
    */
