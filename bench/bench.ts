@@ -445,6 +445,7 @@ function resultOf(
     reportNote: report.note,
     cli: o.cli,
     sendEnv: o.sendEnv,
+    start: o.start,
     source: { ...ctx.source, built: o.build },
     profiled: o.profile,
     ...(profile ? { profile: { file: o.keep ? profile.file : null, ...profile.summary } } : {}),
