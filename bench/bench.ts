@@ -25,6 +25,7 @@ import {
   build,
   childEnv,
   type CliSource,
+  type SendStart,
   cpuSecondsOf,
   hasReportCommand,
   runSend,
@@ -60,11 +61,13 @@ export interface BenchOptions {
   personalised: number;
   /** Extra environment for the send process (--env KEY=VALUE), e.g. to try a setting. */
   sendEnv: Record<string, string>;
+  /** How `send` is started: plain `node dist/cli.js`, or bin/smsdrop as the README starts it. */
+  start: SendStart;
 }
 
 const USAGE = `usage: npm run bench -- [--rows N] [--latency-ms N] [--concurrency N] [--json] [--seed N]
        [--cli dist|src] [--no-build] [--profile] [--keep] [--request-cap N] [--repeat N]
-       [--personalised SHARE] [--env KEY=VALUE ...] [--database sqlite]
+       [--personalised SHARE] [--env KEY=VALUE ...] [--start node|bin] [--database sqlite]
        npm run bench -- --database postgres [--nodes N] ... (bench/postgres.ts)
        npm run bench -- --history N [--database postgres] ... (bench/history.ts)
        npm run bench -- --daemon [--rows N] [--database sqlite|postgres] ... (bench/daemon.ts)`;
@@ -117,6 +120,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       repeat: { type: 'string' },
       personalised: { type: 'string' },
       env: { type: 'string', multiple: true },
+      start: { type: 'string', default: 'node' },
       database: { type: 'string', default: 'sqlite' }, // postgres: bench/postgres.ts
     },
   });
@@ -124,6 +128,10 @@ export function parseOptions(argv: string[]): BenchOptions {
     throw new Error(`Expected \`--database\` to be sqlite or postgres, got \`${values.database}\``);
   if (values.cli !== 'dist' && values.cli !== 'src')
     throw new Error(`Expected \`--cli\` to be dist or src, got \`${values.cli}\``);
+  if (values.start !== 'node' && values.start !== 'bin')
+    throw new Error(`Expected \`--start\` to be node or bin, got \`${values.start}\``);
+  if (values.start === 'bin' && values.profile)
+    throw new Error('`--profile` starts node itself: leave out `--start bin`');
   return {
     rows: wholeNumber('rows', values.rows, 1_000_000, 1),
     latencyMs: wholeNumber('latency-ms', values['latency-ms'], 0, 0),
@@ -138,6 +146,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     repeat: wholeNumber('repeat', values.repeat, 3, 1),
     personalised: share('personalised', values.personalised, MIX.personalised),
     sendEnv: keyValues(values.env ?? []),
+    start: values.start,
   };
 }
 
@@ -237,6 +246,8 @@ async function measureSend(
       csv,
       env,
       o.profile ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+      [],
+      o.start,
     );
     const simulatorCpuSeconds = (cpuSecondsOf(sim.pid) ?? simulatorStart) - simulatorStart;
     return { run, dataDir, env, profileDir, simulatorCpuSeconds };
@@ -434,6 +445,7 @@ function resultOf(
     reportNote: report.note,
     cli: o.cli,
     sendEnv: o.sendEnv,
+    start: o.start,
     source: { ...ctx.source, built: o.build },
     profiled: o.profile,
     ...(profile ? { profile: { file: o.keep ? profile.file : null, ...profile.summary } } : {}),

@@ -112,6 +112,8 @@ export interface BenchResult {
   cli: string;
   /** Extra environment given to the send process. */
   sendEnv: Record<string, string>;
+  /** How `send` was started: `node dist/cli.js`, or bin/smsdrop (--start bin). */
+  start: 'node' | 'bin';
   /** built: dist/ was built from this source by this run (false with --no-build or --cli src). */
   source: { commit: string | null; srcModified: boolean | null; built: boolean };
   profiled: boolean;

@@ -39,11 +39,32 @@ export function spawnNode(
   args: string[],
   options: { env: NodeJS.ProcessEnv; stdio: ['ignore', 'pipe', 'pipe'] },
 ): ChildProcess {
+  return spawnTracked([process.execPath, ...args], options);
+}
+
+/** A command (its program first) started as spawnNode starts Node. */
+function spawnTracked(
+  command: string[],
+  options: { env: NodeJS.ProcessEnv; stdio: ['ignore', 'pipe', 'pipe'] },
+): ChildProcess {
   return track(
     existsSync(SETPRIV)
-      ? spawn(SETPRIV, ['--pdeathsig=SIGKILL', process.execPath, ...args], options)
-      : spawn(process.execPath, args, options),
+      ? spawn(SETPRIV, ['--pdeathsig=SIGKILL', ...command], options)
+      : spawn(command[0]!, command.slice(1), options),
   );
+}
+
+/**
+ * How `send` is started: `node` runs dist/cli.js (or the source) with no settings of its own; `bin`
+ * runs bin/smsdrop, as the README starts it: the `node` on PATH with bin/node-flags and
+ * MALLOC_ARENA_MAX=1. bin/smsdrop execs node, so the child's pid is node's either way.
+ */
+export type SendStart = 'node' | 'bin';
+
+function sendCommand(start: SendStart, source: CliSource, args: string[], nodeArgs: string[]) {
+  if (start === 'node') return [process.execPath, ...nodeArgs, ...cliArgs(source), ...args];
+  if (nodeArgs.length > 0) throw new Error('bin/smsdrop takes no extra Node arguments here');
+  return ['/bin/sh', path.join(ROOT, 'bin/smsdrop'), ...args];
 }
 
 /** How to start the CLI: built (dist/cli.js, realistic) or from source through tsx (no build). */
@@ -231,10 +252,14 @@ export function runSend(
   env: NodeJS.ProcessEnv,
   nodeArgs: string[] = [],
   sendArgs: string[] = [],
+  startAs: SendStart = 'node',
 ): Promise<SendRun> {
   const startedAtMs = Date.now();
   const start = process.hrtime.bigint();
-  const child = spawnNode([...nodeArgs, ...cliArgs(source), 'send', file, '--json', ...sendArgs], {
+  const args = ['send', file, '--json', ...sendArgs];
+  // bin/smsdrop runs dist/cli.js unless asked for the source.
+  if (startAs === 'bin' && source === 'src') env = { ...env, SMSDROP_FROM_SOURCE: '1' };
+  const child = spawnTracked(sendCommand(startAs, source, args, nodeArgs), {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,12 +1,14 @@
 // `node --import tsx bench/profileSend.ts [--rows N] [--out DIR] [--cli dist|src] [--latency-ms N]
-// [--concurrency N] [--env KEY=VALUE ...]`: one
+// [--concurrency N] [--env KEY=VALUE ...] [--journal-from DIR]`: one
 // `smsdrop send` of the benchmark's generated file to the simulator (no latency), run under
 // `node --cpu-prof`, and nothing else (no baselines): the profile to split by phase with
 // scripts/cpuPhases.mjs. The CSV is kept in DIR and reused when DIR already has one of N rows, so
 // a before/after pair reads the same bytes. Prints the machine's load (it is shared), the CPU
 // seconds of the main thread and of the others, the wall time, and where the profiles were written.
+// `--journal-from DIR` sends on a copy of the data directory DIR (a journal with history, as
+// `npm run bench -- --history N --keep` leaves one) rather than on an empty one.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
       concurrency: { type: 'string', default: '8' },
       'latency-ms': { type: 'string', default: '0' },
       env: { type: 'string', multiple: true },
+      'journal-from': { type: 'string' },
     },
   });
   const rows = Number(values.rows.replaceAll('_', ''));
@@ -97,6 +100,9 @@ async function main(): Promise<void> {
   const runDir = path.join(out, `run-${Date.now()}`);
   const profileDir = path.join(runDir, 'profile');
   mkdirSync(runDir);
+  const journalFrom = values['journal-from'];
+  if (journalFrom)
+    cpSync(path.resolve(journalFrom), path.join(runDir, 'data'), { recursive: true });
   const latency = Number(values['latency-ms']);
   const sim = await startSimulatorProcess(
     cli,
