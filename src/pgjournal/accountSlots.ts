@@ -32,6 +32,8 @@ export interface AccountSlotOptions {
   leaseMs: number;
   /** The node's SMSDROP_CONCURRENCY: the account's limit, and this node never holds more. */
   concurrency: number;
+  /** The longest wait before looking for a free slot again (default FALLBACK_POLL_MS). */
+  fallbackPollMs?: number;
 }
 
 /** The longest wait before a node with waiting requests looks for a free slot again. */
@@ -96,6 +98,8 @@ export interface SlotStats {
   wokenHere: number;
   /** Waits that ended at the fallback poll's time. */
   wokenByPoll: number;
+  /** Other nodes' NOTIFY that they want a slot. */
+  wantsHeard: number;
 }
 
 type TakeRow = PauseRow & { level: number; slots: number[] };
@@ -117,6 +121,7 @@ export class PgAccountSlots implements AccountSlots {
     wokenByNotice: 0,
     wokenHere: 0,
     wokenByPoll: 0,
+    wantsHeard: 0,
   };
   #takes = 0;
   #level: number;
@@ -209,7 +214,7 @@ export class PgAccountSlots implements AccountSlots {
           for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
           break;
         }
-        this.#countWake(await napUntil(FALLBACK_POLL_MS, wake));
+        this.#countWake(await napUntil(this.#options.fallbackPollMs ?? FALLBACK_POLL_MS, wake));
       }
     } catch (error) {
       for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
@@ -344,6 +349,7 @@ export class PgAccountSlots implements AccountSlots {
   #heard(notice: SlotNotice): void {
     if (notice.node === this.#options.node) return;
     if (notice.kind === 'want') {
+      this.#stats.wantsHeard++;
       this.#wanting.set(notice.node, performance.now());
       this.#trimIdle();
     } else this.#wakePump('notice');
