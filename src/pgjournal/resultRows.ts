@@ -41,12 +41,6 @@ function pageText(rows: PageRow[], format: ResultFormat): string {
   return `${lines.join('\r\n')}\r\n`;
 }
 
-/**
- * How often the result spool's cursor asks whether the batches it waits for are settled: it is
- * asked after every answer, and each look is a statement on the pool the sends' writes use.
- */
-const LOOK_EVERY_MS = 100;
-
 function resultPages(
   db: Queryable,
   fileId: number,
@@ -74,14 +68,8 @@ function resultPages(
     after = rows[rows.length - 1]![0];
     return pageText(rows, format);
   };
-  let lookedAt = -Infinity;
-  /** A round trip a look: while sending, the batches waited for are looked at now and then. */
-  const stillWaiting = async (): Promise<boolean> => {
-    if (waitingFor.length === 0) return false;
-    if (performance.now() - lookedAt < LOOK_EVERY_MS) return true;
-    lookedAt = performance.now();
-    return (waitingFor = await unsettled(db, waitingFor)).length > 0;
-  };
+  const stillWaiting = async (): Promise<boolean> =>
+    waitingFor.length > 0 && (waitingFor = await unsettled(db, waitingFor)).length > 0;
   return {
     async finalPages(deadline) {
       const pages: string[] = [];
