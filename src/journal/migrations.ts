@@ -28,6 +28,7 @@
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
+import { TIMES_AS_MILLISECONDS } from './storedTimes.js';
 
 /**
  * The repeat window asks other files' rows of a file's own messages and numbers only
@@ -502,5 +503,10 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     version: 18,
     name: "the repeat window's look-ups by message and by number",
     sql: REPEAT_LOOKUPS,
+  },
+  {
+    version: 19,
+    name: "attempts' and batches' times as milliseconds, without batches_by_req_id",
+    sql: TIMES_AS_MILLISECONDS,
   },
 ];

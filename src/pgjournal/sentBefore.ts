@@ -35,7 +35,7 @@ export async function sentBeforeOf(
 ): Promise<SentBeforeLookup | undefined> {
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
-  if (!(await runRule(db, windowHoldsRows(fileId, since)))) return undefined;
+  if (!(await runRule(db, windowHoldsRows(d, fileId, since)))) return undefined;
   return lookupOf(db, fileId, since);
 }
 
