@@ -26,7 +26,7 @@ import type { FileStore } from '../ports/files.js';
 import type { FileCounts, FileRecord, KeptRows, NewFile, WaitingFile } from '../ports/records.js';
 import { FILE_STATUS, type FileStatus } from '../ports/states.js';
 import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
-import { runRule } from './rules.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
 import { nowIso } from './sql.js';
 import { writeQueueFor } from './writeQueue.js';
 import type { PlanStore } from '../ports/plan.js';
@@ -125,7 +125,9 @@ export class SqliteFileStore implements FileStore {
   // Through the write queue: another file's intake may hold the journal's transaction (its
   // thread's, or the bulk one), which the queue waits its turn for.
   runStarted(id: number): Promise<void> {
-    return writeQueueFor(this.#db).run(() => runRule(this.#db, startRun(id, nowIso())));
+    return writeQueueFor(this.#db).run(() =>
+      runRule(this.#db, startRun(SQLITE_DIALECT, id, nowIso())),
+    );
   }
   runEnded(id: number): Promise<void> {
     return writeQueueFor(this.#db).run(() => runRule(this.#db, endRun(id, nowIso())));

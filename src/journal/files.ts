@@ -1,7 +1,7 @@
 // Files in the journal: identity is the SHA-256 of the bytes, so the same content under any name
 // is the same file. A file has one generation unless an operator resends it on purpose.
 import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';
-import { runRule } from './rules.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
 import { insideOf, type Journal } from './connection.js';
 import { nowIso, sql, sqlRaw, sqlPluck } from './sql.js';
 import { getFile } from './fileReads.js';
@@ -208,7 +208,8 @@ export function attemptsOf(db: Journal, fileId: number): number {
 export function lastProgressAt(db: Journal, file: FileRecord): string {
   const accepted = sqlPluck(
     db,
-    "SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id WHERE b.file_id = ? AND a.outcome = 'accepted'",
+    `SELECT ${SQLITE_DIALECT.timeText('max(a.started_at)')} FROM attempts a JOIN batches b ON b.id = a.batch_id
+     WHERE b.file_id = ? AND a.outcome = 'accepted'`,
   ).get(file.id) as string | null;
   return [accepted, file.taken_at].reduce<string>(
     (latest, at) => (at !== null && at > latest ? at : latest),

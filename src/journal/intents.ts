@@ -27,6 +27,7 @@ import { SmsdropError } from '../errors.js';
 import { connectionOf, insideOf, type Intent, type Journal } from './connection.js';
 import { moveBatch } from './moves.js';
 import { intentsPath } from './paths.js';
+import { SQLITE_DIALECT } from './rules.js';
 import { BATCH_STATE, UNSETTLED_STATES } from '../ports/states.js';
 
 /**
@@ -198,11 +199,11 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
     const counts = { replayed: 0, missing: 0 };
     if (intents.length === 0) return counts;
     const recorded = connection.prepare(
-      'SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ?',
+      `SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ${SQLITE_DIALECT.storedTime('?')}`,
     );
     const exists = connection.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
     const insert = connection.prepare(
-      'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?)',
+      `INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ${SQLITE_DIALECT.storedTime('?')})`,
     );
     connection.transaction(() => {
       for (const i of intents) {

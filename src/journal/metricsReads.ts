@@ -47,5 +47,5 @@ export function sendRateByMinute(
   db: Journal,
   since: string,
 ): Array<{ minute: string; requests: number; accepted: number }> {
-  return runRule(db, rules.sendRateByMinute(since));
+  return runRule(db, rules.sendRateByMinute(SQLITE_DIALECT, since));
 }

@@ -28,6 +28,7 @@
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
+import { TIMES_AS_MILLISECONDS } from './storedTimes.js';
 
 /**
  * The repeat window asks other files' rows of a file's own messages and numbers only
@@ -505,6 +506,11 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   },
   {
     version: 19,
+    name: "attempts' and batches' times as milliseconds, without batches_by_req_id",
+    sql: TIMES_AS_MILLISECONDS,
+  },
+  {
+    version: 20,
     name: 'the process that made each attempt',
     sql: `
       -- The process that made the attempt (host and pid: one server, but each start is another

@@ -5,7 +5,7 @@ import { nowIso } from './sql.js';
 import type { BatchState } from '../ports/states.js';
 import type { Fragment } from '../journalRules/rule.js';
 import { moveBatch as moveRule, type MoveOptions } from '../journalRules/moves.js';
-import { runRule } from './rules.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
 
 export { IllegalTransitionError } from '../journalRules/moves.js';
 
@@ -18,10 +18,14 @@ export function moveBatch(
   batchId: number,
   to: BatchState,
   assignments: readonly Assignment[] = [],
-  options: Omit<MoveOptions, 'now' | 'guard'> & { now?: string } = {},
+  options: Omit<MoveOptions, 'now' | 'guard' | 'dialect'> & { now?: string } = {},
 ): boolean {
   return runRule(
     db,
-    moveRule(batchId, to, assignments, { ...options, now: options.now ?? nowIso() }),
+    moveRule(batchId, to, assignments, {
+      ...options,
+      now: options.now ?? nowIso(),
+      dialect: SQLITE_DIALECT,
+    }),
   );
 }

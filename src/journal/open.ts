@@ -72,13 +72,21 @@ function migrate(db: Journal): void {
   const applied = new Set(
     connection.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
   );
-  for (const migration of MIGRATIONS) {
-    if (applied.has(migration.version)) continue;
-    connection.transaction(() => {
-      connection.exec(migration.sql);
-      connection
-        .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-        .run(migration.version, migration.name, new Date().toISOString());
-    })();
+  const pending = MIGRATIONS.filter((m) => !applied.has(m.version));
+  if (pending.length === 0) return;
+  // A migration may rebuild a table others refer to (SQLite changes a column's type no other
+  // way): dropping the old one must not delete, or check, what refers to it. Outside any
+  // transaction, where SQLite takes this pragma.
+  connection.pragma('foreign_keys = OFF');
+  try {
+    for (const migration of pending)
+      connection.transaction(() => {
+        connection.exec(migration.sql);
+        connection
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, new Date().toISOString());
+      })();
+  } finally {
+    connection.pragma('foreign_keys = ON');
   }
 }

@@ -28,6 +28,7 @@ import {
 import { intentsEnabled } from './intents.js';
 import type { Journal } from './connection.js';
 import { type Query, sql, sqlRaw } from './sql.js';
+import { SQLITE_DIALECT } from './rules.js';
 import { type PlacedRow, placedRows } from './placedRows.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppression.js';
@@ -60,7 +61,7 @@ function statementsOf(db: Journal) {
     insertBatch: sql(
       db,
       `INSERT INTO batches (file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, 0, 'planned', ${HELD}, ?, ?)`,
+       VALUES (?, ?, ?, 0, 'planned', ${HELD}, ${SQLITE_DIALECT.storedTime('?')}, ${SQLITE_DIALECT.storedTime('?')})`,
     ),
     writePhones: sql(
       db,

@@ -17,6 +17,7 @@ import { FILE_MAY_STILL_GO } from '../journalRules/files.js';
 import { connectionOf, insideOf, type Journal } from './connection.js';
 import type { BusyFiles } from '../ports/maintenance.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
+import { SQLITE_DIALECT } from './rules.js';
 import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList } from '../ports/states.js';
 import { checkpointTruncate, freePages, incrementalVacuum, journalSize } from './storage.js';
 import { writeQueueFor } from './writeQueue.js';
@@ -83,7 +84,8 @@ function markPrunedRow(db: Journal, fileId: number): boolean {
     `UPDATE files SET (kept_accepted, kept_failed, kept_unknown, kept_pending, kept_requests, kept_cancelled) =
        (SELECT accepted, failed, unknown, pending, requests, cancelled FROM v_files WHERE id = :id),
      (kept_first_send, kept_last_send) =
-       (SELECT min(a.started_at), max(a.finished_at) FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id),
+       (SELECT ${SQLITE_DIALECT.timeText('min(a.started_at)')}, ${SQLITE_DIALECT.timeText('max(a.finished_at)')}
+        FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = :id),
      pruned_at = :now
      WHERE id = :id AND pruned_at IS NULL`,
   ).run({ id: fileId, now: nowIso() });

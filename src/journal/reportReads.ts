@@ -6,6 +6,7 @@
 import type { Journal } from './connection.js';
 import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { sql, sqlPluck } from './sql.js';
+import { SQLITE_DIALECT } from './rules.js';
 import { BATCH_STATE, sqlList, UNSETTLED_STATES } from '../ports/states.js';
 
 export { groupsToSend, mostValues, recipients, recordsOfBytes } from './exportReads.js';
@@ -92,7 +93,8 @@ export function requestTiming(
     return kept as { requests: number; first_send: string | null; last_send: string | null };
   return sql(
     db,
-    `SELECT count(*) AS requests, min(a.started_at) AS first_send, max(a.finished_at) AS last_send
+    `SELECT count(*) AS requests, ${SQLITE_DIALECT.timeText('min(a.started_at)')} AS first_send,
+       ${SQLITE_DIALECT.timeText('max(a.finished_at)')} AS last_send
      FROM batches b JOIN attempts a ON a.batch_id = b.id WHERE b.file_id = ?`,
   ).get(fileId) as { requests: number; first_send: string | null; last_send: string | null };
 }

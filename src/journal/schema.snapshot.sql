@@ -8,8 +8,8 @@ TABLE attempts
   id integer PRIMARY KEY
   batch_id integer NOT NULL
   req_id text
-  started_at text NOT NULL
-  finished_at text
+  started_at integer NOT NULL
+  finished_at integer
   outcome text
   status_code text
   reason text
@@ -38,8 +38,8 @@ TABLE batches
   status_msg text
   sms_message_sid text
   date_created text
-  created_at text NOT NULL
-  updated_at text NOT NULL
+  created_at integer NOT NULL
+  updated_at integer NOT NULL
   FOREIGN KEY (parent_id) REFERENCES batches(id)
   FOREIGN KEY (group_id) REFERENCES groups(id)
   FOREIGN KEY (file_id) REFERENCES files(id)
@@ -161,9 +161,6 @@ INDEX batches_by_file ON batches
 INDEX batches_by_group ON batches
   CREATE INDEX batches_by_group ON batches (group_id)
 
-INDEX batches_by_req_id ON batches
-  CREATE UNIQUE INDEX batches_by_req_id ON batches (req_id)
-
 INDEX files_to_prune ON files
   CREATE INDEX files_to_prune ON files (finished_at) WHERE pruned_at IS NULL
 
@@ -207,7 +204,7 @@ VIEW row_results
   sms_message_sid
   date_created
   updated_at
-  CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END ELSE r.intake END AS status, CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code, CASE r.intake WHEN 'invalid' THEN r.error WHEN 'duplicate' THEN coalesce(( SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line ELSE 'the same message to this number goes with another file (its report has the outcome): line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), 'the same message to this number goes with another file read again since (its report has the outcome)') ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, b.updated_at FROM rows r LEFT JOIN batches b ON b.id = r.batch_id
+  CREATE VIEW row_results AS SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake, CASE r.intake WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END ELSE r.intake END AS status, CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code, CASE r.intake WHEN 'invalid' THEN r.error WHEN 'duplicate' THEN coalesce(( SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line ELSE 'the same message to this number goes with another file (its report has the outcome): line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), 'the same message to this number goes with another file read again since (its report has the outcome)') ELSE b.status_msg END AS status_msg, b.sms_message_sid, b.date_created, strftime('%Y-%m-%dT%H:%M:%fZ', b.updated_at / 1000.0, 'unixepoch') AS updated_at FROM rows r LEFT JOIN batches b ON b.id = r.batch_id
 
 VIEW v_failures
   file_id

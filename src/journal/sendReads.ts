@@ -2,6 +2,7 @@
 // silent, whether a batch may have reached it, and what a message window has used up (send/).
 import type { Journal } from './connection.js';
 import { sql, sqlPluck, sqlRaw } from './sql.js';
+import { SQLITE_DIALECT } from './rules.js';
 import type { AttemptHistory } from '../ports/records.js';
 
 /**
@@ -35,7 +36,7 @@ export function attemptHistory(db: Journal, batchId: number, reqId: string): Att
     db,
     `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
        coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
-       min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END) AS firstDoubtAt
+       ${SQLITE_DIALECT.timeText(`min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END)`)} AS firstDoubtAt
      FROM attempts WHERE batch_id = ?`,
   ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
   return {
@@ -53,8 +54,9 @@ export function attemptHistory(db: Journal, batchId: number, reqId: string): Att
 export function recentStarts(db: Journal, sinceMs: number): { at: number; numbers: number }[] {
   const rows = sqlRaw(
     db,
-    `SELECT a.started_at, b.numbers FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
-     WHERE a.started_at > ?
+    `SELECT ${SQLITE_DIALECT.timeText('a.started_at')}, b.numbers
+     FROM attempts a INDEXED BY attempts_by_start JOIN batches b ON b.id = a.batch_id
+     WHERE a.started_at > ${SQLITE_DIALECT.storedTime('?')}
        AND (outcome IN ('accepted', 'rejected:duplicate-request') OR ${MAY_HAVE_ARRIVED})`,
   ).all(new Date(sinceMs).toISOString()) as [string, number][];
   return rows.map(([startedAt, numbers]) => ({ at: Date.parse(startedAt), numbers }));

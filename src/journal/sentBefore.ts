@@ -57,7 +57,7 @@ export function sentBeforeLookup(
 ): SentBeforeLookup | undefined {
   if (window.ms <= 0) return undefined;
   const since = new Date(now - window.ms).toISOString();
-  if (!runRule(db, windowHoldsRows(fileId, since))) return undefined;
+  if (!runRule(db, windowHoldsRows(d, fileId, since))) return undefined;
   const byHash = new Map<number, EarlierGroup[]>();
   const groupsOf = (keyHash: number): EarlierGroup[] => {
     const known = byHash.get(keyHash);

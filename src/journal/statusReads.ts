@@ -15,7 +15,7 @@ export function requestsFinishedSince(
   db: Journal,
   since: string,
 ): { count: number; first: string | null } {
-  return runRule(db, rules.requestsFinishedSince(since));
+  return runRule(db, rules.requestsFinishedSince(SQLITE_DIALECT, since));
 }
 
 /** How often each of these status codes answered a request since `since` (ISO), commonest first. */
@@ -29,7 +29,7 @@ export function answersWithCodesSince(
 
 /** Numbers of the file whose batch got its outcome since `since` (ISO). */
 export function numbersSettledSince(db: Journal, fileId: number, since: string): number {
-  return runRule(db, rules.numbersSettledSince(fileId, since));
+  return runRule(db, rules.numbersSettledSince(SQLITE_DIALECT, fileId, since));
 }
 
 /** Requests of the file out now, and their numbers. */

@@ -10,6 +10,7 @@ import { connectionOf, type Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { appliedMigrations } from './reportReads.js';
+import { readableColumn } from './storedTimes.js';
 import {
   DUMPED_TABLES,
   type DumpedRow,
@@ -51,7 +52,7 @@ function dumpedTable(db: Journal, name: DumpedTableName, key: readonly string[])
   );
   const count = connectionOf(db).prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number;
   const keyAt = key.map((k) => columns.indexOf(k));
-  const list = columns.map((c) => `"${c}"`).join(', ');
+  const list = columns.map((c) => readableColumn(name, c)).join(', ');
   const order = key.join(', ');
   const first = connectionOf(db).prepare(`SELECT ${list} FROM ${name} ORDER BY ${order} LIMIT ?`);
   const after = connectionOf(db).prepare(

@@ -146,7 +146,7 @@ export function* cancelPlanned(
     [BATCH_STATE.cancelled, '=', CANCELLED_MSG],
   ] as const) {
     const moved = yield* all<{ numbers: number | string }>(
-      `UPDATE batches SET state = ?, status_code = NULL, status_msg = ?, updated_at = ?${also}
+      `UPDATE batches SET state = ?, status_code = NULL, status_msg = ?, updated_at = ${dialect.storedTime('?')}${also}
         WHERE id IN (SELECT id FROM batches WHERE file_id = ? AND state = 'planned'
           AND maybe_sent ${doubted} 0${dialect.skipLocked})
         RETURNING numbers`,

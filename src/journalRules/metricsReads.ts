@@ -112,13 +112,14 @@ export function requestsByOutcome(d: Dialect): Rule<Array<{ outcome: string; req
 
 /** Per minute since `since` (ISO): requests answered and the numbers accepted by them. */
 export function sendRateByMinute(
+  d: Dialect,
   since: string,
 ): Rule<Array<{ minute: string; requests: number; accepted: number }>> {
   return all(
-    `SELECT substr(a.finished_at, 1, 16) AS minute, count(*) AS requests,
+    `SELECT substr(${d.timeText('a.finished_at')}, 1, 16) AS minute, count(*) AS requests,
        ${sumOf("CASE WHEN a.outcome = 'accepted' THEN b.numbers END", 'accepted')}
      FROM attempts a JOIN batches b ON b.id = a.batch_id
-     WHERE a.finished_at >= ? GROUP BY 1 ORDER BY 1`,
+     WHERE a.finished_at >= ${d.storedTime('?')} GROUP BY 1 ORDER BY 1`,
     since,
   );
 }

@@ -2,7 +2,7 @@
 // (ports/states.ts, BATCH_MOVES), on either journal.
 import { SmsdropError } from '../errors.js';
 import { BATCH_MOVES, BATCH_STATE, type BatchState, sqlList } from '../ports/states.js';
-import { type Fragment, get, type Param, type Rule, run } from './rule.js';
+import { type Dialect, type Fragment, get, type Param, type Rule, run } from './rule.js';
 
 /** A change of state that BATCH_MOVES does not allow: a bug, never an input's fault. */
 export class IllegalTransitionError extends SmsdropError {
@@ -65,6 +65,8 @@ export interface MoveOptions {
    */
   reqId?: string;
   now: string;
+  /** How the journal stores `now` (Dialect.storedTime). */
+  dialect: Dialect;
   guard?: MoveGuard;
 }
 
@@ -106,7 +108,7 @@ export function* moveBatch(
     ...(guard?.where?.slice(1) ?? []),
   ] as Param[];
   const changed = yield* run(
-    `UPDATE batches SET state = ?, updated_at = ?${set} WHERE id = ? AND state IN ${MOVES_INTO_SQL[to]}${where}`,
+    `UPDATE batches SET state = ?, updated_at = ${options.dialect.storedTime('?')}${set} WHERE id = ? AND state IN ${MOVES_INTO_SQL[to]}${where}`,
     to,
     options.now,
     ...setParams,

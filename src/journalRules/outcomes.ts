@@ -43,11 +43,17 @@ export function* startAttempt(
     ...ctx.guard,
     where: where ? [`${free[0]} AND ${where[0]}`, ...free.slice(1), ...where.slice(1)] : free,
   };
-  const options = { onlyFrom: [BATCH_STATE.planned], reqId: batch.req_id, now, guard };
+  const options = {
+    onlyFrom: [BATCH_STATE.planned],
+    reqId: batch.req_id,
+    now,
+    dialect: ctx.dialect,
+    guard,
+  };
   if (!(yield* moveBatch(batch.id, BATCH_STATE.sending, [['attempts = attempts + 1']], options)))
     return undefined;
   const attempt = yield* get<{ id: number | string }>(
-    'INSERT INTO attempts (batch_id, req_id, started_at, node) VALUES (?, ?, ?, ?) RETURNING id',
+    `INSERT INTO attempts (batch_id, req_id, started_at, node) VALUES (?, ?, ${ctx.dialect.storedTime('?')}, ?) RETURNING id`,
     batch.id,
     reqId,
     now,
@@ -68,7 +74,7 @@ export function* finishAttempt(
   now: string,
 ): Rule<void> {
   const started = yield* get<{ started_at: string }>(
-    'SELECT started_at FROM attempts WHERE id = ?',
+    `SELECT ${ctx.dialect.timeText('started_at')} AS started_at FROM attempts WHERE id = ?`,
     attempt.id,
   );
   // Doubt starts when the request left, not when we gave up waiting: that is the day the
@@ -76,7 +82,8 @@ export function* finishAttempt(
   yield* applyTransition(ctx, batchId, transition, now, started?.started_at ?? now);
   const { result } = attempt;
   yield* run(
-    'UPDATE attempts SET finished_at = ?, outcome = ?, status_code = ?, reason = ? WHERE id = ?',
+    `UPDATE attempts SET finished_at = ${ctx.dialect.storedTime('?')}, outcome = ?, status_code = ?, reason = ?
+     WHERE id = ?`,
     now,
     result.outcome,
     result.statusCode,
@@ -93,7 +100,7 @@ export function* applyTransition(
   now: string,
   doubtSince = now,
 ): Rule<void> {
-  const options = { now, guard: ctx.guard };
+  const options = { now, dialect: ctx.dialect, guard: ctx.guard };
   switch (t.to) {
     case 'accepted':
       yield* moveBatch(
@@ -202,7 +209,7 @@ export function* moveToNewBatch(
 ): Rule<number> {
   const created = yield* get<{ id: number }>(
     `INSERT INTO batches (file_id, group_id, parent_id, req_id, numbers, state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, 'planned', ?, ?) RETURNING id`,
+     VALUES (?, ?, ?, ?, ?, 'planned', ${ctx.dialect.storedTime('?')}, ${ctx.dialect.storedTime('?')}) RETURNING id`,
     from.file_id,
     from.group_id,
     from.id,

@@ -32,11 +32,13 @@ export function* recoverInterrupted(
 ): Rule<void> {
   for (const batchId of batchIds) {
     const open = yield* get<{ left_at: string | null }>(
-      'SELECT min(started_at) AS left_at FROM attempts WHERE batch_id = ? AND finished_at IS NULL',
+      `SELECT ${ctx.dialect.timeText('min(started_at)')} AS left_at FROM attempts
+       WHERE batch_id = ? AND finished_at IS NULL`,
       batchId,
     );
     yield* run(
-      `UPDATE attempts SET finished_at = ?, outcome = 'interrupted', reason = ? WHERE batch_id = ? AND finished_at IS NULL`,
+      `UPDATE attempts SET finished_at = ${ctx.dialect.storedTime('?')}, outcome = 'interrupted', reason = ?
+       WHERE batch_id = ? AND finished_at IS NULL`,
       now,
       INTERRUPTED_REASON,
       batchId,

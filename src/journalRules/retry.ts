@@ -160,7 +160,7 @@ function* retryBatch(
   terms: RetryTerms,
 ): Rule<void> {
   const { maxPerRequest, unknown, now } = terms;
-  const moveOptions = { now, guard: ctx.guard };
+  const moveOptions = { now, dialect: ctx.dialect, guard: ctx.guard };
   const history = yield* keepsItsReqId(ctx, batch, maxPerRequest, unknown.keepsOwnReqId);
   if (history || batch.state !== BATCH_STATE.unknown || unknown.newReqIds)
     prepared.repeats += yield* leaveRepeats(ctx, batch, terms.sentBefore);

@@ -50,6 +50,15 @@ export interface Dialect {
   skipLocked: string;
   /** After a text in ORDER BY: sorts it by its bytes, as SQLite does, whatever the locale. */
   byBytes: string;
+  /**
+   * A time (ISO 8601 text, as nowIso writes it) as the journal stores it in attempts.started_at,
+   * attempts.finished_at, batches.created_at and batches.updated_at (SQLite: milliseconds since
+   * 1970, a third of the text's bytes in the table and in each index on it). Writes and
+   * comparisons with those columns go through it.
+   */
+  storedTime(value: string): string;
+  /** One of those columns (or an aggregate of it) read back as ISO 8601 text. */
+  timeText(column: string): string;
 }
 
 /** A statement that writes; the rows it changed. */

@@ -2,7 +2,7 @@
 // resume, retry, the daemon: each one from its start to its end, summed), and how far a file being
 // read has been read. `smsdrop status`, the progress line and the summaries read them: a file's
 // time does not start again at each resume, and its rows are estimated before they are counted.
-import { get, type Rule, run } from './rule.js';
+import { type Dialect, get, type Rule, run } from './rule.js';
 
 /** Milliseconds from one ISO time to another, never below 0 (a clock set back). */
 function msBetween(from: string, to: string): number {
@@ -14,11 +14,11 @@ function msBetween(from: string, to: string): number {
  * A run of the file starts `now`. A run cut off before its end (a crash, a kill) left its start:
  * its time counts up to its last request, the last thing known of it.
  */
-export function* startRun(fileId: number, now: string): Rule<void> {
+export function* startRun(d: Dialect, fileId: number, now: string): Rule<void> {
   const left = yield* get<{ started: string | null; last: string | null }>(
     `SELECT f.run_started_at AS started,
-       (SELECT max(a.started_at) FROM attempts a JOIN batches b ON b.id = a.batch_id
-         WHERE b.file_id = f.id AND a.started_at >= f.run_started_at) AS last
+       (SELECT ${d.timeText('max(a.started_at)')} FROM attempts a JOIN batches b ON b.id = a.batch_id
+         WHERE b.file_id = f.id AND a.started_at >= ${d.storedTime('f.run_started_at')}) AS last
      FROM files f WHERE f.id = ?`,
     fileId,
   );

@@ -14,10 +14,10 @@ import { all, type Dialect, get, type Rule } from './rule.js';
  * True when other files hold rows the window may count (a superset: recent attempts, and the
  * batches not final of files not done). With none, intake needs no look-up at all.
  */
-export function* windowHoldsRows(fileId: number, since: string): Rule<boolean> {
+export function* windowHoldsRows(d: Dialect, fileId: number, since: string): Rule<boolean> {
   const found = yield* get<{ found: number }>(
     `SELECT CASE WHEN EXISTS (SELECT 1 FROM attempts a JOIN batches b ON b.id = a.batch_id
-         WHERE a.started_at >= ? AND b.file_id <> ?)
+         WHERE a.started_at >= ${d.storedTime('?')} AND b.file_id <> ?)
        OR EXISTS (SELECT 1 FROM files f WHERE f.status <> 'done' AND f.id <> ?
          AND EXISTS (SELECT 1 FROM batches b
            WHERE b.file_id = f.id AND b.state IN ${sqlList(UNSETTLED_STATES)}))
@@ -87,7 +87,7 @@ export function* earlierRowsOf(
     `SELECT r.phone, r.group_id, r.id FROM rows r
        JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
      WHERE ${d.isIn('r.phone')} AND ${d.isInIds('+r.group_id')} AND r.batch_id IS NOT NULL
-       AND r.intake = 'valid' AND ${countedByRepeatWindow('?')}
+       AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}
      ORDER BY r.id`,
     d.list(phones),
     d.list(groupIds),

@@ -20,10 +20,12 @@ export function unfinishedFileLines(): Rule<FileLine[]> {
 
 /** Requests answered (or ended) since `since` (ISO), and when the first of them started. */
 export function* requestsFinishedSince(
+  d: Dialect,
   since: string,
 ): Rule<{ count: number; first: string | null }> {
   const row = yield* get<{ count: number; first: string | null }>(
-    'SELECT count(*) AS count, min(started_at) AS first FROM attempts WHERE finished_at >= ?',
+    `SELECT count(*) AS count, ${d.timeText('min(started_at)')} AS first FROM attempts
+     WHERE finished_at >= ${d.storedTime('?')}`,
     since,
   );
   return row!;
@@ -38,7 +40,7 @@ export function* answersWithCodesSince(
   if (codes.length === 0) return [];
   return yield* all<{ code: string; count: number }>(
     `SELECT status_code AS code, count(*) AS count FROM attempts
-     WHERE finished_at >= ? AND ${d.isIn('status_code')}
+     WHERE finished_at >= ${d.storedTime('?')} AND ${d.isIn('status_code')}
      GROUP BY status_code ORDER BY count DESC, status_code${d.byBytes}`,
     since,
     d.list(codes),
@@ -46,10 +48,10 @@ export function* answersWithCodesSince(
 }
 
 /** Numbers of the file whose batch got its outcome since `since` (ISO). */
-export function* numbersSettledSince(fileId: number, since: string): Rule<number> {
+export function* numbersSettledSince(d: Dialect, fileId: number, since: string): Rule<number> {
   const row = yield* get<{ numbers: number }>(
     `SELECT coalesce(sum(numbers), 0) AS numbers FROM batches
-     WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ?`,
+     WHERE file_id = ? AND state IN ${sqlList(OUTCOME_STATES)} AND updated_at >= ${d.storedTime('?')}`,
     fileId,
     since,
   );
@@ -69,8 +71,8 @@ export function* inFlight(fileId: number): Rule<{ requests: number; numbers: num
 /** The latest answered attempt of any file. */
 export function lastAnswer(d: Dialect): Rule<LastAnswer | undefined> {
   return get(
-    `SELECT outcome, status_code, finished_at FROM attempts WHERE finished_at IS NOT NULL
-     ORDER BY finished_at${d.byBytes} DESC LIMIT 1`,
+    `SELECT outcome, status_code, ${d.timeText('finished_at')} AS finished_at FROM attempts
+     WHERE finished_at IS NOT NULL ORDER BY attempts.finished_at${d.byBytes} DESC LIMIT 1`,
   );
 }
 

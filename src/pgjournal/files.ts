@@ -3,7 +3,7 @@
 // the planner's store for its intake (planStore.ts). Each write is one transaction; a move that is
 // a webhook event writes the event in it.
 import { createFile as createRule, recountFile as recountRule } from '../journalRules/files.js';
-import { runRule } from './rules.js';
+import { PG_DIALECT, runRule } from './rules.js';
 import { endRun, noteReadBytes, startRun } from '../journalRules/runs.js';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
@@ -226,7 +226,9 @@ class PgFileStore implements FileStore {
     await this.#pool.query('UPDATE files SET encoding = $2 WHERE id = $1', [id, encoding]);
   }
   async runStarted(id: number): Promise<void> {
-    await this.#transaction((db) => runRule(db, startRun(id, new Date().toISOString())));
+    await this.#transaction((db) =>
+      runRule(db, startRun(PG_DIALECT, id, new Date().toISOString())),
+    );
   }
   async runEnded(id: number): Promise<void> {
     await runRule(this.#pool, endRun(id, new Date().toISOString()));

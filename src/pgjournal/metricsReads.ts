@@ -14,6 +14,6 @@ export function pgMetricsReads(db: Queryable): MetricsReads {
     rowsByStatus: () => runRule(db, rules.rowsByStatus()),
     numbersByOutcome: () => runRule(db, rules.numbersByOutcome(PG_DIALECT)),
     requestsByOutcome: () => runRule(db, rules.requestsByOutcome(PG_DIALECT)),
-    sendRateByMinute: (since) => runRule(db, rules.sendRateByMinute(since)),
+    sendRateByMinute: (since) => runRule(db, rules.sendRateByMinute(PG_DIALECT, since)),
   };
 }

@@ -19,6 +19,9 @@ export const PG_DIALECT: Dialect = {
   forShare: ' FOR SHARE',
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   byBytes: ' COLLATE "C"',
+  // times stay the ISO 8601 text they are written as
+  storedTime: (value) => value,
+  timeText: (column) => column,
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */

@@ -15,10 +15,11 @@ import { PG_DIALECT, runRule } from './rules.js';
 export function pgStatusReads(pool: pg.Pool): StatusReads {
   return {
     unfinishedFileLines: () => runRule(pool, rules.unfinishedFileLines()),
-    requestsFinishedSince: (since) => runRule(pool, rules.requestsFinishedSince(since)),
+    requestsFinishedSince: (since) => runRule(pool, rules.requestsFinishedSince(PG_DIALECT, since)),
     answersWithCodesSince: (codes, since) =>
       runRule(pool, rules.answersWithCodesSince(PG_DIALECT, codes, since)),
-    numbersSettledSince: (fileId, since) => runRule(pool, rules.numbersSettledSince(fileId, since)),
+    numbersSettledSince: (fileId, since) =>
+      runRule(pool, rules.numbersSettledSince(PG_DIALECT, fileId, since)),
     inFlight: (fileId) => runRule(pool, rules.inFlight(fileId)),
     lastAnswer: () => runRule(pool, rules.lastAnswer(PG_DIALECT)),
     oldestHeldFile: () => runRule(pool, rules.oldestHeldFile()),

@@ -35,7 +35,8 @@ async function sent(j: Subject, rows: ReadonlyArray<readonly [string, string]>, 
   const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
   await j.run(
     `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
-     SELECT id, req_id, ?, ?, 'accepted', '000000' FROM batches WHERE file_id = ?`,
+     SELECT id, req_id, ${j.rules.dialect.storedTime('?')}, ${j.rules.dialect.storedTime('?')}, 'accepted', '000000'
+     FROM batches WHERE file_id = ?`,
     at,
     at,
     fileId,

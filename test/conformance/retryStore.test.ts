@@ -49,7 +49,8 @@ onEachJournal('the RetryStore', ({ open }) => {
     const unknown = await seedBatch(j, at, 'unknown', ['13800000004']);
     const req = (await batchOf(j, unknown)).req_id;
     await j.run(
-      "INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome) VALUES (?, ?, '2026-12-01T08:00:00.000Z', '2026-12-01T08:01:00.000Z', 'in-doubt')",
+      `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome)
+       VALUES (?, ?, ${j.rules.dialect.storedTime("'2026-12-01T08:00:00.000Z'")}, ${j.rules.dialect.storedTime("'2026-12-01T08:01:00.000Z'")}, 'in-doubt')`,
       unknown,
       req,
     );

@@ -49,7 +49,7 @@ export async function seedBatch(
 ): Promise<number> {
   const batch = await j.get<{ id: number }>(
     `INSERT INTO batches (file_id, group_id, req_id, numbers, state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+     VALUES (?, ?, ?, ?, ?, ${j.rules.dialect.storedTime('?')}, ${j.rules.dialect.storedTime('?')}) RETURNING id`,
     at.fileId,
     at.groupId,
     `req-${process.pid}-${++batches}`,
@@ -94,7 +94,7 @@ export async function seedOpenAttempt(
   startedAt = AT,
 ): Promise<number> {
   const attempt = await j.get<{ id: number }>(
-    'INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ?) RETURNING id',
+    `INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ${j.rules.dialect.storedTime('?')}) RETURNING id`,
     batchId,
     reqId,
     startedAt,
@@ -135,7 +135,7 @@ export async function seedAnsweredAttempt(
 ): Promise<number> {
   const attempt = await j.get<{ id: number }>(
     `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
-     VALUES (?, 'r', ?, ?, ?, ?) RETURNING id`,
+     VALUES (?, 'r', ${j.rules.dialect.storedTime('?')}, ${j.rules.dialect.storedTime('?')}, ?, ?) RETURNING id`,
     batchId,
     startedAt,
     finishedAt,

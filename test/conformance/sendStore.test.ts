@@ -82,7 +82,7 @@ onEachJournal('the SendStore', ({ open }) => {
     );
     const b = await batchOf(j, batchId);
     const left = await j.get<{ started_at: string }>(
-      'SELECT started_at FROM attempts WHERE id = ?',
+      `SELECT ${j.rules.dialect.timeText('started_at')} AS started_at FROM attempts WHERE id = ?`,
       attemptId,
     );
     assert.deepEqual(

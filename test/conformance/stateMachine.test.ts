@@ -21,7 +21,10 @@ onEachJournal('the batch state machine', ({ open }) => {
     for (const from of states)
       for (const to of states) {
         const id = await seedBatch(j, at, from, [`1380000${from.length}${to.length}`]);
-        const move = () => j.rule(moveBatch(id, to, [], { now: NOW, guard: j.rules.guard }));
+        const move = () =>
+          j.rule(
+            moveBatch(id, to, [], { now: NOW, dialect: j.rules.dialect, guard: j.rules.guard }),
+          );
         if (BATCH_MOVES[from].includes(to)) {
           assert.equal(await move(), true, `${from} -> ${to}`);
           assert.equal((await batchOf(j, id)).state, to);
@@ -61,7 +64,15 @@ onEachJournal('the batch state machine', ({ open }) => {
     const j = await open();
     const at = await seedFile(j);
     const claim = (id: number, reqId: string, onlyFrom: BatchState[] = ['planned']) =>
-      j.rule(moveBatch(id, 'sending', [], { now: NOW, onlyFrom, reqId, guard: j.rules.guard }));
+      j.rule(
+        moveBatch(id, 'sending', [], {
+          now: NOW,
+          onlyFrom,
+          reqId,
+          dialect: j.rules.dialect,
+          guard: j.rules.guard,
+        }),
+      );
     const sending = await seedBatch(j, at, 'sending', ['13800000002']);
     assert.equal(await claim(sending, (await batchOf(j, sending)).req_id), false);
     const planned = await seedBatch(j, at, 'planned', ['13800000003']);
@@ -75,7 +86,13 @@ onEachJournal('the batch state machine', ({ open }) => {
   it('a move of a batch not in the journal is E_BATCH_MISSING', async () => {
     const j = await open();
     await assert.rejects(
-      j.rule(moveBatch(999_999, 'accepted', [], { now: NOW, guard: j.rules.guard })),
+      j.rule(
+        moveBatch(999_999, 'accepted', [], {
+          now: NOW,
+          dialect: j.rules.dialect,
+          guard: j.rules.guard,
+        }),
+      ),
       (err) => errorCode(err) === 'E_BATCH_MISSING',
     );
   });

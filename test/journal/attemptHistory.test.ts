@@ -8,7 +8,7 @@ import { sqliteOf } from './sqliteOf.js';
 
 const { db } = journalWithOneGroup('smsdrop-history-', {
   status: 'done',
-  createdAt: '2026-11-21T00:00:00Z',
+  createdAt: '2026-11-21T00:00:00.000Z',
 });
 let nextBatch = 1;
 
@@ -26,7 +26,7 @@ function batchWith(attempts: Array<[string | null, string | null, string]>): num
   for (const [outcome, reqId, startedAt] of attempts) {
     sqliteOf(db)
       .prepare('INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, ?)')
-      .run(id, reqId === 'R' ? `R${id}` : reqId, startedAt, outcome);
+      .run(id, reqId === 'R' ? `R${id}` : reqId, Date.parse(startedAt), outcome);
   }
   return id;
 }
@@ -34,43 +34,44 @@ const historyOf = (id: number) => attemptHistory(db, id, `R${id}`);
 
 it('the first attempt that may have arrived dates the doubt; refusals and connects that failed do not', () => {
   const id = batchWith([
-    ['not-sent', 'R', '2026-11-21T01:00:00Z'],
-    ['rejected:transient', 'R', '2026-11-21T02:00:00Z'],
-    ['in-doubt', 'R', '2026-11-21T03:00:00Z'],
-    ['interrupted', 'R', '2026-11-21T04:00:00Z'],
+    ['not-sent', 'R', '2026-11-21T01:00:00.000Z'],
+    ['rejected:transient', 'R', '2026-11-21T02:00:00.000Z'],
+    ['in-doubt', 'R', '2026-11-21T03:00:00.000Z'],
+    ['interrupted', 'R', '2026-11-21T04:00:00.000Z'],
   ]);
   assert.deepEqual(historyOf(id), {
     everyAttemptCarriedReqId: true,
     partial: false,
-    firstDoubtAt: '2026-11-21T03:00:00Z',
+    firstDoubtAt: '2026-11-21T03:00:00.000Z',
   });
 });
 
 it('an attempt never finished (a crash mid-request) may have arrived', () => {
   assert.equal(
-    historyOf(batchWith([[null, 'R', '2026-11-21T05:00:00Z']])).firstDoubtAt,
-    '2026-11-21T05:00:00Z',
+    historyOf(batchWith([[null, 'R', '2026-11-21T05:00:00.000Z']])).firstDoubtAt,
+    '2026-11-21T05:00:00.000Z',
   );
 });
 
 it('"may have sent some" makes it partial; an attempt without the reqId (or with another) is told', () => {
   assert.equal(
-    historyOf(batchWith([['rejected:ambiguous', 'R', '2026-11-21T06:00:00Z']])).partial,
+    historyOf(batchWith([['rejected:ambiguous', 'R', '2026-11-21T06:00:00.000Z']])).partial,
     true,
   );
   assert.equal(
-    historyOf(batchWith([['in-doubt', null, '2026-11-21T07:00:00Z']])).everyAttemptCarriedReqId,
+    historyOf(batchWith([['in-doubt', null, '2026-11-21T07:00:00.000Z']])).everyAttemptCarriedReqId,
     false,
   );
   assert.equal(
-    historyOf(batchWith([['in-doubt', 'other', '2026-11-21T07:00:00Z']])).everyAttemptCarriedReqId,
+    historyOf(batchWith([['in-doubt', 'other', '2026-11-21T07:00:00.000Z']]))
+      .everyAttemptCarriedReqId,
     false,
   );
 });
 
 it('no attempt that may have arrived: no doubt', () => {
   assert.equal(
-    historyOf(batchWith([['not-sent', 'R', '2026-11-21T08:00:00Z']])).firstDoubtAt,
+    historyOf(batchWith([['not-sent', 'R', '2026-11-21T08:00:00.000Z']])).firstDoubtAt,
     null,
   );
 });

@@ -90,7 +90,9 @@ describe('recovery of a batch cut off mid-request', () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     const reqId = getBatch(db, batchId).req_id;
     startAttempt(db, getBatch(db, batchId), reqId);
-    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z'); // 18:00 in Shanghai
+    sqliteOf(db)
+      .prepare('UPDATE attempts SET started_at = ?')
+      .run(Date.parse('2026-01-01T10:00:00.000Z')); // 18:00 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),
@@ -107,7 +109,9 @@ describe('recovery of a batch cut off mid-request', () => {
   it('the request left before China midnight, the restart is after it: unknown, never resent', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
-    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T15:50:00.000Z'); // 23:50 in Shanghai
+    sqliteOf(db)
+      .prepare('UPDATE attempts SET started_at = ?')
+      .run(Date.parse('2026-01-01T15:50:00.000Z')); // 23:50 in Shanghai
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T16:20:00Z')),
@@ -140,7 +144,9 @@ describe('recovery of a batch cut off mid-request', () => {
     startAttempt(db, getBatch(db, batchId), getBatch(db, batchId).req_id);
     const now = Date.parse('2026-01-01T12:00:00Z');
     recoverInterrupted(db, fileId, true); // the restart, still with reqId on: planned, in doubt
-    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db)
+      .prepare('UPDATE attempts SET started_at = ?')
+      .run(Date.parse('2026-01-01T10:00:00.000Z'));
     sqliteOf(db).prepare("UPDATE batches SET first_doubt_at = '2026-01-01T10:00:00.000Z'").run();
     const client = countingClient();
     const ctx = contextFor(db, client, now);
@@ -158,7 +164,9 @@ describe('recovery of a batch cut off mid-request', () => {
   it('cut off mid-request with reqId off, resumed with reqId on: unknown, never resent under a reqId the provider never saw', async () => {
     const { db, fileId, batchId } = journalWithOneBatch();
     startAttempt(db, getBatch(db, batchId), null);
-    sqliteOf(db).prepare('UPDATE attempts SET started_at = ?').run('2026-01-01T10:00:00.000Z');
+    sqliteOf(db)
+      .prepare('UPDATE attempts SET started_at = ?')
+      .run(Date.parse('2026-01-01T10:00:00.000Z'));
     const client = countingClient();
     const result = await sendFile(
       contextFor(db, client, Date.parse('2026-01-01T12:00:00Z')),

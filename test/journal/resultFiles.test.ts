@@ -225,7 +225,7 @@ describe('NAME.result.csv', () => {
       const update = sqliteOf(db).prepare(
         "UPDATE batches SET state = 'accepted', status_code = '000000', status_msg = ?, updated_at = ? WHERE id = ?",
       );
-      for (const id of ids) update.run(msg, new Date().toISOString(), id);
+      for (const id of ids) update.run(msg, Date.now(), id);
     };
     const spoolFile = (fileId: number) => path.join(dir, 'spool', `result-${fileId}.csv.part`);
 
@@ -296,7 +296,7 @@ describe('NAME.result.csv', () => {
       // An outcome recorded in between (a later millisecond: a real one would be).
       sqliteOf(db)
         .prepare(
-          "UPDATE batches SET status_msg = 'second', updated_at = '2999-01-01T00:00:00.000Z' WHERE id = ?",
+          "UPDATE batches SET status_msg = 'second', updated_at = 32503680000000 WHERE id = ?",
         )
         .run(batchIds(fileId)[0]);
       const out = await writeResultCsv(db, fileId, dir, 'changed');

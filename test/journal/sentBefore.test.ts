@@ -74,7 +74,7 @@ function settle(
       .prepare(
         "INSERT INTO attempts (batch_id, started_at, finished_at, outcome) VALUES (?, ?, ?, 'accepted')",
       )
-      .run(batch, at, at);
+      .run(batch, Date.parse(at), Date.parse(at));
   }
 }
 
@@ -196,7 +196,7 @@ describe('repeats of other files (sentBefore)', () => {
       .all(kept) as number[];
     sqliteOf(db)
       .prepare(
-        "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, '2020-01-01T00:00:00.000Z', 'retryable')",
+        "INSERT INTO attempts (batch_id, started_at, outcome) VALUES (?, 1577836800000, 'retryable')",
       )
       .run(tried);
     sqliteOf(db).prepare('UPDATE batches SET parent_id = ? WHERE id = ?').run(tried, split);

@@ -23,9 +23,9 @@ function startsIn(dataDir: string): { at: number; numbers: number }[] {
           'SELECT a.started_at, b.numbers FROM attempts a JOIN batches b ON b.id = a.batch_id ORDER BY a.started_at',
         )
         .raw()
-        .all() as [string, number][],
+        .all() as [number, number][],
   );
-  return rows.map(([at, n]) => ({ at: Date.parse(at), numbers: n }));
+  return rows.map(([at, n]) => ({ at, numbers: n }));
 }
 
 /** The most numbers in any span shorter than `ms`, starting at one of the times. */

@@ -402,10 +402,7 @@ describe('retry --unknown', () => {
     const { dataDir, provider } = await unknownWithReqIdRun();
     withSqliteFile(
       dataDir,
-      (db) =>
-        db
-          .prepare('UPDATE attempts SET started_at = ?')
-          .run(new Date(Date.now() - 2 * 86_400_000).toISOString()),
+      (db) => db.prepare('UPDATE attempts SET started_at = ?').run(Date.now() - 2 * 86_400_000),
       { write: true },
     );
     const run = await runCli(['retry', '1', '--unknown'], { dataDir, sim: provider });

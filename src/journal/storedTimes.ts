@@ -1,0 +1,106 @@
+// The times of attempts and batches, the two tables with a row per request, as SQLite stores them:
+// milliseconds since 1970 (INTEGER, 6 bytes) rather than ISO 8601 text (24 bytes), in the table and
+// in each index on them. Every read and write of them goes through the dialect's storedTime and
+// timeText (journalRules/rule.ts; SQLITE_DIALECT in rules.ts), so that what reports, the result
+// files and `migrate --to` show is the ISO text they were written as, to the millisecond.
+import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
+import { SQLITE_DIALECT } from './rules.js';
+
+/** The columns kept as milliseconds, by table. */
+export const STORED_TIMES: Readonly<Record<string, readonly string[]>> = {
+  attempts: ['started_at', 'finished_at'],
+  batches: ['created_at', 'updated_at'],
+};
+
+/** `column` of `table` as the SQL that reads it as ISO text where it is a stored time. */
+export function readableColumn(table: string, column: string): string {
+  return STORED_TIMES[table]?.includes(column)
+    ? `${SQLITE_DIALECT.timeText(`"${column}"`)} AS "${column}"`
+    : `"${column}"`;
+}
+
+/** A time written as text, as milliseconds; text that is not a time is kept as it is. */
+const toMs = (column: string) => `coalesce(${SQLITE_DIALECT.storedTime(column)}, ${column})`;
+
+/**
+ * Rebuilds attempts and batches with INTEGER times (a column's type changes only so in SQLite),
+ * their rows copied with the times converted, and their indexes made again; batches_by_req_id is
+ * not: no statement looks a batch up by req_id alone (each claim names the batch's id too), and a
+ * req_id is 16 random characters of 62. row_results reads updated_at as text again. The views
+ * name the tables, which are renamed in place under legacy_alter_table, so the other views stay
+ * as they are; open.ts runs migrations with foreign keys off, so dropping the old tables deletes
+ * nothing that refers to them.
+ */
+export const TIMES_AS_MILLISECONDS = `
+  PRAGMA legacy_alter_table = ON;
+  CREATE TABLE attempts_ms (
+    id            INTEGER PRIMARY KEY,
+    batch_id      INTEGER NOT NULL REFERENCES batches(id),
+    req_id        TEXT,
+    started_at    INTEGER NOT NULL,
+    finished_at   INTEGER,
+    outcome       TEXT,
+    status_code   TEXT,
+    reason        TEXT
+  );
+  INSERT INTO attempts_ms (id, batch_id, req_id, started_at, finished_at, outcome, status_code, reason)
+    SELECT id, batch_id, req_id, ${toMs('started_at')}, ${toMs('finished_at')}, outcome, status_code, reason
+    FROM attempts ORDER BY id;
+  DROP TABLE attempts;
+  ALTER TABLE attempts_ms RENAME TO attempts;
+  CREATE INDEX attempts_by_batch ON attempts (batch_id);
+  CREATE INDEX attempts_by_finished ON attempts (finished_at);
+  CREATE INDEX attempts_by_start ON attempts (started_at);
+
+  CREATE TABLE batches_ms (
+    id              INTEGER PRIMARY KEY,
+    file_id         INTEGER NOT NULL REFERENCES files(id),
+    group_id        INTEGER NOT NULL REFERENCES groups(id),
+    parent_id       INTEGER REFERENCES batches(id),
+    req_id          TEXT    NOT NULL,
+    numbers         INTEGER NOT NULL,
+    state           TEXT    NOT NULL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    deferrals       INTEGER NOT NULL DEFAULT 0,
+    maybe_sent      INTEGER NOT NULL DEFAULT 0,
+    first_doubt_at  TEXT,
+    next_attempt_at INTEGER NOT NULL DEFAULT 0,
+    status_code     TEXT,
+    status_msg      TEXT,
+    sms_message_sid TEXT,
+    date_created    TEXT,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+  );
+  INSERT INTO batches_ms (id, file_id, group_id, parent_id, req_id, numbers, state, attempts,
+      deferrals, maybe_sent, first_doubt_at, next_attempt_at, status_code, status_msg,
+      sms_message_sid, date_created, created_at, updated_at)
+    SELECT id, file_id, group_id, parent_id, req_id, numbers, state, attempts,
+      deferrals, maybe_sent, first_doubt_at, next_attempt_at, status_code, status_msg,
+      sms_message_sid, date_created, ${toMs('created_at')}, ${toMs('updated_at')}
+    FROM batches ORDER BY id;
+  DROP TABLE batches;
+  ALTER TABLE batches_ms RENAME TO batches;
+  CREATE INDEX batches_by_file ON batches (file_id, state);
+  CREATE INDEX batches_by_group ON batches (group_id);
+  PRAGMA legacy_alter_table = OFF;
+
+  DROP VIEW row_results;
+  CREATE VIEW row_results AS
+  SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+    CASE r.intake
+      WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
+      ELSE r.intake
+    END AS status,
+    CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+    CASE r.intake
+      WHEN 'invalid' THEN r.error
+      WHEN 'duplicate' THEN coalesce((
+        SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
+          ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
+        FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), '${SENT_BY_A_FILE_READ_AGAIN}')
+      ELSE b.status_msg
+    END AS status_msg,
+    b.sms_message_sid, b.date_created, ${SQLITE_DIALECT.timeText('b.updated_at')} AS updated_at
+  FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
+`;
