@@ -25,7 +25,7 @@ import {
 } from './fileReads.js';
 import { DEFAULT_LEASE_MS } from './leases.js';
 import { defaultNodeId } from './nodes.js';
-import { PgIntakeTurns, type TurnWish, yieldIfShared } from './intakeTurn.js';
+import { type CheckTurnPasses, PgIntakeTurns, type TurnWish, yieldIfShared } from './intakeTurn.js';
 import { PgPlanStore } from './planStore.js';
 import { withTransaction } from './smallTransaction.js';
 import { discardIntake, ZEROED } from './discardIntake.js';
@@ -37,6 +37,8 @@ export interface PgFileStoreOptions {
   webhookTargets?: readonly string[];
   /** Batches intake asks to go first, once committed (PlanStore.sendFirst): the sender's list. */
   sendFirst?: (batchIds: number[]) => void;
+  /** The check turn's hand-overs, shared with the handle's repeat-window look-ups. */
+  passes?: CheckTurnPasses;
 }
 
 /** The PostgreSQL FileStore on a migrated journal's pool (schema.ts: openPool, migratePostgres). */
@@ -54,6 +56,7 @@ class PgFileStore implements FileStore {
   readonly #sendFirst: ((batchIds: number[]) => void) | undefined;
   readonly #reader: { node: string; leaseMs: number };
   readonly #turns: PgIntakeTurns;
+  readonly #passes: CheckTurnPasses;
   /** Told when a claim takes the file over from a node whose claim passed. */
   #onTakenOver: (takeover: TakeOver) => void = () => {};
   /** What beginIntake found kept, for the plan store made next for the file. */
@@ -64,6 +67,7 @@ class PgFileStore implements FileStore {
     this.#turns = new PgIntakeTurns(pool);
     this.#targets = options.webhookTargets ?? [];
     this.#sendFirst = options.sendFirst;
+    this.#passes = options.passes ?? { count: 0 };
     this.#reader = options.reader ?? { node: defaultNodeId(), leaseMs: DEFAULT_LEASE_MS };
   }
 
@@ -303,6 +307,7 @@ class PgFileStore implements FileStore {
       ...(kept ? { kept } : {}),
       ...(turn ? { turn } : {}),
       ...(role ? { role } : {}),
+      passes: this.#passes,
       ...(this.#sendFirst ? { sendFirst: this.#sendFirst } : {}),
       beforeCommit: async (db) => {
         await this.#stillReading(db, id);

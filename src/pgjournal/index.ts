@@ -5,6 +5,7 @@
 // TLS: verified to any host but loopback (settings/database.ts says why the URL has no say); a
 // connection that fails is E_DATABASE_UNREACHABLE with what PostgreSQL or the network answered,
 // never the password.
+import type { CheckTurnPasses } from './intakeTurn.js';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -121,11 +122,13 @@ function safePassword(text: string): string {
 async function stores(shared: PgShared, reqIdOn: boolean): Promise<PgStores> {
   const { pool, node, leaseMs } = shared;
   const send = await pgSendStore(pool, { node, leaseMs, reqIdOn });
+  const passes: CheckTurnPasses = { count: 0 };
   const files = pgFileStore(pool, {
     reader: { node, leaseMs },
     webhookTargets: shared.targets.ids,
+    passes,
   });
-  return { send, files, reads: pgReadStore(pool) };
+  return { send, files, reads: pgReadStore(pool, { passes }) };
 }
 
 export interface OpenedPgWriter {

@@ -150,24 +150,24 @@ async function checkTurn(
   }
 }
 
-/** Hand-overs of the check turn made through each pool (the repeat window's look-ups ask). */
-const passes = new WeakMap<object, number>();
+/**
+ * How many times this journal handle's leader handed the check turn over: owned by the handle's
+ * stores (index.ts), counted by its plan stores and read by its repeat window's look-ups.
+ */
+export interface CheckTurnPasses {
+  count: number;
+}
 
 /**
  * The leader's hand-over, on its turn's connection between two transactions: the check turn given
- * to whoever waits for it (the server grants it in queue order) and asked for again. Counted for
- * `pool`: a look-up of the window made before it has not seen what the follower committed.
+ * to whoever waits for it (the server grants it in queue order) and asked for again. Counted in
+ * `passes`: a look-up of the window made before it has not seen what the follower committed.
  */
-export async function passCheckTurn(turn: pg.ClientBase, pool: object): Promise<void> {
+export async function passCheckTurn(turn: pg.ClientBase, passes: CheckTurnPasses): Promise<void> {
   await turn.query(
     `SELECT pg_advisory_unlock(${CHECK_LOCK_ARGS}), pg_advisory_lock(${CHECK_LOCK_ARGS})`,
   );
-  passes.set(pool, (passes.get(pool) ?? 0) + 1);
-}
-
-/** How many times a leader reading through `pool` handed the check turn over. */
-export function checkTurnPasses(pool: object): number {
-  return passes.get(pool) ?? 0;
+  passes.count += 1;
 }
 
 /** True when another connection waits for the check turn (a follower). */

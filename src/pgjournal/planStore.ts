@@ -38,7 +38,12 @@ import {
 } from './planReads.js';
 import { PlanWrites } from './planWrites.js';
 import { type BeforeCommit, IntakeTransaction } from './bulk.js';
-import { checkTurnWanted, passCheckTurn, type TurnRole } from './intakeTurn.js';
+import {
+  type CheckTurnPasses,
+  checkTurnWanted,
+  passCheckTurn,
+  type TurnRole,
+} from './intakeTurn.js';
 
 /** Rows per commit once under way; the first commits come sooner (sending starts early). */
 export const ROWS_PER_COMMIT = 50_000;
@@ -60,6 +65,8 @@ export interface PgPlanOptions {
   turn?: pg.PoolClient;
   /** The turn's role: a leader hands the check turn over between commits to a follower waiting. */
   role?: TurnRole;
+  /** Where a leader counts its hand-overs (the handle's own; the window's look-ups read it). */
+  passes?: CheckTurnPasses;
   /** Checked in each commit's transaction before it commits (the file still this node's). */
   beforeCommit?: BeforeCommit;
 }
@@ -67,7 +74,6 @@ export interface PgPlanOptions {
 export class PgPlanStore implements PlanStore {
   readonly releaseOnlyCommitted = false;
   readonly releasesSeenAtCommit = true;
-  readonly #pool: pg.Pool;
   readonly #fileId: number;
   readonly #options: PgPlanOptions;
   #writes = new PlanWrites();
@@ -106,7 +112,6 @@ export class PgPlanStore implements PlanStore {
       turn: options.turn,
       beforeCommit: options.beforeCommit,
     });
-    this.#pool = pool;
     this.#fileId = fileId;
     this.#options = options;
   }
@@ -325,10 +330,10 @@ export class PgPlanStore implements PlanStore {
     return this.#tx.run(async (db) => {
       await writes.send(db, this.#fileId);
       if (await this.#tx.commitOpen()) this.#committed();
-      if (this.#passWanted && this.#options.turn) {
+      if (this.#passWanted && this.#options.turn && this.#options.passes) {
         // Between two transactions: nothing of this file is checked and not yet committed.
         this.#passWanted = false;
-        await passCheckTurn(this.#options.turn, this.#pool);
+        await passCheckTurn(this.#options.turn, this.#options.passes);
       }
     });
   }

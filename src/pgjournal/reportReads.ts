@@ -6,6 +6,7 @@ import type { FileReads } from '../ports/reads.js';
 import type { FailureCount, FileLine, FileRecord, ValueCount } from '../ports/records.js';
 import { all, BYTES, first, type Queryable, value } from './readsQuery.js';
 import { sentBeforeOf } from './sentBefore.js';
+import type { CheckTurnPasses } from './intakeTurn.js';
 
 type Timing = { requests: number; first_send: string | null; last_send: string | null };
 
@@ -74,7 +75,7 @@ async function unevenValueCounts(db: Queryable, fileId: number): Promise<ValueCo
 }
 
 /** FileReads of the PostgreSQL journal on `db`. */
-export function pgFileReads(db: Queryable): FileReads {
+export function pgFileReads(db: Queryable, passes: CheckTurnPasses = { count: 0 }): FileReads {
   return {
     ...reportReads(db),
     file: (id) => first<FileRecord>(db, 'SELECT * FROM files WHERE id = $1', [id]),
@@ -96,6 +97,6 @@ export function pgFileReads(db: Queryable): FileReads {
       (await first<FileLine>(db, 'SELECT * FROM v_files WHERE id = $1', [fileId]))!,
     repeatsOf: async (fileId) =>
       (await value<number>(db, 'SELECT repeats FROM files WHERE id = $1', [fileId]))!,
-    sentBefore: (fileId, window) => sentBeforeOf(db, fileId, window),
+    sentBefore: (fileId, window) => sentBeforeOf(db, fileId, window, passes),
   };
 }

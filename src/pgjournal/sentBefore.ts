@@ -17,7 +17,7 @@ import type { GroupKey } from '../ports/plan.js';
 import type { SentBefore, SentBeforeLookup } from '../ports/records.js';
 import type { Queryable } from './readsQuery.js';
 import { PG_DIALECT as d, runRule } from './rules.js';
-import { checkTurnPasses } from './intakeTurn.js';
+import type { CheckTurnPasses } from './intakeTurn.js';
 
 /**
  * Key hashes whose groups are kept: more than the planner holds groups (plan/groups.ts), so that a
@@ -34,10 +34,11 @@ export function sentBeforeOf(
   db: Queryable,
   fileId: number,
   window: RepeatWindow,
+  passes: CheckTurnPasses,
   now = Date.now(),
 ): Promise<SentBeforeLookup | undefined> {
   if (window.ms <= 0) return Promise.resolve(undefined);
-  return Promise.resolve(lookupOf(db, fileId, new Date(now - window.ms).toISOString()));
+  return Promise.resolve(lookupOf(db, fileId, new Date(now - window.ms).toISOString(), passes));
 }
 
 function notPrepared(what: string): SmsdropError {
@@ -81,16 +82,21 @@ function liveMessage(
 
 /**
  * The look-up over the other files' groups. A hash or a number asked for before it was prepared is
- * a bug, not an empty answer (that would send its numbers again).
+ * a bug, not an empty answer (that would send its numbers again). The groups known are forgotten
+ * once the check turn was handed over (`passes`).
  */
-function lookupOf(db: Queryable, fileId: number, since: string): SentBeforeLookup {
+function lookupOf(
+  db: Queryable,
+  fileId: number,
+  since: string,
+  passes: CheckTurnPasses,
+): SentBeforeLookup {
   const byHash = new Map<number, EarlierGroup[]>();
   let answers = new Map<string, EarlierRow[]>();
-  let passesSeen = checkTurnPasses(db);
-  /** The groups known are forgotten once the check turn was handed over. */
+  let passesSeen = passes.count;
   const noticePasses = (): void => {
-    if (checkTurnPasses(db) === passesSeen) return;
-    passesSeen = checkTurnPasses(db);
+    if (passes.count === passesSeen) return;
+    passesSeen = passes.count;
     byHash.clear();
   };
   const groupsOf = (keyHash: number): EarlierGroup[] => {
