@@ -6,12 +6,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { readRecordFile } from '../../src/simulator/record.js';
 import {
   assertEachOnce,
   cleanEnv,
   contactsCsv,
-  CREDENTIALS,
   numbersOf,
   type Proc,
   startDaemon,
@@ -20,6 +18,7 @@ import {
   waitUntil,
 } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
+import { nodeSettings, recordingSimulator } from './nodeSetup.js';
 
 const ROWS = 600;
 
@@ -35,18 +34,8 @@ describe('smsdrop drain on a node of a cluster', { skip: postgresMissing() }, ()
 
   test("the node exits 0 and the other sends its file's remaining batches", async () => {
     const url = await pg15.cluster.freshDatabase();
-    const recordFile = path.join(work, 'accepted.jsonl');
-    const sim = startProcess(
-      ['simulate', '--record', recordFile, '--latency-ms', '50'],
-      cleanEnv(CREDENTIALS),
-    );
-    procs.push(sim);
-    const simUrl = /listening on (\S+)/.exec(await sim.waitFor(/listening on (\S+)/))![1]!;
-    const env = (name: string) => ({
-      ...CREDENTIALS,
-      SMSDROP_BASE_URL: simUrl,
-      SMSDROP_DATABASE_URL: url,
-      SMSDROP_NODE_ID: name,
+    const provider = await recordingSimulator(procs, path.join(work, 'accepted.jsonl'), 50);
+    const env = nodeSettings(provider, url, {
       SMSDROP_LEASE: '1h',
       SMSDROP_CONCURRENCY: '2',
     });
@@ -56,7 +45,7 @@ describe('smsdrop drain on a node of a cluster', { skip: postgresMissing() }, ()
     const b = await startDaemon({ dataDir: path.join(work, 'b'), env: env('b') });
     procs.push(b);
     fs.writeFileSync(path.join(dirA, 'inbox', 'list.csv'), contactsCsv(ROWS));
-    const sent = () => (fs.existsSync(recordFile) ? readRecordFile(recordFile).length : 0);
+    const sent = provider.sent;
     await waitUntil(() => sent() >= 20, 120_000, 'a sending', a.output);
 
     const drain = startProcess(['drain'], cleanEnv({ SMSDROP_DATA_DIR: dirA }));
@@ -68,7 +57,7 @@ describe('smsdrop drain on a node of a cluster', { skip: postgresMissing() }, ()
     assert.ok(sent() < ROWS, `drained mid-file (${sent()} of ${ROWS} sent)`);
 
     await waitUntil(() => sent() >= ROWS, 120_000, 'b sending the rest', b.output);
-    assertEachOnce(readRecordFile(recordFile), numbersOf(ROWS));
+    assertEachOnce(provider.records(), numbersOf(ROWS));
   });
 
   test('no daemon on the data directory: exit 2, one line', async () => {

@@ -7,12 +7,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { readRecordFile } from '../../src/simulator/record.js';
 import {
   assertEachOnce,
-  cleanEnv,
   contactsCsv,
-  CREDENTIALS,
   daemonEnv,
   listDir,
   numbersOf,
@@ -23,6 +20,7 @@ import {
   waitUntil,
 } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
+import { nodeSettings, recordingSimulator } from './nodeSetup.js';
 
 const ROWS = 600;
 const CONCURRENCY = 4;
@@ -39,19 +37,9 @@ describe('a node lost mid-file', { skip: postgresMissing() }, () => {
 
   test('its batches are finished by the other node, once; back, it files the file in its done/', async () => {
     const url = await pg15.cluster.freshDatabase();
-    const recordFile = path.join(work, 'accepted.jsonl');
+    const provider = await recordingSimulator(procs, path.join(work, 'accepted.jsonl'), 50);
     // 50 ms an answer: the file takes seconds to send, so the kill lands mid-file
-    const sim = startProcess(
-      ['simulate', '--record', recordFile, '--latency-ms', '50'],
-      cleanEnv(CREDENTIALS),
-    );
-    procs.push(sim);
-    const simUrl = /listening on (\S+)/.exec(await sim.waitFor(/listening on (\S+)/))![1]!;
-    const env = (name: string) => ({
-      ...CREDENTIALS,
-      SMSDROP_BASE_URL: simUrl,
-      SMSDROP_DATABASE_URL: url,
-      SMSDROP_NODE_ID: name,
+    const env = nodeSettings(provider, url, {
       SMSDROP_LEASE: '3s',
       SMSDROP_CONCURRENCY: String(CONCURRENCY),
     });
@@ -64,14 +52,14 @@ describe('a node lost mid-file', { skip: postgresMissing() }, () => {
     const a = await start('a', dirA);
     const b = await start('b', path.join(work, 'b'));
     fs.writeFileSync(path.join(dirA, 'inbox', 'list.csv'), contactsCsv(ROWS));
-    const sent = () => (fs.existsSync(recordFile) ? readRecordFile(recordFile).length : 0);
+    const sent = provider.sent;
     await waitUntil(() => sent() >= 40, 120_000, 'a sending', a.output);
     a.kill('SIGKILL');
     await a.exited;
     const atKill = sent();
     assert.ok(atKill < ROWS, `killed mid-file (${atKill} of ${ROWS} sent)`);
     await waitUntil(() => sent() >= ROWS, 180_000, 'b finishing the file', b.output);
-    assertEachOnce(readRecordFile(recordFile), numbersOf(ROWS));
+    assertEachOnce(provider.records(), numbersOf(ROWS));
     assert.deepEqual(listDir(path.join(dirA, 'done')), [], 'a is down: nobody filed it yet');
     const back = startProcess(['run'], daemonEnv({ dataDir: dirA, env: env('a') }));
     procs.push(back);
@@ -83,11 +71,11 @@ describe('a node lost mid-file', { skip: postgresMissing() }, () => {
     );
     assert.ok(fs.existsSync(path.join(dirA, 'done', 'list.result.csv')), 'its result file too');
     assert.deepEqual(listDir(path.join(work, 'b', 'done')), [], "nothing in b's done/");
-    assertEachOnce(readRecordFile(recordFile), numbersOf(ROWS));
-    sim.kill('SIGTERM');
-    await sim.exited;
-    const peak = /at most (\d+) at once/.exec(sim.output());
-    assert.ok(peak, sim.output());
+    assertEachOnce(provider.records(), numbersOf(ROWS));
+    provider.process.kill('SIGTERM');
+    await provider.process.exited;
+    const peak = /at most (\d+) at once/.exec(provider.process.output());
+    assert.ok(peak, provider.process.output());
     assert.ok(Number(peak[1]) <= CONCURRENCY, `at most ${peak[1]} requests at once`);
   });
 });

@@ -8,22 +8,19 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { readRecordFile } from '../../src/simulator/record.js';
 import {
   assertEachOnce,
-  cleanEnv,
   contactsCsv,
-  CREDENTIALS,
   listDir,
   numbersOf,
   type Proc,
   resultRows,
   startDaemon,
-  startProcess,
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
+import { nodeSettings, recordingSimulator } from './nodeSetup.js';
 
 const ROWS = 200;
 /** SMSDROP_LEASE: short, so that the pause outlasts it by far. */
@@ -44,19 +41,9 @@ describe('a node paused longer than its lease', { skip: postgresMissing() }, () 
 
   test('woken, it hands its lost batches on and files the file as done, once', async () => {
     const url = await pg15.cluster.freshDatabase();
-    const recordFile = path.join(work, 'accepted.jsonl');
+    const provider = await recordingSimulator(procs, path.join(work, 'accepted.jsonl'), 300);
     // 300 ms an answer: the stop lands while requests wait for their answers
-    const sim = startProcess(
-      ['simulate', '--record', recordFile, '--latency-ms', '300'],
-      cleanEnv(CREDENTIALS),
-    );
-    procs.push(sim);
-    const simUrl = /listening on (\S+)/.exec(await sim.waitFor(/listening on (\S+)/))![1]!;
-    const env = (name: string) => ({
-      ...CREDENTIALS,
-      SMSDROP_BASE_URL: simUrl,
-      SMSDROP_DATABASE_URL: url,
-      SMSDROP_NODE_ID: name,
+    const env = nodeSettings(provider, url, {
       SMSDROP_LEASE: LEASE,
       SMSDROP_CONCURRENCY: '4',
       SMSDROP_CONNECT_TIMEOUT_MS: '500',
@@ -67,7 +54,7 @@ describe('a node paused longer than its lease', { skip: postgresMissing() }, () 
     const b = await startDaemon({ dataDir: path.join(work, 'b'), env: env('b') });
     procs.push(b);
     fs.writeFileSync(path.join(dirA, 'inbox', 'list.csv'), contactsCsv(ROWS));
-    const sent = () => (fs.existsSync(recordFile) ? readRecordFile(recordFile).length : 0);
+    const sent = provider.sent;
     await waitUntil(() => sent() >= 40, 120_000, 'a sending', a.output);
     a.kill('SIGSTOP');
     const atStop = sent();
@@ -84,7 +71,7 @@ describe('a node paused longer than its lease', { skip: postgresMissing() }, () 
     const statuses = resultRows(path.join(dirA, 'done', 'list.result.csv')).map((r) => r.status);
     assert.equal(statuses.length, ROWS);
     assert.deepEqual([...new Set(statuses)], ['accepted'], 'the result file says what was sent');
-    assertEachOnce(readRecordFile(recordFile), numbersOf(ROWS));
+    assertEachOnce(provider.records(), numbersOf(ROWS));
     assert.doesNotMatch(a.output(), /E_UNEXPECTED|E_BATCH_TRANSITION/);
     // what it gave up is said: its requests in flight at the stop were answered too late
     assert.match(a.output(), /gave up batch \d+'s outcome .*handed on: .*no longer holds it/);

@@ -7,24 +7,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
-import { readRecordFile } from '../../src/simulator/record.js';
 import { smsdrop } from '../cli/helpers.js';
 import {
   assertEachOnce,
-  cleanEnv,
   contactsCsv,
   CREDENTIALS,
   httpUrlOf,
   numbersOf,
   type Proc,
   startDaemon,
-  startProcess,
   startSimulatorProcess,
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
 import { startReceiver } from '../daemon/webhookReceiver.js';
 import { postgresMissing, usePostgres } from './cluster.js';
+import { nodeSettings, recordingSimulator } from './nodeSetup.js';
 
 const SECRET = 'operator-nodes-secret';
 
@@ -93,21 +91,11 @@ describe('which node does what, on PostgreSQL', { skip: postgresMissing() }, () 
 
   test("status names each file's reader; a node taking over a dead node's batches says so", async () => {
     const url = await pg15.cluster.freshDatabase();
-    const recordFile = path.join(work, 'takeover.jsonl');
+    const provider = await recordingSimulator(procs, path.join(work, 'takeover.jsonl'), 50);
     // 50 ms an answer: the file takes seconds to send, so the kill lands mid-file
-    const sim = startProcess(
-      ['simulate', '--record', recordFile, '--latency-ms', '50'],
-      cleanEnv(CREDENTIALS),
-    );
-    procs.push(sim);
-    const simUrl = /listening on (\S+)/.exec(await sim.waitFor(/listening on (\S+)/))![1]!;
     const receiver = await startReceiver(SECRET);
     after(() => receiver.close());
-    const env = (name: string) => ({
-      ...CREDENTIALS,
-      SMSDROP_BASE_URL: simUrl,
-      SMSDROP_DATABASE_URL: url,
-      SMSDROP_NODE_ID: name,
+    const env = nodeSettings(provider, url, {
       SMSDROP_LEASE: '3s',
       SMSDROP_CONCURRENCY: '4',
       SMSDROP_WEBHOOK_URL: receiver.url,
@@ -121,7 +109,7 @@ describe('which node does what, on PostgreSQL', { skip: postgresMissing() }, () 
     procs.push(b);
     const rows = 600;
     fs.writeFileSync(path.join(dirA, 'inbox', 'list.csv'), contactsCsv(rows));
-    const sent = () => (fs.existsSync(recordFile) ? readRecordFile(recordFile).length : 0);
+    const sent = provider.sent;
     await waitUntil(() => sent() >= 40, 120_000, 'a sending', a.output);
 
     const status = await smsdrop(['status', '--json'], {
@@ -143,7 +131,7 @@ describe('which node does what, on PostgreSQL', { skip: postgresMissing() }, () 
     a.kill('SIGKILL');
     await a.exited;
     await waitUntil(() => sent() >= rows, 180_000, 'b finishing the file', b.output);
-    assertEachOnce(readRecordFile(recordFile), numbersOf(rows));
+    assertEachOnce(provider.records(), numbersOf(rows));
     const line = /node b took over (\d+) batch\(es\) of list\.csv \(file \d+\) from node a\b/;
     assert.match(b.output(), line);
     await waitUntil(

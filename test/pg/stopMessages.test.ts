@@ -8,12 +8,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { readRecordFile } from '../../src/simulator/record.js';
 import {
   assertEachOnce,
-  cleanEnv,
   contactsCsv,
-  CREDENTIALS,
   daemonEnv,
   numbersOf,
   type Proc,
@@ -23,6 +20,7 @@ import {
   waitUntil,
 } from '../daemon/helpers.js';
 import { postgresMissing, usePostgres } from './cluster.js';
+import { nodeSettings, recordingSimulator } from './nodeSetup.js';
 
 const ROWS = 600;
 
@@ -38,29 +36,19 @@ describe('a node or a send stopped mid-file on PostgreSQL', { skip: postgresMiss
 
   async function cluster(name: string) {
     const url = await pg15.cluster.freshDatabase();
-    const recordFile = path.join(work, `${name}.jsonl`);
-    const sim = startProcess(
-      ['simulate', '--record', recordFile, '--latency-ms', '50'],
-      cleanEnv(CREDENTIALS),
-    );
-    procs.push(sim);
-    const simUrl = /listening on (\S+)/.exec(await sim.waitFor(/listening on (\S+)/))![1]!;
-    const env = (node: string) => ({
-      ...CREDENTIALS,
-      SMSDROP_BASE_URL: simUrl,
-      SMSDROP_DATABASE_URL: url,
-      SMSDROP_NODE_ID: node,
+    const provider = await recordingSimulator(procs, path.join(work, `${name}.jsonl`), 50);
+    const env = nodeSettings(provider, url, {
       SMSDROP_LEASE: '1h',
       SMSDROP_CONCURRENCY: '2',
       SMSDROP_PROGRESS_INTERVAL_MS: '1000',
     });
-    const sent = () => (fs.existsSync(recordFile) ? readRecordFile(recordFile).length : 0);
+    const sent = provider.sent;
     const node = async (id: string) => {
       const proc = await startDaemon({ dataDir: path.join(work, name, id), env: env(id) });
       procs.push(proc);
       return proc;
     };
-    return { env, sent, node, records: () => readRecordFile(recordFile) };
+    return { env, sent, node, records: () => provider.records() };
   }
 
   test('SIGTERM to the reader: the other node sends the rest, and says so', async () => {
