@@ -46,8 +46,13 @@ const FILE_SQL = (p: (n: number) => string) => `
 
 type Row = Record<'taken' | 'first' | 'last' | 'requests' | 'accepted', unknown>;
 
+/** A time as a journal gives it: ISO text or a Date, or milliseconds (SQLite's attempts). */
 const time = (x: unknown) =>
-  typeof x === 'string' || x instanceof Date ? new Date(x).getTime() : null;
+  typeof x === 'number'
+    ? x
+    : typeof x === 'string' || x instanceof Date
+      ? new Date(x).getTime()
+      : null;
 
 function figuresOf(row: Row | undefined): FileJournalFigures {
   if (!row)

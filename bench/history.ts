@@ -15,13 +15,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import Table from 'cli-table3';
 import { openWriter } from '../src/journal/index.js';
-import { runRule as runOnSqlite } from '../src/journal/rules.js';
+import { runRule as runOnSqlite, SQLITE_DIALECT } from '../src/journal/rules.js';
 import { openJournal } from '../src/journal/open.js';
 import { journalPath } from '../src/journal/paths.js';
 import { pgFileStore } from '../src/pgjournal/files.js';
-import { runRule as runOnPostgres } from '../src/pgjournal/rules.js';
+import { PG_DIALECT, runRule as runOnPostgres } from '../src/pgjournal/rules.js';
 import { migratePostgres, openPool } from '../src/pgjournal/schema.js';
-import { run, type Rule } from '../src/journalRules/rule.js';
+import { type Dialect, run, type Rule } from '../src/journalRules/rule.js';
 import type { FileStore } from '../src/ports/files.js';
 import { type Postgres, postgresBinDir, startPostgres } from '../test/pg/cluster.js';
 import { intakeFile } from '../test/pg/intakeRun.js';
@@ -116,11 +116,11 @@ interface Journal {
 }
 
 /** The batches of file `fileId` sent: an attempt each at `at`, 1 in 100 failed; the file done. */
-function* sentAt(fileId: number, at: string): Rule<void> {
+function* sentAt(d: Dialect, fileId: number, at: string): Rule<void> {
   const failed = 'id % 100 = 0';
   yield* run(
     `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
-     SELECT id, req_id, ?, ?, CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
+     SELECT id, req_id, ${d.storedTime('?')}, ${d.storedTime('?')}, CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
        CASE WHEN ${failed} THEN '160038' ELSE '000000' END
      FROM batches WHERE file_id = ?`,
     at,
@@ -129,7 +129,7 @@ function* sentAt(fileId: number, at: string): Rule<void> {
   );
   yield* run(
     `UPDATE batches SET state = CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
-       attempts = 1, next_attempt_at = 0, updated_at = ?,
+       attempts = 1, next_attempt_at = 0, updated_at = ${d.storedTime('?')},
        status_code = CASE WHEN ${failed} THEN '160038' ELSE '000000' END
      WHERE file_id = ?`,
     at,
@@ -151,7 +151,7 @@ async function fillerOf(journal: Journal): Promise<Filler> {
     return {
       // A claim as long as the fill: nothing renews it here, as a daemon's heartbeat would.
       files: pgFileStore(pool, { reader: { node: 'bench-history', leaseMs: 24 * 3_600_000 } }),
-      markSent: (fileId, at) => runOnPostgres(pool, sentAt(fileId, at)),
+      markSent: (fileId, at) => runOnPostgres(pool, sentAt(PG_DIALECT, fileId, at)),
       close: () => pool.end(),
     };
   }
@@ -166,7 +166,7 @@ async function fillerOf(journal: Journal): Promise<Filler> {
     markSent: (fileId, at) => {
       const db = openJournal(journalPath(journal.dataDir));
       try {
-        runOnSqlite(db, sentAt(fileId, at));
+        runOnSqlite(db, sentAt(SQLITE_DIALECT, fileId, at));
       } finally {
         db.close();
       }

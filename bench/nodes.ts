@@ -8,6 +8,7 @@
 // The same list sent by one node on its own SQLite journal is the reference.
 // Timed: from the first request's start to the last answer (the journal's attempts, written by
 // every node on one machine's clock), and from the drop until every file is in its node's done/.
+import { SQLITE_DIALECT } from '../src/journal/rules.js';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, copyFileSync } from 'node:fs';
 import os from 'node:os';
@@ -202,8 +203,9 @@ function sqliteFigures(journalFile: string): JournalFigures {
   try {
     const a = db
       .prepare(
-        `SELECT count(*) AS n, min(started_at) AS first, max(finished_at) AS last,
-           avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS mean
+        `SELECT count(*) AS n, ${SQLITE_DIALECT.timeText('min(started_at)')} AS first,
+           ${SQLITE_DIALECT.timeText('max(finished_at)')} AS last,
+           avg(finished_at - started_at) AS mean
          FROM attempts`,
       )
       .get() as Record<'n' | 'first' | 'last' | 'mean', string | number | null>;

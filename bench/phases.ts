@@ -13,6 +13,7 @@
 //     no phase of its own (it is inside intake).
 // Ends are accurate to one chunk of rows (1000) or of batches (200).
 import Database from '../src/journal/sqlite.js';
+import { SQLITE_DIALECT } from '../src/journal/rules.js';
 
 export interface Phase {
   startS: number;
@@ -64,18 +65,22 @@ function readTimes(db: Database.Database): JournalTimes {
     intakeEnd: separatePlanning
       ? one("SELECT max(updated_at) FROM rows WHERE status IN ('invalid', 'duplicate')")
       : null,
-    firstBatch: one('SELECT min(created_at) FROM batches'),
-    lastBatch: one('SELECT max(created_at) FROM batches WHERE parent_id IS NULL'),
-    firstAttempt: one('SELECT min(started_at) FROM attempts'),
-    lastAttempt: one('SELECT max(finished_at) FROM attempts'),
+    firstBatch: one(`SELECT ${SQLITE_DIALECT.timeText('min(created_at)')} FROM batches`),
+    lastBatch: one(
+      `SELECT ${SQLITE_DIALECT.timeText('max(created_at)')} FROM batches WHERE parent_id IS NULL`,
+    ),
+    firstAttempt: one(`SELECT ${SQLITE_DIALECT.timeText('min(started_at)')} FROM attempts`),
+    lastAttempt: one(`SELECT ${SQLITE_DIALECT.timeText('max(finished_at)')} FROM attempts`),
   };
 }
 
 /** Attempts started before / from `intakeEnd` (ISO time), with their mean duration. */
 function requestTimes(db: Database.Database, intakeEnd: string | null): PhaseReport['requests'] {
+  const started = SQLITE_DIALECT.timeText('started_at');
+  const finished = SQLITE_DIALECT.timeText('finished_at');
   const times = db.prepare(
-    `SELECT count(*) AS count, avg((julianday(finished_at) - julianday(started_at)) * 86400000.0) AS meanMs
-     FROM attempts WHERE finished_at IS NOT NULL AND (started_at < ?) = ?`,
+    `SELECT count(*) AS count, avg((julianday(${finished}) - julianday(${started})) * 86400000.0) AS meanMs
+     FROM attempts WHERE finished_at IS NOT NULL AND (${started} < ?) = ?`,
   );
   const of = (during: boolean): RequestTimes => {
     const r = times.get(intakeEnd ?? '', during ? 1 : 0) as {
