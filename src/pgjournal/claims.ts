@@ -124,15 +124,19 @@ export function countBy(rows: ReadonlyArray<{ taken_from: string | null }>): Map
 // its intake) is skipped, not waited for: a renewal that waited could close a cycle of row locks
 // with that transaction (40P01, a deadlock). Skipped, its lease is still
 // this node's (live), renewed at the next renewal.
+/** SQL: one of the batches the node still keeps ($3; null: all it holds). */
+const KEPT = '($3::bigint[] IS NULL OR id = ANY($3::bigint[]))';
+
 const RENEW = `
   WITH seen AS (
     INSERT INTO nodes (id) VALUES ($1)
     ON CONFLICT (id) DO UPDATE SET last_seen = clock_timestamp()
   ),
-  live AS (SELECT id FROM batches WHERE ${leaseHeld('$1')}),
+  live AS (SELECT id FROM batches WHERE ${leaseHeld('$1')} AND ${KEPT}),
   renewed AS (
     UPDATE batches SET lease_until = clock_timestamp() + $2::integer * interval '1 millisecond'
-    WHERE id IN (SELECT id FROM batches WHERE ${leaseHeld('$1')} ORDER BY id FOR UPDATE SKIP LOCKED)
+    WHERE id IN (SELECT id FROM batches WHERE ${leaseHeld('$1')} AND ${KEPT}
+                 ORDER BY id FOR UPDATE SKIP LOCKED)
     RETURNING id
   ),
   reading AS (
@@ -146,13 +150,20 @@ const RENEW = `
  * Extends the node's leases that have not passed, and marks the node seen. A lease that passed is
  * not renewed: another node may have taken the batch, so this node must drop it (`held` lacks it).
  * `busy`: leases still the node's, not renewed this time (their batch was locked by a write).
+ * `keep`: only these batches' leases (those the node still means to send; the others lapse), or
+ * every lease of the node.
  */
 export async function renewLeases(
   db: Queryable,
   lease: Lease,
+  keep?: readonly number[],
 ): Promise<{ held: number[]; busy: number[]; heldUntil: number }> {
   const heldUntil = performance.now() + lease.ms;
-  const { rows } = await db.query<{ id: number; renewed: boolean }>(RENEW, [lease.node, lease.ms]);
+  const { rows } = await db.query<{ id: number; renewed: boolean }>(RENEW, [
+    lease.node,
+    lease.ms,
+    keep ?? null,
+  ]);
   const ids = (renewed: boolean) =>
     rows
       .filter((r) => r.renewed === renewed)
@@ -173,6 +184,25 @@ export async function releaseLeases(
   const { rows } = await db.query<{ id: number }>(
     `UPDATE batches SET ${LEASE_GIVEN_UP} WHERE lease_node = $1 AND ($2::bigint[] IS NULL OR id = ANY($2::bigint[])) RETURNING id`,
     [node, batchIds ?? null],
+  );
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}
+
+/**
+ * Gives up the node's leases of these batches that are still planned (claimed, never started);
+ * one a write of this node's has locked is left to lapse. Returns the ids released.
+ */
+export async function releasePlannedLeases(
+  db: Queryable,
+  node: string,
+  batchIds: readonly number[],
+): Promise<number[]> {
+  const { rows } = await db.query<{ id: number }>(
+    `UPDATE batches SET ${LEASE_GIVEN_UP}
+     WHERE id IN (SELECT id FROM batches WHERE lease_node = $1 AND id = ANY($2::bigint[])
+                  AND state = 'planned' ORDER BY id FOR UPDATE SKIP LOCKED)
+     RETURNING id`,
+    [node, batchIds],
   );
   return rows.map((r) => r.id).sort((a, b) => a - b);
 }

@@ -111,14 +111,18 @@ export class LeaseKeeper {
   }
 
   /**
-   * Renews every lease of the node that has not passed. A batch the database no longer has under
-   * the node's lease is dropped, unless a claim newer than this renewal leased it (the renewal may
-   * not have seen that claim commit). One locked by a write keeps the time it had.
+   * Renews every lease of the node that has not passed and that it still holds here. A batch the
+   * database no longer has under the node's lease is dropped, unless a claim newer than this
+   * renewal leased it (the renewal may not have seen that claim commit). One locked by a write
+   * keeps the time it had.
    */
   renew(): Promise<void> {
     this.#renewing ??= (async () => {
       try {
-        const { held, busy, heldUntil } = await renewLeases(this.#pool, this.lease);
+        // Only what this process still holds: a claim it gave up here lapses even if the journal
+        // was not told (releaseClaims), instead of being kept from the other nodes while it lives.
+        const kept = [...this.#held.keys()];
+        const { held, busy, heldUntil } = await renewLeases(this.#pool, this.lease, kept);
         const still = new Set(held);
         const locked = new Set(busy);
         for (const [id, until] of this.#held) {

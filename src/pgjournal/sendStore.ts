@@ -9,7 +9,7 @@ import { SmsdropError } from '../errors.js';
 import { MoveRefusedError } from '../journalRules/moves.js';
 import type { AttemptStart, DueQuery, Outcome, SendStore, TakeOver } from '../ports/send.js';
 import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.js';
-import { claimDueBatches, releaseLeasesExcept } from './claims.js';
+import { claimDueBatches, releaseLeasesExcept, releasePlannedLeases } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
 import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
 import { TurnQueue } from './writeQueue.js';
@@ -178,6 +178,18 @@ export class PgSendStore implements SendStore {
   /** Gives up the leases of batches with no request in flight here, for the other nodes. */
   async handBack(): Promise<void> {
     this.#keeper.released(await releaseLeasesExcept(this.#pool, this.node, [...this.#inFlight]));
+  }
+
+  /**
+   * Gives up the leases of these batches with no request in flight here that are still planned:
+   * here first (no longer renewed, so they lapse if the journal cannot be told), then in the
+   * journal, for the other nodes.
+   */
+  async releaseClaims(batchIds: readonly number[]): Promise<void> {
+    const idle = batchIds.filter((id) => !this.#inFlight.has(id) && !this.#unsent.has(id));
+    if (idle.length === 0) return;
+    this.#keeper.released(idle);
+    await releasePlannedLeases(this.#pool, this.node, idle);
   }
 
   /** By this node's monotonic clock: its lease of the batch holds for more than the margin. */

@@ -87,6 +87,12 @@ export interface SendStore {
    * to send (this one paused alone: the provider does not answer it). Only a shared journal has it.
    */
   handBack?(): Promise<void>;
+  /**
+   * Gives up this process's claims of these batches where no attempt of theirs is under way: a
+   * pass over a file that ends (a failure, a stop, a pause) with claimed batches it did not send
+   * lets the other processes send them. Only a shared journal has it.
+   */
+  releaseClaims?(batchIds: readonly number[]): Promise<void>;
 }
 
 /** Work one process took over from another whose claim passed (SendStore and FileStore tell it). */

@@ -42,3 +42,15 @@ export function putBackFenced(
     },
   ]);
 }
+
+/**
+ * Gives up the claims of a pass's batches that got no outcome: the pass ended before their turn
+ * (a failure, a stop, a pause) or their request did not start. Kept, another process could not
+ * send them while this one lives, and this one may never come back to the file (helping other
+ * nodes, it looks only at batches no live process holds). If the journal cannot be told, the
+ * claims lapse: the store no longer renews them.
+ */
+export async function releaseUnsent(send: SendStore, unsent: ReadonlySet<number>): Promise<void> {
+  if (unsent.size === 0 || !send.releaseClaims) return;
+  await send.releaseClaims([...unsent]).catch(() => undefined);
+}

@@ -12,15 +12,10 @@ import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
 import { accountSlot } from './accountSlot.js';
-import { fenced, leaseCheck, putBackFenced } from './fence.js';
+import { fenced, leaseCheck, putBackFenced, releaseUnsent } from './fence.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
 import { accountStopCode } from '../provider/codes.js';
-import {
-  type Decision,
-  decideAfterAttempt,
-  type RetrySettings,
-  whyNotUnderOwnReqId,
-} from './policy.js';
+import { type Decision, decideAfterAttempt, retrySettings, whyNotUnderOwnReqId } from './policy.js';
 import type { AccountPause, PauseCode, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
@@ -105,6 +100,7 @@ export async function sendReadyBatches(
 ): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const queued = new Set<number>();
+  const unsent = new Set<number>(); // claimed, no outcome recorded: given back at the end
   const room = ctx.config.concurrency * 2;
   let afterId = 0;
   let failure: { error: unknown } | undefined;
@@ -124,6 +120,7 @@ export async function sendReadyBatches(
     });
     const firstIds = new Set(first.map((b) => b.batch.id));
     const page = [...first, ...due];
+    for (const { batch } of page) unsent.add(batch.id);
     if (page.length === 0) {
       if (stopping() || !waitForMore || !(await waitForMore())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
@@ -137,7 +134,10 @@ export async function sendReadyBatches(
       queued.add(id);
       const task: Promise<void> = ctx
         .limit(() => (failure ? undefined : sendBatch(ctx, toSend)))
-        .then((sent) => sent?.recorded)
+        .then((sent) => {
+          if (sent) unsent.delete(id);
+          return sent?.recorded;
+        })
         .catch((error: unknown) => void (failure ??= { error }))
         .finally(() => {
           inFlight.delete(task);
@@ -150,6 +150,7 @@ export async function sendReadyBatches(
   }
   // Never leave requests running behind a failure: the caller may hand the file to someone else.
   await Promise.all(inFlight);
+  await releaseUnsent(ctx.send, unsent);
   if (failure) throw failure.error;
 }
 
@@ -361,17 +362,6 @@ function troubleCode(outcome: SendOutcome): PauseCode {
 /** The pause's code: the provider's status code's, or what the outcome says of the provider. */
 function pauseCodeOf(decision: Decision, outcome: SendOutcome): PauseCode {
   return decision.pauseCode ? accountStopCode(decision.pauseCode) : troubleCode(outcome);
-}
-
-export function retrySettings(config: Config): RetrySettings {
-  return {
-    reqIdOn: config.reqId,
-    maxAttempts: config.maxAttempts,
-    retryBaseMs: config.retryBaseMs,
-    retryMaxMs: config.retryMaxMs,
-    rateLimitDelayMs: config.rateLimitDelayMs,
-    rateLimitMaxDeferrals: config.rateLimitMaxDeferrals,
-  };
 }
 
 function describeOutcome(outcome: SendOutcome): {

@@ -1,6 +1,7 @@
 // What to do with a batch after an attempt: a pure function of the outcome, the batch's history
 // and the retry settings. A handler per outcome kind, and per class of rejection; the reasons are
 // in provider-facts.md.
+import type { Config } from '../config/index.js';
 import type { OutcomeKind, RejectionClass, SendOutcome } from '../provider/types.js';
 import type { Transition } from '../ports/records.js';
 import { DOUBT, type Doubt } from '../ports/states.js';
@@ -382,4 +383,16 @@ export function backoffDelay(
     settings.retryBaseMs * 2 ** Math.max(0, attempt - 1),
   );
   return Math.round(exponential * (0.5 + random() * 0.5));
+}
+
+/** The retry settings of the configuration. */
+export function retrySettings(config: Config): RetrySettings {
+  return {
+    reqIdOn: config.reqId,
+    maxAttempts: config.maxAttempts,
+    retryBaseMs: config.retryBaseMs,
+    retryMaxMs: config.retryMaxMs,
+    rateLimitDelayMs: config.rateLimitDelayMs,
+    rateLimitMaxDeferrals: config.rateLimitMaxDeferrals,
+  };
 }
