@@ -4,16 +4,10 @@
 // last run stopped, and a finished file is never sent again unless a resend is asked for.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import {
-  FILE_STATUS,
-  type Awaitable,
-  type FileCounts,
-  type FileRecord,
-  type WaitingFile,
-} from '../ports/index.js';
+import { FILE_STATUS, type FileCounts, type FileRecord, type WaitingFile } from '../ports/index.js';
 import { type ErrorCode, SmsdropError } from '../errors.js';
 import { type FileInspection, hashPrefix, inspectFile } from '../intake/inspect.js';
-import type { SentBeforeLookup } from '../ports/plan.js';
+import type { ProcessOptions } from './processOptions.js';
 import { sendFile, type SendResult } from '../send/index.js';
 import { type ResultSpool, spoolResults } from '../results/spool.js';
 import type { PipelineContext } from './context.js';
@@ -26,31 +20,7 @@ export type { PipelineContext } from './context.js';
 export type { Refusal } from './intakeRun.js';
 export { everyRowAccepted, providerChange, repeatsNote, waitingNote } from './outcome.js';
 
-export interface ProcessOptions {
-  /**
-   * Send again a file whose bytes were already sent (a new generation), and every row whose
-   * message another file already sent the same number (the repeat window is not asked).
-   */
-  resend?: boolean;
-  /** Stop after planning: nothing is sent. Use with a throwaway journal. */
-  dryRun?: boolean;
-  /** A new record is held for approval (SMSDROP_APPROVAL): read and planned, nothing sent. */
-  hold?: boolean;
-  /** Name to record (default: the file's base name). */
-  name?: string;
-  /** The file's inspection, when the caller already made it (the daemon hashes every drop). */
-  inspection?: FileInspection;
-  /**
-   * Other files' rows, for the repeat window (sentBefore.ts). Default: this journal's. A dry run
-   * plans in a journal of its own and gives the real journal's.
-   */
-  sentBefore?: (fileId: number) => Awaitable<SentBeforeLookup | undefined>;
-  /**
-   * Called once this run has read the whole file into the journal, while its sending goes on: its
-   * invalid rows are final from then on. Not called when the file was read by an earlier run.
-   */
-  onIntakeEnd?: (fileId: number) => void;
-}
+export type { ProcessOptions } from './processOptions.js';
 
 export interface PlanSummary {
   groups: number;

@@ -7,7 +7,7 @@ import type { FileInspection } from '../intake/inspect.js';
 import type { FileRecord } from '../ports/index.js';
 import type { PipelineContext } from './context.js';
 import { intake, type Refusal } from './intakeRun.js';
-import type { ProcessOptions } from './index.js';
+import type { ProcessOptions } from './processOptions.js';
 
 /**
  * The file read into the journal once the intakes before it have ended theirs (IntakeTurns): its
