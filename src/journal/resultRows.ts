@@ -1,5 +1,6 @@
 // The rows of the files people read after a run (NAME.result.csv, NAME.rejected.csv), read from
 // the journal. The journal hands over text and rows; results/ writes the files.
+import { SQLITE_DIALECT } from './rules.js';
 import type { Statement } from 'better-sqlite3';
 import { connectionOf, insideOf } from './connection.js';
 import type { Journal } from './connection.js';
@@ -42,7 +43,8 @@ const TAIL_COLUMNS =
 export function resultsStamp(db: Journal, fileId: number): string {
   const stamp = connectionOf(db)
     .prepare(
-      'SELECT count(*), max(id), max(updated_at), total(unicode(state) * id) FROM batches WHERE file_id = ?',
+      `SELECT count(*), max(id), ${SQLITE_DIALECT.timeText('max(updated_at)')}, total(unicode(state) * id)
+       FROM batches WHERE file_id = ?`,
     )
     .raw(true)
     .get(fileId);
