@@ -7,6 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import Database from '../src/journal/sqlite.js';
+import { SQLITE_DIALECT } from '../src/journal/rules.js';
 import { journalPath, openWriter } from '../src/journals/index.js';
 
 export type SqliteFile = BetterSqlite3.Database;
@@ -49,3 +50,9 @@ export async function makeJournal(dataDir: string): Promise<void> {
   );
   await handle.close();
 }
+
+/**
+ * The SQL of a `?` parameter holding an ISO 8601 time, as SQLite's journal stores the times of
+ * attempts and batches (milliseconds): for tests that write those columns by hand.
+ */
+export const STORED_TIME_PARAM = SQLITE_DIALECT.storedTime('?');

@@ -1,6 +1,8 @@
 // A small journal's content, written as plain rows into both journals (SQLite's and PostgreSQL's)
 // so that their views can be compared: every status a row can end in, a split batch with its
 // halves, repeats of another file's row and of a row gone since, a file in intake and a pruned one.
+import { STORED_TIME_PARAM } from '../sqliteFile.js';
+
 type Value = string | number | null;
 type Row = Record<string, Value>;
 
@@ -112,8 +114,16 @@ export const SAMPLE: ReadonlyArray<readonly [string, readonly Row[]]> = [
 ];
 
 /** INSERT INTO table (columns) VALUES (?, ...) for SQLite, ($1, ...) for PostgreSQL. */
+/** The columns SQLite keeps as milliseconds (Dialect.storedTime); the sample gives them as text. */
+const STORED_TIMES: Record<string, readonly string[]> = {
+  attempts: ['started_at', 'finished_at'],
+  batches: ['created_at', 'updated_at'],
+};
+
 export function insertSql(table: string, row: Row, dialect: 'sqlite' | 'pg'): string {
   const columns = Object.keys(row);
-  const params = columns.map((_, i) => (dialect === 'sqlite' ? '?' : `$${i + 1}`));
+  const sqliteParam = (column: string) =>
+    STORED_TIMES[table]?.includes(column) ? STORED_TIME_PARAM : '?';
+  const params = columns.map((c, i) => (dialect === 'sqlite' ? sqliteParam(c) : `$${i + 1}`));
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${params.join(', ')})`;
 }

@@ -11,7 +11,7 @@ import { copyJournal } from '../../src/pgjournal/copy.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import type { SendStore } from '../../src/ports/send.js';
-import { withSqliteFile } from '../sqliteFile.js';
+import { STORED_TIME_PARAM, withSqliteFile } from '../sqliteFile.js';
 import { postgresMissing, usePostgres } from './cluster.js';
 import { type SentJournal, sentJournal } from './sentJournal.js';
 
@@ -84,7 +84,8 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
         (raw) =>
           raw
             .prepare(
-              "INSERT INTO attempts (batch_id, req_id, started_at, outcome) VALUES (?, ?, ?, 'in-doubt')",
+              `INSERT INTO attempts (batch_id, req_id, started_at, outcome)
+               VALUES (?, ?, ${STORED_TIME_PARAM}, 'in-doubt')`,
             )
             .run(...late),
         { write: true },
