@@ -1,29 +1,18 @@
 // The account's request slots in PostgreSQL (ports/account.ts), with its pacing (accountRate.ts)
-// and its pause (accountPause.ts): one row per slot, held by one node under a lease by the
-// database's clock, renewed while the node lives. Slots are taken `FOR UPDATE SKIP LOCKED`, so
-// nodes taking at once never wait for each other and never take the same slot; a dead node's
-// slots come back when their leases pass.
-//
-// A node keeps the slots it holds as a block while it has requests waiting for one: a request's
-// answer hands its slot straight to the node's next waiting request, with no statement, and a
-// slot goes back to the database (with a NOTIFY that wakes the nodes waiting: slotNotices.ts)
-// only when no request here waits for it, when the level was lowered under it, or when other
-// nodes want slots and this node holds more than its share (the level over the nodes wanting
-// one, rounded up). A node that finds no slot says so in the same statement (a NOTIFY "want"),
-// and looks again when a slot is freed, or at the latest every FALLBACK_POLL_MS.
+// and its pause (accountPause.ts): one row per slot, held by one request of one node under a
+// lease by the database's clock, renewed while the node lives. A slot is taken `FOR UPDATE SKIP
+// LOCKED`, so nodes taking at once never wait for each other and never take the same slot; a dead
+// node's slots come back when their leases pass.
 //
 // Why the limit holds across nodes: a request starts only while its node holds a slot, and a slot
 // has one holder at a time. A node that cannot renew (cut off from the database) keeps its
-// requests in flight, and their slots may pass to others after the lease: a slot is handed on
-// within the node only within REUSE_SHARE of the lease from its last renewal that succeeded, so a
-// request started on it has at least the rest of the lease to end before its slot can pass
-// (docs/postgres.md).
+// requests in flight, and their slots may pass to others after the lease: the lease (30 s by
+// default) is longer than a request may last (SMSDROP_TIMEOUT), so a request started before the
+// last renewal that succeeded has ended before its slot can pass (docs/postgres.md).
 import type pg from 'pg';
 import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
-import { type PauseRow, PgSharedPause } from './accountPause.js';
+import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
 import { pgAccountRate } from './accountRate.js';
-import { GIVE, napUntil, RENEW, signal, TAKE } from './slotSql.js';
-import { type SlotNotice, SlotNotices } from './slotNotices.js';
 
 export interface AccountSlotOptions {
   /** The node's id (nodes.id). */
@@ -32,21 +21,28 @@ export interface AccountSlotOptions {
   leaseMs: number;
   /** The node's SMSDROP_CONCURRENCY: the account's limit, and this node never holds more. */
   concurrency: number;
-  /** The longest wait before looking for a free slot again (default FALLBACK_POLL_MS). */
-  fallbackPollMs?: number;
 }
 
-/** The longest wait before a node with waiting requests looks for a free slot again. */
-const FALLBACK_POLL_MS = 250;
-/** A node that said it wants a slot counts as wanting for this long. */
-const WANT_HEARD_MS = 4 * FALLBACK_POLL_MS;
-/** A slot is handed on within the node only this share of the lease after its last renewal. */
-const REUSE_SHARE = 1 / 3;
-/**
- * How long a slot no request here waits for stays with the node: the sender's next request asks
- * for one a moment after an answer gives one back, and takes it with no statement.
- */
-const LINGER_MS = 50;
+/** How long to wait before looking again for a free slot: doubling, at most this. */
+const MAX_POLL_MS = 100;
+
+const TAKE = `
+  WITH lvl AS (SELECT level FROM account_level WHERE id = 1),
+  free AS (
+    SELECT s.slot FROM account_slots s, lvl
+    WHERE s.slot < LEAST(lvl.level, $3) AND (s.holder IS NULL OR s.until < clock_timestamp())
+      AND NOT ${PAUSED_NOW}
+    ORDER BY s.slot LIMIT 1
+    FOR UPDATE OF s SKIP LOCKED
+  ),
+  taken AS (
+    UPDATE account_slots s
+    SET holder = $1, node = $2, until = clock_timestamp() + $4 * interval '1 millisecond'
+    FROM free WHERE s.slot = free.slot
+    RETURNING s.slot
+  )
+  SELECT (SELECT level FROM lvl) AS level, (SELECT slot FROM taken) AS slot, ${PAUSE_COLUMNS}
+  FROM (SELECT 1) one LEFT JOIN account_pause ON account_pause.id = 1`;
 
 /**
  * The account's slots for this node, on a migrated journal: the setting is recorded (the level
@@ -66,68 +62,18 @@ export async function openAccountSlots(
     'INSERT INTO account_slots (slot) SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING',
     [concurrency],
   );
-  const slots = new PgAccountSlots(pool, options);
-  await slots.listen();
-  return slots;
+  return new PgAccountSlots(pool, options);
 }
 
-/** A slot this node holds: its holder (one per take) and its last confirmation. */
-interface Held {
-  holder: string;
-  /** performance.now() before the statement that took or last renewed it was sent. */
-  confirmedAt: number;
-}
-
-interface Waiter {
-  resolve: (release: SlotRelease | undefined) => void;
-  reject: (error: unknown) => void;
-  signal: AbortSignal | undefined;
-}
-
-/** What ended a wait for a slot, counted (slotStats). */
-export interface SlotStats {
-  /** Slots taken from the database. */
-  taken: number;
-  /** Slots handed from an answered request to a waiting one here, with no statement. */
-  handedOn: number;
-  /** Slots given back to the database. */
-  givenBack: number;
-  /** Waits ended by another node's NOTIFY that it freed a slot. */
-  wokenByNotice: number;
-  /** Waits ended by this node giving a slot back. */
-  wokenHere: number;
-  /** Waits that ended at the fallback poll's time. */
-  wokenByPoll: number;
-  /** Other nodes' NOTIFY that they want a slot. */
-  wantsHeard: number;
-}
-
-type TakeRow = PauseRow & { level: number; slots: number[] };
-
-export class PgAccountSlots implements AccountSlots {
+class PgAccountSlots implements AccountSlots {
   readonly #pool: pg.Pool;
   readonly #options: AccountSlotOptions;
-  readonly #held = new Map<number, Held>();
-  readonly #waiters: Waiter[] = [];
-  /** Held slots no request uses, each with the timer that gives it back. */
-  readonly #idle = new Map<number, NodeJS.Timeout>();
-  /** Other nodes that said they want a slot, with when this node heard it. */
-  readonly #wanting = new Map<string, number>();
-  readonly #notices: SlotNotices;
-  readonly #stats: SlotStats = {
-    taken: 0,
-    handedOn: 0,
-    givenBack: 0,
-    wokenByNotice: 0,
-    wokenHere: 0,
-    wokenByPoll: 0,
-    wantsHeard: 0,
-  };
+  /** The holders (one per take) of the slots this node holds, by slot. */
+  readonly #held = new Map<number, string>();
   #takes = 0;
   #level: number;
-  #pumping = false;
-  /** Ends the pump's wait early: a slot was freed (here, or by a node that said so). */
-  #freed = signal<'notice' | 'here'>();
+  /** Resolves waiting takes early when this node gives a slot back. */
+  #freed = signal();
   readonly #renewal: NodeJS.Timeout;
   #closed = false;
   readonly rate: AccountRate;
@@ -139,19 +85,8 @@ export class PgAccountSlots implements AccountSlots {
     this.rate = pgAccountRate(pool, options.node);
     this.pause = new PgSharedPause(pool, options.node);
     this.#level = options.concurrency;
-    this.#notices = new SlotNotices(pool, (notice) => this.#heard(notice));
     this.#renewal = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3));
     this.#renewal.unref();
-  }
-
-  /** Opens the listening connection (a node that cannot listen still finds slots by looking). */
-  listen(): Promise<void> {
-    return this.#notices.ensureListening();
-  }
-
-  /** How the waits for slots ended so far. */
-  get stats(): Readonly<SlotStats> {
-    return { ...this.#stats };
   }
 
   get concurrency(): number {
@@ -165,30 +100,38 @@ export class PgAccountSlots implements AccountSlots {
       .catch(() => undefined); // read back at the next renewal; the slots' leases still hold
   }
 
-  take(signal?: AbortSignal): Promise<SlotRelease | undefined> {
-    if (signal?.aborted || this.#closed) return Promise.resolve(undefined);
-    const idle = this.#idleSlot();
-    if (idle !== undefined) {
-      this.#stats.handedOn++;
-      return Promise.resolve(this.#release(idle));
+  async take(signal?: AbortSignal): Promise<SlotRelease | undefined> {
+    for (
+      let waitMs = 2;
+      !signal?.aborted && !this.#closed;
+      waitMs = Math.min(2 * waitMs, MAX_POLL_MS)
+    ) {
+      const holder = `${this.#options.node}#${++this.#takes}`;
+      const { rows } = await this.#pool.query<PauseRow & { level: number; slot: number | null }>(
+        TAKE,
+        [holder, this.#options.node, this.#options.concurrency, this.#options.leaseMs],
+      );
+      this.#level = rows[0]!.level;
+      const slot = rows[0]!.slot;
+      if (slot !== null) {
+        this.#held.set(slot, holder);
+        return once(() => this.#give(slot, holder));
+      }
+      // No slot while the account is paused: the request does not start once this node knows it
+      // (its sender then stops); until it does, the take waits as for a full account.
+      this.pause.observe(rows[0]);
+      if (rows[0]!.pause_active && this.pause.inPause) return undefined;
+      await napUntil(waitMs, this.#freed.promise);
     }
-    return new Promise((resolve, reject) => {
-      this.#waiters.push({ resolve, reject, signal });
-      void this.#pump();
-    });
+    return undefined;
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#renewal);
     this.pause.close();
-    this.#freed.resolve('here');
-    for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
-    for (const timer of this.#idle.values()) clearTimeout(timer);
-    this.#idle.clear();
-    const holders = [...new Set([...this.#held.values()].map((h) => h.holder))];
+    const holders = [...this.#held.values()];
     this.#held.clear();
-    await this.#notices.close();
     if (holders.length > 0)
       await this.#pool
         .query(
@@ -198,194 +141,68 @@ export class PgAccountSlots implements AccountSlots {
         .catch(() => undefined);
   }
 
-  /** Takes slots for the waiting requests until none waits; one pump at a time. */
-  async #pump(): Promise<void> {
-    if (this.#pumping) return;
-    this.#pumping = true;
-    try {
-      while (this.#stillWaiting() > 0) {
-        const wake = this.#freed.promise;
-        const row = await this.#takeSome();
-        if (row.slots.length > 0) continue;
-        // No slot while the account is paused: the requests do not start once this node knows
-        // it (its sender then stops); until it does, they wait as for a full account.
-        this.pause.observe(row);
-        if (row.pause_active && this.pause.inPause) {
-          for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
-          break;
-        }
-        this.#countWake(await napUntil(this.#options.fallbackPollMs ?? FALLBACK_POLL_MS, wake));
-      }
-    } catch (error) {
-      for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
-    } finally {
-      this.#pumping = false;
-    }
-  }
-
-  /** Waiting requests whose stop has not come (the stopped ones are told undefined). */
-  #stillWaiting(): number {
-    for (let i = this.#waiters.length - 1; i >= 0; i--) {
-      const waiter = this.#waiters[i]!;
-      if (this.#closed || waiter.signal?.aborted) {
-        this.#waiters.splice(i, 1);
-        waiter.resolve(undefined);
-      }
-    }
-    return this.#waiters.length;
-  }
-
-  /** One statement: as many slots as wait here, within this node's share; hands them out. */
-  async #takeSome(): Promise<TakeRow> {
-    const wanted = Math.max(0, Math.min(this.#waiters.length, this.#share() - this.#held.size));
-    const holder = `${this.#options.node}#${++this.#takes}`;
-    const sentAt = performance.now();
-    void this.#notices.ensureListening();
-    const { rows } = await this.#pool.query<TakeRow>(TAKE, [
-      holder,
-      this.#options.node,
-      this.#options.concurrency,
-      this.#options.leaseMs,
-      wanted,
-    ]);
-    const row = rows[0]!;
-    this.#level = row.level;
-    for (const slot of row.slots) {
-      this.#stats.taken++;
-      this.#held.set(slot, { holder, confirmedAt: sentAt });
-      const waiter = this.#waiters.shift();
-      if (waiter) waiter.resolve(this.#release(slot));
-      else this.#unused(slot);
-    }
-    return row;
-  }
-
-  /** The slots this node may hold: the level, shared with the other nodes that want slots. */
-  #share(): number {
-    const now = performance.now();
-    for (const [node, heardAt] of this.#wanting)
-      if (now - heardAt > WANT_HEARD_MS) this.#wanting.delete(node);
-    return Math.ceil(this.#level / (1 + this.#wanting.size));
-  }
-
-  #release(slot: number): SlotRelease {
-    const held = this.#held.get(slot);
-    let given = false;
-    return () => {
-      if (given) return;
-      given = true;
-      if (held && this.#held.get(slot) === held) this.#unused(slot);
-    };
-  }
-
-  /**
-   * A slot no request uses (an answer came, or a take brought more than wait): to the next request
-   * waiting here, else kept a moment for the next one to ask, else back to the database.
-   */
-  #unused(slot: number): void {
-    const held = this.#held.get(slot);
-    if (!held) return;
-    if (!this.#mayReuse(slot, held)) return this.#giveBack(slot);
-    if (this.#stillWaiting() > 0) {
-      this.#stats.handedOn++;
-      this.#waiters.shift()!.resolve(this.#release(slot));
-      return;
-    }
-    const timer = setTimeout(() => {
-      if (this.#idle.get(slot) !== timer) return;
-      this.#idle.delete(slot);
-      this.#giveBack(slot);
-    }, LINGER_MS);
-    timer.unref();
-    this.#idle.set(slot, timer);
-  }
-
-  /**
-   * Reused only while its lease was renewed within REUSE_SHARE of it, under the level, and while
-   * this node holds no more than its share.
-   */
-  #mayReuse(slot: number, held: Held): boolean {
-    return (
-      !this.#closed &&
-      performance.now() - held.confirmedAt < this.#options.leaseMs * REUSE_SHARE &&
-      slot < this.#level &&
-      this.#held.size <= this.#share()
-    );
-  }
-
-  /** A held slot no request uses and that may be reused, taken out of the idle ones. */
-  #idleSlot(): number | undefined {
-    for (const [slot, timer] of this.#idle) {
-      clearTimeout(timer);
-      this.#idle.delete(slot);
-      const held = this.#held.get(slot);
-      if (held && this.#mayReuse(slot, held)) return slot;
-      this.#giveBack(slot);
-    }
-    return undefined;
-  }
-
-  /** Other nodes want slots: the idle ones above this node's share go back at once. */
-  #trimIdle(): void {
-    for (const [slot, timer] of this.#idle) {
-      if (this.#held.size <= this.#share()) return;
-      clearTimeout(timer);
-      this.#idle.delete(slot);
-      this.#giveBack(slot);
-    }
-  }
-
-  #giveBack(slot: number): void {
-    const held = this.#held.get(slot);
-    if (!held) return;
-    this.#held.delete(slot);
-    this.#stats.givenBack++;
+  #give(slot: number, holder: string): void {
+    if (this.#held.get(slot) === holder) this.#held.delete(slot);
     this.#pool
-      .query(GIVE, [slot, held.holder, this.#options.node])
-      .then(() => this.#wakePump('here'))
+      .query(
+        'UPDATE account_slots SET holder = NULL, node = NULL, until = NULL WHERE slot = $1 AND holder = $2',
+        [slot, holder],
+      )
+      .then(() => {
+        const freed = this.#freed;
+        this.#freed = signal();
+        freed.resolve();
+      })
       .catch(() => undefined); // its lease passes instead
-  }
-
-  #heard(notice: SlotNotice): void {
-    if (notice.node === this.#options.node) return;
-    if (notice.kind === 'want') {
-      this.#stats.wantsHeard++;
-      this.#wanting.set(notice.node, performance.now());
-      this.#trimIdle();
-    } else this.#wakePump('notice');
-  }
-
-  #wakePump(why: 'notice' | 'here'): void {
-    const freed = this.#freed;
-    this.#freed = signal();
-    freed.resolve(why);
-  }
-
-  #countWake(why: 'notice' | 'here' | 'poll'): void {
-    if (why === 'notice') this.#stats.wokenByNotice++;
-    else if (why === 'here') this.#stats.wokenHere++;
-    else this.#stats.wokenByPoll++;
   }
 
   /** Extends the leases of the slots still held, and reads the account's level and pause back. */
   async #renew(): Promise<void> {
-    const holders = [...new Set([...this.#held.values()].map((h) => h.holder))];
-    const sentAt = performance.now();
+    const holders = [...this.#held.values()];
     try {
-      const { rows } = await this.#pool.query<PauseRow & { level: number; slots: number[] }>(
-        RENEW,
+      const { rows } = await this.#pool.query<PauseRow & { level: number }>(
+        `WITH renewed AS (
+           UPDATE account_slots SET until = clock_timestamp() + $2 * interval '1 millisecond'
+           WHERE holder = ANY($1) AND until > clock_timestamp() RETURNING slot)
+         SELECT level, ${PAUSE_COLUMNS} FROM account_level, account_pause
+         WHERE account_level.id = 1 AND account_pause.id = 1`,
         [holders, this.#options.leaseMs],
       );
-      if (rows[0]) {
-        this.#level = rows[0].level;
-        for (const slot of rows[0].slots) {
-          const held = this.#held.get(slot);
-          if (held) held.confirmedAt = sentAt;
-        }
-      }
+      if (rows[0]) this.#level = rows[0].level;
       this.pause.observe(rows[0]);
     } catch {
       // The next renewal tries again; a slot whose lease passes meanwhile goes to another node.
     }
   }
+}
+
+/**
+ * Waits `ms`, or less once `freed` resolves, its timer gone with the wait. It does not listen on
+ * the stop signal: that is the node's, as long-lived as the process, and the waiting requests are
+ * many while a dead node's slots are held (a listener each would be a leak Node warns of); the
+ * take sees the stop when it looks again, within MAX_POLL_MS.
+ */
+async function napUntil(ms: number, freed: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), freed]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function once(give: () => void): SlotRelease {
+  let given = false;
+  return () => {
+    if (given) return;
+    given = true;
+    give();
+  };
+}
+
+/** A promise and what resolves it (Promise.withResolvers is not in Node 20). */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }

@@ -1,15 +1,10 @@
-// The sender's writes on the PostgreSQL journal, grouped into shared transactions as SQLite's
-// write queue groups them (src/journal/writeQueue.ts): every attempt and outcome asked for during
-// one turn of the event loop runs in one transaction on one connection, and each caller's promise
-// settles once that transaction has committed, so a request still leaves only once its attempt is
-// in the journal.
+// The sender's writes on the PostgreSQL journal, one transaction per turn of the event loop, as
+// SQLite's write queue (src/journal/writeQueue.ts): every attempt and outcome asked for during one
+// turn runs in one transaction on one connection, and each caller's promise settles once that
+// transaction has committed, so a request still leaves only once its attempt is in the journal.
 //
-// Up to MAX_OPEN transactions run at once, each on its own connection: a turn's writes start as
-// soon as one is free instead of waiting behind the commit under way, so a request's journal time
-// is its own transaction's round trips, not those of every turn before it. The writes of a turn
-// that comes while all are busy wait for the first to end (and join the writes of the turns after
-// it). The writes of one turn touch other batches than those of the turns running beside it (a
-// batch's outcome is asked for only once its attempt committed).
+// Turns are committed one after another: the writes of a turn that comes while one commits wait
+// for the next transaction (and join the writes of the turns after it).
 //
 // A write that finds its batch no longer answers to it (another node took it over) throws a
 // SmsdropError before it writes anything (send moves are written that way, sendMoves.ts): that
@@ -30,27 +25,20 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
-/** Transactions of the send's writes open at once (connections of the pool they use). */
-const MAX_OPEN = 3;
-
 export class TurnQueue {
   readonly #pool: pg.Pool;
-  readonly #maxOpen: number;
   #jobs: Job[] = [];
-  #open = 0;
-  #scheduled = false;
-  #ended: (() => void)[] = [];
+  #committing: Promise<void> = Promise.resolve();
 
-  constructor(pool: pg.Pool, maxOpen = MAX_OPEN) {
+  constructor(pool: pg.Pool) {
     this.#pool = pool;
-    this.#maxOpen = maxOpen;
   }
 
   /** Runs `write` in this turn's transaction; resolves once that has committed. */
   run<T>(write: TurnWrite<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.#jobs.length === 0) setImmediate(() => this.#flush());
       this.#jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      this.#schedule();
     });
   }
 
@@ -61,29 +49,15 @@ export class TurnQueue {
 
   /** Resolves once every write asked for so far has settled. */
   async idle(): Promise<void> {
-    while (this.#jobs.length > 0 || this.#open > 0)
-      await new Promise<void>((resolve) => this.#ended.push(resolve));
-  }
-
-  /** The queued writes start at the end of this turn, if a transaction is free by then. */
-  #schedule(): void {
-    if (this.#scheduled || this.#open >= this.#maxOpen || this.#jobs.length === 0) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#flush();
-    });
+    while (this.#jobs.length > 0) await new Promise((resolve) => setImmediate(resolve));
+    await this.#committing;
   }
 
   #flush(): void {
-    if (this.#open >= this.#maxOpen || this.#jobs.length === 0) return;
-    const batch = this.#jobs;
-    this.#jobs = [];
-    this.#open++;
-    void commitTurn(this.#pool, batch).finally(() => {
-      this.#open--;
-      for (const ended of this.#ended.splice(0)) ended();
-      this.#flush();
+    this.#committing = this.#committing.then(async () => {
+      const batch = this.#jobs;
+      this.#jobs = [];
+      if (batch.length > 0) await commitTurn(this.#pool, batch);
     });
   }
 }
