@@ -22,7 +22,8 @@ export class IntakeTransaction {
   readonly #beforeCommit: BeforeCommit | undefined;
   #open: Transaction | undefined;
   #busy: Promise<void> = Promise.resolve();
-  #lost = false;
+  /** The failure that rolled the transaction back, once one did. */
+  #lostBy: { cause: unknown } | undefined;
 
   constructor(
     pool: pg.Pool,
@@ -37,24 +38,30 @@ export class IntakeTransaction {
 
   /** True once a step failed: the rows written since the last commit are gone. */
   get lost(): boolean {
-    return this.#lost;
+    return this.#lostBy !== undefined;
   }
 
+  /**
+   * What a step after the failure throws. It carries the failure as its cause, so that a lost
+   * connection still reads as the server gone (isDatabaseOutage) and the file is read again
+   * rather than refused.
+   */
   lostError(): SmsdropError {
     return new SmsdropError(
       'E_JOURNAL_WRITE',
       `the PostgreSQL journal rolled back rows of file ${this.#fileId} it was writing (the connection or the server failed)`,
+      { cause: this.#lostBy?.cause },
     );
   }
 
   /** Runs `step` in the transaction (begun if none is open), after the steps before it. */
   run(step: (db: pg.ClientBase) => Promise<void>): Promise<void> {
     const run = this.#busy.then(async () => {
-      if (this.#lost) throw this.lostError();
+      if (this.#lostBy) throw this.lostError();
       try {
         await step(await this.#begin());
       } catch (error) {
-        this.#lost = true;
+        this.#lostBy = { cause: error };
         this.#end();
         throw new SmsdropError(
           'E_JOURNAL_WRITE',
