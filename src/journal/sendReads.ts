@@ -1,28 +1,9 @@
-// What a batch's attempts, and everyone's recent attempts, say: whether the provider has been
-// silent, whether a batch may have reached it, and what a message window has used up (send/).
+// What a batch's attempts, and everyone's recent attempts, say: whether a batch may have reached
+// the provider, and what a message window has used up (send/).
 import type { Journal } from './connection.js';
-import { sql, sqlPluck, sqlRaw } from './sql.js';
+import { sql, sqlRaw } from './sql.js';
 import { SQLITE_DIALECT } from './rules.js';
 import type { AttemptHistory } from '../ports/records.js';
-
-/**
- * Whether no request of any file got an answer from the provider (accepted, or refused with a
- * code) since the earliest of this batch's last `attempts` attempts started: the provider has
- * been silent all the while (an outage), rather than this batch's requests failing on their own.
- * From the journal, so a restart or a pause in between does not hide a long silence.
- */
-export function providerSilentFor(db: Journal, batchId: number, attempts: number): boolean {
-  const since = sqlPluck(
-    db,
-    'SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?',
-  ).get(batchId, attempts - 1) as string | undefined;
-  if (since === undefined) return false;
-  const answered = sqlPluck(
-    db,
-    "SELECT EXISTS (SELECT 1 FROM attempts INDEXED BY attempts_by_start WHERE started_at >= ? AND (outcome = 'accepted' OR outcome LIKE 'rejected:%'))",
-  ).get(since);
-  return answered === 0;
-}
 
 /**
  * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of

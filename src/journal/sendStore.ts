@@ -9,7 +9,9 @@ import {
   recoverInterrupted,
   startAttempt,
 } from './sendMoves.js';
-import { attemptHistory, providerSilentFor, recentStarts } from './sendReads.js';
+import { attemptHistory, recentStarts } from './sendReads.js';
+import { providerSilentFor } from '../journalRules/providerSilence.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
 import type { Journal } from './connection.js';
 import { nextDueAt } from './reportReads.js';
 import { writeQueueFor } from './writeQueue.js';
@@ -65,7 +67,7 @@ export class SqliteSendStore implements SendStore {
   }
 
   providerSilentFor(batchId: number, attempts: number): boolean {
-    return providerSilentFor(this.#db, batchId, attempts);
+    return runRule(this.#db, providerSilentFor(SQLITE_DIALECT, batchId, attempts, null));
   }
 
   recentStarts(sinceMs: number): { at: number; numbers: number }[] {

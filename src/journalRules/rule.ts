@@ -59,6 +59,11 @@ export interface Dialect {
   storedTime(value: string): string;
   /** One of those columns (or an aggregate of it) read back as ISO 8601 text. */
   timeText(column: string): string;
+  /**
+   * After a table in FROM (with its alias): the index to read it by, where SQLite's planner would
+   * pick a worse one (its INDEXED BY); '' where the planner needs no telling.
+   */
+  indexedBy(index: string): string;
 }
 
 /** A statement that writes; the rows it changed. */

@@ -22,6 +22,7 @@ export const PG_DIALECT: Dialect = {
   // times stay the ISO 8601 text they are written as
   storedTime: (value) => value,
   timeText: (column) => column,
+  indexedBy: () => '',
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */

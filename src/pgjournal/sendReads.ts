@@ -4,25 +4,6 @@
 import type { AttemptHistory } from '../ports/records.js';
 import type { Queryable } from './claims.js';
 
-/** As src/journal/sendReads.ts, providerSilentFor. */
-export async function providerSilentFor(
-  db: Queryable,
-  batchId: number,
-  attempts: number,
-): Promise<boolean> {
-  const { rows } = await db.query<{ silent: boolean | null }>(
-    `WITH since AS (
-       SELECT started_at FROM attempts WHERE batch_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2
-     )
-     SELECT NOT EXISTS (
-       SELECT 1 FROM attempts a, since
-       WHERE a.started_at >= since.started_at AND (a.outcome = 'accepted' OR a.outcome LIKE 'rejected:%')
-     ) AS silent FROM since`,
-    [batchId, attempts - 1],
-  );
-  return rows[0]?.silent ?? false;
-}
-
 /** SQL on an attempt's outcome: it may have reached the provider (as sendReads.ts). */
 const MAY_HAVE_ARRIVED =
   "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";

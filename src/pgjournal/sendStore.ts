@@ -12,14 +12,10 @@ import type { AttemptHistory, BatchToSend, Transition } from '../ports/records.j
 import { claimDueBatches, releaseLeasesExcept, releasePlannedLeases } from './claims.js';
 import { LeaseKeeper, type LeaseSettings } from './leases.js';
 import { applyTransition, finishAttempt, startAttempt } from './sendMoves.js';
+import { PG_DIALECT, runRule } from './rules.js';
 import { TurnQueue } from './writeQueue.js';
-import {
-  attemptHistory,
-  filesWithWork,
-  nextDueAt,
-  providerSilentFor,
-  recentStarts,
-} from './sendReads.js';
+import { attemptHistory, filesWithWork, nextDueAt, recentStarts } from './sendReads.js';
+import { providerSilentFor } from '../journalRules/providerSilence.js';
 import { anyAbandoned, takeOverAbandoned } from './sendTakeover.js';
 
 export interface PgSendStoreOptions extends LeaseSettings {
@@ -238,7 +234,7 @@ export class PgSendStore implements SendStore {
   }
 
   providerSilentFor(batchId: number, attempts: number): Promise<boolean> {
-    return providerSilentFor(this.#pool, batchId, attempts);
+    return runRule(this.#pool, providerSilentFor(PG_DIALECT, batchId, attempts, this.node));
   }
 
   recentStarts(sinceMs: number): Promise<{ at: number; numbers: number }[]> {

@@ -52,7 +52,10 @@ export interface SendStore {
   /** When the file's next planned batch is due (ms), or null when it has none. */
   nextDueAt(fileId: number): Awaitable<number | null>;
   attemptHistory(batchId: number, reqId: string): Awaitable<AttemptHistory>;
-  /** No request of any file got an answer since this batch's last `attempts` attempts began. */
+  /**
+   * No request of any file got an answer since this batch's last `attempts` attempts began; on
+   * PostgreSQL, no request of this node (src/journalRules/providerSilence.ts).
+   */
   providerSilentFor(batchId: number, attempts: number): Awaitable<boolean>;
   /** Requests started after `sinceMs` that may have sent their numbers (a message window). */
   recentStarts(sinceMs: number): Awaitable<{ at: number; numbers: number }[]>;

@@ -174,4 +174,61 @@ onEachJournal('the SendStore', ({ open }) => {
     assert.deepEqual([b.state, b.maybe_sent], ['unknown', 0]);
     assert.match(b.status_msg ?? '', /not resent because reqId is off/);
   });
+
+  it('providerSilentFor: another node’s answers count on SQLite (one server), not on PostgreSQL', async () => {
+    const j = await open();
+    const at = await seedFile(j);
+    const failing = await seedBatch(j, at, 'planned', ['13800000005']);
+    const notSent: Transition = {
+      to: 'planned',
+      nextAttemptAt: 0,
+      doubt: 0,
+      statusCode: null,
+      statusMsg: 'not sent: connect ECONNREFUSED',
+    };
+    for (let i = 0; i < 2; i++) {
+      const attemptId = await started(j, at, failing);
+      await j.handle.send.recordOutcomes([
+        {
+          batchId: failing,
+          transition: notSent,
+          attempt: {
+            id: attemptId,
+            result: { outcome: 'not-sent', statusCode: null, reason: 'x' },
+          },
+        },
+      ]);
+    }
+    // Meanwhile another node of the account was answered (a node cut off from the provider alone).
+    const elsewhere = await seedBatch(j, at, 'accepted', ['13800000006']);
+    const now = new Date().toISOString();
+    const time = j.rules.dialect.storedTime('?');
+    await j.run(
+      `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, node)
+       VALUES (?, 'r', ${time}, ${time}, 'accepted', 'another-node')`,
+      elsewhere,
+      now,
+      now,
+    );
+    // PostgreSQL's nodes are machines of their own, each with its way to the provider.
+    assert.equal(
+      await j.handle.send.providerSilentFor(failing, 2),
+      j.kind === 'PostgreSQL',
+      'silent to this node',
+    );
+    assert.equal(await j.handle.send.providerSilentFor(failing, 3), false, 'two attempts only');
+    const mine = await seedBatch(j, at, 'planned', ['13800000007']);
+    const attemptId = await started(j, at, mine);
+    await j.handle.send.recordOutcomes([
+      {
+        batchId: mine,
+        transition: { to: 'accepted', statusCode: '000000', smsMessageSid: 's', dateCreated: null },
+        attempt: {
+          id: attemptId,
+          result: { outcome: 'accepted', statusCode: '000000', reason: null },
+        },
+      },
+    ]);
+    assert.equal(await j.handle.send.providerSilentFor(failing, 2), false, 'this node answered');
+  });
 });

@@ -1,7 +1,9 @@
 // The sender's reads on PostgreSQL answer as SQLite's: a real journal made by `smsdrop send`
 // against the simulator with faults (sentJournal.ts: retries, give-ups, a blacklisted number),
 // copied into PostgreSQL (copy.ts), then attemptHistory, providerSilentFor, recentStarts and
-// nextDueAt asked of every batch of both. The SQLite journal is opened through src/journals/, as
+// nextDueAt asked of every batch of both. PostgreSQL's providerSilentFor counts its own node's
+// answers only (SQLite's, any process's: test/conformance/sendStore.test.ts): here every attempt
+// is the store's node's. The SQLite journal is opened through src/journals/, as
 // `smsdrop send` opens it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -99,6 +101,8 @@ describe('the PostgreSQL SendStore reads as the SQLite one', { skip: postgresMis
         want.perBatch.some((b) => b.silent.includes(true)),
         'a silent provider somewhere',
       );
+      // The server's processes, one node of a cluster
+      await pool.query("UPDATE attempts SET node = 'a:1'");
       const store = new PgSendStore(pool, { node: 'a:1', leaseMs: 30_000, reqIdOn: true });
       assert.deepEqual(await answers(store, batches), want);
     } finally {
