@@ -21,9 +21,10 @@ export interface RetrySettings {
   rateLimitDelayMs: number;
   rateLimitMaxDeferrals: number;
   /**
-   * The attempt got no answer, and the provider answered no request (of this node, on PostgreSQL) since this batch's last
-   * attempts began (journalRules/providerSilence.ts): an outage, not this batch's fault. A
-   * batch that would give up then keeps its attempts, and sending pauses instead.
+   * The attempt got no answer, and the provider answered no request (of this node, on
+   * PostgreSQL) since this batch's last attempts began (journalRules/providerSilence.ts): an
+   * outage, not this batch's fault. A batch that would give up then keeps its attempts, and
+   * sending pauses instead.
    */
   providerSilent?: boolean;
 }
