@@ -322,7 +322,8 @@ async function waitForTurn(ctx: SendContext, numbers: number): Promise<StartTick
  * A batch about to run out of attempts on a request that got no answer at all (not sent, or in
  * doubt: 5xx, a timeout, a reset), while the provider answered no request (of this node, on
  * PostgreSQL) since its last attempts began: an outage, not the batch's fault (see
- * RetrySettings.providerSilent). Asked of the journal only then. Off with SMSDROP_PAUSE_AFTER_FAILURES=0, like the pause itself.
+ * RetrySettings.providerSilent). Asked of the journal only then. Off with
+ * SMSDROP_PAUSE_AFTER_FAILURES=0, like the pause itself.
  */
 function outageSuspected(
   ctx: SendContext,
