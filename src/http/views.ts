@@ -18,6 +18,9 @@ export interface Progress {
   progress: number | null;
   eta_seconds: number | null;
   rows_per_second: number | null;
+  /** Where nodes share the journal, of a file in progress: as status shows (fileNodes.ts). */
+  read_by?: string | null;
+  batches_held_by?: Array<{ node: string; batches: number }>;
 }
 
 /**
@@ -94,6 +97,8 @@ function progressOf(line: FileLine, live: FileProgress | undefined): Progress {
       progress: live.progress,
       eta_seconds: live.eta_seconds,
       rows_per_second: live.rows_per_second,
+      ...(live.read_by !== undefined ? { read_by: live.read_by } : {}),
+      ...(live.batches_held_by ? { batches_held_by: live.batches_held_by } : {}),
     };
   const sendable = line.rows - line.invalid - line.duplicates;
   const settled = line.accepted + line.failed + line.unknown;

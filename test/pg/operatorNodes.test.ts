@@ -127,6 +127,16 @@ describe('which node does what, on PostgreSQL', { skip: postgresMissing() }, () 
     assert.ok(Array.isArray(files[0]!.batches_held_by), status.stdout);
     const text = await smsdrop(['status'], { SMSDROP_DATA_DIR: dirB, SMSDROP_DATABASE_URL: url });
     assert.match(text.stdout, /^list\.csv \(id \d+\): read by a; /m, text.stdout);
+    // the same from the other node's HTTP API, for the file list and the file
+    const api = (await (await fetch(`${httpUrlOf(b)}/api/files`)).json()) as {
+      files: Array<{ id: number; read_by?: string | null; batches_held_by?: unknown[] }>;
+    };
+    assert.equal(api.files[0]?.read_by, 'a', JSON.stringify(api));
+    assert.ok(Array.isArray(api.files[0]?.batches_held_by), JSON.stringify(api));
+    const one = (await (await fetch(`${httpUrlOf(b)}/api/files/${api.files[0]!.id}`)).json()) as {
+      read_by?: string | null;
+    };
+    assert.equal(one.read_by, 'a', JSON.stringify(one));
 
     a.kill('SIGKILL');
     await a.exited;
