@@ -133,7 +133,7 @@ describe('which node does what, on PostgreSQL', { skip: postgresMissing() }, () 
     };
     assert.equal(api.files[0]?.read_by, 'a', JSON.stringify(api));
     assert.ok(Array.isArray(api.files[0]?.batches_held_by), JSON.stringify(api));
-    const one = (await (await fetch(`${httpUrlOf(b)}/api/files/${api.files[0]!.id}`)).json()) as {
+    const one = (await (await fetch(`${httpUrlOf(b)}/api/files/${api.files[0].id}`)).json()) as {
       read_by?: string | null;
     };
     assert.equal(one.read_by, 'a', JSON.stringify(one));
