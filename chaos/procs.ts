@@ -174,6 +174,8 @@ export interface SimulatorCounts {
   accepted: number;
   /** The most requests in flight at once. */
   peakInFlight: number;
+  /** Those requests, as the simulator names them: "RECEIVED-AT REQID FAULT". */
+  peakRequests: string[];
 }
 
 export interface SimulatorSettings {
@@ -213,7 +215,13 @@ export async function startSimulatorProcess(s: SimulatorSettings): Promise<Simul
     );
     if (!m)
       throw new Error(`the simulator did not say how many requests it had:\n${proc.output()}`);
-    return { requests: Number(m[1]), accepted: Number(m[2]), peakInFlight: Number(m[3]) };
+    const peak = /in flight at the peak: (.*)/.exec(proc.output());
+    return {
+      requests: Number(m[1]),
+      accepted: Number(m[2]),
+      peakInFlight: Number(m[3]),
+      peakRequests: peak ? peak[1]!.split('; ') : [],
+    };
   };
   return { url, recordFile, stop: () => (stopping ??= stop()) };
 }

@@ -132,7 +132,7 @@ export function judge(s: ModeSettings, run: ModeRun, e: Evidence): ModeFigures {
     failures.push(`${sending.length} files left sending at the end: ${sending.join(', ')}`);
   if (e.concurrencyLimit !== undefined && counts.peakInFlight > e.concurrencyLimit)
     failures.push(
-      `${counts.peakInFlight} requests in flight at once across the nodes, above the account's SMSDROP_CONCURRENCY=${e.concurrencyLimit}`,
+      `${counts.peakInFlight} requests in flight at once across the nodes, above the account's SMSDROP_CONCURRENCY=${e.concurrencyLimit} (received at, reqId, fault; look them up in journal.sql's attempts: ${counts.peakRequests.join('; ')})`,
     );
   if (delivered.duplicates > 0)
     failures.push(

@@ -15,7 +15,13 @@ import { appendRecord, prepareRecordFile, readRecordFile } from './record.js';
 import { errorReply, successReply, type Reply, type WireFormat } from './reply.js';
 import { judgeSubmission, MAX_NUMBERS, ReqIdMemory, type Catalogue } from './rules.js';
 import { makeCertificate } from './tls.js';
-import type { AcceptedRecord, FaultRule, RunningSimulator, SimulatorOptions } from './types.js';
+import type {
+  AcceptedRecord,
+  FaultRule,
+  InFlightRequest,
+  RunningSimulator,
+  SimulatorOptions,
+} from './types.js';
 import { decodeSubmission, replyFormat, type Submission } from './wire.js';
 
 /** The provider's own zone: its "natural day", which a reqId is unique within, is China's. */
@@ -25,6 +31,7 @@ export type {
   AcceptedRecord,
   FaultKind,
   FaultRule,
+  InFlightRequest,
   RunningSimulator,
   SimulatorOptions,
 } from './types.js';
@@ -115,7 +122,8 @@ class Simulator implements RunningSimulator {
   acceptedCount = 0;
   requestCount = 0;
   peakInFlight = 0;
-  #inFlight = 0;
+  peakRequests: readonly InFlightRequest[] = [];
+  readonly #inFlight = new Set<InFlightRequest>();
 
   readonly #o: SimulatorOptions;
   readonly #server: http.Server;
@@ -206,14 +214,24 @@ class Simulator implements RunningSimulator {
   async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const socket = req.socket;
     this.#busy.add(socket);
-    this.peakInFlight = Math.max(this.peakInFlight, ++this.#inFlight);
-    res.once('close', () => {
-      this.#busy.delete(socket);
-      this.#inFlight--;
-    });
     this.requestCount += 1;
     const fault = this.#chooseFault(this.requestCount);
+    const request: InFlightRequest = {
+      since: new Date().toISOString(),
+      reqId: null,
+      fault: fault?.kind ?? null,
+    };
+    this.#inFlight.add(request);
+    if (this.#inFlight.size > this.peakInFlight) {
+      this.peakInFlight = this.#inFlight.size;
+      this.peakRequests = [...this.#inFlight];
+    }
+    res.once('close', () => {
+      this.#busy.delete(socket);
+      this.#inFlight.delete(request);
+    });
     const body = await readBody(req);
+    if (body) request.reqId = reqIdIn(body);
     if (body === undefined || this.#closing) return;
     const answer = this.#decide(fault, req, body);
     const delay = this.#latency();
@@ -311,6 +329,12 @@ class Simulator implements RunningSimulator {
 }
 
 /** The whole body, at most MAX_BODY_BYTES of it; undefined when the client went away first. */
+/** The body's reqId, JSON or XML, without parsing it whole (null: none). */
+function reqIdIn(body: Buffer): string | null {
+  const m = /"reqId"\s*:\s*"([^"]*)"|<reqId>([^<]*)<\/reqId>/.exec(body.toString('utf8'));
+  return m ? (m[1] ?? m[2] ?? null) : null;
+}
+
 function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];

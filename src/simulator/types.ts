@@ -1,6 +1,16 @@
 // The simulator's public vocabulary: options, fault rules and what it remembers of accepted
 // requests. index.ts re-exports all of it; other modules import from here to avoid an import cycle.
 
+/** A request the simulator has received and not yet answered or lost. */
+export interface InFlightRequest {
+  /** When it was received (ISO 8601). */
+  since: string;
+  /** Its reqId, once its body is read (null: none, or not read yet). */
+  reqId: string | null;
+  /** The fault chosen for it, if any. */
+  fault: FaultKind | null;
+}
+
 export type FaultKind = 'http500' | 'status' | 'cut-after-accept' | 'cut-before-accept' | 'stall';
 
 /**
@@ -95,6 +105,11 @@ export interface RunningSimulator {
    * concurrency limit held, across all its processes.
    */
   peakInFlight: number;
+  /**
+   * The requests in flight when the peak was first reached, oldest first: what to look up in the
+   * sender's journal (by reqId) when the peak passed its limit.
+   */
+  peakRequests: readonly InFlightRequest[];
   /** Stops listening, drops every connection (stalled and keep-alive too); safe to call twice. */
   close(): Promise<void>;
 }

@@ -185,6 +185,34 @@ describe('simulator faults', () => {
     }
   });
 
+  test('names the requests in flight at the peak: when each came, its reqId (JSON or XML), its fault', async () => {
+    const sim = await start({
+      latencyMs: [300, 300],
+      faults: [{ kind: 'stall', everyNth: 3 }],
+    });
+    try {
+      const answered = [
+        call(sim, { payload: { to: '13800000001', reqId: 'r1' } }),
+        call(sim, { format: 'xml', payload: { to: '13800000002', reqId: 'r2' } }),
+      ];
+      await until(() => sim.requestCount === 2);
+      // the third is stalled, while the other two wait out their latency
+      const stalled = call(sim, { payload: { to: '13800000003', reqId: 'r3' } });
+      stalled.catch(() => undefined);
+      await Promise.all(answered);
+      assert.equal(sim.peakInFlight, 3);
+      const named = sim.peakRequests.map((r) => [r.reqId, r.fault]).sort();
+      assert.deepEqual(named, [
+        ['r1', null],
+        ['r2', null],
+        ['r3', 'stall'],
+      ]);
+      assert.ok(sim.peakRequests.every((r) => !Number.isNaN(Date.parse(r.since))));
+    } finally {
+      await sim.close();
+    }
+  });
+
   test('bad rules given in code are refused at start', async () => {
     await assert.rejects(
       startSimulator(baseOptions({ faults: [{ kind: 'status', everyNth: 2 }] })),

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { type SimulateFlags, simulatorOptionsFromFlags } from '../../simulator/options.js';
-import type { RunningSimulator, SimulatorOptions } from '../../simulator/types.js';
+import type { InFlightRequest, RunningSimulator, SimulatorOptions } from '../../simulator/types.js';
 
 export function registerSimulateCommand(program: Command): void {
   program
@@ -100,7 +100,7 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
     if (stopping) process.exit(1);
     stopping = true;
     process.stdout.write(
-      `${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted, at most ${sim.peakInFlight} at once\n`,
+      `${signal}: stopping after ${sim.requestCount} requests, ${sim.acceptedCount} accepted, at most ${sim.peakInFlight} at once\n${peakLine(sim.peakRequests)}`,
     );
     sim.close().then(
       () => process.exit(0),
@@ -112,4 +112,11 @@ async function runSimulator(options: SimulatorOptions, env: NodeJS.ProcessEnv): 
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   process.stdout.write(`${describe(options, sim, env).join('\n')}\n`);
+}
+
+/** The requests in flight at the peak, one per `;`: when each came, its reqId, its fault. */
+function peakLine(requests: readonly InFlightRequest[]): string {
+  if (requests.length === 0) return '';
+  const each = requests.map((r) => `${r.since} ${r.reqId ?? '-'} ${r.fault ?? 'none'}`);
+  return `in flight at the peak: ${each.join('; ')}\n`;
 }
