@@ -133,6 +133,13 @@ const UNREACHABLE_CODES = new Set([
 const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03', '40P01', '40001']);
 
 /**
+ * pg's and pg-pool's words, without a code, for a connection the server or the network ended, and
+ * for a checkout that found every connection of the pool held past the connect timeout (their
+ * statements wait on a server that does not answer: a partition).
+ */
+const POOL_GONE = /^(Connection terminated|timeout exceeded when trying to connect)/;
+
+/**
  * The journal's database server is unreachable or restarting (a PostgreSQL journal): not the
  * file's fault, nor a bug: what was being done is tried again once it answers. Follows `cause`.
  */
@@ -141,7 +148,7 @@ export function isDatabaseOutage(err: unknown): boolean {
     const code = errorCode(e);
     if (code === 'E_DATABASE_UNREACHABLE' || (code && UNREACHABLE_CODES.has(code))) return true;
     if (code && (code.startsWith('08') || SERVER_GONE_CODES.has(code))) return true;
-    if (/^Connection terminated/.test((e as Error).message ?? '')) return true;
+    if (POOL_GONE.test((e as Error).message ?? '')) return true;
   }
   return false;
 }
