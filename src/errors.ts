@@ -133,11 +133,20 @@ const UNREACHABLE_CODES = new Set([
 const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03', '40P01', '40001']);
 
 /**
- * pg's and pg-pool's words, without a code, for a connection the server or the network ended, and
- * for a checkout that found every connection of the pool held past the connect timeout (their
+ * pg's and pg-pool's words, without a code, for a connection the server or the network ended (or
+ * a query on a client that met that end), and for a checkout that found every connection of the pool held past the connect timeout (their
  * statements wait on a server that does not answer: a partition).
  */
-const POOL_GONE = /^(Connection terminated|timeout exceeded when trying to connect)/;
+const POOL_GONE = new RegExp(
+  [
+    'Connection terminated',
+    'timeout exceeded when trying to connect',
+    'Client has encountered a connection error',
+    'Client was closed',
+  ]
+    .map((words) => `^${words}`)
+    .join('|'),
+);
 
 /**
  * The journal's database server is unreachable or restarting (a PostgreSQL journal): not the
