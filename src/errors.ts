@@ -134,8 +134,9 @@ const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03', '40P01', '40001'])
 
 /**
  * pg's and pg-pool's words, without a code, for a connection the server or the network ended (or
- * a query on a client that met that end), and for a checkout that found every connection of the pool held past the connect timeout (their
- * statements wait on a server that does not answer: a partition).
+ * a query on a client that met that end), and for a checkout that found every connection of the
+ * pool held past the connect timeout (their statements wait on a server that does not answer: a
+ * partition).
  */
 const POOL_GONE = new RegExp(
   [
