@@ -138,16 +138,12 @@ const SERVER_GONE_CODES = new Set(['57P01', '57P02', '57P03', '40P01', '40001'])
  * pool held past the connect timeout (their statements wait on a server that does not answer: a
  * partition).
  */
-const POOL_GONE = new RegExp(
-  [
-    'Connection terminated',
-    'timeout exceeded when trying to connect',
-    'Client has encountered a connection error',
-    'Client was closed',
-  ]
-    .map((words) => `^${words}`)
-    .join('|'),
-);
+const POOL_GONE = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Client was closed',
+];
 
 /**
  * The journal's database server is unreachable or restarting (a PostgreSQL journal): not the
@@ -158,7 +154,8 @@ export function isDatabaseOutage(err: unknown): boolean {
     const code = errorCode(e);
     if (code === 'E_DATABASE_UNREACHABLE' || (code && UNREACHABLE_CODES.has(code))) return true;
     if (code && (code.startsWith('08') || SERVER_GONE_CODES.has(code))) return true;
-    if (POOL_GONE.test((e as Error).message ?? '')) return true;
+    const message = String((e as Error).message ?? '');
+    if (POOL_GONE.some((words) => message.startsWith(words))) return true;
   }
   return false;
 }

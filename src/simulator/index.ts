@@ -121,7 +121,6 @@ class Simulator implements RunningSimulator {
   records: AcceptedRecord[] = [];
   acceptedCount = 0;
   requestCount = 0;
-  peakInFlight = 0;
   peakRequests: readonly InFlightRequest[] = [];
   readonly #inFlight = new Set<InFlightRequest>();
 
@@ -222,18 +221,14 @@ class Simulator implements RunningSimulator {
       fault: fault?.kind ?? null,
     };
     this.#inFlight.add(request);
-    if (this.#inFlight.size > this.peakInFlight) {
-      this.peakInFlight = this.#inFlight.size;
-      this.peakRequests = [...this.#inFlight];
-    }
+    if (this.#inFlight.size > this.peakRequests.length) this.peakRequests = [...this.#inFlight];
     res.once('close', () => {
       this.#busy.delete(socket);
       this.#inFlight.delete(request);
     });
     const body = await readBody(req);
-    if (body) request.reqId = reqIdIn(body);
     if (body === undefined || this.#closing) return;
-    const answer = this.#decide(fault, req, body);
+    const answer = this.#decide(fault, req, body, request);
     const delay = this.#latency();
     // Without latency the answer goes out in this same turn: no promise to wait for.
     if (delay > 0) await this.#sleep(delay);
@@ -242,7 +237,17 @@ class Simulator implements RunningSimulator {
     send(res, answer);
   }
 
-  #decide(fault: FaultRule | undefined, req: http.IncomingMessage, body: Buffer): Answer {
+  /** The most requests in flight at once: those of the peak. */
+  get peakInFlight(): number {
+    return this.peakRequests.length;
+  }
+
+  #decide(
+    fault: FaultRule | undefined,
+    req: http.IncomingMessage,
+    body: Buffer,
+    request: InFlightRequest,
+  ): Answer {
     switch (fault?.kind) {
       case 'http500':
         return { kind: 'plain', status: 500, text: 'Internal Server Error (simulated)\n' };
@@ -254,24 +259,29 @@ class Simulator implements RunningSimulator {
           reply: errorReply(fault.statusCode ?? '160000', replyFormat(req.headers)),
         };
     }
-    const answer = this.#process(req, body);
+    const answer = this.#process(req, body, request);
     if (fault?.kind === 'cut-after-accept') return { kind: 'cut' };
     if (fault?.kind === 'stall') return { kind: 'hold' };
     return answer;
   }
 
-  #process(req: http.IncomingMessage, body: Buffer): Answer {
+  #process(req: http.IncomingMessage, body: Buffer, request: InFlightRequest): Answer {
     const target = parseSmsUrl(req.url ?? '/');
     if (!target) return { kind: 'plain', status: 404, text: 'Not Found\n' };
     if (req.method !== 'POST') return { kind: 'plain', status: 405, text: 'Method Not Allowed\n' };
-    return { kind: 'reply', reply: this.#answerSms(req, target, body, replyFormat(req.headers)) };
+    const format = replyFormat(req.headers);
+    return { kind: 'reply', reply: this.#answerSms(req, { target, body, format, request }) };
   }
 
+  /** `request`: its entry in flight, which learns the reqId once the body is decoded. */
   #answerSms(
     req: http.IncomingMessage,
-    target: SmsTarget,
-    body: Buffer,
-    format: WireFormat,
+    {
+      target,
+      body,
+      format,
+      request,
+    }: { target: SmsTarget; body: Buffer; format: WireFormat; request: InFlightRequest },
   ): Reply {
     const now = this.#now();
     const tz = this.#o.timezone;
@@ -284,6 +294,7 @@ class Simulator implements RunningSimulator {
     // body's end reaches this handler: the socket is marked broken by then.
     const decoded = decodeSubmission(req.headers, body, this.#broken.has(req.socket));
     if (!decoded.ok) return errorReply(decoded.code, format);
+    request.reqId = decoded.submission.reqId ?? null;
     // the reqId's natural day is the provider's, in China, whatever zone the client signs in
     const today = dayOf(now, PROVIDER_ZONE);
     const verdict = judgeSubmission(decoded.submission, this.#catalogue, this.#memory, today);
@@ -329,12 +340,6 @@ class Simulator implements RunningSimulator {
 }
 
 /** The whole body, at most MAX_BODY_BYTES of it; undefined when the client went away first. */
-/** The body's reqId, JSON or XML, without parsing it whole (null: none). */
-function reqIdIn(body: Buffer): string | null {
-  const m = /"reqId"\s*:\s*"([^"]*)"|<reqId>([^<]*)<\/reqId>/.exec(body.toString('utf8'));
-  return m ? (m[1] ?? m[2] ?? null) : null;
-}
-
 function readBody(req: http.IncomingMessage): Promise<Buffer | undefined> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];

@@ -5,7 +5,7 @@
 export interface InFlightRequest {
   /** When it was received (ISO 8601). */
   since: string;
-  /** Its reqId, once its body is read (null: none, or not read yet). */
+  /** Its reqId, once its body is decoded (null: none, not decoded yet, or not decodable). */
   reqId: string | null;
   /** The fault chosen for it, if any. */
   fault: FaultKind | null;
