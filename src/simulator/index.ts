@@ -114,6 +114,13 @@ type Answer =
   | { kind: 'cut' }
   | { kind: 'hold' };
 
+/** A stalled request's answer once its stall is over: the gateway's, not the service's. */
+const GATEWAY_TIMEOUT: Answer = {
+  kind: 'plain',
+  status: 504,
+  text: 'Gateway Timeout (simulated stall)\n',
+};
+
 class Simulator implements RunningSimulator {
   url = '';
   caPem?: string;
@@ -234,6 +241,12 @@ class Simulator implements RunningSimulator {
     if (delay > 0) await this.#sleep(delay);
     if (this.#closing) return;
     if (this.#broken.has(socket)) res.setHeader('connection', 'close');
+    if (answer.kind === 'hold' && this.#o.stallMs !== undefined) {
+      await this.#sleep(this.#o.stallMs);
+      if (this.#closing) return;
+      send(res, GATEWAY_TIMEOUT);
+      return;
+    }
     send(res, answer);
   }
 

@@ -22,6 +22,7 @@ export interface SimulateFlags {
   answer?: string;
   maxNumbers: string;
   faults?: string;
+  stallMs?: string;
   seed?: string;
   record?: string;
   timezone?: string;
@@ -111,6 +112,8 @@ export function simulatorOptionsFromFlags(
   if (flags.tlsCert !== undefined || flags.tlsKey !== undefined)
     options.certificate = readCertificate(flags);
   if (flags.latencyMs !== undefined) options.latencyMs = parseLatency(flags.latencyMs);
+  if (flags.stallMs !== undefined)
+    options.stallMs = wholeNumber('--stall-ms', flags.stallMs, 3_600_000);
   // Always a known seed, printed at start, so a run with probabilistic faults can be replayed.
   options.seed =
     flags.seed !== undefined

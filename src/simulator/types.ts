@@ -60,6 +60,11 @@ export interface SimulatorOptions {
   maxNumbers?: number;
   faults?: FaultRule[];
   /**
+   * How long a stalled request (the `stall` fault) is held before it is answered HTTP 504, as a
+   * gateway in front of the service would. Default: held until the client closes it.
+   */
+  stallMs?: number;
+  /**
    * JSON lines, one per accepted request; appended, and read back at start to remember today's
    * reqIds.
    */

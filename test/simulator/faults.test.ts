@@ -213,6 +213,19 @@ describe('simulator faults', () => {
     }
   });
 
+  test('a stall with --stall-ms ends in a 504 after that long, as a gateway would end it', async () => {
+    const sim = await start({ faults: [{ kind: 'stall', everyNth: 1 }], stallMs: 300 });
+    try {
+      const began = Date.now();
+      const answer = await call(sim);
+      assert.equal(answer.status, 504);
+      assert.ok(Date.now() - began >= 290, 'held for the stall first');
+      assert.equal(sim.acceptedCount, 1, 'the service had taken it: the gateway gave up on it');
+    } finally {
+      await sim.close();
+    }
+  });
+
   test('bad rules given in code are refused at start', async () => {
     await assert.rejects(
       startSimulator(baseOptions({ faults: [{ kind: 'status', everyNth: 2 }] })),

@@ -24,6 +24,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--tls-key <file>', "with --https: the served certificate's key (PEM)")
     .option('--templates <spec>', 'templateId:variable count, comma-separated', '1:2,2:2,3:0')
     .option('--latency-ms <ms>', 'delay before answering: N or MIN-MAX')
+    .option('--stall-ms <ms>', 'a stalled request (stall fault) is answered 504 after this long')
     .option('--blocked <numbers>', 'comma-separated numbers answered 160034 (blacklisted)')
     .option(
       '--max-numbers <n>',
