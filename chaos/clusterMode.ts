@@ -29,7 +29,7 @@ import {
   smsdropEnv,
   STOP_TIMEOUT_MS,
 } from './mode.js';
-import { type CliProcess, killAfter, logProcess, startCli } from './procs.js';
+import { type CliProcess, killAfter, logProcess, PROVIDER_STALL_MS, startCli } from './procs.js';
 import { FaultRunner, planFaults } from './clusterFaults.js';
 import { type Relay, startRelay } from './relay.js';
 
@@ -91,6 +91,8 @@ function directEnv(s: ClusterSettings, dataDir: string): NodeJS.ProcessEnv {
     SMSDROP_DATABASE_URL: s.databaseUrl,
     SMSDROP_LEASE: LEASE,
     SMSDROP_CONCURRENCY: String(s.concurrency),
+    // the provider's stall, and the write before it: a slot with no answer waits that long
+    SMSDROP_PROVIDER_HOLD_MS: String(PROVIDER_STALL_MS + 500),
   };
 }
 

@@ -186,6 +186,13 @@ export interface SimulatorSettings {
   seed: number;
 }
 
+/**
+ * How long the simulator holds a stalled request before its gateway answers 504: longer than the
+ * nodes wait for an answer (SMSDROP_RESPONSE_TIMEOUT_MS, 1 s), so a node gives up on requests the
+ * provider still counts, as a real provider's own server timeout is longer than a client's.
+ */
+export const PROVIDER_STALL_MS = 1_500;
+
 export async function startSimulatorProcess(s: SimulatorSettings): Promise<SimulatorProcess> {
   const recordFile = path.join(s.dir, 'accepted.jsonl');
   const args = [
@@ -197,6 +204,8 @@ export async function startSimulatorProcess(s: SimulatorSettings): Promise<Simul
     '--seed',
     String(s.seed),
     ...(s.faults ? ['--faults', s.faults] : []),
+    '--stall-ms',
+    String(PROVIDER_STALL_MS),
   ];
   const proc = startCli(args, cleanEnv({ ...CREDENTIALS, SMSDROP_APP_ID: s.appIds.join(',') }));
   const deadline = Date.now() + 30_000;

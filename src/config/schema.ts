@@ -268,6 +268,11 @@ export const SETTINGS = {
     env: 'SMSDROP_LEASE',
     doc: "PostgreSQL journal: how long a node's claim on batches lasts without a renewal, 2s to 1h; then another node may send them.",
   },
+  providerHoldMs: {
+    schema: z.preprocess(blankAsUnset, int(0, 3_600_000).optional()),
+    env: 'SMSDROP_PROVIDER_HOLD_MS',
+    doc: "PostgreSQL journal: how long the provider may still count a request its node has no answer for (its own server timeout). The request's account slot is held that long from its take, and that long again after an answer that never came, so no other node's request takes its place while the provider may still count it. Unset: SMSDROP_RESPONSE_TIMEOUT_MS.",
+  },
   nodeId: {
     schema: nodeId,
     env: 'SMSDROP_NODE_ID',

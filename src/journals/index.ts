@@ -50,7 +50,14 @@ export type JournalSettings = Pick<Config, 'dataDir'> &
   Partial<
     Pick<
       Config,
-      'databaseUrl' | 'databaseCa' | 'lease' | 'nodeId' | 'connectTimeoutMs' | 'concurrency'
+      | 'databaseUrl'
+      | 'databaseCa'
+      | 'lease'
+      | 'nodeId'
+      | 'connectTimeoutMs'
+      | 'concurrency'
+      | 'responseTimeoutMs'
+      | 'providerHoldMs'
     >
   >;
 
@@ -87,6 +94,7 @@ export function describeJournal(config: JournalSettings): string {
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 const DEFAULT_CONCURRENCY = 8;
+const DEFAULT_RESPONSE_TIMEOUT_MS = 30_000;
 
 function pgSettings(config: JournalSettings): PgSettings | undefined {
   if (!config.databaseUrl) return undefined;
@@ -97,6 +105,8 @@ function pgSettings(config: JournalSettings): PgSettings | undefined {
     leaseMs: config.lease?.ms ?? DEFAULT_LEASE_MS,
     connectTimeoutMs: config.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     concurrency: config.concurrency ?? DEFAULT_CONCURRENCY,
+    providerHoldMs:
+      config.providerHoldMs ?? config.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS,
   };
 }
 

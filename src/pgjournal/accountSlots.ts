@@ -4,11 +4,14 @@
 // LOCKED`, so nodes taking at once never wait for each other and never take the same slot; a dead
 // node's slots come back when their leases pass.
 //
-// Why the limit holds across nodes: a request starts only while its node holds a slot, and a slot
-// has one holder at a time. A node that cannot renew (cut off from the database) keeps its
-// requests in flight, and their slots may pass to others after the lease: the lease (30 s by
-// default) is longer than a request may last (SMSDROP_TIMEOUT), so a request started before the
-// last renewal that succeeded has ended before its slot can pass (docs/postgres.md).
+// Why the limit holds across nodes, as the provider counts requests: a request starts only while
+// its node holds a slot (checked on the node's own clock just before it starts), and a slot has
+// one holder at a time. The provider counts a request until it has answered it or dropped it,
+// which takes at most SMSDROP_PROVIDER_HOLD_MS (its own server timeout) from the request's start.
+// So a slot is taken for at least that long, whatever becomes of its node (stopped dead, cut off
+// from the database: its lease is not renewed); and a slot whose request got no answer (the node
+// gave up waiting, or its closing of the connection never reached the provider) is held that long
+// again from its giving back. A slot answered is free at once (docs/postgres.md).
 import type pg from 'pg';
 import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
 import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
@@ -21,6 +24,8 @@ export interface AccountSlotOptions {
   leaseMs: number;
   /** The node's SMSDROP_CONCURRENCY: the account's limit, and this node never holds more. */
   concurrency: number;
+  /** SMSDROP_PROVIDER_HOLD_MS: how long the provider may count a request with no answer. */
+  holdMs: number;
 }
 
 /** How long to wait before looking again for a free slot: doubling, at most this. */
@@ -31,13 +36,14 @@ const TAKE = `
   free AS (
     SELECT s.slot FROM account_slots s, lvl
     WHERE s.slot < LEAST(lvl.level, $3) AND (s.holder IS NULL OR s.until < clock_timestamp())
-      AND NOT ${PAUSED_NOW}
+      AND (s.hold_until IS NULL OR s.hold_until < clock_timestamp()) AND NOT ${PAUSED_NOW}
     ORDER BY s.slot LIMIT 1
     FOR UPDATE OF s SKIP LOCKED
   ),
   taken AS (
     UPDATE account_slots s
-    SET holder = $1, node = $2, until = clock_timestamp() + $4 * interval '1 millisecond'
+    SET holder = $1, node = $2, until = clock_timestamp() + $4 * interval '1 millisecond',
+      hold_until = NULL
     FROM free WHERE s.slot = free.slot
     RETURNING s.slot
   )
@@ -65,11 +71,17 @@ export async function openAccountSlots(
   return new PgAccountSlots(pool, options);
 }
 
+/** A slot's request answered: free at once. */
+const FREE = 'UPDATE account_slots SET holder = NULL, node = NULL, until = NULL, hold_until = NULL';
+/** A slot's request unanswered: no holder, but no other request's until the provider let it go. */
+const HOLD = `UPDATE account_slots SET holder = NULL, node = NULL, until = NULL,
+  hold_until = clock_timestamp() + $3 * interval '1 millisecond'`;
+
 class PgAccountSlots implements AccountSlots {
   readonly #pool: pg.Pool;
   readonly #options: AccountSlotOptions;
-  /** The holders (one per take) of the slots this node holds, by slot. */
-  readonly #held = new Map<number, string>();
+  /** The slots this node holds: their holder (one per take), and how long surely theirs. */
+  readonly #held = new Map<number, HeldSlot>();
   #takes = 0;
   #level: number;
   /** Resolves waiting takes early when this node gives a slot back. */
@@ -107,16 +119,15 @@ class PgAccountSlots implements AccountSlots {
       waitMs = Math.min(2 * waitMs, MAX_POLL_MS)
     ) {
       const holder = `${this.#options.node}#${++this.#takes}`;
+      const { leaseMs, holdMs, node, concurrency } = this.#options;
+      const asked = performance.now();
       const { rows } = await this.#pool.query<PauseRow & { level: number; slot: number | null }>(
         TAKE,
-        [holder, this.#options.node, this.#options.concurrency, this.#options.leaseMs],
+        [holder, node, concurrency, Math.max(leaseMs, holdMs)],
       );
       this.#level = rows[0]!.level;
       const slot = rows[0]!.slot;
-      if (slot !== null) {
-        this.#held.set(slot, holder);
-        return once(() => this.#give(slot, holder));
-      }
+      if (slot !== null) return this.#took(slot, holder, asked);
       // No slot while the account is paused: the request does not start once this node knows it
       // (its sender then stops); until it does, the take waits as for a full account.
       this.pause.observe(rows[0]);
@@ -130,24 +141,37 @@ class PgAccountSlots implements AccountSlots {
     this.#closed = true;
     clearInterval(this.#renewal);
     this.pause.close();
-    const holders = [...this.#held.values()];
+    // Its requests have ended (the sender waits for them before the journal closes): answered
+    // or not, each slot gave itself back; a slot left here is freed as its own give would.
+    const holders = [...this.#held.values()].map((held) => held.holder);
     this.#held.clear();
     if (holders.length > 0)
-      await this.#pool
-        .query(
-          'UPDATE account_slots SET holder = NULL, node = NULL, until = NULL WHERE holder = ANY($1)',
-          [holders],
-        )
-        .catch(() => undefined);
+      await this.#pool.query(`${FREE} WHERE holder = ANY($1)`, [holders]).catch(() => undefined);
   }
 
-  #give(slot: number, holder: string): void {
-    if (this.#held.get(slot) === holder) this.#held.delete(slot);
+  /**
+   * The slot just taken: until the take's `until` by the database's clock, which is later than
+   * when the take was asked by this node's own, the slot is surely this node's.
+   */
+  #took(slot: number, holder: string, asked: number): SlotRelease {
+    const { leaseMs, holdMs } = this.#options;
+    const held: HeldSlot = { holder, surelyUntil: asked + Math.max(leaseMs, holdMs) };
+    this.#held.set(slot, held);
+    let given = false;
+    const release = (ended: 'answered' | 'unanswered' = 'answered') => {
+      if (given) return;
+      given = true;
+      this.#give(slot, holder, ended);
+    };
+    return Object.assign(release, { stillHeld: () => performance.now() < held.surelyUntil });
+  }
+
+  #give(slot: number, holder: string, ended: 'answered' | 'unanswered'): void {
+    if (this.#held.get(slot)?.holder === holder) this.#held.delete(slot);
+    const sql = ended === 'answered' ? FREE : HOLD;
+    const values = ended === 'answered' ? [slot, holder] : [slot, holder, this.#options.holdMs];
     this.#pool
-      .query(
-        'UPDATE account_slots SET holder = NULL, node = NULL, until = NULL WHERE slot = $1 AND holder = $2',
-        [slot, holder],
-      )
+      .query(`${sql} WHERE slot = $1 AND holder = $2`, values)
       .then(() => {
         const freed = this.#freed;
         this.#freed = signal();
@@ -158,16 +182,23 @@ class PgAccountSlots implements AccountSlots {
 
   /** Extends the leases of the slots still held, and reads the account's level and pause back. */
   async #renew(): Promise<void> {
-    const holders = [...this.#held.values()];
+    const held = [...this.#held.values()];
+    const { leaseMs } = this.#options;
+    const asked = performance.now();
     try {
-      const { rows } = await this.#pool.query<PauseRow & { level: number }>(
+      const { rows } = await this.#pool.query<PauseRow & { level: number; renewed: string[] }>(
         `WITH renewed AS (
-           UPDATE account_slots SET until = clock_timestamp() + $2 * interval '1 millisecond'
-           WHERE holder = ANY($1) AND until > clock_timestamp() RETURNING slot)
-         SELECT level, ${PAUSE_COLUMNS} FROM account_level, account_pause
+           UPDATE account_slots
+           SET until = GREATEST(until, clock_timestamp() + $2 * interval '1 millisecond')
+           WHERE holder = ANY($1) AND until > clock_timestamp() RETURNING holder)
+         SELECT level, ${PAUSE_COLUMNS}, ARRAY(SELECT holder FROM renewed) AS renewed
+         FROM account_level, account_pause
          WHERE account_level.id = 1 AND account_pause.id = 1`,
-        [holders, this.#options.leaseMs],
+        [held.map((h) => h.holder), leaseMs],
       );
+      const renewed = new Set(rows[0]?.renewed);
+      for (const h of held)
+        if (renewed.has(h.holder)) h.surelyUntil = Math.max(h.surelyUntil, asked + leaseMs);
       if (rows[0]) this.#level = rows[0].level;
       this.pause.observe(rows[0]);
     } catch {
@@ -191,13 +222,10 @@ async function napUntil(ms: number, freed: Promise<void>): Promise<void> {
   }
 }
 
-function once(give: () => void): SlotRelease {
-  let given = false;
-  return () => {
-    if (given) return;
-    given = true;
-    give();
-  };
+interface HeldSlot {
+  holder: string;
+  /** performance.now() until which the slot is surely this node's (a take's or renewal's). */
+  surelyUntil: number;
 }
 
 /** A promise and what resolves it (Promise.withResolvers is not in Node 20). */

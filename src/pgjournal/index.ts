@@ -40,6 +40,8 @@ export interface PgSettings {
   connectTimeoutMs: number;
   /** SMSDROP_CONCURRENCY: the account's requests in flight, across every node. */
   concurrency: number;
+  /** SMSDROP_PROVIDER_HOLD_MS: how long the provider may count a request with no answer. */
+  providerHoldMs: number;
 }
 
 /** This node's id: the setting, or host and pid. */
@@ -197,6 +199,7 @@ async function openNode(
       node,
       leaseMs: settings.leaseMs,
       concurrency: settings.concurrency,
+      holdMs: settings.providerHoldMs,
     });
     const parts = await stores(shared, reqIdOn);
     return { handle: pgHandle(shared, parts, account, release), node };

@@ -490,6 +490,12 @@ const NODE_KINDS = `
   ALTER TABLE nodes ADD COLUMN kind text NOT NULL DEFAULT 'daemon' CHECK (kind IN ('daemon', 'command'));
 `;
 
+const SLOT_HOLDS = `
+  -- A slot whose request got no answer is no other request's before this time (the provider may
+  -- still count that request: SMSDROP_PROVIDER_HOLD_MS, accountSlots.ts); null otherwise.
+  ALTER TABLE account_slots ADD COLUMN hold_until timestamptz;
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -517,4 +523,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     sql: REPEAT_LOOKUPS,
   },
   { version: 17, name: 'the node of each attempt, and which nodes are daemons', sql: NODE_KINDS },
+  { version: 18, name: 'a slot held after a request with no answer', sql: SLOT_HOLDS },
 ];

@@ -36,6 +36,7 @@ TABLE account_slots
   holder text
   node text
   until timestamp with time zone
+  hold_until timestamp with time zone
   PRIMARY KEY (slot)
 
 TABLE account_window_starts

@@ -4,8 +4,16 @@
 // before its attempt is written until its answer is in. With one process (the SQLite journal)
 // there is no such port: the process's own p-limit, pacing and pause are the account's.
 
-/** Gives a slot back (once; later calls do nothing). */
-export type SlotRelease = () => void;
+/**
+ * A slot held. Called, it gives the slot back (once; later calls do nothing): `unanswered` when
+ * its request was written and no answer came (in doubt, or the send threw), which the provider
+ * may still count for a while, so the slot is not at once another request's.
+ */
+export interface SlotRelease {
+  (ended?: 'answered' | 'unanswered'): void;
+  /** The slot is still surely this node's by its own clock: asked as the request starts. */
+  stillHeld(): boolean;
+}
 
 export interface AccountSlots {
   /**

@@ -4,7 +4,7 @@ import type { AccountSlots, SlotRelease } from '../ports/account.js';
 import type { StartTicket } from './rate.js';
 
 /** Holds nothing: one process alone sends on the account. */
-const NO_SLOT: SlotRelease = () => {};
+const NO_SLOT: SlotRelease = Object.assign(() => {}, { stillHeld: () => true });
 
 /**
  * One of the account's request slots, held from the attempt's write until the answer is in;

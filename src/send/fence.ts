@@ -1,17 +1,20 @@
 // The last check before a request leaves, for a node of a cluster (PostgreSQL): its batch's lease
 // must still hold by the node's own monotonic clock as the request is about to be written to its
 // socket (the provider client asks `mayStart` then, once its connection is ready), so that a node
-// that stopped or waited for a connection past its lease sends nothing another node may resend.
+// that stopped or waited for a connection past its lease sends nothing another node may resend;
+// and so must its slot of the account's concurrency, so that its request never joins another
+// node's in the slot that node took after it.
 // A request so stopped was never written: its attempt is put back, not counted, not a sign of the
 // provider's health, and the batch goes to whichever node holds it next.
+import type { SlotRelease } from '../ports/account.js';
 import type { BatchRecord } from '../ports/records.js';
 import type { SendStore } from '../ports/send.js';
 import type { SendOptions, SendOutcome } from '../provider/types.js';
 
 /** The client's last check for this batch's request, when the journal has one. */
-export function leaseCheck(send: SendStore, batchId: number): SendOptions {
+export function leaseCheck(send: SendStore, batchId: number, slot: SlotRelease): SendOptions {
   const mayStillStart = send.mayStillStart?.bind(send);
-  return mayStillStart ? { mayStart: () => mayStillStart(batchId) } : {};
+  return mayStillStart ? { mayStart: () => mayStillStart(batchId) && slot.stillHeld() } : {};
 }
 
 /** The request was stopped by that check: nothing was written. */

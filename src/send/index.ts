@@ -11,6 +11,7 @@ import { freeNow, type HeldResult, heldBy } from './control.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
+import type { SlotRelease } from '../ports/account.js';
 import { accountSlot } from './accountSlot.js';
 import { fenced, leaseCheck, putBackFenced, releaseUnsent } from './fence.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
@@ -181,13 +182,18 @@ async function sendBatch(
   const slot = await accountSlot(ctx.account, ctx.stopSignal, ticket);
   if (!slot) return;
   let attemptId: number | undefined;
-  let outcome: SendOutcome;
+  let outcome: SendOutcome | undefined;
+  let asked = false;
   try {
     attemptId = await startAttempt(ctx, batch, reqId, ticket);
     if (attemptId === undefined) return;
-    outcome = await request(ctx, toSend, reqId);
+    asked = true;
+    outcome = await request(ctx, toSend, reqId, slot);
   } finally {
-    slot();
+    // A request written with no answer may still be counted by the provider: its slot waits.
+    slot(
+      asked && (outcome === undefined || outcome.kind === 'in-doubt') ? 'unanswered' : 'answered',
+    );
   }
   if (!mayHaveSent(outcome)) ticket.giveBack();
   if (fenced(outcome)) return { recorded: putBackFenced(ctx.send, batch, attemptId) };
@@ -247,11 +253,12 @@ function request(
   ctx: SendContext,
   toSend: BatchToSend,
   reqId: string | null,
+  slot: SlotRelease,
 ): Promise<SendOutcome> {
   const { appId, templateId, datas, phones } = toSend;
   return ctx.client.send(
     { to: phones.split(','), appId, templateId, datas, ...(reqId ? { reqId } : {}) },
-    leaseCheck(ctx.send, toSend.batch.id),
+    leaseCheck(ctx.send, toSend.batch.id, slot),
   );
 }
 

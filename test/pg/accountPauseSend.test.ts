@@ -66,6 +66,7 @@ describe("one node's account pause stops the other's sending", { skip: postgresM
       node: name,
       leaseMs: 3_000,
       concurrency: config.concurrency,
+      holdMs: 0,
     });
     after(() => account.close());
     const pause = new AccountPause(0, { pause: account.pause, holdMs: 60_000 });

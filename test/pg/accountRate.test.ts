@@ -25,7 +25,9 @@ describe("the account's pacing and pause nodes share", { skip: postgresMissing()
     await migratePostgres(pools[0]!);
     const opened: AccountSlots[] = [];
     for (const [i, pool] of pools.entries())
-      opened.push(await openAccountSlots(pool, { node: `node-${i}`, leaseMs, concurrency: 4 }));
+      opened.push(
+        await openAccountSlots(pool, { node: `node-${i}`, leaseMs, concurrency: 4, holdMs: 0 }),
+      );
     after(async () => {
       await Promise.all(opened.map((slots) => slots.close()));
       await Promise.all(pools.map((pool) => pool.end()));

@@ -115,7 +115,13 @@ describe('smsdrop on a PostgreSQL journal', { skip: postgresMissing() }, () => {
       >,
     ])
       await assert.rejects(
-        connectPool({ databaseUrl, leaseMs: 30_000, connectTimeoutMs: 5_000, concurrency: 8 }),
+        connectPool({
+          databaseUrl,
+          leaseMs: 30_000,
+          connectTimeoutMs: 5_000,
+          concurrency: 8,
+          providerHoldMs: 0,
+        }),
         (err: { code?: string; message: string }) => {
           assert.equal(err.code, 'E_DATABASE_UNREACHABLE');
           assert.match(err.message, /does not support SSL/);

@@ -37,7 +37,12 @@ describe('waiting for the account slots', { skip: postgresMissing() }, () => {
     pool.on('error', () => undefined);
     after(() => pool.end());
     await migratePostgres(pool);
-    const slots = await openAccountSlots(pool, { node: 'n1', leaseMs: 60_000, concurrency: 1 });
+    const slots = await openAccountSlots(pool, {
+      node: 'n1',
+      leaseMs: 60_000,
+      concurrency: 1,
+      holdMs: 0,
+    });
     after(() => slots.close());
     const stop = new AbortController();
     const listeners = countListeners(stop.signal);
