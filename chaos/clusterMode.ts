@@ -91,7 +91,7 @@ function directEnv(s: ClusterSettings, dataDir: string): NodeJS.ProcessEnv {
     SMSDROP_DATABASE_URL: s.databaseUrl,
     SMSDROP_LEASE: LEASE,
     SMSDROP_CONCURRENCY: String(s.concurrency),
-    // the provider's stall, and the write before it: a slot with no answer waits that long
+    // the provider's stall and a margin: a request with no answer keeps its slot that long
     SMSDROP_PROVIDER_HOLD_MS: String(PROVIDER_STALL_MS + 500),
   };
 }

@@ -4,14 +4,15 @@
 // LOCKED`, so nodes taking at once never wait for each other and never take the same slot; a dead
 // node's slots come back when their leases pass.
 //
-// Why the limit holds across nodes, as the provider counts requests: a request starts only while
-// its node holds a slot (checked on the node's own clock just before it starts), and a slot has
-// one holder at a time. The provider counts a request until it has answered it or dropped it,
-// which takes at most SMSDROP_PROVIDER_HOLD_MS (its own server timeout) from the request's start.
-// So a slot is taken for at least that long, whatever becomes of its node (stopped dead, cut off
-// from the database: its lease is not renewed); and a slot whose request got no answer (the node
-// gave up waiting, or its closing of the connection never reached the provider) is held that long
-// again from its giving back. A slot answered is free at once (docs/postgres.md).
+// Why the limit holds across nodes, as the provider counts requests: the provider counts a
+// request until it has answered it or dropped it, at most SMSDROP_PROVIDER_HOLD_MS (its own server
+// timeout) after it arrived. A request starts only while its node surely holds its slot: within
+// the lease of the slot's take or last renewal, on the node's own monotonic clock, counted from
+// when that statement was sent (stillHeld, asked as the request is written). The database keeps
+// the slot from other nodes for the lease *and the hold* after that statement, so a request
+// started in time has been let go by the provider before its slot can pass, whatever becomes of
+// its node (stopped dead, cut off from the database or the provider). A request that got no
+// answer gives its slot back held for the hold; an answered one frees it at once.
 import type pg from 'pg';
 import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
 import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
@@ -123,7 +124,7 @@ class PgAccountSlots implements AccountSlots {
       const asked = performance.now();
       const { rows } = await this.#pool.query<PauseRow & { level: number; slot: number | null }>(
         TAKE,
-        [holder, node, concurrency, Math.max(leaseMs, holdMs)],
+        [holder, node, concurrency, leaseMs + holdMs],
       );
       this.#level = rows[0]!.level;
       const slot = rows[0]!.slot;
@@ -150,12 +151,11 @@ class PgAccountSlots implements AccountSlots {
   }
 
   /**
-   * The slot just taken: until the take's `until` by the database's clock, which is later than
-   * when the take was asked by this node's own, the slot is surely this node's.
+   * The slot just taken: a request may start on it for a lease from when the take was asked (the
+   * database's `until` is a lease and a hold from later than that).
    */
   #took(slot: number, holder: string, asked: number): SlotRelease {
-    const { leaseMs, holdMs } = this.#options;
-    const held: HeldSlot = { holder, surelyUntil: asked + Math.max(leaseMs, holdMs) };
+    const held: HeldSlot = { holder, surelyUntil: asked + this.#options.leaseMs };
     this.#held.set(slot, held);
     let given = false;
     const release = (ended: 'answered' | 'unanswered' = 'answered') => {
@@ -183,7 +183,7 @@ class PgAccountSlots implements AccountSlots {
   /** Extends the leases of the slots still held, and reads the account's level and pause back. */
   async #renew(): Promise<void> {
     const held = [...this.#held.values()];
-    const { leaseMs } = this.#options;
+    const { leaseMs, holdMs } = this.#options;
     const asked = performance.now();
     try {
       const { rows } = await this.#pool.query<PauseRow & { level: number; renewed: string[] }>(
@@ -194,7 +194,7 @@ class PgAccountSlots implements AccountSlots {
          SELECT level, ${PAUSE_COLUMNS}, ARRAY(SELECT holder FROM renewed) AS renewed
          FROM account_level, account_pause
          WHERE account_level.id = 1 AND account_pause.id = 1`,
-        [held.map((h) => h.holder), leaseMs],
+        [held.map((h) => h.holder), leaseMs + holdMs],
       );
       const renewed = new Set(rows[0]?.renewed);
       for (const h of held)
@@ -202,7 +202,7 @@ class PgAccountSlots implements AccountSlots {
       if (rows[0]) this.#level = rows[0].level;
       this.pause.observe(rows[0]);
     } catch {
-      // The next renewal tries again; a slot whose lease passes meanwhile goes to another node.
+      // The next renewal tries again; a slot not renewed in time starts no more requests here.
     }
   }
 }
@@ -224,7 +224,7 @@ async function napUntil(ms: number, freed: Promise<void>): Promise<void> {
 
 interface HeldSlot {
   holder: string;
-  /** performance.now() until which the slot is surely this node's (a take's or renewal's). */
+  /** performance.now() until which a request may start on the slot (a take's or renewal's). */
   surelyUntil: number;
 }
 
