@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type pg from 'pg';
 import type { JournalHandle } from '../../src/ports/index.js';
@@ -210,6 +211,11 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     // looked up for the next chunk) on a connection the server ended: either way the pipeline
     // reads it as the server gone, and reads the file again once it answers.
     await assert.rejects(cut, (error) => isDatabaseOutage(error));
+    // The failed intake's open transaction ended with it: no connection is left checked out
+    // (the pool's end would wait for it for ever, as the test's did when its helper left it).
+    for (let waited = 0; pgj.pool.totalCount !== pgj.pool.idleCount && waited < 2_000; waited += 50)
+      await sleep(50);
+    assert.equal(pgj.pool.totalCount, pgj.pool.idleCount, 'no connection left checked out');
     const file = (await pgj.pool.query<{ id: number }>('SELECT id FROM files')).rows[0]!;
     await intakeFile(csv, { ...pgj.run, fileId: file.id });
     const lite = await sqliteJournal();

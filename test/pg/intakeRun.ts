@@ -62,13 +62,22 @@ export async function intakeFile(
     defaultAppId: 'app',
     onHeader: (map, extras) => store.saveHeader({ columns: map.header, extras }),
   });
-  for await (const chunk of rows) {
-    await writer.write(markKept(chunk));
-    await run.afterChunk?.(chunks + 1);
-    if (++chunks === run.chunks) {
-      await writer.abandon();
-      return { fileId, chunks };
+  try {
+    for await (const chunk of rows) {
+      await writer.write(markKept(chunk));
+      await run.afterChunk?.(chunks + 1);
+      if (++chunks === run.chunks) {
+        await writer.abandon();
+        return { fileId, chunks };
+      }
     }
+  } catch (error) {
+    // As the pipeline does (src/pipeline/intakeRun.ts): the store's open transaction ends, or
+    // its connection stays checked out of the pool, and the pool's end waits for it for ever.
+    await Promise.resolve()
+      .then(() => writer.abandon())
+      .catch(() => undefined);
+    throw error;
   }
   await writer.finish();
   await run.files.status(fileId, 'sending');
