@@ -11,27 +11,13 @@ import { DEMO_CREDENTIALS, loadConfig } from '../../src/config/index.js';
 import { openAccountSlots } from '../../src/pgjournal/accountSlots.js';
 import type { AccountSlots } from '../../src/ports/account.js';
 import { BUILT_IN_TEMPLATES } from '../../src/provider/connect.js';
-import { createProviderClient } from '../../src/provider/client.js';
 import { sendFile, type SendResult } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { parseFaults, type RunningSimulator, startSimulator } from '../../src/simulator/index.js';
 import { postgresMissing, usePostgres } from './cluster.js';
-import { journal } from './sendFixture.js';
+import { journal, simulatorBatchesSql, simulatorClient } from './sendFixture.js';
 
 const BATCHES = 40;
-
-/** File 2: BATCHES batches of two numbers for the simulator's app and template 1. */
-const SEED = `
-  INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES
-    (2, 'b', 'b.csv', 1, 'utf-8', 'sending', 't');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES
-    (2, 2, 2, '${DEMO_CREDENTIALS.appId}', '1', '["a","b"]');
-  INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-    SELECT 100 + i, 2, 2, md5('r' || i), 2, 'planned', 0, 't', 't' FROM generate_series(1, ${BATCHES}) i;
-  INSERT INTO batch_numbers (batch_id, phones)
-    SELECT id, '138' || lpad((id - 100)::text, 8, '0') || ',139' || lpad((id - 100)::text, 8, '0')
-    FROM batches WHERE file_id = 2;
-`;
 
 describe("one node's account pause stops the other's sending", { skip: postgresMissing() }, () => {
   const pg15 = usePostgres();
@@ -70,17 +56,7 @@ describe("one node's account pause stops the other's sending", { skip: postgresM
     });
     after(() => account.close());
     const pause = new AccountPause(0, { pause: account.pause, holdMs: 60_000 });
-    const client = createProviderClient({
-      baseUrl: sim.url,
-      accountSid: DEMO_CREDENTIALS.accountSid,
-      authToken: DEMO_CREDENTIALS.authToken,
-      format: config.format,
-      maxPerRequest: config.maxPerRequest,
-      connectTimeoutMs: config.connectTimeoutMs,
-      responseTimeoutMs: config.responseTimeoutMs,
-      connections: config.concurrency,
-    });
-    after(() => client.close());
+    const client = simulatorClient(sim.url, config, config.concurrency);
     const send = (): Promise<SendResult> =>
       sendFile(
         {
@@ -99,7 +75,7 @@ describe("one node's account pause stops the other's sending", { skip: postgresM
 
   test('node b pauses with node a, and goes on when node a does', async () => {
     const j = await journal(pg15.cluster);
-    await j.sql.query(SEED);
+    await j.sql.query(simulatorBatchesSql(BATCHES));
     // Node a's provider refuses every request for the account; node b's answers slowly, so that
     // its file is far from done when node a pauses.
     const simA = await simulator('status=111142@1', [1, 5]);

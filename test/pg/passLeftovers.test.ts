@@ -12,28 +12,14 @@ import { after, describe, test } from 'node:test';
 import pLimit from 'p-limit';
 import { DEMO_CREDENTIALS, loadConfig } from '../../src/config/index.js';
 import { BUILT_IN_TEMPLATES } from '../../src/provider/connect.js';
-import { createProviderClient } from '../../src/provider/client.js';
 import { LeaseKeeper } from '../../src/pgjournal/leases.js';
 import { sendReadyBatches } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { postgresMissing, usePostgres } from './cluster.js';
-import { journal } from './sendFixture.js';
+import { journal, simulatorBatchesSql, simulatorClient } from './sendFixture.js';
 
 const BATCHES = 30;
-
-/** File 2: BATCHES batches of two numbers for the simulator's app and template 1. */
-const SEED = `
-  INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES
-    (2, 'b', 'b.csv', 1, 'utf-8', 'sending', 't');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES
-    (2, 2, 2, '${DEMO_CREDENTIALS.appId}', '1', '["a","b"]');
-  INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-    SELECT 100 + i, 2, 2, md5('r' || i), 2, 'planned', 0, 't', 't' FROM generate_series(1, ${BATCHES}) i;
-  INSERT INTO batch_numbers (batch_id, phones)
-    SELECT id, '138' || lpad((id - 100)::text, 8, '0') || ',139' || lpad((id - 100)::text, 8, '0')
-    FROM batches WHERE file_id = 2;
-`;
 
 describe('claims a pass did not use', { skip: postgresMissing() }, () => {
   const pg15 = usePostgres();
@@ -51,19 +37,9 @@ describe('claims a pass did not use', { skip: postgresMissing() }, () => {
       latencyMs: [5, 30],
     });
     after(() => simulator.close());
-    const client = createProviderClient({
-      baseUrl: simulator.url,
-      accountSid: DEMO_CREDENTIALS.accountSid,
-      authToken: DEMO_CREDENTIALS.authToken,
-      format: config.format,
-      maxPerRequest: config.maxPerRequest,
-      connectTimeoutMs: config.connectTimeoutMs,
-      responseTimeoutMs: config.responseTimeoutMs,
-      connections: config.concurrency,
-    });
-    after(() => client.close());
+    const client = simulatorClient(simulator.url, config, config.concurrency);
     const j = await journal(pg15.cluster);
-    await j.sql.query(SEED);
+    await j.sql.query(simulatorBatchesSql(BATCHES));
     const a = await j.node({ node: 'a:1' });
     const pause = new AccountPause();
     // A helper's pass on node A (sendReadyBatches, no more to wait for): the account pauses at

@@ -9,29 +9,23 @@ import { after, describe, test } from 'node:test';
 import pLimit from 'p-limit';
 import { DEMO_CREDENTIALS, loadConfig } from '../../src/config/index.js';
 import { BUILT_IN_TEMPLATES } from '../../src/provider/connect.js';
-import { createProviderClient, type ProviderClient } from '../../src/provider/client.js';
+import type { ProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { type RunningSimulator, startSimulator } from '../../src/simulator/index.js';
 import type { PgSendStore } from '../../src/pgjournal/sendStore.js';
 import { postgresMissing, usePostgres } from './cluster.js';
-import { type Journal, journal, leasesPassed } from './sendFixture.js';
+import {
+  type Journal,
+  journal,
+  leasesPassed,
+  simulatorBatchesSql,
+  simulatorClient,
+} from './sendFixture.js';
 
 const BATCHES = 30;
 const phone = (batch: number, n: number) => `13${n}${String(batch).padStart(8, '0')}`;
 
-/** File 2: BATCHES batches of two numbers for the simulator's app and template 1. */
-const SEED = `
-  INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES
-    (2, 'b', 'b.csv', 1, 'utf-8', 'sending', 't');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES
-    (2, 2, 2, '${DEMO_CREDENTIALS.appId}', '1', '["a","b"]');
-  INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-    SELECT 100 + i, 2, 2, md5('r' || i), 2, 'planned', 0, 't', 't' FROM generate_series(1, ${BATCHES}) i;
-  INSERT INTO batch_numbers (batch_id, phones)
-    SELECT id, '138' || lpad((id - 100)::text, 8, '0') || ',139' || lpad((id - 100)::text, 8, '0')
-    FROM batches WHERE file_id = 2;
-`;
 const EXPECTED = Array.from({ length: BATCHES }, (_, i) => [phone(i + 1, 8), phone(i + 1, 9)])
   .flat()
   .sort();
@@ -51,7 +45,7 @@ describe('two nodes sending one file', { skip: postgresMissing() }, () => {
     });
     after(() => simulator.close());
     const j = await journal(pg15.cluster);
-    await j.sql.query(SEED);
+    await j.sql.query(simulatorBatchesSql(BATCHES));
     return j;
   }
 
@@ -61,18 +55,7 @@ describe('two nodes sending one file', { skip: postgresMissing() }, () => {
   });
 
   function client(): ProviderClient {
-    const c = createProviderClient({
-      baseUrl: simulator.url,
-      accountSid: DEMO_CREDENTIALS.accountSid,
-      authToken: DEMO_CREDENTIALS.authToken,
-      format: config.format,
-      maxPerRequest: config.maxPerRequest,
-      connectTimeoutMs: config.connectTimeoutMs,
-      responseTimeoutMs: config.responseTimeoutMs,
-      connections: config.concurrency,
-    });
-    after(() => c.close());
-    return c;
+    return simulatorClient(simulator.url, config, config.concurrency);
   }
 
   /** One node's sender on file 2; resolves with how many batches it settled. */

@@ -4,8 +4,10 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after } from 'node:test';
 import type pg from 'pg';
+import { type Config, DEMO_CREDENTIALS } from '../../src/config/index.js';
 import { migratePostgres, openPool } from '../../src/pgjournal/schema.js';
 import { PgSendStore, type PgSendStoreOptions } from '../../src/pgjournal/sendStore.js';
+import { createProviderClient } from '../../src/provider/client.js';
 import type { Postgres } from './cluster.js';
 
 /** Planned batches 1..BATCHES of file 1, two numbers each (with their rows), all due. */
@@ -122,4 +124,38 @@ export async function leasesPassed(sql: pg.Pool, node: string): Promise<void> {
     if (rows[0]!.live === 0) return;
   }
   assert.fail(`the leases of ${node} did not pass within 30 s`);
+}
+
+/**
+ * File 2: `batches` planned batches (ids 101 on) of two numbers each, 138… and 139… with the
+ * batch's number, for the simulator's app and template 1: what a real sender sends to it.
+ */
+export function simulatorBatchesSql(batches: number): string {
+  return `
+  INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES
+    (2, 'b', 'b.csv', 1, 'utf-8', 'sending', 't');
+  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES
+    (2, 2, 2, '${DEMO_CREDENTIALS.appId}', '1', '["a","b"]');
+  INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
+    SELECT 100 + i, 2, 2, md5('r' || i), 2, 'planned', 0, 't', 't' FROM generate_series(1, ${batches}) i;
+  INSERT INTO batch_numbers (batch_id, phones)
+    SELECT id, '138' || lpad((id - 100)::text, 8, '0') || ',139' || lpad((id - 100)::text, 8, '0')
+    FROM batches WHERE file_id = 2;
+`;
+}
+
+/** A provider client to `baseUrl` with the demo account and `config`'s settings, closed after. */
+export function simulatorClient(baseUrl: string, config: Config, connections: number) {
+  const client = createProviderClient({
+    baseUrl,
+    accountSid: DEMO_CREDENTIALS.accountSid,
+    authToken: DEMO_CREDENTIALS.authToken,
+    format: config.format,
+    maxPerRequest: config.maxPerRequest,
+    connectTimeoutMs: config.connectTimeoutMs,
+    responseTimeoutMs: config.responseTimeoutMs,
+    connections,
+  });
+  after(() => client.close());
+  return client;
 }

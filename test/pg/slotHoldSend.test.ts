@@ -10,23 +10,11 @@ import pLimit from 'p-limit';
 import { DEMO_CREDENTIALS, loadConfig } from '../../src/config/index.js';
 import { openAccountSlots } from '../../src/pgjournal/accountSlots.js';
 import { BUILT_IN_TEMPLATES } from '../../src/provider/connect.js';
-import { createProviderClient } from '../../src/provider/client.js';
 import { sendFile } from '../../src/send/index.js';
 import { AccountPause, createRateLimiter } from '../../src/send/rate.js';
 import { parseFaults, startSimulator } from '../../src/simulator/index.js';
 import { postgresMissing, usePostgres } from './cluster.js';
-import { journal } from './sendFixture.js';
-
-/** File 2: one batch of two numbers for the simulator's app and template 1. */
-const SEED = `
-  INSERT INTO files (id, sha256, name, size, encoding, status, created_at) VALUES
-    (2, 'b', 'b.csv', 1, 'utf-8', 'sending', 't');
-  INSERT INTO groups (id, file_id, key_hash, app_id, template_id, datas) VALUES
-    (2, 2, 2, '${DEMO_CREDENTIALS.appId}', '1', '["a","b"]');
-  INSERT INTO batches (id, file_id, group_id, req_id, numbers, state, next_attempt_at, created_at, updated_at)
-    VALUES (101, 2, 2, md5('r1'), 2, 'planned', 0, 't', 't');
-  INSERT INTO batch_numbers (batch_id, phones) VALUES (101, '13800000001,13900000001');
-`;
+import { journal, simulatorBatchesSql, simulatorClient } from './sendFixture.js';
 
 const HOLD_MS = 3_000;
 
@@ -53,7 +41,7 @@ describe("a request's slot after its answer, or none", { skip: postgresMissing()
     });
     after(() => sim.close());
     const j = await journal(pg15.cluster);
-    await j.sql.query(SEED);
+    await j.sql.query(simulatorBatchesSql(1));
     const { store, pool } = await j.node({ node: 'a', leaseMs: 3_000, maxClaim: 2 });
     const account = await openAccountSlots(pool, {
       node: 'a',
@@ -62,17 +50,7 @@ describe("a request's slot after its answer, or none", { skip: postgresMissing()
       holdMs: HOLD_MS,
     });
     after(() => account.close());
-    const client = createProviderClient({
-      baseUrl: sim.url,
-      accountSid: DEMO_CREDENTIALS.accountSid,
-      authToken: DEMO_CREDENTIALS.authToken,
-      format: config.format,
-      maxPerRequest: config.maxPerRequest,
-      connectTimeoutMs: config.connectTimeoutMs,
-      responseTimeoutMs: config.responseTimeoutMs,
-      connections: 1,
-    });
-    after(() => client.close());
+    const client = simulatorClient(sim.url, config, 1);
     const pause = new AccountPause(0, { pause: account.pause, holdMs: 60_000 });
     const context = { send: store, client, config, pause, account };
     const began = Date.now();
