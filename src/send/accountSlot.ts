@@ -1,6 +1,7 @@
 // A request's slot of the account's concurrency when other nodes send on the account too
 // (ports/account.ts): held from the attempt's write until the answer is in.
 import type { AccountSlots, SlotRelease } from '../ports/account.js';
+import type { SendOutcome } from '../provider/types.js';
 import type { StartTicket } from './rate.js';
 
 /** Holds nothing: one process alone sends on the account. */
@@ -19,4 +20,16 @@ export async function accountSlot(
   const slot = await account.take(stopSignal);
   if (!slot) ticket.giveBack();
   return slot;
+}
+
+/**
+ * How a written request ended, for its slot: answered when the provider is done with it (an HTTP
+ * error and a malformed body are answers too); unanswered when no answer came (a timeout, a broken
+ * connection, the send threw), which the provider may still be counting: its slot waits.
+ */
+export function howEnded(outcome: SendOutcome | undefined): 'answered' | 'unanswered' {
+  if (outcome === undefined) return 'unanswered';
+  return outcome.kind !== 'in-doubt' || outcome.httpStatus !== undefined
+    ? 'answered'
+    : 'unanswered';
 }

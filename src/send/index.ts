@@ -12,7 +12,7 @@ import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
 import type { AccountSlots } from '../ports/account.js';
 import type { SlotRelease } from '../ports/account.js';
-import { accountSlot } from './accountSlot.js';
+import { accountSlot, howEnded } from './accountSlot.js';
 import { fenced, leaseCheck, putBackFenced, releaseUnsent } from './fence.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
 import { accountStopCode } from '../provider/codes.js';
@@ -190,10 +190,7 @@ async function sendBatch(
     asked = true;
     outcome = await request(ctx, toSend, reqId, slot);
   } finally {
-    // A request written with no answer may still be counted by the provider: its slot waits.
-    slot(
-      asked && (outcome === undefined || outcome.kind === 'in-doubt') ? 'unanswered' : 'answered',
-    );
+    slot(asked ? howEnded(outcome) : 'answered');
   }
   if (!mayHaveSent(outcome)) ticket.giveBack();
   if (fenced(outcome)) return { recorded: putBackFenced(ctx.send, batch, attemptId) };

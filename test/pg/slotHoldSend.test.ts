@@ -72,6 +72,13 @@ describe("a request's slot after its answer, or none", { skip: postgresMissing()
     assert.ok(slot.held_ms !== null && slot.held_ms > HOLD_MS / 2, `held ${slot.held_ms} ms more`);
   });
 
+  test('a request answered with an HTTP error frees its slot at once', async () => {
+    // The provider is done with it: in doubt for the batch (the reqId decides), not for the slot.
+    const slot = await sendOnce('http500@1');
+    assert.equal(slot.holder, null);
+    assert.equal(slot.held_ms, null, 'not held');
+  });
+
   test('an answered request frees its slot at once', async () => {
     const slot = await sendOnce('');
     assert.deepEqual(slot, { holder: null, held_ms: null, requests: 1, tookMs: slot.tookMs });
