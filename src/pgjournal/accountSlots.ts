@@ -168,8 +168,8 @@ class PgAccountSlots implements AccountSlots {
 
   #give(slot: number, holder: string, ended: 'answered' | 'unanswered'): void {
     if (this.#held.get(slot)?.holder === holder) this.#held.delete(slot);
-    const sql = ended === 'answered' ? FREE : HOLD;
-    const values = ended === 'answered' ? [slot, holder] : [slot, holder, this.#options.holdMs];
+    const [sql, values] =
+      ended === 'answered' ? [FREE, [slot, holder]] : [HOLD, [slot, holder, this.#options.holdMs]];
     this.#pool
       .query(`${sql} WHERE slot = $1 AND holder = $2`, values)
       .then(() => {

@@ -1,7 +1,8 @@
 // The account's limits, when several processes send on one account (nodes sharing a PostgreSQL
 // journal): SMSDROP_CONCURRENCY, the pacing (requests and numbers per second, the message window)
 // and the outage pause are the account's, not each node's. A request holds a slot from just
-// before its attempt is written until its answer is in. With one process (the SQLite journal)
+// before its attempt is written until its answer is in (or, with no answer, for as long as the
+// provider may still count it). With one process (the SQLite journal)
 // there is no such port: the process's own p-limit, pacing and pause are the account's.
 
 /**

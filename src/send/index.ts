@@ -10,8 +10,7 @@ import { type Doubt, OUTCOME_STATES } from '../ports/states.js';
 import { freeNow, type HeldResult, heldBy } from './control.js';
 import type { ProviderClient } from '../provider/client.js';
 import type { SendOutcome } from '../provider/types.js';
-import type { AccountSlots } from '../ports/account.js';
-import type { SlotRelease } from '../ports/account.js';
+import type { AccountSlots, SlotRelease } from '../ports/account.js';
 import { accountSlot, howEnded } from './accountSlot.js';
 import { fenced, leaseCheck, putBackFenced, releaseUnsent } from './fence.js';
 import type { AdaptiveConcurrency } from './concurrency.js';
@@ -183,14 +182,13 @@ async function sendBatch(
   if (!slot) return;
   let attemptId: number | undefined;
   let outcome: SendOutcome | undefined;
-  let asked = false;
   try {
     attemptId = await startAttempt(ctx, batch, reqId, ticket);
     if (attemptId === undefined) return;
-    asked = true;
     outcome = await request(ctx, toSend, reqId, slot);
   } finally {
-    slot(asked ? howEnded(outcome) : 'answered');
+    // With no attempt written, no request left: the slot is free at once.
+    slot(attemptId === undefined ? 'answered' : howEnded(outcome));
   }
   if (!mayHaveSent(outcome)) ticket.giveBack();
   if (fenced(outcome)) return { recorded: putBackFenced(ctx.send, batch, attemptId) };
