@@ -151,16 +151,17 @@ describe('the account slots nodes share', { skip: postgresMissing() }, () => {
     await migratePostgres(pool);
     const node = await openAccountSlots(pool, {
       node: 'n',
-      leaseMs: 600,
+      leaseMs: 1_500,
       concurrency: 1,
       holdMs: 0,
     });
     const slot = await node.take();
     assert.ok(slot);
-    await sleep(700);
+    // past the take's lease: held only if a renewal (every 500 ms) went through meanwhile
+    await sleep(1_700);
     assert.ok(slot.stillHeld(), 'renewed meanwhile');
     await pool.end(); // its renewals fail from now on, as a node's cut off from the database
-    await sleep(700);
+    await sleep(1_700);
     assert.equal(slot.stillHeld(), false, 'its lease passed by its own clock');
     await node.close();
   });

@@ -212,7 +212,7 @@ describe('intake into PostgreSQL', { skip: postgresMissing() }, () => {
     // reads it as the server gone, and reads the file again once it answers.
     await assert.rejects(cut, (error) => isDatabaseOutage(error));
     // The failed intake's open transaction ended with it: no connection is left checked out
-    // (the pool's end would wait for it for ever, as the test's did when its helper left it).
+    // (the pool's end would wait for it for ever).
     for (let waited = 0; pgj.pool.totalCount !== pgj.pool.idleCount && waited < 2_000; waited += 50)
       await sleep(50);
     assert.equal(pgj.pool.totalCount, pgj.pool.idleCount, 'no connection left checked out');
