@@ -1,7 +1,7 @@
 // The account's pause in PostgreSQL (ports/account.ts): one row (migration 11) that the node which
-// paused sets until its cooldown is over, and that every node reads with each slot it takes, at
-// each slot renewal, and every second while it is paused, so that a pause by one node holds the
-// others' requests too, and its end lets them all go on.
+// paused sets until its cooldown is over, and that every node reads when told of it (NOTIFY), with
+// each slot it takes, at each slot renewal, and every second while it is paused, so that a pause
+// by one node holds the others' requests too, and its end lets them all go on.
 //
 // A node lifts only the pause it is in (its generation): a newer pause (the first one's trial
 // failed) keeps it paused, and a pause this node could not write lifts only at its own cooldown's
@@ -9,6 +9,7 @@
 // paused does not hold the others past its cooldown.
 import type pg from 'pg';
 import type { PauseState, PauseWatcher, SharedPause } from '../ports/account.js';
+import { SLOT_CHANNEL } from './slotNotices.js';
 
 /** SQL: the pause row's columns that observe() reads (a select list over account_pause). */
 export const PAUSE_COLUMNS = `generation AS pause_generation,
@@ -31,7 +32,9 @@ export interface PauseRow {
 }
 
 const ACTIVE = 'p.paused AND p.until > clock_timestamp()';
+/** Pauses the account, and tells the other nodes at once (NOTIFY, slotNotices.ts). */
 const PAUSE = `
+  WITH paused AS (
   UPDATE account_pause p SET
     generation = p.generation + CASE WHEN ${ACTIVE} THEN 0 ELSE 1 END,
     reason = CASE WHEN ${ACTIVE} THEN p.reason ELSE $1 END,
@@ -42,7 +45,8 @@ const PAUSE = `
                  ELSE clock_timestamp() + $5 * interval '1 millisecond' END,
     paused = true
   WHERE id = 1
-  RETURNING generation`;
+  RETURNING generation)
+  SELECT generation, pg_notify('${SLOT_CHANNEL}', 'pause ' || $4::text) FROM paused`;
 const RESUME = `UPDATE account_pause SET paused = false, until = NULL
   WHERE id = 1 AND generation = $1 AND paused`;
 

@@ -1,8 +1,15 @@
 // The account's request slots in PostgreSQL (ports/account.ts), with its pacing (accountRate.ts)
-// and its pause (accountPause.ts): one row per slot, held by one request of one node under a
-// lease by the database's clock, renewed while the node lives. A slot is taken `FOR UPDATE SKIP
-// LOCKED`, so nodes taking at once never wait for each other and never take the same slot; a dead
-// node's slots come back when their leases pass.
+// and its pause (accountPause.ts): one row per slot, held by one node under a lease by the
+// database's clock, renewed while the node lives. Slots are taken `FOR UPDATE SKIP LOCKED`, so
+// nodes taking at once never wait for each other and never take the same slot.
+//
+// A node keeps the slots it holds as a block while its requests want them: an answered request's
+// slot goes to the node's next waiting request with no statement (or waits LINGER_MS for one),
+// and goes back to the database (with a NOTIFY that wakes the waiting nodes: slotNotices.ts) only
+// when no request here wants it, when the level was lowered under it, or when other nodes want
+// slots and this node holds more than its share (the level over the nodes wanting one, rounded
+// up). A node that finds no slot says so in the same statement (a NOTIFY "want"), and looks again
+// when a slot is freed, or at the latest every FALLBACK_POLL_MS.
 //
 // Why the limit holds across nodes, as the provider counts requests: the provider counts a
 // request until it has answered it or dropped it, at most SMSDROP_PROVIDER_HOLD_MS (its own server
@@ -12,11 +19,13 @@
 // the slot from other nodes for the lease *and the hold* after that statement, so a request
 // started in time has been let go by the provider before its slot can pass, whatever becomes of
 // its node (stopped dead, cut off from the database or the provider). A request that got no
-// answer gives its slot back held for the hold; an answered one frees it at once.
+// answer gives its slot back held for the hold; an answered one's slot is free for the next.
 import type pg from 'pg';
 import type { AccountRate, AccountSlots, SlotRelease } from '../ports/account.js';
-import { PAUSE_COLUMNS, PAUSED_NOW, type PauseRow, PgSharedPause } from './accountPause.js';
+import { type PauseRow, PgSharedPause } from './accountPause.js';
 import { pgAccountRate } from './accountRate.js';
+import { FREE, FREE_ALL, HOLD, napUntil, RENEW, signal, type SlotStats, TAKE } from './slotSql.js';
+import { type SlotNotice, SlotNotices } from './slotNotices.js';
 
 export interface AccountSlotOptions {
   /** The node's id (nodes.id). */
@@ -27,29 +36,25 @@ export interface AccountSlotOptions {
   concurrency: number;
   /** SMSDROP_PROVIDER_HOLD_MS: how long the provider may count a request with no answer. */
   holdMs: number;
+  /** The longest wait before looking for a free slot again (default FALLBACK_POLL_MS). */
+  fallbackPollMs?: number;
 }
 
-/** How long to wait before looking again for a free slot: doubling, at most this. */
-const MAX_POLL_MS = 100;
-
-const TAKE = `
-  WITH lvl AS (SELECT level FROM account_level WHERE id = 1),
-  free AS (
-    SELECT s.slot FROM account_slots s, lvl
-    WHERE s.slot < LEAST(lvl.level, $3) AND (s.holder IS NULL OR s.until < clock_timestamp())
-      AND (s.hold_until IS NULL OR s.hold_until < clock_timestamp()) AND NOT ${PAUSED_NOW}
-    ORDER BY s.slot LIMIT 1
-    FOR UPDATE OF s SKIP LOCKED
-  ),
-  taken AS (
-    UPDATE account_slots s
-    SET holder = $1, node = $2, until = clock_timestamp() + $4 * interval '1 millisecond',
-      hold_until = NULL
-    FROM free WHERE s.slot = free.slot
-    RETURNING s.slot
-  )
-  SELECT (SELECT level FROM lvl) AS level, (SELECT slot FROM taken) AS slot, ${PAUSE_COLUMNS}
-  FROM (SELECT 1) one LEFT JOIN account_pause ON account_pause.id = 1`;
+/** The longest wait before a node with waiting requests looks for a free slot again. */
+const FALLBACK_POLL_MS = 100;
+/** A node that said it wants a slot counts as wanting for this long. */
+const WANT_HEARD_MS = 1_000;
+/**
+ * A slot is handed on within the node only this share of the lease after its take or last renewal
+ * (renewals come every third of it): a request started on it has the rest of the lease before
+ * stillHeld would stop it.
+ */
+const REUSE_SHARE = 1 / 2;
+/**
+ * How long a slot no request here waits for stays with the node: the sender's next request asks
+ * for one a moment after an answer gives one back, and takes it with no statement.
+ */
+const LINGER_MS = 50;
 
 /**
  * The account's slots for this node, on a migrated journal: the setting is recorded (the level
@@ -58,7 +63,7 @@ const TAKE = `
 export async function openAccountSlots(
   pool: pg.Pool,
   options: AccountSlotOptions,
-): Promise<AccountSlots> {
+): Promise<PgAccountSlots> {
   const { concurrency } = options;
   await pool.query(
     `INSERT INTO account_level (id, level) VALUES (1, $1)
@@ -69,24 +74,51 @@ export async function openAccountSlots(
     'INSERT INTO account_slots (slot) SELECT generate_series(0, $1 - 1) ON CONFLICT DO NOTHING',
     [concurrency],
   );
-  return new PgAccountSlots(pool, options);
+  const slots = new PgAccountSlots(pool, options);
+  await slots.listen();
+  return slots;
 }
 
-/** A slot's request answered: free at once. */
-const FREE = 'UPDATE account_slots SET holder = NULL, node = NULL, until = NULL, hold_until = NULL';
-/** A slot's request unanswered: no holder, but no other request's until the provider let it go. */
-const HOLD = `UPDATE account_slots SET holder = NULL, node = NULL, until = NULL,
-  hold_until = clock_timestamp() + $3 * interval '1 millisecond'`;
+/** A slot this node holds: its holder (one per take) and how long it is surely this node's. */
+interface Held {
+  holder: string;
+  /** performance.now() before the statement that took or last renewed it was sent. */
+  confirmedAt: number;
+}
 
-class PgAccountSlots implements AccountSlots {
+interface Waiter {
+  resolve: (release: SlotRelease | undefined) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal | undefined;
+}
+
+type TakeRow = PauseRow & { level: number; slots: number[] };
+type Wake = 'notice' | 'here';
+
+export class PgAccountSlots implements AccountSlots {
   readonly #pool: pg.Pool;
   readonly #options: AccountSlotOptions;
-  /** The slots this node holds: their holder (one per take), and how long surely theirs. */
-  readonly #held = new Map<number, HeldSlot>();
+  readonly #held = new Map<number, Held>();
+  readonly #waiters: Waiter[] = [];
+  /** Held slots no request uses, each with the timer that gives it back. */
+  readonly #idle = new Map<number, NodeJS.Timeout>();
+  /** Other nodes that said they want a slot, with when this node heard it. */
+  readonly #wanting = new Map<string, number>();
+  readonly #notices: SlotNotices;
+  readonly #stats: SlotStats = {
+    taken: 0,
+    handedOn: 0,
+    givenBack: 0,
+    wokenByNotice: 0,
+    wokenHere: 0,
+    wokenByPoll: 0,
+    wantsHeard: 0,
+  };
   #takes = 0;
   #level: number;
-  /** Resolves waiting takes early when this node gives a slot back. */
-  #freed = signal();
+  #pumping = false;
+  /** Ends the pump's wait early: a slot was freed (here, or by a node that said so). */
+  #freed = signal<Wake>();
   readonly #renewal: NodeJS.Timeout;
   #closed = false;
   readonly rate: AccountRate;
@@ -98,8 +130,19 @@ class PgAccountSlots implements AccountSlots {
     this.rate = pgAccountRate(pool, options.node);
     this.pause = new PgSharedPause(pool, options.node);
     this.#level = options.concurrency;
+    this.#notices = new SlotNotices(pool, (notice) => this.#heard(notice));
     this.#renewal = setInterval(() => void this.#renew(), Math.max(50, options.leaseMs / 3));
     this.#renewal.unref();
+  }
+
+  /** Opens the listening connection (a node that cannot listen still finds slots by looking). */
+  listen(): Promise<void> {
+    return this.#notices.ensureListening();
+  }
+
+  /** How the waits for slots ended so far. */
+  get stats(): Readonly<SlotStats> {
+    return { ...this.#stats };
   }
 
   get concurrency(): number {
@@ -113,124 +156,238 @@ class PgAccountSlots implements AccountSlots {
       .catch(() => undefined); // read back at the next renewal; the slots' leases still hold
   }
 
-  async take(signal?: AbortSignal): Promise<SlotRelease | undefined> {
-    for (
-      let waitMs = 2;
-      !signal?.aborted && !this.#closed;
-      waitMs = Math.min(2 * waitMs, MAX_POLL_MS)
-    ) {
-      const holder = `${this.#options.node}#${++this.#takes}`;
-      const { leaseMs, holdMs, node, concurrency } = this.#options;
-      const asked = performance.now();
-      const { rows } = await this.#pool.query<PauseRow & { level: number; slot: number | null }>(
-        TAKE,
-        [holder, node, concurrency, leaseMs + holdMs],
-      );
-      this.#level = rows[0]!.level;
-      const slot = rows[0]!.slot;
-      if (slot !== null) return this.#took(slot, holder, asked);
-      // No slot while the account is paused: the request does not start once this node knows it
-      // (its sender then stops); until it does, the take waits as for a full account.
-      this.pause.observe(rows[0]);
-      if (rows[0]!.pause_active && this.pause.inPause) return undefined;
-      await napUntil(waitMs, this.#freed.promise);
+  take(signal?: AbortSignal): Promise<SlotRelease | undefined> {
+    if (signal?.aborted || this.#closed || this.pause.inPause) return Promise.resolve(undefined);
+    const idle = this.#idleSlot();
+    if (idle !== undefined) {
+      this.#stats.handedOn++;
+      return Promise.resolve(this.#release(idle));
     }
-    return undefined;
+    return new Promise((resolve, reject) => {
+      this.#waiters.push({ resolve, reject, signal });
+      void this.#pump();
+    });
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#renewal);
     this.pause.close();
+    this.#wakePump('here');
+    for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
+    for (const timer of this.#idle.values()) clearTimeout(timer);
+    this.#idle.clear();
     // Its requests have ended (the sender waits for them before the journal closes): answered
     // or not, each slot gave itself back; a slot left here is freed as its own give would.
-    const holders = [...this.#held.values()].map((held) => held.holder);
+    const holders = [...new Set([...this.#held.values()].map((h) => h.holder))];
     this.#held.clear();
-    if (holders.length > 0)
-      await this.#pool.query(`${FREE} WHERE holder = ANY($1)`, [holders]).catch(() => undefined);
+    await this.#notices.close();
+    if (holders.length > 0) await this.#pool.query(FREE_ALL, [holders]).catch(() => undefined);
   }
 
-  /**
-   * The slot just taken: a request may start on it for a lease from when the take was asked (the
-   * database's `until` is a lease and a hold from later than that).
-   */
-  #took(slot: number, holder: string, asked: number): SlotRelease {
-    const held: HeldSlot = { holder, surelyUntil: asked + this.#options.leaseMs };
-    this.#held.set(slot, held);
+  /** Takes slots for the waiting requests until none waits; one pump at a time. */
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#stillWaiting() > 0) {
+        const wake = this.#freed.promise;
+        const row = await this.#takeSome();
+        if (row.slots.length > 0) continue;
+        // No slot while the account is paused: the requests do not start once this node knows
+        // it (its sender then stops); until it does, they wait as for a full account.
+        this.pause.observe(row);
+        if (row.pause_active && this.pause.inPause) {
+          for (const waiter of this.#waiters.splice(0)) waiter.resolve(undefined);
+          break;
+        }
+        const fallback = this.#options.fallbackPollMs ?? FALLBACK_POLL_MS;
+        this.#countWake(await napUntil(fallback, wake));
+      }
+    } catch (error) {
+      for (const waiter of this.#waiters.splice(0)) waiter.reject(error);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** Waiting requests whose stop has not come (the stopped ones are told undefined). */
+  #stillWaiting(): number {
+    for (let i = this.#waiters.length - 1; i >= 0; i--) {
+      const waiter = this.#waiters[i]!;
+      if (this.#closed || waiter.signal?.aborted) {
+        this.#waiters.splice(i, 1);
+        waiter.resolve(undefined);
+      }
+    }
+    return this.#waiters.length;
+  }
+
+  /** One statement: as many slots as wait here, within this node's share; hands them out. */
+  async #takeSome(): Promise<TakeRow> {
+    const wanted = Math.max(0, Math.min(this.#waiters.length, this.#share() - this.#held.size));
+    const holder = `${this.#options.node}#${++this.#takes}`;
+    const { leaseMs, holdMs, node, concurrency } = this.#options;
+    const sentAt = performance.now();
+    void this.#notices.ensureListening();
+    const { rows } = await this.#pool.query<TakeRow>(TAKE, [
+      holder,
+      node,
+      concurrency,
+      leaseMs + holdMs,
+      wanted,
+    ]);
+    const row = rows[0]!;
+    this.#level = row.level;
+    for (const slot of row.slots) {
+      this.#stats.taken++;
+      this.#held.set(slot, { holder, confirmedAt: sentAt });
+      const waiter = this.#waiters.shift();
+      if (waiter) waiter.resolve(this.#release(slot));
+      else this.#unused(slot);
+    }
+    return row;
+  }
+
+  /** The slots this node may hold: the level, shared with the other nodes that want slots. */
+  #share(): number {
+    const now = performance.now();
+    for (const [node, heardAt] of this.#wanting)
+      if (now - heardAt > WANT_HEARD_MS) this.#wanting.delete(node);
+    return Math.ceil(this.#level / (1 + this.#wanting.size));
+  }
+
+  /** A request's hold on `slot`: surely its own for a lease from its take or last renewal. */
+  #release(slot: number): SlotRelease {
+    const held = this.#held.get(slot)!;
     let given = false;
     const release = (ended: 'answered' | 'unanswered' = 'answered') => {
       if (given) return;
       given = true;
-      this.#give(slot, holder, ended);
+      if (this.#held.get(slot) !== held) return;
+      if (ended === 'unanswered') this.#giveBack(slot, 'hold');
+      else this.#unused(slot);
     };
-    return Object.assign(release, { stillHeld: () => performance.now() < held.surelyUntil });
+    const stillHeld = () =>
+      this.#held.get(slot) === held && performance.now() < held.confirmedAt + this.#options.leaseMs;
+    return Object.assign(release, { stillHeld });
   }
 
-  #give(slot: number, holder: string, ended: 'answered' | 'unanswered'): void {
-    if (this.#held.get(slot)?.holder === holder) this.#held.delete(slot);
+  /**
+   * A slot no request uses (an answer came, or a take brought more than wait): to the next request
+   * waiting here, else kept a moment for the next one to ask, else back to the database.
+   */
+  #unused(slot: number): void {
+    const held = this.#held.get(slot);
+    if (!held) return;
+    if (!this.#mayReuse(slot, held)) return this.#giveBack(slot, 'free');
+    if (this.#stillWaiting() > 0) {
+      this.#stats.handedOn++;
+      this.#waiters.shift()!.resolve(this.#release(slot));
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (this.#idle.get(slot) !== timer) return;
+      this.#idle.delete(slot);
+      this.#giveBack(slot, 'free');
+    }, LINGER_MS);
+    timer.unref();
+    this.#idle.set(slot, timer);
+  }
+
+  /**
+   * Reused only within REUSE_SHARE of the lease from its take or last renewal, under the level,
+   * while this node holds no more than its share and knows of no pause.
+   */
+  #mayReuse(slot: number, held: Held): boolean {
+    return (
+      !this.#closed &&
+      !this.pause.inPause &&
+      performance.now() - held.confirmedAt < this.#options.leaseMs * REUSE_SHARE &&
+      slot < this.#level &&
+      this.#held.size <= this.#share()
+    );
+  }
+
+  /** A held slot no request uses and that may be reused, taken out of the idle ones. */
+  #idleSlot(): number | undefined {
+    for (const [slot, timer] of this.#idle) {
+      clearTimeout(timer);
+      this.#idle.delete(slot);
+      const held = this.#held.get(slot);
+      if (held && this.#mayReuse(slot, held)) return slot;
+      this.#giveBack(slot, 'free');
+    }
+    return undefined;
+  }
+
+  /** Other nodes want slots: the idle ones above this node's share go back at once. */
+  #trimIdle(): void {
+    for (const [slot, timer] of this.#idle) {
+      if (this.#held.size <= this.#share()) return;
+      clearTimeout(timer);
+      this.#idle.delete(slot);
+      this.#giveBack(slot, 'free');
+    }
+  }
+
+  /** Back to the database: free at once, or (its request unanswered) held for the hold. */
+  #giveBack(slot: number, how: 'free' | 'hold'): void {
+    const held = this.#held.get(slot);
+    if (!held) return;
+    this.#held.delete(slot);
+    this.#stats.givenBack++;
+    const { node, holdMs } = this.#options;
     const [sql, values] =
-      ended === 'answered' ? [FREE, [slot, holder]] : [HOLD, [slot, holder, this.#options.holdMs]];
+      how === 'free' ? [FREE, [slot, held.holder, node]] : [HOLD, [slot, held.holder, holdMs]];
     this.#pool
-      .query(`${sql} WHERE slot = $1 AND holder = $2`, values)
-      .then(() => {
-        const freed = this.#freed;
-        this.#freed = signal();
-        freed.resolve();
-      })
+      .query(sql, values)
+      .then(() => this.#wakePump('here'))
       .catch(() => undefined); // its lease passes instead
+  }
+
+  #heard(notice: SlotNotice): void {
+    if (notice.node === this.#options.node) return;
+    if (notice.kind === 'pause') void this.#renew();
+    else if (notice.kind === 'want') {
+      this.#stats.wantsHeard++;
+      this.#wanting.set(notice.node, performance.now());
+      this.#trimIdle();
+    } else this.#wakePump('notice');
+  }
+
+  #wakePump(why: Wake): void {
+    const freed = this.#freed;
+    this.#freed = signal();
+    freed.resolve(why);
+  }
+
+  #countWake(why: Wake | 'poll'): void {
+    if (why === 'notice') this.#stats.wokenByNotice++;
+    else if (why === 'here') this.#stats.wokenHere++;
+    else this.#stats.wokenByPoll++;
   }
 
   /** Extends the leases of the slots still held, and reads the account's level and pause back. */
   async #renew(): Promise<void> {
-    const held = [...this.#held.values()];
+    const holders = [...new Set([...this.#held.values()].map((h) => h.holder))];
     const { leaseMs, holdMs } = this.#options;
-    const asked = performance.now();
+    const sentAt = performance.now();
     try {
       const { rows } = await this.#pool.query<PauseRow & { level: number; renewed: string[] }>(
-        `WITH renewed AS (
-           UPDATE account_slots
-           SET until = GREATEST(until, clock_timestamp() + $2 * interval '1 millisecond')
-           WHERE holder = ANY($1) AND until > clock_timestamp() RETURNING holder)
-         SELECT level, ${PAUSE_COLUMNS}, ARRAY(SELECT holder FROM renewed) AS renewed
-         FROM account_level, account_pause
-         WHERE account_level.id = 1 AND account_pause.id = 1`,
-        [held.map((h) => h.holder), leaseMs + holdMs],
+        RENEW,
+        [holders, leaseMs + holdMs],
       );
-      const renewed = new Set(rows[0]?.renewed);
-      for (const h of held)
-        if (renewed.has(h.holder)) h.surelyUntil = Math.max(h.surelyUntil, asked + leaseMs);
+      for (const renewed of rows[0]?.renewed ?? []) {
+        const space = renewed.indexOf(' ');
+        const held = this.#held.get(Number(renewed.slice(0, space)));
+        if (held?.holder === renewed.slice(space + 1))
+          held.confirmedAt = Math.max(held.confirmedAt, sentAt);
+      }
       if (rows[0]) this.#level = rows[0].level;
       this.pause.observe(rows[0]);
     } catch {
       // The next renewal tries again; a slot not renewed in time starts no more requests here.
     }
   }
-}
-
-/**
- * Waits `ms`, or less once `freed` resolves, its timer gone with the wait. It does not listen on
- * the stop signal: that is the node's, as long-lived as the process, and the waiting requests are
- * many while a dead node's slots are held (a listener each would be a leak Node warns of); the
- * take sees the stop when it looks again, within MAX_POLL_MS.
- */
-async function napUntil(ms: number, freed: Promise<void>): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), freed]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-interface HeldSlot {
-  holder: string;
-  /** performance.now() until which a request may start on the slot (a take's or renewal's). */
-  surelyUntil: number;
-}
-
-/** A promise and what resolves it (Promise.withResolvers is not in Node 20). */
-function signal(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

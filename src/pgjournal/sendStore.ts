@@ -111,7 +111,9 @@ export class PgSendStore implements SendStore {
     this.#inFlight.add(batch.id);
     let attemptId: number | undefined;
     try {
-      attemptId = await this.#queue.run((db) => startAttempt(db, this.node, batch, reqId));
+      attemptId = await this.#queue.run((db) => startAttempt(db, this.node, batch, reqId), {
+        first: true,
+      });
     } finally {
       if (attemptId === undefined) this.#inFlight.delete(batch.id);
     }

@@ -1,10 +1,17 @@
-// The sender's writes on the PostgreSQL journal, one transaction per turn of the event loop, as
-// SQLite's write queue (src/journal/writeQueue.ts): every attempt and outcome asked for during one
-// turn runs in one transaction on one connection, and each caller's promise settles once that
-// transaction has committed, so a request still leaves only once its attempt is in the journal.
+// The sender's writes on the PostgreSQL journal, grouped into shared transactions as SQLite's
+// write queue groups them (src/journal/writeQueue.ts): every attempt and outcome asked for during
+// one turn of the event loop runs in one transaction on one connection, and each caller's promise
+// settles once that transaction has committed, so a request still leaves only once its attempt is
+// in the journal.
 //
-// Turns are committed one after another: the writes of a turn that comes while one commits wait
-// for the next transaction (and join the writes of the turns after it).
+// Up to MAX_OPEN transactions run at once, each on its own connection: a turn's writes start as
+// soon as one is free instead of waiting behind the commit under way, so a request's journal time
+// is its own transaction's round trips, not those of every turn before it. A turn's attempts (the
+// writes a request waits for before it leaves) go in a transaction of their own, started first;
+// its outcomes (whose answers are in) in another. The writes of a turn that comes while all are
+// busy wait for the first to end (and join the writes of the turns after it). The writes of one
+// turn touch other batches than those of the turns running beside it (a batch's outcome is asked
+// for only once its attempt committed); a deadlock between them on shared rows is tried again.
 //
 // A write that finds its batch no longer answers to it (another node took it over) throws a
 // SmsdropError before it writes anything (send moves are written that way, sendMoves.ts): that
@@ -25,40 +32,70 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
+/** Transactions of the send's writes open at once (connections of the pool they use). */
+const MAX_OPEN = 3;
+
 export class TurnQueue {
   readonly #pool: pg.Pool;
+  readonly #maxOpen: number;
+  /** Writes a request waits for before it leaves (its attempt): their own transaction, first. */
+  #first: Job[] = [];
   #jobs: Job[] = [];
-  #committing: Promise<void> = Promise.resolve();
+  #open = 0;
+  #scheduled = false;
+  #ended: (() => void)[] = [];
 
-  constructor(pool: pg.Pool) {
+  constructor(pool: pg.Pool, maxOpen = MAX_OPEN) {
     this.#pool = pool;
+    this.#maxOpen = maxOpen;
   }
 
-  /** Runs `write` in this turn's transaction; resolves once that has committed. */
-  run<T>(write: TurnWrite<T>): Promise<T> {
+  /**
+   * Runs `write` in this turn's transaction; resolves once that has committed. `first`: a request
+   * waits for it before it leaves, so it goes in a transaction of such writes alone, started
+   * before the others of the turn (whose answers are already in).
+   */
+  run<T>(write: TurnWrite<T>, { first = false } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      if (this.#jobs.length === 0) setImmediate(() => this.#flush());
-      this.#jobs.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      const job = { write, resolve: resolve as (value: unknown) => void, reject };
+      (first ? this.#first : this.#jobs).push(job);
+      this.#schedule();
     });
   }
 
   /** Writes asked for that have not started their transaction yet. */
   waiting(): boolean {
-    return this.#jobs.length > 0;
+    return this.#first.length > 0 || this.#jobs.length > 0;
   }
 
   /** Resolves once every write asked for so far has settled. */
   async idle(): Promise<void> {
-    while (this.#jobs.length > 0) await new Promise((resolve) => setImmediate(resolve));
-    await this.#committing;
+    while (this.waiting() || this.#open > 0)
+      await new Promise<void>((resolve) => this.#ended.push(resolve));
+  }
+
+  /** The queued writes start at the end of this turn, if a transaction is free by then. */
+  #schedule(): void {
+    if (this.#scheduled || this.#open >= this.#maxOpen || !this.waiting()) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
   }
 
   #flush(): void {
-    this.#committing = this.#committing.then(async () => {
-      const batch = this.#jobs;
-      this.#jobs = [];
-      if (batch.length > 0) await commitTurn(this.#pool, batch);
-    });
+    while (this.#open < this.#maxOpen && this.waiting()) {
+      const batch = this.#first.length > 0 ? this.#first : this.#jobs;
+      if (batch === this.#first) this.#first = [];
+      else this.#jobs = [];
+      this.#open++;
+      void commitTurn(this.#pool, batch).finally(() => {
+        this.#open--;
+        for (const ended of this.#ended.splice(0)) ended();
+        this.#flush();
+      });
+    }
   }
 }
 
