@@ -65,7 +65,7 @@ async function unevenValueCounts(db: Queryable, fileId: number): Promise<ValueCo
         db,
         `SELECT g.template_id AS "templateId", json_array_length(g.datas::json) AS "values",
            count(*) AS rows, min(r.line) AS "firstLine"
-         FROM groups g JOIN rows r ON r.group_id = g.id AND r.intake = 'valid'
+         FROM groups g JOIN rows r ON r.group_id = g.id AND r.intake = 'valid' AND r.file_id = $1
          WHERE g.file_id = $1 AND g.template_id = $2
          GROUP BY g.template_id, json_array_length(g.datas::json) ORDER BY rows DESC, "values"`,
         [fileId, template_id],

@@ -200,8 +200,6 @@ TABLE rows
   duplicate_of bigint
   extras text
   batch_id bigint
-  FOREIGN KEY (file_id) REFERENCES files(id)
-  FOREIGN KEY (group_id) REFERENCES groups(id)
   PRIMARY KEY (id)
 
 TABLE schema_migrations
@@ -329,9 +327,6 @@ INDEX rows_by_batch ON rows
 
 INDEX rows_by_file ON rows
   CREATE INDEX rows_by_file ON rows USING btree (file_id)
-
-INDEX rows_by_group ON rows
-  CREATE INDEX rows_by_group ON rows USING btree (group_id) WHERE (group_id IS NOT NULL)
 
 INDEX rows_by_phone ON rows
   CREATE INDEX rows_by_phone ON rows USING btree (phone, group_id) WHERE (batch_id IS NOT NULL)

@@ -142,7 +142,8 @@ describe('the PostgreSQL journal schema', { skip: postgresMissing() }, () => {
     const { rows: keys } = await pool.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM pg_constraint WHERE contype = 'f'",
     );
-    assert.ok(keys[0]!.n >= 8, `${keys[0]!.n} foreign keys`);
+    // rows have none: their references are kept by the order of the writes (migration 19)
+    assert.ok(keys[0]!.n >= 7, `${keys[0]!.n} foreign keys`);
     assert.deepEqual(
       rows.map((r) => r.key),
       [],
