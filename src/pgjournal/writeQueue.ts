@@ -1,17 +1,17 @@
 // The sender's writes on the PostgreSQL journal, grouped into shared transactions as SQLite's
-// write queue groups them (src/journal/writeQueue.ts): every attempt and outcome asked for during
-// one turn of the event loop runs in one transaction on one connection, and each caller's promise
-// settles once that transaction has committed, so a request still leaves only once its attempt is
-// in the journal.
+// write queue groups them (src/journal/writeQueue.ts): the writes asked for during one turn of the
+// event loop run in one transaction on one connection, and each caller's promise settles once that
+// transaction has committed, so a request still leaves only once its attempt is in the journal.
 //
-// Up to MAX_OPEN transactions run at once, each on its own connection: a turn's writes start as
+// Two lanes: a turn's attempts (the writes a request waits for before it leaves) go in a
+// transaction of their own, its outcomes (whose answers are in) in another. Up to MAX_OPEN
+// transactions of each lane run at once, each on its own connection: a turn's writes start as
 // soon as one is free instead of waiting behind the commit under way, so a request's journal time
-// is its own transaction's round trips, not those of every turn before it. A turn's attempts (the
-// writes a request waits for before it leaves) go in a transaction of their own, started first;
-// its outcomes (whose answers are in) in another. The writes of a turn that comes while all are
-// busy wait for the first to end (and join the writes of the turns after it). The writes of one
-// turn touch other batches than those of the turns running beside it (a batch's outcome is asked
-// for only once its attempt committed); a deadlock between them on shared rows is tried again.
+// is its own transaction's round trips, never an outcome's. The writes of a turn that comes while
+// its lane is full wait for one to end (and join the writes of the turns after it). The writes of
+// one turn touch other batches than those of the transactions running beside it (a batch's
+// outcome is asked for only once its attempt committed); a deadlock between them on shared rows
+// (a number's suppression) is tried again.
 //
 // A write that finds its batch no longer answers to it (another node took it over) throws a
 // SmsdropError before it writes anything (send moves are written that way, sendMoves.ts): that
@@ -32,16 +32,22 @@ interface Job {
   reject: (error: unknown) => void;
 }
 
-/** Transactions of the send's writes open at once (connections of the pool they use). */
-const MAX_OPEN = 3;
+/** Transactions of each lane (attempts, outcomes) open at once, each on a pool connection. */
+const MAX_OPEN = 2;
+
+/** Writes waiting for a transaction, and that lane's transactions open. */
+interface Lane {
+  jobs: Job[];
+  open: number;
+}
 
 export class TurnQueue {
   readonly #pool: pg.Pool;
   readonly #maxOpen: number;
-  /** Writes a request waits for before it leaves (its attempt): their own transaction, first. */
-  #first: Job[] = [];
-  #jobs: Job[] = [];
-  #open = 0;
+  /** Writes a request waits for before it leaves (its attempt), in transactions of their own. */
+  readonly #first: Lane = { jobs: [], open: 0 };
+  /** The other writes (outcomes: their answers are in). */
+  readonly #rest: Lane = { jobs: [], open: 0 };
   #scheduled = false;
   #ended: (() => void)[] = [];
 
@@ -52,50 +58,49 @@ export class TurnQueue {
 
   /**
    * Runs `write` in this turn's transaction; resolves once that has committed. `first`: a request
-   * waits for it before it leaves, so it goes in a transaction of such writes alone, started
-   * before the others of the turn (whose answers are already in).
+   * waits for it before it leaves, so it goes in a transaction of such writes alone, in a lane of
+   * its own that the outcomes never fill.
    */
   run<T>(write: TurnWrite<T>, { first = false } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const job = { write, resolve: resolve as (value: unknown) => void, reject };
-      (first ? this.#first : this.#jobs).push(job);
+      (first ? this.#first : this.#rest).jobs.push(job);
       this.#schedule();
     });
   }
 
   /** Writes asked for that have not started their transaction yet. */
   waiting(): boolean {
-    return this.#first.length > 0 || this.#jobs.length > 0;
+    return this.#first.jobs.length > 0 || this.#rest.jobs.length > 0;
   }
 
   /** Resolves once every write asked for so far has settled. */
   async idle(): Promise<void> {
-    while (this.waiting() || this.#open > 0)
+    while (this.waiting() || this.#first.open + this.#rest.open > 0)
       await new Promise<void>((resolve) => this.#ended.push(resolve));
   }
 
   /** The queued writes start at the end of this turn, if a transaction is free by then. */
   #schedule(): void {
-    if (this.#scheduled || this.#open >= this.#maxOpen || !this.waiting()) return;
+    if (this.#scheduled || !this.waiting()) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      this.#flush();
+      this.#flush(this.#first);
+      this.#flush(this.#rest);
     });
   }
 
-  #flush(): void {
-    while (this.#open < this.#maxOpen && this.waiting()) {
-      const batch = this.#first.length > 0 ? this.#first : this.#jobs;
-      if (batch === this.#first) this.#first = [];
-      else this.#jobs = [];
-      this.#open++;
-      void commitTurn(this.#pool, batch).finally(() => {
-        this.#open--;
-        for (const ended of this.#ended.splice(0)) ended();
-        this.#flush();
-      });
-    }
+  #flush(lane: Lane): void {
+    if (lane.open >= this.#maxOpen || lane.jobs.length === 0) return;
+    const batch = lane.jobs;
+    lane.jobs = [];
+    lane.open++;
+    void commitTurn(this.#pool, batch).finally(() => {
+      lane.open--;
+      for (const ended of this.#ended.splice(0)) ended();
+      this.#flush(lane);
+    });
   }
 }
 
