@@ -29,6 +29,13 @@ export interface PgSendStoreOptions extends LeaseSettings {
   maxClaim?: number;
 }
 
+/**
+ * How soon a file whose last batches another node holds is looked at again: that node is helping
+ * (daemon/helpOtherNodes.ts) and its requests end within the provider's latency, so the file is
+ * finished (or a batch comes back to be sent) well before any lease would pass.
+ */
+const HELD_ELSEWHERE_LOOK_MS = 500;
+
 /** An attempt committed too late to be sent (its lease was about to pass): not sent after all. */
 const UNSENT: { transition: Transition; reason: string } = {
   reason: 'not sent: the lease of this node was about to pass when the attempt was recorded',
@@ -222,13 +229,8 @@ export class PgSendStore implements SendStore {
   }
 
   nextDueAt(fileId: number): Promise<number | null> {
-    return nextDueAt(
-      this.#pool,
-      fileId,
-      this.node,
-      Date.now(),
-      Math.floor(this.#keeper.lease.ms / 3),
-    );
+    const lookAgainMs = Math.min(Math.floor(this.#keeper.lease.ms / 3), HELD_ELSEWHERE_LOOK_MS);
+    return nextDueAt(this.#pool, fileId, this.node, Date.now(), lookAgainMs);
   }
 
   attemptHistory(batchId: number, reqId: string): Promise<AttemptHistory> {

@@ -132,7 +132,10 @@ describe('nodes taking over batches', { skip: postgresMissing() }, () => {
     assert.equal((await batchRow(j.sql, 1)).state, 'sending');
   });
 
-  test('nextDueAt: a file whose batches another live node holds is not done; one with none left is', async () => {
+  test('nextDueAt: a file whose batches another live node holds is not done, and looked at again within a second; one with none left is done', async () => {
+    // The other node is helping: its requests end within the provider's latency. Looked at again
+    // only when a lease could pass (a third of it), the file was filed 7-10 s after its last
+    // answer in the two-node bench.
     const j = await journal(pg15.cluster);
     const a = await j.node({ node: 'a:1' });
     const b = await j.node({ node: 'b:2', leaseMs: 20_000 });
@@ -141,10 +144,7 @@ describe('nodes taking over batches', { skip: postgresMissing() }, () => {
     await b.store.startAttempts([{ batch: held[0]!.batch, reqId: 'req1' }]);
     const before = Date.now();
     const at = await a.store.nextDueAt(1);
-    assert.ok(
-      at !== null && at > before + 15_000 && at <= Date.now() + 20_000,
-      `${at} - ${before}`,
-    );
+    assert.ok(at !== null && at > before && at <= Date.now() + 1_000, `${at} - ${before}`);
     await j.sql.query("UPDATE batches SET state = 'accepted', lease_node = NULL WHERE id > 1");
     await j.sql.query("UPDATE batches SET state = 'failed' WHERE id = 1");
     assert.equal(await a.store.nextDueAt(1), null);
