@@ -418,7 +418,7 @@ export function printPostgresTable(r: PostgresBenchResult): void {
     nodesTable(r.nodeRuns),
     ...(r.slow
       ? [
-          `the same on PostgreSQL at latency ${r.slow.latencyMs} ms, SMSDROP_CONCURRENCY=${r.slow.concurrency} (network limit ${((r.slow.concurrency * 1000) / r.slow.latencyMs).toFixed(1)} requests/s)`,
+          `the same on PostgreSQL at latency ${r.slow.latencyMs} ms, SMSDROP_CONCURRENCY=${r.slow.concurrency} (network limit ${networkLimit(r.slow)?.toFixed(1)} requests/s)`,
           nodesTable(r.slow.nodeRuns),
         ]
       : []),

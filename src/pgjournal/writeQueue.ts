@@ -43,7 +43,6 @@ interface Lane {
 
 export class TurnQueue {
   readonly #pool: pg.Pool;
-  readonly #maxOpen: number;
   /** Writes a request waits for before it leaves (its attempt), in transactions of their own. */
   readonly #first: Lane = { jobs: [], open: 0 };
   /** The other writes (outcomes: their answers are in). */
@@ -51,9 +50,8 @@ export class TurnQueue {
   #scheduled = false;
   #ended: (() => void)[] = [];
 
-  constructor(pool: pg.Pool, maxOpen = MAX_OPEN) {
+  constructor(pool: pg.Pool) {
     this.#pool = pool;
-    this.#maxOpen = maxOpen;
   }
 
   /**
@@ -92,7 +90,7 @@ export class TurnQueue {
   }
 
   #flush(lane: Lane): void {
-    if (lane.open >= this.#maxOpen || lane.jobs.length === 0) return;
+    if (lane.open >= MAX_OPEN || lane.jobs.length === 0) return;
     const batch = lane.jobs;
     lane.jobs = [];
     lane.open++;

@@ -133,9 +133,8 @@ describe('nodes taking over batches', { skip: postgresMissing() }, () => {
   });
 
   test('nextDueAt: a file whose batches another live node holds is not done, and looked at again within a second; one with none left is done', async () => {
-    // The other node is helping: its requests end within the provider's latency. Looked at again
-    // only when a lease could pass (a third of it), the file was filed 7-10 s after its last
-    // answer in the two-node bench.
+    // The other node is helping: its requests end within the provider's latency, so the file is
+    // looked at again long before a lease could pass, and filed soon after its last answer.
     const j = await journal(pg15.cluster);
     const a = await j.node({ node: 'a:1' });
     const b = await j.node({ node: 'b:2', leaseMs: 20_000 });
