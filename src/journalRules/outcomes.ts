@@ -226,10 +226,12 @@ export function* moveToNewBatch(
   );
   // before it can be sent: a request naming it must never outlive a crash that takes it back
   yield* durable();
+  // A batch's rows are its group's: naming the group lets the (phone, group) index find them.
   yield* run(
-    `UPDATE rows SET batch_id = ? WHERE batch_id = ? AND ${ctx.dialect.isIn('phone')}`,
+    `UPDATE rows SET batch_id = ? WHERE batch_id = ? AND group_id = ? AND ${ctx.dialect.isIn('phone')}`,
     childId,
     from.id,
+    from.group_id,
     ctx.dialect.list(phones),
   );
   return childId;

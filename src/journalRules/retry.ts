@@ -235,10 +235,11 @@ function* leaveRepeats(
   yield* run(
     `UPDATE rows SET intake = 'duplicate', batch_id = NULL,
        duplicate_of = (SELECT t.row FROM ${pairs} WHERE t.phone = rows.phone)
-     WHERE batch_id = ? AND ${d.isIn('phone')}`,
+     WHERE batch_id = ? AND group_id = ? AND ${d.isIn('phone')}`,
     d.list(repeated),
     d.list(earlierRows),
     batch.id,
+    batch.group_id,
     d.list(repeated),
   );
   yield* run('UPDATE batch_numbers SET phones = ? WHERE batch_id = ?', kept.join(','), batch.id);

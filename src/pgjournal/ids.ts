@@ -21,6 +21,8 @@ export class IdReserve {
   /** Reserved, not handed out yet, ascending; handed out from `#next`. */
   #ids: number[] = [];
   #next = 0;
+  /** A send is reserving more (topUp). */
+  #toppingUp = false;
 
   constructor(table: IdTable) {
     this.#table = table;
@@ -40,9 +42,26 @@ export class IdReserve {
        FROM (SELECT nextval('${this.#table}_id_seq') AS v FROM generate_series(1, $1::int)) s`,
       [Math.max(missing, LEAST_RESERVED[this.#table])],
     );
-    const fresh = rows[0]!.ids.map(Number);
-    this.#ids = [...this.#ids.slice(this.#next), ...fresh];
+    this.add(rows[0]!.ids);
+  }
+
+  /**
+   * How many ids a send should reserve on its way (its statement takes them: ONE_STATEMENT's
+   * last part), so that the chunks planned meanwhile find them in hand: `amount` once fewer than
+   * `low` remain, none while such a reservation is on its way.
+   */
+  topUp(low: number, amount: number): number {
+    if (this.#toppingUp || this.available >= low) return 0;
+    this.#toppingUp = true;
+    return amount;
+  }
+
+  /** Ids reserved by a statement, ascending, after those in hand (null: none were asked). */
+  add(fresh: readonly string[] | null): void {
+    if (fresh === null) return;
+    this.#ids = [...this.#ids.slice(this.#next), ...fresh.map(Number)];
     this.#next = 0;
+    this.#toppingUp = false;
   }
 
   /** The next reserved id; reserving too few is a bug of the store (prepare before planning). */
@@ -53,5 +72,27 @@ export class IdReserve {
         `no ${this.#table} id reserved: the plan store was asked more than it was prepared for`,
       );
     return this.#ids[this.#next++]!;
+  }
+}
+
+const TABLES = ['rows', 'groups', 'batches'] as const satisfies readonly IdTable[];
+
+/** One plan store's reserves, a table each. */
+export class IdReserves {
+  readonly rows = new IdReserve('rows');
+  readonly groups = new IdReserve('groups');
+  readonly batches = new IdReserve('batches');
+
+  /** What a send should reserve of each table (IdReserve.topUp). */
+  topUps(low: number, amount: number): Record<IdTable, number> {
+    return Object.fromEntries(TABLES.map((t) => [t, this[t].topUp(low, amount)])) as Record<
+      IdTable,
+      number
+    >;
+  }
+
+  /** The ids a send reserved, by table. */
+  add(fresh: Record<IdTable, readonly string[] | null>): void {
+    for (const table of TABLES) this[table].add(fresh[table]);
   }
 }

@@ -508,6 +508,13 @@ const ROWS_WITHOUT_FOREIGN_KEYS = `
   DROP INDEX rows_by_group;
 `;
 
+const ROWS_WITHOUT_BATCH_INDEX = `
+  -- A batch's rows are found by its group and their numbers (rows_by_phone), as the journal rules
+  -- ask when a batch is split or leaves its repeats (journalRules/outcomes.ts, retry.ts): an index
+  -- entry less for every row intake writes.
+  DROP INDEX rows_by_batch;
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -540,5 +547,10 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     version: 19,
     name: "a file's rows without foreign-key checks, kept by the order of the writes",
     sql: ROWS_WITHOUT_FOREIGN_KEYS,
+  },
+  {
+    version: 20,
+    name: "a batch's rows found by its group and numbers",
+    sql: ROWS_WITHOUT_BATCH_INDEX,
   },
 ];

@@ -26,7 +26,7 @@ import type {
   PlannedRow,
   PlanStore,
 } from '../ports/plan.js';
-import { IdReserve } from './ids.js';
+import { IdReserves } from './ids.js';
 import type { Awaitable } from '../ports/awaitable.js';
 import {
   anySuppressed,
@@ -80,11 +80,7 @@ export class PgPlanStore implements PlanStore {
   readonly #tx: IntakeTransaction;
   /** The send under way while the next chunks are planned. */
   #inFlight: Promise<void> | undefined;
-  readonly #ids = {
-    rows: new IdReserve('rows'),
-    groups: new IdReserve('groups'),
-    batches: new IdReserve('batches'),
-  };
+  readonly #ids = new IdReserves();
   /** Known groups by id, least recently found first; and by key hash, for the hashes loaded. */
   #groups = new Map<number, GroupRecord>();
   #byHash = new Map<number, GroupRecord[]>();
@@ -147,7 +143,7 @@ export class PgPlanStore implements PlanStore {
   prepareSettle(doubts: readonly PlacedKey[]): Promise<void> {
     const writes = this.#take();
     return this.#tx.run(async (db) => {
-      await writes.send(db, this.#fileId);
+      await this.#send(db, writes);
       const ids = [...new Set(doubts.map((d) => d.groupId))].filter((id) => !this.#groups.has(id));
       if (ids.length > 0) this.#know(await loadGroups(db, this.#fileId, { ids }));
       await this.#ids.batches.reserve(db, doubts.length);
@@ -305,37 +301,66 @@ export class PgPlanStore implements PlanStore {
   /**
    * Runs `write` (gathering). Once SEND_ROWS rows wait they are sent while the next chunks are
    * planned (one send at a time: the one before is awaited); once the transaction holds enough
-   * rows it is committed, and that is awaited. Otherwise nothing to wait for.
+   * rows it is committed the same way. A commit that hands the check turn over is awaited.
    */
   writeInBulk(rows: number, write: () => void): Awaitable<void> {
     write();
     this.#rowsInTransaction += rows;
     this.#rowsUnsent += rows;
-    if (this.#rowsInTransaction >= this.#commitSize || this.#passWanted) return this.commit();
-    if (this.#rowsUnsent < SEND_ROWS) return undefined;
+    // Handing the check turn over waits: no row of this file is checked until it is back.
+    if (this.#passWanted) return this.commit();
+    const commit = this.#rowsInTransaction >= this.#commitSize;
+    if (!commit && this.#rowsUnsent < SEND_ROWS) return undefined;
     const before = this.#inFlight;
-    const writes = this.#take();
-    const sent = this.#tx.run(async (db) => {
-      await writes.send(db, this.#fileId);
-      if (this.#options.role === 'leader') this.#passWanted = await checkTurnWanted(db);
-    });
+    const sent = commit ? this.#commitStep(this.#take(), false) : this.#sendStep(this.#take());
     sent.catch(() => undefined); // seen by the next step, or by awaiting it as `before`
     this.#inFlight = sent;
     return before;
   }
 
-  commit(): Promise<void> {
-    const writes = this.#take();
-    this.#inFlight = undefined;
+  /** Sends the writes while the next chunks are planned; a leader asks whether a follower waits. */
+  #sendStep(writes: PlanWrites): Promise<void> {
+    this.#sealAhead(writes);
     return this.#tx.run(async (db) => {
-      await writes.send(db, this.#fileId);
-      if (await this.#tx.commitOpen()) this.#committed();
-      if (this.#passWanted && this.#options.turn && this.#options.passes) {
+      await this.#send(db, writes);
+      if (this.#options.role === 'leader') this.#passWanted = await checkTurnWanted(db);
+    });
+  }
+
+  commit(): Promise<void> {
+    this.#inFlight = undefined;
+    return this.#commitStep(this.#take(), true);
+  }
+
+  /**
+   * Sends the writes and commits, then hands the check turn over if asked and `awaited` (the
+   * caller plans nothing until it is back); the counts are settled now, in the order of calls.
+   */
+  #commitStep(writes: PlanWrites, awaited: boolean): Promise<void> {
+    this.#sealAhead(writes);
+    const first = this.#firstPending;
+    this.#firstPending = [];
+    this.#rowsInTransaction = 0;
+    this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
+    return this.#tx.run(async (db) => {
+      await this.#send(db, writes);
+      if (await this.#tx.commitOpen()) this.#committed(first);
+      if (awaited && this.#passWanted && this.#options.turn && this.#options.passes) {
         // Between two transactions: nothing of this file is checked and not yet committed.
         this.#passWanted = false;
         await passCheckTurn(this.#options.turn, this.#options.passes);
       }
     });
+  }
+
+  /** Fixes a send's parameters now; it reserves the ids of the chunks planned while it waits. */
+  #sealAhead(writes: PlanWrites): void {
+    writes.topUp = this.#ids.topUps(2 * SEND_ROWS, 3 * SEND_ROWS); // two sends' worth left: three
+    writes.seal(this.#fileId);
+  }
+
+  async #send(db: pg.ClientBase, writes: PlanWrites): Promise<void> {
+    this.#ids.add(await writes.send(db, this.#fileId));
   }
 
   /**
@@ -351,12 +376,9 @@ export class PgPlanStore implements PlanStore {
     return writes;
   }
 
-  #committed(): void {
+  /** A commit made: the batches marked to go first in it are handed over. */
+  #committed(first: number[]): void {
     this.#commits++;
-    this.#rowsInTransaction = 0;
-    this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
-    const first = this.#firstPending;
-    this.#firstPending = [];
     if (first.length > 0) this.#options.sendFirst?.(first);
   }
 

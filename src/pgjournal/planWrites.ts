@@ -3,9 +3,13 @@
 // open transaction: one round trip per kind of write per chunk, never one per row.
 import type pg from 'pg';
 import type { GroupKey, IntakeCounts, PlannedRow } from '../ports/plan.js';
+import type { IdTable } from './ids.js';
 
 /** A batch still taking numbers is never due: as SQLite's (journal/batchNumbers.ts). */
 export const HELD = Number.MAX_SAFE_INTEGER;
+
+/** SQL: the rows an update names, by their ids (byIndex): the primary key probed for each. */
+const BY_ID = 'r.id = ANY($1::bigint[])';
 
 /** A row's columns in PlannedRow's order, one array each (unnest takes arrays). */
 interface RowColumns {
@@ -54,6 +58,9 @@ export class PlanWrites {
   duplicates: Array<[rowId: number, duplicateOf: number]> = [];
   rowBatches: Array<[rowId: number, batchId: number]> = [];
   counts: IntakeCounts | undefined;
+  /** Ids to reserve with the send (IdReserve.topUp), by table. */
+  topUp: Record<IdTable, number> = { rows: 0, groups: 0, batches: 0 };
+  #sealed: unknown[] | undefined;
 
   addRow(id: number, row: PlannedRow): void {
     const r = this.rows;
@@ -79,8 +86,9 @@ export class PlanWrites {
    * statement (its foreign keys are checked at its end); moves and row changes, which only a
    * resumed intake and the settling of doubts make, in statements of their own after it.
    */
-  async send(db: pg.ClientBase, fileId: number): Promise<void> {
-    await db.query(ONE_STATEMENT, this.#parameters(fileId));
+  async send(db: pg.ClientBase, fileId: number): Promise<FreshIds> {
+    const parameters = this.#sealed ?? this.seal(fileId);
+    const { rows } = await db.query<FreshIds>(ONE_STATEMENT, parameters);
     if (this.moves.length > 0) await moveRows(db, this.moves);
     if (this.first.length > 0)
       await db.query('UPDATE batches SET send_first = true WHERE id = ANY($1::bigint[])', [
@@ -92,18 +100,33 @@ export class PlanWrites {
         [fileId],
       );
     if (this.duplicates.length > 0)
-      await db.query(
+      await byIndex(
+        db,
         `UPDATE rows r SET intake = 'duplicate', duplicate_of = u.of
-         FROM unnest($1::bigint[], $2::bigint[]) AS u(id, of) WHERE r.id = u.id`,
+         FROM unnest($1::bigint[], $2::bigint[]) AS u(id, of) WHERE r.id = u.id AND ${BY_ID}`,
         columns(this.duplicates),
       );
     if (this.rowBatches.length > 0)
-      await db.query(
+      await byIndex(
+        db,
         `UPDATE rows r SET batch_id = u.batch FROM unnest($1::bigint[], $2::bigint[]) AS u(id, batch)
-         WHERE r.id = u.id`,
+         WHERE r.id = u.id AND ${BY_ID}`,
         columns(this.rowBatches),
       );
     this.#clear();
+    return rows[0]!;
+  }
+
+  /**
+   * Fixes the chunk statement's parameters now, each array already in PostgreSQL's text form: the
+   * store seals a send while the one before it runs, so the server does not wait for the client
+   * to write them out once that one answers.
+   */
+  seal(fileId: number): unknown[] {
+    this.#sealed = this.#parameters(fileId).map((p) =>
+      Array.isArray(p) ? arrayLiteral(p as ArrayElement[]) : p,
+    );
+    return this.#sealed;
   }
 
   /** ONE_STATEMENT's parameters, in its order. */
@@ -139,6 +162,9 @@ export class PlanWrites {
       ...[r.id, r.line, r.phoneRaw, r.phone, r.groupId, r.intake, r.error, r.extras, r.batchId],
       r.duplicateOf,
       ...columns(this.invalidCells),
+      this.topUp.rows,
+      this.topUp.groups,
+      this.topUp.batches,
     ];
   }
 
@@ -156,6 +182,8 @@ export class PlanWrites {
     this.duplicates = [];
     this.rowBatches = [];
     this.counts = undefined;
+    this.topUp = { rows: 0, groups: 0, batches: 0 };
+    this.#sealed = undefined;
   }
 }
 
@@ -196,7 +224,47 @@ const ONE_STATEMENT = `
     INSERT INTO invalid_cells (row_id, file_id, cells)
     SELECT u.row_id, $1, u.cells FROM unnest($33::bigint[], $34::text[]) AS u(row_id, cells)
   )
-  SELECT 1`;
+  SELECT ${reserved('rows', 35)} AS rows, ${reserved('groups', 36)} AS groups,
+    ${reserved('batches', 37)} AS batches`;
+
+/** Ids the chunk statement reserved (null: none asked), ascending, as text (bigint). */
+export type FreshIds = Record<IdTable, string[] | null>;
+
+/** SQL: `$n` fresh ids of the table's identity sequence, ascending (IdReserve's reserve). */
+function reserved(table: IdTable, n: number): string {
+  return `(SELECT array_agg(v ORDER BY v)::text[]
+     FROM (SELECT nextval('${table}_id_seq') AS v FROM generate_series(1, $${n}::int)) s)`;
+}
+
+type ArrayElement = string | number | boolean | null | undefined;
+
+/**
+ * An array parameter in PostgreSQL's text form, as node-postgres would write it (strings quoted
+ * and escaped, null as NULL), but at a time the store chooses.
+ */
+export function arrayLiteral(values: readonly ArrayElement[]): string {
+  let text = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) text += ',';
+    const v = values[i];
+    if (v === null || v === undefined) text += 'NULL';
+    else if (typeof v === 'number') text += String(v);
+    else if (typeof v === 'boolean') text += v ? 't' : 'f';
+    else text += `"${v.replace(/[\\"]/g, '\\$&')}"`;
+  }
+  return `${text}}`;
+}
+
+/**
+ * Runs an update of rows named by id through the primary key: the rows were just written and not
+ * yet analysed, so the planner would expect a small table and scan it whole.
+ */
+async function byIndex(db: pg.ClientBase, sql: string, values: unknown[]): Promise<void> {
+  await db.query('SET LOCAL enable_seqscan = off');
+  await db.query(sql, values);
+  // (a failure rolls the transaction back, and the setting with it)
+  await db.query('SET LOCAL enable_seqscan = on');
+}
 
 /** Pairs as two arrays, for unnest. */
 function columns<A, B>(pairs: ReadonlyArray<readonly [A, B]>): [A[], B[]] {

@@ -322,9 +322,6 @@ INDEX nodes_pkey ON nodes
 INDEX pruned_totals_pkey ON pruned_totals
   CREATE UNIQUE INDEX pruned_totals_pkey ON pruned_totals USING btree (kind, outcome, code)
 
-INDEX rows_by_batch ON rows
-  CREATE INDEX rows_by_batch ON rows USING btree (batch_id) WHERE (batch_id IS NOT NULL)
-
 INDEX rows_by_file ON rows
   CREATE INDEX rows_by_file ON rows USING btree (file_id)
 
