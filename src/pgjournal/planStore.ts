@@ -13,6 +13,7 @@
 // A leader of the intake turn (intakeTurn.ts) asks with each send whether a follower waits for the
 // check turn; one waiting, the next step commits and hands the turn over, then goes on once it is
 // back: between the two, nothing of this file is checked and not yet committed.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type pg from 'pg';
 import { newReqId } from '../journalRules/outcomes.js';
 import { SmsdropError } from '../errors.js';
@@ -80,6 +81,8 @@ export class PgPlanStore implements PlanStore {
   readonly #tx: IntakeTransaction;
   /** The send under way while the next chunks are planned. */
   #inFlight: Promise<void> | undefined;
+  /** Sends and commits made by writeInBulk not answered yet. */
+  #unanswered = 0;
   readonly #ids = new IdReserves();
   /** Known groups by id, least recently found first; and by key hash, for the hashes loaded. */
   #groups = new Map<number, GroupRecord>();
@@ -310,17 +313,21 @@ export class PgPlanStore implements PlanStore {
     // Handing the check turn over waits: no row of this file is checked until it is back.
     if (this.#passWanted) return this.commit();
     const commit = this.#rowsInTransaction >= this.#commitSize;
-    if (!commit && this.#rowsUnsent < SEND_ROWS) return undefined;
+    // The parser hands rows over with no turn of the event loop between chunks: while a send is
+    // out, a turn a chunk lets its answer in, and the next send leaves as soon as it is made.
+    if (!commit && this.#rowsUnsent < SEND_ROWS)
+      return this.#unanswered > 0 ? nextTurn() : undefined;
     const before = this.#inFlight;
     const sent = commit ? this.#commitStep(this.#take(), false) : this.#sendStep(this.#take());
     sent.catch(() => undefined); // seen by the next step, or by awaiting it as `before`
+    this.#unanswered++;
+    void sent.finally(() => this.#unanswered--).catch(() => undefined);
     this.#inFlight = sent;
     return before;
   }
 
   /** Sends the writes while the next chunks are planned; a leader asks whether a follower waits. */
   #sendStep(writes: PlanWrites): Promise<void> {
-    this.#sealAhead(writes);
     return this.#tx.run(async (db) => {
       await this.#send(db, writes);
       if (this.#options.role === 'leader') this.#passWanted = await checkTurnWanted(db);
@@ -337,14 +344,16 @@ export class PgPlanStore implements PlanStore {
    * caller plans nothing until it is back); the counts are settled now, in the order of calls.
    */
   #commitStep(writes: PlanWrites, awaited: boolean): Promise<void> {
-    this.#sealAhead(writes);
     const first = this.#firstPending;
     this.#firstPending = [];
     this.#rowsInTransaction = 0;
     this.#commitSize = Math.min(this.#commitSize * 2, ROWS_PER_COMMIT);
     return this.#tx.run(async (db) => {
       await this.#send(db, writes);
-      if (await this.#tx.commitOpen()) this.#committed(first);
+      if (await this.#tx.commitOpen()) {
+        this.#commits++;
+        if (first.length > 0) this.#options.sendFirst?.(first); // the batches it marked
+      }
       if (awaited && this.#passWanted && this.#options.turn && this.#options.passes) {
         // Between two transactions: nothing of this file is checked and not yet committed.
         this.#passWanted = false;
@@ -353,33 +362,25 @@ export class PgPlanStore implements PlanStore {
     });
   }
 
-  /** Fixes a send's parameters now; it reserves the ids of the chunks planned while it waits. */
-  #sealAhead(writes: PlanWrites): void {
-    writes.topUp = this.#ids.topUps(2 * SEND_ROWS, 3 * SEND_ROWS); // two sends' worth left: three
-    writes.seal(this.#fileId);
-  }
-
   async #send(db: pg.ClientBase, writes: PlanWrites): Promise<void> {
     this.#ids.add(await writes.send(db, this.#fileId));
   }
 
   /**
-   * The writes gathered, to send; gathering starts anew. Groups are forgotten here, so that every
-   * group not known is in the journal (or in a send before the next read, which follows it).
+   * The writes gathered, to send, their parameters fixed now (PlanWrites.seal) with the ids they
+   * should reserve for the chunks planned while they wait; gathering starts anew. Groups are
+   * forgotten here, so that every group not known is in the journal (or in a send before the
+   * next read, which follows it).
    */
   #take(): PlanWrites {
     const writes = this.#writes;
+    writes.topUp = this.#ids.topUps(2 * SEND_ROWS, 3 * SEND_ROWS); // two sends' worth left: three
+    writes.seal(this.#fileId);
     this.#writes = new PlanWrites();
     this.#rowsFlushed = 0;
     this.#rowsUnsent = 0;
     this.#trim();
     return writes;
-  }
-
-  /** A commit made: the batches marked to go first in it are handed over. */
-  #committed(first: number[]): void {
-    this.#commits++;
-    if (first.length > 0) this.#options.sendFirst?.(first);
   }
 
   rowsLost(): boolean {
