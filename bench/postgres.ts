@@ -158,6 +158,8 @@ type NodeRunFigures = NodesRun & { ofNetworkLimit: number | null };
 const AS_SQLITE = 0.9;
 /** More nodes against one node, requests/s: more nodes never send less. */
 const NOT_LOWER = 0.95;
+/** PostgreSQL's intake against SQLite's, rows/s. */
+const INTAKE_AS_SQLITE = 0.7;
 /** Rows of the small file, and the longest its drop may wait for its first request. */
 const SMALL_ROWS = 100;
 const SMALL_FILE_START_S = 2;
@@ -226,6 +228,15 @@ async function smallFileRun(
   return wait;
 }
 
+function intakeTarget(ratio: number): PostgresBenchResult['targets'][number] {
+  return {
+    figure: "intake rows/s on PostgreSQL over SQLite's",
+    value: ratio,
+    goal: `>= ${INTAKE_AS_SQLITE}`,
+    met: ratio >= INTAKE_AS_SQLITE,
+  };
+}
+
 function smallFileTarget(w: SmallFileWait): PostgresBenchResult['targets'][number] {
   return {
     figure: `s from a ${w.smallRows}-row file's drop to its first request, another node reading ${w.largeRows} rows`,
@@ -259,12 +270,10 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
       nodeRuns.push(await nodeRun(o, workDir, nodes, await cluster.freshDatabase()));
     const slow = o.slowLatencyMs > 0 ? await slowSeries(o, workDir, cluster) : null;
     const smallFileWait = await smallFileRun(o, workDir, await cluster.freshDatabase());
+    const postgresToSqlite = round(intake.postgres.rowsPerSec / intake.sqlite.rowsPerSec);
     return {
       database: 'postgres',
-      intake: {
-        ...intake,
-        postgresToSqlite: round(intake.postgres.rowsPerSec / intake.sqlite.rowsPerSec),
-      },
+      intake: { ...intake, postgresToSqlite },
       latencyMs: o.latencyMs,
       concurrency: o.concurrency,
       networkLimitRequestsPerSec: limit,
@@ -274,6 +283,7 @@ export async function runPostgresBench(o: PostgresBenchOptions): Promise<Postgre
       slow,
       smallFileWait,
       targets: [
+        intakeTarget(postgresToSqlite),
         ...targetsOf(nodeRuns, o.latencyMs),
         ...targetsOf(slow?.nodeRuns ?? [], o.slowLatencyMs),
         smallFileTarget(smallFileWait),
