@@ -16,6 +16,16 @@ export type IdTable = 'rows' | 'groups' | 'batches';
  */
 const LEAST_RESERVED: Record<IdTable, number> = { rows: 4096, groups: 256, batches: 1024 };
 
+/**
+ * SQL, a value: as many fresh ids of the table's identity sequence as the parameter `count` says, ascending,
+ * as text (bigint); null for none. A reservation of its own selects it; a send's statement
+ * (planWrites.ts) ends with one for each table.
+ */
+export function freshIds(table: IdTable, count: string): string {
+  return `(SELECT array_agg(v ORDER BY v)::text[]
+    FROM (SELECT nextval('${table}_id_seq') AS v FROM generate_series(1, ${count}::int)) s)`;
+}
+
 export class IdReserve {
   readonly #table: IdTable;
   /** Reserved, not handed out yet, ascending; handed out from `#next`. */
@@ -38,8 +48,7 @@ export class IdReserve {
     const missing = count - this.available;
     if (missing <= 0) return;
     const { rows } = await db.query<{ ids: string[] }>(
-      `SELECT array_agg(v ORDER BY v)::text[] AS ids
-       FROM (SELECT nextval('${this.#table}_id_seq') AS v FROM generate_series(1, $1::int)) s`,
+      `SELECT ${freshIds(this.#table, '$1')} AS ids`,
       [Math.max(missing, LEAST_RESERVED[this.#table])],
     );
     this.add(rows[0]!.ids);

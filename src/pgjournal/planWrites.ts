@@ -3,7 +3,7 @@
 // open transaction: one round trip per kind of write per chunk, never one per row.
 import type pg from 'pg';
 import type { GroupKey, IntakeCounts, PlannedRow } from '../ports/plan.js';
-import type { IdTable } from './ids.js';
+import { freshIds, type IdTable } from './ids.js';
 
 /** A batch still taking numbers is never due: as SQLite's (journal/batchNumbers.ts). */
 export const HELD = Number.MAX_SAFE_INTEGER;
@@ -224,17 +224,11 @@ const ONE_STATEMENT = `
     INSERT INTO invalid_cells (row_id, file_id, cells)
     SELECT u.row_id, $1, u.cells FROM unnest($33::bigint[], $34::text[]) AS u(row_id, cells)
   )
-  SELECT ${reserved('rows', 35)} AS rows, ${reserved('groups', 36)} AS groups,
-    ${reserved('batches', 37)} AS batches`;
+  SELECT ${freshIds('rows', '$35')} AS rows, ${freshIds('groups', '$36')} AS groups,
+    ${freshIds('batches', '$37')} AS batches`;
 
 /** Ids the chunk statement reserved (null: none asked), ascending, as text (bigint). */
 export type FreshIds = Record<IdTable, string[] | null>;
-
-/** SQL: `$n` fresh ids of the table's identity sequence, ascending (IdReserve's reserve). */
-function reserved(table: IdTable, n: number): string {
-  return `(SELECT array_agg(v ORDER BY v)::text[]
-     FROM (SELECT nextval('${table}_id_seq') AS v FROM generate_series(1, $${n}::int)) s)`;
-}
 
 type ArrayElement = string | number | boolean | null | undefined;
 
