@@ -17,9 +17,9 @@ export type IdTable = 'rows' | 'groups' | 'batches';
 const LEAST_RESERVED: Record<IdTable, number> = { rows: 4096, groups: 256, batches: 1024 };
 
 /**
- * SQL, a value: as many fresh ids of the table's identity sequence as the parameter `count` says, ascending,
- * as text (bigint); null for none. A reservation of its own selects it; a send's statement
- * (planWrites.ts) ends with one for each table.
+ * SQL, a value: as many fresh ids of the table's identity sequence as the parameter `count`
+ * says, ascending, as text (bigint); null for none. A reservation of its own selects it; a send's
+ * statement (planWrites.ts) ends with one for each table.
  */
 export function freshIds(table: IdTable, count: string): string {
   return `(SELECT array_agg(v ORDER BY v)::text[]
