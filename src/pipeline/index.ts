@@ -206,15 +206,17 @@ async function runFile(
   result: Result,
 ): Promise<FileRunResult> {
   const readNow = file.status === FILE_STATUS.intake || file.status === FILE_STATUS.refused;
+  let sendingOn: Promise<void> | undefined;
   if (readNow) {
     const read = await intakeInTurn(ctx, file, filePath, inspection, options);
     if (read === 'stopped') return result('stopped', file);
-    if (read) return result('refused', file, read);
+    if (!('sendingOn' in read)) return result('refused', file, read);
+    sendingOn = read.sendingOn;
     options.onIntakeEnd?.(file.id);
   }
   if (options.dryRun)
     return result('planned', file, { plan: await ctx.files.planSummary(file.id) });
-  const sent = await sendWithResultsAhead(ctx, file.id);
+  const sent = await sendWithResultsAhead(ctx, file.id, sendingOn);
   if (sent.state === 'finished') {
     // A copy that paused for longer than the daemon waits may go on after the file was read:
     // filed as done, the rows it added would never be read. Refused instead, it says so, and
@@ -258,21 +260,30 @@ function prunedRefusal(file: FileRecord): string {
 const RESULTS_AHEAD_MS = 10;
 
 /**
- * sendFile, with the result file written while the answers come in (see spoolResults): a file's
- * last answer is then followed by its last pages only, not by the whole file.
+ * The sending that went on from the reading (`sendingOn`), then sendFile, with the result file
+ * written while the answers come in (see spoolResults): a file's last answer is then followed by
+ * its last pages only, not by the whole file.
  */
-async function sendWithResultsAhead(ctx: PipelineContext, fileId: number): Promise<SendResult> {
+async function sendWithResultsAhead(
+  ctx: PipelineContext,
+  fileId: number,
+  sendingOn: Promise<void> | undefined,
+): Promise<SendResult> {
+  const send = async () => {
+    await sendingOn;
+    return sendFile(ctx, fileId);
+  };
   let spool: ResultSpool;
   try {
-    if (!ctx.spools) return sendFile(ctx, fileId);
+    if (!ctx.spools) return send();
     spool = spoolResults(ctx.spools, ctx.reads, fileId);
   } catch {
-    return sendFile(ctx, fileId); // no room for it, say: the result file is written at the end
+    return send(); // no room for it, say: the result file is written at the end
   }
   const ticker = setInterval(spool.advance, RESULTS_AHEAD_MS).unref();
   let sent: SendResult | undefined;
   try {
-    sent = await sendFile(ctx, fileId);
+    sent = await send();
   } finally {
     clearInterval(ticker);
     await (sent?.state === 'finished' ? spool.complete() : spool.discard());

@@ -6,12 +6,12 @@ import { hasCode } from '../errors.js';
 import type { FileInspection } from '../intake/inspect.js';
 import type { FileRecord } from '../ports/index.js';
 import type { PipelineContext } from './context.js';
-import { intake, type Refusal } from './intakeRun.js';
+import { intake, type ReadWhole, type Refusal } from './intakeRun.js';
 import type { ProcessOptions } from './processOptions.js';
 
 /**
  * The file read into the journal once the intakes before it have ended theirs (IntakeTurns): its
- * refusal, 'stopped' when a stop came while waiting, or undefined.
+ * refusal, 'stopped' when a stop came while waiting, or what still sends beside it (ReadWhole).
  */
 export async function intakeInTurn(
   ctx: PipelineContext,
@@ -19,7 +19,7 @@ export async function intakeInTurn(
   filePath: string,
   inspection: FileInspection,
   options: ProcessOptions,
-): Promise<Refusal | 'stopped' | undefined> {
+): Promise<Refusal | 'stopped' | ReadWhole> {
   try {
     return await intakeInOneTurn(ctx, file, filePath, inspection, options, {
       bytes: inspection.size,
@@ -39,7 +39,7 @@ async function intakeInOneTurn(
   inspection: FileInspection,
   options: ProcessOptions,
   wish: { bytes?: number },
-): Promise<Refusal | 'stopped' | undefined> {
+): Promise<Refusal | 'stopped' | ReadWhole> {
   const turnOver = await ctx.turns.next(ctx.stopSignal, wish);
   try {
     // A stop that came while another file was read: this one is read at the next start.

@@ -46,9 +46,19 @@ export interface IntakeTerms {
 }
 
 /**
+ * A file read whole. `sendingOn` is what sends beside the reading, going on through the file's due
+ * batches once it is over (never undefined: settled at once when nothing sent beside it); it
+ * settles once its requests are recorded, and rejects with what stopped it.
+ */
+export interface ReadWhole {
+  sendingOn: Promise<void>;
+}
+
+/**
  * Reads every row into the journal. Returns the refusal when the file as a whole is refused.
  * Batches that take no more numbers (full, or their group's last row read) are sent while reading
- * goes on, when that is allowed (see mayOverlap).
+ * goes on, when that is allowed (see mayOverlap), and the rest once it is over, by the same
+ * requests' flow (ReadWhole).
  */
 export async function intake(
   ctx: PipelineContext,
@@ -56,7 +66,7 @@ export async function intake(
   filePath: string,
   inspection: FileInspection,
   terms: IntakeTerms,
-): Promise<Refusal | undefined> {
+): Promise<Refusal | ReadWhole> {
   const kept = await ctx.files.beginIntake(file.id);
   const unreadable = encodingRefusal(filePath, inspection);
   if (unreadable)
@@ -89,15 +99,14 @@ export async function intake(
   } finally {
     noting.stop();
   }
-  await reading.end();
+  await reading.finish();
   // Every row is in the journal and every batch planned: status sending, so that the next file's
   // intake counts this one's planned rows (sentBefore.ts), and its turn can start. The requests in
   // flight can wait long for a slot (other files' requests hold them through a sending window);
   // one of them that fails leaves a failed row here, which `smsdrop retry` of this file sends.
   await ctx.files.status(file.id, FILE_STATUS.sending);
   terms.turnOver();
-  await reading.sending?.done;
-  return undefined;
+  return { sendingOn: reading.sending?.done ?? Promise.resolve() };
 }
 
 type Sending = ReturnType<typeof sendWhileReading>;
@@ -109,10 +118,15 @@ interface Reading {
   /** Sending while reading, if allowed (mayOverlap). */
   sending: Sending | undefined;
   /**
-   * Reading is over, refused or not: the requests started by then are let finish, and sendFile
-   * takes over (the part-full batches released at the end, the retries).
+   * Reading failed: no request starts any more, the ones started are let finish (sending.done),
+   * and the reader stops what it started.
    */
   end(): Promise<void>;
+  /**
+   * Reading is over with every batch released: sending goes on through what is due (see
+   * sendWhileReading), and the reader stops what it started.
+   */
+  finish(): Promise<void>;
   /** Reading stopped early: what the journal holds of the file is kept consistent (committed). */
   abandon(): Promise<void>;
 }
@@ -127,18 +141,21 @@ function sendingBeside(
   inspection: FileInspection,
   dryRun: boolean,
 ): { sending: Sending | undefined; reading(reader: Reader): Reading } {
-  const readingOver = new AbortController();
+  const readingFailed = new AbortController();
   const sending = mayOverlap(ctx, inspection, dryRun)
-    ? sendWhileReading(withStop(ctx, readingOver.signal), fileId)
+    ? sendWhileReading(withStop(ctx, readingFailed.signal), fileId)
     : undefined;
   return {
     sending,
     reading: (reader) => ({
       done: reader.done,
       sending,
-      // Reading over: sending starts no more requests, then the reader stops what it started.
       end: async () => {
-        readingOver.abort();
+        readingFailed.abort();
+        await reader.stop();
+      },
+      finish: async () => {
+        sending?.finish();
         await reader.stop();
       },
       abandon: () => reader.abandon(),

@@ -1,7 +1,10 @@
 // Sending while a file is still being read. Intake releases each batch as it fills up (see
-// plan/planner.ts); this sends what has been released and waits for the next release. It ends
-// when ctx.stopSignal aborts (the caller aborts it once reading is over; sendFile then takes
-// over) or sending must stop otherwise, and never leaves a request of its own in flight.
+// plan/planner.ts); this sends what has been released and waits for the next release. Once
+// reading is over and every batch released (finish), it goes on through what is due and ends
+// when nothing is, so the requests in flight are not drained between reading and sending; the
+// drain comes once, at the end of the file's requests (sendFile then sends what falls due later:
+// retries). It ends early when ctx.stopSignal aborts (the caller aborts it when reading fails) or
+// sending must stop otherwise, and never leaves a request of its own in flight.
 import { type SendContext, sendReadyBatches } from './index.js';
 import { onStop } from './sleep.js';
 
@@ -10,6 +13,8 @@ export interface SendingWhileReading {
   released: () => void;
   /** True while no released batch is left to start and a request could start. */
   waiting: () => boolean;
+  /** Reading is over and every batch released: what is due is sent, then sending ends. */
+  finish: () => void;
   /** Settles when sending has stopped and its requests are recorded; rejects with what it threw. */
   done: Promise<void>;
 }
@@ -17,6 +22,7 @@ export interface SendingWhileReading {
 export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhileReading {
   let releases = 0;
   let seen = 0;
+  let finished = false;
   let wake: (() => void) | undefined;
   const nudge = () => {
     wake?.();
@@ -24,10 +30,14 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
   };
   const forget = ctx.stopSignal ? onStop(ctx.stopSignal, nudge) : () => {};
 
-  /** Resolves true once a batch was released since the last look, false once told to stop. */
+  /**
+   * Resolves true once a batch was released since the last look; false once told to stop, or once
+   * reading is over with nothing released since (the last look found nothing due: it is all sent).
+   */
   const waitForMore = async (): Promise<boolean> => {
-    while (!ctx.stopSignal?.aborted && releases === seen)
+    while (!ctx.stopSignal?.aborted && !finished && releases === seen)
       await new Promise<void>((resolve) => (wake = resolve));
+    if (releases === seen) return false;
     seen = releases;
     return !ctx.stopSignal?.aborted;
   };
@@ -40,5 +50,10 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
       nudge();
     },
     waiting: () => wake !== undefined,
+    finish: () => {
+      finished = true;
+      releases++; // the end of reading released the rest (saveOpenBatches): one more look
+      nudge();
+    },
   };
 }

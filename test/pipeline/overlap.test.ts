@@ -259,3 +259,33 @@ describe('sending while reading', () => {
     },
   );
 });
+
+describe('the end of reading', () => {
+  it(
+    'the batches released when the last row is read leave beside the requests still in flight, not after them',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      // Answers slow enough that the requests sent while reading are all still in flight when the
+      // file's last row is read (its reading takes milliseconds).
+      const slow = await startSim({ latencyMs: [2500, 2500] });
+      try {
+        const dir = tempDir();
+        // Four full batches of one message, sent while reading; then a message whose rows are the
+        // first and the last of the file: its batch can only go once the last row is read.
+        const lines = ['phone,template,data1,data2', '13900000000,1,last,1'];
+        for (let i = 0; i < 800; i++) lines.push(`137${String(i).padStart(8, '0')},1,a,1`);
+        lines.push('13900000001,1,last,1');
+        const file = writeCsv(dir, 'end.csv', `${lines.join('\n')}\n`);
+        const env = envFor(slow, path.join(dir, 'data'), { SMSDROP_CONCURRENCY: '8' });
+        const sent = await runCli(['send', file, '--json'], env);
+        assert.equal(sent.status, 0, sent.stderr);
+        assert.equal(slow.acceptedCount, 5);
+        // Had the requests in flight been let finish before the last batch went (a drain between
+        // reading and sending), at most four would have been in flight at once.
+        assert.equal(slow.peakInFlight, 5, 'the last batch left while the other four were out');
+      } finally {
+        await slow.close();
+      }
+    },
+  );
+});
