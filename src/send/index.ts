@@ -19,6 +19,7 @@ import { type Decision, decideAfterAttempt, retrySettings, whyNotUnderOwnReqId }
 import type { AccountPause, PauseCode, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
+import type { MoreBatches } from './whileReading.js';
 
 export interface SendContext {
   /** The journal's side of sending: due batches, and the writes around each request. */
@@ -89,14 +90,14 @@ const PAGE = 100;
 
 /**
  * One pass over the batches that are due now, keeping the shared limit's queue fed. With
- * `waitForMore`, a pass that runs out of due batches asks it for more (it resolves true once more
- * may be due, false when there will be none) instead of ending: sending while a file is read
- * goes on without draining the requests in flight each time it catches up with the reading.
+ * `more`, a pass that runs out of due batches asks it for more instead of ending: sending while a
+ * file is read goes on without draining the requests in flight each time it catches up with the
+ * reading.
  */
 export async function sendReadyBatches(
   ctx: SendContext,
   fileId: number,
-  waitForMore?: () => Promise<boolean>,
+  more?: MoreBatches,
 ): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const queued = new Set<number>();
@@ -108,9 +109,9 @@ export async function sendReadyBatches(
   for (;;) {
     // A page starts only while the file is free to go: a pause holds the rest within a page.
     if (!(await freeNow(ctx, fileId))) break;
-    // Only this loop sends these batches, so a page read now is still true when its turn comes.
-    // Room for PAGE new ones even when every batch queued so far is due again in this page. The
-    // batches to send first (sendFirst) come ahead of the page and leave its order (afterId) alone.
+    if (more?.fromStart()) afterId = 0;
+    // Only this loop sends these batches, so a page read now is still true when its turn comes;
+    // room for PAGE new ones even if all queued are due again; sendFirst's come ahead of it.
     const { first, due } = await ctx.send.claimDueBatches({
       fileId,
       now: (ctx.now ?? Date.now)(),
@@ -122,7 +123,7 @@ export async function sendReadyBatches(
     const page = [...first, ...due];
     for (const { batch } of page) unsent.add(batch.id);
     if (page.length === 0) {
-      if (stopping() || !waitForMore || !(await waitForMore())) break;
+      if (stopping() || !more || !(await more.wait())) break;
       afterId = 0; // a batch released meanwhile may have a lower id than the last one sent
       continue;
     }

@@ -8,6 +8,18 @@
 import { type SendContext, sendReadyBatches } from './index.js';
 import { onStop } from './sleep.js';
 
+/** Batches that become due while a pass runs (sendReadyBatches). */
+export interface MoreBatches {
+  /** Resolves true once more may be due, false when there will be none. */
+  wait(): Promise<boolean>;
+  /**
+   * True when the next page should start again from the file's first batch: batches released
+   * together out of the order of their ids (the end of reading), whose rows the result file
+   * writes ahead in row order (results/spool.ts).
+   */
+  fromStart(): boolean;
+}
+
 export interface SendingWhileReading {
   /** Intake calls this after releasing a batch. */
   released: () => void;
@@ -41,7 +53,14 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
     seen = releases;
     return !ctx.stopSignal?.aborted;
   };
-  const done = sendReadyBatches(ctx, fileId, waitForMore).finally(forget);
+  /** Reading ended since the last page: the next one starts from the file's first batch. */
+  let restart = false;
+  const fromStart = () => {
+    const now = restart;
+    restart = false;
+    return now;
+  };
+  const done = sendReadyBatches(ctx, fileId, { wait: waitForMore, fromStart }).finally(forget);
   done.catch(() => {}); // awaited by the caller once reading is over; not unhandled meanwhile
   return {
     done,
@@ -52,7 +71,11 @@ export function sendWhileReading(ctx: SendContext, fileId: number): SendingWhile
     waiting: () => wake !== undefined,
     finish: () => {
       finished = true;
-      releases++; // the end of reading released the rest (saveOpenBatches): one more look
+      // The end of reading released the rest (saveOpenBatches), not told one by one: one more
+      // look, from the first batch, so that the file's earlier batches go first, as their rows
+      // come first in the result file.
+      releases++;
+      restart = true;
       nudge();
     },
   };

@@ -288,4 +288,32 @@ describe('the end of reading', () => {
       }
     },
   );
+
+  it(
+    'the batches released at the end go in the order they were opened, as the result file is written ahead',
+    // no timeout of its own: scripts/run-tests.mjs bounds the file
+    async () => {
+      const slow = await startSim({ latencyMs: [100, 100] });
+      try {
+        const dir = tempDir();
+        // `first` opens the file's first batch and ends on its last line; `late` is one row just
+        // before it, in the file's last batch. Both can only go once the last row is read, while
+        // the 30 full batches (one request at a time) are still being sent. The result file is
+        // written in line order as pages become final: `first` holds its first page back, so it
+        // goes before `late`, and before the full batches not claimed by then.
+        const lines = ['phone,template,data1,data2', '13900000000,1,first,1'];
+        for (let i = 0; i < 6000; i++) lines.push(`137${String(i).padStart(8, '0')},1,a,1`);
+        lines.push('13900000002,1,late,1', '13900000001,1,first,1');
+        const file = writeCsv(dir, 'order.csv', `${lines.join('\n')}\n`);
+        const env = envFor(slow, path.join(dir, 'data'), { SMSDROP_CONCURRENCY: '1' });
+        const sent = await runCli(['send', file, '--json'], env);
+        assert.equal(sent.status, 0, sent.stderr);
+        const order = slow.records.map((r) => r.datas[0]);
+        assert.equal(order.length, 32);
+        assert.ok(order.indexOf('first') < order.indexOf('late'), order.join(' '));
+      } finally {
+        await slow.close();
+      }
+    },
+  );
 });
