@@ -28,12 +28,21 @@ function smsdrop(args: string[]): Promise<Run> {
   return twoAtATime(() => runCli(args));
 }
 
-function runCli(args: string[]): Promise<Run> {
+/** A module hook that writes `LOADED name` to stderr for each command module loaded. */
+const commandsSeen = pathToFileURL(path.join(repo, 'test/fixtures/commandsSeen.mjs')).href;
+
+function runCli(args: string[], imports: string[] = []): Promise<Run> {
   const env = { PATH: process.env.PATH, HOME: process.env.HOME, ...isolatedSettings() };
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', tsxLoader, path.join(repo, 'src/cli.ts'), ...args],
+      [
+        ...imports.flatMap((i) => ['--import', i]),
+        '--import',
+        tsxLoader,
+        path.join(repo, 'src/cli.ts'),
+        ...args,
+      ],
       { cwd: repo, env, timeout: 60_000 },
       (err, stdout, stderr) => {
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
@@ -66,6 +75,20 @@ describe('the command line', () => {
       assert.equal(r.code, 0, r.stderr);
       assert.equal(r.stdout, `${version}\n`);
     }
+  });
+
+  it('loads only the module of the command named, all of them for the help', async () => {
+    /** The command modules (cli/commands/NAME) a run with these arguments loads. */
+    const loaded = async (args: string[]) => {
+      const run = await twoAtATime(() => runCli(args, [commandsSeen]));
+      return [...new Set([...run.stderr.matchAll(/^LOADED (\w+)$/gm)].map((m) => m[1]))].sort();
+    };
+    assert.deepEqual(await loaded(['status', '--help']), ['status']);
+    assert.deepEqual(await loaded(['pause', '--help']), ['control']);
+    assert.deepEqual(await loaded(['help', 'send']), ['send']);
+    // A value that is also a command's name: every module, so the command named is still found.
+    assert.equal((await loaded(['report', 'send', '--help'])).length, 14);
+    assert.equal((await loaded(['--help'])).length, 14);
   });
 
   it('bare smsdrop prints the help on stdout and exits 0; so does --help and a bare command group', async () => {
