@@ -19,7 +19,6 @@ import { type Decision, decideAfterAttempt, retrySettings, whyNotUnderOwnReqId }
 import type { AccountPause, PauseCode, RateLimiter, StartTicket } from './rate.js';
 import { sleepUnlessStopped } from './sleep.js';
 import type { SendWindow } from './window.js';
-import type { MoreBatches } from './whileReading.js';
 
 export interface SendContext {
   /** The journal's side of sending: due batches, and the writes around each request. */
@@ -87,6 +86,17 @@ function stopReason(ctx: SendContext): SendResult | undefined {
 
 /** Batches read at a time: enough to keep the requests flowing, few enough to keep memory flat. */
 const PAGE = 100;
+
+/**
+ * Batches that become due while a pass runs. `wait` resolves true once more may be due, false when
+ * there will be none; `fromStart` is true when the next page should start again from the file's
+ * first batch (batches released out of their ids' order at the end of reading: the result file is
+ * written ahead in row order, results/spool.ts).
+ */
+export interface MoreBatches {
+  wait(): Promise<boolean>;
+  fromStart(): boolean;
+}
 
 /**
  * One pass over the batches that are due now, keeping the shared limit's queue fed. With

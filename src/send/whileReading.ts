@@ -8,18 +8,6 @@
 import { type SendContext, sendReadyBatches } from './index.js';
 import { onStop } from './sleep.js';
 
-/** Batches that become due while a pass runs (sendReadyBatches). */
-export interface MoreBatches {
-  /** Resolves true once more may be due, false when there will be none. */
-  wait(): Promise<boolean>;
-  /**
-   * True when the next page should start again from the file's first batch: batches released
-   * together out of the order of their ids (the end of reading), whose rows the result file
-   * writes ahead in row order (results/spool.ts).
-   */
-  fromStart(): boolean;
-}
-
 export interface SendingWhileReading {
   /** Intake calls this after releasing a batch. */
   released: () => void;
