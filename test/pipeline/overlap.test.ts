@@ -260,32 +260,52 @@ describe('sending while reading', () => {
   );
 });
 
+/** `count` rows of one message, each number its own: full batches of 200 that go while reading. */
+function oneMessageRows(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `137${String(i).padStart(8, '0')},1,a,1`);
+}
+
+/**
+ * `smsdrop send` of a file of `rows` (under a header) to a simulator of its own answering after
+ * `latencyMs`, `concurrency` requests at once: the simulator, closed, with what it saw.
+ */
+async function sendToSlowSimulator(
+  rows: string[],
+  latencyMs: number,
+  concurrency: number,
+): Promise<RunningSimulator> {
+  const slow = await startSim({ latencyMs: [latencyMs, latencyMs] });
+  try {
+    const dir = tempDir();
+    const file = writeCsv(
+      dir,
+      'end.csv',
+      `${['phone,template,data1,data2', ...rows].join('\n')}\n`,
+    );
+    const env = envFor(slow, path.join(dir, 'data'), { SMSDROP_CONCURRENCY: String(concurrency) });
+    const sent = await runCli(['send', file, '--json'], env);
+    assert.equal(sent.status, 0, sent.stderr);
+    return slow;
+  } finally {
+    await slow.close();
+  }
+}
+
 describe('the end of reading', () => {
   it(
     'the batches released when the last row is read leave beside the requests still in flight, not after them',
     // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
-      // Answers slow enough that the requests sent while reading are all still in flight when the
-      // file's last row is read (its reading takes milliseconds).
-      const slow = await startSim({ latencyMs: [2500, 2500] });
-      try {
-        const dir = tempDir();
-        // Four full batches of one message, sent while reading; then a message whose rows are the
-        // first and the last of the file: its batch can only go once the last row is read.
-        const lines = ['phone,template,data1,data2', '13900000000,1,last,1'];
-        for (let i = 0; i < 800; i++) lines.push(`137${String(i).padStart(8, '0')},1,a,1`);
-        lines.push('13900000001,1,last,1');
-        const file = writeCsv(dir, 'end.csv', `${lines.join('\n')}\n`);
-        const env = envFor(slow, path.join(dir, 'data'), { SMSDROP_CONCURRENCY: '8' });
-        const sent = await runCli(['send', file, '--json'], env);
-        assert.equal(sent.status, 0, sent.stderr);
-        assert.equal(slow.acceptedCount, 5);
-        // Had the requests in flight been let finish before the last batch went (a drain between
-        // reading and sending), at most four would have been in flight at once.
-        assert.equal(slow.peakInFlight, 5, 'the last batch left while the other four were out');
-      } finally {
-        await slow.close();
-      }
+      // Four full batches of one message, sent while reading; then a message whose rows are the
+      // first and the last of the file: its batch can only go once the last row is read. Answers
+      // slow enough that the requests sent while reading are all still in flight then (the
+      // reading takes milliseconds).
+      const rows = ['13900000000,1,last,1', ...oneMessageRows(800), '13900000001,1,last,1'];
+      const slow = await sendToSlowSimulator(rows, 2500, 8);
+      assert.equal(slow.acceptedCount, 5);
+      // Had the requests in flight been let finish before the last batch went (a drain between
+      // reading and sending), at most four would have been in flight at once.
+      assert.equal(slow.peakInFlight, 5, 'the last batch left while the other four were out');
     },
   );
 
@@ -293,27 +313,21 @@ describe('the end of reading', () => {
     'the batches released at the end go in the order they were opened, as the result file is written ahead',
     // no timeout of its own: scripts/run-tests.mjs bounds the file
     async () => {
-      const slow = await startSim({ latencyMs: [100, 100] });
-      try {
-        const dir = tempDir();
-        // `first` opens the file's first batch and ends on its last line; `late` is one row just
-        // before it, in the file's last batch. Both can only go once the last row is read, while
-        // the 30 full batches (one request at a time) are still being sent. The result file is
-        // written in line order as pages become final: `first` holds its first page back, so it
-        // goes before `late`, and before the full batches not claimed by then.
-        const lines = ['phone,template,data1,data2', '13900000000,1,first,1'];
-        for (let i = 0; i < 6000; i++) lines.push(`137${String(i).padStart(8, '0')},1,a,1`);
-        lines.push('13900000002,1,late,1', '13900000001,1,first,1');
-        const file = writeCsv(dir, 'order.csv', `${lines.join('\n')}\n`);
-        const env = envFor(slow, path.join(dir, 'data'), { SMSDROP_CONCURRENCY: '1' });
-        const sent = await runCli(['send', file, '--json'], env);
-        assert.equal(sent.status, 0, sent.stderr);
-        const order = slow.records.map((r) => r.datas[0]);
-        assert.equal(order.length, 32);
-        assert.ok(order.indexOf('first') < order.indexOf('late'), order.join(' '));
-      } finally {
-        await slow.close();
-      }
+      // `first` opens the file's first batch and ends on its last line; `late` is one row just
+      // before it, in the file's last batch. Both can only go once the last row is read, while
+      // the 30 full batches (one request at a time) are still being sent. The result file is
+      // written in line order as pages become final: `first` holds its first page back, so it
+      // goes before `late`, and before the full batches not claimed by then.
+      const rows = [
+        '13900000000,1,first,1',
+        ...oneMessageRows(6000),
+        '13900000002,1,late,1',
+        '13900000001,1,first,1',
+      ];
+      const slow = await sendToSlowSimulator(rows, 100, 1);
+      const order = slow.records.map((r) => r.datas[0]);
+      assert.equal(order.length, 32);
+      assert.ok(order.indexOf('first') < order.indexOf('late'), order.join(' '));
     },
   );
 });
