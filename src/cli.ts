@@ -67,7 +67,7 @@ type Register = (program: Command) => void;
  * Each command's module, by the names it registers, in the order the help lists them. Loading
  * them all takes ~0.07 s of every start (`send`'s first request waits for it), so only the one
  * the arguments name is loaded: when exactly one of these names is among them. Otherwise (the
- * help, a mistyped command, a file or value that is also a command's name) all are, as before.
+ * help, a mistyped command, a file or value that is also a command's name) all are.
  */
 const COMMANDS: Array<[names: string[], load: () => Promise<Register>]> = [
   [['simulate'], async () => (await import('./cli/commands/simulate.js')).registerSimulateCommand],
