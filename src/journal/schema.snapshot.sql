@@ -179,8 +179,8 @@ INDEX rows_by_batch ON rows
 INDEX rows_by_file ON rows
   CREATE INDEX rows_by_file ON rows (file_id)
 
-INDEX rows_by_phone ON rows
-  CREATE INDEX rows_by_phone ON rows (phone, group_id) WHERE batch_id IS NOT NULL
+INDEX rows_by_group_phone ON rows
+  CREATE INDEX rows_by_group_phone ON rows (group_id, phone) WHERE batch_id IS NOT NULL
 
 INDEX rows_invalid ON rows
   CREATE INDEX rows_invalid ON rows (file_id, error) WHERE intake = 'invalid'

@@ -1,10 +1,11 @@
 // The repeat window's look-up (journal/sentBefore.ts says which rows count and why), written once
 // for both journals. A file asks only about its own messages and numbers, each through an index:
 // the other files' groups of one of its messages by key hash (groups_by_hash), compared value by
-// value; then, for a message other files have, the earlier rows of the file's numbers placed in
-// batches (rows_by_phone), kept when their batch counts (countedByRepeatWindow). Nothing is read
-// per group or row of history, so a file's start and intake cost the same on a journal holding
-// millions of rows as on an empty one.
+// value; then, for a message other files have, the rows of those groups with the file's numbers
+// placed in batches (rows_by_group_phone), kept when their batch counts (countedByRepeatWindow).
+// Nothing is read per group or row of history. The rows' index is by group first so that a
+// file's own entries go at its end: keyed by number, every commit of an intake rewrote leaves all
+// over it, and a file cost more the more rows the journal held.
 import type { SentBefore } from '../ports/plan.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import { countedByRepeatWindow } from './files.js';
@@ -73,9 +74,8 @@ export interface EarlierRow {
 }
 
 /**
- * The counted rows of these numbers in these groups (other files' groups of its messages). A
- * number has few rows: the group is checked on each index entry of the number (`+`), not sought
- * once per group, as a message sent by many files has many groups.
+ * The counted rows of these numbers in these groups (other files' groups of one message): one
+ * index seek per group and number.
  */
 export function* earlierRowsOf(
   d: Dialect,
@@ -86,11 +86,11 @@ export function* earlierRowsOf(
   const rows = yield* all<{ phone: string; group_id: number; id: number }>(
     `SELECT r.phone, r.group_id, r.id FROM rows r
        JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
-     WHERE ${d.isIn('r.phone')} AND ${d.isInIds('+r.group_id')} AND r.batch_id IS NOT NULL
+     WHERE ${d.isInIds('r.group_id')} AND ${d.isIn('r.phone')} AND r.batch_id IS NOT NULL
        AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}
      ORDER BY r.id`,
-    d.list(phones),
     d.list(groupIds),
+    d.list(phones),
     since,
   );
   return rows.map((r) => ({ phone: r.phone, groupId: Number(r.group_id), id: Number(r.id) }));
@@ -119,8 +119,8 @@ const PAGE_NUMBERS = 5_000;
 
 /**
  * The earlier rows of each number asked (an empty list for none), in pages of numbers: one
- * statement for a chunk's numbers, not one a row. `asks` pairs a number with its message's
- * answer (earlierOf).
+ * statement for a message's numbers of a chunk, not one a row, and each number sought in its own
+ * message's groups only. `asks` pairs a number with its message's answer (earlierOf).
  */
 export function* earlierRowsOfAsks(
   d: Dialect,
@@ -128,16 +128,22 @@ export function* earlierRowsOfAsks(
   since: string,
 ): Rule<Map<string, EarlierRow[]>> {
   const found = new Map<string, EarlierRow[]>();
-  const groupIds = new Set<number>();
+  const byMessage = new Map<string, { groupIds: readonly number[]; phones: Set<string> }>();
   for (const [earlier, phone] of asks) {
     found.set(phone, []);
-    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds) groupIds.add(id);
+    const { groupIds } = earlier as ReturnType<typeof earlierOf>;
+    const key = groupIds.join(',');
+    const message = byMessage.get(key) ?? { groupIds, phones: new Set<string>() };
+    byMessage.set(key, message);
+    message.phones.add(phone);
   }
-  const phones = [...found.keys()];
-  const ids = [...groupIds];
-  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
-    const page = phones.slice(at, at + PAGE_NUMBERS);
-    for (const row of yield* earlierRowsOf(d, ids, page, since)) found.get(row.phone)!.push(row);
+  for (const { groupIds, phones } of byMessage.values()) {
+    const numbers = [...phones];
+    for (let at = 0; at < numbers.length; at += PAGE_NUMBERS) {
+      const page = numbers.slice(at, at + PAGE_NUMBERS);
+      for (const row of yield* earlierRowsOf(d, groupIds, page, since))
+        found.get(row.phone)!.push(row);
+    }
   }
   return found;
 }

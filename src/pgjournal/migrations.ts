@@ -508,6 +508,12 @@ const ROWS_WITHOUT_FOREIGN_KEYS = `
   DROP INDEX rows_by_group;
 `;
 
+/** A message's rows by number, new entries at the index's end (SQLite's version 21 says why). */
+const GROUP_FIRST_ROWS_INDEX = `
+  DROP INDEX rows_by_phone;
+  CREATE INDEX rows_by_group_phone ON rows (group_id, phone) WHERE batch_id IS NOT NULL;
+`;
+
 const ROWS_WITHOUT_BATCH_INDEX = `
   -- A batch's rows are found by its group and their numbers (rows_by_phone), as the journal rules
   -- ask when a batch is split or leaves its repeats (journalRules/outcomes.ts, retry.ts): an index
@@ -552,5 +558,10 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     version: 20,
     name: "a batch's rows found by its group and numbers",
     sql: ROWS_WITHOUT_BATCH_INDEX,
+  },
+  {
+    version: 21,
+    name: "a message's rows by number, in an index that grows at its end",
+    sql: GROUP_FIRST_ROWS_INDEX,
   },
 ];

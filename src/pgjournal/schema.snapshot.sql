@@ -325,8 +325,8 @@ INDEX pruned_totals_pkey ON pruned_totals
 INDEX rows_by_file ON rows
   CREATE INDEX rows_by_file ON rows USING btree (file_id)
 
-INDEX rows_by_phone ON rows
-  CREATE INDEX rows_by_phone ON rows USING btree (phone, group_id) WHERE (batch_id IS NOT NULL)
+INDEX rows_by_group_phone ON rows
+  CREATE INDEX rows_by_group_phone ON rows USING btree (group_id, phone) WHERE (batch_id IS NOT NULL)
 
 INDEX rows_invalid ON rows
   CREATE INDEX rows_invalid ON rows USING btree (file_id, error) WHERE (intake = 'invalid'::text)

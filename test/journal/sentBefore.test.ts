@@ -12,6 +12,8 @@ import { plannedRow as row, planWriter } from './planWriter.js';
 import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
+import { SQLITE_DIALECT } from '../../src/journal/rules.js';
+import { earlierRowsOf } from '../../src/journalRules/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
 
@@ -224,6 +226,38 @@ describe('repeats of other files (sentBefore)', () => {
     ]);
     const third = readFile(db, [row(2, '0044207946000')], { window: { ms: 0, text: 'off' } });
     assert.deepEqual(rowsOf(db, third), ['0044207946000 valid']);
+  });
+
+  it("seeks a message's numbers by group, then number: a file's own entries go at the index's end", () => {
+    // Keyed by number, the index took each file's random numbers all over its leaves, and every
+    // commit of an intake rewrote them: a file cost more the more rows the journal held.
+    const db = journal();
+    const step = earlierRowsOf(
+      SQLITE_DIALECT,
+      [1, 2],
+      ['13800138000'],
+      new Date().toISOString(),
+    ).next().value as { text: string; params: (string | number)[] };
+    const plan = (
+      sqliteOf(db)
+        .prepare(`EXPLAIN QUERY PLAN ${step.text}`)
+        .all(...step.params) as Array<{
+        detail: string;
+      }>
+    ).map((r) => r.detail);
+    assert.ok(
+      plan.some((d) =>
+        /^SEARCH r USING INDEX rows_by_group_phone \(group_id=\? AND phone=\?\)/.test(d),
+      ),
+      plan.join('\n'),
+    );
+    const columns = sqliteOf(db).pragma('index_info(rows_by_group_phone)') as Array<{
+      name: string;
+    }>;
+    assert.deepEqual(
+      columns.map((c) => c.name),
+      ['group_id', 'phone'],
+    );
   });
 
   it('reads the window as written', () => {
