@@ -21,8 +21,8 @@
 // Intake asks only about its own messages and numbers (journalRules/sentBefore.ts): for each group
 // it loads, the other files' groups of that message, through an index on their key hash; for a
 // message found there, the numbers of each chunk (~100 rows) at once, before the chunk is planned,
-// through an index on the rows' groups and numbers (prepareNumbers: a statement a message of the
-// chunk, not one a row).
+// through an index on the rows' groups and numbers (prepareNumbers: one statement a chunk, not one
+// a row).
 // Nothing of the history is loaded.
 import {
   earlierOf,

@@ -74,8 +74,8 @@ export interface EarlierRow {
 }
 
 /**
- * The counted rows of these numbers in these groups (other files' groups of one message): one
- * index seek per group and number.
+ * The counted rows of these numbers in these groups (other files' groups of the messages asked):
+ * one index seek per group and number.
  */
 export function* earlierRowsOf(
   d: Dialect,
@@ -119,8 +119,10 @@ const PAGE_NUMBERS = 5_000;
 
 /**
  * The earlier rows of each number asked (an empty list for none), in pages of numbers: one
- * statement for a message's numbers of a chunk, not one a row, and each number sought in its own
- * message's groups only. `asks` pairs a number with its message's answer (earlierOf).
+ * statement for a chunk's numbers, not one a row (on PostgreSQL, not one a message: each is a
+ * round trip). Each number is sought in the groups of every message asked, and `rowOf` keeps those
+ * of its own message: a chunk has few messages that other files sent. `asks` pairs a number with
+ * its message's answer (earlierOf).
  */
 export function* earlierRowsOfAsks(
   d: Dialect,
@@ -128,22 +130,16 @@ export function* earlierRowsOfAsks(
   since: string,
 ): Rule<Map<string, EarlierRow[]>> {
   const found = new Map<string, EarlierRow[]>();
-  const byMessage = new Map<string, { groupIds: readonly number[]; phones: Set<string> }>();
+  const groupIds = new Set<number>();
   for (const [earlier, phone] of asks) {
     found.set(phone, []);
-    const { groupIds } = earlier as ReturnType<typeof earlierOf>;
-    const key = groupIds.join(',');
-    const message = byMessage.get(key) ?? { groupIds, phones: new Set<string>() };
-    byMessage.set(key, message);
-    message.phones.add(phone);
+    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds) groupIds.add(id);
   }
-  for (const { groupIds, phones } of byMessage.values()) {
-    const numbers = [...phones];
-    for (let at = 0; at < numbers.length; at += PAGE_NUMBERS) {
-      const page = numbers.slice(at, at + PAGE_NUMBERS);
-      for (const row of yield* earlierRowsOf(d, groupIds, page, since))
-        found.get(row.phone)!.push(row);
-    }
+  const phones = [...found.keys()];
+  const ids = [...groupIds];
+  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
+    const page = phones.slice(at, at + PAGE_NUMBERS);
+    for (const row of yield* earlierRowsOf(d, ids, page, since)) found.get(row.phone)!.push(row);
   }
   return found;
 }
