@@ -181,21 +181,31 @@ export async function checkTurnWanted(db: pg.ClientBase): Promise<boolean> {
 }
 
 /**
+ * Whether a row of file $1, planned to be sent, has its message and number in a row of another
+ * file still being read (yieldIfShared).
+ *
+ * From each of its rows to the other files' groups of its message, then one seek of its number in
+ * each (rows_by_group_phone). The two subqueries are fenced (OFFSET 0): the statistics say a group
+ * has a few rows, and left to itself the planner sought the other rows by group alone and
+ * compared the numbers after, reading a shared message's every number for each row of the file
+ * (15 s against 0.08 for a group of 30,000 numbers; the files' check joined first had it read
+ * every group).
+ */
+export const SHARED_WITH_AN_INTAKE = `SELECT EXISTS (SELECT 1 FROM rows mine JOIN groups mg ON mg.id = mine.group_id
+       JOIN groups og ON og.key_hash = mg.key_hash AND og.file_id <> mine.file_id
+         AND og.app_id = mg.app_id AND og.template_id = mg.template_id AND og.datas = mg.datas
+       WHERE mine.file_id = $1 AND mine.batch_id IS NOT NULL
+         AND EXISTS (SELECT 1 FROM files f WHERE f.id = og.file_id AND f.status = 'intake' OFFSET 0)
+         AND EXISTS (SELECT 1 FROM rows other WHERE other.group_id = og.id
+           AND other.phone = mine.phone AND other.batch_id IS NOT NULL OFFSET 0)) AS shared`;
+
+/**
  * A follower's check before each commit, in its transaction: a row of its file, planned to be
  * sent, whose message and number a row of another file still being read holds too. That row may
  * go or not (the file may yet be refused), so the follower cannot count it: it gives way.
  */
 export async function yieldIfShared(db: pg.ClientBase, fileId: number): Promise<void> {
-  const { rows } = await db.query<{ shared: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM rows mine JOIN groups mg ON mg.id = mine.group_id
-       JOIN rows other ON other.phone = mine.phone AND other.batch_id IS NOT NULL
-         AND other.file_id <> mine.file_id
-       JOIN groups og ON og.id = other.group_id AND og.key_hash = mg.key_hash
-         AND og.app_id = mg.app_id AND og.template_id = mg.template_id AND og.datas = mg.datas
-       JOIN files f ON f.id = other.file_id AND f.status = 'intake'
-       WHERE mine.file_id = $1 AND mine.batch_id IS NOT NULL) AS shared`,
-    [fileId],
-  );
+  const { rows } = await db.query<{ shared: boolean }>(SHARED_WITH_AN_INTAKE, [fileId]);
   if (rows[0]!.shared)
     throw new SmsdropError(
       'E_INTAKE_TURN_YIELDED',
