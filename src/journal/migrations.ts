@@ -34,7 +34,7 @@ import { TIMES_AS_MILLISECONDS } from './storedTimes.js';
  * The repeat window asks other files' rows of a file's own messages and numbers only
  * (journalRules/sentBefore.ts): a message's groups by its key hash, then a number's rows placed in
  * batches, each through an index, so a file's look-ups cost the same whatever the journal holds.
- * The rows' index became rows_by_group_phone (GROUP_FIRST_ROWS_INDEX).
+ * Version 21 replaces its rows' index (GROUP_FIRST_ROWS_INDEX).
  */
 const REPEAT_LOOKUPS = `
   CREATE INDEX groups_by_hash ON groups (key_hash);
@@ -42,10 +42,11 @@ const REPEAT_LOOKUPS = `
 `;
 
 /**
- * The rows placed in batches by group, then number. Keyed by number first, every commit of an
- * intake rewrote leaves all over the index (its new numbers are random), so a file cost more the
- * more rows the journal held; a file's new groups come last, so their entries go at the index's
- * end. The look-up asks each message's groups for its numbers (journalRules/sentBefore.ts).
+ * The rows placed in batches by group, then number: a file's groups are the journal's newest, so
+ * its entries go at the index's end. Keyed by number first, each commit of an intake would write
+ * leaves all over the index (a list's numbers are random), and a file would cost more the more
+ * rows the journal holds. The look-up seeks a chunk's numbers in the groups of its messages
+ * (journalRules/sentBefore.ts).
  */
 const GROUP_FIRST_ROWS_INDEX = `
   DROP INDEX rows_by_phone;

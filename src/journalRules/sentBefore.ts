@@ -4,8 +4,8 @@
 // value; then, for a message other files have, the rows of those groups with the file's numbers
 // placed in batches (rows_by_group_phone), kept when their batch counts (countedByRepeatWindow).
 // Nothing is read per group or row of history. The rows' index is by group first so that a
-// file's own entries go at its end: keyed by number, every commit of an intake rewrote leaves all
-// over it, and a file cost more the more rows the journal held.
+// file's own entries go at its end: keyed by number, each commit of an intake would write leaves
+// all over it, and a file would cost more the more rows the journal holds.
 import type { SentBefore } from '../ports/plan.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import { countedByRepeatWindow } from './files.js';

@@ -186,10 +186,9 @@ export async function checkTurnWanted(db: pg.ClientBase): Promise<boolean> {
  *
  * From each of its rows to the other files' groups of its message, then one seek of its number in
  * each (rows_by_group_phone). The two subqueries are fenced (OFFSET 0): the statistics say a group
- * has a few rows, and left to itself the planner sought the other rows by group alone and
- * compared the numbers after, reading a shared message's every number for each row of the file
- * (15 s against 0.08 for a group of 30,000 numbers; the files' check joined first had it read
- * every group).
+ * has a few rows, so left to itself the planner seeks the other rows by group alone and compares
+ * the numbers after, reading a shared message's every number for each row of the file; and with
+ * the files' check joined first, it reads every group (test/pg/sharedCheckPlan.test.ts).
  */
 export const SHARED_WITH_AN_INTAKE = `SELECT EXISTS (SELECT 1 FROM rows mine JOIN groups mg ON mg.id = mine.group_id
        JOIN groups og ON og.key_hash = mg.key_hash AND og.file_id <> mine.file_id

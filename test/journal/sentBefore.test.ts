@@ -229,8 +229,8 @@ describe('repeats of other files (sentBefore)', () => {
   });
 
   it("seeks a message's numbers by group, then number: a file's own entries go at the index's end", () => {
-    // Keyed by number, the index took each file's random numbers all over its leaves, and every
-    // commit of an intake rewrote them: a file cost more the more rows the journal held.
+    // Keyed by number, the index would take each file's random numbers all over its leaves, and
+    // every commit of an intake would write them: a file would cost more the more rows it holds.
     const db = journal();
     const step = earlierRowsOf(
       SQLITE_DIALECT,
