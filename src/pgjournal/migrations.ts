@@ -521,6 +521,16 @@ const ROWS_WITHOUT_BATCH_INDEX = `
   DROP INDEX rows_by_batch;
 `;
 
+const FILE_ROWS_BY_ID = `
+  -- A file's rows in their order, as SQLite's rows_by_file holds them (its entries end with the
+  -- rowid): a page of a file's rows seeks its file and its range of ids. By file alone, a file
+  -- still being read (its statistics not yet analysed: "one row") had each page read every row of
+  -- the file through the index and sort them, a page costing as much as the file.
+  CREATE INDEX rows_by_file_id ON rows (file_id, id);
+  DROP INDEX rows_by_file;
+  ALTER INDEX rows_by_file_id RENAME TO rows_by_file;
+`;
+
 export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -564,4 +574,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     name: "a message's rows by number, in an index that grows at its end",
     sql: GROUP_FIRST_ROWS_INDEX,
   },
+  { version: 22, name: "a file's rows by file and id", sql: FILE_ROWS_BY_ID },
 ];

@@ -13,7 +13,8 @@ const PAGE_ROWS = 1000;
 /** A row as a page is written from: its result cells, its batch, and how intake took it. */
 type PageRow = [id: number, batchId: number | null, intake: string, ...ResultTuple];
 
-const PAGE = `
+/** A page of a file's result rows by id: the file, the last id, the highest id, the page's size. */
+export const RESULT_PAGE = `
   SELECT id, batch_id, intake, line::text, phone_raw, coalesce(phone, ''), status,
     coalesce(status_code, ''), coalesce(status_msg, ''), coalesce(sms_message_sid, ''),
     coalesce(date_created, '')
@@ -58,7 +59,7 @@ function resultPages(
         fileId,
       ]))!.hi ?? 0;
     const { rows } = await db.query({
-      text: PAGE,
+      text: RESULT_PAGE,
       values: [fileId, after, last, pageRows],
       rowMode: 'array',
     });

@@ -323,7 +323,7 @@ INDEX pruned_totals_pkey ON pruned_totals
   CREATE UNIQUE INDEX pruned_totals_pkey ON pruned_totals USING btree (kind, outcome, code)
 
 INDEX rows_by_file ON rows
-  CREATE INDEX rows_by_file ON rows USING btree (file_id)
+  CREATE INDEX rows_by_file ON rows USING btree (file_id, id)
 
 INDEX rows_by_group_phone ON rows
   CREATE INDEX rows_by_group_phone ON rows USING btree (group_id, phone) WHERE (batch_id IS NOT NULL)

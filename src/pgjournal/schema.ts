@@ -37,8 +37,18 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 
 /**
- * A pool on the journal's database with its type parsers; `more`: its TLS and timeouts
- * (pgjournal/index.ts), which the URL cannot override as long as it holds no ssl parameter.
+ * Every statement of the journal reads or writes a bounded set (a page, a chunk, a file's batches)
+ * through indexes, in milliseconds. Once its tables hold about a million rows the planner starts
+ * planning such statements with parallel workers, each started for the one statement: 20-100 ms
+ * on two cores, a page of a result file ten to fifty times slower (docs/postgres.md, "Parallel
+ * query").
+ */
+export const NO_PARALLEL_QUERY = 'SET max_parallel_workers_per_gather = 0';
+
+/**
+ * A pool on the journal's database with its type parsers, and no parallel query (above); `more`:
+ * its TLS and timeouts (pgjournal/index.ts), which the URL cannot override as long as it holds no
+ * ssl parameter.
  */
 export function openPool(
   connectionString: string,
@@ -57,7 +67,12 @@ export function openPool(
   // A connection the server ends (a restart, say) emits 'error' on its client, idle or checked
   // out: the query under way, if any, fails and says so; unheard, the event ends the process.
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    // Queued ahead of the statement the connection was taken for. A failure is the connection's
+    // own, which that statement meets too.
+    client.query(NO_PARALLEL_QUERY).catch(() => undefined);
+  });
   return pool;
 }
 
