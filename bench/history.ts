@@ -26,7 +26,14 @@ import type { FileStore } from '../src/ports/files.js';
 import { type Postgres, postgresBinDir, startPostgres } from '../test/pg/cluster.js';
 import { intakeFile } from '../test/pg/intakeRun.js';
 import { generateCsv, MIX, SIMULATOR_TEMPLATES } from './generate.js';
-import { build, childEnv, type CliSource, runSend, startSimulatorProcess } from './processes.js';
+import {
+  build,
+  childEnv,
+  type CliSource,
+  runSend,
+  serverCpuSecondsOf,
+  startSimulatorProcess,
+} from './processes.js';
 
 export interface HistoryOptions {
   history: number;
@@ -39,10 +46,13 @@ export interface HistoryOptions {
   build: boolean;
   keep: boolean;
   json: boolean;
+  /** Rounds of the measured files, each on new numbers, each round's pairs in the other order. */
+  repeat: number;
 }
 
 export const HISTORY_USAGE = `usage: npm run bench -- --history N [--database sqlite|postgres] [--sizes 20000,100000]
-       [--latency-ms N] [--concurrency N] [--seed N] [--cli dist|src] [--no-build] [--keep] [--json]`;
+       [--latency-ms N] [--concurrency N] [--seed N] [--repeat N] [--cli dist|src] [--no-build]
+       [--keep] [--json]`;
 
 /** True when the arguments ask for this mode. */
 export const wantsHistory = (argv: string[]) =>
@@ -68,6 +78,7 @@ export function parseHistoryOptions(argv: string[]): HistoryOptions {
       'latency-ms': text,
       concurrency: text,
       seed: text,
+      repeat: text,
       cli: { type: 'string', default: 'dist' },
       'no-build': flag,
       keep: flag,
@@ -89,6 +100,7 @@ export function parseHistoryOptions(argv: string[]): HistoryOptions {
     build: v.cli === 'dist' && !v['no-build'],
     keep: v.keep,
     json: v.json,
+    repeat: whole('repeat', v.repeat, 1, 1),
   };
 }
 
@@ -203,6 +215,8 @@ interface Measured {
   seconds: number;
   /** CPU seconds of the process: steadier than the wall time on a shared machine. */
   cpuSeconds: number;
+  /** CPU seconds of the PostgreSQL server (every process of it) during the send; null on SQLite. */
+  serverCpuSeconds: number | null;
   peakRssMb: number;
   exitCode: number | null;
   status: string | null;
@@ -213,10 +227,13 @@ interface Measured {
 interface Pair {
   file: string;
   rows: number;
+  round: number;
   empty: Measured;
   history: Measured;
   timeRatio: number;
   cpuRatio: number;
+  /** Client and server CPU together (PostgreSQL), over the same on the empty journal. */
+  allCpuRatio: number | null;
   rssRatio: number;
 }
 
@@ -224,22 +241,26 @@ async function measure(
   o: HistoryOptions,
   journal: Journal,
   csv: string,
-  baseUrl: string,
-  dryRun: boolean,
+  run: { baseUrl: string; dryRun: boolean; serverCpu: (() => number) | undefined },
 ): Promise<Measured> {
+  const { baseUrl, dryRun } = run;
   const env = childEnv(path.dirname(journal.dataDir), CREDS, {
     SMSDROP_BASE_URL: baseUrl,
     SMSDROP_DATA_DIR: journal.dataDir,
     SMSDROP_CONCURRENCY: String(o.concurrency),
     ...(journal.databaseUrl ? { SMSDROP_DATABASE_URL: journal.databaseUrl } : {}),
   });
+  const serverBefore = run.serverCpu?.();
   const r = await runSend(o.cli, csv, env, [], dryRun ? ['--dry-run'] : []);
+  const serverCpuSeconds =
+    serverBefore === undefined ? null : round(run.serverCpu!() - serverBefore, 2);
   const s = r.summary ?? {};
   const num = (k: string) => (typeof s[k] === 'number' ? s[k] : null);
   if (r.exitCode !== 0 && r.exitCode !== 3) note(`send exited ${r.exitCode}: ${r.stderrTail}`);
   return {
     seconds: round(r.seconds),
     cpuSeconds: round(r.cpuSeconds, 2),
+    serverCpuSeconds,
     peakRssMb: round(r.peakRssKb / 1024, 1),
     exitCode: r.exitCode,
     status: typeof s.status === 'string' ? s.status : null,
@@ -248,8 +269,45 @@ async function measure(
   };
 }
 
-/** Each measured file on the empty journal, then on the one with history. */
-async function measurePairs(o: HistoryOptions, pair: [Journal, Journal], workDir: string) {
+/** A file measured on both journals: round `round`'s order (even: empty first). */
+async function measurePair(
+  o: HistoryOptions,
+  pair: [Journal, Journal],
+  f: { name: string; rows: number; csv: string; round: number },
+  run: { baseUrl: string; dryRun: boolean; serverCpu: (() => number) | undefined },
+): Promise<Pair> {
+  note(
+    `${f.name}, round ${f.round + 1}: ${f.round % 2 ? 'history, then empty' : 'empty, then history'}`,
+  );
+  const order = f.round % 2 ? [1, 0] : [0, 1];
+  const got: Measured[] = [];
+  for (const i of order) got[i] = await measure(o, pair[i]!, f.csv, run);
+  const [empty, history] = got as [Measured, Measured];
+  const allCpu = (m: Measured) => m.cpuSeconds + (m.serverCpuSeconds ?? 0);
+  return {
+    file: f.name,
+    rows: f.rows,
+    round: f.round,
+    empty,
+    history,
+    timeRatio: round(history.seconds / empty.seconds, 2),
+    cpuRatio: round(history.cpuSeconds / empty.cpuSeconds, 2),
+    allCpuRatio: empty.serverCpuSeconds === null ? null : round(allCpu(history) / allCpu(empty), 2),
+    rssRatio: round(history.peakRssMb / empty.peakRssMb, 2),
+  };
+}
+
+/**
+ * Each measured file on both journals, `o.repeat` rounds of them: each round's files have numbers
+ * of their own (nothing measured is a repeat of an earlier round), and every other round measures
+ * the history first, so that a machine getting busier or quieter does not favour one side.
+ */
+async function measurePairs(
+  o: HistoryOptions,
+  pair: [Journal, Journal],
+  workDir: string,
+  serverCpu: (() => number) | undefined,
+) {
   const sim = await startSimulatorProcess(
     o.cli,
     childEnv(workDir, CREDS, {}),
@@ -259,27 +317,58 @@ async function measurePairs(o: HistoryOptions, pair: [Journal, Journal], workDir
   const pairs: Pair[] = [];
   try {
     const files = [{ rows: 1, dryRun: true }, ...o.sizes.map((rows) => ({ rows, dryRun: false }))];
-    for (const [i, f] of files.entries()) {
-      const csv = path.join(workDir, `measured-${i}.csv`);
-      await generateCsv(csv, f.rows, o.seed, MIX.personalised, i * MEASURED_FIRST_STEP);
-      const name = `${f.dryRun ? 'send --dry-run' : 'send'}, ${f.rows.toLocaleString('en-US')} row${f.rows === 1 ? '' : 's'}`;
-      note(`${name}: empty journal, then the one with history`);
-      const empty = await measure(o, pair[0], csv, sim.url, f.dryRun);
-      const history = await measure(o, pair[1], csv, sim.url, f.dryRun);
-      pairs.push({
-        file: name,
-        rows: f.rows,
-        empty,
-        history,
-        timeRatio: round(history.seconds / empty.seconds, 2),
-        cpuRatio: round(history.cpuSeconds / empty.cpuSeconds, 2),
-        rssRatio: round(history.peakRssMb / empty.peakRssMb, 2),
-      });
-    }
+    for (let round = 0; round < o.repeat; round++)
+      for (const [i, f] of files.entries()) {
+        const csv = path.join(workDir, `measured-${round}-${i}.csv`);
+        const first = (round * files.length + i) * MEASURED_FIRST_STEP;
+        // values of their own too: a round's messages are none of an earlier round's
+        await generateCsv(csv, f.rows, o.seed + round * 1000, MIX.personalised, first);
+        const name = `${f.dryRun ? 'send --dry-run' : 'send'}, ${f.rows.toLocaleString('en-US')} row${f.rows === 1 ? '' : 's'}`;
+        const run = { baseUrl: sim.url, dryRun: f.dryRun, serverCpu };
+        pairs.push(await measurePair(o, pair, { name, rows: f.rows, csv, round }, run));
+      }
   } finally {
     await sim.stop();
   }
   return pairs;
+}
+
+/**
+ * PostgreSQL's upkeep of the fill, done before measuring: the fill writes a day's rows in a minute,
+ * and the server's autovacuum of them and its checkpoints would otherwise land on the measured
+ * sends, on the history's side only. A day's journal has had them during the day.
+ */
+async function settle(cluster: Postgres, pair: [Journal, Journal]): Promise<void> {
+  note('VACUUM ANALYZE and CHECKPOINT after the fill');
+  for (const journal of pair) {
+    const pool = cluster.pool(journal.databaseUrl!, 1);
+    await pool.query('VACUUM ANALYZE');
+    await pool.query('CHECKPOINT');
+    await pool.end();
+  }
+}
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+/** Each file's median ratios over the rounds. */
+function mediansOf(pairs: Pair[]) {
+  const files = [...new Set(pairs.map((p) => p.file))];
+  return files.map((file) => {
+    const of = pairs.filter((p) => p.file === file);
+    const all = of.map((p) => p.allCpuRatio).filter((r): r is number => r !== null);
+    return {
+      file,
+      rounds: of.length,
+      timeRatio: round(median(of.map((p) => p.timeRatio)), 2),
+      cpuRatio: round(median(of.map((p) => p.cpuRatio)), 2),
+      allCpuRatio: all.length ? round(median(all), 2) : null,
+      rssRatio: round(median(of.map((p) => p.rssRatio)), 2),
+    };
+  });
 }
 
 /** The two journals: fresh SQLite data folders, or two fresh databases of one cluster. */
@@ -310,7 +399,9 @@ export async function runHistoryBench(o: HistoryOptions) {
     const pair = await journalPair(workDir, cluster);
     note(`filling a journal with ${o.history} rows sent within the repeat window`);
     const fill = await fillHistory(o, pair[1], workDir);
-    const pairs = await measurePairs(o, pair, workDir);
+    if (cluster) await settle(cluster, pair);
+    const serverCpu = cluster ? () => serverCpuSecondsOf(cluster.pid) : undefined;
+    const pairs = await measurePairs(o, pair, workDir, serverCpu);
     return {
       mode: 'history' as const,
       database: o.database,
@@ -319,7 +410,9 @@ export async function runHistoryBench(o: HistoryOptions) {
       fillSeconds: fill.seconds,
       latencyMs: o.latencyMs,
       concurrency: o.concurrency,
+      repeat: o.repeat,
       pairs,
+      medians: mediansOf(pairs),
       worstTimeRatio: Math.max(...pairs.map((p) => p.timeRatio)),
       worstCpuRatio: Math.max(...pairs.map((p) => p.cpuRatio)),
       worstRssRatio: Math.max(...pairs.map((p) => p.rssRatio)),
@@ -358,6 +451,8 @@ export function printHistoryTable(r: HistoryResult): void {
       'ratio',
       'CPU s',
       'ratio',
+      'server CPU s',
+      'all CPU ratio',
       'empty MB',
       'history MB',
       'ratio',
@@ -365,14 +460,17 @@ export function printHistoryTable(r: HistoryResult): void {
     ],
     style: { head: [], border: [] },
   });
+  const server = (m: { serverCpuSeconds: number | null }) => m.serverCpuSeconds?.toFixed(2) ?? '-';
   for (const p of r.pairs)
     table.push([
-      p.file,
+      r.repeat > 1 ? `${p.file} (${p.round + 1})` : p.file,
       p.empty.seconds.toFixed(2),
       p.history.seconds.toFixed(2),
       p.timeRatio.toFixed(2),
       `${p.empty.cpuSeconds.toFixed(2)} / ${p.history.cpuSeconds.toFixed(2)}`,
       p.cpuRatio.toFixed(2),
+      `${server(p.empty)} / ${server(p.history)}`,
+      p.allCpuRatio?.toFixed(2) ?? '-',
       p.empty.peakRssMb.toFixed(1),
       p.history.peakRssMb.toFixed(1),
       p.rssRatio.toFixed(2),
@@ -381,6 +479,12 @@ export function printHistoryTable(r: HistoryResult): void {
   const lines = [
     `${r.database}: a journal holding ${r.historyRows.toLocaleString('en-US')} rows sent within the repeat window (${r.historyFiles} file(s), filled in ${r.fillSeconds} s) against an empty one, each file on both back to back`,
     table.toString(),
+    ...(r.repeat > 1
+      ? r.medians.map(
+          (m) =>
+            `median of ${m.rounds} rounds, ${m.file}: time ${m.timeRatio}x, CPU ${m.cpuRatio}x${m.allCpuRatio === null ? '' : `, with the server's ${m.allCpuRatio}x`}, peak RSS ${m.rssRatio}x`,
+        )
+      : []),
     `machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, load ${r.machine.loadAvgStart.join(' ')} -> ${r.machine.loadAvgEnd.join(' ')}; shared machine: compare the ratios`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -3,7 +3,7 @@
 // the kernel's high-water mark, so a sample missed between two reads loses nothing but the last
 // 50 ms), and `smsdrop report` when that command exists.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Credentials } from './baselines.js';
 
@@ -201,6 +201,29 @@ export function cpuSecondsOf(pid: number | 'thread-self'): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU time (user + system) a server has used so far, in seconds: its main process, its children
+ * that ended (their times are added to the parent's when it reaps them: cutime, cstime) and those
+ * running. PostgreSQL's postmaster reaps every backend, so this holds the work of connections that
+ * came and went.
+ */
+export function serverCpuSecondsOf(pid: number): number {
+  const fieldsOf = (p: string) =>
+    readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const main = fieldsOf(String(pid));
+  let ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(main[i]), 0);
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const fields = fieldsOf(name);
+      if (Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // ended meanwhile: counted by its parent's cutime from now on
+    }
+  }
+  return ticks / CLOCK_TICKS;
 }
 
 /** Peak and current resident memory of a process, in kB, from /proc; undefined once it is gone. */
