@@ -6,7 +6,7 @@ import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
 import { fileFreeToGo } from './fileFree.js';
-import { type MoveGuard, moveBatch } from './moves.js';
+import { type MoveGuard, moveBatch, moveBatchReturning } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
 
 /** What a journal gives its rules: its SQL's spelling, and what it adds to every move. */
@@ -73,12 +73,15 @@ export function* finishAttempt(
   transition: Transition,
   now: string,
 ): Rule<void> {
-  const started = yield* get<{ started_at: string }>(
-    `SELECT ${ctx.dialect.timeText('started_at')} AS started_at FROM attempts WHERE id = ?`,
-    attempt.id,
-  );
   // Doubt starts when the request left, not when we gave up waiting: that is the day the
-  // provider's reqId memory counts from.
+  // provider's reqId memory counts from. Only a batch planned again keeps it.
+  const started =
+    transition.to === 'planned'
+      ? yield* get<{ started_at: string }>(
+          `SELECT ${ctx.dialect.timeText('started_at')} AS started_at FROM attempts WHERE id = ?`,
+          attempt.id,
+        )
+      : undefined;
   yield* applyTransition(ctx, batchId, transition, now, started?.started_at ?? now);
   const { result } = attempt;
   yield* run(
@@ -102,8 +105,8 @@ export function* applyTransition(
 ): Rule<void> {
   const options = { now, dialect: ctx.dialect, guard: ctx.guard };
   switch (t.to) {
-    case 'accepted':
-      yield* moveBatch(
+    case 'accepted': {
+      const moved = yield* moveBatchReturning<{ parent_id: number | null }>(
         batchId,
         BATCH_STATE.accepted,
         [
@@ -112,8 +115,11 @@ export function* applyTransition(
           ['date_created = ?', t.dateCreated],
         ],
         options,
+        'parent_id',
       );
-      return yield* unsuppressIfAccepted(ctx, batchId);
+      if (moved === false || moved.parent_id == null) return;
+      return yield* unsuppressSplitAccepted(ctx, batchId);
+    }
     case 'failed':
     case 'unknown':
       yield* moveBatch(batchId, t.to, [statusOf(t.statusCode, t.statusMsg)], options);
@@ -255,17 +261,13 @@ function* suppressIfRefused(batchId: number, statusCode: string | null, now: str
 }
 
 /**
- * A batch was accepted: numbers in it that the provider had refused for good are evidently taken
- * again (an explicit retry after the block was lifted), so they leave the list. Numbers people
- * listed stay. Intake never plans a suppressed number, so only a batch made from another (a retry,
- * a split half) can hold one: the batches read from the file cost one indexed read.
+ * A batch made from another (a retry, a split half: it has a parent) was accepted: numbers in it
+ * that the provider had refused for good are evidently taken again (an explicit retry after the
+ * block was lifted), so they leave the list. Numbers people listed stay. Intake never plans a
+ * suppressed number, so only such a batch can hold one; the batches read from the file learn that
+ * from their move's own UPDATE (RETURNING parent_id), at no statement of their own.
  */
-function* unsuppressIfAccepted(ctx: RuleContext, batchId: number): Rule<void> {
-  const batch = yield* get<{ parent_id: number | null }>(
-    'SELECT parent_id FROM batches WHERE id = ?',
-    batchId,
-  );
-  if (batch?.parent_id == null) return;
+function* unsuppressSplitAccepted(ctx: RuleContext, batchId: number): Rule<void> {
   if ((yield* all('SELECT 1 AS one FROM suppressed LIMIT 1')).length === 0) return;
   yield* run(
     `DELETE FROM suppressed WHERE source = 'provider' AND ${ctx.dialect.isIn('phone')}`,
