@@ -523,9 +523,9 @@ const ROWS_WITHOUT_BATCH_INDEX = `
 
 const FILE_ROWS_BY_ID = `
   -- A file's rows in their order, as SQLite's rows_by_file holds them (its entries end with the
-  -- rowid): a page of a file's rows seeks its file and its range of ids. By file alone, a file
-  -- still being read (its statistics not yet analysed: "one row") had each page read every row of
-  -- the file through the index and sort them, a page costing as much as the file.
+  -- rowid): a page of a file's rows seeks its file and its range of ids. By file alone, the
+  -- planner reads a file still being read (its statistics not yet analysed: "one row") whole
+  -- through the index for each page, then sorts it: each page costs as much as the file.
   CREATE INDEX rows_by_file_id ON rows (file_id, id);
   DROP INDEX rows_by_file;
   ALTER INDEX rows_by_file_id RENAME TO rows_by_file;
