@@ -241,7 +241,7 @@ async function measure(
   o: HistoryOptions,
   journal: Journal,
   csv: string,
-  run: { baseUrl: string; dryRun: boolean; serverCpu: (() => number) | undefined },
+  run: SendRun,
 ): Promise<Measured> {
   const { baseUrl, dryRun } = run;
   const env = childEnv(path.dirname(journal.dataDir), CREDS, {
@@ -269,12 +269,19 @@ async function measure(
   };
 }
 
+/** How a measured send runs: its simulator, whether dry, the server's CPU so far (PostgreSQL). */
+interface SendRun {
+  baseUrl: string;
+  dryRun: boolean;
+  serverCpu: (() => number) | undefined;
+}
+
 /** A file measured on both journals: round `round`'s order (even: empty first). */
 async function measurePair(
   o: HistoryOptions,
   pair: [Journal, Journal],
   f: { name: string; rows: number; csv: string; round: number },
-  run: { baseUrl: string; dryRun: boolean; serverCpu: (() => number) | undefined },
+  run: SendRun,
 ): Promise<Pair> {
   note(
     `${f.name}, round ${f.round + 1}: ${f.round % 2 ? 'history, then empty' : 'empty, then history'}`,

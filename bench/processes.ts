@@ -190,13 +190,21 @@ export function threadCpuSeconds(): number {
 }
 
 /**
+ * /proc/PID/stat's fields after the command name (which may hold spaces): the state is the 1st,
+ * the parent's pid the 2nd, utime and stime the 12th and 13th, cutime and cstime the 14th and 15th.
+ * Throws once the process is gone.
+ */
+function statFields(pid: number | string): string[] {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+}
+
+/**
  * CPU time (user + system) a process has used so far, in seconds, from /proc; undefined once it is
  * gone.
  */
 export function cpuSecondsOf(pid: number | 'thread-self'): number | undefined {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = statFields(pid);
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
   } catch {
     return undefined;
@@ -210,14 +218,12 @@ export function cpuSecondsOf(pid: number | 'thread-self'): number | undefined {
  * came and went.
  */
 export function serverCpuSecondsOf(pid: number): number {
-  const fieldsOf = (p: string) =>
-    readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const main = fieldsOf(String(pid));
+  const main = statFields(pid);
   let ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(main[i]), 0);
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      const fields = fieldsOf(name);
+      const fields = statFields(name);
       if (Number(fields[1]) === pid) ticks += Number(fields[11]) + Number(fields[12]);
     } catch {
       // ended meanwhile: counted by its parent's cutime from now on

@@ -39,8 +39,8 @@ const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 /**
  * Every statement of the journal reads or writes a bounded set (a page, a chunk, a file's batches)
  * through indexes, in milliseconds. Once its tables hold about a million rows the planner starts
- * planning such statements with parallel workers, each started for the one statement: 20-100 ms
- * on two cores, a page of a result file ten to fifty times slower (docs/postgres.md, "Parallel
+ * planning such statements with parallel workers, each started for the one statement: a page of a
+ * result file then waits tens of milliseconds for work of two (docs/postgres.md, "Parallel
  * query").
  */
 export const NO_PARALLEL_QUERY = 'SET max_parallel_workers_per_gather = 0';
