@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { SmsdropError } from '../errors.js';
 import { PG_MIGRATIONS } from './migrations.js';
+import { JournalClient, setUpConnection } from './journalClient.js';
 import { withTransaction } from './smallTransaction.js';
 
 /** The advisory lock migrations run under: "smsdrop" as a number, chosen once, never changed. */
@@ -37,18 +38,10 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 
 /**
- * Every statement of the journal reads or writes a bounded set (a page, a chunk, a file's batches)
- * through indexes, in milliseconds. Once its tables hold about a million rows the planner starts
- * planning such statements with parallel workers, each started for the one statement: a page of a
- * result file then waits tens of milliseconds for work of two (docs/postgres.md, "Parallel
- * query").
- */
-export const NO_PARALLEL_QUERY = 'SET max_parallel_workers_per_gather = 0';
-
-/**
- * A pool on the journal's database with its type parsers, and no parallel query (above); `more`:
- * its TLS and timeouts (pgjournal/index.ts), which the URL cannot override as long as it holds no
- * ssl parameter.
+ * A pool on the journal's database with its type parsers and its connections (journalClient.ts:
+ * set up before their first statement, each statement prepared once); `more`: its TLS and
+ * timeouts (pgjournal/index.ts), which the URL cannot override as long as it holds no ssl
+ * parameter.
  */
 export function openPool(
   connectionString: string,
@@ -59,20 +52,17 @@ export function openPool(
     connectionString,
     max,
     types: journalTypes,
+    Client: JournalClient,
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it
+    onConnect: setUpConnection,
     // a server gone silent (its host lost) is found by the socket's probes, not hours later
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
     ...more,
   });
-  // A connection the server ends (a restart, say) emits 'error' on its client, idle or checked
-  // out: the query under way, if any, fails and says so; unheard, the event ends the process.
+  // an idle connection the server ends is the pool's to drop (its 'error'); unheard, the event
+  // ends the process
   pool.on('error', () => undefined);
-  pool.on('connect', (client) => {
-    client.on('error', () => undefined);
-    // Queued ahead of the statement the connection was taken for. A failure is the connection's
-    // own, which that statement meets too.
-    client.query(NO_PARALLEL_QUERY).catch(() => undefined);
-  });
   return pool;
 }
 

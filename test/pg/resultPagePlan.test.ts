@@ -2,7 +2,7 @@
 // RESULT_PAGE), on a journal whose statistics do not know the file yet (being read, its rows not
 // analysed): the page must seek the file and its id range (rows_by_file on file and id), not read
 // all the file's rows and sort them; and the journal's connections plan no parallel query
-// (src/pgjournal/schema.ts, NO_PARALLEL_QUERY), even where the planner is told workers cost
+// (src/pgjournal/journalClient.ts, NO_PARALLEL_QUERY), even where the planner is told workers cost
 // nothing (a plain connection then plans the same page in parallel: checked first, the premise).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
