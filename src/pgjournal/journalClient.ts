@@ -1,10 +1,10 @@
-// The connections of the journal's pools: each is set up before its first statement (SESSION,
-// queued by the pool's onConnect, awaited before the pool hands the connection out: a statement
-// sent behind one still running is what node-postgres deprecates), and prepares each statement
-// that has parameters once, under a name its text gives, running it by that name from then on.
-// PostgreSQL then parses and analyses a text once per connection, not on every call: a request's
-// writes, the claims and the intake's look-ups repeat the same few texts thousands of times a
-// minute (docs/postgres.md, "Prepared statements").
+// The connections of the journal's pools. Each is set up before its first statement
+// (setUpConnection, pg-pool's onConnect, which the pool awaits before it hands the connection out:
+// a statement sent while another still runs is what node-postgres deprecates), and prepares each
+// statement that has parameters once, under a name its text gives, running it by that name from
+// then on. PostgreSQL then parses and analyses a text once a connection, not on every call: a
+// request's writes, the claims and the intake's look-ups repeat the same few texts thousands of
+// times a minute (docs/postgres.md, "Prepared statements").
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 
