@@ -142,9 +142,12 @@ function finalityOf(
   return {
     // Looking again at the batches the next page waits for costs far less than at the page. Those
     // still planned or being sent: once split, a batch's rows are in other batches, which the next
-    // look at the page finds.
+    // look at the page finds. A look stops at the first such batch (it is made every few ms while
+    // answers come in, and a page of personalised rows waits for hundreds): the ones before it are
+    // not looked at again, and tailed() reads them all once none is left.
     stillWaiting(): boolean {
-      waitingFor = waitingFor.filter((id) => UNSETTLED.has(q.batchState.get(id) as string));
+      const at = waitingFor.findIndex((id) => UNSETTLED.has(q.batchState.get(id) as string));
+      waitingFor = at < 0 ? [] : waitingFor.slice(at);
       return waitingFor.length > 0;
     },
     /** Makes the tails of the next page's batches; false (and none made) if some are not final. */

@@ -22,14 +22,33 @@ export function statementName(text: string): string {
   return `smsdrop_${createHash('sha1').update(text).digest('base64url')}`;
 }
 
-/** A journal connection: `query(text, values)` prepares `text` once, then runs it by name. */
+/** A query given as an object (`{ text, values, rowMode }`) that names no statement. */
+interface UnnamedQuery {
+  text: string;
+  values: unknown[];
+  name?: undefined;
+  submit?: undefined;
+}
+
+function isUnnamedQuery(config: unknown): config is UnnamedQuery {
+  if (typeof config !== 'object' || config === null) return false;
+  const q = config as Partial<Record<keyof UnnamedQuery, unknown>>;
+  return typeof q.text === 'string' && Array.isArray(q.values) && !q.name && !q.submit;
+}
+
+/**
+ * A journal connection: a statement with parameters (`query(text, values)`, or an object with
+ * `text` and `values`) is prepared once, then run by name.
+ */
 export class JournalClient extends pg.Client {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- pg's overloads, passed through
   override query(...args: any[]): any {
-    const [text, values, ...rest] = args as unknown[];
+    const [config, values, ...rest] = args as unknown[];
     const call = super.query.bind(this) as (...passed: unknown[]) => unknown;
-    if (typeof text === 'string' && Array.isArray(values))
-      return call({ name: statementName(text), text, values }, ...rest);
+    if (typeof config === 'string' && Array.isArray(values))
+      return call({ name: statementName(config), text: config, values }, ...rest);
+    if (isUnnamedQuery(config))
+      return call({ ...config, name: statementName(config.text) }, values, ...rest);
     return call(...(args as unknown[]));
   }
 }

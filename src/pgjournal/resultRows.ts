@@ -5,7 +5,7 @@
 import type { ResultCursor, ResultFormat, ResultReads, ResultTuple } from '../ports/results.js';
 import type { RejectedHeader, RejectedRow } from '../ports/results.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
-import { all, first, keysetPages, type Queryable } from './readsQuery.js';
+import { first, keysetPages, type Queryable } from './readsQuery.js';
 
 /** Rows per page: a page of text of ~100 KB (resultRows.ts says why not more). */
 const PAGE_ROWS = 1000;
@@ -70,7 +70,7 @@ function resultPages(
     return pageText(rows, format);
   };
   const stillWaiting = async (): Promise<boolean> =>
-    waitingFor.length > 0 && (waitingFor = await unsettled(db, waitingFor)).length > 0;
+    waitingFor.length > 0 && (waitingFor = await fromFirstUnsettled(db, waitingFor)).length > 0;
   return {
     async finalPages(deadline) {
       const pages: string[] = [];
@@ -80,7 +80,8 @@ function resultPages(
         if (rows.length === 0) return pages;
         const pending = rows.filter((r) => r[6] === 'pending');
         if (pending.length > 0) {
-          waitingFor = [...new Set(pending.map((r) => r[1]).filter((id) => id !== null))];
+          const ids = new Set(pending.map((r) => r[1]).filter((id) => id !== null));
+          waitingFor = [...ids].sort((a, b) => a - b);
           return pages;
         }
         pages.push(take(rows));
@@ -97,14 +98,20 @@ function resultPages(
   };
 }
 
-/** Those of these batches still planned or being sent. */
-async function unsettled(db: Queryable, batchIds: number[]): Promise<number[]> {
-  const rows = await all<{ id: number }>(
+/**
+ * These batches (ids ascending) from the first one still planned or being sent on; none when none
+ * is. Asked every few ms while answers come in, for a page that may wait for hundreds of batches
+ * (personalised rows): the statement stops at the first such batch by id, and the list it is
+ * given shrinks as they settle. The page itself is read again once none is left.
+ */
+async function fromFirstUnsettled(db: Queryable, batchIds: number[]): Promise<number[]> {
+  const row = await first<{ id: number | null }>(
     db,
-    `SELECT id FROM batches WHERE id = ANY($1::bigint[]) AND state IN ${sqlList(UNSETTLED_STATES)}`,
+    `SELECT min(id) AS id FROM batches WHERE id = ANY($1::bigint[]) AND state IN ${sqlList(UNSETTLED_STATES)}`,
     [batchIds],
   );
-  return rows.map((b) => b.id);
+  const from = row?.id;
+  return from == null ? [] : batchIds.slice(batchIds.indexOf(from));
 }
 
 /** ResultReads of the PostgreSQL journal on `db`. */

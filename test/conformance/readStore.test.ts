@@ -199,6 +199,32 @@ onEachJournal('the ReadStore', ({ open }) => {
     assert.equal(await j.handle.reads.rejectedHeader(at.fileId + 1000), undefined);
   });
 
+  it('holds a page back until each batch it waits for has settled, in any order', async () => {
+    const j = await open();
+    const at = await seedFile(j, 'sending');
+    const [a, b, c] = [
+      await seedBatch(j, at, 'planned', ['13800000002'], 2),
+      await seedBatch(j, at, 'planned', ['13800000003'], 3),
+      await seedBatch(j, at, 'planned', ['13800000004'], 4),
+    ];
+    const cursor = j.handle.reads.resultPages(at.fileId, {
+      tail: (cells) => cells[0],
+      oddRow: (row) => row.join('|'),
+    });
+    const pages = () => cursor.finalPages(performance.now() + 60_000);
+    const settle = (id: number) => j.run("UPDATE batches SET state = 'accepted' WHERE id = ?", id);
+    assert.deepEqual(await pages(), [], 'all three planned');
+    await settle(a);
+    assert.deepEqual(await pages(), [], 'the first settled');
+    await settle(c);
+    assert.deepEqual(await pages(), [], 'the middle one still planned');
+    await settle(b);
+    assert.deepEqual(await pages(), [
+      '2,13800000002,13800000002,accepted\r\n3,13800000003,13800000003,accepted\r\n4,13800000004,13800000004,accepted\r\n',
+    ]);
+    cursor.close();
+  });
+
   it('counts what /metrics shows: files and rows by status, numbers and requests by outcome', async () => {
     const j = await open();
     const at = await smallFile(j);

@@ -37,17 +37,23 @@ describe("the PostgreSQL journal's connections", { skip: postgresMissing() }, ()
   test('prepare a statement once, then run it by name', async () => {
     const pool = openPool(await pg15.cluster.freshDatabase(), 1);
     const text = 'SELECT $1::int + 1 AS n';
+    const asArrays = 'SELECT $1::int + 2 AS n';
     try {
       for (const n of [1, 2, 3]) {
         const { rows } = await pool.query<{ n: number }>(text, [n]);
         assert.equal(rows[0]?.n, n + 1);
+        const arrays = await pool.query({ text: asArrays, values: [n], rowMode: 'array' });
+        assert.deepEqual(arrays.rows, [[n + 2]]);
       }
       const { rows } = await pool.query<{ name: string; runs: number }>(
         `SELECT name, generic_plans + custom_plans AS runs FROM pg_prepared_statements
-         WHERE statement = $1`,
-        [text],
+         WHERE statement = ANY($1) ORDER BY statement`,
+        [[text, asArrays]],
       );
-      assert.deepEqual(rows, [{ name: statementName(text), runs: 3 }]);
+      assert.deepEqual(rows, [
+        { name: statementName(text), runs: 3 },
+        { name: statementName(asArrays), runs: 3 },
+      ]);
     } finally {
       await pool.end();
     }
