@@ -38,6 +38,14 @@ function getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string)
 const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 
 /**
+ * Connections a pool keeps however long they idle (pg-pool closes the others after 10 s): a
+ * daemon's attempts, outcomes, claims and intake find theirs open when the next file comes. A new
+ * one costs its connection, its setting and each statement prepared again: the first request of a
+ * file taken after 15 s idle left ~40 ms later (docs/postgres.md, "The pool's connections").
+ */
+const KEPT_CONNECTIONS = 4;
+
+/**
  * A pool on the journal's database with its type parsers and its connections (journalClient.ts:
  * set up before their first statement, each statement prepared once); `more`: its TLS and
  * timeouts (pgjournal/index.ts), which the URL cannot override as long as it holds no ssl
@@ -46,11 +54,12 @@ const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 export function openPool(
   connectionString: string,
   max = 10,
-  more: Pick<pg.PoolConfig, 'ssl' | 'connectionTimeoutMillis'> = {},
+  more: Pick<pg.PoolConfig, 'ssl' | 'connectionTimeoutMillis' | 'idleTimeoutMillis'> = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,
+    min: Math.min(KEPT_CONNECTIONS, max),
     types: journalTypes,
     Client: JournalClient,
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it

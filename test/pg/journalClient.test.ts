@@ -1,11 +1,11 @@
 // The journal pool's connections (src/pgjournal/journalClient.ts): a new connection is set up (no
 // parallel query) before the statement it was taken for, with no statement queued behind another
 // (node-postgres warns of that, once a process: "Calling client.query() when the client is
-// already executing a query"); and a statement with parameters is prepared once on a connection,
-// then run by its name.
+// already executing a query"); four are kept open while they idle; and a statement with
+// parameters is prepared once on a connection, then run by its name.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setImmediate as tick } from 'node:timers/promises';
+import { setTimeout as sleep, setImmediate as tick } from 'node:timers/promises';
 import { statementName } from '../../src/pgjournal/journalClient.js';
 import { openPool } from '../../src/pgjournal/schema.js';
 import { postgresMissing, usePostgres } from './cluster.js';
@@ -30,6 +30,19 @@ describe("the PostgreSQL journal's connections", { skip: postgresMissing() }, ()
       assert.deepEqual(warnings, []);
     } finally {
       process.off('warning', heard);
+      await pool.end();
+    }
+  });
+
+  test('four are kept open however long they idle, the others closed', async () => {
+    const pool = openPool(await pg15.cluster.freshDatabase(), 6, { idleTimeoutMillis: 100 });
+    try {
+      await Promise.all(Array.from({ length: 6 }, () => pool.query('SELECT pg_sleep(0.05)')));
+      assert.equal(pool.totalCount, 6, 'six at once');
+      await sleep(1_000);
+      assert.equal(pool.totalCount, 4);
+      assert.equal(pool.idleCount, 4);
+    } finally {
       await pool.end();
     }
   });
