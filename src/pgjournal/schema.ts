@@ -40,8 +40,8 @@ const journalTypes: pg.CustomTypesConfig = { getTypeParser };
 /**
  * Connections a pool keeps however long they idle (pg-pool closes the others after 10 s): a
  * daemon's attempts, outcomes, claims and intake find theirs open when the next file comes. A new
- * one costs its connection, its setting and each statement prepared again: the first request of a
- * file taken after 15 s idle left ~40 ms later (docs/postgres.md, "The pool's connections").
+ * one costs its connection, its setting and each statement prepared again, which the next file's
+ * first request would wait for (docs/postgres.md, "The pool's connections").
  */
 const KEPT_CONNECTIONS = 4;
 
