@@ -62,6 +62,11 @@ export function openPool(
     min: Math.min(KEPT_CONNECTIONS, max),
     types: journalTypes,
     Client: JournalClient,
+    // A statement goes on the wire at once even while the connection's earlier ones are still
+    // answered: a turn's writes then share their round trips (writeQueue.ts). Used one at a time,
+    // a connection behaves as without; no statement here keeps a portal open (pg's `rows`, a
+    // cursor), which pipeline mode refuses.
+    pipeline: true,
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it
     onConnect: setUpConnection,
     // a server gone silent (its host lost) is found by the socket's probes, not hours later

@@ -13,12 +13,23 @@ import type { Queryable } from './claims.js';
 /** A pool or one of its clients (inside a transaction). */
 export type { Queryable };
 
+export interface BeginOptions {
+  /**
+   * BEGIN goes on the wire with the work's first statements instead of a round trip ahead of them
+   * (the pool's connections are in pipeline mode: schema.ts, openPool). Its answer is awaited
+   * before COMMIT, which it fails (rolled back) if BEGIN failed. Only a broken connection fails a
+   * BEGIN sent to an idle one, and then every statement after it fails too.
+   */
+  pipelined?: boolean;
+}
+
 /** Runs `work` in a transaction on a client of `pool`; its value once committed. */
 export async function withTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
+  options: BeginOptions = {},
 ): Promise<T> {
-  const transaction = await Transaction.begin(pool);
+  const transaction = await Transaction.begin(pool, undefined, options);
   let value: T;
   try {
     value = await work(transaction.client);
@@ -35,6 +46,8 @@ export class Transaction {
   readonly client: pg.PoolClient;
   /** The client is lent (an intake turn's): its holder releases it, never this transaction. */
   readonly #lent: boolean;
+  /** A pipelined BEGIN's answer, awaited by commit (BeginOptions). */
+  #begun: Promise<unknown> = Promise.resolve();
   #ended = false;
 
   private constructor(client: pg.PoolClient, lent: boolean) {
@@ -46,14 +59,24 @@ export class Transaction {
    * Begins a transaction on a client of `pool`, or on `lent` (which stays with its holder, who
    * hears its errors).
    */
-  static async begin(pool: pg.Pool, lent?: pg.PoolClient): Promise<Transaction> {
+  static async begin(
+    pool: pg.Pool,
+    lent?: pg.PoolClient,
+    { pipelined = false }: BeginOptions = {},
+  ): Promise<Transaction> {
     const client = lent ?? (await pool.connect());
     // A connection the server ends while it is held reports it here as well as to the query under
     // way: unheard, the event would end the process.
     if (!lent) client.on('error', ignore);
     const transaction = new Transaction(client, lent !== undefined);
+    const begun = client.query('BEGIN');
+    if (pipelined) {
+      begun.catch(ignore); // heard by commit
+      transaction.#begun = begun;
+      return transaction;
+    }
     try {
-      await client.query('BEGIN');
+      await begun;
     } catch (error) {
       await transaction.rollBack();
       throw error;
@@ -64,6 +87,7 @@ export class Transaction {
   /** Commits and lets the client go; a failed COMMIT rolls back (as `rollBack`) and throws. */
   async commit(): Promise<void> {
     try {
+      await this.#begun;
       await this.client.query('COMMIT');
     } catch (error) {
       await this.rollBack();

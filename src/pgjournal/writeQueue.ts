@@ -132,19 +132,32 @@ async function commitTurn(pool: pg.Pool, batch: Job[]): Promise<void> {
   }
 }
 
-/** The turn's writes in one transaction: how each settled, once committed; throws on a rollback. */
+/**
+ * The turn's writes in one transaction, all at once on its connection (pipelined: each write's
+ * statements go out without waiting for the others' answers, BEGIN with the first of them): how
+ * each settled, once committed; throws on a rollback. COMMIT goes only once every write has
+ * settled, so no write's statement can come after it, outside the transaction.
+ */
 async function tryTurn(pool: pg.Pool, batch: Job[]): Promise<Settled[]> {
-  return withTransaction(pool, async (client) => {
-    const settled: Settled[] = [];
-    for (const job of batch) {
-      try {
-        settled.push({ ok: true, value: await job.write(client) });
-      } catch (error) {
-        // Refused before it wrote (see the top of this file); anything else fails the turn.
-        if (!(error instanceof SmsdropError)) throw error;
-        settled.push({ ok: false, error });
-      }
-    }
-    return settled;
-  });
+  return withTransaction(
+    pool,
+    async (client) => {
+      let failure: { error: unknown } | undefined;
+      const settled = await Promise.all(
+        batch.map(async (job): Promise<Settled> => {
+          try {
+            return { ok: true, value: await job.write(client) };
+          } catch (error) {
+            // Refused before it wrote (see the top of this file); anything else fails the turn.
+            // The first such error is the cause: the statements after it fail for it (25P02).
+            if (!(error instanceof SmsdropError)) failure ??= { error };
+            return { ok: false, error };
+          }
+        }),
+      );
+      if (failure) throw failure.error;
+      return settled;
+    },
+    { pipelined: true },
+  );
 }
