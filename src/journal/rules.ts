@@ -24,6 +24,7 @@ export const SQLITE_DIALECT: Dialect = {
   storedTime: (value) => `CAST(round((julianday(${value}) - 2440587.5) * 86400000) AS INTEGER)`,
   timeText: (column) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`,
   indexedBy: (index) => ` INDEXED BY ${index}`,
+  writesInWith: false,
 };
 
 /** What the SQLite journal gives its rules: one writer per journal, so no guard of its own. */

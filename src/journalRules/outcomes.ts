@@ -6,7 +6,7 @@ import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
 import { fileFreeToGo } from './fileFree.js';
-import { type MoveGuard, moveBatch, moveBatchReturning } from './moves.js';
+import { type MoveGuard, moveBatch, moveBatchReturning, moveBatchThen } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
 
 /** What a journal gives its rules: its SQL's spelling, and what it adds to every move. */
@@ -50,16 +50,19 @@ export function* startAttempt(
     dialect: ctx.dialect,
     guard,
   };
-  if (!(yield* moveBatch(batch.id, BATCH_STATE.sending, [['attempts = attempts + 1']], options)))
-    return undefined;
-  const attempt = yield* get<{ id: number | string }>(
-    `INSERT INTO attempts (batch_id, req_id, started_at, node) VALUES (?, ?, ${ctx.dialect.storedTime('?')}, ?) RETURNING id`,
+  const attempt = yield* moveBatchThen<{ id: number | string }>(
     batch.id,
-    reqId,
-    now,
-    node,
+    BATCH_STATE.sending,
+    [['attempts = attempts + 1']],
+    options,
+    [
+      `INSERT INTO attempts (batch_id, req_id, started_at, node) SELECT moved.id, ?, ${ctx.dialect.storedTime('?')}, ? FROM moved RETURNING id`,
+      reqId,
+      now,
+      node,
+    ],
   );
-  return Number(attempt!.id);
+  return attempt === false ? undefined : Number(attempt.id);
 }
 
 /**

@@ -64,6 +64,12 @@ export interface Dialect {
    * pick a worse one (its INDEXED BY); '' where the planner needs no telling.
    */
   indexedBy(index: string): string;
+  /**
+   * A WITH may hold an UPDATE whose rows the statement after it reads (PostgreSQL's
+   * data-modifying WITH; SQLite has none): a move and the write that goes with it are then one
+   * statement (moves.ts, moveBatchThen).
+   */
+  writesInWith: boolean;
 }
 
 /** A statement that writes; the rows it changed. */

@@ -23,6 +23,7 @@ export const PG_DIALECT: Dialect = {
   storedTime: (value) => value,
   timeText: (column) => column,
   indexedBy: () => '',
+  writesInWith: true,
 };
 
 /** `?` numbered in turn: `$1`, `$2`… (no rule's SQL holds a `?` of its own). */
