@@ -120,6 +120,7 @@ export class PgSendStore implements SendStore {
     try {
       attemptId = await this.#queue.run((db) => startAttempt(db, this.node, batch, reqId), {
         first: true,
+        oneStatement: true,
       });
     } finally {
       if (attemptId === undefined) this.#inFlight.delete(batch.id);

@@ -8,6 +8,7 @@
 // `withTransaction` is the whole round for a piece of work; `Transaction` is the same round in
 // steps, for the plan store's transaction held open across chunks (bulk.ts).
 import type pg from 'pg';
+import { SmsdropError } from '../errors.js';
 import type { Queryable } from './claims.js';
 
 /** A pool or one of its clients (inside a transaction). */
@@ -48,6 +49,8 @@ export class Transaction {
   readonly #lent: boolean;
   /** A pipelined BEGIN's answer, awaited by commit (BeginOptions). */
   #begun: Promise<unknown> = Promise.resolve();
+  /** A COMMIT sent ahead of `commit` (sendCommit), whose answer `commit` awaits. */
+  #committing: Promise<pg.QueryResult> | undefined;
   #ended = false;
 
   private constructor(client: pg.PoolClient, lent: boolean) {
@@ -84,11 +87,27 @@ export class Transaction {
     return transaction;
   }
 
-  /** Commits and lets the client go; a failed COMMIT rolls back (as `rollBack`) and throws. */
+  /**
+   * Puts COMMIT on the wire now, behind the statements sent so far; `commit` awaits its answer.
+   * What the work sends after it runs outside the transaction, each statement alone: only for work
+   * whose writes are all sent by now (writeQueue.ts, a turn of attempts).
+   */
+  sendCommit(): void {
+    this.#committing ??= this.client.query('COMMIT');
+    this.#committing.catch(ignore); // heard by commit
+  }
+
+  /**
+   * Commits and lets the client go; a failed COMMIT, or one PostgreSQL answered ROLLBACK (a
+   * statement of the transaction had failed), rolls back (as `rollBack`) and throws.
+   */
   async commit(): Promise<void> {
+    this.sendCommit();
     try {
       await this.#begun;
-      await this.client.query('COMMIT');
+      const { command } = await this.#committing!;
+      if (command !== 'COMMIT')
+        throw new SmsdropError('E_JOURNAL_WRITE', `PostgreSQL answered COMMIT with ${command}`);
     } catch (error) {
       await this.rollBack();
       throw error;

@@ -21,13 +21,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { SmsdropError } from '../errors.js';
-import { withTransaction } from './smallTransaction.js';
+import { Transaction } from './smallTransaction.js';
 
 /** One write of a turn: its statements, on the turn's connection inside its transaction. */
 export type TurnWrite<T> = (db: pg.PoolClient) => Promise<T>;
 
 interface Job {
   write: TurnWrite<unknown>;
+  /** Its writing is one statement, sent at once; what it sends after that only reads (run). */
+  oneStatement: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -57,11 +59,14 @@ export class TurnQueue {
   /**
    * Runs `write` in this turn's transaction; resolves once that has committed. `first`: a request
    * waits for it before it leaves, so it goes in a transaction of such writes alone, in a lane of
-   * its own that the outcomes never fill.
+   * its own that the outcomes never fill. `oneStatement`: `write` writes with the first statement
+   * it sends, at once, and what it sends after that only reads (an attempt: its move and its row in
+   * one statement, test/pg/attemptStatement.test.ts); a turn of such writes sends its COMMIT with
+   * them, so that it costs one round trip.
    */
-  run<T>(write: TurnWrite<T>, { first = false } = {}): Promise<T> {
+  run<T>(write: TurnWrite<T>, { first = false, oneStatement = false } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const job = { write, resolve: resolve as (value: unknown) => void, reject };
+      const job = { write, oneStatement, resolve: resolve as (value: unknown) => void, reject };
       (first ? this.#first : this.#rest).jobs.push(job);
       this.#schedule();
     });
@@ -135,29 +140,38 @@ async function commitTurn(pool: pg.Pool, batch: Job[]): Promise<void> {
 /**
  * The turn's writes in one transaction, all at once on its connection (pipelined: each write's
  * statements go out without waiting for the others' answers, BEGIN with the first of them): how
- * each settled, once committed; throws on a rollback. COMMIT goes only once every write has
- * settled, so no write's statement can come after it, outside the transaction.
+ * each settled, once committed; throws on a rollback. COMMIT goes once every write has settled,
+ * so that no write's statement comes after it, outside the transaction; or, in a turn of
+ * one-statement writes (TurnQueue.run), right behind their statements, and then only a write's
+ * reads can come after it.
  */
 async function tryTurn(pool: pg.Pool, batch: Job[]): Promise<Settled[]> {
-  return withTransaction(
-    pool,
-    async (client) => {
-      let failure: { error: unknown } | undefined;
-      const settled = await Promise.all(
-        batch.map(async (job): Promise<Settled> => {
-          try {
-            return { ok: true, value: await job.write(client) };
-          } catch (error) {
-            // Refused before it wrote (see the top of this file); anything else fails the turn.
-            // The first such error is the cause: the statements after it fail for it (25P02).
-            if (!(error instanceof SmsdropError)) failure ??= { error };
-            return { ok: false, error };
-          }
-        }),
-      );
-      if (failure) throw failure.error;
-      return settled;
-    },
-    { pipelined: true },
+  const transaction = await Transaction.begin(pool, undefined, { pipelined: true });
+  let failure: { error: unknown } | undefined;
+  const settling = Promise.all(
+    batch.map(async (job): Promise<Settled> => {
+      try {
+        return { ok: true, value: await job.write(transaction.client) };
+      } catch (error) {
+        // Refused before it wrote (see the top of this file); anything else fails the turn.
+        // The first such error is the cause: the statements after it fail for it (25P02).
+        if (!(error instanceof SmsdropError)) failure ??= { error };
+        return { ok: false, error };
+      }
+    }),
   );
+  const committedEarly = batch.every((job) => job.oneStatement);
+  if (committedEarly) transaction.sendCommit();
+  const settled = await settling;
+  if (failure && !committedEarly) {
+    await transaction.rollBack();
+    throw failure.error;
+  }
+  try {
+    await transaction.commit();
+  } catch (error) {
+    throw failure?.error ?? error; // rolled back: the cause, where a write failed before COMMIT
+  }
+  // Committed: a write that failed did so after it, in a read of its own, and fails alone.
+  return settled;
 }

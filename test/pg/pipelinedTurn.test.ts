@@ -2,7 +2,8 @@
 // in pipeline mode: schema.ts, openPool): the writes of one turn go out together, each write's
 // next statement once its own answer is in, so a turn costs the round trips of its longest write,
 // not the sum of them; and a failure anywhere still rolls every write of the turn back, a
-// statement sent after the failure included, each caller hearing the failure itself.
+// statement sent after the failure included, each caller hearing the failure itself. A turn of
+// one-statement writes (the attempts) sends its COMMIT right behind them: one round trip.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type pg from 'pg';
@@ -85,6 +86,55 @@ describe("a send turn's writes on the PostgreSQL journal", { skip: postgresMissi
       await assert.rejects(turn[1]!, (error) => error === refusal);
       assert.equal(await turn[2], 'c');
       assert.deepEqual(await logged(pool), ['a1', 'c1', 'a2', 'c2']);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  /** A one-statement write: logs `name`, then reads whether it is still in a transaction. */
+  function logThenLook(name: string, look = 'SELECT pg_current_xact_id_if_assigned() AS xid') {
+    return async (db: pg.PoolClient): Promise<unknown> => {
+      await db.query('INSERT INTO log (what) VALUES ($1)', [name]);
+      return (await db.query<{ xid: unknown }>(look)).rows[0]?.xid;
+    };
+  }
+
+  test('of one statement each are committed with them: a read after them is outside', async () => {
+    const pool = await journalPool();
+    try {
+      const queue = new TurnQueue(pool);
+      const looks = await Promise.all(
+        ['a', 'b'].map((name) => queue.run(logThenLook(name), { oneStatement: true })),
+      );
+      assert.deepEqual(looks, [null, null], 'COMMIT went before the reads: no transaction');
+      const inside = await queue.run(logThenLook('c'));
+      assert.notEqual(inside, null, 'a turn of other writes commits after them');
+      const { rows } = await pool.query<{ n: number }>(
+        "SELECT count(DISTINCT xmin::text)::int AS n FROM log WHERE what IN ('a', 'b')",
+      );
+      assert.equal(rows[0]?.n, 1, 'one transaction wrote a and b');
+    } finally {
+      await pool.end();
+    }
+  });
+
+  test('of one statement each: one failing rolls them all back; a read failing after, alone', async () => {
+    const pool = await journalPool();
+    try {
+      const queue = new TurnQueue(pool);
+      const failing = [
+        queue.run(logThenLook('a'), { oneStatement: true }),
+        queue.run((db) => db.query('SELECT 1 / 0'), { oneStatement: true }),
+      ];
+      for (const write of failing) await assert.rejects(write, /division by zero/);
+      assert.deepEqual(await logged(pool), []);
+      const lateRead = [
+        queue.run(logThenLook('b', 'SELECT 1 / 0 AS xid'), { oneStatement: true }),
+        queue.run(logThenLook('c'), { oneStatement: true }),
+      ];
+      await assert.rejects(lateRead[0]!, /division by zero/);
+      assert.equal(await lateRead[1], null);
+      assert.deepEqual(await logged(pool), ['b', 'c'], 'committed before the read failed');
     } finally {
       await pool.end();
     }
