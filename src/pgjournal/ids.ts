@@ -18,13 +18,18 @@ const LEAST_RESERVED: Record<IdTable, number> = { rows: 4096, groups: 256, batch
 
 /**
  * SQL, a value: as many fresh ids of the table's identity sequence as the parameter `count`
- * says, ascending, as text (bigint); null for none. A reservation of its own selects it; a send's
- * statement (planWrites.ts) ends with one for each table.
+ * says, ascending, as one text of decimal ids separated by commas (split here, a few times faster
+ * than node-postgres parses a `bigint[]`: an intake reserves an id for each row and batch); null
+ * for none. A reservation of its own selects it; a send's statement (planWrites.ts) ends with one
+ * for each table.
  */
 export function freshIds(table: IdTable, count: string): string {
-  return `(SELECT array_agg(v ORDER BY v)::text[]
+  return `(SELECT string_agg(v::text, ',' ORDER BY v)
     FROM (SELECT nextval('${table}_id_seq') AS v FROM generate_series(1, ${count}::int)) s)`;
 }
+
+/** Ids as freshIds selects them. */
+export type FreshIdList = string | null;
 
 export class IdReserve {
   readonly #table: IdTable;
@@ -47,7 +52,7 @@ export class IdReserve {
   async reserve(db: pg.ClientBase, count: number): Promise<void> {
     const missing = count - this.available;
     if (missing <= 0) return;
-    const { rows } = await db.query<{ ids: string[] }>(
+    const { rows } = await db.query<{ ids: FreshIdList }>(
       `SELECT ${freshIds(this.#table, '$1')} AS ids`,
       [Math.max(missing, LEAST_RESERVED[this.#table])],
     );
@@ -66,9 +71,9 @@ export class IdReserve {
   }
 
   /** Ids reserved by a statement, ascending, after those in hand (null: none were asked). */
-  add(fresh: readonly string[] | null): void {
+  add(fresh: FreshIdList): void {
     if (fresh === null) return;
-    this.#ids = [...this.#ids.slice(this.#next), ...fresh.map(Number)];
+    this.#ids = [...this.#ids.slice(this.#next), ...fresh.split(',').map(Number)];
     this.#next = 0;
     this.#toppingUp = false;
   }
@@ -101,7 +106,7 @@ export class IdReserves {
   }
 
   /** The ids a send reserved, by table. */
-  add(fresh: Record<IdTable, readonly string[] | null>): void {
+  add(fresh: Record<IdTable, FreshIdList>): void {
     for (const table of TABLES) this[table].add(fresh[table]);
   }
 }

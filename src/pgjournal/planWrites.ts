@@ -3,7 +3,7 @@
 // open transaction: one round trip per kind of write per chunk, never one per row.
 import type pg from 'pg';
 import type { GroupKey, IntakeCounts, PlannedRow } from '../ports/plan.js';
-import { freshIds, type IdTable } from './ids.js';
+import { type FreshIdList, freshIds, type IdTable } from './ids.js';
 
 /** A batch still taking numbers is never due: as SQLite's (journal/batchNumbers.ts). */
 export const HELD = Number.MAX_SAFE_INTEGER;
@@ -227,10 +227,13 @@ const ONE_STATEMENT = `
   SELECT ${freshIds('rows', '$35')} AS rows, ${freshIds('groups', '$36')} AS groups,
     ${freshIds('batches', '$37')} AS batches`;
 
-/** Ids the chunk statement reserved (null: none asked), ascending, as text (bigint). */
-export type FreshIds = Record<IdTable, string[] | null>;
+/** Ids the chunk statement reserved (null: none asked), as freshIds selects them. */
+export type FreshIds = Record<IdTable, FreshIdList>;
 
 type ArrayElement = string | number | boolean | null | undefined;
+
+/** What an array's quoted element escapes with a backslash. */
+const TO_ESCAPE = /[\\"]/g;
 
 /**
  * An array parameter in PostgreSQL's text form, as node-postgres would write it (strings quoted
@@ -242,11 +245,13 @@ export function arrayLiteral(values: readonly ArrayElement[]): string {
     if (i > 0) text += ',';
     const v = values[i];
     if (v === null || v === undefined) text += 'NULL';
-    else if (typeof v === 'number') text += String(v);
+    else if (typeof v === 'number') text += v;
     else if (typeof v === 'boolean') text += v ? 't' : 'f';
-    else text += `"${v.replace(/[\\"]/g, '\\$&')}"`;
+    // most texts (numbers, states, ids) hold neither: two scans cost less than the regex
+    else if (v.indexOf('"') === -1 && v.indexOf('\\') === -1) text += '"' + v + '"';
+    else text += '"' + v.replace(TO_ESCAPE, '\\$&') + '"';
   }
-  return `${text}}`;
+  return text + '}';
 }
 
 /**

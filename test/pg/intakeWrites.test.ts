@@ -22,12 +22,12 @@ test('IdReserve.topUp asks once below the low mark, not again while the ids are 
   const ids = new IdReserve('rows');
   assert.equal(ids.topUp(10, 100), 100, 'none in hand: a send should reserve 100');
   assert.equal(ids.topUp(10, 100), 0, 'one reservation on its way is enough');
-  ids.add(['5', '6', '7']);
+  ids.add('5,6,7');
   assert.equal(ids.topUp(2, 100), 0, 'three in hand, above the low mark');
   assert.equal(ids.topUp(10, 100), 100, 'below it again, the last reservation arrived');
   ids.add(null); // a send that asked for none: nothing changes
   assert.deepEqual([ids.take(), ids.take(), ids.available], [5, 6, 1]);
-  ids.add(['9', '12']);
+  ids.add('9,12');
   assert.deepEqual([ids.take(), ids.take(), ids.take(), ids.available], [7, 9, 12, 0]);
 });
 
