@@ -196,39 +196,73 @@ export function replayIntents(db: Journal): { replayed: number; missing: number 
   }
   try {
     const intents = intentsIn(side);
-    const counts = { replayed: 0, missing: 0 };
-    if (intents.length === 0) return counts;
-    const recorded = connection.prepare(
-      `SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ${SQLITE_DIALECT.storedTime('?')}`,
-    );
-    const exists = connection.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
-    const insert = connection.prepare(
-      `INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ${SQLITE_DIALECT.storedTime('?')})`,
-    );
-    connection.transaction(() => {
-      for (const i of intents) {
-        if (recorded.get(i.batch_id, i.started_at)) continue;
-        if (!exists.get(i.batch_id, i.batch_req_id)) {
-          counts.missing++;
-          continue;
-        }
-        // A batch whose outcome the journal has is left alone (an intent of a write that failed).
-        const claimed = moveBatch(
-          db,
-          i.batch_id,
-          BATCH_STATE.sending,
-          [['attempts = attempts + 1']],
-          { onlyFrom: UNSETTLED_STATES, now: i.started_at },
-        );
-        if (!claimed) continue;
-        insert.run(i.batch_id, i.req_id, i.started_at);
-        counts.replayed++;
-      }
-    })();
+    if (intents.length === 0) return { replayed: 0, missing: 0 };
+    const counts = connection.transaction(() => putBack(db, intents))();
     side.exec('DELETE FROM intents');
     if (log && !log.lost) log.coveredSeq = log.lastSeq;
     return counts;
   } finally {
     if (!log) side.close();
   }
+}
+
+/**
+ * For a connection that writes beside the journal's owner (a command such as `smsdrop cancel`
+ * while the daemon runs, or after it died: smallStores.ts, openControl), inside its write
+ * transaction: puts back the attempts of intents whose process died before its journal committed
+ * them, as the owner's next start would (replayIntents). The write lock this transaction holds
+ * means no other is open, so an intent whose attempt the journal lacks was lost with its process:
+ * left alone, a cancel would find its batch planned and cancel a batch whose request may have been
+ * received. The intents stay in the side file, for the owner to delete once its journal commits.
+ * Returns how many attempts were put back. A connection with intents of its own (the owner)
+ * replayed them at its start, and sees its own attempts: nothing to do.
+ */
+export function putBackOrphanedIntents(db: Journal): number {
+  if (insideOf(db).intents || !connectionOf(db).inTransaction) return 0;
+  let side: Database.Database;
+  try {
+    side = new Database(intentsPath(db.name), { readonly: true, fileMustExist: true });
+  } catch {
+    return 0; // no side file: nothing was ever deferred here
+  }
+  try {
+    return putBack(db, intentsIn(side)).replayed;
+  } finally {
+    side.close();
+  }
+}
+
+/**
+ * Each intent whose attempt the journal lacks put back as started with no answer, its batch
+ * `sending` (inside the caller's transaction).
+ */
+function putBack(
+  db: Journal,
+  intents: ReturnType<typeof intentsIn>,
+): { replayed: number; missing: number } {
+  const connection = connectionOf(db);
+  const counts = { replayed: 0, missing: 0 };
+  const recorded = connection.prepare(
+    `SELECT 1 FROM attempts WHERE batch_id = ? AND started_at = ${SQLITE_DIALECT.storedTime('?')}`,
+  );
+  const exists = connection.prepare('SELECT 1 FROM batches WHERE id = ? AND req_id = ?');
+  const insert = connection.prepare(
+    `INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ${SQLITE_DIALECT.storedTime('?')})`,
+  );
+  for (const i of intents) {
+    if (recorded.get(i.batch_id, i.started_at)) continue;
+    if (!exists.get(i.batch_id, i.batch_req_id)) {
+      counts.missing++;
+      continue;
+    }
+    // A batch whose outcome the journal has is left alone (an intent of a write that failed).
+    const claimed = moveBatch(db, i.batch_id, BATCH_STATE.sending, [['attempts = attempts + 1']], {
+      onlyFrom: UNSETTLED_STATES,
+      now: i.started_at,
+    });
+    if (!claimed) continue;
+    insert.run(i.batch_id, i.req_id, i.started_at);
+    counts.replayed++;
+  }
+  return counts;
 }

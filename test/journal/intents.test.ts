@@ -22,6 +22,7 @@ import {
 import { intentsPath } from '../../src/journal/paths.js';
 import type { Journal } from '../../src/journal/connection.js';
 import { openJournal } from '../../src/journal/open.js';
+import { openControl } from '../../src/journal/smallStores.js';
 import { plannedRow as row, planWriter } from './planWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 import { sqliteOf } from './sqliteOf.js';
@@ -285,5 +286,31 @@ describe('intents', () => {
     assert.throws(() => replayIntents(db), /commit the journal first/);
     commitBulk(db);
     db.close();
+  });
+
+  it("an operator's cancel after the daemon died puts its lost attempt back first: the batch is not cancelled", async () => {
+    const { file, db, fileId, batch } = journalWithDueBatch();
+    intakeInProgress(db);
+    await writeQueueFor(db).run(() => startAttempt(db, batch, batch.req_id));
+    crash(db); // the request left; the journal lost its attempt; no daemon has started since
+    const control = openControl(path.dirname(file), {
+      synchronous: 'normal',
+      webhookTargets: [],
+    });
+    try {
+      const done = await control.command(fileId, { action: 'cancel', by: 'cli' });
+      assert.equal(done.cancelled, 0, 'no number of a batch whose request may have left');
+    } finally {
+      control.close();
+    }
+    const [kept] = read<{ state: string; attempts: number }>(
+      file,
+      `SELECT state, attempts FROM batches WHERE id = ${batch.id}`,
+    );
+    assert.deepEqual(kept, { state: 'sending', attempts: 1 }, 'as the next start would find it');
+    assert.equal(read(file, `SELECT * FROM attempts WHERE batch_id = ${batch.id}`).length, 1);
+    const reopened = openJournal(file);
+    assert.deepEqual(replayIntents(reopened), { replayed: 0, missing: 0 }, 'put back once');
+    reopened.close();
   });
 });
