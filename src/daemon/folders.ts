@@ -2,7 +2,15 @@
 // overwriting anything: the same name dropped twice keeps both ("a.csv", then "a (2).csv"), and a
 // name is only used when neither it nor any of its companion files (NAME.result.csv...) exists in
 // processing/, done/ or failed/, so a file and its results always share one name.
-import { existsSync, linkSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { checkDataFolder, checkLogDir } from '../datadir/dataDir.js';
 import { isIgnoredName } from '../datadir/inbox.js';
@@ -75,6 +83,25 @@ export function moveExact(from: string, to: string): void {
     return;
   }
   unlinkSync(from);
+}
+
+/**
+ * Writes a note (NAME.error.txt…) whole: under a hidden draft name first, then renamed to `file`,
+ * so that whoever lists done/ or failed/ never reads it empty or half written.
+ */
+export function writeWhole(file: string, text: string): void {
+  const draft = path.join(path.dirname(file), `.${path.basename(file)}.draft-${process.pid}`);
+  writeFileSync(draft, text);
+  try {
+    renameSync(draft, file);
+  } catch (err) {
+    try {
+      unlinkSync(draft);
+    } catch {
+      // already gone
+    }
+    throw err;
+  }
 }
 
 /** Moves `from` into `dir` under a name free there and in `reserved`; returns that name. */

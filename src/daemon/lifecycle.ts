@@ -13,7 +13,7 @@
 //   paused        stays in processing/, runs again after the account cooldown
 //   stopped       stays in processing/, resumes at the next start
 //   any error     failed/NAME.csv + NAME.error.txt (a full disk fails the file, not the daemon)
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { tightenTaken } from '../datadir/permissions.js';
@@ -24,7 +24,7 @@ import { processFile } from '../pipeline/index.js';
 import { errorCode, hasCode, isDatabaseOutage, userError } from '../errors.js';
 import { isListName, stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
-import { moveUnique } from './folders.js';
+import { moveUnique, writeWhole } from './folders.js';
 import { lateResume } from './late.js';
 import type { JobResult } from './pool.js';
 import { ELSEWHERE_WAIT_MS, failFile, SENT_SOME, settle } from './publish.js';
@@ -44,7 +44,7 @@ export function takeFile(life: FileLife, inboxFile: string): string | undefined 
       ]);
       tightenTaken(path.join(folders.failed, name), life.ctx.config.shareWithGroup);
       const { code, reason, advice } = notCsvNote(dropped);
-      writeFileSync(
+      writeWhole(
         path.join(folders.failed, `${stemOf(name)}.error.txt`),
         errorNote(dropped, `${code}: ${reason}`, advice),
       );

@@ -12,7 +12,7 @@ import { type FileRunResult, repeatsNote } from '../pipeline/index.js';
 import { SmsdropError } from '../errors.js';
 import { stemOf } from '../datadir/names.js';
 import { errorNote, type FileLife, noteEvent } from './fileLife.js';
-import { freeName, moveExact, moveUnique } from './folders.js';
+import { freeName, moveExact, moveUnique, writeWhole } from './folders.js';
 import type { JobResult } from './pool.js';
 import { heldFile } from './held.js';
 import { nodesCarryingOn } from '../pipeline/otherNodes.js';
@@ -208,7 +208,7 @@ function checkLateGrowth(life: FileLife, target: string, size: number): void {
       // the log closed meanwhile: the note below still says it
     }
     try {
-      writeFileSync(note, `${what}\n`);
+      writeWhole(note, `${what}\n`);
     } catch {
       // no room for the note: the log line said it
     }
