@@ -31,6 +31,7 @@ import {
 } from './surface.js';
 import { type InboxWatcher, watchInbox } from './watch.js';
 import { listenForStop, type StopSignals } from './signals.js';
+import { DAEMON_ROLE, openWhenCommandsEnd } from './lockWait.js';
 import { endWork } from './endWork.js';
 import { schedulePruning } from '../retention/schedule.js';
 
@@ -79,33 +80,37 @@ export async function runDaemon(config: Config): Promise<DaemonEnd> {
 
 async function openDaemonRuntime(config: Config, log: Logger, early: EarlyHttp): Promise<Runtime> {
   try {
-    const runtime: Runtime = await openRuntime(config, {
-      role: 'smsdrop run (daemon)',
-      daemon: true,
-      // A node started while its PostgreSQL restarts waits for it (as a running node does), its
-      // health check answering 503 meanwhile.
-      waitForDatabaseMs: 60_000,
-      onDatabaseWait: () => early.listen(),
+    const runtime: Runtime = await openWhenCommandsEnd(
+      () =>
+        openRuntime(config, {
+          role: DAEMON_ROLE,
+          daemon: true,
+          // A node started while its PostgreSQL restarts waits for it (as a running node does), its
+          // health check answering 503 meanwhile.
+          waitForDatabaseMs: 60_000,
+          onDatabaseWait: () => early.listen(),
+          log,
+          // So that `smsdrop status` says why nothing is sent (called only once requests wait,
+          // so after runtime is set).
+          windowEvents: {
+            onClosed: (closed) =>
+              recordPause(
+                runtime,
+                {
+                  paused: `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
+                },
+                log,
+              ),
+            onOpened: () => recordPause(runtime, { paused: null }, log),
+          },
+          onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
+        }),
       log,
-      // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
-      // runtime is set).
-      windowEvents: {
-        onClosed: (closed) =>
-          recordPause(
-            runtime,
-            {
-              paused: `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
-            },
-            log,
-          ),
-        onOpened: () => recordPause(runtime, { paused: null }, log),
-      },
-      onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
-    });
+    );
     return runtime;
   } catch (err) {
     // The command line says what it was: one line and exit 2 for a setting, the machine, or
-    // another process holding the data directory (E_DATA_DIR_LOCKED), which pm2 does not restart.
+    // another daemon holding the data directory (E_DATA_DIR_LOCKED), which pm2 does not restart.
     await early.close();
     await closeLogger(log);
     throw err;

@@ -18,7 +18,8 @@ export class LockedError extends SmsdropError {
   constructor(
     readonly lockFile: string,
     readonly holderPid: number,
-    holder: string,
+    /** What the holder said it is (acquireLock's `what`: 'smsdrop run (daemon)'…). */
+    readonly holder: string,
   ) {
     super(
       'E_DATA_DIR_LOCKED',
