@@ -10,7 +10,7 @@ import type { Awaitable, DaemonStateUpdate } from '../ports/index.js';
 import { checkDataDir } from '../datadir/dataDir.js';
 import { errorCode } from '../errors.js';
 import { closeLogger, createLogger, type Logger } from '../log/logger.js';
-import { openRuntime, type Runtime } from '../pipeline/runtime.js';
+import { openRuntime, type Runtime, type RuntimeOptions } from '../pipeline/runtime.js';
 import { describeStatusCode } from '../provider/codes.js';
 import { filesOldestFirst, type Folders, prepareFolders } from './folders.js';
 import { describeError } from '../log/redact.js';
@@ -79,34 +79,32 @@ export async function runDaemon(config: Config): Promise<DaemonEnd> {
 }
 
 async function openDaemonRuntime(config: Config, log: Logger, early: EarlyHttp): Promise<Runtime> {
-  try {
-    const runtime: Runtime = await openWhenCommandsEnd(
-      () =>
-        openRuntime(config, {
-          role: DAEMON_ROLE,
-          daemon: true,
-          // A node started while its PostgreSQL restarts waits for it (as a running node does), its
-          // health check answering 503 meanwhile.
-          waitForDatabaseMs: 60_000,
-          onDatabaseWait: () => early.listen(),
-          log,
-          // So that `smsdrop status` says why nothing is sent (called only once requests wait,
-          // so after runtime is set).
-          windowEvents: {
-            onClosed: (closed) =>
-              recordPause(
-                runtime,
-                {
-                  paused: `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
-                },
-                log,
-              ),
-            onOpened: () => recordPause(runtime, { paused: null }, log),
+  const options: RuntimeOptions = {
+    role: DAEMON_ROLE,
+    daemon: true,
+    // A node started while its PostgreSQL restarts waits for it (as a running node does), its
+    // health check answering 503 meanwhile.
+    waitForDatabaseMs: 60_000,
+    onDatabaseWait: () => early.listen(),
+    log,
+    // So that `smsdrop status` says why nothing is sent (called only once requests wait, so after
+    // runtime is set).
+    windowEvents: {
+      onClosed: (closed) =>
+        recordPause(
+          runtime,
+          {
+            paused: `outside the sending window ${closed.window}; requests start at ${closed.opensAt}`,
           },
-          onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
-        }),
-      log,
-    );
+          log,
+        ),
+      onOpened: () => recordPause(runtime, { paused: null }, log),
+    },
+    onMessageWindow: (waiting) => recordWaiting(runtime, waiting, log),
+  };
+  let runtime: Runtime;
+  try {
+    runtime = await openWhenCommandsEnd(() => openRuntime(config, options), log);
     return runtime;
   } catch (err) {
     // The command line says what it was: one line and exit 2 for a setting, the machine, or

@@ -28,9 +28,8 @@ export interface BeginOptions {
 export async function withTransaction<T>(
   pool: pg.Pool,
   work: (client: pg.PoolClient) => Promise<T>,
-  options: BeginOptions = {},
 ): Promise<T> {
-  const transaction = await Transaction.begin(pool, undefined, options);
+  const transaction = await Transaction.begin(pool);
   let value: T;
   try {
     value = await work(transaction.client);
