@@ -1,7 +1,7 @@
 // `smsdrop run` started while a one-shot command holds the data directory (a foreground `smsdrop
 // resume` or `send`, an operator's `prune`) waits for it and then runs: exiting 2, a set-up error
-// that pm2 does not restart, would keep the daemon down (chaos --mode daemon --control found it
-// so). Another daemon's lock is still a set-up error: one line, exit 2.
+// that pm2 does not restart, would keep the daemon down. Another daemon's lock is still a set-up
+// error: one line, exit 2.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
