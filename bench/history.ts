@@ -132,7 +132,7 @@ function* sentAt(d: Dialect, fileId: number, at: string): Rule<void> {
   const failed = 'id % 100 = 0';
   yield* run(
     `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
-     SELECT id, req_id, ${d.storedTime('?')}, ${d.storedTime('?')}, CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
+     SELECT id, '', ${d.storedTime('?')}, ${d.storedTime('?')}, CASE WHEN ${failed} THEN 'failed' ELSE 'accepted' END,
        CASE WHEN ${failed} THEN '160038' ELSE '000000' END
      FROM batches WHERE file_id = ?`,
     at,

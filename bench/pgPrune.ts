@@ -22,7 +22,7 @@ const cluster = await startPostgres();
 /** Every batch of the file accepted after one attempt, the file done `finishedAt`. */
 const SETTLE = [
   `INSERT INTO attempts (batch_id, req_id, started_at, finished_at, outcome, status_code)
-     SELECT id, req_id, $2, $2, 'accepted', '000000' FROM batches WHERE file_id = $1`,
+     SELECT id, '', $2, $2, 'accepted', '000000' FROM batches WHERE file_id = $1`,
   "UPDATE batches SET state = 'accepted', status_code = '000000', updated_at = $2 WHERE file_id = $1",
   "UPDATE files SET status = 'done', finished_at = $2 WHERE id = $1",
 ];

@@ -29,6 +29,7 @@ import { moveBatch } from './moves.js';
 import { intentsPath } from './paths.js';
 import { SQLITE_DIALECT } from './rules.js';
 import { BATCH_STATE, UNSETTLED_STATES } from '../ports/states.js';
+import { storedAttemptReqId } from '../journalRules/attempts.js';
 
 /**
  * The journal rolled back a transaction that held requests' records (a full disk, an I/O error):
@@ -261,7 +262,7 @@ function putBack(
       now: i.started_at,
     });
     if (!claimed) continue;
-    insert.run(i.batch_id, i.req_id, i.started_at);
+    insert.run(i.batch_id, storedAttemptReqId(i.req_id, i.batch_req_id), i.started_at);
     counts.replayed++;
   }
   return counts;

@@ -1,30 +1,15 @@
 // What a batch's attempts, and everyone's recent attempts, say: whether a batch may have reached
 // the provider, and what a message window has used up (send/).
 import type { Journal } from './connection.js';
-import { sql, sqlRaw } from './sql.js';
-import { SQLITE_DIALECT } from './rules.js';
+import { sqlRaw } from './sql.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
+import * as rules from '../journalRules/attempts.js';
+import { MAY_HAVE_ARRIVED } from '../journalRules/attempts.js';
 import type { AttemptHistory } from '../ports/records.js';
 
-/**
- * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of
- * it.
- */
-const MAY_HAVE_ARRIVED =
-  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
-
+/** What the batch's attempts say (journalRules/attempts.ts). */
 export function attemptHistory(db: Journal, batchId: number, reqId: string): AttemptHistory {
-  const row = sql(
-    db,
-    `SELECT coalesce(sum((req_id IS NULL OR req_id <> ?) AND (${MAY_HAVE_ARRIVED})), 0) AS withoutReqId,
-       coalesce(sum(outcome = 'rejected:ambiguous'), 0) AS ambiguous,
-       ${SQLITE_DIALECT.timeText(`min(CASE WHEN ${MAY_HAVE_ARRIVED} THEN started_at END)`)} AS firstDoubtAt
-     FROM attempts WHERE batch_id = ?`,
-  ).get(reqId, batchId) as { withoutReqId: number; ambiguous: number; firstDoubtAt: string | null };
-  return {
-    everyAttemptCarriedReqId: row.withoutReqId === 0,
-    partial: row.ambiguous > 0,
-    firstDoubtAt: row.firstDoubtAt,
-  };
+  return runRule(db, rules.attemptHistory(SQLITE_DIALECT, batchId, reqId));
 }
 
 /**

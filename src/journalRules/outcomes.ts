@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
+import { storedAttemptReqId } from './attempts.js';
 import { fileFreeToGo } from './fileFree.js';
 import { type MoveGuard, moveBatch, moveBatchReturning, moveBatchThen } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
@@ -57,7 +58,7 @@ export function* startAttempt(
     options,
     [
       `INSERT INTO attempts (batch_id, req_id, started_at, node) SELECT moved.id, ?, ${ctx.dialect.storedTime('?')}, ? FROM moved RETURNING id`,
-      reqId,
+      storedAttemptReqId(reqId, batch.req_id),
       now,
       node,
     ],

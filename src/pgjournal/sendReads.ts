@@ -3,34 +3,17 @@
 // node of a cluster.
 import type { AttemptHistory } from '../ports/records.js';
 import type { Queryable } from './claims.js';
+import * as rules from '../journalRules/attempts.js';
+import { MAY_HAVE_ARRIVED } from '../journalRules/attempts.js';
+import { PG_DIALECT, runRule } from './rules.js';
 
-/** SQL on an attempt's outcome: it may have reached the provider (as sendReads.ts). */
-const MAY_HAVE_ARRIVED =
-  "outcome IS NULL OR outcome IN ('in-doubt', 'interrupted', 'rejected:ambiguous')";
-
-/** As src/journal/sendReads.ts, attemptHistory (the SendStore's, and retry's). */
-export async function attemptHistory(
+/** What the batch's attempts say (journalRules/attempts.ts). */
+export function attemptHistory(
   db: Queryable,
   batchId: number,
   reqId: string,
 ): Promise<AttemptHistory> {
-  const { rows } = await db.query<{
-    without_req_id: number;
-    ambiguous: number;
-    first_doubt_at: string | null;
-  }>(
-    `SELECT count(*) FILTER (WHERE (req_id IS NULL OR req_id <> $1) AND (${MAY_HAVE_ARRIVED}))::int AS without_req_id,
-       count(*) FILTER (WHERE outcome = 'rejected:ambiguous')::int AS ambiguous,
-       min(started_at COLLATE "C") FILTER (WHERE ${MAY_HAVE_ARRIVED}) AS first_doubt_at
-     FROM attempts WHERE batch_id = $2`,
-    [reqId, batchId],
-  );
-  const row = rows[0]!;
-  return {
-    everyAttemptCarriedReqId: row.without_req_id === 0,
-    partial: row.ambiguous > 0,
-    firstDoubtAt: row.first_doubt_at,
-  };
+  return runRule(db, rules.attemptHistory(PG_DIALECT, batchId, reqId));
 }
 
 /**

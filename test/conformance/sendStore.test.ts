@@ -39,7 +39,29 @@ onEachJournal('the SendStore', ({ open }) => {
     const batch = await batchOf(j, batchId);
     assert.deepEqual([batch.state, batch.attempts], ['sending', 1]);
     const attempt = await j.get('SELECT finished_at, req_id FROM attempts WHERE id = ?', attemptId);
-    assert.deepEqual(attempt, { finished_at: null, req_id: batch.req_id });
+    // The batch's own req_id is not kept twice (journalRules/attempts.ts).
+    assert.deepEqual(attempt, { finished_at: null, req_id: '' });
+    const history = await j.handle.send.attemptHistory(batchId, batch.req_id);
+    assert.equal(history.everyAttemptCarriedReqId, true);
+  });
+
+  it('tells an attempt that carried no reqId, or another, from one that carried the batch’s', async () => {
+    const j = await open();
+    const at = await seedFile(j);
+    const history = async (reqId: string | null): Promise<boolean> => {
+      const batchId = await seedBatch(j, at, 'planned', ['13800000001']);
+      const { req_id } = await batchOf(j, batchId);
+      await j.run(
+        `INSERT INTO attempts (batch_id, req_id, started_at) VALUES (?, ?, ${j.rules.dialect.storedTime('?')})`,
+        batchId,
+        reqId,
+        AT,
+      );
+      return (await j.handle.send.attemptHistory(batchId, req_id)).everyAttemptCarriedReqId;
+    };
+    assert.equal(await history(''), true);
+    assert.equal(await history(null), false);
+    assert.equal(await history('another-req-id'), false);
   });
 
   it('records an acceptance with the provider’s message id and time', async () => {

@@ -26,6 +26,8 @@ import { openControl } from '../../src/journal/smallStores.js';
 import { plannedRow as row, planWriter } from './planWriter.js';
 import { MAX_DEFERRED_MS, writeQueueFor } from '../../src/journal/writeQueue.js';
 import { sqliteOf } from './sqliteOf.js';
+import { attemptHistory } from '../../src/journal/sendReads.js';
+import { BATCH_REQ_ID } from '../../src/journalRules/attempts.js';
 
 const dirs: string[] = [];
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -127,8 +129,9 @@ describe('intents', () => {
       sqliteOf(reopened)
         .prepare('SELECT req_id, finished_at FROM attempts WHERE batch_id = ?')
         .all(batch.id),
-      [{ req_id: batch.req_id, finished_at: null }],
+      [{ req_id: BATCH_REQ_ID, finished_at: null }],
     );
+    assert.equal(attemptHistory(reopened, batch.id, batch.req_id).everyAttemptCarriedReqId, true);
     assert.deepEqual(
       read(intentsPath(file), 'SELECT * FROM intents'),
       [],

@@ -386,7 +386,9 @@ describe('retry --unknown', () => {
     assert.deepEqual(summary.retried, { rows: 2, accepted: 2, failed: 0, unknown: 0, pending: 0 });
     withSqliteFile(dataDir, (db) => {
       const reqIds = db
-        .prepare('SELECT DISTINCT req_id FROM attempts ORDER BY req_id')
+        .prepare(
+          `SELECT DISTINCT coalesce(nullif(a.req_id, ''), b.req_id) FROM attempts a JOIN batches b ON b.id = a.batch_id`,
+        )
         .pluck()
         .all();
       assert.equal(reqIds.length, 2, 'two batches, each under one reqId, before and after');
