@@ -28,7 +28,7 @@
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
-import { TIMES_AS_MILLISECONDS } from './storedTimes.js';
+import { PROVIDER_VALUES_COMPACT, TIMES_AS_MILLISECONDS } from './storedTimes.js';
 
 /**
  * The repeat window asks other files' rows of a file's own messages and numbers only
@@ -536,5 +536,10 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     version: 21,
     name: "a message's rows by number, in an index that grows at its end",
     sql: GROUP_FIRST_ROWS_INDEX,
+  },
+  {
+    version: 22,
+    name: "an accepted batch's smsMessageSid and dateCreated as bytes",
+    sql: PROVIDER_VALUES_COMPACT,
   },
 ];

@@ -32,8 +32,8 @@ type BatchTail = [
   sid: string,
   created: string,
 ];
-const TAIL_COLUMNS =
-  "id, state, ifnull(status_code, ''), ifnull(status_msg, ''), ifnull(sms_message_sid, ''), ifnull(date_created, '')";
+const TAIL_COLUMNS = `id, state, ifnull(status_code, ''), ifnull(status_msg, ''),
+  ifnull(${SQLITE_DIALECT.sidText('sms_message_sid')}, ''), ifnull(${SQLITE_DIALECT.stampText('date_created')}, '')`;
 
 /**
  * What a file's batches look like: a batch added (split, retried), an outcome recorded or a state

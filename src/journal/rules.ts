@@ -6,6 +6,14 @@ import type { RuleContext } from '../journalRules/outcomes.js';
 import { insideOf, type Journal } from './connection.js';
 import { sql } from './sql.js';
 
+/** An smsMessageSid kept as its bytes: read back as lowercase hex, it is the same text. */
+const HEX_SID = /^[0-9a-f]{32}$/;
+/**
+ * A dateCreated kept as bytes, two digits a byte (its digits read as hex): a TEXT column would turn
+ * an integer back into text.
+ */
+const STAMP = /^[0-9]{14}$/;
+
 /** SQLite's spelling: lists travel as one JSON text, read by json_each. */
 export const SQLITE_DIALECT: Dialect = {
   greatest: (a, b) => `max(${a}, ${b})`,
@@ -23,6 +31,12 @@ export const SQLITE_DIALECT: Dialect = {
   // Both exact to the millisecond: timeText(storedTime(t)) is t for every time nowIso writes.
   storedTime: (value) => `CAST(round((julianday(${value}) - 2440587.5) * 86400000) AS INTEGER)`,
   timeText: (column) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`,
+  storedSid: (sid) => (sid !== null && HEX_SID.test(sid) ? Buffer.from(sid, 'hex') : sid),
+  sidText: (column) =>
+    `CASE WHEN typeof(${column}) = 'blob' THEN lower(hex(${column})) ELSE ${column} END`,
+  storedStamp: (stamp) => (stamp !== null && STAMP.test(stamp) ? Buffer.from(stamp, 'hex') : stamp),
+  stampText: (column) =>
+    `CASE WHEN typeof(${column}) = 'blob' THEN hex(${column}) ELSE ${column} END`,
   indexedBy: (index) => ` INDEXED BY ${index}`,
   writesInWith: false,
 };

@@ -1,26 +1,60 @@
-// The times of attempts and batches, the two tables with a row per request, as SQLite stores them:
-// milliseconds since 1970 (INTEGER, 6 bytes) rather than ISO 8601 text (24 bytes), in the table and
-// in each index on them. Every read and write of them goes through the dialect's storedTime and
-// timeText (journalRules/rule.ts; SQLITE_DIALECT in rules.ts), so that what reports, the result
-// files and `migrate --to` show is the ISO text they were written as, to the millisecond.
+// The columns SQLite keeps in a form smaller than the text they were written as, in the table and
+// in each index on them:
+// - the times of attempts and batches, the two tables with a row per request: milliseconds since
+//   1970 (INTEGER, 6 bytes) rather than ISO 8601 text (24 bytes);
+// - an accepted batch's smsMessageSid (32 hex digits) as its 16 bytes, and its dateCreated (14
+//   digits) as 7 bytes.
+// Every read and write of them goes through the dialect (storedTime and timeText, storedSid and
+// sidText, storedStamp and stampText: journalRules/rule.ts; SQLITE_DIALECT in rules.ts), so that
+// what reports, the result files and `migrate --to` show is the text they were written as.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { SQLITE_DIALECT } from './rules.js';
 
-/** The columns kept as milliseconds, by table. */
-export const STORED_TIMES: Readonly<Record<string, readonly string[]>> = {
-  attempts: ['started_at', 'finished_at'],
-  batches: ['created_at', 'updated_at'],
-};
+/** The columns kept in a smaller form, by table, with the SQL that reads each back as text. */
+const d = SQLITE_DIALECT;
+const STORED_FORMS: Readonly<Record<string, Readonly<Record<string, (column: string) => string>>>> =
+  {
+    attempts: { started_at: (c) => d.timeText(c), finished_at: (c) => d.timeText(c) },
+    batches: {
+      created_at: (c) => d.timeText(c),
+      updated_at: (c) => d.timeText(c),
+      sms_message_sid: (c) => d.sidText(c),
+      date_created: (c) => d.stampText(c),
+    },
+  };
 
-/** `column` of `table` as the SQL that reads it as ISO text where it is a stored time. */
+/** `column` of `table` as the SQL that reads it as the text it was written as. */
 export function readableColumn(table: string, column: string): string {
-  return STORED_TIMES[table]?.includes(column)
-    ? `${SQLITE_DIALECT.timeText(`"${column}"`)} AS "${column}"`
-    : `"${column}"`;
+  const text = STORED_FORMS[table]?.[column];
+  return text ? `${text(`"${column}"`)} AS "${column}"` : `"${column}"`;
 }
 
 /** A time written as text, as milliseconds; text that is not a time is kept as it is. */
 const toMs = (column: string) => `coalesce(${SQLITE_DIALECT.storedTime(column)}, ${column})`;
+
+/**
+ * Each row with its outcome as the result files and reports give it: the batch's times, its
+ * smsMessageSid and dateCreated read back as the text they were written as (SQLITE_DIALECT).
+ */
+const ROW_RESULTS = `
+  SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+    CASE r.intake
+      WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
+      ELSE r.intake
+    END AS status,
+    CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+    CASE r.intake
+      WHEN 'invalid' THEN r.error
+      WHEN 'duplicate' THEN coalesce((
+        SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
+          ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
+        FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), '${SENT_BY_A_FILE_READ_AGAIN}')
+      ELSE b.status_msg
+    END AS status_msg,
+    ${SQLITE_DIALECT.sidText('b.sms_message_sid')} AS sms_message_sid,
+    ${SQLITE_DIALECT.stampText('b.date_created')} AS date_created,
+    ${SQLITE_DIALECT.timeText('b.updated_at')} AS updated_at
+  FROM rows r LEFT JOIN batches b ON b.id = r.batch_id`;
 
 /**
  * Rebuilds attempts and batches with INTEGER times (a column's type changes only so in SQLite),
@@ -86,21 +120,11 @@ export const TIMES_AS_MILLISECONDS = `
   PRAGMA legacy_alter_table = OFF;
 
   DROP VIEW row_results;
-  CREATE VIEW row_results AS
-  SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
-    CASE r.intake
-      WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
-      ELSE r.intake
-    END AS status,
-    CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
-    CASE r.intake
-      WHEN 'invalid' THEN r.error
-      WHEN 'duplicate' THEN coalesce((
-        SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
-          ELSE '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
-        FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of), '${SENT_BY_A_FILE_READ_AGAIN}')
-      ELSE b.status_msg
-    END AS status_msg,
-    b.sms_message_sid, b.date_created, ${SQLITE_DIALECT.timeText('b.updated_at')} AS updated_at
-  FROM rows r LEFT JOIN batches b ON b.id = r.batch_id;
+  CREATE VIEW row_results AS ${ROW_RESULTS};
+`;
+
+/** Remakes row_results (ROW_RESULTS) over the batches' provider values kept as bytes. */
+export const PROVIDER_VALUES_COMPACT = `
+  DROP VIEW row_results;
+  CREATE VIEW row_results AS ${ROW_RESULTS};
 `;

@@ -115,8 +115,8 @@ export function* applyTransition(
         BATCH_STATE.accepted,
         [
           statusOf(t.statusCode, t.statusMsg ?? null),
-          ['sms_message_sid = ?', t.smsMessageSid],
-          ['date_created = ?', t.dateCreated],
+          ['sms_message_sid = ?', ctx.dialect.storedSid(t.smsMessageSid)],
+          ['date_created = ?', ctx.dialect.storedStamp(t.dateCreated)],
         ],
         options,
         'parent_id',

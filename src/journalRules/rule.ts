@@ -11,7 +11,7 @@ import type { Awaitable } from '../ports/awaitable.js';
 import { SmsdropError } from '../errors.js';
 
 /** A statement's parameter; a list only as Dialect.list encodes it. */
-export type Param = string | number | null | readonly string[] | readonly number[];
+export type Param = string | number | null | Uint8Array | readonly string[] | readonly number[];
 
 /** SQL with `?` for each of its parameters, then the parameters: ['next_attempt_at = ?', 0]. */
 export type Fragment = readonly [sql: string, ...params: Param[]];
@@ -59,6 +59,19 @@ export interface Dialect {
   storedTime(value: string): string;
   /** One of those columns (or an aggregate of it) read back as ISO 8601 text. */
   timeText(column: string): string;
+  /**
+   * The provider's smsMessageSid of an accepted batch as the journal keeps it in
+   * batches.sms_message_sid (SQLite: 32 lowercase hex digits, as the provider gives them, as their
+   * 16 bytes; anything else as it is). sidText reads the column back as the provider's text.
+   */
+  storedSid(sid: string | null): Param;
+  sidText(column: string): string;
+  /**
+   * The provider's dateCreated (yyyyMMddHHmmss) as the journal keeps it in batches.date_created
+   * (SQLite: 14 digits as 7 bytes, two a byte; anything else as it is). stampText reads it back.
+   */
+  storedStamp(stamp: string | null): Param;
+  stampText(column: string): string;
   /**
    * After a table in FROM (with its alias): the index to read it by, where SQLite's planner would
    * pick a worse one (its INDEXED BY); '' where the planner needs no telling.

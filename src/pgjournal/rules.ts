@@ -22,6 +22,11 @@ export const PG_DIALECT: Dialect = {
   // times stay the ISO 8601 text they are written as
   storedTime: (value) => value,
   timeText: (column) => column,
+  // the provider's texts as they are
+  storedSid: (sid) => sid,
+  sidText: (column) => column,
+  storedStamp: (stamp) => stamp,
+  stampText: (column) => column,
   indexedBy: () => '',
   writesInWith: true,
 };

@@ -72,8 +72,10 @@ onEachJournal('the SendStore', ({ open }) => {
       smsMessageSid: 'sid-1',
       dateCreated: '20261201080000',
     });
+    const d = j.rules.dialect;
     const b = await j.get(
-      'SELECT state, status_code, sms_message_sid, date_created FROM batches WHERE id = ?',
+      `SELECT state, status_code, ${d.sidText('sms_message_sid')} AS sms_message_sid,
+         ${d.stampText('date_created')} AS date_created FROM batches WHERE id = ?`,
       batchId,
     );
     assert.deepEqual(b, {
@@ -84,6 +86,29 @@ onEachJournal('the SendStore', ({ open }) => {
     });
     const a = await j.get('SELECT outcome, status_code FROM attempts WHERE id = ?', attemptId);
     assert.deepEqual(a, { outcome: 'answered', status_code: '000000' });
+  });
+
+  it('reads back the provider’s smsMessageSid and dateCreated as it gave them, whatever their form', async () => {
+    const j = await open();
+    const d = j.rules.dialect;
+    for (const [sid, created] of [
+      ['0123456789abcdef0123456789abcdef', '20261201080000'],
+      ['0123456789ABCDEF0123456789ABCDEF', '2026-12-01 08:00:00'],
+      ['0123456789abcdef', '02026120108000'],
+    ]) {
+      const { batchId } = await sentWith(j, ['13800000001'], {
+        to: 'accepted',
+        statusCode: '000000',
+        smsMessageSid: sid!,
+        dateCreated: created!,
+      });
+      const b = await j.get(
+        `SELECT ${d.sidText('sms_message_sid')} AS sid, ${d.stampText('date_created')} AS created
+         FROM batches WHERE id = ?`,
+        batchId,
+      );
+      assert.deepEqual(b, { sid, created });
+    }
   });
 
   it('plans a batch again in doubt since its request left, its attempt refunded', async () => {

@@ -46,7 +46,9 @@ describe('the bytes a request leaves in the journal', () => {
   it("an accepted attempt keeps no reason: its batch holds the provider's smsMessageSid", () => {
     const rows = db
       .prepare(
-        `SELECT a.outcome, a.reason, a.req_id, b.req_id AS batch_req_id, b.sms_message_sid
+        `SELECT a.outcome, a.reason, a.req_id, b.req_id AS batch_req_id,
+           typeof(b.sms_message_sid) AS sid_type, length(b.sms_message_sid) AS sid_bytes,
+           typeof(b.date_created) AS date_type
          FROM attempts a JOIN batches b ON b.id = a.batch_id`,
       )
       .all() as Array<Record<string, string | null>>;
@@ -55,13 +57,20 @@ describe('the bytes a request leaves in the journal', () => {
       assert.equal(r.outcome, 'accepted');
       assert.equal(r.reason, null);
       assert.equal(r.req_id, '', 'the batch’s own req_id, not kept twice');
-      assert.match(r.sms_message_sid ?? '', /^[0-9a-f]{32}$/);
+      // the provider's 32 hex digits as their 16 bytes, its yyyyMMddHHmmss as 7
+      assert.deepEqual([r.sid_type, r.sid_bytes, r.date_type], ['blob', 16, 'blob']);
     }
     const sids = db
       .prepare("SELECT sms_message_sid FROM v_recipients WHERE status = 'accepted'")
       .pluck()
       .all();
     assert.equal(new Set(sids).size, 6, 'each row reads its own smsMessageSid');
+    for (const sid of sids) assert.match(String(sid), /^[0-9a-f]{32}$/);
+    assert.deepEqual(
+      sim.records.map((r) => r.smsMessageSid).sort(),
+      [...sids].sort(),
+      'the smsMessageSid the provider gave, read back',
+    );
   });
 
   it('fresh reqIds never repeat, and use every letter and digit', () => {
