@@ -28,7 +28,12 @@
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
-import { PROVIDER_VALUES_COMPACT, TIMES_AS_MILLISECONDS } from './storedTimes.js';
+import {
+  APPS_BY_REFERENCE,
+  PROVIDER_VALUES_COMPACT,
+  recipientsView,
+  TIMES_AS_MILLISECONDS,
+} from './storedForms.js';
 
 /**
  * The repeat window asks other files' rows of a file's own messages and numbers only
@@ -493,23 +498,7 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
       -- files.header's "extras" (journalRules/extras.ts), so that the names are kept once per file,
       -- not on every row; or, in rows intake wrote under migration 16 and earlier, an object by
       -- name. v_recipients gives either as the object by name.
-      DROP VIEW v_recipients;
-      CREATE VIEW v_recipients AS
-      SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone,
-        g.app_id, g.template_id, g.datas,
-        CASE WHEN rr.extras LIKE '[%' THEN (
-          SELECT json_group_object(n.value, coalesce(json_extract(rr.extras, '$[' || n.key || ']'), ''))
-          FROM json_each(f.header, '$.extras') n) ELSE rr.extras END AS extras,
-        rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created,
-        (WITH RECURSIVE chain(id) AS (
-           SELECT rr.batch_id
-           UNION ALL
-           SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL
-         ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts,
-        rr.updated_at
-      FROM row_results rr
-      JOIN files f ON f.id = rr.file_id
-      LEFT JOIN groups g ON g.id = rr.group_id;
+      ${recipientsView('g.app_id')}
     `,
   },
   {
@@ -542,4 +531,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: "an accepted batch's smsMessageSid and dateCreated as bytes",
     sql: PROVIDER_VALUES_COMPACT,
   },
+  { version: 23, name: "each app id once, a group's app by reference", sql: APPS_BY_REFERENCE },
 ];

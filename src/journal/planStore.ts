@@ -27,11 +27,13 @@ import {
 } from './bulk.js';
 import { intentsEnabled } from './intents.js';
 import type { Journal } from './connection.js';
-import { type Query, sql, sqlRaw } from './sql.js';
+import { type Query, sql, sqlPluck, sqlRaw } from './sql.js';
 import { SQLITE_DIALECT } from './rules.js';
 import { type PlacedRow, placedRows } from './placedRows.js';
 import { createRowInserter, type RowInserter } from './rowInserter.js';
 import { suppressionCheck } from './suppression.js';
+
+const APP_ID = SQLITE_DIALECT.appOf('groups');
 
 const KEPT_COLUMNS =
   'file_id, line, phone_raw, phone, group_id, intake, error, duplicate_of, extras, batch_id';
@@ -45,13 +47,15 @@ function statementsOf(db: Journal) {
     ),
     findGroups: sql(
       db,
-      'SELECT id, app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?',
+      `SELECT id, ${APP_ID} AS app_id, template_id, datas FROM groups WHERE file_id = ? AND key_hash = ?`,
     ),
+    appRef: sqlPluck(db, 'SELECT id FROM apps WHERE app_id = ?'),
+    insertApp: sql(db, 'INSERT INTO apps (app_id) VALUES (?)'),
     insertGroup: sql(
       db,
-      'INSERT INTO groups (file_id, key_hash, app_id, template_id, datas) VALUES (?, ?, ?, ?, ?)',
+      "INSERT INTO groups (file_id, key_hash, app_id, app, template_id, datas) VALUES (?, ?, '', ?, ?, ?)",
     ),
-    groupById: sql(db, 'SELECT app_id, template_id, datas FROM groups WHERE id = ?'),
+    groupById: sql(db, `SELECT ${APP_ID} AS app_id, template_id, datas FROM groups WHERE id = ?`),
     // Only a held batch can take more numbers: a released one may be on its way already.
     heldBatchOf: sql(
       db,
@@ -185,8 +189,12 @@ export class JournalPlanStore implements PlanStore {
     )?.id;
   }
   insertGroup(key: GroupKey): number {
+    // Looked up each time, not remembered: an app written in a transaction rolled back is gone.
+    const app =
+      (this.#sql.appRef.get(key.appId) as number | undefined) ??
+      Number(this.#sql.insertApp.run(key.appId).lastInsertRowid);
     return Number(
-      this.#sql.insertGroup.run(this.#fileId, key.keyHash, key.appId, key.templateId, key.datasJson)
+      this.#sql.insertGroup.run(this.#fileId, key.keyHash, app, key.templateId, key.datasJson)
         .lastInsertRowid,
     );
   }

@@ -116,7 +116,7 @@ const DELETES = [
   'DELETE FROM rows WHERE id IN (SELECT id FROM rows WHERE file_id = :id LIMIT :limit)',
   'DELETE FROM invalid_cells WHERE row_id IN (SELECT row_id FROM invalid_cells WHERE file_id = :id LIMIT :limit)',
   // The values: blanked here, the group rows themselves go in deleteParentsStep.
-  "UPDATE groups SET app_id = '', template_id = '', datas = '[]', key_hash = 0 WHERE id IN (SELECT id FROM groups WHERE file_id = :id AND datas <> '[]' LIMIT :limit)",
+  "UPDATE groups SET app_id = '', app = NULL, template_id = '', datas = '[]', key_hash = 0 WHERE id IN (SELECT id FROM groups WHERE file_id = :id AND datas <> '[]' LIMIT :limit)",
 ];
 
 /**

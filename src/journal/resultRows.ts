@@ -262,7 +262,7 @@ export function* rejectedRows(db: Journal, fileId: number): Generator<RejectedRo
     .pluck()
     .all(fileId) as number[];
   const page = connectionOf(db).prepare(
-    `SELECT r.line, r.error, r.phone_raw, g.app_id, g.template_id, g.datas, r.extras, c.cells
+    `SELECT r.line, r.error, r.phone_raw, ${SQLITE_DIALECT.appOf('g')} AS app_id, g.template_id, g.datas, r.extras, c.cells
      FROM rows r LEFT JOIN groups g ON g.id = r.group_id LEFT JOIN invalid_cells c ON c.row_id = r.id
      WHERE r.id IN (SELECT value FROM json_each(?)) ORDER BY r.id`,
   );

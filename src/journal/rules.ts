@@ -37,6 +37,7 @@ export const SQLITE_DIALECT: Dialect = {
   storedStamp: (stamp) => (stamp !== null && STAMP.test(stamp) ? Buffer.from(stamp, 'hex') : stamp),
   stampText: (column) =>
     `CASE WHEN typeof(${column}) = 'blob' THEN hex(${column}) ELSE ${column} END`,
+  appOf: (group) => `coalesce((SELECT app_id FROM apps WHERE id = ${group}.app), ${group}.app_id)`,
   indexedBy: (index) => ` INDEXED BY ${index}`,
   writesInWith: false,
 };

@@ -4,6 +4,10 @@
 -- and its twin in the other journal folder reads side by side with `diff`. A test fails when
 -- the migrations and this file disagree.
 
+TABLE apps
+  id integer PRIMARY KEY
+  app_id text NOT NULL
+
 TABLE attempts
   id integer PRIMARY KEY
   batch_id integer NOT NULL
@@ -97,6 +101,7 @@ TABLE groups
   app_id text NOT NULL
   template_id text NOT NULL
   datas text NOT NULL
+  app integer
   FOREIGN KEY (file_id) REFERENCES files(id)
 
 TABLE invalid_cells
@@ -253,4 +258,4 @@ VIEW v_recipients
   date_created
   attempts
   updated_at
-  CREATE VIEW v_recipients AS SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone, g.app_id, g.template_id, g.datas, CASE WHEN rr.extras LIKE '[%' THEN ( SELECT json_group_object(n.value, coalesce(json_extract(rr.extras, '$[' || n.key || ']'), '')) FROM json_each(f.header, '$.extras') n) ELSE rr.extras END AS extras, rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created, (WITH RECURSIVE chain(id) AS ( SELECT rr.batch_id UNION ALL SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts, rr.updated_at FROM row_results rr JOIN files f ON f.id = rr.file_id LEFT JOIN groups g ON g.id = rr.group_id
+  CREATE VIEW v_recipients AS SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone, coalesce((SELECT app_id FROM apps WHERE id = g.app), g.app_id) AS app_id, g.template_id, g.datas, CASE WHEN rr.extras LIKE '[%' THEN ( SELECT json_group_object(n.value, coalesce(json_extract(rr.extras, '$[' || n.key || ']'), '')) FROM json_each(f.header, '$.extras') n) ELSE rr.extras END AS extras, rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created, (WITH RECURSIVE chain(id) AS ( SELECT rr.batch_id UNION ALL SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts, rr.updated_at FROM row_results rr JOIN files f ON f.id = rr.file_id LEFT JOIN groups g ON g.id = rr.group_id

@@ -7,12 +7,12 @@ import { insideOf, type Journal } from './connection.js';
 import { noteAttemptStarted } from './intents.js';
 import * as rules from '../journalRules/outcomes.js';
 import { recoverInterrupted as recoverRule } from '../journalRules/recovery.js';
-import { runRule, SQLITE_RULES } from './rules.js';
+import { runRule, SQLITE_DIALECT, SQLITE_RULES } from './rules.js';
 import { nowIso, sql, sqlPluck } from './sql.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
 
-const DUE_BATCHES = `SELECT b.*, g.app_id AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
+const DUE_BATCHES = `SELECT b.*, ${SQLITE_DIALECT.appOf('g')} AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
   FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
   WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ?`;
 

@@ -10,7 +10,7 @@ import { connectionOf, type Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { appliedMigrations } from './reportReads.js';
-import { readableColumn } from './storedTimes.js';
+import { readableColumn, readColumns } from './storedForms.js';
 import {
   DUMPED_TABLES,
   type DumpedRow,
@@ -47,8 +47,9 @@ export function openTableDump(dataDir: string): TableDump | undefined {
 }
 
 function dumpedTable(db: Journal, name: DumpedTableName, key: readonly string[]): DumpedTable {
-  const columns = (connectionOf(db).pragma(`table_info(${name})`) as Array<{ name: string }>).map(
-    (c) => c.name,
+  const columns = readColumns(
+    name,
+    (connectionOf(db).pragma(`table_info(${name})`) as Array<{ name: string }>).map((c) => c.name),
   );
   const count = connectionOf(db).prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number;
   const keyAt = key.map((k) => columns.indexOf(k));

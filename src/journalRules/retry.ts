@@ -204,7 +204,7 @@ function* leaveRepeats(
 ): Rule<number> {
   if (!sentBefore) return 0;
   const g = (yield* get<{ key_hash: number; app_id: string; template_id: string; datas: string }>(
-    'SELECT key_hash, app_id, template_id, datas FROM groups WHERE id = ?',
+    `SELECT key_hash, ${ctx.dialect.appOf('groups')} AS app_id, template_id, datas FROM groups WHERE id = ?`,
     batch.group_id,
   ))!;
   const key = {

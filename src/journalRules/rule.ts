@@ -73,6 +73,11 @@ export interface Dialect {
   storedStamp(stamp: string | null): Param;
   stampText(column: string): string;
   /**
+   * The app id of a group, `group` being the groups table's name or alias in the statement
+   * (SQLite: kept as a reference to apps, or as the text in groups written before).
+   */
+  appOf(group: string): string;
+  /**
    * After a table in FROM (with its alias): the index to read it by, where SQLite's planner would
    * pick a worse one (its INDEXED BY); '' where the planner needs no telling.
    */

@@ -46,7 +46,7 @@ export function* groupsByHash(
   hashes: readonly number[],
 ): Rule<EarlierGroup[]> {
   const rows = yield* all<EarlierGroup>(
-    `SELECT id, key_hash, app_id, template_id, datas FROM groups
+    `SELECT id, key_hash, ${d.appOf('groups')} AS app_id, template_id, datas FROM groups
      WHERE ${d.isInIds('key_hash')} AND file_id <> ? ORDER BY id`,
     d.list(hashes),
     fileId,

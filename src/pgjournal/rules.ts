@@ -27,6 +27,7 @@ export const PG_DIALECT: Dialect = {
   sidText: (column) => column,
   storedStamp: (stamp) => stamp,
   stampText: (column) => column,
+  appOf: (group) => `${group}.app_id`,
   indexedBy: () => '',
   writesInWith: true,
 };

@@ -1,12 +1,13 @@
 // What a request leaves in the journal, on a real run against the simulator: its reqId (16 letters
-// and digits, the one the provider received, kept once on the batch and once on the attempt) and,
-// for an acceptance, its smsMessageSid on the batch only: the attempt's reason stays empty.
+// and digits, the one the provider received, kept once, on the batch), for an acceptance its
+// smsMessageSid on the batch only (the attempt's reason stays empty), and its message's app id
+// once for the journal.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newReqId, REQ_ID_LENGTH } from '../../src/journalRules/outcomes.js';
 import type { RunningSimulator } from '../../src/simulator/index.js';
-import { cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from '../report/helpers.js';
+import { APP, cleanUp, sendCsv, simulator, tempDir, writeCsvFile } from '../report/helpers.js';
 import { openSqliteFile, type SqliteFile } from '../sqliteFile.js';
 
 after(cleanUp);
@@ -71,6 +72,14 @@ describe('the bytes a request leaves in the journal', () => {
       [...sids].sort(),
       'the smsMessageSid the provider gave, read back',
     );
+  });
+
+  it('keeps the app id once, each group referring to it, and reads it back on every row', () => {
+    assert.deepEqual(db.prepare('SELECT app_id FROM apps').pluck().all(), [APP]);
+    assert.deepEqual(db.prepare('SELECT DISTINCT app_id, typeof(app) FROM groups').raw().all(), [
+      ['', 'integer'],
+    ]);
+    assert.deepEqual(db.prepare('SELECT DISTINCT app_id FROM v_recipients').pluck().all(), [APP]);
   });
 
   it('fresh reqIds never repeat, and use every letter and digit', () => {

@@ -11,7 +11,7 @@ import { openJournal } from '../../src/journal/open.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { requestTiming } from '../../src/journal/reportReads.js';
 import Database from '../../src/journal/sqlite.js';
-import { readableColumn, TIMES_AS_MILLISECONDS } from '../../src/journal/storedTimes.js';
+import { readableColumn, TIMES_AS_MILLISECONDS } from '../../src/journal/storedForms.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-times-ms-'));

@@ -23,8 +23,17 @@ const STORED_FORMS: Readonly<Record<string, Readonly<Record<string, (column: str
     },
   };
 
+/** Columns the dump leaves out: read into another column (readableColumn). */
+const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
+
+/** The columns of `table` as they are read (its own, without those read into another). */
+export function readColumns(table: string, columns: readonly string[]): string[] {
+  return columns.filter((c) => !READ_INTO[table]?.includes(c));
+}
+
 /** `column` of `table` as the SQL that reads it as the text it was written as. */
 export function readableColumn(table: string, column: string): string {
+  if (table === 'groups' && column === 'app_id') return `${d.appOf('groups')} AS "app_id"`;
   const text = STORED_FORMS[table]?.[column];
   return text ? `${text(`"${column}"`)} AS "${column}"` : `"${column}"`;
 }
@@ -127,4 +136,39 @@ export const TIMES_AS_MILLISECONDS = `
 export const PROVIDER_VALUES_COMPACT = `
   DROP VIEW row_results;
   CREATE VIEW row_results AS ${ROW_RESULTS};
+`;
+
+/**
+ * v_recipients, a row of a file with its message and outcome (docs/operations.md), with `app` the
+ * SQL of its group's app id.
+ */
+export const recipientsView = (app: string) => `DROP VIEW v_recipients;
+  CREATE VIEW v_recipients AS
+  SELECT rr.id AS row_id, rr.file_id, f.name AS file_name, rr.line, rr.phone_raw, rr.phone,
+    ${app} AS app_id, g.template_id, g.datas,
+    CASE WHEN rr.extras LIKE '[%' THEN (
+      SELECT json_group_object(n.value, coalesce(json_extract(rr.extras, '$[' || n.key || ']'), ''))
+      FROM json_each(f.header, '$.extras') n) ELSE rr.extras END AS extras,
+    rr.status, rr.status_code, rr.status_msg, rr.sms_message_sid, rr.date_created,
+    (WITH RECURSIVE chain(id) AS (
+       SELECT rr.batch_id
+       UNION ALL
+       SELECT b.parent_id FROM batches b JOIN chain c ON b.id = c.id WHERE b.parent_id IS NOT NULL
+     ) SELECT count(*) FROM attempts a WHERE a.batch_id IN chain) AS attempts,
+    rr.updated_at
+  FROM row_results rr
+  JOIN files f ON f.id = rr.file_id
+  LEFT JOIN groups g ON g.id = rr.group_id;`;
+
+/**
+ * Each app id once, in apps: a group written from here keeps its app as a reference (app, a byte
+ * or two) and '' in app_id, where one written before keeps the 32 characters. Read through
+ * SQLITE_DIALECT.appOf. A personalised list writes a group a row, so the app id was a third of
+ * the group's bytes. No foreign key: nothing deletes an app, and intake would pay a look-up a
+ * group for the check.
+ */
+export const APPS_BY_REFERENCE = `
+  CREATE TABLE apps (id INTEGER PRIMARY KEY, app_id TEXT NOT NULL UNIQUE);
+  ALTER TABLE groups ADD COLUMN app INTEGER;
+  ${recipientsView(SQLITE_DIALECT.appOf('g'))}
 `;
