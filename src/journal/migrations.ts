@@ -30,7 +30,7 @@
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import {
   APPS_BY_REFERENCE,
-  PROVIDER_VALUES_COMPACT,
+  ROW_RESULTS_AGAIN,
   recipientsView,
   TIMES_AS_MILLISECONDS,
 } from './storedForms.js';
@@ -529,7 +529,8 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   {
     version: 22,
     name: "an accepted batch's smsMessageSid and dateCreated as bytes",
-    sql: PROVIDER_VALUES_COMPACT,
+    sql: ROW_RESULTS_AGAIN,
   },
   { version: 23, name: "each app id once, a group's app by reference", sql: APPS_BY_REFERENCE },
+  { version: 24, name: 'a phone cell that is its number, kept once', sql: ROW_RESULTS_AGAIN },
 ];

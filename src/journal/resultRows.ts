@@ -1,6 +1,7 @@
 // The rows of the files people read after a run (NAME.result.csv, NAME.rejected.csv), read from
 // the journal. The journal hands over text and rows; results/ writes the files.
 import { SQLITE_DIALECT } from './rules.js';
+import { phoneRawOf } from './storedForms.js';
 import type { Statement } from 'better-sqlite3';
 import { connectionOf, insideOf } from './connection.js';
 import type { Journal } from './connection.js';
@@ -203,19 +204,21 @@ export function resultPageSql(tails: string): string {
   // And neither is digits Excel would change (the format writes those as ="digits": a leading 0,
   // or 12 digits or more).
   const keptByExcel = (cell: string) => `(${cell} NOT GLOB '0?*' AND length(${cell}) < 12)`;
-  const plainPhones = `(${keptByExcel('r.phone')} AND (r.phone_raw = r.phone OR (r.phone_raw NOT GLOB '*[^0-9]*' AND ${keptByExcel('r.phone_raw')})))`;
+  // A raw cell kept as '' is the number itself (storedForms.ts, phoneRawOf).
+  const plainPhones = `(${keptByExcel('r.phone')} AND (r.phone_raw = '' OR r.phone_raw = r.phone OR (r.phone_raw NOT GLOB '*[^0-9]*' AND ${keptByExcel('r.phone_raw')})))`;
+  const raw = phoneRawOf('r');
   const plain = `r.intake = 'valid' AND t.tail IS NOT NULL AND ${plainPhones}`;
   // A duplicate's line (a list given again is all duplicates: one look-up each in JS cost 8 s a
   // million), its message as row_results words it (migration 7), here without the view's batch
   // look-up. NULL, so the marker, when the earlier file's name needs quoting or holds the marker,
   // or the earlier row is gone. The messages themselves need no quoting (migrations.ts).
-  const duplicateLine = `CASE WHEN r.intake = 'duplicate' AND ${plainPhones} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',duplicate,,' || (
+  const duplicateLine = `CASE WHEN r.intake = 'duplicate' AND ${plainPhones} THEN r.line || ',' || ${raw} || ',' || r.phone || ',duplicate,,' || (
       SELECT CASE WHEN o.file_id = r.file_id THEN 'duplicate of line ' || o.line
         WHEN f.name NOT GLOB '*[,"' || char(1, 10, 13) || ']*'
         THEN '${SENT_BY_ANOTHER_FILE}: line ' || o.line || ' of ' || f.name || ' (file ' || o.file_id || ')' END
       FROM rows o JOIN files f ON f.id = o.file_id WHERE o.id = r.duplicate_of) || ',,' END`;
   return `SELECT group_concat(
-            CASE WHEN ${plain} THEN r.line || ',' || r.phone_raw || ',' || r.phone || ',' || t.tail ELSE coalesce(${duplicateLine}, char(1) || r.id) END,
+            CASE WHEN ${plain} THEN r.line || ',' || ${raw} || ',' || r.phone || ',' || t.tail ELSE coalesce(${duplicateLine}, char(1) || r.id) END,
             char(13, 10))
           FROM rows r LEFT JOIN temp.${tails} t ON t.batch_id = r.batch_id
           WHERE r.id BETWEEN ? AND ? AND +r.file_id = ?`;
@@ -262,7 +265,7 @@ export function* rejectedRows(db: Journal, fileId: number): Generator<RejectedRo
     .pluck()
     .all(fileId) as number[];
   const page = connectionOf(db).prepare(
-    `SELECT r.line, r.error, r.phone_raw, ${SQLITE_DIALECT.appOf('g')} AS app_id, g.template_id, g.datas, r.extras, c.cells
+    `SELECT r.line, r.error, ${phoneRawOf('r')} AS phone_raw, ${SQLITE_DIALECT.appOf('g')} AS app_id, g.template_id, g.datas, r.extras, c.cells
      FROM rows r LEFT JOIN groups g ON g.id = r.group_id LEFT JOIN invalid_cells c ON c.row_id = r.id
      WHERE r.id IN (SELECT value FROM json_each(?)) ORDER BY r.id`,
   );

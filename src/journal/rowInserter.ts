@@ -5,6 +5,7 @@
 // before any other write of rows, so ids still follow the file's order.
 import type { Journal } from './connection.js';
 import { type Query, sql } from './sql.js';
+import { RAW_IS_PHONE } from './storedForms.js';
 
 /** A row's columns, in INSERT order, but for its file (the inserter's own). */
 export type RowValues = [
@@ -102,6 +103,7 @@ export function createRowInserter(db: Journal, fileId: number): RowInserter {
       const base = queued * COLUMN_COUNT;
       values[base] = fileId;
       for (let i = 1; i < COLUMN_COUNT; i++) values[base + i] = row[i - 1];
+      if (row[1] === row[2]) values[base + 2] = RAW_IS_PHONE; // the number once (storedForms.ts)
       if (++queued === ROWS_PER_STATEMENT) writeAll();
     },
     flush() {

@@ -23,6 +23,17 @@ const STORED_FORMS: Readonly<Record<string, Readonly<Record<string, (column: str
     },
   };
 
+/**
+ * rows.phone_raw of a row whose cell was its number as it is (normalised, nothing to change):
+ * '' rather than the number a second time. A cell that was empty has no number (phone is null).
+ */
+export const RAW_IS_PHONE = '';
+
+/** SQL: the phone cell as the file had it, of the rows table's row `row` (an alias or its name). */
+export function phoneRawOf(row: string): string {
+  return `CASE WHEN ${row}.phone_raw = '${RAW_IS_PHONE}' AND ${row}.phone IS NOT NULL THEN ${row}.phone ELSE ${row}.phone_raw END`;
+}
+
 /** Columns the dump leaves out: read into another column (readableColumn). */
 const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
 
@@ -34,6 +45,7 @@ export function readColumns(table: string, columns: readonly string[]): string[]
 /** `column` of `table` as the SQL that reads it as the text it was written as. */
 export function readableColumn(table: string, column: string): string {
   if (table === 'groups' && column === 'app_id') return `${d.appOf('groups')} AS "app_id"`;
+  if (table === 'rows' && column === 'phone_raw') return `${phoneRawOf('rows')} AS "phone_raw"`;
   const text = STORED_FORMS[table]?.[column];
   return text ? `${text(`"${column}"`)} AS "${column}"` : `"${column}"`;
 }
@@ -46,7 +58,7 @@ const toMs = (column: string) => `coalesce(${SQLITE_DIALECT.storedTime(column)},
  * smsMessageSid and dateCreated read back as the text they were written as (SQLITE_DIALECT).
  */
 const ROW_RESULTS = `
-  SELECT r.id, r.file_id, r.line, r.phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
+  SELECT r.id, r.file_id, r.line, ${phoneRawOf('r')} AS phone_raw, r.phone, r.group_id, r.batch_id, r.extras, r.intake,
     CASE r.intake
       WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
       ELSE r.intake
@@ -132,8 +144,11 @@ export const TIMES_AS_MILLISECONDS = `
   CREATE VIEW row_results AS ${ROW_RESULTS};
 `;
 
-/** Remakes row_results (ROW_RESULTS) over the batches' provider values kept as bytes. */
-export const PROVIDER_VALUES_COMPACT = `
+/**
+ * Remakes row_results (ROW_RESULTS) over the batches' provider values kept as bytes (migration 22),
+ * and over a phone cell kept as '' where it is the number (migration 24).
+ */
+export const ROW_RESULTS_AGAIN = `
   DROP VIEW row_results;
   CREATE VIEW row_results AS ${ROW_RESULTS};
 `;

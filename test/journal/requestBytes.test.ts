@@ -82,6 +82,16 @@ describe('the bytes a request leaves in the journal', () => {
     assert.deepEqual(db.prepare('SELECT DISTINCT app_id FROM v_recipients').pluck().all(), [APP]);
   });
 
+  it('keeps a phone cell that is its number once, and reads it back as the cell', () => {
+    assert.deepEqual(db.prepare('SELECT DISTINCT phone_raw FROM rows').pluck().all(), ['']);
+    const recipients = db.prepare('SELECT phone_raw, phone FROM v_recipients').raw().all() as [
+      string,
+      string,
+    ][];
+    assert.equal(recipients.length, 6);
+    for (const [raw, phone] of recipients) assert.equal(raw, phone);
+  });
+
   it('fresh reqIds never repeat, and use every letter and digit', () => {
     const ids = Array.from({ length: 20_000 }, () => newReqId());
     assert.equal(new Set(ids).size, ids.length);

@@ -4,6 +4,8 @@
 // line break or the marker character, rows of another file inside the span, a batch not settled
 // yet.
 import assert from 'node:assert/strict';
+import { SQLITE_DIALECT } from '../../src/journal/rules.js';
+import { phoneRawOf } from '../../src/journal/storedForms.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,8 +90,9 @@ const DIGITS_AS_TEXT = true;
 function rowByRow(db: Journal, fileId: number): string {
   const rows = sqliteOf(db)
     .prepare(
-      `SELECT r.line, r.phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, d.file_id AS dup_file, df.name AS dup_name,
-              b.state, b.status_code, b.status_msg, b.sms_message_sid, b.date_created
+      `SELECT r.line, ${phoneRawOf('r')} AS phone_raw, r.phone, r.intake, r.error, d.line AS dup_line, d.file_id AS dup_file, df.name AS dup_name,
+              b.state, b.status_code, b.status_msg, ${SQLITE_DIALECT.sidText('b.sms_message_sid')} AS sms_message_sid,
+              ${SQLITE_DIALECT.stampText('b.date_created')} AS date_created
        FROM rows r LEFT JOIN batches b ON b.id = r.batch_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN files df ON df.id = d.file_id
        WHERE r.file_id = ? ORDER BY r.id`,
     )
