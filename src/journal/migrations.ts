@@ -58,6 +58,19 @@ const GROUP_FIRST_ROWS_INDEX = `
   CREATE INDEX rows_by_group_phone ON rows (group_id, phone) WHERE batch_id IS NOT NULL;
 `;
 
+/**
+ * A group is looked up by its key hash (in its own file: the planner's findGroup; in others: the
+ * repeat window), or read with its file's (reports, prune, export). One index by key hash, then
+ * file, serves both look-ups by hash; one by file alone, the reads by file: 7 bytes a group less
+ * than an index by file, then hash, beside the one by hash.
+ */
+const GROUPS_BY_HASH_AND_FILE = `
+  DROP INDEX IF EXISTS groups_by_key;
+  DROP INDEX groups_by_hash;
+  CREATE INDEX groups_by_hash ON groups (key_hash, file_id);
+  CREATE INDEX groups_by_file ON groups (file_id);
+`;
+
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   {
     version: 1,
@@ -533,4 +546,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   },
   { version: 23, name: "each app id once, a group's app by reference", sql: APPS_BY_REFERENCE },
   { version: 24, name: 'a phone cell that is its number, kept once', sql: ROW_RESULTS_AGAIN },
+  { version: 25, name: "a file's groups by key hash and by file", sql: GROUPS_BY_HASH_AND_FILE },
 ];

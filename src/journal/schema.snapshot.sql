@@ -169,11 +169,11 @@ INDEX batches_by_group ON batches
 INDEX files_to_prune ON files
   CREATE INDEX files_to_prune ON files (finished_at) WHERE pruned_at IS NULL
 
-INDEX groups_by_hash ON groups
-  CREATE INDEX groups_by_hash ON groups (key_hash)
+INDEX groups_by_file ON groups
+  CREATE INDEX groups_by_file ON groups (file_id)
 
-INDEX groups_by_key ON groups
-  CREATE INDEX groups_by_key ON groups (file_id, key_hash)
+INDEX groups_by_hash ON groups
+  CREATE INDEX groups_by_hash ON groups (key_hash, file_id)
 
 INDEX invalid_cells_by_file ON invalid_cells
   CREATE INDEX invalid_cells_by_file ON invalid_cells (file_id)
