@@ -2,13 +2,15 @@
 // intake still fills (planStore.ts).
 import type { Journal } from './connection.js';
 import { sql, sqlPluck } from './sql.js';
+import { SQLITE_DIALECT } from './rules.js';
 import type { BatchRecord } from '../ports/records.js';
 
 /** A batch's numbers, in row order. */
 export function batchPhones(db: Journal, batchId: number): string[] {
-  const phones = sqlPluck(db, 'SELECT phones FROM batch_numbers WHERE batch_id = ?').get(
-    batchId,
-  ) as string | undefined;
+  const phones = sqlPluck(
+    db,
+    `SELECT ${SQLITE_DIALECT.batchPhones('b')} FROM batches b WHERE b.id = ?`,
+  ).get(batchId) as string | null | undefined;
   return phones ? phones.split(',') : [];
 }
 

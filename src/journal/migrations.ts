@@ -28,6 +28,7 @@
 //   message. daemon_state   one row the daemon keeps current (paused and why), read by `smsdrop
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
+import { HELD } from './batchNumbers.js';
 import {
   APPS_BY_REFERENCE,
   ROW_RESULTS_AGAIN,
@@ -69,6 +70,18 @@ const GROUPS_BY_HASH_AND_FILE = `
   DROP INDEX groups_by_hash;
   CREATE INDEX groups_by_hash ON groups (key_hash, file_id);
   CREATE INDEX groups_by_file ON groups (file_id);
+`;
+
+/**
+ * A group's batches are looked up for one thing: the batch intake still fills (planStore.ts,
+ * heldBatchOf), which the end of its file releases. Only those are indexed by group, so the index
+ * holds the batches of the files being read, not one entry for every batch ever planned. (A
+ * group's deletion would look its batches up by group too; prune deletes them first, with the
+ * check off: prune.ts.)
+ */
+const HELD_BATCHES_BY_GROUP = `
+  DROP INDEX batches_by_group;
+  CREATE INDEX batches_held ON batches (group_id) WHERE next_attempt_at = ${HELD};
 `;
 
 export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -547,4 +560,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 23, name: "each app id once, a group's app by reference", sql: APPS_BY_REFERENCE },
   { version: 24, name: 'a phone cell that is its number, kept once', sql: ROW_RESULTS_AGAIN },
   { version: 25, name: "a file's groups by key hash and by file", sql: GROUPS_BY_HASH_AND_FILE },
+  { version: 26, name: "a group's batch intake still fills", sql: HELD_BATCHES_BY_GROUP },
 ];

@@ -59,7 +59,7 @@ function statementsOf(db: Journal) {
     // Only a held batch can take more numbers: a released one may be on its way already.
     heldBatchOf: sql(
       db,
-      `SELECT b.id, n.phones FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id
+      `SELECT b.id, b.numbers, ${SQLITE_DIALECT.batchPhones('b')} AS phones FROM batches b
        WHERE b.group_id = ? AND b.state = 'planned' AND b.next_attempt_at = ${HELD} ORDER BY b.id DESC LIMIT 1`,
     ),
     insertBatch: sql(
@@ -71,6 +71,7 @@ function statementsOf(db: Journal) {
       db,
       'INSERT INTO batch_numbers (batch_id, phones) VALUES (?, ?) ON CONFLICT (batch_id) DO UPDATE SET phones = excluded.phones',
     ),
+    forgetPhones: sql(db, 'DELETE FROM batch_numbers WHERE batch_id = ?'),
     writeCount: sql(db, 'UPDATE batches SET numbers = ? WHERE id = ?'),
     release: sql(db, 'UPDATE batches SET next_attempt_at = 0 WHERE id = ?'),
     releaseHeld: sql(
@@ -208,8 +209,13 @@ export class JournalPlanStore implements PlanStore {
   }
 
   heldBatchOf(groupId: number): HeldBatch | undefined {
-    const latest = this.#sql.heldBatchOf.get(groupId) as
-      { id: number; phones: string | null } | undefined;
+    type Held = { id: number; numbers: number; phones: string | null } | undefined;
+    let latest = this.#sql.heldBatchOf.get(groupId) as Held;
+    if (latest?.numbers === 1 && latest.phones === null) {
+      // Its one number is its row's, which may still wait in the queue of rows to write.
+      this.#rows.flush();
+      latest = this.#sql.heldBatchOf.get(groupId) as Held;
+    }
     return latest && { id: latest.id, phones: latest.phones ? latest.phones.split(',') : [] };
   }
   insertBatch(groupId: number, now: string): number {
@@ -218,7 +224,9 @@ export class JournalPlanStore implements PlanStore {
     );
   }
   saveBatchNumbers(batchId: number, phones: readonly string[]): void {
-    this.#sql.writePhones.run(batchId, phones.join(','));
+    // One number is its row's (SQLITE_DIALECT.batchPhones): a batch_numbers row would repeat it.
+    if (phones.length === 1) this.#sql.forgetPhones.run(batchId);
+    else this.#sql.writePhones.run(batchId, phones.join(','));
     this.#sql.writeCount.run(phones.length, batchId);
   }
   releaseBatch(batchId: number): void {

@@ -38,6 +38,9 @@ export const SQLITE_DIALECT: Dialect = {
   stampText: (column) =>
     `CASE WHEN typeof(${column}) = 'blob' THEN hex(${column}) ELSE ${column} END`,
   appOf: (group) => `coalesce((SELECT app_id FROM apps WHERE id = ${group}.app), ${group}.app_id)`,
+  batchPhones: (b) =>
+    `coalesce((SELECT phones FROM batch_numbers WHERE batch_id = ${b}.id),
+      CASE WHEN ${b}.numbers = 1 THEN (SELECT phone FROM rows WHERE batch_id = ${b}.id LIMIT 1) END)`,
   indexedBy: (index) => ` INDEXED BY ${index}`,
   writesInWith: false,
 };

@@ -163,8 +163,8 @@ INDEX attempts_by_start ON attempts
 INDEX batches_by_file ON batches
   CREATE INDEX batches_by_file ON batches (file_id, state)
 
-INDEX batches_by_group ON batches
-  CREATE INDEX batches_by_group ON batches (group_id)
+INDEX batches_held ON batches
+  CREATE INDEX batches_held ON batches (group_id) WHERE next_attempt_at = 9007199254740991
 
 INDEX files_to_prune ON files
   CREATE INDEX files_to_prune ON files (finished_at) WHERE pruned_at IS NULL

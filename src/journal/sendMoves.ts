@@ -12,9 +12,10 @@ import { nowIso, sql, sqlPluck } from './sql.js';
 import { type DueRow, toBatchToSend } from '../ports/dueRow.js';
 import type { AttemptResult, BatchToSend, Transition } from '../ports/records.js';
 
-const DUE_BATCHES = `SELECT b.*, ${SQLITE_DIALECT.appOf('g')} AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, n.phones AS g_phones
-  FROM batches b JOIN groups g ON g.id = b.group_id JOIN batch_numbers n ON n.batch_id = b.id
-  WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ?`;
+const PHONES = SQLITE_DIALECT.batchPhones('b');
+const DUE_BATCHES = `SELECT b.*, ${SQLITE_DIALECT.appOf('g')} AS g_app_id, g.template_id AS g_template_id, g.datas AS g_datas, ${PHONES} AS g_phones
+  FROM batches b JOIN groups g ON g.id = b.group_id
+  WHERE b.file_id = ? AND b.state = 'planned' AND b.next_attempt_at <= ? AND ${PHONES} IS NOT NULL`;
 
 /** Planned batches of the file due by `now`, after `afterId`, with what their requests need. */
 export function dueBatches(

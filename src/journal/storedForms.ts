@@ -34,6 +34,16 @@ export function phoneRawOf(row: string): string {
   return `CASE WHEN ${row}.phone_raw = '${RAW_IS_PHONE}' AND ${row}.phone IS NOT NULL THEN ${row}.phone ELSE ${row}.phone_raw END`;
 }
 
+/**
+ * What the dump reads as `table`, where its rows are not all in it: every batch's numbers, a
+ * batch of one number's from its row (SQLITE_DIALECT.batchPhones).
+ */
+export function tableSource(table: string): string {
+  if (table !== 'batch_numbers') return table;
+  const phones = d.batchPhones('b');
+  return `(SELECT b.id AS batch_id, ${phones} AS phones FROM batches b WHERE ${phones} IS NOT NULL)`;
+}
+
 /** Columns the dump leaves out: read into another column (readableColumn). */
 const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
 

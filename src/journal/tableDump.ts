@@ -10,7 +10,7 @@ import { connectionOf, type Journal } from './connection.js';
 import { journalPath } from './paths.js';
 import { openJournal } from './open.js';
 import { appliedMigrations } from './reportReads.js';
-import { readableColumn, readColumns } from './storedForms.js';
+import { readableColumn, readColumns, tableSource } from './storedForms.js';
 import {
   DUMPED_TABLES,
   type DumpedRow,
@@ -51,13 +51,14 @@ function dumpedTable(db: Journal, name: DumpedTableName, key: readonly string[])
     name,
     (connectionOf(db).pragma(`table_info(${name})`) as Array<{ name: string }>).map((c) => c.name),
   );
-  const count = connectionOf(db).prepare(`SELECT count(*) FROM ${name}`).pluck().get() as number;
+  const source = tableSource(name);
+  const count = connectionOf(db).prepare(`SELECT count(*) FROM ${source}`).pluck().get() as number;
   const keyAt = key.map((k) => columns.indexOf(k));
   const list = columns.map((c) => readableColumn(name, c)).join(', ');
   const order = key.join(', ');
-  const first = connectionOf(db).prepare(`SELECT ${list} FROM ${name} ORDER BY ${order} LIMIT ?`);
+  const first = connectionOf(db).prepare(`SELECT ${list} FROM ${source} ORDER BY ${order} LIMIT ?`);
   const after = connectionOf(db).prepare(
-    `SELECT ${list} FROM ${name} WHERE (${order}) > (${key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ?`,
+    `SELECT ${list} FROM ${source} WHERE (${order}) > (${key.map(() => '?').join(', ')}) ORDER BY ${order} LIMIT ?`,
   );
   for (const statement of [first, after]) statement.raw(true).safeIntegers(true);
   return {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
-import { storedAttemptReqId } from './attempts.js';
+import { storedAttemptCode, storedAttemptReqId } from './attempts.js';
 import { fileFreeToGo } from './fileFree.js';
 import { type MoveGuard, moveBatch, moveBatchReturning, moveBatchThen } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
@@ -93,7 +93,7 @@ export function* finishAttempt(
      WHERE id = ?`,
     now,
     result.outcome,
-    result.statusCode,
+    storedAttemptCode(result.outcome, result.statusCode),
     result.reason,
     attempt.id,
   );
@@ -127,7 +127,7 @@ export function* applyTransition(
     case 'failed':
     case 'unknown':
       yield* moveBatch(batchId, t.to, [statusOf(t.statusCode, t.statusMsg)], options);
-      if (t.to === 'failed') yield* suppressIfRefused(batchId, t.statusCode, now);
+      if (t.to === 'failed') yield* suppressIfRefused(ctx.dialect, batchId, t.statusCode, now);
       return;
     case 'planned':
       yield* moveBatch(
@@ -167,9 +167,9 @@ function plannedAgain(
 }
 
 /** A batch's numbers, in row order. */
-export function* batchPhones(batchId: number): Rule<string[]> {
-  const found = yield* get<{ phones: string }>(
-    'SELECT phones FROM batch_numbers WHERE batch_id = ?',
+export function* batchPhones(d: Dialect, batchId: number): Rule<string[]> {
+  const found = yield* get<{ phones: string | null }>(
+    `SELECT ${d.batchPhones('b')} AS phones FROM batches b WHERE b.id = ?`,
     batchId,
   );
   return found?.phones ? found.phones.split(',') : [];
@@ -181,7 +181,7 @@ function* splitBatch(ctx: RuleContext, batchId: number, now: string): Rule<void>
     'SELECT id, file_id, group_id FROM batches WHERE id = ?',
     batchId,
   );
-  const phones = yield* batchPhones(batchId);
+  const phones = yield* batchPhones(ctx.dialect, batchId);
   const middle = Math.ceil(phones.length / 2);
   for (const half of [phones.slice(0, middle), phones.slice(middle)])
     if (half.length > 0) yield* moveToNewBatch(ctx, parent!, half, now);
@@ -251,9 +251,14 @@ export function* moveToNewBatch(
  * A batch failed for good: if it held one number and the provider's code says that number will
  * never take a message, the number is suppressed (inside the transaction that records the failure).
  */
-function* suppressIfRefused(batchId: number, statusCode: string | null, now: string): Rule<void> {
+function* suppressIfRefused(
+  d: Dialect,
+  batchId: number,
+  statusCode: string | null,
+  now: string,
+): Rule<void> {
   if (statusCode === null || !SUPPRESSING_CODES.has(statusCode)) return;
-  const phones = yield* batchPhones(batchId);
+  const phones = yield* batchPhones(d, batchId);
   if (phones.length !== 1) return;
   yield* run(
     `INSERT INTO suppressed (phone, reason, source, added_at) VALUES (?, ?, 'provider', ?)
@@ -275,6 +280,6 @@ function* unsuppressSplitAccepted(ctx: RuleContext, batchId: number): Rule<void>
   if ((yield* all('SELECT 1 AS one FROM suppressed LIMIT 1')).length === 0) return;
   yield* run(
     `DELETE FROM suppressed WHERE source = 'provider' AND ${ctx.dialect.isIn('phone')}`,
-    ctx.dialect.list(yield* batchPhones(batchId)),
+    ctx.dialect.list(yield* batchPhones(ctx.dialect, batchId)),
   );
 }

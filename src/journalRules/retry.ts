@@ -183,7 +183,7 @@ function* retryBatch(
     return;
   }
   if (batch.state === BATCH_STATE.unknown && !unknown.newReqIds) return;
-  const phones = yield* batchPhones(batch.id);
+  const phones = yield* batchPhones(ctx.dialect, batch.id);
   for (let from = 0; from < phones.length; from += maxPerRequest) {
     const newId = yield* moveToNewBatch(ctx, batch, phones.slice(from, from + maxPerRequest), now);
     prepared.firstBatchId ??= newId;
@@ -217,7 +217,7 @@ function* leaveRepeats(
   if (sentBefore.prepare) yield* call(() => sentBefore.prepare!([key]));
   const earlier = sentBefore(g.key_hash, g.app_id, g.template_id, g.datas);
   if (!earlier) return 0;
-  const phones = yield* batchPhones(batch.id);
+  const phones = yield* batchPhones(ctx.dialect, batch.id);
   if (sentBefore.prepareNumbers)
     yield* call(() => sentBefore.prepareNumbers!(phones.map((p) => [earlier, p] as const)));
   const repeated: string[] = [];

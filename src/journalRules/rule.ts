@@ -78,6 +78,12 @@ export interface Dialect {
    */
   appOf(group: string): string;
   /**
+   * The numbers of a batch, `batch` being the batches table's name or alias in the statement, as
+   * one comma-separated text; null for a batch without numbers kept (SQLite: a batch of one
+   * number keeps it in its row only, not in batch_numbers too).
+   */
+  batchPhones(batch: string): string;
+  /**
    * After a table in FROM (with its alias): the index to read it by, where SQLite's planner would
    * pick a worse one (its INDEXED BY); '' where the planner needs no telling.
    */

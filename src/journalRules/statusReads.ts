@@ -3,6 +3,7 @@
 // StatusReads (nodes, size, health, the daemon's state) itself.
 import type { FileLine, HeldFile } from '../ports/records.js';
 import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
+import { ATTEMPT_CODE } from './attempts.js';
 import { all, type Dialect, get, type Rule } from './rule.js';
 
 export type LastAnswer = {
@@ -39,9 +40,9 @@ export function* answersWithCodesSince(
 ): Rule<Array<{ code: string; count: number }>> {
   if (codes.length === 0) return [];
   return yield* all<{ code: string; count: number }>(
-    `SELECT status_code AS code, count(*) AS count FROM attempts
-     WHERE finished_at >= ${d.storedTime('?')} AND ${d.isIn('status_code')}
-     GROUP BY status_code ORDER BY count DESC, status_code${d.byBytes}`,
+    `SELECT ${ATTEMPT_CODE} AS code, count(*) AS count FROM attempts
+     WHERE finished_at >= ${d.storedTime('?')} AND ${d.isIn(ATTEMPT_CODE)}
+     GROUP BY ${ATTEMPT_CODE} ORDER BY count DESC, ${ATTEMPT_CODE}${d.byBytes}`,
     since,
     d.list(codes),
   );
@@ -71,7 +72,7 @@ export function* inFlight(fileId: number): Rule<{ requests: number; numbers: num
 /** The latest answered attempt of any file. */
 export function lastAnswer(d: Dialect): Rule<LastAnswer | undefined> {
   return get(
-    `SELECT outcome, status_code, ${d.timeText('finished_at')} AS finished_at FROM attempts
+    `SELECT outcome, ${ATTEMPT_CODE} AS status_code, ${d.timeText('finished_at')} AS finished_at FROM attempts
      WHERE finished_at IS NOT NULL ORDER BY attempts.finished_at${d.byBytes} DESC LIMIT 1`,
   );
 }

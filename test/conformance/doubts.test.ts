@@ -70,8 +70,8 @@ async function journalled(j: Subject, fileId: number) {
     phone: string | null;
     phones: string | null;
   }>(
-    `SELECT r.line, r.intake, d.line AS duplicate_of_line, g.datas, r.phone, n.phones
-     FROM rows r JOIN groups g ON g.id = r.group_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
+    `SELECT r.line, r.intake, d.line AS duplicate_of_line, g.datas, r.phone, ${j.rules.dialect.batchPhones('b')} AS phones
+     FROM rows r JOIN groups g ON g.id = r.group_id LEFT JOIN rows d ON d.id = r.duplicate_of LEFT JOIN batches b ON b.id = r.batch_id
      WHERE r.file_id = ? ORDER BY r.line`,
     fileId,
   );
@@ -91,7 +91,7 @@ async function journalled(j: Subject, fileId: number) {
     .map((b) => ({ datas: b.datas, numbers: b.numbers, due: b.next_attempt_at === 0 ? 1 : 0 }))
     .sort((x, y) => (x.datas < y.datas ? -1 : x.datas > y.datas ? 1 : y.numbers - x.numbers));
   const numbersSent = await j.all<{ phones: string }>(
-    'SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?',
+    `SELECT ${j.rules.dialect.batchPhones('b')} AS phones FROM batches b WHERE b.file_id = ? AND ${j.rules.dialect.batchPhones('b')} IS NOT NULL`,
     fileId,
   );
   return {

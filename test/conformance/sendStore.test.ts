@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { AttemptResult, Transition } from '../../src/ports/records.js';
+import { answersWithCodesSince, lastAnswer } from '../../src/journalRules/statusReads.js';
 import { onEachJournal, type Subject } from './journals.js';
 import { AT, batchOf, seedBatch, seedFile, seedOpenAttempt, type Seeded } from './seed.js';
 import { startClaimed } from './seed.js';
@@ -86,6 +87,29 @@ onEachJournal('the SendStore', ({ open }) => {
     });
     const a = await j.get('SELECT outcome, status_code FROM attempts WHERE id = ?', attemptId);
     assert.deepEqual(a, { outcome: 'answered', status_code: '000000' });
+  });
+
+  it('keeps no code on an accepted attempt, and reads it back as the provider’s success', async () => {
+    const j = await open();
+    const accepted: AttemptResult = { outcome: 'accepted', statusCode: '000000', reason: null };
+    const { attemptId } = await sentWith(
+      j,
+      ['13800000001'],
+      {
+        to: 'accepted',
+        statusCode: '000000',
+        smsMessageSid: 'sid-2',
+        dateCreated: '20261201080000',
+      },
+      accepted,
+    );
+    const a = await j.get('SELECT outcome, status_code FROM attempts WHERE id = ?', attemptId);
+    assert.deepEqual(a, { outcome: 'accepted', status_code: null });
+    assert.equal((await j.rule(lastAnswer(j.rules.dialect)))?.status_code, '000000');
+    assert.deepEqual(
+      await j.rule(answersWithCodesSince(j.rules.dialect, ['000000', '160034'], AT)),
+      [{ code: '000000', count: 1 }],
+    );
   });
 
   it('reads back the provider’s smsMessageSid and dateCreated as it gave them, whatever their form', async () => {

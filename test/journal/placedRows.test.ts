@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
+import { SQLITE_DIALECT } from '../../src/journal/rules.js';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import {
@@ -89,7 +90,7 @@ function assertSettled(db: ReturnType<typeof openJournal>, fileId: number, numbe
   const inBatches = (
     sqliteOf(db)
       .prepare(
-        'SELECT n.phones FROM batch_numbers n JOIN batches b ON b.id = n.batch_id WHERE b.file_id = ?',
+        `SELECT ${SQLITE_DIALECT.batchPhones('b')} FROM batches b WHERE b.file_id = ? AND ${SQLITE_DIALECT.batchPhones('b')} IS NOT NULL`,
       )
       .pluck()
       .all(fileId) as string[]

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { countGroups, GroupCounts } from '../../src/intake/groupCounts.js';
 import { HELD } from '../../src/journal/batchNumbers.js';
+import { SQLITE_DIALECT } from '../../src/journal/rules.js';
 import { createFile } from '../../src/journal/files.js';
 import { openJournal } from '../../src/journal/open.js';
 import { plannedRow as row, planWriter } from './planWriter.js';
@@ -217,8 +218,8 @@ describe('batch release during intake', () => {
     const batches = () =>
       sqliteOf(db)
         .prepare(
-          `SELECT b.next_attempt_at = 0 AS due, n.phones, (SELECT group_concat(r.phone) FROM rows r WHERE r.batch_id = b.id) AS rowPhones
-           FROM batches b LEFT JOIN batch_numbers n ON n.batch_id = b.id WHERE b.file_id = ? ORDER BY b.id`,
+          `SELECT b.next_attempt_at = 0 AS due, ${SQLITE_DIALECT.batchPhones('b')} AS phones, (SELECT group_concat(r.phone) FROM rows r WHERE r.batch_id = b.id) AS rowPhones
+           FROM batches b WHERE b.file_id = ? ORDER BY b.id`,
         )
         .all(file.id);
     writer.write([row(2, '13800000001'), row(3, '13800000002')]);

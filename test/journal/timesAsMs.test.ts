@@ -113,7 +113,7 @@ describe("attempts' and batches' times as milliseconds", () => {
         'attempts_by_finished',
         'attempts_by_start',
         'batches_by_file',
-        'batches_by_group',
+        'batches_held',
       ]);
     } finally {
       journal.close();
