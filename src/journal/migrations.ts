@@ -31,6 +31,7 @@ import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/result
 import { HELD } from './batchNumbers.js';
 import {
   APPS_BY_REFERENCE,
+  PROCESSES_BY_REFERENCE,
   ROW_RESULTS_AGAIN,
   recipientsView,
   TIMES_AS_MILLISECONDS,
@@ -561,4 +562,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 24, name: 'a phone cell that is its number, kept once', sql: ROW_RESULTS_AGAIN },
   { version: 25, name: "a file's groups by key hash and by file", sql: GROUPS_BY_HASH_AND_FILE },
   { version: 26, name: "a group's batch intake still fills", sql: HELD_BATCHES_BY_GROUP },
+  {
+    version: 27,
+    name: "each sending process once, an attempt's by reference",
+    sql: PROCESSES_BY_REFERENCE,
+  },
 ];

@@ -41,6 +41,7 @@ export const SQLITE_DIALECT: Dialect = {
   batchPhones: (b) =>
     `coalesce((SELECT phones FROM batch_numbers WHERE batch_id = ${b}.id),
       CASE WHEN ${b}.numbers = 1 THEN (SELECT phone FROM rows WHERE batch_id = ${b}.id LIMIT 1) END)`,
+  storedNode: (node) => `(SELECT id FROM processes WHERE name = ${node})`,
   indexedBy: (index) => ` INDEXED BY ${index}`,
   writesInWith: false,
 };

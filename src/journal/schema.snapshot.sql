@@ -109,6 +109,10 @@ TABLE invalid_cells
   file_id integer NOT NULL
   cells text NOT NULL
 
+TABLE processes
+  id integer PRIMARY KEY
+  name text NOT NULL
+
 TABLE pruned_totals
   kind text NOT NULL PRIMARY KEY
   outcome text NOT NULL PRIMARY KEY

@@ -75,6 +75,9 @@ export function startAttempt(
   reqId: string | null,
 ): number | undefined {
   const now = nowIso();
+  sql(db, 'INSERT INTO processes (name) VALUES (?) ON CONFLICT (name) DO NOTHING').run(
+    THIS_PROCESS,
+  );
   const attemptId = runRule(db, rules.startAttempt(SQLITE_RULES, batch, reqId, now, THIS_PROCESS));
   if (attemptId !== undefined)
     noteAttemptStarted(db, { batchId: batch.id, batchReqId: batch.req_id, reqId, startedAt: now });

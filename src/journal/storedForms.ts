@@ -44,6 +44,11 @@ export function tableSource(table: string): string {
   return `(SELECT b.id AS batch_id, ${phones} AS phones FROM batches b WHERE ${phones} IS NOT NULL)`;
 }
 
+/** SQL: the process that made the attempt `attempt` (an alias or the table's name). */
+export function nodeOf(attempt: string): string {
+  return `coalesce((SELECT name FROM processes WHERE id = ${attempt}.node), ${attempt}.node)`;
+}
+
 /** Columns the dump leaves out: read into another column (readableColumn). */
 const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
 
@@ -56,6 +61,7 @@ export function readColumns(table: string, columns: readonly string[]): string[]
 export function readableColumn(table: string, column: string): string {
   if (table === 'groups' && column === 'app_id') return `${d.appOf('groups')} AS "app_id"`;
   if (table === 'rows' && column === 'phone_raw') return `${phoneRawOf('rows')} AS "phone_raw"`;
+  if (table === 'attempts' && column === 'node') return `${nodeOf('attempts')} AS "node"`;
   const text = STORED_FORMS[table]?.[column];
   return text ? `${text(`"${column}"`)} AS "${column}"` : `"${column}"`;
 }
@@ -192,6 +198,15 @@ export const recipientsView = (app: string) => `DROP VIEW v_recipients;
  * the group's bytes. No foreign key: nothing deletes an app, and intake would pay a look-up a
  * group for the check.
  */
+/**
+ * Each process that sent, once: an attempt keeps its process (host and pid) as a reference to
+ * processes (attempts.node; SQLITE_DIALECT.storedNode, read by nodeOf), where one written before
+ * keeps the text. The sender adds its process before its first attempt.
+ */
+export const PROCESSES_BY_REFERENCE = `
+  CREATE TABLE processes (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+`;
+
 export const APPS_BY_REFERENCE = `
   CREATE TABLE apps (id INTEGER PRIMARY KEY, app_id TEXT NOT NULL UNIQUE);
   ALTER TABLE groups ADD COLUMN app INTEGER;

@@ -57,7 +57,7 @@ export function* startAttempt(
     [['attempts = attempts + 1']],
     options,
     [
-      `INSERT INTO attempts (batch_id, req_id, started_at, node) SELECT moved.id, ?, ${ctx.dialect.storedTime('?')}, ? FROM moved RETURNING id`,
+      `INSERT INTO attempts (batch_id, req_id, started_at, node) SELECT moved.id, ?, ${ctx.dialect.storedTime('?')}, ${ctx.dialect.storedNode('?')} FROM moved RETURNING id`,
       storedAttemptReqId(reqId, batch.req_id),
       now,
       node,

@@ -22,7 +22,8 @@ export function* providerSilentFor(
   attempts: number,
   node: string | null,
 ): Rule<boolean> {
-  const ofNode: Fragment = node === null ? [''] : [' AND a.node = ?', node];
+  const ofNode: Fragment =
+    node === null ? [''] : [` AND a.node = ${dialect.storedNode('?')}`, node];
   const row = yield* get<{ silent: number }>(
     `WITH since AS (
        SELECT started_at FROM attempts WHERE batch_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?

@@ -84,6 +84,11 @@ export interface Dialect {
    */
   batchPhones(batch: string): string;
   /**
+   * SQL: the process or node `node` (a parameter's SQL) as attempts.node keeps it (SQLite: a
+   * reference to the processes table, which the journal's sender fills; PostgreSQL: the node's id).
+   */
+  storedNode(node: string): string;
+  /**
    * After a table in FROM (with its alias): the index to read it by, where SQLite's planner would
    * pick a worse one (its INDEXED BY); '' where the planner needs no telling.
    */

@@ -28,6 +28,7 @@ export const PG_DIALECT: Dialect = {
   storedStamp: (stamp) => stamp,
   stampText: (column) => column,
   appOf: (group) => `${group}.app_id`,
+  storedNode: (node) => node,
   batchPhones: (b) => `(SELECT phones FROM batch_numbers WHERE batch_id = ${b}.id)`,
   indexedBy: () => '',
   writesInWith: true,

@@ -154,6 +154,10 @@ export interface PlanStore {
   heldBatchOf(groupId: number): HeldBatch | undefined;
   /** A new empty batch of the group, held; `now` is its creation time. */
   insertBatch(groupId: number, now: string): number;
+  /**
+   * The batch's numbers, each that of a row placed in it (written with its batch id): a journal
+   * may keep a batch of one number in its row alone (SQLite).
+   */
   saveBatchNumbers(batchId: number, phones: readonly string[]): void;
   /** The batch takes no more numbers: it is due now. */
   releaseBatch(batchId: number): void;

@@ -82,6 +82,21 @@ describe('the bytes a request leaves in the journal', () => {
     assert.deepEqual(db.prepare('SELECT DISTINCT app_id FROM v_recipients').pluck().all(), [APP]);
   });
 
+  it('keeps the process that sent once, each attempt referring to it', () => {
+    assert.deepEqual(
+      db
+        .prepare('SELECT DISTINCT typeof(node), node = (SELECT id FROM processes) FROM attempts')
+        .raw()
+        .all(),
+      [['text', 1]],
+    );
+    assert.match(
+      String(db.prepare('SELECT name FROM processes').pluck().get()),
+      /^.+:\d+$/,
+      'host and pid',
+    );
+  });
+
   it('keeps a phone cell that is its number once, and reads it back as the cell', () => {
     assert.deepEqual(db.prepare('SELECT DISTINCT phone_raw FROM rows').pluck().all(), ['']);
     const recipients = db.prepare('SELECT phone_raw, phone FROM v_recipients').raw().all() as [

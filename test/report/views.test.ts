@@ -185,7 +185,7 @@ async function writeOldJournal(dataDir: string): Promise<void> {
   await makeJournal(dataDir);
   const old = openSqliteFile(dataDir, { write: true });
   old.exec(
-    'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; DROP TABLE pruned_totals; DROP INDEX groups_by_hash; DROP INDEX groups_by_file; CREATE INDEX groups_by_key ON groups (file_id, key_hash); DROP INDEX rows_by_group_phone; ALTER TABLE groups DROP COLUMN app; DROP TABLE apps; ' +
+    'DROP VIEW v_files; DROP VIEW v_recipients; DROP VIEW v_failures; DROP TABLE daemon_state; DROP INDEX attempts_by_finished; DROP INDEX rows_invalid; DROP TABLE suppressed; ALTER TABLE files DROP COLUMN repeats; DROP TABLE invalid_cells; ALTER TABLE files DROP COLUMN taken_at; ALTER TABLE files DROP COLUMN provider; DROP TABLE webhook_outbox; DROP INDEX files_to_prune; DROP TABLE pruned_totals; DROP INDEX groups_by_hash; DROP INDEX groups_by_file; CREATE INDEX groups_by_key ON groups (file_id, key_hash); DROP INDEX rows_by_group_phone; ALTER TABLE groups DROP COLUMN app; DROP TABLE apps; DROP TABLE processes; ' +
       [
         'pruned_at',
         'kept_accepted',

@@ -12,7 +12,10 @@ import { openWriter } from '../../src/journals/index.js';
 const dir = mkdtempSync(path.join(os.tmpdir(), 'smsdrop-sendstore-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A file of three released batches of one number each; the last one asked to go first. */
+/**
+ * A file of three released batches of two numbers each (no rows: a batch of one number would keep
+ * it in its row only); the last one asked to go first.
+ */
 async function fileOfThree(journal: JournalHandle): Promise<{ fileId: number; ids: number[] }> {
   const file = await journal.files.create({
     sha256: 'cd'.repeat(32),
@@ -28,7 +31,7 @@ async function fileOfThree(journal: JournalHandle): Promise<{ fileId: number; id
     for (let i = 0; i < 3; i++) {
       const key = { appId: 'app', templateId: '1', datasJson: `["${i}"]`, keyHash: i };
       const batchId = store.insertBatch(store.insertGroup(key), now);
-      store.saveBatchNumbers(batchId, [`1380000000${i}`]);
+      store.saveBatchNumbers(batchId, [`1380000000${i}`, `1390000000${i}`]);
       store.releaseBatch(batchId);
       ids.push(batchId);
     }
