@@ -23,7 +23,13 @@ describe('the node of an attempt, on SQLite', () => {
     assert.equal(sent.status, 0, sent.stderr);
     const nodes = withSqliteFile(
       work,
-      (db) => db.prepare('SELECT DISTINCT node FROM attempts').all() as { node: unknown }[],
+      // the process is kept once, in processes, each attempt referring to it
+      (db) =>
+        db
+          .prepare(
+            'SELECT DISTINCT p.name AS node FROM attempts a JOIN processes p ON p.id = a.node',
+          )
+          .all() as { node: unknown }[],
     );
     assert.equal(nodes.length, 1, JSON.stringify(nodes));
     assert.match(String(nodes[0]!.node), /^.+:\d+$/, 'host and pid');

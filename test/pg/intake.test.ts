@@ -32,18 +32,26 @@ function csvFile(name: string, rows: number, shift = 0): string {
   return csv;
 }
 
+/**
+ * A batch's numbers on either journal: SQLite keeps a batch of one number in its row only
+ * (src/journal/storedForms.ts).
+ */
+const PHONES = `coalesce(n.phones,
+  CASE WHEN b.numbers = 1 THEN (SELECT o.phone FROM rows o WHERE o.batch_id = b.id LIMIT 1) END)`;
+
 /** What the report interface shows of the journal's files and rows, and its batches' make-up. */
 const VIEWS = {
   files: `SELECT id, name, status, rows, invalid, duplicates, accepted, failed, unknown, pending, requests
           FROM v_files ORDER BY id`,
   recipients: `SELECT file_id, file_name, line, phone_raw, phone, app_id, template_id, datas, extras, status,
                  status_msg FROM v_recipients ORDER BY file_id, line`,
-  batches: `SELECT b.file_id, g.datas, n.phones, b.numbers, b.state,
+  batches: `SELECT b.file_id, g.datas, ${PHONES} AS phones, b.numbers, b.state,
               CASE WHEN b.next_attempt_at = 0 THEN 1 ELSE 0 END AS due
             FROM batches b JOIN groups g ON g.id = b.group_id LEFT JOIN batch_numbers n ON n.batch_id = b.id
-            ORDER BY b.file_id, g.datas, n.phones`,
+            ORDER BY b.file_id, g.datas, phones`,
   // Each row with its batch's numbers: which rows share a batch.
-  placed: `SELECT r.file_id, r.line, n.phones FROM rows r LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
+  placed: `SELECT r.file_id, r.line, ${PHONES} AS phones FROM rows r
+           LEFT JOIN batches b ON b.id = r.batch_id LEFT JOIN batch_numbers n ON n.batch_id = r.batch_id
            ORDER BY r.file_id, r.line`,
   // Rows in id order: their lines ascend (the result file relies on it).
   order: 'SELECT file_id, line FROM rows ORDER BY id',

@@ -18,8 +18,13 @@ const VIEWS = ['row_results', 'v_files', 'v_recipients', 'v_failures'];
 const PG_ONLY: Record<string, string[]> = {
   batches: ['lease_node', 'lease_until', 'send_first'],
 };
-/** SQLite's tables of its own: the migrations' bookkeeping and the lost-commit intents. */
-const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence'];
+/**
+ * SQLite's tables of its own: the migrations' bookkeeping, the lost-commit intents, and what it
+ * keeps once and refers to (src/journal/storedForms.ts: PostgreSQL keeps the text).
+ */
+const SQLITE_ONLY = ['intents', 'schema_migrations', 'sqlite_sequence', 'apps', 'processes'];
+/** SQLite's columns of its own: a group's app by reference (storedForms.ts). */
+const SQLITE_ONLY_COLUMNS: Record<string, string[]> = { groups: ['app'] };
 
 /** A fresh SQLite journal, made as smsdrop makes it, its file open for plain SQL. */
 async function sqliteJournal(): Promise<SqliteFile> {
@@ -34,7 +39,9 @@ async function sqliteJournal(): Promise<SqliteFile> {
 }
 
 function sqliteColumns(db: SqliteFile, relation: string): string[] {
-  return (db.pragma(`table_info(${relation})`) as { name: string }[]).map((c) => c.name);
+  return (db.pragma(`table_info(${relation})`) as { name: string }[])
+    .map((c) => c.name)
+    .filter((name) => !SQLITE_ONLY_COLUMNS[relation]?.includes(name));
 }
 
 async function pgColumns(pool: pg.Pool, relation: string): Promise<string[]> {

@@ -279,8 +279,14 @@ describe('the small stores on PostgreSQL', { skip: postgresMissing() }, () => {
       [1, 2],
     );
     const less = ['pruned_at'];
+    // SQLite's groups also have `app`, the app by reference (src/journal/storedForms.ts)
+    const sqliteLess = (table: string) => (table === 'groups' ? [...less, 'app'] : less);
     for (const table of ['files', 'pruned_totals', 'rows', 'groups', 'batches', 'attempts'])
-      assert.deepEqual(await pgRows(pool, table, less), sqliteRows(db, table, less), table);
+      assert.deepEqual(
+        await pgRows(pool, table, less),
+        sqliteRows(db, table, sqliteLess(table)),
+        table,
+      );
     assert.deepEqual(
       (await pgRows(pool, 'rows')).map((r) => r.file_id),
       [3],
