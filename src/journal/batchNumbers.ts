@@ -1,17 +1,14 @@
 // Small reads and names of batches on SQLite: a batch's numbers and record, and the mark of a batch
 // intake still fills (planStore.ts).
 import type { Journal } from './connection.js';
-import { sql, sqlPluck } from './sql.js';
-import { SQLITE_DIALECT } from './rules.js';
+import { sql } from './sql.js';
+import { runRule, SQLITE_DIALECT } from './rules.js';
+import { batchPhones as batchPhonesRule } from '../journalRules/outcomes.js';
 import type { BatchRecord } from '../ports/records.js';
 
-/** A batch's numbers, in row order. */
+/** A batch's numbers, in row order (the rule's, journalRules/outcomes.ts). */
 export function batchPhones(db: Journal, batchId: number): string[] {
-  const phones = sqlPluck(
-    db,
-    `SELECT ${SQLITE_DIALECT.batchPhones('b')} FROM batches b WHERE b.id = ?`,
-  ).get(batchId) as string | null | undefined;
-  return phones ? phones.split(',') : [];
+  return runRule(db, batchPhonesRule(SQLITE_DIALECT, batchId));
 }
 
 /**

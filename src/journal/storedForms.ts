@@ -3,25 +3,17 @@
 // - the times of attempts and batches, the two tables with a row per request: milliseconds since
 //   1970 (INTEGER, 6 bytes) rather than ISO 8601 text (24 bytes);
 // - an accepted batch's smsMessageSid (32 hex digits) as its 16 bytes, and its dateCreated (14
-//   digits) as 7 bytes.
-// Every read and write of them goes through the dialect (storedTime and timeText, storedSid and
-// sidText, storedStamp and stampText: journalRules/rule.ts; SQLITE_DIALECT in rules.ts), so that
-// what reports, the result files and `migrate --to` show is the text they were written as.
+//   digits) as 7 bytes;
+// - a group's app id and an attempt's process as references to apps and processes, each kept once;
+// - a row's phone cell as '' where it is the number itself;
+// - a batch of one number's number in its row only (SQLITE_DIALECT.batchPhones).
+// Every read and write of them goes through the dialect (journalRules/rule.ts; SQLITE_DIALECT in
+// rules.ts) or the readers below, so that what reports, the result files and `migrate --to` show
+// is the text they were written as.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { SQLITE_DIALECT } from './rules.js';
 
-/** The columns kept in a smaller form, by table, with the SQL that reads each back as text. */
 const d = SQLITE_DIALECT;
-const STORED_FORMS: Readonly<Record<string, Readonly<Record<string, (column: string) => string>>>> =
-  {
-    attempts: { started_at: (c) => d.timeText(c), finished_at: (c) => d.timeText(c) },
-    batches: {
-      created_at: (c) => d.timeText(c),
-      updated_at: (c) => d.timeText(c),
-      sms_message_sid: (c) => d.sidText(c),
-      date_created: (c) => d.stampText(c),
-    },
-  };
 
 /**
  * rows.phone_raw of a row whose cell was its number as it is (normalised, nothing to change):
@@ -34,6 +26,45 @@ export function phoneRawOf(row: string): string {
   return `CASE WHEN ${row}.phone_raw = '${RAW_IS_PHONE}' AND ${row}.phone IS NOT NULL THEN ${row}.phone ELSE ${row}.phone_raw END`;
 }
 
+/** SQL: the process that made the attempt `attempt` (an alias or the table's name). */
+export function nodeOf(attempt: string): string {
+  return `coalesce((SELECT name FROM processes WHERE id = ${attempt}.node), ${attempt}.node)`;
+}
+
+/**
+ * The columns kept in a smaller form, by table, each with the SQL that reads it back as the text
+ * it was written as, given the table's name.
+ */
+const READERS: Readonly<Record<string, Readonly<Record<string, (table: string) => string>>>> = {
+  attempts: {
+    started_at: (t) => d.timeText(`${t}.started_at`),
+    finished_at: (t) => d.timeText(`${t}.finished_at`),
+    node: nodeOf,
+  },
+  batches: {
+    created_at: (t) => d.timeText(`${t}.created_at`),
+    updated_at: (t) => d.timeText(`${t}.updated_at`),
+    sms_message_sid: (t) => d.sidText(`${t}.sms_message_sid`),
+    date_created: (t) => d.stampText(`${t}.date_created`),
+  },
+  groups: { app_id: (t) => d.appOf(t) },
+  rows: { phone_raw: phoneRawOf },
+};
+
+/** `column` of `table` as the SQL that reads it as the text it was written as. */
+export function readableColumn(table: string, column: string): string {
+  const reader = READERS[table]?.[column];
+  return reader ? `${reader(table)} AS "${column}"` : `"${column}"`;
+}
+
+/** Columns the dump leaves out: read into another column (READERS). */
+const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
+
+/** The columns of `table` as they are read (its own, without those read into another). */
+export function readColumns(table: string, columns: readonly string[]): string[] {
+  return columns.filter((c) => !READ_INTO[table]?.includes(c));
+}
+
 /**
  * What the dump reads as `table`, where its rows are not all in it: every batch's numbers, a
  * batch of one number's from its row (SQLITE_DIALECT.batchPhones).
@@ -42,28 +73,6 @@ export function tableSource(table: string): string {
   if (table !== 'batch_numbers') return table;
   const phones = d.batchPhones('b');
   return `(SELECT b.id AS batch_id, ${phones} AS phones FROM batches b WHERE ${phones} IS NOT NULL)`;
-}
-
-/** SQL: the process that made the attempt `attempt` (an alias or the table's name). */
-export function nodeOf(attempt: string): string {
-  return `coalesce((SELECT name FROM processes WHERE id = ${attempt}.node), ${attempt}.node)`;
-}
-
-/** Columns the dump leaves out: read into another column (readableColumn). */
-const READ_INTO: Readonly<Record<string, readonly string[]>> = { groups: ['app'] };
-
-/** The columns of `table` as they are read (its own, without those read into another). */
-export function readColumns(table: string, columns: readonly string[]): string[] {
-  return columns.filter((c) => !READ_INTO[table]?.includes(c));
-}
-
-/** `column` of `table` as the SQL that reads it as the text it was written as. */
-export function readableColumn(table: string, column: string): string {
-  if (table === 'groups' && column === 'app_id') return `${d.appOf('groups')} AS "app_id"`;
-  if (table === 'rows' && column === 'phone_raw') return `${phoneRawOf('rows')} AS "phone_raw"`;
-  if (table === 'attempts' && column === 'node') return `${nodeOf('attempts')} AS "node"`;
-  const text = STORED_FORMS[table]?.[column];
-  return text ? `${text(`"${column}"`)} AS "${column}"` : `"${column}"`;
 }
 
 /** A time written as text, as milliseconds; text that is not a time is kept as it is. */
@@ -192,21 +201,21 @@ export const recipientsView = (app: string) => `DROP VIEW v_recipients;
   LEFT JOIN groups g ON g.id = rr.group_id;`;
 
 /**
+ * Each process that sent, once: an attempt keeps its process (host and pid) as a reference to
+ * processes (attempts.node; SQLITE_DIALECT.storedNode, read by nodeOf), where one written before
+ * keeps the text. The sender adds its process, if new, with each attempt (sendMoves.ts).
+ */
+export const PROCESSES_BY_REFERENCE = `
+  CREATE TABLE processes (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+`;
+
+/**
  * Each app id once, in apps: a group written from here keeps its app as a reference (app, a byte
  * or two) and '' in app_id, where one written before keeps the 32 characters. Read through
  * SQLITE_DIALECT.appOf. A personalised list writes a group a row, so the app id was a third of
  * the group's bytes. No foreign key: nothing deletes an app, and intake would pay a look-up a
  * group for the check.
  */
-/**
- * Each process that sent, once: an attempt keeps its process (host and pid) as a reference to
- * processes (attempts.node; SQLITE_DIALECT.storedNode, read by nodeOf), where one written before
- * keeps the text. The sender adds its process before its first attempt.
- */
-export const PROCESSES_BY_REFERENCE = `
-  CREATE TABLE processes (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-`;
-
 export const APPS_BY_REFERENCE = `
   CREATE TABLE apps (id INTEGER PRIMARY KEY, app_id TEXT NOT NULL UNIQUE);
   ALTER TABLE groups ADD COLUMN app INTEGER;

@@ -15,7 +15,7 @@ export function storedAttemptReqId(reqId: string | null, batchReqId: string): st
   return reqId === batchReqId ? BATCH_REQ_ID : reqId;
 }
 
-/** The provider's code of an accepted request: always this one (provider/codes.ts). */
+/** The provider's code of an accepted request: always this one (provider/types.ts, 'accepted'). */
 const ACCEPTED_CODE = '000000';
 
 /**
