@@ -212,9 +212,9 @@ export const PROCESSES_BY_REFERENCE = `
 /**
  * Each app id once, in apps: a group written from here keeps its app as a reference (app, a byte
  * or two) and '' in app_id, where one written before keeps the 32 characters. Read through
- * SQLITE_DIALECT.appOf. A personalised list writes a group a row, so the app id was a third of
- * the group's bytes. No foreign key: nothing deletes an app, and intake would pay a look-up a
- * group for the check.
+ * SQLITE_DIALECT.appOf. A personalised list writes a group a row: its app id as text would be a
+ * third of the group's bytes. No foreign key: nothing deletes an app, and intake would pay a
+ * look-up a group for the check.
  */
 export const APPS_BY_REFERENCE = `
   CREATE TABLE apps (id INTEGER PRIMARY KEY, app_id TEXT NOT NULL UNIQUE);

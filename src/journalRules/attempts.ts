@@ -6,7 +6,7 @@ import { type Dialect, get, type Rule } from './rule.js';
 /**
  * attempts.req_id of an attempt that carried its batch's own req_id. A batch keeps one req_id for
  * life (every move names it), so the attempt does not keep its 16 characters a second time. null
- * is an attempt that carried none; an attempt written before this kept the req_id itself.
+ * is an attempt that carried none; an attempt in an older journal keeps the req_id itself.
  */
 export const BATCH_REQ_ID = '';
 
