@@ -567,4 +567,9 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: "each sending process once, an attempt's by reference",
     sql: PROCESSES_BY_REFERENCE,
   },
+  {
+    version: 28,
+    name: "an accepted batch's code, the provider's success, not kept",
+    sql: ROW_RESULTS_AGAIN,
+  },
 ];

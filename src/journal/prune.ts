@@ -28,6 +28,7 @@ import type {
   PruneStep,
   PrunedRecords,
 } from '../ports/records.js';
+import { batchCode } from '../journalRules/statusCodes.js';
 
 /** Records deleted per step: a step is one write of the queue, and requests wait for it. */
 export const PRUNE_STEP_RECORDS = 2_000;
@@ -97,8 +98,8 @@ function keepTotals(db: Journal, fileId: number): void {
   sql(
     db,
     `INSERT INTO pruned_totals (kind, outcome, code, count)
-     SELECT 'numbers', ${SETTLED_AS} AS outcome, coalesce(status_code, ''), sum(numbers) FROM batches
-       WHERE file_id = :id AND state IN ${sqlList(SETTLED_STATES)} GROUP BY outcome, status_code
+     SELECT 'numbers', ${SETTLED_AS} AS outcome, coalesce(${batchCode('batches')}, '') AS code, sum(numbers) FROM batches
+       WHERE file_id = :id AND state IN ${sqlList(SETTLED_STATES)} GROUP BY outcome, code
      UNION ALL
      SELECT 'requests', a.outcome, '', count(*) FROM batches b JOIN attempts a ON a.batch_id = b.id
        WHERE b.file_id = :id AND a.outcome IS NOT NULL GROUP BY a.outcome

@@ -15,6 +15,7 @@ import type {
   ResultFormat,
   ResultTuple,
 } from '../ports/results.js';
+import { batchCode } from '../journalRules/statusCodes.js';
 
 // 1,000 lines make a string of about 100 KB: below V8's large-object size, so each page is
 // young garbage, collected at once (larger pages outlive collections and raise the peak memory).
@@ -33,7 +34,7 @@ type BatchTail = [
   sid: string,
   created: string,
 ];
-const TAIL_COLUMNS = `id, state, ifnull(status_code, ''), ifnull(status_msg, ''),
+const TAIL_COLUMNS = `id, state, ifnull(${batchCode('batches')}, ''), ifnull(status_msg, ''),
   ifnull(${SQLITE_DIALECT.sidText('sms_message_sid')}, ''), ifnull(${SQLITE_DIALECT.stampText('date_created')}, '')`;
 
 /**

@@ -12,6 +12,7 @@
 // is the text they were written as.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { SQLITE_DIALECT } from './rules.js';
+import { batchCode } from '../journalRules/statusCodes.js';
 
 const d = SQLITE_DIALECT;
 
@@ -88,7 +89,7 @@ const ROW_RESULTS = `
       WHEN 'valid' THEN CASE WHEN b.state IN ('accepted', 'failed', 'unknown', 'cancelled') THEN b.state ELSE 'pending' END
       ELSE r.intake
     END AS status,
-    CASE WHEN r.intake = 'valid' THEN b.status_code END AS status_code,
+    CASE WHEN r.intake = 'valid' THEN ${batchCode('b')} END AS status_code,
     CASE r.intake
       WHEN 'invalid' THEN r.error
       WHEN 'duplicate' THEN coalesce((
@@ -171,7 +172,8 @@ export const TIMES_AS_MILLISECONDS = `
 
 /**
  * Remakes row_results (ROW_RESULTS) over the batches' provider values kept as bytes (migration 22),
- * and over a phone cell kept as '' where it is the number (migration 24).
+ * over a phone cell kept as '' where it is the number (migration 24), and over an accepted batch's
+ * code not kept (migration 28).
  */
 export const ROW_RESULTS_AGAIN = `
   DROP VIEW row_results;

@@ -15,20 +15,6 @@ export function storedAttemptReqId(reqId: string | null, batchReqId: string): st
   return reqId === batchReqId ? BATCH_REQ_ID : reqId;
 }
 
-/** The provider's code of an accepted request: always this one (provider/types.ts, 'accepted'). */
-const ACCEPTED_CODE = '000000';
-
-/**
- * What attempts.status_code keeps of an attempt's code: nothing for an accepted one, whose code is
- * always the provider's success (ATTEMPT_CODE reads it back), so 7 bytes are not kept a request.
- */
-export function storedAttemptCode(outcome: string, statusCode: string | null): string | null {
-  return outcome === 'accepted' && statusCode === ACCEPTED_CODE ? null : statusCode;
-}
-
-/** SQL: an attempt's status code, as the provider answered it (storedAttemptCode). */
-export const ATTEMPT_CODE = `coalesce(status_code, CASE WHEN outcome = 'accepted' THEN '${ACCEPTED_CODE}' END)`;
-
 /**
  * SQL on an attempt's outcome: it may have reached the provider, without its word on what became of
  * it.

@@ -14,6 +14,7 @@ import {
   UNSETTLED_STATES,
 } from '../ports/states.js';
 import { all, type Dialect, get, type Param, type Rule } from './rule.js';
+import { batchCode } from './statusCodes.js';
 
 type RowCounts = Record<
   'accepted' | 'failed' | 'unknown' | 'invalid' | 'duplicate' | 'pending',
@@ -89,7 +90,7 @@ export function numbersByOutcome(
 ): Rule<Array<{ outcome: string; code: string; numbers: number }>> {
   return all(
     `SELECT outcome, code, ${sumOf('n', 'numbers')} FROM (
-       SELECT ${SETTLED_AS} AS outcome, coalesce(status_code, '') AS code, sum(numbers) AS n
+       SELECT ${SETTLED_AS} AS outcome, coalesce(${batchCode('b')}, '') AS code, sum(numbers) AS n
          FROM batches b WHERE state IN ${sqlList(SETTLED_STATES)} AND ${NOT_PRUNED}
          GROUP BY 1, 2
        UNION ALL

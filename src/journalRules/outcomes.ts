@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { describeStatusCode, SUPPRESSING_CODES } from '../provider/codes.js';
 import type { AttemptResult, BatchRecord, Transition } from '../ports/records.js';
 import { BATCH_STATE } from '../ports/states.js';
-import { storedAttemptCode, storedAttemptReqId } from './attempts.js';
+import { storedAttemptReqId } from './attempts.js';
+import { storedStatusCode } from './statusCodes.js';
 import { fileFreeToGo } from './fileFree.js';
 import { type MoveGuard, moveBatch, moveBatchReturning, moveBatchThen } from './moves.js';
 import { all, type Dialect, durable, type Fragment, get, type Rule, run } from './rule.js';
@@ -93,7 +94,7 @@ export function* finishAttempt(
      WHERE id = ?`,
     now,
     result.outcome,
-    storedAttemptCode(result.outcome, result.statusCode),
+    storedStatusCode(result.outcome, result.statusCode),
     result.reason,
     attempt.id,
   );
@@ -114,7 +115,7 @@ export function* applyTransition(
         batchId,
         BATCH_STATE.accepted,
         [
-          statusOf(t.statusCode, t.statusMsg ?? null),
+          statusOf(storedStatusCode(t.to, t.statusCode), t.statusMsg ?? null),
           ['sms_message_sid = ?', ctx.dialect.storedSid(t.smsMessageSid)],
           ['date_created = ?', ctx.dialect.storedStamp(t.dateCreated)],
         ],

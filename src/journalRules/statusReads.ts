@@ -3,7 +3,7 @@
 // StatusReads (nodes, size, health, the daemon's state) itself.
 import type { FileLine, HeldFile } from '../ports/records.js';
 import { BATCH_STATE, FILE_STATUS, OUTCOME_STATES, sqlList } from '../ports/states.js';
-import { ATTEMPT_CODE } from './attempts.js';
+import { ATTEMPT_CODE } from './statusCodes.js';
 import { all, type Dialect, get, type Rule } from './rule.js';
 
 export type LastAnswer = {

@@ -21,6 +21,7 @@ import type {
 } from '../ports/records.js';
 import { FILE_STATUS, SETTLED_AS, SETTLED_STATES, sqlList } from '../ports/states.js';
 import { withTransaction } from './smallTransaction.js';
+import { batchCode } from '../journalRules/statusCodes.js';
 
 /** Records deleted per step, as in SQLite. */
 const PRUNE_STEP_RECORDS = 2_000;
@@ -47,7 +48,7 @@ const MARK_PRUNED = `UPDATE files SET (kept_accepted, kept_failed, kept_unknown,
 /** What the file sent goes to pruned_totals, so that /metrics' counters never go down. */
 const KEEP_TOTALS = `INSERT INTO pruned_totals (kind, outcome, code, count)
   SELECT kind, outcome, code, sum(n) FROM (
-    SELECT 'numbers' AS kind, ${SETTLED_AS} AS outcome, coalesce(status_code, '') AS code, numbers AS n
+    SELECT 'numbers' AS kind, ${SETTLED_AS} AS outcome, coalesce(${batchCode('batches')}, '') AS code, numbers AS n
       FROM batches WHERE file_id = $1 AND state IN ${sqlList(SETTLED_STATES)}
     UNION ALL
     SELECT 'requests', a.outcome, '', 1 FROM batches b JOIN attempts a ON a.batch_id = b.id

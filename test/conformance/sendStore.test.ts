@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { AttemptResult, Transition } from '../../src/ports/records.js';
 import { answersWithCodesSince, lastAnswer } from '../../src/journalRules/statusReads.js';
+import { batchCode } from '../../src/journalRules/statusCodes.js';
 import { onEachJournal, type Subject } from './journals.js';
 import { AT, batchOf, seedBatch, seedFile, seedOpenAttempt, type Seeded } from './seed.js';
 import { startClaimed } from './seed.js';
@@ -75,7 +76,7 @@ onEachJournal('the SendStore', ({ open }) => {
     });
     const d = j.rules.dialect;
     const b = await j.get(
-      `SELECT state, status_code, ${d.sidText('sms_message_sid')} AS sms_message_sid,
+      `SELECT state, ${batchCode('batches')} AS status_code, ${d.sidText('sms_message_sid')} AS sms_message_sid,
          ${d.stampText('date_created')} AS date_created FROM batches WHERE id = ?`,
       batchId,
     );
@@ -87,6 +88,24 @@ onEachJournal('the SendStore', ({ open }) => {
     });
     const a = await j.get('SELECT outcome, status_code FROM attempts WHERE id = ?', attemptId);
     assert.deepEqual(a, { outcome: 'answered', status_code: '000000' });
+  });
+
+  it('keeps no code on a batch accepted with the provider’s success, and every other code', async () => {
+    const j = await open();
+    const codeOf = async (statusCode: string) => {
+      const { batchId } = await sentWith(j, ['13800000001'], {
+        to: 'accepted',
+        statusCode,
+        smsMessageSid: null,
+        dateCreated: null,
+      });
+      return j.get(
+        `SELECT status_code AS kept, ${batchCode('b')} AS read FROM batches b WHERE id = ?`,
+        batchId,
+      );
+    };
+    assert.deepEqual(await codeOf('000000'), { kept: null, read: '000000' });
+    assert.deepEqual(await codeOf('160054'), { kept: '160054', read: '160054' });
   });
 
   it('keeps no code on an accepted attempt, and reads it back as the provider’s success', async () => {

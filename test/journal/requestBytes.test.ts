@@ -74,6 +74,15 @@ describe('the bytes a request leaves in the journal', () => {
     );
   });
 
+  it("keeps no code on an accepted batch, and reads back the provider's success on every row", () => {
+    assert.deepEqual(db.prepare('SELECT DISTINCT state, status_code FROM batches').raw().all(), [
+      ['accepted', null],
+    ]);
+    assert.deepEqual(db.prepare('SELECT DISTINCT status_code FROM v_recipients').pluck().all(), [
+      '000000',
+    ]);
+  });
+
   it('keeps the app id once, each group referring to it, and reads it back on every row', () => {
     assert.deepEqual(db.prepare('SELECT app_id FROM apps').pluck().all(), [APP]);
     assert.deepEqual(db.prepare('SELECT DISTINCT app_id, typeof(app) FROM groups').raw().all(), [
