@@ -29,6 +29,7 @@
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { HELD } from './batchNumbers.js';
+import { KEY_HASH_NARROWED } from '../plan/groups.js';
 import {
   APPS_BY_REFERENCE,
   PROCESSES_BY_REFERENCE,
@@ -572,4 +573,5 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: str
     name: "an accepted batch's code, the provider's success, not kept",
     sql: ROW_RESULTS_AGAIN,
   },
+  { version: 29, name: "a group's key hash in 28 bits", sql: KEY_HASH_NARROWED },
 ];

@@ -12,6 +12,7 @@
 // `IN (SELECT id FROM chain)`. The lease of migration 2 uses the database's clock (timestamptz,
 // clock_timestamp()), the one clock every node shares.
 import { SmsdropError } from '../errors.js';
+import { KEY_HASH_NARROWED } from '../plan/groups.js';
 import { batchCode } from '../journalRules/statusCodes.js';
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 
@@ -593,4 +594,5 @@ export const PG_MIGRATIONS: ReadonlyArray<{ version: number; name: string; sql: 
     name: "an accepted batch's code, the provider's success, not kept",
     sql: CODE_OF_ACCEPTED,
   },
+  { version: 24, name: "a group's key hash in 28 bits", sql: KEY_HASH_NARROWED },
 ];
