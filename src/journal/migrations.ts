@@ -29,7 +29,7 @@
 //   status`.
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 import { HELD } from './batchNumbers.js';
-import { KEY_HASH_NARROWED } from '../plan/groups.js';
+import { KEY_HASH_NARROWED } from '../journalRules/sentBefore.js';
 import {
   APPS_BY_REFERENCE,
   PROCESSES_BY_REFERENCE,

@@ -6,7 +6,7 @@
 // Nothing is read per group or row of history. The rows' index is by group first so that a
 // file's own entries go at its end: keyed by number, each commit of an intake would write leaves
 // all over it, and a file would cost more the more rows the journal holds.
-import type { SentBefore } from '../ports/plan.js';
+import { KEY_HASH_BITS, type SentBefore } from '../ports/plan.js';
 import { sqlList, UNSETTLED_STATES } from '../ports/states.js';
 import { countedByRepeatWindow } from './files.js';
 import { all, type Dialect, get, type Rule } from './rule.js';
@@ -38,6 +38,13 @@ export interface EarlierGroup {
   template_id: string;
   datas: string;
 }
+
+/**
+ * SQL: each key_hash of 48 bits (the first 12 hex digits of the key's MD5, as journals kept them
+ * before) as the KEY_HASH_BITS kept now, its first bits, as plan/groups.ts makes them: a journal's
+ * migration, so that the repeat window finds what it sent before.
+ */
+export const KEY_HASH_NARROWED = `UPDATE groups SET key_hash = key_hash >> ${48 - KEY_HASH_BITS};`;
 
 /** Other files' groups with one of these key hashes (any message: idsOfMessage compares). */
 export function* groupsByHash(

@@ -12,7 +12,7 @@
 // `IN (SELECT id FROM chain)`. The lease of migration 2 uses the database's clock (timestamptz,
 // clock_timestamp()), the one clock every node shares.
 import { SmsdropError } from '../errors.js';
-import { KEY_HASH_NARROWED } from '../plan/groups.js';
+import { KEY_HASH_NARROWED } from '../journalRules/sentBefore.js';
 import { batchCode } from '../journalRules/statusCodes.js';
 import { SENT_BY_A_FILE_READ_AGAIN, SENT_BY_ANOTHER_FILE } from '../ports/results.js';
 

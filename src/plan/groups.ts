@@ -3,6 +3,7 @@
 // group; these are the most recently opened, first in, first out.
 import { hash } from 'node:crypto';
 import { groupKeyOf } from '../intake/row.js';
+import { KEY_HASH_BITS } from '../ports/plan.js';
 import type { GroupKey, SentBefore } from './store.js';
 
 /** A group as intake sees it: its id and its open batch. */
@@ -125,25 +126,11 @@ export function cacheKeyOf(appId: string, templateId: string, datas: readonly st
   return nul ? '\u0000' + JSON.stringify([appId, templateId, datas]) : key;
 }
 
-/**
- * Hex digits of MD5 a group's key_hash keeps: 28 bits narrow the search among the window's groups
- * (a few million: a look-up meets another group's hash about once in a hundred), and the full
- * values are compared, so a collision is harmless. Under 2^31, SQLite keeps it in 4 bytes, in the
- * table and in its index.
- */
-const KEY_HASH_HEX_DIGITS = 7;
-
-/**
- * SQL: each key_hash of 48 bits (12 hex digits, as journals kept them before) as the
- * KEY_HASH_HEX_DIGITS kept now: its first digits, as groupKey makes them.
- */
-export const KEY_HASH_NARROWED = `UPDATE groups SET key_hash = key_hash >> ${(12 - KEY_HASH_HEX_DIGITS) * 4};`;
-
 /** A group's identity for the journal, made once per group loaded (not per row). */
 export function groupKey(appId: string, templateId: string, datas: readonly string[]): GroupKey {
   // Of the journal's own key form (groupKeyOf), so journals written before keep finding their
-  // groups (KEY_HASH_NARROWED took their hashes to this width).
-  const digits = hash('md5', groupKeyOf(appId, templateId, datas)).slice(0, KEY_HASH_HEX_DIGITS);
+  // groups (journalRules/sentBefore.ts's KEY_HASH_NARROWED took their hashes to this width).
+  const digits = hash('md5', groupKeyOf(appId, templateId, datas)).slice(0, KEY_HASH_BITS / 4);
   const keyHash = parseInt(digits, 16);
   return { appId, templateId, datasJson: JSON.stringify(datas), keyHash };
 }

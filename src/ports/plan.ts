@@ -11,12 +11,20 @@
 import type { Awaitable } from './awaitable.js';
 
 /**
+ * Bits of a group's keyHash. 28 narrow the search among the repeat window's groups (a few
+ * million: a look-up meets another group's hash about once in a hundred), and the full values are
+ * then compared, so a collision is harmless. Under 2^31, SQLite keeps it in 4 bytes.
+ */
+export const KEY_HASH_BITS = 28;
+
+/**
  * A group's identity as the journal stores it: ids, values as JSON, and a hash to look it up by.
  */
 export interface GroupKey {
   appId: string;
   templateId: string;
   datasJson: string;
+  /** The first KEY_HASH_BITS of the MD5 of the group's key (plan/groups.ts). */
   keyHash: number;
 }
 
@@ -99,6 +107,12 @@ export interface HeldBatch {
 }
 
 export interface PlanStore {
+  /**
+   * Rows intake hands the planner at once. A journal on a server waits a round trip of look-ups
+   * (prepareChunk, the repeat window's) for each chunk, so it asks for fewer, larger chunks.
+   * Absent: intake's own size, small so that answers in flight get their turns sooner.
+   */
+  readonly chunkRows?: number;
   /**
    * Before a chunk is planned: loads what its synchronous calls will ask, and reserves the ids it
    * may take. Absent: the store answers every call at once.

@@ -12,9 +12,9 @@ import { openJournal } from '../../src/journal/open.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { runRule, SQLITE_DIALECT } from '../../src/journal/rules.js';
 import Database from '../../src/journal/sqlite.js';
-import { groupsByHash } from '../../src/journalRules/sentBefore.js';
+import { groupsByHash, KEY_HASH_NARROWED } from '../../src/journalRules/sentBefore.js';
 import { groupKeyOf } from '../../src/intake/row.js';
-import { groupKey, KEY_HASH_NARROWED } from '../../src/plan/groups.js';
+import { groupKey } from '../../src/plan/groups.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-key-hash-'));
