@@ -37,6 +37,13 @@ export interface Dialect {
   isInIds(column: string): string;
   /** A list of values as the one parameter `isIn` and `pairs` read. */
   list(values: readonly string[] | readonly number[]): Param;
+  /**
+   * SQL true when (`ids`, `texts`) is a pair of two lists of one length, zipped (the ids, then the
+   * texts, each encoded by `list`), or, where the journal's planner seeks an index on the two
+   * columns for each id and each text of the lists (SQLite), an id and a text of the lists: an
+   * index on the two is sought once a pair, or once an id and a text.
+   */
+  isInPairs(ids: string, texts: string): string;
   /** A table (text `a`, integer `b`) of two lists of one length, zipped, as two parameters. */
   pairs(a: string, b: string): string;
   /**

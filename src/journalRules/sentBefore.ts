@@ -61,7 +61,7 @@ export function* groupsByHash(
   return rows.map((g) => ({ ...g, id: Number(g.id), key_hash: Number(g.key_hash) }));
 }
 
-/** The ids of the groups that hold this message (48 bits of hash can collide: values decide). */
+/** The ids of the groups that hold this message (the key hash can collide: values decide). */
 export function idsOfMessage(
   groups: readonly EarlierGroup[],
   appId: string,
@@ -104,6 +104,28 @@ export function* earlierRowsOf(
 }
 
 /**
+ * The counted rows of each number in the groups it is paired with (`pairs`: a number and a group
+ * of its message, each pair once): one index seek a pair (Dialect.isInPairs; on SQLite, a row of
+ * another pair's group may come too).
+ */
+function* earlierRowsOfPairs(
+  d: Dialect,
+  pairs: ReadonlyArray<readonly [phone: string, groupId: number]>,
+  since: string,
+): Rule<EarlierRow[]> {
+  const rows = yield* all<{ phone: string; group_id: number; id: number }>(
+    `SELECT r.phone, r.group_id, r.id FROM rows r
+       JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
+     WHERE ${d.isInPairs('r.group_id', 'r.phone')} AND r.batch_id IS NOT NULL
+       AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}`,
+    d.list(pairs.map(([, groupId]) => groupId)),
+    d.list(pairs.map(([phone]) => phone)),
+    since,
+  );
+  return rows.map((r) => ({ phone: r.phone, groupId: Number(r.group_id), id: Number(r.id) }));
+}
+
+/**
  * A message's earlier rows as the planner asks them (SentBefore): the first earlier row of a
  * number among the message's groups, from `rowsOf` (the rows of one number, in id order).
  */
@@ -121,15 +143,14 @@ export function earlierOf(
   };
 }
 
-/** Numbers per statement when a chunk's numbers are asked at once. */
-const PAGE_NUMBERS = 5_000;
+/** Pairs of a number and a group per statement when a chunk's numbers are asked at once. */
+const PAGE_PAIRS = 5_000;
 
 /**
- * The earlier rows of each number asked (an empty list for none), in pages of numbers: one
- * statement for a chunk's numbers, not one a row (on PostgreSQL, not one a message: each is a
- * round trip). Each number is sought in the groups of every message asked, and `rowOf` keeps those
- * of its own message: a chunk has few messages that other files sent. `asks` pairs a number with
- * its message's answer (earlierOf).
+ * The earlier rows of each number asked (an empty list for none), each in id order, in pages of
+ * pairs: one statement for a chunk's numbers, not one a row (on PostgreSQL, not one a message:
+ * each is a round trip). Each number is sought in the groups of its own message; rowOf keeps the
+ * rows of those. `asks` pairs a number with its message's answer (earlierOf).
  */
 export function* earlierRowsOfAsks(
   d: Dialect,
@@ -137,16 +158,17 @@ export function* earlierRowsOfAsks(
   since: string,
 ): Rule<Map<string, EarlierRow[]>> {
   const found = new Map<string, EarlierRow[]>();
-  const groupIds = new Set<number>();
+  const pairs = new Map<string, readonly [string, number]>();
   for (const [earlier, phone] of asks) {
     found.set(phone, []);
-    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds) groupIds.add(id);
+    for (const id of (earlier as ReturnType<typeof earlierOf>).groupIds)
+      pairs.set(`${id} ${phone}`, [phone, id]);
   }
-  const phones = [...found.keys()];
-  const ids = [...groupIds];
-  for (let at = 0; at < phones.length; at += PAGE_NUMBERS) {
-    const page = phones.slice(at, at + PAGE_NUMBERS);
-    for (const row of yield* earlierRowsOf(d, ids, page, since)) found.get(row.phone)!.push(row);
+  const all = [...pairs.values()];
+  for (let at = 0; at < all.length; at += PAGE_PAIRS) {
+    const page = all.slice(at, at + PAGE_PAIRS);
+    for (const row of yield* earlierRowsOfPairs(d, page, since)) found.get(row.phone)!.push(row);
   }
+  for (const rows of found.values()) if (rows.length > 1) rows.sort((a, b) => a.id - b.id);
   return found;
 }
