@@ -8,8 +8,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { openJournal } from '../../src/journal/open.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import Database from '../../src/journal/sqlite.js';
 import { encodeExtras, extrasByName } from '../../src/journalRules/extras.js';
+import { journalBefore } from './olderJournal.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-extras-cells-'));
@@ -23,14 +23,7 @@ const OLD_EXTRAS = JSON.stringify({ 客户编号: 'C1', 2024: 'x', note: 'say "h
 
 /** A journal as migrations 1 to 16 leave it, with one file whose row holds an object. */
 function journalAtMigration16(file: string): void {
-  const db = new Database(file);
-  db.exec(
-    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  for (const m of MIGRATIONS.filter((m) => m.version <= 16)) {
-    db.exec(m.sql);
-    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 't');
-  }
+  const db = journalBefore(file, 17);
   db.prepare(
     `INSERT INTO files (id, sha256, name, size, encoding, status, header, created_at)
      VALUES (1, 'a', 'list.csv', 1, 'utf8', 'done', ?, 't')`,

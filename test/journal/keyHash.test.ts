@@ -11,10 +11,10 @@ import { after, describe, it } from 'node:test';
 import { openJournal } from '../../src/journal/open.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { runRule, SQLITE_DIALECT } from '../../src/journal/rules.js';
-import Database from '../../src/journal/sqlite.js';
 import { groupsByHash, KEY_HASH_NARROWED } from '../../src/journalRules/sentBefore.js';
 import { groupKeyOf } from '../../src/intake/row.js';
 import { groupKey } from '../../src/plan/groups.js';
+import { journalBefore } from './olderJournal.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-key-hash-'));
@@ -38,15 +38,8 @@ const hashOf48Bits = (app: string, template: string, datas: readonly string[]) =
   );
 
 /** A journal as the migrations before the narrowing leave it: one file's messages, accepted. */
-function journalBefore(file: string): void {
-  const db = new Database(file);
-  db.exec(
-    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  for (const m of MIGRATIONS.filter((m) => m.version < NARROWED_VERSION)) {
-    db.exec(m.sql);
-    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 't');
-  }
+function journalWithOldHashes(file: string): void {
+  const db = journalBefore(file, NARROWED_VERSION);
   db.exec(`
     INSERT INTO files (id, sha256, name, size, encoding, status, header, created_at)
       VALUES (1, 'a', 'list.csv', 1, 'utf8', 'done', '{"columns":["phone"],"extras":[]}', 't');
@@ -69,7 +62,7 @@ function journalBefore(file: string): void {
 describe("a group's key hash in 28 bits, an accepted batch's code", () => {
   it('an old journal migrates in place: its groups are found by the hash intake makes now', () => {
     const file = path.join(dir, 'journal.sqlite');
-    journalBefore(file);
+    journalWithOldHashes(file);
     const journal = openJournal(file);
     try {
       const db = sqliteOf(journal);

@@ -12,6 +12,7 @@ import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { requestTiming } from '../../src/journal/reportReads.js';
 import Database from '../../src/journal/sqlite.js';
 import { readableColumn, TIMES_AS_MILLISECONDS } from '../../src/journal/storedForms.js';
+import { journalBefore } from './olderJournal.js';
 import { sqliteOf } from './sqliteOf.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'smsdrop-times-ms-'));
@@ -22,14 +23,7 @@ const T = ['2026-12-06T14:15:38.629Z', '2026-12-06T14:15:42.924Z', '2026-12-06T1
 
 /** A journal as the migrations before the times' leave it: a file sent, one batch split. */
 function journalBeforeTimes(file: string): void {
-  const db = new Database(file);
-  db.exec(
-    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  for (const m of MIGRATIONS.filter((m) => m.version < TIMES_VERSION)) {
-    db.exec(m.sql);
-    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, 't');
-  }
+  const db = journalBefore(file, TIMES_VERSION);
   db.exec(`
     INSERT INTO files (id, sha256, name, size, encoding, status, header, created_at)
       VALUES (1, 'a', 'list.csv', 1, 'utf8', 'done', '{"columns":["phone"],"extras":[]}', '${T[0]}');
