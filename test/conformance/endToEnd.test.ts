@@ -21,6 +21,7 @@ import {
   tempDir,
   waitUntil,
 } from '../daemon/helpers.js';
+import { clearOfDayChange } from '../dayChange.js';
 import { onEachJournal } from './journals.js';
 
 const ROWS = 240;
@@ -52,6 +53,9 @@ onEachJournal('smsdrop end to end', ({ environment }) => {
     const csv = path.join(work, 'contacts.csv');
     fs.writeFileSync(csv, contactsCsv(ROWS, { bad: 2 }));
 
+    // The stopped send's requests in doubt are resent under their reqIds on their own day only:
+    // the send, its stop and its resume all inside one provider day.
+    await clearOfDayChange(120_000);
     const send = startProcess(['send', csv], cleanEnv(env));
     running.push(send);
     await waitUntil(
