@@ -26,8 +26,8 @@
 // Nothing of the history is loaded.
 import {
   earlierOf,
-  earlierRowsOf,
   earlierRowsOfAsks,
+  earlierRowsOfPairs,
   type EarlierGroup,
   type EarlierRow,
   groupsByHash,
@@ -71,7 +71,15 @@ export function sentBeforeLookup(
   let answers = new Map<string, EarlierRow[]>();
   // A number not prepared (a retry's, or asked outside a chunk) is asked on its own.
   const rowsOf = (phone: string, ids: readonly number[]) =>
-    answers.get(phone) ?? runRule(db, earlierRowsOf(d, ids, [phone], since));
+    answers.get(phone) ??
+    runRule(
+      db,
+      earlierRowsOfPairs(
+        d,
+        ids.map((id) => [phone, id] as const),
+        since,
+      ),
+    );
   const lookup = (keyHash: number, appId: string, templateId: string, datasJson: string) => {
     const ids = idsOfMessage(groupsOf(keyHash), appId, templateId, datasJson);
     return ids.length === 0 ? undefined : earlierOf(ids, rowsOf);

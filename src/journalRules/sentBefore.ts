@@ -81,34 +81,11 @@ export interface EarlierRow {
 }
 
 /**
- * The counted rows of these numbers in these groups (other files' groups of the messages asked):
- * one index seek per group and number.
- */
-export function* earlierRowsOf(
-  d: Dialect,
-  groupIds: readonly number[],
-  phones: readonly string[],
-  since: string,
-): Rule<EarlierRow[]> {
-  const rows = yield* all<{ phone: string; group_id: number; id: number }>(
-    `SELECT r.phone, r.group_id, r.id FROM rows r
-       JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
-     WHERE ${d.isInIds('r.group_id')} AND ${d.isIn('r.phone')} AND r.batch_id IS NOT NULL
-       AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}
-     ORDER BY r.id`,
-    d.list(groupIds),
-    d.list(phones),
-    since,
-  );
-  return rows.map((r) => ({ phone: r.phone, groupId: Number(r.group_id), id: Number(r.id) }));
-}
-
-/**
  * The counted rows of each number in the groups it is paired with (`pairs`: a number and a group
- * of its message, each pair once): one index seek a pair (Dialect.isInPairs; on SQLite, a row of
- * another pair's group may come too).
+ * of its message, each pair once), in id order: one index seek a pair (Dialect.isInPairs; on
+ * SQLite, a row of another pair's group may come too).
  */
-function* earlierRowsOfPairs(
+export function* earlierRowsOfPairs(
   d: Dialect,
   pairs: ReadonlyArray<readonly [phone: string, groupId: number]>,
   since: string,
@@ -117,7 +94,8 @@ function* earlierRowsOfPairs(
     `SELECT r.phone, r.group_id, r.id FROM rows r
        JOIN batches b ON b.id = r.batch_id JOIN files f ON f.id = b.file_id
      WHERE ${d.isInPairs('r.group_id', 'r.phone')} AND r.batch_id IS NOT NULL
-       AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}`,
+       AND r.intake = 'valid' AND ${countedByRepeatWindow(d.storedTime('?'))}
+     ORDER BY r.id`,
     d.list(pairs.map(([, groupId]) => groupId)),
     d.list(pairs.map(([phone]) => phone)),
     since,
@@ -169,6 +147,7 @@ export function* earlierRowsOfAsks(
     const page = all.slice(at, at + PAGE_PAIRS);
     for (const row of yield* earlierRowsOfPairs(d, page, since)) found.get(row.phone)!.push(row);
   }
+  // A number's pairs may fall in two pages, each in id order.
   for (const rows of found.values()) if (rows.length > 1) rows.sort((a, b) => a.id - b.id);
   return found;
 }

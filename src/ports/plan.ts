@@ -108,12 +108,6 @@ export interface HeldBatch {
 
 export interface PlanStore {
   /**
-   * Rows intake hands the planner at once. A journal on a server waits a round trip of look-ups
-   * (prepareChunk, the repeat window's) for each chunk, so it asks for fewer, larger chunks.
-   * Absent: intake's own size, small so that answers in flight get their turns sooner.
-   */
-  readonly chunkRows?: number;
-  /**
    * Before a chunk is planned: loads what its synchronous calls will ask, and reserves the ids it
    * may take. Absent: the store answers every call at once.
    */

@@ -13,7 +13,7 @@ import type { RowToJournal } from '../../src/plan/rowWriter.js';
 import { parseRepeatWindow, type RepeatWindow } from '../../src/config/settings/durations.js';
 import { sentBeforeLookup } from '../../src/journal/sentBefore.js';
 import { SQLITE_DIALECT } from '../../src/journal/rules.js';
-import { earlierRowsOf } from '../../src/journalRules/sentBefore.js';
+import { earlierRowsOfPairs } from '../../src/journalRules/sentBefore.js';
 import { FILE_STATUS, type FileStatus } from '../../src/ports/states.js';
 import { sqliteOf } from './sqliteOf.js';
 
@@ -232,10 +232,12 @@ describe('repeats of other files (sentBefore)', () => {
     // Keyed by number, the index would take each file's random numbers all over its leaves, and
     // every commit of an intake would write them: a file would cost more the more rows it holds.
     const db = journal();
-    const step = earlierRowsOf(
+    const step = earlierRowsOfPairs(
       SQLITE_DIALECT,
-      [1, 2],
-      ['13800138000'],
+      [
+        ['13800138000', 1],
+        ['13800138000', 2],
+      ],
       new Date().toISOString(),
     ).next().value as { text: string; params: (string | number)[] };
     const plan = (
