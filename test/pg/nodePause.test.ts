@@ -62,8 +62,9 @@ describe('a node paused longer than its lease', { skip: postgresMissing() }, () 
     // b takes the stopped node's batches over once its leases pass, and finishes the file
     await waitUntil(() => sent() >= ROWS, 180_000, 'b finishing the file', b.output);
     a.kill('SIGCONT');
+    // The result file is written before the list is moved beside it: both, or a failure.
     const filed = () =>
-      listDir(path.join(dirA, 'done')).includes('list.result.csv') ||
+      ['list.csv', 'list.result.csv'].every((f) => listDir(path.join(dirA, 'done')).includes(f)) ||
       listDir(path.join(dirA, 'failed')).length > 0;
     await waitUntil(filed, 120_000, 'a, woken, filing the file', a.output);
     assert.deepEqual(listDir(path.join(dirA, 'failed')), [], a.output());
